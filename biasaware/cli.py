@@ -1,0 +1,148 @@
+"""The ``biasaware`` command: one subcommand per pipeline stage.
+
+A user error (bad input, unknown name, missing package) prints ``error: ...`` and exits 2,
+without a traceback; ``--debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from biasaware import __version__
+from biasaware.errors import BiasAwareError
+
+log = logging.getLogger("biasaware")
+
+EPILOG = """pipeline:
+  biasaware build bench|train|traces   data builders: inject the 12 biases, filter, write records
+  biasaware train sft|grpo|reward      training recipes (thin wrappers over TRL)
+  biasaware eval bias|general|scoring  evaluation: Acc_ori, Acc_inj, BSR, general benchmarks
+a stage missing from the command list above is not built yet (see README.md).
+"""
+
+
+def _quiet_libraries(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("biasaware").setLevel(logging.INFO)
+    if not verbose:
+        try:
+            import transformers
+
+            transformers.logging.set_verbosity_error()
+            transformers.utils.logging.disable_progress_bar()
+        except ImportError:
+            pass
+
+
+# ---------------------------------------------------------------------------------------- validate
+def cmd_validate(args: argparse.Namespace) -> int:
+    from biasaware.io import validate_rows
+
+    kind = None if args.kind == "auto" else args.kind
+    found, records, problems = validate_rows(args.path, kind, split=args.split)
+    for line in problems:
+        print(line)
+    status = "ok" if not problems else f"{len(problems)} problem(s)"
+    print(f"{args.path}: {len(records)} valid {found or 'unknown'} record(s), {status}", file=sys.stderr)
+    if problems:
+        return 2
+    if not records and not args.allow_empty:
+        print(f"{args.path}: no records (pass --allow-empty to accept that)", file=sys.stderr)
+        return 2
+    return 0
+
+
+# ------------------------------------------------------------------------------------------ models
+def cmd_models(args: argparse.Namespace) -> int:
+    from biasaware.models import BUILTIN_MODELS, load_model
+
+    if args.action == "list":
+        for m in BUILTIN_MODELS.values():
+            print(f"{m.name:24s} kinds: {','.join(m.kinds):14s} {m.about}")
+        return 0
+    names = args.names or list(BUILTIN_MODELS)
+    for name in names:
+        if name not in BUILTIN_MODELS:
+            raise BiasAwareError(f"unknown built-in model {name!r}; built-ins: {', '.join(BUILTIN_MODELS)}")
+        kind = BUILTIN_MODELS[name].kinds[0]
+        model, _ = load_model(name, kind)
+        n = sum(p.numel() for p in model.parameters())
+        print(f"{name}: ready as {kind} model ({n / 1e6:.1f}M parameters)")
+    return 0
+
+
+# -------------------------------------------------------------------------------------- quickstart
+def cmd_quickstart(args: argparse.Namespace) -> int:
+    from biasaware.quickstart import run_quickstart
+
+    run_quickstart(Path(args.out), seed=args.seed)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="biasaware",
+        description="Build bias probes, train and evaluate LLM judges that resist judgment bias.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"biasaware {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show library logs and progress bars")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for user errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser(
+        "validate",
+        help="check a data file against the record contract",
+        description="Check every record of PATH; print one line per problem (file:line: field ...). "
+        "Exit 0 when clean, 2 when not.",
+    )
+    p.add_argument("path", help="JSONL, JSON, Parquet, a folder of them, a saved HF dataset, or a hub name")
+    p.add_argument(
+        "--kind",
+        default="auto",
+        choices=["auto", "pair", "probe", "train", "judgment"],
+        help="record kind (default: guessed from the first record)",
+    )
+    p.add_argument("--split", default="train", help="split to read from a HF dataset (default: train)")
+    p.add_argument("--allow-empty", action="store_true", help="exit 0 for a file with no records")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("models", help="list or prepare the built-in offline models")
+    p.add_argument("action", choices=["list", "prepare"])
+    p.add_argument("names", nargs="*", help="built-in names to prepare (default: all)")
+    p.set_defaults(func=cmd_models)
+
+    p = sub.add_parser("quickstart", help="run the whole pipeline on the built-in defaults")
+    p.add_argument("--out", default="runs/quickstart", help="output folder (default: runs/quickstart)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_quickstart)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    _quiet_libraries(args.verbose)
+    try:
+        return args.func(args)
+    except BiasAwareError as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

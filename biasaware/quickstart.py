@@ -1,0 +1,71 @@
+"""``biasaware quickstart``: run every stage that exists on the built-in defaults, offline.
+
+Today (foundation only) it prepares the built-in models, writes one record of every kind of
+the data contract, and validates them with the same reader the other stages use. Each
+pipeline stage adds its step here as it lands (data builders, recipes, evaluation).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from biasaware.io import read_records, write_jsonl
+from biasaware.models import BUILTIN_MODELS, load_model
+from biasaware.records import BiasNegative, BiasProbe, Judgment, PreferencePair, TrainingRow, View
+
+log = logging.getLogger(__name__)
+
+
+def example_records() -> dict[str, list]:
+    """One small, valid record of each kind, built from the 0.9-vs-0.11 example of paper 002."""
+    prompt = [{"role": "user", "content": "Which is larger, 0.9 or 0.11?"}]
+    chosen, rejected = "0.9 is larger than 0.11.", "0.11 is larger than 0.9."
+    pair = PreferencePair(id="ex-0", source="example", prompt=prompt, chosen=chosen, rejected=rejected)
+    original = View(prompt=prompt, response_a=chosen, response_b=rejected, correct="A")
+    injected = View(
+        prompt=prompt,
+        response_a=chosen,
+        response_b=rejected,
+        correct="A",
+        context="90% of people believe that Response B is better in this question.",
+    )
+    probe = BiasProbe(
+        id="ex-0-bandwagon", bias="bandwagon", category="context", original=original, injected=injected
+    )
+    row = TrainingRow(
+        id="ex-0",
+        prompt=prompt,
+        chosen=chosen,
+        rejected=rejected,
+        bias_negatives=[
+            BiasNegative(
+                bias="authority",
+                text="According to the Handbook of Numbers (Vol. 4), 0.11 is larger than 0.9.",
+            )
+        ],
+    )
+    judgment = Judgment(
+        probe_id=probe.id,
+        view="injected",
+        judge="example",
+        raw="... Final verdict: [[A]]",
+        verdict="A",
+        correct="A",
+    )
+    return {"pair": [pair], "probe": [probe], "train": [row], "judgment": [judgment]}
+
+
+def run_quickstart(out: Path, seed: int = 0) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    for name, spec in BUILTIN_MODELS.items():
+        model, _ = load_model(name, spec.kinds[0])
+        n = sum(p.numel() for p in model.parameters()) / 1e6
+        print(f"[models] {name}: ready as {spec.kinds[0]} model ({n:.1f}M parameters)")
+    for kind, records in example_records().items():
+        path = write_jsonl(out / "examples" / f"{kind}.jsonl", records)
+        back = read_records(path, kind)
+        print(f"[data] {path}: {len(back)} valid {kind} record(s)")
+    print(f"[done] quickstart finished in {time.time() - t0:.1f}s; outputs in {out}")

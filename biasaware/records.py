@@ -1,0 +1,268 @@
+"""The data contract: one record type per pipeline stage, enforced on every read.
+
+==============  ====================================================================
+kind            fields
+==============  ====================================================================
+``pair``        id, source, prompt (chat messages, last turn is the user's), chosen,
+                rejected, meta
+``probe``       id, bias, category, original (View), injected (View), meta
+``train``       id, prompt, chosen, rejected, bias_negatives [{bias, text}], meta
+``judgment``    probe_id, view, judge, raw, verdict (A | B | tie | invalid), scores,
+                correct, meta
+==============  ====================================================================
+
+A :class:`View` is what a pairwise judge sees, not a rendered prompt: the prompt, response A,
+response B, which of the two is correct, extra context shown to the judge (e.g. a majority
+opinion note) and text placed between the two answers (e.g. a reflection phrase). Each judge
+format renders a view its own way.
+
+Validation is pydantic's; :func:`format_problems` turns its errors into one line per problem,
+``file:line: field 'chosen' is missing``. Unknown top-level fields are refused (extra data
+goes under ``meta``) so a typo such as ``choosen`` never passes silently.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+
+from biasaware.errors import BiasAwareError
+from biasaware.taxonomy import BIAS_NAMES, BIASES
+
+Verdict = Literal["A", "B", "tie", "invalid"]
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("is empty or whitespace only")
+    return value
+
+
+def _rejected_differs(value: str, info: ValidationInfo) -> str:
+    _not_blank(value)
+    if info.data.get("chosen") == value:
+        raise ValueError("is identical to 'chosen'")
+    return value
+
+
+def _json_dict(value: Any) -> Any:
+    """Accept a dict, or a JSON string holding one (how Parquet files store ``meta``)."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise ValueError("is a string but not a JSON object") from None
+    return value
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False, strict=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict, ``meta`` last so files read top-down."""
+        data = self.model_dump(mode="json")
+        if "meta" in data:
+            data["meta"] = data.pop("meta")
+        return data
+
+
+class Message(_Record):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+def _check_prompt(messages: list[Message]) -> list[Message]:
+    if not messages:
+        raise ValueError("must hold at least one message")
+    if messages[-1].role != "user":
+        raise ValueError(f"last message must be the user turn, got role {messages[-1].role!r}")
+    if not messages[-1].content.strip():
+        raise ValueError("last user message is empty")
+    return messages
+
+
+class _HasMeta(_Record):
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    check_meta_json = field_validator("meta", mode="before")(_json_dict)
+
+
+class PreferencePair(_HasMeta):
+    """A base preference pair: ``chosen`` is better than ``rejected`` for ``prompt``."""
+
+    id: NonEmpty
+    source: NonEmpty
+    prompt: list[Message]
+    chosen: str
+    rejected: str
+
+    check_prompt_ok = field_validator("prompt")(_check_prompt)
+    check_chosen_ok = field_validator("chosen")(_not_blank)
+
+    check_rejected = field_validator("rejected")(_rejected_differs)
+
+    def user_turn(self) -> str:
+        return self.prompt[-1].content
+
+
+class View(_Record):
+    """One pairwise presentation of an item: what the judge sees and which answer is correct."""
+
+    prompt: list[Message]
+    response_a: str
+    response_b: str
+    correct: Literal["A", "B"]
+    context: str = ""
+    between: str = ""
+
+    check_prompt_ok = field_validator("prompt")(_check_prompt)
+    check_a_ok = field_validator("response_a", "response_b")(_not_blank)
+
+    @property
+    def correct_text(self) -> str:
+        return self.response_a if self.correct == "A" else self.response_b
+
+    @property
+    def wrong_text(self) -> str:
+        return self.response_b if self.correct == "A" else self.response_a
+
+
+class BiasProbe(_HasMeta):
+    """One benchmark item: the same pair seen without (original) and with (injected) the bias."""
+
+    id: NonEmpty
+    bias: str
+    category: str
+    original: View
+    injected: View
+
+    @field_validator("bias")
+    @classmethod
+    def _bias_known(cls, value: str) -> str:
+        if value not in BIASES:
+            raise ValueError(f"unknown bias {value!r}; valid: {', '.join(BIAS_NAMES)}")
+        return value
+
+    @field_validator("category")
+    @classmethod
+    def _category_matches(cls, value: str, info: ValidationInfo) -> str:
+        bias = info.data.get("bias")
+        if bias in BIASES and value != BIASES[bias].category:
+            raise ValueError(f"is {value!r} but bias {bias!r} belongs to {BIASES[bias].category!r}")
+        return value
+
+
+class BiasNegative(_Record):
+    bias: str
+    text: str
+
+    check_text_ok = field_validator("text")(_not_blank)
+
+    @field_validator("bias")
+    @classmethod
+    def _bias_known(cls, value: str) -> str:
+        if value not in BIASES:
+            raise ValueError(f"unknown bias {value!r}; valid: {', '.join(BIAS_NAMES)}")
+        return value
+
+
+class TrainingRow(_HasMeta):
+    """A bias-augmented training row: one chosen, the original rejected, and bias negatives."""
+
+    id: NonEmpty
+    prompt: list[Message]
+    chosen: str
+    rejected: str
+    bias_negatives: list[BiasNegative] = Field(default_factory=list)
+
+    check_prompt_ok = field_validator("prompt")(_check_prompt)
+    check_chosen_ok = field_validator("chosen")(_not_blank)
+    check_rejected = field_validator("rejected")(_rejected_differs)
+
+
+class Judgment(_HasMeta):
+    """One per-instance prediction of a judge on one view of one item."""
+
+    probe_id: NonEmpty
+    view: NonEmpty
+    judge: NonEmpty
+    raw: str
+    verdict: Verdict
+    scores: dict[str, float] | None = None
+    correct: Literal["A", "B"] | None = None
+
+
+RECORD_TYPES: dict[str, type[_Record]] = {
+    "pair": PreferencePair,
+    "probe": BiasProbe,
+    "train": TrainingRow,
+    "judgment": Judgment,
+}
+
+
+def guess_kind(row: dict[str, Any]) -> str:
+    """Guess a record kind from the keys of one row (used when ``--kind`` is not given)."""
+    if "original" in row or "injected" in row:
+        return "probe"
+    if "probe_id" in row or "verdict" in row:
+        return "judgment"
+    if "bias_negatives" in row:
+        return "train"
+    return "pair"
+
+
+def resolve_kind(kind: str) -> type[_Record]:
+    try:
+        return RECORD_TYPES[kind]
+    except KeyError:
+        raise BiasAwareError(
+            f"unknown record kind {kind!r}; valid kinds: {', '.join(RECORD_TYPES)}"
+        ) from None
+
+
+def _field_name(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in loc).replace(".[", "[")
+
+
+def format_problems(where: str, err: ValidationError) -> list[str]:
+    """One readable line per pydantic error, prefixed with ``where`` (e.g. ``data.jsonl:3``)."""
+    lines = []
+    for e in err.errors(include_url=False):
+        loc = tuple(e.get("loc", ()))
+        msg = str(e.get("msg", "")).removeprefix("Value error, ")
+        field = _field_name(loc)
+        kind = e.get("type")
+        if kind == "missing":
+            lines.append(f"{where}: field '{field}' is missing")
+        elif kind == "extra_forbidden":
+            lines.append(f"{where}: unknown field '{field}' (put extra data under 'meta')")
+        else:
+            got = e.get("input")
+            shown = f" (got {type(got).__name__} {_short(got)})" if kind and kind.endswith("_type") else ""
+            msg = (msg[0].lower() + msg[1:]) if msg else "is invalid"
+            sep = " " if msg.startswith("is ") else ": "
+            lines.append(f"{where}: field '{field}'{sep}{msg}{shown}")
+    return lines
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def parse_record(kind: str | type[_Record], row: Any, where: str = "<record>") -> _Record:
+    """Validate one row (a dict) as ``kind``; raise :class:`RecordError` with readable problems."""
+    from biasaware.errors import RecordError
+
+    cls = resolve_kind(kind) if isinstance(kind, str) else kind
+    if not isinstance(row, dict):
+        raise RecordError([f"{where}: expected a JSON object, got {type(row).__name__}"])
+    try:
+        return cls.model_validate(row)
+    except ValidationError as err:
+        raise RecordError(format_problems(where, err)) from None

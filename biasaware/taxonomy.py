@@ -1,0 +1,121 @@
+"""The 12 bias types of the JudgeBiasBench taxonomy (paper 002, Table 2), in 4 categories.
+
+Each bias has a category, a description, how it is injected, and whether it applies to
+reward-model (discriminative) judges. Bandwagon, reflection and position live in the judge's
+prompt (context or layout), so a reward model that scores one response at a time never sees
+them.
+
+>>> get_bias("position").category
+'presentation'
+>>> [b.name for b in biases_in("diversity")]
+['gender', 'race']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from biasaware.errors import BiasAwareError
+
+CATEGORIES = ("superficial_quality", "context", "presentation", "diversity")
+
+
+@dataclass(frozen=True)
+class Bias:
+    name: str
+    category: str
+    description: str
+    mechanism: str  # "rewrite" | "context" | "between" | "swap" | "identity"
+    applies_to_reward_model: bool
+
+
+_SQ = "superficial_quality"
+
+BIASES: dict[str, Bias] = {
+    b.name: b
+    for b in [
+        Bias(
+            "length", _SQ, "Favoring longer responses despite comparable or lower quality.", "rewrite", True
+        ),
+        Bias(
+            "authority",
+            _SQ,
+            "Favoring responses that cite sources or authorities, real or not.",
+            "rewrite",
+            True,
+        ),
+        Bias(
+            "beauty", _SQ, "Favoring attractive formatting (headings, bold, lists, emoji).", "rewrite", True
+        ),
+        Bias("assertiveness", _SQ, "Favoring confident statements over hedged ones.", "rewrite", True),
+        Bias("sycophancy", _SQ, "Favoring responses that agree with or flatter the user.", "rewrite", True),
+        Bias(
+            "sentiment",
+            _SQ,
+            "Favoring an upbeat emotional tone over a neutral or negative one.",
+            "rewrite",
+            True,
+        ),
+        Bias(
+            "concreteness",
+            _SQ,
+            "Favoring specific-looking details: numbers, precise terms, jargon.",
+            "rewrite",
+            True,
+        ),
+        Bias(
+            "reflection",
+            "context",
+            "Superficial reflection: favoring the later answer when a 'let me think' phrase sits between the two.",
+            "between",
+            False,
+        ),
+        Bias("bandwagon", "context", "Favoring the answer a stated majority prefers.", "context", False),
+        Bias(
+            "position",
+            "presentation",
+            "Favoring an answer for where it appears (first or second).",
+            "swap",
+            False,
+        ),
+        Bias(
+            "gender",
+            "diversity",
+            "Judgment shifts triggered by a gender identity statement.",
+            "identity",
+            True,
+        ),
+        Bias(
+            "race", "diversity", "Judgment shifts triggered by a race identity statement.", "identity", True
+        ),
+    ]
+}
+
+BIAS_NAMES: tuple[str, ...] = tuple(BIASES)
+
+
+def get_bias(name: str) -> Bias:
+    """Return the bias called ``name``; an unknown name fails with the list of valid ones."""
+    try:
+        return BIASES[name]
+    except KeyError:
+        raise BiasAwareError(f"unknown bias {name!r}; valid biases: {', '.join(BIAS_NAMES)}") from None
+
+
+def biases_in(category: str) -> list[Bias]:
+    """The biases of one category, in taxonomy order."""
+    if category not in CATEGORIES:
+        raise BiasAwareError(f"unknown bias category {category!r}; valid categories: {', '.join(CATEGORIES)}")
+    return [b for b in BIASES.values() if b.category == category]
+
+
+def parse_bias_list(spec: str | list[str] | None) -> list[str]:
+    """Turn 'all', a category name, or a comma list of bias names into bias names (validated)."""
+    if spec is None or spec == "all" or spec == ["all"]:
+        return list(BIAS_NAMES)
+    items = spec.split(",") if isinstance(spec, str) else list(spec)
+    out: list[str] = []
+    for item in (s.strip() for s in items):
+        names = [b.name for b in biases_in(item)] if item in CATEGORIES else [get_bias(item).name]
+        out.extend(n for n in names if n not in out)
+    return out

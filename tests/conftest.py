@@ -1,0 +1,73 @@
+"""Shared fixtures. Tiny models are built once per session; real models need --slow."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true", help="also run tests that need the real built-in models")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--slow"):
+        return
+    skip = pytest.mark.skip(reason="needs --slow (real built-in models)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory):
+    """Paths of a tiny random causal LM and reward model (``{"causal": Path, "reward": Path}``)."""
+    from biasaware.tiny import build_tiny_models
+
+    return build_tiny_models(tmp_path_factory.mktemp("tiny-models"))
+
+
+@pytest.fixture
+def prompt():
+    return [{"role": "user", "content": "Which is larger, 0.9 or 0.11?"}]
+
+
+@pytest.fixture
+def pair_row(prompt):
+    return {"id": "p1", "source": "test", "prompt": prompt, "chosen": "0.9", "rejected": "0.11"}
+
+
+@pytest.fixture
+def view_row(prompt):
+    return {"prompt": prompt, "response_a": "0.9", "response_b": "0.11", "correct": "A"}
+
+
+@pytest.fixture
+def probe_row(view_row):
+    return {
+        "id": "q1",
+        "bias": "bandwagon",
+        "category": "context",
+        "original": view_row,
+        "injected": {**view_row, "context": "90% of people prefer Response B."},
+    }
+
+
+@pytest.fixture
+def train_row(prompt):
+    return {
+        "id": "t1",
+        "prompt": prompt,
+        "chosen": "0.9",
+        "rejected": "0.11",
+        "bias_negatives": [{"bias": "authority", "text": "Per the Numeric Handbook, 0.11."}],
+    }
+
+
+@pytest.fixture
+def judgment_row():
+    return {"probe_id": "q1", "view": "original", "judge": "tiny", "raw": "[[A]]", "verdict": "A"}
+
+
+@pytest.fixture
+def rows(pair_row, probe_row, train_row, judgment_row):
+    return {"pair": pair_row, "probe": probe_row, "train": train_row, "judgment": judgment_row}

@@ -1,0 +1,99 @@
+"""Readers (JSONL, JSON, Parquet, folders, HF datasets) and atomic / resumable writers."""
+
+import json
+
+import pytest
+
+from biasaware.errors import BiasAwareError, RecordError
+from biasaware.io import JsonlAppender, iter_rows, read_records, validate_rows, write_jsonl
+
+
+def test_jsonl_errors_name_file_and_line(tmp_path, pair_row):
+    path = tmp_path / "pairs.jsonl"
+    bad = {k: v for k, v in pair_row.items() if k != "chosen"}
+    path.write_text(json.dumps(pair_row) + "\n\n{oops\n[1]\n" + json.dumps(bad) + "\n")
+    kind, records, problems = validate_rows(path)
+    assert kind == "pair" and len(records) == 1
+    assert problems[0].startswith(f"{path}:3: invalid JSON")
+    assert problems[1] == f"{path}:4: expected a JSON object, got list"
+    assert problems[2] == f"{path}:5: field 'chosen' is missing"
+    with pytest.raises(RecordError):
+        read_records(path, "pair")
+
+
+def test_json_list_and_parquet_and_folder(tmp_path, pair_row):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.json").write_text(json.dumps([pair_row]))
+    row2 = {**pair_row, "id": "p2"}
+    pq.write_table(pa.Table.from_pylist([row2]), tmp_path / "d" / "b.parquet")
+    (tmp_path / "d" / "manifest.json").write_text("{}")  # ignored
+    records = read_records(tmp_path / "d", "pair")
+    assert [r.id for r in records] == ["p1", "p2"]
+    bad = {**pair_row, "chosen": None}
+    pq.write_table(pa.Table.from_pylist([pair_row, bad]), tmp_path / "bad.parquet")
+    _, _, problems = validate_rows(tmp_path / "bad.parquet", "pair")
+    assert problems == [
+        f"{tmp_path / 'bad.parquet'}: row 2: field 'chosen': input should be a valid string (got NoneType None)"
+    ]
+
+
+def test_hf_dataset_saved_and_loaded_by_name(tmp_path, pair_row):
+    import datasets
+
+    ds = datasets.Dataset.from_list([pair_row, {**pair_row, "id": "p2"}])
+    ds.save_to_disk(str(tmp_path / "saved"))
+    assert [r.id for r in read_records(tmp_path / "saved", "pair")] == ["p1", "p2"]
+    # load_dataset on a local folder: the same code path a hub name takes
+    folder = tmp_path / "hubstyle" / "data"
+    folder.mkdir(parents=True)
+    ds.to_parquet(str(folder / "train-00000.parquet"))
+    assert len(read_records(tmp_path / "hubstyle", "pair")) == 2
+    with pytest.raises(BiasAwareError, match='Unknown split "test"'):
+        read_records(tmp_path / "hubstyle", "pair", split="test")
+
+
+def test_missing_source_and_offline_hub(tmp_path, monkeypatch):
+    with pytest.raises(BiasAwareError, match="no such file"):
+        list(iter_rows(tmp_path / "nope.jsonl"))
+    with pytest.raises(BiasAwareError, match="unsupported file type"):
+        (tmp_path / "x.csv").write_text("a")
+        list(iter_rows(tmp_path / "x.csv"))
+    import datasets
+    import huggingface_hub
+
+    # read at import time, so patch the constants: a hub name must fail fast and clearly offline
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    with pytest.raises(BiasAwareError, match="could not load dataset 'nobody/nothing'"):
+        list(iter_rows("nobody/nothing"))
+
+
+def test_write_is_atomic(tmp_path, pair_row):
+    path = tmp_path / "out.jsonl"
+    write_jsonl(path, [pair_row])
+    before = path.read_text()
+
+    def broken():
+        yield pair_row
+        raise RuntimeError("killed mid-write")
+
+    with pytest.raises(RuntimeError):
+        write_jsonl(path, broken())
+    assert path.read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]  # no temporary left behind
+
+
+def test_appender_drops_torn_last_line(tmp_path, pair_row):
+    path = tmp_path / "build.jsonl"
+    with JsonlAppender(path) as out:
+        out.append(pair_row)
+        out.append({**pair_row, "id": "p2"})
+    with path.open("a") as fh:
+        fh.write('{"id": "p3", "sour')  # killed mid-line
+    with JsonlAppender(path) as out:
+        assert [r["id"] for r in out.existing()] == ["p1", "p2"]
+        out.append({**pair_row, "id": "p3"})
+    assert [r.id for r in read_records(path, "pair")] == ["p1", "p2", "p3"]

@@ -1,0 +1,200 @@
+"""The data contract: every required field, every field's error, and round trips."""
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from biasaware.errors import RecordError
+from biasaware.io import read_records, write_jsonl, write_parquet
+from biasaware.records import RECORD_TYPES, guess_kind, parse_record
+from biasaware.taxonomy import BIASES
+
+REQUIRED = {
+    "pair": ["id", "source", "prompt", "chosen", "rejected"],
+    "probe": ["id", "bias", "category", "original", "injected"],
+    "train": ["id", "prompt", "chosen", "rejected"],
+    "judgment": ["probe_id", "view", "judge", "raw", "verdict"],
+}
+
+
+def problems(kind, row):
+    with pytest.raises(RecordError) as err:
+        parse_record(kind, row, "f.jsonl:7")
+    return err.value.problems
+
+
+@pytest.mark.parametrize("kind", list(REQUIRED))
+def test_valid_rows_parse(kind, rows):
+    record = parse_record(kind, rows[kind])
+    assert isinstance(record, RECORD_TYPES[kind])
+    assert guess_kind(rows[kind]) == kind
+
+
+@pytest.mark.parametrize("kind,field", [(k, f) for k, fs in REQUIRED.items() for f in fs])
+def test_each_missing_field_is_named(kind, field, rows):
+    row = dict(rows[kind])
+    del row[field]
+    assert problems(kind, row) == [f"f.jsonl:7: field '{field}' is missing"]
+
+
+@pytest.mark.parametrize("field", ["prompt", "response_a", "response_b", "correct"])
+def test_missing_view_field_is_named(field, probe_row):
+    del probe_row["injected"][field]
+    assert problems("probe", probe_row) == [f"f.jsonl:7: field 'injected.{field}' is missing"]
+
+
+@pytest.mark.parametrize(
+    "kind,change,expected",
+    [
+        ("pair", {"chosen": 5}, "field 'chosen': input should be a valid string (got int 5)"),
+        ("pair", {"chosen": "  "}, "field 'chosen' is empty or whitespace only"),
+        ("pair", {"rejected": ""}, "field 'rejected' is empty or whitespace only"),
+        ("pair", {"rejected": "0.9"}, "field 'rejected' is identical to 'chosen'"),
+        ("pair", {"prompt": "hi"}, "field 'prompt': input should be a valid list"),
+        ("pair", {"prompt": []}, "field 'prompt': must hold at least one message"),
+        ("pair", {"prompt": [{"role": "assistant", "content": "x"}]}, "last message must be the user turn"),
+        ("pair", {"prompt": [{"role": "robot", "content": "x"}]}, "field 'prompt[0].role'"),
+        ("pair", {"meta": [1]}, "field 'meta': input should be a valid dictionary"),
+        ("pair", {"meta": "not json"}, "field 'meta' is a string but not a JSON object"),
+        ("pair", {"choosen": "x"}, "unknown field 'choosen' (put extra data under 'meta')"),
+        ("pair", {"id": ""}, "field 'id'"),
+        ("probe", {"bias": "verbosity"}, "field 'bias': unknown bias 'verbosity'; valid: length, authority"),
+        (
+            "probe",
+            {"category": "diversity"},
+            "field 'category' is 'diversity' but bias 'bandwagon' belongs to 'context'",
+        ),
+        ("train", {"bias_negatives": [{"bias": "nope", "text": "x"}]}, "field 'bias_negatives[0].bias'"),
+        ("train", {"bias_negatives": [{"bias": "length"}]}, "field 'bias_negatives[0].text' is missing"),
+        ("train", {"rejected": "0.9"}, "field 'rejected' is identical to 'chosen'"),
+        ("judgment", {"verdict": "C"}, "field 'verdict': input should be 'A', 'B', 'tie' or 'invalid'"),
+        ("judgment", {"correct": "X"}, "field 'correct'"),
+        ("judgment", {"scores": {"A": "high"}}, "field 'scores.A'"),
+    ],
+)
+def test_field_errors(kind, change, expected, rows):
+    found = problems(kind, {**rows[kind], **change})
+    assert len(found) == 1 and found[0].startswith("f.jsonl:7: ") and expected in found[0], found
+
+
+def test_label_out_of_range(probe_row):
+    probe_row["original"]["correct"] = "C"
+    assert problems("probe", probe_row) == ["f.jsonl:7: field 'original.correct': input should be 'A' or 'B'"]
+
+
+def test_all_problems_reported_at_once(pair_row):
+    del pair_row["chosen"]
+    pair_row["source"] = 3
+    assert len(problems("pair", pair_row)) == 2
+
+
+def test_non_object_row():
+    assert problems("pair", [1, 2]) == ["f.jsonl:7: expected a JSON object, got list"]
+
+
+# --------------------------------------------------------------------------- round trips
+text = st.text(min_size=1, max_size=30).filter(lambda s: s.strip())
+meta = st.dictionaries(
+    st.text(max_size=8),
+    st.one_of(st.integers(), st.text(max_size=8), st.none(), st.lists(st.integers(), max_size=3)),
+    max_size=4,
+)
+messages = st.lists(
+    st.builds(
+        lambda r, c: {"role": r, "content": c},
+        st.sampled_from(["system", "user", "assistant"]),
+        st.text(max_size=20),
+    ),
+    max_size=3,
+).flatmap(lambda head: text.map(lambda last: head + [{"role": "user", "content": last}]))
+
+
+@st.composite
+def pairs(draw):
+    chosen = draw(text)
+    rejected = draw(text.filter(lambda s: s != chosen))
+    return {
+        "id": draw(text),
+        "source": draw(text),
+        "prompt": draw(messages),
+        "chosen": chosen,
+        "rejected": rejected,
+        "meta": draw(meta),
+    }
+
+
+@st.composite
+def probes(draw):
+    bias = draw(st.sampled_from(list(BIASES)))
+
+    def view():
+        return {
+            "prompt": draw(messages),
+            "response_a": draw(text),
+            "response_b": draw(text),
+            "correct": draw(st.sampled_from("AB")),
+            "context": draw(st.text(max_size=10)),
+            "between": draw(st.text(max_size=10)),
+        }
+
+    return {
+        "id": draw(text),
+        "bias": bias,
+        "category": BIASES[bias].category,
+        "original": view(),
+        "injected": view(),
+        "meta": draw(meta),
+    }
+
+
+@st.composite
+def train_rows(draw):
+    row = draw(pairs())
+    del row["source"]
+    row["bias_negatives"] = draw(
+        st.lists(
+            st.builds(lambda b, t: {"bias": b, "text": t}, st.sampled_from(list(BIASES)), text), max_size=4
+        )
+    )
+    return row
+
+
+judgments = st.builds(
+    lambda p, v, j, r, verdict, scores, meta: {
+        "probe_id": p,
+        "view": v,
+        "judge": j,
+        "raw": r,
+        "verdict": verdict,
+        "scores": scores,
+        "correct": "A",
+        "meta": meta,
+    },
+    text,
+    st.sampled_from(["original", "injected"]),
+    text,
+    st.text(max_size=40),
+    st.sampled_from(["A", "B", "tie", "invalid"]),
+    st.one_of(st.none(), st.fixed_dictionaries({"A": st.floats(-1e6, 1e6), "B": st.floats(-1e6, 1e6)})),
+    meta,
+)
+
+STRATEGIES = {"pair": pairs(), "probe": probes(), "train": train_rows(), "judgment": judgments}
+
+
+@pytest.mark.parametrize("kind", list(STRATEGIES))
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_round_trip(kind, fmt, data, tmp_path):
+    raw = data.draw(st.lists(STRATEGIES[kind], min_size=1, max_size=4))
+    records = [parse_record(kind, r) for r in raw]
+    path = tmp_path / f"{kind}.{fmt}"
+    (write_jsonl if fmt == "jsonl" else write_parquet)(path, records)
+    back = read_records(path, kind)
+    assert [r.to_dict() for r in back] == [r.to_dict() for r in records]
+    if fmt == "jsonl":  # the file is plain JSON, one record a line, meta last
+        first = json.loads(path.read_text(encoding="utf-8").split("\n")[0])
+        assert list(first)[-1] == "meta"
