@@ -76,6 +76,49 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------------------------- build
+def cmd_build(args: argparse.Namespace) -> int:
+    from biasaware.builders import BuildConfig, build_bench, build_train
+
+    cfg = BuildConfig.from_file(
+        args.config,
+        source=args.source,
+        biases=args.biases,
+        n_per_bias=args.n,
+        seed=args.seed,
+        n_negatives=args.negatives,
+        verifier=args.verifier,
+    )
+    manifest = (build_bench if args.stage == "bench" else build_train)(cfg, args.out)
+    if args.stage == "bench":
+        for bias, m in manifest["biases"].items():
+            print(f"{bias:14s} sampled {m['sampled']:5d}  kept {m['kept']:5d}  dropped {m['dropped']:4d}")
+    else:
+        print(f"rows kept {manifest['rows']}, dropped {manifest['dropped']}")
+    print(f"verifier: {manifest['verifier']}; wrote {args.out} in {manifest['seconds']}s")
+    return 0
+
+
+def add_build_parser(sub) -> None:
+    p = sub.add_parser(
+        "build",
+        help="data builders: bias probes and bias-augmented training rows",
+        description="Inject the 12 biases into base preference pairs and write records.",
+    )
+    p.add_argument(
+        "stage", choices=["bench", "train"], help="bench: probes, one JSONL per bias; train: training rows"
+    )
+    p.add_argument("--source", help="builtin (default), helpsteer3, a hub name, or a local JSONL/Parquet")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--config", help="YAML file with BuildConfig settings (flags override it)")
+    p.add_argument("--biases", help="'all' (default), a category, or a comma list of biases")
+    p.add_argument("--n", type=int, help="items sampled per bias (bench; default 500)")
+    p.add_argument("--negatives", type=int, help="bias negatives per training row (train; default 4)")
+    p.add_argument("--verifier", choices=["auto", "rule", "none"], help="filter (default auto)")
+    p.add_argument("--seed", type=int, help="seed (default 0)")
+    p.set_defaults(func=cmd_build)
+
+
 # -------------------------------------------------------------------------------------- quickstart
 def cmd_quickstart(args: argparse.Namespace) -> int:
     from biasaware.quickstart import run_quickstart
@@ -112,6 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", default="train", help="split to read from a HF dataset (default: train)")
     p.add_argument("--allow-empty", action="store_true", help="exit 0 for a file with no records")
     p.set_defaults(func=cmd_validate)
+
+    add_build_parser(sub)
 
     p = sub.add_parser("models", help="list or prepare the built-in offline models")
     p.add_argument("action", choices=["list", "prepare"])

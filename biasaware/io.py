@@ -250,10 +250,13 @@ class JsonlAppender:
         self._fh = self.path.open("a", encoding="utf-8")
 
     def existing(self) -> list[dict[str, Any]]:
+        """Every record in the file: those found on open plus those appended since."""
         return list(self._rows)
 
     def append(self, record: Any) -> None:
-        self._fh.write(_dumps(record) + "\n")
+        row = _to_dict(record)
+        self._rows.append(row)
+        self._fh.write(json.dumps(row, ensure_ascii=False) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
 

@@ -1,8 +1,9 @@
 """``biasaware quickstart``: run every stage that exists on the built-in defaults, offline.
 
-Today (foundation only) it prepares the built-in models, writes one record of every kind of
-the data contract, and validates them with the same reader the other stages use. Each
-pipeline stage adds its step here as it lands (data builders, recipes, evaluation).
+Today it prepares the built-in models, writes one record of every kind of the data contract,
+builds the bias benchmark and the bias-augmented training set from the built-in corpus (template
+rewrites, rule verifier), and validates every output with the same reader the other stages
+use. Each pipeline stage adds its step here as it lands (recipes, evaluation).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import logging
 import time
 from pathlib import Path
 
+from biasaware.builders import BuildConfig, build_bench, build_train
 from biasaware.io import read_records, write_jsonl
 from biasaware.models import BUILTIN_MODELS, load_model
 from biasaware.records import BiasNegative, BiasProbe, Judgment, PreferencePair, TrainingRow, View
@@ -68,4 +70,14 @@ def run_quickstart(out: Path, seed: int = 0) -> None:
         path = write_jsonl(out / "examples" / f"{kind}.jsonl", records)
         back = read_records(path, kind)
         print(f"[data] {path}: {len(back)} valid {kind} record(s)")
+    cfg = BuildConfig(seed=seed)
+    bench = build_bench(cfg, out / "bench")
+    kept = {b: m["kept"] for b, m in bench["biases"].items()}
+    print(
+        f"[build] bench: {sum(kept.values())} probes over {len(kept)} biases ({bench['verifier']} verifier): {kept}"
+    )
+    train = build_train(cfg, out / "train")
+    print(f"[build] train: {train['rows']} rows with {cfg.n_negatives} bias negatives each")
+    for path, kind in ((out / "bench", "probe"), (out / "train" / "train.jsonl", "train")):
+        print(f"[validate] {path}: {len(read_records(path, kind))} valid {kind} records")
     print(f"[done] quickstart finished in {time.time() - t0:.1f}s; outputs in {out}")

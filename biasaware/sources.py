@@ -1,0 +1,120 @@
+"""Base preference data for the builders: the built-in corpus, contract files, HelpSteer3.
+
+``load_pairs(source)`` returns :class:`PreferencePair` records from
+
+* ``builtin``: the offline verifiable corpus (:mod:`biasaware.corpus`);
+* a file or hub dataset whose rows are already preference pairs (the data contract);
+* HelpSteer3-Preference (hub name ``nvidia/HelpSteer3`` or a local file with its columns:
+  ``domain, language, context, response1, response2, overall_preference``): single-turn,
+  general domain, non-zero preference; a negative preference means response1 is better;
+* any table with prompt/chosen/rejected string columns (names set by ``columns``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from biasaware.corpus import builtin_pairs
+from biasaware.errors import BiasAwareError, RecordError
+from biasaware.io import iter_rows
+from biasaware.records import PreferencePair, parse_record
+
+HELPSTEER3_COLUMNS = {"context", "response1", "response2", "overall_preference"}
+
+
+def _helpsteer3_pair(
+    row: dict[str, Any], where: str, source: str, domain: str | None
+) -> PreferencePair | None:
+    missing = sorted(HELPSTEER3_COLUMNS - set(row))
+    if missing:
+        raise RecordError(
+            [f"{where}: field '{missing[0]}' is missing (HelpSteer3 columns: {sorted(HELPSTEER3_COLUMNS)})"]
+        )
+    pref = row["overall_preference"]
+    if not isinstance(pref, int | float) or not -3 <= pref <= 3:
+        raise RecordError([f"{where}: field 'overall_preference' must be a number in [-3, 3], got {pref!r}"])
+    context = row["context"]
+    if pref == 0 or (domain and row.get("domain", domain) != domain):
+        return None
+    if not isinstance(context, list) or len(context) != 1:  # single-turn only
+        return None
+    better, worse = (row["response1"], row["response2"]) if pref < 0 else (row["response2"], row["response1"])
+    line = where.rsplit(":", 1)[-1].strip().removeprefix("row ")
+    data = {
+        "id": f"{source}-{line}",
+        "source": source,
+        "prompt": [{"role": m.get("role"), "content": m.get("content")} for m in context],
+        "chosen": better,
+        "rejected": worse,
+        "meta": {"overall_preference": pref, "domain": row.get("domain")},
+    }
+    return parse_record("pair", data, where)
+
+
+def load_pairs(
+    source: str = "builtin",
+    *,
+    split: str = "train",
+    seed: int = 0,
+    corpus_size: int = 2500,
+    columns: dict[str, str] | None = None,
+    domain: str | None = "general",
+) -> list[PreferencePair]:
+    """Load base preference pairs from ``source``; see the module docstring. Bad rows raise with file:line."""
+    if source == "builtin":
+        return builtin_pairs(corpus_size, seed)
+    hub_name = "nvidia/HelpSteer3" if source == "helpsteer3" else source
+    pairs, problems = [], []
+    mode = None
+    cols = {"prompt": "prompt", "chosen": "chosen", "rejected": "rejected", **(columns or {})}
+    for row in iter_rows(hub_name, split):
+        if row.error:
+            problems.append(row.error)
+            continue
+        if mode is None:
+            mode = (
+                "helpsteer3"
+                if HELPSTEER3_COLUMNS <= set(row.data)
+                else "pair"
+                if {"id", "source"} <= set(row.data)
+                else "columns"
+            )
+        try:
+            if mode == "helpsteer3":
+                pair = _helpsteer3_pair(row.data, row.where, "helpsteer3", domain)
+            elif mode == "pair":
+                pair = parse_record("pair", row.data, row.where)
+            else:
+                pair = _columns_pair(row.data, row.where, cols, len(pairs) + len(problems))
+        except RecordError as err:
+            problems.extend(err.problems)
+            continue
+        if pair is not None:
+            pairs.append(pair)
+    if problems:
+        raise RecordError(problems)
+    if not pairs:
+        raise BiasAwareError(f"{source}: no usable preference pairs")
+    return pairs
+
+
+def _columns_pair(row: dict[str, Any], where: str, cols: dict[str, str], index: int) -> PreferencePair:
+    missing = [f"{k} (column {v!r})" for k, v in cols.items() if v not in row]
+    if missing:
+        raise RecordError(
+            [
+                f"{where}: field '{cols[missing[0].split()[0]]}' is missing; set columns to map "
+                f"prompt/chosen/rejected (have: {', '.join(sorted(row))})"
+            ]
+        )
+    prompt = row[cols["prompt"]]
+    if isinstance(prompt, str):
+        prompt = [{"role": "user", "content": prompt}]
+    data = {
+        "id": str(row.get("id", f"row-{index}")),
+        "source": "local",
+        "prompt": prompt,
+        "chosen": row[cols["chosen"]],
+        "rejected": row[cols["rejected"]],
+    }
+    return parse_record("pair", data, where)

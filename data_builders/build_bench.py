@@ -1,0 +1,13 @@
+"""Build the bias benchmark: original/injected twins for each of the 12 biases.
+
+    python data_builders/build_bench.py --out runs/bench [--source builtin|helpsteer3|FILE] [--config FILE]
+
+The same as ``biasaware build bench``; see biasaware/builders.py for the design.
+"""
+
+import sys
+
+from biasaware.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main(["build", "bench", *sys.argv[1:]]))

@@ -1,0 +1,194 @@
+"""Data builders: the 12 injections, balance, verifier filtering, determinism, resume, sources."""
+
+import json
+from collections import Counter
+
+import pytest
+
+from biasaware import inject
+from biasaware.builders import BuildConfig, build_bench, build_train
+from biasaware.corpus import FAMILIES, builtin_pairs, claim_verdict
+from biasaware.errors import BiasAwareError, RecordError
+from biasaware.io import read_records
+from biasaware.sources import load_pairs
+from biasaware.taxonomy import BIAS_NAMES
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    return out, build_bench(BuildConfig(n_per_bias=60, corpus_size=600), out)
+
+
+def test_corpus_is_distinct_deterministic_and_verifiable():
+    pairs = builtin_pairs(2000, seed=1)
+    assert len({(p.user_turn(), p.chosen, p.rejected) for p in pairs}) == 2000
+    assert len({p.meta["family"] for p in pairs}) == len(FAMILIES) >= 8
+    assert [p.to_dict() for p in builtin_pairs(100, 1)] == [p.to_dict() for p in pairs[:100]]
+    for p in pairs:
+        assert claim_verdict(p.chosen, p.meta["claim"], p.meta["wrong_claim"]) == "correct"
+        assert claim_verdict(p.rejected, p.meta["claim"], p.meta["wrong_claim"]) == "wrong"
+    # same template on both sides: length says nothing about which side is right
+    longer = Counter((len(p.chosen) > len(p.rejected)) - (len(p.chosen) < len(p.rejected)) for p in pairs)
+    assert abs(longer[1] - longer[-1]) < 0.1 * len(pairs), longer
+
+
+def test_bench_has_all_biases_valid_and_balanced(bench):
+    out, manifest = bench
+    probes = read_records(out, "probe")
+    by_bias = {b: [p for p in probes if p.bias == b] for b in BIAS_NAMES}
+    assert all(by_bias[b] for b in BIAS_NAMES)
+    for bias, items in by_bias.items():
+        assert manifest["biases"][bias]["kept"] == len(items)
+        if bias == "reflection":
+            assert all(p.original.correct == p.injected.correct == "A" for p in items)
+            assert all(p.injected.between and not p.original.between for p in items)
+        elif bias == "position":
+            assert all(p.original.correct != p.injected.correct for p in items)
+            assert set(Counter(p.meta["direction"] for p in items).values()) == {30}
+        else:
+            assert all(p.original.correct == p.injected.correct for p in items)
+            if manifest["biases"][bias]["dropped"] == 0:
+                assert Counter(p.original.correct for p in items) == {"A": 30, "B": 30}
+
+
+def test_injections_change_the_right_side(bench):
+    out, _ = bench
+    first = {b: read_records(out / f"{b}.jsonl", "probe")[0] for b in BIAS_NAMES}
+    band = first["bandwagon"]
+    assert f"Response {'B' if band.injected.correct == 'A' else 'A'}" in band.injected.context
+    for bias in ("gender", "race"):
+        p = first[bias]
+        assert (
+            p.injected.correct_text.endswith(p.original.correct_text)
+            and p.injected.wrong_text == p.original.wrong_text
+        )
+    assert len(first["length"].injected.wrong_text) > 2 * len(first["length"].original.wrong_text)
+    assert "According to" in first["authority"].injected.wrong_text
+    assert "**" in first["beauty"].injected.wrong_text and "**" not in first["beauty"].injected.correct_text
+
+
+def test_same_seed_same_files(bench, tmp_path):
+    out, _ = bench
+    build_bench(BuildConfig(n_per_bias=60, corpus_size=600), tmp_path)
+    for bias in BIAS_NAMES:
+        assert (tmp_path / f"{bias}.jsonl").read_bytes() == (out / f"{bias}.jsonl").read_bytes()
+
+
+def test_killed_build_resumes_without_redoing(tmp_path, monkeypatch, bench):
+    out, _ = bench
+    calls = Counter()
+    real = dict(inject.INJECTORS)
+
+    def counting(name, limit):
+        def f(pair, *a):
+            if limit is not None and sum(calls.values()) >= limit:
+                raise KeyboardInterrupt  # killed mid-item: that item is not finished
+            result = real[name](pair, *a)
+            calls[(name, pair.id)] += 1  # a finished item
+            return result
+
+        return f
+
+    from biasaware import builders
+
+    for limit in (100, 300, 500, None):  # killed three times, then finishes
+        monkeypatch.setattr(builders, "INJECTORS", {n: counting(n, limit) for n in real})
+        try:
+            build_bench(BuildConfig(n_per_bias=60, corpus_size=600), tmp_path)
+        except KeyboardInterrupt:
+            pass
+    assert max(calls.values()) == 1 and len(calls) == 60 * 12  # no finished item redone, none lost
+    for bias in BIAS_NAMES:
+        assert (tmp_path / f"{bias}.jsonl").read_bytes() == (out / f"{bias}.jsonl").read_bytes()
+
+
+def test_resume_refuses_other_settings(tmp_path):
+    build_bench(BuildConfig(n_per_bias=5, corpus_size=100, biases="position"), tmp_path)
+    with pytest.raises(BiasAwareError, match="other settings"):
+        build_bench(BuildConfig(n_per_bias=6, corpus_size=100, biases="position"), tmp_path)
+
+
+def test_train_rows_verified_with_negatives(tmp_path):
+    manifest = build_train(BuildConfig(corpus_size=200, n_negatives=3), tmp_path)
+    rows = read_records(tmp_path / "train.jsonl", "train")
+    assert manifest["rows"] == len(rows) > 150
+    for r in rows:
+        assert len(r.bias_negatives) == 3 and len({n.bias for n in r.bias_negatives}) == 3
+        assert {n.bias for n in r.bias_negatives} <= set(inject.RESPONSE_BIASES)
+        assert all(
+            claim_verdict(n.text, r.meta["claim"], r.meta["wrong_claim"]) == "wrong" for n in r.bias_negatives
+        )
+
+
+def hs3_row(**kw):
+    row = {
+        "domain": "general",
+        "language": "english",
+        "context": [{"role": "user", "content": "Say hi"}],
+        "response1": "Hi!",
+        "response2": "Go away.",
+        "overall_preference": -2,
+    }
+    return {**row, **kw}
+
+
+def test_helpsteer3_local_file(tmp_path):
+    path = tmp_path / "hs3.jsonl"
+    rows = [
+        hs3_row(),
+        hs3_row(overall_preference=2),
+        hs3_row(overall_preference=0),
+        hs3_row(domain="code"),
+        hs3_row(
+            context=[
+                {"role": "user", "content": "a"},
+                {"role": "assistant", "content": "b"},
+                {"role": "user", "content": "c"},
+            ]
+        ),
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pairs = load_pairs(str(path))
+    assert [(p.chosen, p.rejected) for p in pairs] == [("Hi!", "Go away."), ("Go away.", "Hi!")]
+    manifest = build_bench(
+        BuildConfig(source=str(path), biases="gender,bandwagon", n_per_bias=5), tmp_path / "out"
+    )
+    # "Go away." is over twice as long as "Hi!": the length-ratio filter leaves that pair out
+    assert manifest["verifier"] == "none" and manifest["biases"]["gender"]["pool"] == 1
+    assert manifest["biases"]["gender"]["kept"] == 1
+
+
+@pytest.mark.parametrize(
+    "rows,match",
+    [
+        (["{bad json"], "hs3.jsonl:1: invalid JSON"),
+        ([hs3_row(overall_preference=7)], "field 'overall_preference' must be a number in \\[-3, 3\\]"),
+        ([hs3_row(response1="  ")], "field 'chosen' is empty"),
+        ([hs3_row(response2="Hi!")], "field 'rejected' is identical to 'chosen'"),
+        ([{"question": "q", "good": "a"}], "field 'prompt' is missing"),
+    ],
+)
+def test_malformed_sources(tmp_path, rows, match):
+    path = tmp_path / "hs3.jsonl"
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    with pytest.raises(RecordError, match=match):
+        load_pairs(str(path))
+
+
+def test_column_mapping(tmp_path):
+    path = tmp_path / "gram.jsonl"
+    path.write_text(json.dumps({"question": "q?", "good": "yes", "bad": "no"}) + "\n")
+    pairs = load_pairs(str(path), columns={"prompt": "question", "chosen": "good", "rejected": "bad"})
+    assert pairs[0].prompt[0].content == "q?" and pairs[0].chosen == "yes"
+
+
+def test_config_errors(tmp_path):
+    with pytest.raises(BiasAwareError, match="unknown bias 'lenght'"):
+        build_bench(BuildConfig(biases="lenght"), tmp_path)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("n_per_bais: 3\n")
+    with pytest.raises(BiasAwareError, match="unknown setting"):
+        BuildConfig.from_file(str(cfg))
+    with pytest.raises(BiasAwareError, match="n_negatives"):
+        BuildConfig(n_negatives=0)
