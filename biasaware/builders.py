@@ -158,6 +158,21 @@ def _claim_work_dir(out: Path, cfg: BuildConfig, kind: str) -> None:
         write_json(path, stamp)
 
 
+def _manifest(
+    kind: str, cfg: BuildConfig, pairs: list, verifier: str, ctx: InjectContext, **rest
+) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "biasaware": __version__,
+        "source": cfg.source,
+        "source_pairs": len(pairs),
+        "verifier": verifier,
+        "rewriter": ctx.rewriter.name,
+        "config": asdict(cfg),
+        **rest,
+    }
+
+
 def build_bench(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
     """Build the benchmark under ``out``; return the manifest."""
     out, t0 = Path(out), time.time()
@@ -168,16 +183,7 @@ def build_bench(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
     )
     verifier = _verifier(cfg.verifier, pairs)
     ctx = cfg.context()
-    manifest: dict[str, Any] = {
-        "kind": "bench",
-        "biasaware": __version__,
-        "source": cfg.source,
-        "source_pairs": len(pairs),
-        "verifier": verifier,
-        "rewriter": ctx.rewriter.name,
-        "config": asdict(cfg),
-        "biases": {},
-    }
+    manifest = _manifest("bench", cfg, pairs, verifier, ctx, biases={})
     for bias in biases:
         seed = bias_seed(cfg.seed, bias)
         rng = random.Random(seed)
@@ -259,18 +265,16 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
         decided = {r["pair_id"]: r for r in log_file.existing()}
     rows = [decided[p.id]["row"] for p in pairs if decided[p.id]["keep"]]
     write_jsonl(out / "train.jsonl", rows)
-    manifest = {
-        "kind": "train",
-        "biasaware": __version__,
-        "source": cfg.source,
-        "source_pairs": len(pairs),
-        "verifier": verifier,
-        "rewriter": ctx.rewriter.name,
-        "config": asdict(cfg),
-        "rows": len(rows),
-        "dropped": len(pairs) - len(rows),
-        "negatives_per_bias": dict(Counter(n["bias"] for r in rows for n in r["bias_negatives"])),
-        "seconds": round(time.time() - t0, 2),
-    }
+    manifest = _manifest(
+        "train",
+        cfg,
+        pairs,
+        verifier,
+        ctx,
+        rows=len(rows),
+        dropped=len(pairs) - len(rows),
+        negatives_per_bias=dict(Counter(n["bias"] for r in rows for n in r["bias_negatives"])),
+        seconds=round(time.time() - t0, 2),
+    )
     write_json(out / "manifest.json", manifest)
     return manifest

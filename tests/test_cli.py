@@ -66,7 +66,7 @@ def test_version_and_help(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     help_text = capsys.readouterr().out
-    for command in ("validate", "models", "quickstart"):
+    for command in ("validate", "build", "models", "quickstart"):
         assert command in help_text
     assert main([]) == 2
 
