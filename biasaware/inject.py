@@ -34,8 +34,7 @@ class Rewriter(Protocol):
 
 
 def _lower_first(text: str) -> str:
-    """Lower-case the first letter so the text can follow a prefix ('Paris is' -> 'paris is' is wrong
-    for names, so only common sentence openers are lowered)."""
+    """Lower-case a common sentence opener so the text can follow a prefix; names stay capitalized."""
     m = re.match(r"([A-Z])([a-z]+)\b", text)
     if m and m.group(0) in {
         "The",
@@ -155,6 +154,13 @@ def _plain(text: str) -> str:
     return re.sub(r"\n{2,}", " ", text).replace("\n", " ").strip()
 
 
+def _wrap(text: str, add: bool, rng: random.Random, pre: list[str], post: list[str], extra: list[str]) -> str:
+    """Add a sentence from ``pre`` before and one from ``post`` after; or strip them (and ``extra``)."""
+    if add:
+        return f"{rng.choice(pre)} {text} {rng.choice(post)}"
+    return _strip(text, [re.escape(s) for s in pre + post] + extra)
+
+
 @dataclass
 class TemplateRewriter:
     """Deterministic, model-free counterfactual rewrites for the seven superficial biases."""
@@ -167,12 +173,8 @@ class TemplateRewriter:
         return getattr(self, f"_{bias}")(text, direction == "add", rng)
 
     def _length(self, text, add, rng):
-        if add:
-            return f"{rng.choice(LENGTH_PRE)} {text} {rng.choice(LENGTH_POST)}"
-        return _strip(
-            text,
-            [re.escape(s) for s in LENGTH_PRE + LENGTH_POST]
-            + [r"I hope this helps[.!]?", r"Let me know if [^.]*\."],
+        return _wrap(
+            text, add, rng, LENGTH_PRE, LENGTH_POST, [r"I hope this helps[.!]?", r"Let me know if [^.]*\."]
         )
 
     def _authority(self, text, add, rng):
@@ -189,12 +191,8 @@ class TemplateRewriter:
         return f"I think {_lower_first(_sub_all(text, HEDGES))} I may be mistaken, though."
 
     def _sycophancy(self, text, add, rng):
-        if add:
-            return f"{rng.choice(FLATTERY_PRE)} {text} {rng.choice(FLATTERY_POST)}"
-        return _strip(
-            text,
-            [re.escape(s) for s in FLATTERY_PRE + FLATTERY_POST]
-            + [r"^(Great|Excellent|Good) question[.!]\s*"],
+        return _wrap(
+            text, add, rng, FLATTERY_PRE, FLATTERY_POST, [r"^(Great|Excellent|Good) question[.!]\s*"]
         )
 
     def _sentiment(self, text, add, rng):
