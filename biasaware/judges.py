@@ -81,27 +81,30 @@ class DirectVerdictJudge:
         return sorted(ids)
 
     def judge(self, views: list[View]) -> list[JudgeOutput | None]:
+        """Length-sorted left-padded batches; only the last position's logits are computed."""
+        import inspect
+
         import torch
 
-        out: list[JudgeOutput | None] = []
-        for batch in _batches(views, self.batch_size):
-            enc = self.tokenizer.apply_chat_template(
-                [self.template.render(v) for v in batch],
-                add_generation_prompt=True,
-                padding=True,
-                return_tensors="pt",
-                return_dict=True,
-            )
+        ids = self.tokenizer.apply_chat_template(
+            [self.template.render(v) for v in views], add_generation_prompt=True, return_dict=True
+        )["input_ids"]
+        order = sorted(range(len(views)), key=lambda i: len(ids[i]))
+        last_only = "logits_to_keep" in inspect.signature(self.model.forward).parameters
+        out: list[JudgeOutput | None] = [None] * len(views)
+        for idx in _batches(order, self.batch_size):
+            enc = self.tokenizer.pad({"input_ids": [ids[i] for i in idx]}, return_tensors="pt")
             enc = {k: v.to(self.model.device) for k, v in enc.items()}
             with torch.no_grad():
-                logits = self.model(**enc).logits[:, -1, :].float()
+                kwargs = {"logits_to_keep": 1} if last_only else {}
+                logits = self.model(**enc, **kwargs).logits[:, -1, :].float()
             logp = torch.log_softmax(logits, dim=-1)
             a = torch.logsumexp(logp[:, self.token_ids["A"]], dim=-1)
             b = torch.logsumexp(logp[:, self.token_ids["B"]], dim=-1)
             pa = torch.sigmoid(a - b)  # P(A) renormalised over {A, B}
-            for p in pa.tolist():
+            for i, p in zip(idx, pa.tolist(), strict=True):
                 verdict = "A" if p > 0.5 else "B" if p < 0.5 else "tie"
-                out.append(JudgeOutput(f"P(A)={p:.6f} P(B)={1 - p:.6f}", verdict, {"A": p, "B": 1 - p}))
+                out[i] = JudgeOutput(f"P(A)={p:.6f} P(B)={1 - p:.6f}", verdict, {"A": p, "B": 1 - p})
         return out
 
     def summary(self) -> dict[str, Any]:

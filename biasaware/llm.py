@@ -469,6 +469,8 @@ class LLMClient:
 
         items = list(todo.items())
         size = self.backend.batch_size
+        if size > 1:  # local padded batches: similar lengths together, so padding stays small
+            items.sort(key=lambda item: sum(len(m["content"]) for m in item[1]))
         batches = [items[i : i + size] for i in range(0, len(items), size)]
         t0 = time.time()
         bar = tqdm(total=len(items), desc=desc, unit="call", disable=None if self.spec.progress else True)

@@ -102,6 +102,19 @@ class ModelCardCallback(TrainerCallback):
             self.write(Path(args.output_dir), args, state.global_step)
 
 
+def sample_rows(rows: list, n: int | None, seed: int) -> list:
+    """``n`` rows drawn with ``seed`` (kept in file order), or all of them when ``n`` is None or large.
+
+    Built files are grouped by bias, so the first ``n`` rows would cover only the first few biases.
+    """
+    if n is None or n >= len(rows):
+        return rows
+    import random
+
+    keep = sorted(random.Random(seed).sample(range(len(rows)), n))
+    return [rows[i] for i in keep]
+
+
 def load_for_training(model_args: Any, kind: str):
     """``(model, tokenizer)`` for a recipe: built-in names resolve to their local folders."""
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer

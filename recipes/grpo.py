@@ -20,7 +20,7 @@ from trl import GRPOConfig, GRPOTrainer, ModelConfig, TrlParser, get_peft_config
 from biasaware.io import read_records
 from biasaware.judge_data import grpo_rows
 from biasaware.rewards import get_reward_funcs
-from biasaware.training import card_callbacks, load_for_training, train_and_save
+from biasaware.training import card_callbacks, load_for_training, sample_rows, train_and_save
 
 
 @dataclass
@@ -28,7 +28,9 @@ class ScriptArguments:
     train_file: str = field(
         default="runs/quickstart/train/train.jsonl", metadata={"help": "training rows (JSONL)"}
     )
-    max_train_rows: int | None = field(default=None, metadata={"help": "use the first N rows only"})
+    max_train_rows: int | None = field(
+        default=None, metadata={"help": "a seeded sample of N rows (the training seed)"}
+    )
     eval_summary: str | None = field(
         default=None, metadata={"help": "an eval summary.json for the model card"}
     )
@@ -42,7 +44,9 @@ class ScriptArguments:
 
 def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig):
     model, tokenizer = load_for_training(model_args, "causal")
-    rows = read_records(script_args.train_file, "train")[: script_args.max_train_rows]
+    rows = sample_rows(
+        read_records(script_args.train_file, "train"), script_args.max_train_rows, training_args.seed
+    )
     data = grpo_rows(rows, script_args.bias_ratio, training_args.seed, script_args.both_orders)
     trainer = GRPOTrainer(
         model=model,

@@ -20,7 +20,7 @@ from trl import ModelConfig, TrlParser, get_peft_config
 from biasaware.io import read_records
 from biasaware.judge_data import add_offtopic_negatives
 from biasaware.reward_trainer import SetRewardConfig, SetRewardTrainer
-from biasaware.training import card_callbacks, load_for_training, train_and_save
+from biasaware.training import card_callbacks, load_for_training, sample_rows, train_and_save
 
 
 @dataclass
@@ -29,7 +29,9 @@ class ScriptArguments:
         default="runs/quickstart/train/train.jsonl", metadata={"help": "training rows (JSONL)"}
     )
     eval_file: str | None = field(default=None, metadata={"help": "held-out training rows (JSONL)"})
-    max_train_rows: int | None = field(default=None, metadata={"help": "use the first N rows only"})
+    max_train_rows: int | None = field(
+        default=None, metadata={"help": "a seeded sample of N rows (the training seed)"}
+    )
     offtopic_negatives: int = field(
         default=0,
         metadata={"help": "OffsetBias-style baseline: add N chosen responses of other prompts as negatives"},
@@ -39,8 +41,8 @@ class ScriptArguments:
     )
 
 
-def load_rows(path: str, limit: int | None = None) -> Dataset:
-    rows = read_records(path, "train")[:limit]
+def load_rows(path: str, limit: int | None = None, seed: int = 0) -> Dataset:
+    rows = sample_rows(read_records(path, "train"), limit, seed)
     return Dataset.from_list(
         [
             {
@@ -62,7 +64,7 @@ def main(script_args: ScriptArguments, training_args: SetRewardConfig, model_arg
         args=training_args,
         train_dataset=Dataset.from_list(
             add_offtopic_negatives(
-                load_rows(script_args.train_file, script_args.max_train_rows).to_list(),
+                load_rows(script_args.train_file, script_args.max_train_rows, training_args.seed).to_list(),
                 script_args.offtopic_negatives,
                 training_args.seed,
             )

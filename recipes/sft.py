@@ -16,7 +16,7 @@ from trl import ModelConfig, SFTConfig, SFTTrainer, TrlParser, get_peft_config
 
 from biasaware.io import read_records
 from biasaware.judge_data import sft_rows
-from biasaware.training import card_callbacks, load_for_training, train_and_save
+from biasaware.training import card_callbacks, load_for_training, sample_rows, train_and_save
 
 
 @dataclass
@@ -24,7 +24,9 @@ class ScriptArguments:
     train_file: str = field(
         default="runs/quickstart/traces/traces.jsonl", metadata={"help": "teacher traces (JSONL)"}
     )
-    max_train_rows: int | None = field(default=None, metadata={"help": "use the first N traces only"})
+    max_train_rows: int | None = field(
+        default=None, metadata={"help": "a seeded sample of N traces (the training seed)"}
+    )
     eval_summary: str | None = field(
         default=None, metadata={"help": "an eval summary.json for the model card"}
     )
@@ -32,7 +34,9 @@ class ScriptArguments:
 
 def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: ModelConfig):
     model, tokenizer = load_for_training(model_args, "causal")
-    traces = read_records(script_args.train_file, "trace")[: script_args.max_train_rows]
+    traces = sample_rows(
+        read_records(script_args.train_file, "trace"), script_args.max_train_rows, training_args.seed
+    )
     trainer = SFTTrainer(
         model=model,
         args=training_args,

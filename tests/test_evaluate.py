@@ -138,6 +138,25 @@ def test_reward_scores_do_not_depend_on_batching(tiny_models):
     assert rm.score_texts(texts) == pytest.approx(one, abs=1e-5)
 
 
+def test_direct_verdicts_match_a_full_forward_of_each_view(bench, tiny_models):
+    """Sorted batches and last-position logits give the probabilities of an unbatched full forward."""
+    import torch
+
+    views = [v for p in load_probes(bench, limit=1) for v in (p.original, p.injected)][:7]
+    direct = DirectVerdictJudge(str(tiny_models["causal"]), batch_size=3)
+    batched = direct.judge(views)
+    for view, got in zip(views, batched, strict=True):
+        ids = direct.tokenizer.apply_chat_template(
+            direct.template.render(view), add_generation_prompt=True, return_tensors="pt", return_dict=True
+        )
+        with torch.no_grad():
+            probs = torch.softmax(direct.model(**ids).logits[0, -1].double(), dim=-1)
+        pa = probs[direct.token_ids["A"]].sum()
+        expected = float(pa / (pa + probs[direct.token_ids["B"]].sum()))
+        assert got.scores["A"] == pytest.approx(expected, abs=1e-5)
+        assert got.verdict == ("A" if expected > 0.5 else "B")
+
+
 def test_cli_errors(tmp_path, capsys):
     assert main(["eval", "bias", "--out", str(tmp_path)]) == 2
     assert "needs --judge and --data" in capsys.readouterr().err

@@ -161,14 +161,22 @@ def test_vllm_backend_wiring_with_a_stand_in_module(tmp_path, monkeypatch):
 
         def chat(self, conversations, params, use_tqdm):
             calls["conversations"] = conversations
-            out = types.SimpleNamespace(text="hello", token_ids=[1, 2])
-            return [types.SimpleNamespace(prompt_token_ids=[0] * 7, outputs=[out]) for _ in conversations]
+            return [
+                types.SimpleNamespace(
+                    prompt_token_ids=[0] * 7,
+                    outputs=[types.SimpleNamespace(text=c[-1]["content"].upper(), token_ids=[1, 2])],
+                )
+                for c in conversations
+            ]
 
     monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(LLM=LLM, SamplingParams=SamplingParams))
     (tmp_path / "config.json").write_text("{}")
     client = LLMClient(
         LLMSpec(backend="vllm", model=str(tmp_path), max_tokens=9, cache=False, progress=False)
     )
-    assert client.complete_many([ask(1), ask(2)]) == ["hello", "hello"]
-    assert calls["conversations"] == [ask(1), ask(2)] and calls["sampling"]["max_tokens"] == 9
-    assert client.stats.prompt_tokens == 14 and client.stats.completion_tokens == 4
+    requests = [ask("one, the longest"), ask(2), ask("three")]
+    # sent in one batch sorted by length (less padding); answers come back in request order
+    assert client.complete_many(requests) == ["QUESTION ONE, THE LONGEST", "QUESTION 2", "QUESTION THREE"]
+    assert calls["conversations"] == [ask(2), ask("three"), ask("one, the longest")]
+    assert calls["sampling"]["max_tokens"] == 9
+    assert client.stats.prompt_tokens == 21 and client.stats.completion_tokens == 6

@@ -212,3 +212,15 @@ def test_offsetbias_style_negatives(tiny_models, train_rows, tmp_path):
     script = r.ScriptArguments(train_file=train_rows, offtopic_negatives=1)
     trainer = r.main(script, args, ModelConfig(model_name_or_path=str(tiny_models["reward"])))
     assert {len(c) for c in trainer.train_dataset["candidate_ids"]} == {3}
+
+
+def test_max_train_rows_is_a_seeded_sample_across_the_file():
+    from biasaware.training import sample_rows
+
+    rows = [f"{bias}-{i}" for bias in "abcdef" for i in range(20)]  # grouped by bias, as built files are
+    picked = sample_rows(rows, 30, seed=0)
+    assert len(picked) == 30 and picked == sample_rows(rows, 30, seed=0)
+    assert picked != sample_rows(rows, 30, seed=1)
+    assert {r[0] for r in picked} == set("abcdef")  # not just the first biases in the file
+    assert picked == [r for r in rows if r in set(picked)]  # file order kept
+    assert sample_rows(rows, None, 0) == rows and sample_rows(rows, 500, 0) == rows
