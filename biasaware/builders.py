@@ -73,7 +73,7 @@ class BuildConfig:
     """Settings of ``biasaware build``; a YAML ``--config`` file uses these names."""
 
     source: str = "builtin"
-    split: str = "train"
+    split: str | None = None  # None: hub/local "train"; builtin: "test" for bench, "train" otherwise
     biases: str = "all"
     n_per_bias: int = 500
     seed: int = 0
@@ -181,6 +181,10 @@ class _Build:
     """One build: its folder, pairs, rewriter, verifier, LLM clients and failure count."""
 
     def __init__(self, cfg: BuildConfig, out: str | Path, kind: str):
+        if cfg.split is None:  # the built-in corpus holds out task families for the benchmark
+            cfg = replace(
+                cfg, split=("test" if kind == "bench" else "train") if cfg.source == "builtin" else "train"
+            )
         self.cfg, self.out, self.kind, self.t0 = cfg, Path(out), kind, time.time()
         self._claim_work_dir()
         self.pairs = load_pairs(

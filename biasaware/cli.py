@@ -84,6 +84,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     cfg = BuildConfig.from_file(
         args.config,
         source=args.source,
+        split=args.split,
         biases=args.biases,
         n_per_bias=args.n,
         n_traces_per_bias=args.n if args.stage == "traces" else None,
@@ -132,6 +133,11 @@ def add_build_parser(sub) -> None:
     )
     p.add_argument(
         "--source", help="builtin (default), helpsteer3, gram, a hub name, or a local JSONL/Parquet"
+    )
+    p.add_argument(
+        "--split",
+        help="hub/local source: split (default train); builtin: task families, test (3 held out; bench "
+        "default), train (the other 7; train and traces default) or all",
     )
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--config", help="YAML file with BuildConfig settings (flags override it)")

@@ -23,6 +23,7 @@ import random
 import re
 from collections.abc import Callable
 
+from biasaware.errors import BiasAwareError
 from biasaware.records import PreferencePair
 
 CAPITALS = {
@@ -287,21 +288,45 @@ def _render(template: str, claim: str, question: str) -> str:
     return text
 
 
-def builtin_pairs(n: int = 2500, seed: int = 0) -> list[PreferencePair]:
-    """Generate ``n`` distinct verifiable pairs, spread evenly over the families."""
+# Held-out task families: ``build bench`` on the built-in corpus draws from TEST_FAMILIES and
+# ``build train`` / ``build traces`` from the others, so a judge trained on built-in rows is
+# evaluated on kinds of question it never saw (``--split all`` uses every family).
+TEST_FAMILIES = ("multiplication", "sorting", "equations")
+SPLITS = {
+    "all": tuple(FAMILIES),
+    "train": tuple(f for f in FAMILIES if f not in TEST_FAMILIES),
+    "test": TEST_FAMILIES,
+}
+
+
+def builtin_pairs(n: int = 2500, seed: int = 0, split: str = "all") -> list[PreferencePair]:
+    """Generate ``n`` distinct verifiable pairs, spread evenly over the families of ``split``.
+
+    A family that cannot produce a new pair in 1,000 draws in a row leaves the rotation; the
+    others fill the count.
+    """
+    if split not in SPLITS:
+        raise BiasAwareError(f"the built-in corpus has splits {', '.join(SPLITS)}; got {split!r}")
     rng = random.Random(seed)
-    names = list(FAMILIES)
+    names = list(SPLITS[split])
     seen: set[tuple[str, str]] = set()
     pairs: list[PreferencePair] = []
-    attempts = 0
+    misses = 0
     while len(pairs) < n:
-        attempts += 1
-        if attempts > n * 50:
-            raise RuntimeError(f"the built-in corpus cannot produce {n} distinct pairs")
         family = names[len(pairs) % len(names)]
         question, (claim, wrong), templates = FAMILIES[family](rng)
         if (question, wrong) in seen or claim == wrong:
+            misses += 1
+            if misses >= 1000:
+                names.remove(family)
+                misses = 0
+                if not names:
+                    raise BiasAwareError(
+                        f"the built-in corpus ({split}) cannot produce {n} distinct pairs; "
+                        f"it stopped at {len(pairs)}: lower corpus_size"
+                    )
             continue
+        misses = 0
         seen.add((question, wrong))
         template = rng.choice(templates)
         pairs.append(

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from biasaware.builders import BuildConfig, build_bench, build_traces, build_train
+from biasaware.corpus import FAMILIES, TEST_FAMILIES
 from biasaware.errors import BiasAwareError
 from biasaware.evaluate import load_probes, run_bias_eval, write_reports
 from biasaware.io import read_records, write_jsonl
@@ -86,7 +87,8 @@ def example_records() -> dict[str, list]:
 
 def _train_reward_model(out: Path, seed: int) -> Path | None:
     """A short InfoNCE run of minilm-l6 on the quickstart rows through the real recipe (a smoke
-    demonstration: the probes come from the same corpus, so this is not a held-out result)."""
+    demonstration; the rows come from the built-in corpus's train families, the probes from its
+    three held-out families)."""
     script = RECIPES / "reward.py"
     if not script.exists():  # an installed package without the repository's recipes/
         print("[train] skipped: recipes/ is not next to the package (run from a clone)")
@@ -135,10 +137,14 @@ def run_quickstart(out: Path, seed: int = 0) -> None:
     bench = build_bench(cfg, out / "bench")
     kept = {b: m["kept"] for b, m in bench["biases"].items()}
     print(
-        f"[build] bench: {sum(kept.values())} probes over {len(kept)} biases ({bench['verifier']} verifier): {kept}"
+        f"[build] bench: {sum(kept.values())} probes over {len(kept)} biases ({bench['verifier']} verifier, "
+        f"held-out task families: {', '.join(TEST_FAMILIES)}): {kept}"
     )
     train = build_train(cfg, out / "train")
-    print(f"[build] train: {train['rows']} rows with {cfg.n_negatives} bias negatives each")
+    print(
+        f"[build] train: {train['rows']} rows with {cfg.n_negatives} bias negatives each (the other "
+        f"{len(FAMILIES) - len(TEST_FAMILIES)} task families)"
+    )
     traces = build_traces(cfg, out / "traces")
     n_traces = sum(m["traces"] for m in traces["biases"].values())
     print(f"[build] traces: {n_traces} SFT rows from the {traces['teacher']} teacher")

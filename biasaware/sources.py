@@ -2,7 +2,8 @@
 
 ``load_pairs(source)`` returns :class:`PreferencePair` records from
 
-* ``builtin``: the offline verifiable corpus (:mod:`biasaware.corpus`);
+* ``builtin``: the offline verifiable corpus (:mod:`biasaware.corpus`); its splits are task
+  families: ``train`` (7), ``test`` (3 held out: multiplication, sorting, equations), ``all``;
 * a file or hub dataset whose rows are already preference pairs (the data contract);
 * HelpSteer3-Preference (source ``helpsteer3``: hub ``nvidia/HelpSteer3``, subset ``preference``; or a local file with its columns:
   ``domain, language, context, response1, response2, overall_preference``): single-turn,
@@ -99,7 +100,7 @@ def _helpsteer3_pair(
 def load_pairs(
     source: str = "builtin",
     *,
-    split: str = "train",
+    split: str | None = None,
     seed: int = 0,
     corpus_size: int = 2500,
     columns: dict[str, str] | None = None,
@@ -107,7 +108,8 @@ def load_pairs(
 ) -> list[PreferencePair]:
     """Load base preference pairs from ``source``; see the module docstring. Bad rows raise with file:line."""
     if source == "builtin":
-        return builtin_pairs(corpus_size, seed)
+        return builtin_pairs(corpus_size, seed, split or "all")
+    split = split or "train"
     hub_name = HUB_NAMES.get(source, source)
     pairs, problems = [], []
     mode = None

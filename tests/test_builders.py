@@ -33,6 +33,25 @@ def test_corpus_is_distinct_deterministic_and_verifiable():
     assert abs(longer[1] - longer[-1]) < 0.1 * len(pairs), longer
 
 
+def test_builtin_bench_holds_out_task_families(bench, tmp_path):
+    from biasaware.corpus import SPLITS, TEST_FAMILIES
+
+    out, manifest = bench
+    assert manifest["config"]["split"] == "test"
+    probes = read_records(out, "probe")
+    pair_ids = {p.meta["pair_id"] for p in probes}
+    bench_families = {p.meta["family"] for p in builtin_pairs(600, 0, "test") if p.id in pair_ids}
+    assert bench_families == set(TEST_FAMILIES)
+    train = build_train(BuildConfig(corpus_size=300, max_rows=40), tmp_path / "train")
+    assert train["config"]["split"] == "train"
+    questions = {p.user_turn(): p.meta["family"] for p in builtin_pairs(300, 0, "train")}
+    rows = read_records(tmp_path / "train" / "train.jsonl", "train")
+    assert {questions[r.prompt[-1].content] for r in rows} <= set(SPLITS["train"])
+    assert set(SPLITS["train"]).isdisjoint(TEST_FAMILIES) and len(SPLITS["all"]) == len(FAMILIES)
+    with pytest.raises(BiasAwareError, match="splits all, train, test"):
+        builtin_pairs(10, 0, "validation")
+
+
 def test_bench_has_all_biases_valid_and_balanced(bench):
     out, manifest = bench
     probes = read_records(out, "probe")

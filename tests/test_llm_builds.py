@@ -120,17 +120,20 @@ def test_failed_calls_leave_items_for_a_rerun(tmp_path):
         cfg.llm["base_url"] = healthy.base_url
         manifest = build_bench(cfg, tmp_path / "out")
         assert manifest["biases"]["sycophancy"]["kept"] == 30
-        assert healthy.requests == 2 * (30 - len(decided))  # only the undecided items were asked again
+        undecided = 30 - len(decided)
+        # only the undecided items were asked again (a side answered before the failure is cached)
+        assert undecided <= healthy.requests <= 2 * undecided
 
 
 def test_llm_train_rows_verify_every_negative(tmp_path):
     with FakeChatServer() as server:
-        cfg = llm_cfg(server, tmp_path, max_rows=10, n_negatives=2)
+        # the fake verifier tosses a seeded coin on unmarked pairs: 30 rows keep a few
+        cfg = llm_cfg(server, tmp_path, max_rows=30, n_negatives=2)
         manifest = build_train(cfg, tmp_path / "out")
         rows = read_records(tmp_path / "out" / "train.jsonl", "train")
-        assert manifest["rows"] + manifest["dropped"] == 10 and manifest["rows"] == len(rows) > 0
+        assert manifest["rows"] + manifest["dropped"] == 30 and manifest["rows"] == len(rows) > 0
         # chosen vs the original rejected and vs 2 negatives, both orders
-        assert manifest["llm"]["verifier"]["calls"] == 10 * 3 * 2
+        assert manifest["llm"]["verifier"]["calls"] == 30 * 3 * 2
         rewritten = [n for r in rows for n in r.bias_negatives if n.bias not in ("gender", "race")]
         assert all(n.text.endswith(f" [+{n.bias}]") for n in rewritten)
 
