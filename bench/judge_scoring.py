@@ -27,12 +27,14 @@ from biasaware.judges import DirectVerdictJudge, GenerativeJudge, RewardModelJud
 from biasaware.llm import LLMSpec
 
 
-def clock(f, repeat: int = 3) -> float:
-    best = float("inf")
+def clock(fns: dict, repeat: int = 3) -> dict[str, float]:
+    """Best wall time of each function over ``repeat`` rounds, run in turn (load drifts hit all)."""
+    best = dict.fromkeys(fns, float("inf"))
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        f()
-        best = min(best, time.perf_counter() - t0)
+        for name, f in fns.items():
+            t0 = time.perf_counter()
+            f()
+            best[name] = min(best[name], time.perf_counter() - t0)
     return best
 
 
@@ -43,7 +45,11 @@ def main() -> None:
     parser.add_argument("--views", type=int, default=256, help="views for the reward-model benchmarks")
     parser.add_argument("--gen-views", type=int, default=16, help="views for direct vs generation")
     parser.add_argument("--gen-tokens", type=int, default=128, help="new tokens per view in generation mode")
-    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--batch-size", type=int, default=16, help="reward-model batch size")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds for the reward-model timings (best of)")
+    parser.add_argument(
+        "--gen-batch-size", type=int, default=8, help="direct and generation batch size (CLI default 8)"
+    )
     args = parser.parse_args()
     torch.manual_seed(0)
     with tempfile.TemporaryDirectory() as tmp:
@@ -99,10 +105,8 @@ def main() -> None:
             with torch.no_grad():
                 rm.model(**enc)
 
-    t_path = clock(lambda: rm.judge(views))
-    t_loop = clock(loop)
-    t_views = clock(loop_views)
-    t_bare = clock(bare)
+    t = clock({"path": lambda: rm.judge(views), "loop": loop, "views": loop_views, "bare": bare}, args.repeat)
+    t_path, t_loop, t_views, t_bare = t["path"], t["loop"], t["views"], t["bare"]
     print(f"reward model {args.rm}: {len(views)} views, {len(texts)} distinct texts, batch {args.batch_size}")
     print(
         f"  eval path {t_path:.3f}s | one view at a time {t_views:.3f}s | one distinct text at a time "
@@ -113,20 +117,21 @@ def main() -> None:
     print(f"  overhead vs bare forward: {100 * (t_path / t_bare - 1):+.1f}% (goal <= 15%)")
 
     gen_views = views[: args.gen_views]
-    direct = DirectVerdictJudge(args.judge, batch_size=args.batch_size)
+    direct = DirectVerdictJudge(args.judge, batch_size=args.gen_batch_size)
     spec = LLMSpec(
         backend="transformers",
         model=args.judge,
         max_tokens=args.gen_tokens,
-        batch_size=args.batch_size,
+        batch_size=args.gen_batch_size,
         cache=False,
         progress=False,
     )
     gen = GenerativeJudge(spec)
     _ = gen.client.backend  # load the model outside the timing
-    t_direct = clock(lambda: direct.judge(gen_views), repeat=1)
-    t_gen = clock(lambda: gen.judge(gen_views), repeat=1)
-    print(f"judge {args.judge}: {len(gen_views)} views")
+    direct.judge(gen_views[:1])  # first-call allocations outside the timing
+    t = clock({"direct": lambda: direct.judge(gen_views), "gen": lambda: gen.judge(gen_views)}, repeat=1)
+    t_direct, t_gen = t["direct"], t["gen"]
+    print(f"judge {args.judge}: {len(gen_views)} views, batch {args.gen_batch_size}")
     print(
         f"  direct verdict {t_direct:.2f}s | generation ({args.gen_tokens} new tokens, greedy) {t_gen:.2f}s"
     )
