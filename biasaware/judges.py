@@ -86,6 +86,8 @@ class DirectVerdictJudge:
 
         import torch
 
+        if not views:
+            return []
         ids = self.tokenizer.apply_chat_template(
             [self.template.render(v) for v in views], add_generation_prompt=True, return_dict=True
         )["input_ids"]
