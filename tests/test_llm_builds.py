@@ -1,6 +1,7 @@
 """Builds with the LLM rewriter, verifier and teacher against the localhost fault-injecting endpoint."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -106,7 +107,9 @@ def test_llm_build_killed_three_times_equals_uninterrupted(tmp_path):
 def test_failed_calls_leave_items_for_a_rerun(tmp_path):
     def broken(messages):
         text = default_responder(messages)
-        return "I'd rather not." if "<rewritten>" in text and "7" in messages[-1]["content"] else text
+        request = re.search(r"<request>(.*?)</request>", messages[-1]["content"], re.DOTALL)
+        # both sides of a pair share the question: an item fails whole
+        return "I'd rather not." if "<rewritten>" in text and request and "7" in request.group(1) else text
 
     with FakeChatServer(broken) as server:
         cfg = llm_cfg(server, tmp_path, biases="sycophancy", n_per_bias=30, verifier="none")
@@ -120,9 +123,7 @@ def test_failed_calls_leave_items_for_a_rerun(tmp_path):
         cfg.llm["base_url"] = healthy.base_url
         manifest = build_bench(cfg, tmp_path / "out")
         assert manifest["biases"]["sycophancy"]["kept"] == 30
-        undecided = 30 - len(decided)
-        # only the undecided items were asked again (a side answered before the failure is cached)
-        assert undecided <= healthy.requests <= 2 * undecided
+        assert healthy.requests == 2 * (30 - len(decided))  # only the undecided items were asked again
 
 
 def test_llm_train_rows_verify_every_negative(tmp_path):
