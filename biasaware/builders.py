@@ -57,7 +57,7 @@ from biasaware.io import JsonlAppender, write_json, write_jsonl
 from biasaware.judge_format import judge_messages, parse_judgment
 from biasaware.llm import LLMClient, LLMFailure, LLMSpec
 from biasaware.records import BiasProbe, PreferencePair, TraceRow, TrainingRow
-from biasaware.sources import load_pairs
+from biasaware.sources import default_split, load_pairs
 from biasaware.taxonomy import parse_bias_list
 from biasaware.teachers import LLMTeacher, RuleTeacher
 from biasaware.verifiers import Check, LLMVerifier, NoVerifier, RuleVerifier
@@ -181,10 +181,8 @@ class _Build:
     """One build: its folder, pairs, rewriter, verifier, LLM clients and failure count."""
 
     def __init__(self, cfg: BuildConfig, out: str | Path, kind: str):
-        if cfg.split is None:  # the built-in corpus holds out task families for the benchmark
-            cfg = replace(
-                cfg, split=("test" if kind == "bench" else "train") if cfg.source == "builtin" else "train"
-            )
+        if cfg.split is None:  # recorded resolved in the manifest
+            cfg = replace(cfg, split=default_split(cfg.source, kind))
         self.cfg, self.out, self.kind, self.t0 = cfg, Path(out), kind, time.time()
         self._claim_work_dir()
         self.pairs = load_pairs(

@@ -97,6 +97,14 @@ def _helpsteer3_pair(
     return parse_record("pair", data, where)
 
 
+def default_split(source: str, stage: str | None = None) -> str:
+    """The split a build reads when none is given: the built-in corpus holds out task families
+    for the benchmark (``test``) from training rows and traces (``train``); other sources ``train``."""
+    if source != "builtin":
+        return "train"
+    return {"bench": "test", "train": "train", "traces": "train"}.get(stage or "", "all")
+
+
 def load_pairs(
     source: str = "builtin",
     *,
@@ -107,9 +115,9 @@ def load_pairs(
     domain: str | None = "general",
 ) -> list[PreferencePair]:
     """Load base preference pairs from ``source``; see the module docstring. Bad rows raise with file:line."""
+    split = split or default_split(source)
     if source == "builtin":
-        return builtin_pairs(corpus_size, seed, split or "all")
-    split = split or "train"
+        return builtin_pairs(corpus_size, seed, split)
     hub_name = HUB_NAMES.get(source, source)
     pairs, problems = [], []
     mode = None
