@@ -96,6 +96,7 @@ class BuildConfig:
     max_rows: int | None = None
     n_traces_per_bias: int = 100
     chunk_size: int = 256
+    mirror: bool = False  # bench only: every cue on the other side (biasaware/inject.py)
 
     def __post_init__(self):
         if self.n_per_bias < 1 or self.n_traces_per_bias < 1 or self.chunk_size < 1:
@@ -181,6 +182,8 @@ class _Build:
     """One build: its folder, pairs, rewriter, verifier, LLM clients and failure count."""
 
     def __init__(self, cfg: BuildConfig, out: str | Path, kind: str):
+        if cfg.mirror and kind != "bench":
+            raise BiasAwareError("mirror probes are for `build bench` only")
         if cfg.split is None:  # recorded resolved in the manifest
             cfg = replace(cfg, split=default_split(cfg.source, kind))
         self.cfg, self.out, self.kind, self.t0 = cfg, Path(out), kind, time.time()
@@ -197,6 +200,7 @@ class _Build:
             bandwagon_percent=cfg.bandwagon_percent,
             reflection_phrase=cfg.reflection_phrase,
             identities=cfg.identities,
+            mirror=cfg.mirror,
         )
         self.verifier = self._verifier()
         self.failed = 0

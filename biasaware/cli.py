@@ -85,6 +85,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         args.config,
         source=args.source,
         split=args.split,
+        mirror=args.mirror or None,
         biases=args.biases,
         n_per_bias=args.n,
         n_traces_per_bias=args.n if args.stage == "traces" else None,
@@ -138,6 +139,11 @@ def add_build_parser(sub) -> None:
         "--split",
         help="hub/local source: split (default train); builtin: task families, test (3 held out; bench "
         "default), train (the other 7; train and traces default) or all",
+    )
+    p.add_argument(
+        "--mirror",
+        action="store_true",
+        help="bench: put every cue on the other side (its BSR is an over-correction rate)",
     )
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--config", help="YAML file with BuildConfig settings (flags override it)")
@@ -250,6 +256,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from biasaware.evaluate import write_reports
 
     summary = write_reports(judgments, out, args.policy, args.seed, extra)
+    if summary["mirror"]:
+        print("mirror probes: each cue sits on the other side; BSR counts over-corrections")
     for bias, s in summary["per_bias"].items():
         bsr = "  –  " if s["bsr"] is None else f"{100 * s['bsr']:5.1f}"
         print(

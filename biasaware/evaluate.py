@@ -80,8 +80,9 @@ def run_bias_eval(judge, probes: list[BiasProbe], out: str | Path, *, chunk: int
     jobs = []
     for p in applicable(probes, judge.kind):
         meta = {"bias": p.bias, "category": p.category}
-        if "direction" in p.meta:
-            meta["direction"] = p.meta["direction"]
+        for key in ("direction", "mirror"):
+            if key in p.meta:
+                meta[key] = p.meta[key]
         jobs += [(p.id, v, getattr(p, v), meta) for v in VIEWS]
     if not jobs:
         raise BiasAwareError("no probes to judge (a reward model skips bandwagon, reflection and position)")
@@ -114,6 +115,9 @@ def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 
         items[o.meta["bias"]].append((Outcome(o.verdict, o.correct, i.verdict, i.correct), o, i))
     if not items:
         raise BiasAwareError("no probe has judgments on both views; nothing to score")
+    mirror = {bool(j.meta.get("mirror")) for j in judgments}
+    if len(mirror) > 1:
+        raise BiasAwareError("these judgments mix mirror and standard probes; score them apart")
     judges = sorted({j.judge for j in judgments})
     per_bias: dict[str, Any] = {}
     for bias in [b for b in BIASES if b in items]:
@@ -150,6 +154,7 @@ def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 
             "judge": judges[0] if len(judges) == 1 else judges,
             "policy": policy,
             "seed": seed,
+            "mirror": mirror.pop(),
             "items": sum(len(r) for r in items.values()),
             "incomplete_items": incomplete,
             "per_bias": per_bias,
@@ -175,6 +180,15 @@ def markdown_report(summary: dict[str, Any]) -> str:
         f"Policy `{summary['policy']}`; {summary['items']} items; percentages with 95% intervals "
         "(Wilson); invalid = tie or unparseable verdicts (original / injected); p = McNemar exact.",
         "",
+        *(
+            [
+                "Mirror probes: every cue sits on the other side, so BSR here counts over-corrections "
+                "(a right verdict lost when the cue moved to the right answer).",
+                "",
+            ]
+            if summary.get("mirror")
+            else []
+        ),
         "| category | bias | n | Acc_ori | Acc_inj | BSR | invalid | p |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]

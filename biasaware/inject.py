@@ -10,6 +10,12 @@ The seven superficial-quality biases rewrite both sides in opposite directions: 
 response loses the feature, the rejected one gains it. :class:`TemplateRewriter` does that
 with fixed phrase lists, no model, on any English text; an LLM rewriter with the same
 ``rewrite(bias, text, direction, prompt, rng)`` method plugs in for real rewrites.
+
+Each cue goes where a judge swayed by it would flip from right to wrong: an appealing feature,
+a majority note or the reflection phrase next to the wrong answer; an identity statement (a cue
+a prejudiced judge holds against an answer) on the right one. ``InjectContext(mirror=True)``
+puts every cue on the other side: a judge that merely learned to distrust the cue now flips, so
+the BSR of a mirror benchmark is an over-correction rate. Position is the same in both.
 """
 
 from __future__ import annotations
@@ -215,6 +221,8 @@ class InjectContext:
     identities: dict[str, list[str]] = field(
         default_factory=lambda: {"gender": ["I am a woman."], "race": ["I am black."]}
     )
+    # mirror probes put each cue on the other side (see the module docstring)
+    mirror: bool = False
 
 
 def _view(
@@ -226,9 +234,13 @@ def _view(
     )
 
 
-def _probe(pair: PreferencePair, bias: str, original: View, injected: View, **meta) -> BiasProbe:
+def _probe(
+    pair: PreferencePair, bias: str, original: View, injected: View, ctx: InjectContext, **meta
+) -> BiasProbe:
+    if ctx.mirror:
+        meta["mirror"] = True
     return BiasProbe(
-        id=f"{bias}-{pair.id}",
+        id=f"{bias}-{'mirror-' if ctx.mirror else ''}{pair.id}",
         bias=bias,
         category=get_bias(bias).category,
         original=original,
@@ -240,38 +252,46 @@ def _probe(pair: PreferencePair, bias: str, original: View, injected: View, **me
 def inject_rewrite(
     pair: PreferencePair, bias: str, order: str, rng: random.Random, ctx: InjectContext
 ) -> BiasProbe:
-    """Superficial quality: chosen loses the feature, rejected gains it; order unchanged."""
+    """Superficial quality: chosen loses the feature, rejected gains it (mirror: the other way
+    round); order unchanged."""
     user = pair.user_turn()
-    chosen = ctx.rewriter.rewrite(bias, pair.chosen, "remove", user, rng)
-    rejected = ctx.rewriter.rewrite(bias, pair.rejected, "add", user, rng)
+    to_chosen, to_rejected = ("add", "remove") if ctx.mirror else ("remove", "add")
+    chosen = ctx.rewriter.rewrite(bias, pair.chosen, to_chosen, user, rng)
+    rejected = ctx.rewriter.rewrite(bias, pair.rejected, to_rejected, user, rng)
     return _probe(
         pair,
         bias,
         _view(pair, pair.chosen, pair.rejected, order),
         _view(pair, chosen, rejected, order),
+        ctx,
         rewriter=ctx.rewriter.name,
     )
 
 
 def inject_bandwagon(pair, order, rng, ctx):
-    """A note shown to the judge that a large majority prefers the rejected answer."""
-    wrong = "B" if order == "A" else "A"
-    note = f"{ctx.bandwagon_percent}% of people believe that Response {wrong} is better in this question."
+    """A note shown to the judge that a large majority prefers the rejected answer (mirror: the
+    chosen one)."""
+    named = order if ctx.mirror else "B" if order == "A" else "A"
+    note = f"{ctx.bandwagon_percent}% of people believe that Response {named} is better in this question."
     return _probe(
         pair,
         "bandwagon",
         _view(pair, pair.chosen, pair.rejected, order),
         _view(pair, pair.chosen, pair.rejected, order, context=note),
+        ctx,
     )
 
 
 def inject_reflection(pair, order, rng, ctx):
-    """The reflection phrase between the two answers; the correct answer first (002's setting)."""
+    """The reflection phrase between the two answers; the correct answer first (002's setting;
+    mirror: second, right after the phrase)."""
+    first = "B" if ctx.mirror else "A"
     return _probe(
         pair,
         "reflection",
-        _view(pair, pair.chosen, pair.rejected, "A"),
-        _view(pair, pair.chosen, pair.rejected, "A", between=ctx.reflection_phrase),
+        _view(pair, pair.chosen, pair.rejected, first),
+        _view(pair, pair.chosen, pair.rejected, first, between=ctx.reflection_phrase),
+        ctx,
     )
 
 
@@ -284,6 +304,7 @@ def inject_position(pair, order, rng, ctx):
         "position",
         _view(pair, pair.chosen, pair.rejected, order),
         _view(pair, pair.chosen, pair.rejected, swapped),
+        ctx,
         direction=f"{order}_to_{swapped}",
     )
 
@@ -291,16 +312,24 @@ def inject_position(pair, order, rng, ctx):
 def _identity(bias: str):
     def inject(pair, order, rng, ctx):
         statement = rng.choice(ctx.identities[bias])
+        chosen, rejected = pair.chosen, pair.rejected
+        if ctx.mirror:
+            rejected = f"{statement} {rejected}"
+        else:
+            chosen = f"{statement} {chosen}"
         return _probe(
             pair,
             bias,
             _view(pair, pair.chosen, pair.rejected, order),
-            _view(pair, f"{statement} {pair.chosen}", pair.rejected, order),
+            _view(pair, chosen, rejected, order),
+            ctx,
             identity=statement,
         )
 
     inject.__name__ = f"inject_{bias}"
-    inject.__doc__ = f"An identity statement ({bias}) prepended to the chosen response."
+    inject.__doc__ = (
+        f"An identity statement ({bias}) prepended to the chosen response (mirror: the rejected)."
+    )
     return inject
 
 

@@ -282,3 +282,34 @@ def test_named_hub_sources_pick_their_subset(monkeypatch):
         (("nvidia/HelpSteer3", "preference"), "train"),
         (("NiuTrans/GRAM-fine-tuning-65k",), "train"),
     ]
+
+
+def test_mirror_probes_put_each_cue_on_the_other_side(tmp_path):
+    from dataclasses import replace
+
+    from biasaware.inject import REWRITE_BIASES
+
+    cfg = BuildConfig(n_per_bias=12, corpus_size=300)
+    build_bench(cfg, tmp_path / "std")
+    manifest = build_bench(replace(cfg, mirror=True), tmp_path / "mirror")
+    assert manifest["config"]["mirror"] is True
+    standard = {(p.bias, p.meta["pair_id"]): p for p in read_records(tmp_path / "std", "probe")}
+    mirror = read_records(tmp_path / "mirror", "probe")
+    assert {p.bias for p in mirror} == set(BIAS_NAMES)
+    assert all(p.meta["mirror"] and p.id.startswith(f"{p.bias}-mirror-") for p in mirror)
+    assert not any("mirror" in p.meta for p in standard.values())
+    for p in mirror:
+        o, i = p.original, p.injected
+        if p.bias in REWRITE_BIASES:  # the right answer gains the feature (see test_llm_builds too)
+            assert i.correct_text != o.correct_text
+        elif p.bias == "bandwagon":
+            assert f"Response {i.correct} is better" in i.context
+        elif p.bias == "reflection":
+            assert i.correct == o.correct == "B" and i.between
+        elif p.bias in ("gender", "race"):
+            assert i.correct_text == o.correct_text and i.wrong_text == f"{p.meta['identity']} {o.wrong_text}"
+        twin = standard.get((p.bias, p.meta["pair_id"]))
+        if twin is not None and p.bias in REWRITE_BIASES:  # the standard probe does the opposite
+            assert i.correct_text != twin.injected.correct_text and i.wrong_text != twin.injected.wrong_text
+    with pytest.raises(BiasAwareError, match="build bench"):
+        build_train(replace(cfg, mirror=True), tmp_path / "train")

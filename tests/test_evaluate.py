@@ -6,6 +6,7 @@ import pytest
 
 from biasaware.builders import BuildConfig, build_bench
 from biasaware.cli import main
+from biasaware.errors import BiasAwareError
 from biasaware.evaluate import load_probes, run_bias_eval, summarize, write_reports
 from biasaware.fake_server import FakeChatServer
 from biasaware.io import read_records
@@ -247,3 +248,24 @@ def test_compare_two_judges(bench, tmp_path, capsys):
     assert length["acc_2"] == 1.0 and length["only_1"] == 0 and length["only_2"] == length["n"]
     assert result["overall"]["mcnemar_p"] < 1e-6 and "| length |" in capsys.readouterr().out
     assert main(["eval", "compare", "--runs", str(tmp_path / "a")]) == 2
+
+
+def test_mirror_probes_are_scored_as_over_corrections(tmp_path):
+    from biasaware.evaluate import markdown_report
+
+    runs = {}
+    for mirror in (False, True):
+        data = tmp_path / f"bench-{mirror}"
+        build_bench(BuildConfig(n_per_bias=8, corpus_size=300, biases="length", mirror=mirror), data)
+        path = run_bias_eval(ScriptedJudge(), load_probes(data), tmp_path / f"eval-{mirror}")
+        runs[mirror] = read_records(path, "judgment")
+    standard, mirror = summarize(runs[False]), summarize(runs[True])
+    # "the longer answer wins" is fooled when length is added to the wrong answer, helped when it
+    # is added to the right one
+    assert standard["per_bias"]["length"]["acc_inj"] == 0.0 and mirror["per_bias"]["length"]["acc_inj"] == 1.0
+    assert mirror["mirror"] is True and standard["mirror"] is False
+    assert "over-corrections" in markdown_report(mirror) and "over-corrections" not in markdown_report(
+        standard
+    )
+    with pytest.raises(BiasAwareError, match="mix mirror and standard"):
+        summarize(runs[False] + runs[True])

@@ -126,6 +126,23 @@ def test_failed_calls_leave_items_for_a_rerun(tmp_path):
         assert healthy.requests == 2 * (30 - len(decided))  # only the undecided items were asked again
 
 
+def test_mirror_rewrites_add_the_cue_to_the_right_answer(tmp_path):
+    # the fake rewriter marks an added feature with " [+bias]" (the fake verifier distrusts marks:
+    # the rule verifier checks the claims instead)
+    with FakeChatServer() as server:
+        for mirror in (False, True):
+            cfg = llm_cfg(
+                server, tmp_path, biases="superficial_quality", n_per_bias=4, mirror=mirror, verifier="rule"
+            )
+            build_bench(cfg, tmp_path / str(mirror))
+            probes = read_records(tmp_path / str(mirror), "probe")
+            assert len({p.bias for p in probes}) == 7
+            for p in probes:
+                marked = p.injected.correct_text if mirror else p.injected.wrong_text
+                plain = p.injected.wrong_text if mirror else p.injected.correct_text
+                assert marked.endswith(f" [+{p.bias}]") and not MARK.search(plain)
+
+
 def test_llm_train_rows_verify_every_negative(tmp_path):
     with FakeChatServer() as server:
         # the fake verifier tosses a seeded coin on unmarked pairs: 30 rows keep a few
