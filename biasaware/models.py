@@ -169,13 +169,19 @@ def load_model(name_or_path: str, kind: str = "causal", *, dtype=None, device: s
         raise BiasAwareError(
             f"loading models needs transformers and torch: pip install biasaware ({exc})"
         ) from None
+    import torch
+
     kwargs = {} if dtype is None else {"dtype": dtype}
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
-        if kind == "causal":
-            model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
-        else:
-            model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1, **kwargs)
+        # weights missing from the checkpoint (an untrained reward head) start the same every time,
+        # without touching the caller's random state
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            if kind == "causal":
+                model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+            else:
+                model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1, **kwargs)
     except (OSError, ValueError) as exc:
         where = "local folder" if Path(path).exists() else "hub name (is the hub reachable from here?)"
         raise BiasAwareError(

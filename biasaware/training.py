@@ -115,17 +115,21 @@ def sample_rows(rows: list, n: int | None, seed: int) -> list:
     return [rows[i] for i in keep]
 
 
-def load_for_training(model_args: Any, kind: str):
-    """``(model, tokenizer)`` for a recipe: built-in names resolve to their local folders."""
+def load_for_training(model_args: Any, kind: str, seed: int = 0):
+    """``(model, tokenizer)`` for a recipe: built-in names resolve to their local folders; weights
+    missing from the checkpoint (a new reward head) are drawn with ``seed`` (the training seed)."""
+    import torch
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 
     from biasaware.models import prepare_tokenizer, resolve_model_path
 
     path = resolve_model_path(model_args.model_name_or_path, kind)
     tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(path), kind)
-    if kind == "causal":
-        return AutoModelForCausalLM.from_pretrained(path, dtype=model_args.dtype), tokenizer
-    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1, dtype=model_args.dtype)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        if kind == "causal":
+            return AutoModelForCausalLM.from_pretrained(path, dtype=model_args.dtype), tokenizer
+        model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1, dtype=model_args.dtype)
     model.config.pad_token_id = tokenizer.pad_token_id
     return model, tokenizer
 

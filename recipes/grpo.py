@@ -43,7 +43,7 @@ class ScriptArguments:
 
 
 def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig):
-    model, tokenizer = load_for_training(model_args, "causal")
+    model, tokenizer = load_for_training(model_args, "causal", training_args.seed)
     rows = sample_rows(
         read_records(script_args.train_file, "train"), script_args.max_train_rows, training_args.seed
     )

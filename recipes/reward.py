@@ -57,7 +57,7 @@ def load_rows(path: str, limit: int | None = None, seed: int = 0) -> Dataset:
 
 
 def main(script_args: ScriptArguments, training_args: SetRewardConfig, model_args: ModelConfig):
-    model, tokenizer = load_for_training(model_args, "reward")
+    model, tokenizer = load_for_training(model_args, "reward", training_args.seed)
     model_args.lora_task_type = "SEQ_CLS"  # a reward head: LoRA keeps the head trainable
     trainer = SetRewardTrainer(
         model=model,

@@ -33,7 +33,7 @@ class ScriptArguments:
 
 
 def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: ModelConfig):
-    model, tokenizer = load_for_training(model_args, "causal")
+    model, tokenizer = load_for_training(model_args, "causal", training_args.seed)
     traces = sample_rows(
         read_records(script_args.train_file, "trace"), script_args.max_train_rows, training_args.seed
     )

@@ -39,6 +39,14 @@ def test_tiny_reward_model_scores_one_scalar(tiny_models):
 def test_causal_checkpoint_loads_as_reward_with_fresh_head(tiny_models):
     model, _ = load_model(str(tiny_models["causal"]), "reward")
     assert model.config.num_labels == 1 and model.config.pad_token_id is not None
+    # the fresh head is the same on every load (an untrained reward model gives the same numbers
+    # every run) and loading leaves the caller's random state alone
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    again, _ = load_model(str(tiny_models["causal"]), "reward")
+    assert torch.equal(torch.rand(3), expected)
+    assert torch.equal(model.score.weight, again.score.weight)
 
 
 def test_tiny_build_is_seeded(tmp_path):

@@ -224,3 +224,13 @@ def test_max_train_rows_is_a_seeded_sample_across_the_file():
     assert {r[0] for r in picked} == set("abcdef")  # not just the first biases in the file
     assert picked == [r for r in rows if r in set(picked)]  # file order kept
     assert sample_rows(rows, None, 0) == rows and sample_rows(rows, 500, 0) == rows
+
+
+def test_a_new_reward_head_is_drawn_with_the_training_seed(tiny_models):
+    from types import SimpleNamespace
+
+    from biasaware.training import load_for_training
+
+    args = SimpleNamespace(model_name_or_path=str(tiny_models["causal"]), dtype=None)
+    heads = [load_for_training(args, "reward", seed)[0].score.weight for seed in (0, 0, 1)]
+    assert torch.equal(heads[0], heads[1]) and not torch.equal(heads[0], heads[2])
