@@ -13,7 +13,7 @@ the evaluation summary when ``eval_summary`` points to one (``biasaware eval`` o
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +100,21 @@ class ModelCardCallback(TrainerCallback):
     def on_train_end(self, args, state, control, **kwargs):
         if state.is_world_process_zero:
             self.write(Path(args.output_dir), args, state.global_step)
+
+
+@dataclass
+class DataArguments:
+    """The script arguments every recipe takes (TrlParser reads them from the config and flags)."""
+
+    train_file: str = field(
+        default="runs/quickstart/train/train.jsonl", metadata={"help": "training rows (JSONL)"}
+    )
+    max_train_rows: int | None = field(
+        default=None, metadata={"help": "a seeded sample of N rows (the training seed)"}
+    )
+    eval_summary: str | None = field(
+        default=None, metadata={"help": "an eval summary.json for the model card"}
+    )
 
 
 def sample_rows(rows: list, n: int | None, seed: int) -> list:

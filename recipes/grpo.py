@@ -20,20 +20,11 @@ from trl import GRPOConfig, GRPOTrainer, ModelConfig, TrlParser, get_peft_config
 from biasaware.io import read_records
 from biasaware.judge_data import grpo_rows
 from biasaware.rewards import get_reward_funcs
-from biasaware.training import card_callbacks, load_for_training, sample_rows, train_and_save
+from biasaware.training import DataArguments, card_callbacks, load_for_training, sample_rows, train_and_save
 
 
 @dataclass
-class ScriptArguments:
-    train_file: str = field(
-        default="runs/quickstart/train/train.jsonl", metadata={"help": "training rows (JSONL)"}
-    )
-    max_train_rows: int | None = field(
-        default=None, metadata={"help": "a seeded sample of N rows (the training seed)"}
-    )
-    eval_summary: str | None = field(
-        default=None, metadata={"help": "an eval summary.json for the model card"}
-    )
+class ScriptArguments(DataArguments):
     bias_ratio: str = field(default="4:4", metadata={"help": "bias-aware pairs : original pairs, e.g. 1:4"})
     both_orders: bool = field(default=False, metadata={"help": "each pair in both answer orders"})
     rewards: list[str] = field(

@@ -20,24 +20,15 @@ from trl import ModelConfig, TrlParser, get_peft_config
 from biasaware.io import read_records
 from biasaware.judge_data import add_offtopic_negatives
 from biasaware.reward_trainer import SetRewardConfig, SetRewardTrainer
-from biasaware.training import card_callbacks, load_for_training, sample_rows, train_and_save
+from biasaware.training import DataArguments, card_callbacks, load_for_training, sample_rows, train_and_save
 
 
 @dataclass
-class ScriptArguments:
-    train_file: str = field(
-        default="runs/quickstart/train/train.jsonl", metadata={"help": "training rows (JSONL)"}
-    )
+class ScriptArguments(DataArguments):
     eval_file: str | None = field(default=None, metadata={"help": "held-out training rows (JSONL)"})
-    max_train_rows: int | None = field(
-        default=None, metadata={"help": "a seeded sample of N rows (the training seed)"}
-    )
     offtopic_negatives: int = field(
         default=0,
         metadata={"help": "OffsetBias-style baseline: add N chosen responses of other prompts as negatives"},
-    )
-    eval_summary: str | None = field(
-        default=None, metadata={"help": "an eval summary.json for the model card"}
     )
 
 

@@ -16,19 +16,13 @@ from trl import ModelConfig, SFTConfig, SFTTrainer, TrlParser, get_peft_config
 
 from biasaware.io import read_records
 from biasaware.judge_data import sft_rows
-from biasaware.training import card_callbacks, load_for_training, sample_rows, train_and_save
+from biasaware.training import DataArguments, card_callbacks, load_for_training, sample_rows, train_and_save
 
 
 @dataclass
-class ScriptArguments:
+class ScriptArguments(DataArguments):
     train_file: str = field(
         default="runs/quickstart/traces/traces.jsonl", metadata={"help": "teacher traces (JSONL)"}
-    )
-    max_train_rows: int | None = field(
-        default=None, metadata={"help": "a seeded sample of N traces (the training seed)"}
-    )
-    eval_summary: str | None = field(
-        default=None, metadata={"help": "an eval summary.json for the model card"}
     )
 
 
