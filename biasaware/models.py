@@ -157,10 +157,13 @@ def prepare_tokenizer(tokenizer, kind: str):
     return tokenizer
 
 
-def load_model(name_or_path: str, kind: str = "causal", *, dtype=None, device: str | None = None):
+def load_model(
+    name_or_path: str, kind: str = "causal", *, dtype=None, device: str | None = None, seed: int = 0
+):
     """Load ``(model, tokenizer)`` as a causal judge or a one-label reward model.
 
-    ``dtype`` is passed to ``from_pretrained`` (default: the checkpoint's, float32 on CPU).
+    ``dtype`` is passed to ``from_pretrained`` (default: the checkpoint's, float32 on CPU); weights
+    missing from the checkpoint (an untrained reward head) are drawn with ``seed``.
     """
     path = resolve_model_path(name_or_path, kind)
     try:
@@ -174,10 +177,8 @@ def load_model(name_or_path: str, kind: str = "causal", *, dtype=None, device: s
     kwargs = {} if dtype is None else {"dtype": dtype}
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
-        # weights missing from the checkpoint (an untrained reward head) start the same every time,
-        # without touching the caller's random state
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(0)
+        with torch.random.fork_rng(devices=[]):  # the caller's random state stays as it was
+            torch.manual_seed(seed)
             if kind == "causal":
                 model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
             else:

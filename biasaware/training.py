@@ -131,22 +131,11 @@ def sample_rows(rows: list, n: int | None, seed: int) -> list:
 
 
 def load_for_training(model_args: Any, kind: str, seed: int = 0):
-    """``(model, tokenizer)`` for a recipe: built-in names resolve to their local folders; weights
-    missing from the checkpoint (a new reward head) are drawn with ``seed`` (the training seed)."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
+    """``(model, tokenizer)`` for a recipe (:func:`biasaware.models.load_model`); weights missing
+    from the checkpoint (a new reward head) are drawn with ``seed``, the training seed."""
+    from biasaware.models import load_model
 
-    from biasaware.models import prepare_tokenizer, resolve_model_path
-
-    path = resolve_model_path(model_args.model_name_or_path, kind)
-    tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(path), kind)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        if kind == "causal":
-            return AutoModelForCausalLM.from_pretrained(path, dtype=model_args.dtype), tokenizer
-        model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1, dtype=model_args.dtype)
-    model.config.pad_token_id = tokenizer.pad_token_id
-    return model, tokenizer
+    return load_model(model_args.model_name_or_path, kind, dtype=model_args.dtype, seed=seed)
 
 
 def card_callbacks(recipe: str, model_args: Any, script_args: Any) -> list[ModelCardCallback]:
