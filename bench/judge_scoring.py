@@ -23,8 +23,7 @@ import torch
 
 from biasaware.builders import BuildConfig, build_bench
 from biasaware.evaluate import load_probes
-from biasaware.judges import DirectVerdictJudge, GenerativeJudge, RewardModelJudge
-from biasaware.llm import LLMSpec
+from biasaware.judges import JudgeSpec, load_judge
 
 
 def clock(fns: dict, repeat: int = 3) -> dict[str, float]:
@@ -63,7 +62,7 @@ def main() -> None:
     ]
     views = views[: args.views]
 
-    rm = RewardModelJudge(args.rm, batch_size=args.batch_size)
+    rm = load_judge(JudgeSpec(name=args.rm, mode="reward", batch_size=args.batch_size, device="cpu"))
     texts = list(
         dict.fromkeys(
             t for v in views for t in (rm.texts(v.prompt, v.response_a), rm.texts(v.prompt, v.response_b))
@@ -76,7 +75,7 @@ def main() -> None:
                 enc = rm.tokenizer(
                     rm.texts(v.prompt, response),
                     truncation=True,
-                    max_length=rm.max_length,
+                    max_length=rm.limit,
                     return_tensors="pt",
                 )
                 with torch.no_grad():
@@ -84,7 +83,7 @@ def main() -> None:
 
     def loop():  # the same, over the distinct texts only, rendered beforehand
         for t in texts:
-            enc = rm.tokenizer(t, truncation=True, max_length=rm.max_length, return_tensors="pt")
+            enc = rm.tokenizer(t, truncation=True, max_length=rm.limit, return_tensors="pt")
             with torch.no_grad():
                 rm.model(**enc)
 
@@ -94,7 +93,7 @@ def main() -> None:
             order[i : i + args.batch_size],
             padding=True,
             truncation=True,
-            max_length=rm.max_length,
+            max_length=rm.limit,
             return_tensors="pt",
         )
         for i in range(0, len(order), args.batch_size)
@@ -117,16 +116,18 @@ def main() -> None:
     print(f"  overhead vs bare forward: {100 * (t_path / t_bare - 1):+.1f}% (goal <= 15%)")
 
     gen_views = views[: args.gen_views]
-    direct = DirectVerdictJudge(args.judge, batch_size=args.gen_batch_size)
-    spec = LLMSpec(
-        backend="transformers",
-        model=args.judge,
+    direct = load_judge(
+        JudgeSpec(name=args.judge, mode="direct", batch_size=args.gen_batch_size, device="cpu")
+    )
+    cache = tempfile.mkdtemp(prefix="bench-cache-")  # a fresh reply cache: every generation is real
+    spec = JudgeSpec(
+        name=args.judge,
         max_tokens=args.gen_tokens,
         batch_size=args.gen_batch_size,
-        cache=False,
-        progress=False,
+        device="cpu",
+        cache_dir=cache,
     )
-    gen = GenerativeJudge(spec)
+    gen = load_judge(spec)
     _ = gen.client.backend  # load the model outside the timing
     direct.judge(gen_views[:1])  # first-call allocations outside the timing
     t = clock({"direct": lambda: direct.judge(gen_views), "gen": lambda: gen.judge(gen_views)}, repeat=1)

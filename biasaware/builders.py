@@ -272,15 +272,22 @@ class _Build:
     ) -> dict[str, dict]:
         """Run ``step`` over the undecided items chunk by chunk; ``step`` returns a record to log
         per item (or ``None``: undecided, retried by a rerun). Returns every decided record by key."""
+        from biasaware.progress import progress_bar
+
         with JsonlAppender(self.out / ".work" / f"{work}.jsonl") as log_file:
             done = {r["key"] for r in log_file.existing()}
             pending = [it for it in items if key(it) not in done]
+            bar = progress_bar(
+                len(items), desc=f"{self.kind} {work}", unit="item", initial=len(items) - len(pending)
+            )
             for chunk in _chunks(pending, self.cfg.chunk_size):
                 for item, record in zip(chunk, step(chunk), strict=True):
                     if record is None:
                         self.failed += 1
                     else:
                         log_file.append({"key": key(item), **record})
+                bar.update(len(chunk))
+            bar.close()
             return {r["key"]: r for r in log_file.existing()}
 
     def probes(self, bias: str, n: int, namespace: str = "") -> tuple[dict[str, Any], list]:

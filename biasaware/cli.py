@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
-import time
 from pathlib import Path
 
 from biasaware import __version__
@@ -19,9 +19,9 @@ log = logging.getLogger("biasaware")
 
 EPILOG = """pipeline:
   biasaware build bench|train|traces   data builders: inject the 12 biases, filter, write records
-  biasaware train sft|grpo|reward      training recipes (thin wrappers over TRL)
-  biasaware eval bias|general|scoring  evaluation: Acc_ori, Acc_inj, BSR, general benchmarks
-a stage missing from the command list above is not built yet (see README.md).
+  accelerate launch recipes/{sft,grpo,reward}.py --config ...   training (thin TRL scripts)
+  biasaware eval bias|general|compare  evaluation: Acc_ori, Acc_inj, BSR, general benchmarks
+multi-GPU evaluation: torchrun --nproc_per_node N -m biasaware.cli eval bias ... (see README.md)
 """
 
 
@@ -29,7 +29,7 @@ def _quiet_libraries(verbose: bool) -> None:
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
-    logging.getLogger("biasaware").setLevel(logging.INFO)
+    logging.getLogger("biasaware").setLevel(logging.INFO if verbose else logging.WARNING)
     if not verbose:
         try:
             import transformers
@@ -60,6 +60,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------ models
 def cmd_models(args: argparse.Namespace) -> int:
+    from biasaware.devices import describe, resolve
     from biasaware.models import BUILTIN_MODELS, load_model
 
     if args.action == "list":
@@ -67,13 +68,17 @@ def cmd_models(args: argparse.Namespace) -> int:
             print(f"{m.name:24s} kinds: {','.join(m.kinds):14s} {m.about}")
         return 0
     names = args.names or list(BUILTIN_MODELS)
+    device, dtype = resolve(args.device, args.dtype)
+    where = describe(device, dtype)
     for name in names:
         if name not in BUILTIN_MODELS:
             raise BiasAwareError(f"unknown built-in model {name!r}; built-ins: {', '.join(BUILTIN_MODELS)}")
         kind = BUILTIN_MODELS[name].kinds[0]
-        model, _ = load_model(name, kind)
+        model, _ = load_model(name, kind, dtype=dtype, device=device)
         n = sum(p.numel() for p in model.parameters())
-        print(f"{name}: ready as {kind} model ({n / 1e6:.1f}M parameters)")
+        print(
+            f"{name}: ready as {kind} model ({n / 1e6:.1f}M parameters) on {where['device']} in {where['dtype']}"
+        )
     return 0
 
 
@@ -99,6 +104,8 @@ def cmd_build(args: argparse.Namespace) -> int:
             "model": args.llm_model,
             "base_url": args.llm_base_url,
             "concurrency": args.concurrency,
+            "device": args.device,
+            "dtype": args.dtype,
         },
     )
     build = {"bench": build_bench, "train": build_train, "traces": build_traces}[args.stage]
@@ -164,29 +171,36 @@ def add_build_parser(sub) -> None:
     p.add_argument("--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
     p.add_argument("--concurrency", type=int, help="LLM calls in flight (default 16)")
     p.add_argument("--seed", type=int, help="seed (default 0)")
+    p.add_argument("--device", help="transformers backend: auto (default), cpu, cuda, cuda:N or mps")
+    p.add_argument(
+        "--dtype",
+        choices=["auto", "float32", "bfloat16", "float16"],
+        help="transformers backend: weights' dtype (default auto)",
+    )
     p.set_defaults(func=cmd_build)
 
 
 # -------------------------------------------------------------------------------------------- eval
-def make_judge(args: argparse.Namespace):
-    from biasaware.judges import DirectVerdictJudge, GenerativeJudge, RewardModelJudge
-    from biasaware.llm import LLMSpec
+def judge_spec(args: argparse.Namespace):
+    """The :class:`~biasaware.judges.JudgeSpec` the eval flags describe (bad values: exit 2)."""
+    from biasaware.judges import JudgeSpec
 
-    if args.mode == "reward":
-        return RewardModelJudge(args.judge, batch_size=args.batch_size)
-    if args.mode == "direct":
-        return DirectVerdictJudge(args.judge, batch_size=args.batch_size)
-    spec = LLMSpec(
+    return JudgeSpec.create(
+        name=args.judge,
+        mode=args.mode,
         backend=args.backend,
-        model=args.judge,
-        base_url=args.base_url,
-        temperature=args.temperature,
-        max_tokens=args.max_tokens,
-        seed=args.seed if args.temperature > 0 else None,
+        template=args.template,
+        device=args.device,
+        dtype=args.dtype,
         batch_size=args.batch_size,
+        max_batch_tokens=args.max_batch_tokens,
+        max_length=args.max_length,
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        seed=args.seed if args.temperature > 0 else None,
+        base_url=args.base_url,
         concurrency=args.concurrency,
     )
-    return GenerativeJudge(spec, args.template)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -215,83 +229,59 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return cmd_compare(args)
     if not args.out:
         raise BiasAwareError(f"eval {args.stage} needs --out")
-    out = Path(args.out)
-    judgments = out / "judgments.jsonl"
-    extra: dict = {}
-    if args.rescore:
-        if not judgments.exists():
-            raise BiasAwareError(f"--rescore needs {judgments} from an earlier run")
-    else:
-        from biasaware.prompts import get_template
-
-        target = args.data if args.stage == "bias" else args.benchmark
+    target = args.data if args.stage == "bias" else args.benchmark
+    spec = None
+    if not args.rescore:
         if not args.judge or not target:
             flag = "--data" if args.stage == "bias" else "--benchmark"
             raise BiasAwareError(
                 f"eval {args.stage} needs --judge and {flag} (or --rescore with an earlier --out)"
             )
-        get_template(args.template)  # a typo fails before any data or model is loaded
-        items = _eval_items(args)
-        judge = make_judge(args)
-        t0 = time.time()
-        if args.stage == "bias":
-            from biasaware.evaluate import run_bias_eval
-
-            run_bias_eval(judge, items, out)
-        else:
-            from biasaware.general import run_general_eval
-
-            run_general_eval(judge, items, out)
-        extra = {
-            "run": {
-                "judge": args.judge,
-                "mode": args.mode,
-                "data": str(target),
-                "seconds": round(time.time() - t0, 2),
-                **judge.summary(),
-            }
-        }
+        spec = judge_spec(args)  # a typo in a setting fails before any data or model is loaded
+    out = Path(args.out)
     if args.stage == "general":
-        return _report_general(args, judgments, out, extra)
-    from biasaware.evaluate import write_reports
+        from biasaware.general import evaluate_general
 
-    summary = write_reports(judgments, out, args.policy, args.seed, extra)
-    if summary["mirror"]:
-        print("mirror probes: each cue sits on the other side; BSR counts over-corrections")
-    for bias, s in summary["per_bias"].items():
-        bsr = "  –  " if s["bsr"] is None else f"{100 * s['bsr']:5.1f}"
-        print(
-            f"{bias:14s} n {s['n']:4d}  Acc_ori {100 * s['acc_ori']:5.1f}  Acc_inj {100 * s['acc_inj']:5.1f}  "
-            f"BSR {bsr}  invalid {s['invalid_ori']}/{s['invalid_inj']}"
+        summary = evaluate_general(
+            spec, args.benchmark, out, split=args.split, limit=args.limit, rescore=args.rescore
         )
-    micro = summary["overall"]["micro"]
-    print(f"overall (pooled): Acc_ori {100 * micro['acc_ori']:.1f}  Acc_inj {100 * micro['acc_inj']:.1f}")
-    print(f"wrote {out}/summary.json, report.md, bsr.png, accuracy.png")
+        if summary is not None:  # process 0 of a multi-process launch reports
+            print((out / "report.md").read_text())
+            print(f"wrote {out}/summary.json, report.md ({summary['items']} pairs)")
+        return 0
+    from biasaware.evaluate import console_summary, evaluate_bias
+    from biasaware.taxonomy import parse_bias_list
+
+    summary = evaluate_bias(
+        spec,
+        args.data,
+        out,
+        biases=parse_bias_list(args.biases) if args.biases else None,
+        limit=args.limit,
+        policy=args.policy,
+        seed=args.seed,
+        rescore=args.rescore,
+    )
+    if summary is not None:
+        print(console_summary(summary))
+        print(f"wrote {out}/summary.json, report.md, bsr.png, accuracy.png")
     return 0
 
 
-def _eval_items(args: argparse.Namespace) -> list:
-    if args.stage == "bias":
-        from biasaware.evaluate import load_probes
-        from biasaware.taxonomy import parse_bias_list
+def add_device_arguments(p) -> None:
+    from biasaware.devices import DEVICES, DTYPES
 
-        return load_probes(args.data, parse_bias_list(args.biases) if args.biases else None, args.limit)
-    from biasaware.benchmarks import load_benchmark
-
-    pairs = load_benchmark(args.benchmark, args.split)
-    return pairs[: args.limit] if args.limit else pairs
-
-
-def _report_general(args: argparse.Namespace, judgments: Path, out: Path, extra: dict) -> int:
-    import json
-
-    from biasaware.general import write_general_reports
-
-    name = args.benchmark or json.loads((out / "summary.json").read_text()).get("benchmark", "benchmark")
-    summary = write_general_reports(judgments, out, str(name), extra)
-    print((out / "report.md").read_text())
-    print(f"wrote {out}/summary.json, report.md ({summary['items']} pairs)")
-    return 0
+    p.add_argument(
+        "--device",
+        default="auto",
+        help=f"where models run: {', '.join(DEVICES)} (default auto: the GPU when there is one)",
+    )
+    p.add_argument(
+        "--dtype",
+        default="auto",
+        choices=DTYPES,
+        help="model weights' dtype (default auto: bfloat16 on a GPU that supports it, float32 on the CPU)",
+    )
 
 
 def add_eval_parser(sub) -> None:
@@ -330,13 +320,38 @@ def add_eval_parser(sub) -> None:
     p.add_argument(
         "--template", default="default", help="judge prompt format (generate mode; default: default)"
     )
-    p.add_argument("--backend", default="transformers", choices=["transformers", "openai", "vllm"])
+    p.add_argument(
+        "--backend",
+        default="transformers",
+        choices=["transformers", "openai", "vllm"],
+        help="generate mode: local transformers (default), in-process vLLM, or an OpenAI-compatible endpoint",
+    )
     p.add_argument("--base-url", help="OpenAI-compatible endpoint (backend openai)")
     p.add_argument("--max-tokens", type=int, default=512, help="generation budget per verdict (default 512)")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
-    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument(
+        "--batch-size", type=int, default=8, help="views per forward or generate batch (default 8)"
+    )
+    p.add_argument(
+        "--max-batch-tokens",
+        type=int,
+        default=32768,
+        help="direct and reward modes: at most this many padded tokens per batch (default 32768)",
+    )
+    p.add_argument(
+        "--max-length",
+        type=int,
+        help="context limit in tokens (default: the model's); a longer view is not judged and is counted",
+    )
+    add_device_arguments(p)
     p.add_argument("--concurrency", type=int, default=16, help="calls in flight (backend openai)")
-    p.add_argument("--policy", default="symmetric", choices=["symmetric", "judgebiasbench"])
+    p.add_argument(
+        "--policy",
+        default="symmetric",
+        choices=["symmetric", "judgebiasbench"],
+        help="symmetric (default): a tie or invalid verdict is wrong on either view; judgebiasbench: an "
+        "injected tie/invalid is not a flip",
+    )
     p.add_argument("--biases", help="'all' (default), a category, or a comma list")
     p.add_argument("--limit", type=int, help="bias: at most N probes per bias; general: the first N pairs")
     p.add_argument("--seed", type=int, default=0, help="bootstrap and sampling seed (default 0)")
@@ -348,7 +363,7 @@ def add_eval_parser(sub) -> None:
 def cmd_quickstart(args: argparse.Namespace) -> int:
     from biasaware.quickstart import run_quickstart
 
-    run_quickstart(Path(args.out), seed=args.seed)
+    run_quickstart(Path(args.out), seed=args.seed, device=args.device, dtype=args.dtype)
     return 0
 
 
@@ -364,6 +379,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"biasaware {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="show library logs and progress bars")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for user errors")
+    parser.add_argument(
+        "--progress",
+        choices=["auto", "on", "off"],
+        help="progress bars: auto (default: on a terminal only), on (in logs too), off",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser(
@@ -389,11 +409,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("models", help="list or prepare the built-in offline models")
     p.add_argument("action", choices=["list", "prepare"])
     p.add_argument("names", nargs="*", help="built-in names to prepare (default: all)")
+    add_device_arguments(p)
     p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("quickstart", help="run the whole pipeline on the built-in defaults")
     p.add_argument("--out", default="runs/quickstart", help="output folder (default: runs/quickstart)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of every stage (default 0)")
+    add_device_arguments(p)
     p.set_defaults(func=cmd_quickstart)
     return parser
 
@@ -405,6 +427,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     _quiet_libraries(args.verbose)
+    if args.progress:
+        os.environ["BIASAWARE_PROGRESS"] = args.progress  # read by every bar, in launched processes too
     try:
         return args.func(args)
     except BiasAwareError as exc:

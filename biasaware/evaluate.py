@@ -16,19 +16,25 @@ position live in a judge's prompt, which a reward model does not see).
 
 from __future__ import annotations
 
+import json
+import logging
 import math
+import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from biasaware import __version__
 from biasaware.errors import BiasAwareError
-from biasaware.io import JsonlAppender, read_records, write_json
+from biasaware.io import JsonlAppender, read_records, write_json, write_jsonl
 from biasaware.metrics import Outcome, bias_summary, macro_micro, position_summary
 from biasaware.records import BiasProbe, Judgment, View
 from biasaware.taxonomy import BIASES, CATEGORIES
 
+log = logging.getLogger(__name__)
+
 VIEWS = ("original", "injected")
+SHARDS = ".shards"  # per-process judgment files of a multi-process run, merged by process 0
 
 
 def applicable(probes: list[BiasProbe], kind: str) -> list[BiasProbe]:
@@ -37,25 +43,67 @@ def applicable(probes: list[BiasProbe], kind: str) -> list[BiasProbe]:
     return [p for p in probes if BIASES[p.bias].applies_to_reward_model]
 
 
-def judge_into(judge, jobs: list[tuple[str, str, View, dict]], path: Path, *, chunk: int = 64) -> Path:
+def _read_lines(path: Path) -> list[dict]:
+    """Whole JSON lines of a judgments file (a torn last line, from a killed writer, is left out)."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    return [
+        json.loads(line)
+        for line in data[: data.rfind(b"\n") + 1].decode("utf-8").splitlines()
+        if line.strip()
+    ]
+
+
+def _shards(path: Path) -> list[Path]:
+    return sorted((path.parent / SHARDS).glob(f"{path.stem}.rank*.jsonl"))
+
+
+def judge_into(
+    judge, jobs: list[tuple[str, str, View, dict]], path: Path, *, chunk: int | None = None, ranks=None
+) -> Path:
     """Judge ``(item id, view name, view, meta)`` jobs into a judgments JSONL, skipping those already
     there (resume); chunk by chunk so a kill loses at most one chunk. Calls that failed after their
-    retries leave their views unjudged and raise at the end (a rerun judges only those)."""
-    failed = 0
-    with JsonlAppender(path) as log:
-        existing = log.existing()
-        if any(r["judge"] != judge.name for r in existing):
+    retries leave their views unjudged and raise at the end (a rerun judges only those).
+
+    Several processes (``torchrun`` / ``accelerate launch``, see :func:`biasaware.devices.ranks`)
+    share the work: the jobs are cut into the same chunks whatever the number of processes, and
+    process r judges chunks r, r + N, ... into its own resumable shard (``.shards/`` beside
+    ``path``). Process 0 then merges every shard into ``path`` in job order, so the file equals
+    a single-process run's (the same chunks give the same batches, hence the same numbers). A
+    single process ends with the same merge, which also puts a resumed run's lines in job order.
+    """
+    from biasaware.devices import ranks as current_ranks
+    from biasaware.judges import judge_chunks
+    from biasaware.progress import progress_bar
+
+    r = ranks or current_ranks()
+    size = chunk or getattr(judge, "chunk_views", 64)
+    path = Path(path)
+    own = path if r.world == 1 else path.parent / SHARDS / f"{path.stem}.rank{r.rank}-of-{r.world}.jsonl"
+    earlier = [row for p in {path, *_shards(path)} - {own} for row in _read_lines(p)]
+    failed = judged = 0
+    t0 = time.time()
+    with JsonlAppender(own) as out:
+        existing = earlier + out.existing()
+        if any(row["judge"] != judge.name for row in existing):
             raise BiasAwareError(f"{path} holds judgments of another judge; use a new --out")
-        done = {(r["probe_id"], r["view"]) for r in existing}
-        pending = [j for j in jobs if (j[0], j[1]) not in done]
-        for i in range(0, len(pending), chunk):
-            part = pending[i : i + chunk]
-            for (item_id, view_name, view, meta), o in zip(
-                part, judge.judge([j[2] for j in part]), strict=True
-            ):
+        done = {(row["probe_id"], row["view"]) for row in existing}
+        chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)][r.rank :: r.world]
+        todo = [c for c in ([j for j in c if (j[0], j[1]) not in done] for c in chunks) if c]
+        desc = f"judge {Path(judge.name).name}" + (f" (rank 0 of {r.world})" if r.world > 1 else "")
+        log.info(
+            "%s: %d views to judge (%d already in %s), chunks of %d, process %d of %d",
+            judge.name, sum(map(len, todo)), len(done), path, size, r.rank, r.world,
+        )  # fmt: skip
+        bar = progress_bar(sum(map(len, todo)), desc=desc, unit="view", enabled=r.main)
+        for part, outputs in zip(todo, judge_chunks(judge, [[j[2] for j in c] for c in todo]), strict=True):
+            for (item_id, view_name, view, meta), o in zip(part, outputs, strict=True):
                 if o is None:
                     failed += 1
                     continue
+                if o.overlong:
+                    meta = {**meta, "overlong": {"tokens": o.overlong[0], "limit": o.overlong[1]}}
                 judgment = Judgment(
                     probe_id=item_id,
                     view=view_name,
@@ -66,7 +114,18 @@ def judge_into(judge, jobs: list[tuple[str, str, View, dict]], path: Path, *, ch
                     correct=view.correct,
                     meta=meta,
                 )
-                log.append(judgment.to_dict())
+                out.append(judgment.to_dict())
+                judged += 1
+            bar.update(len(part))
+        bar.close()
+    seconds = time.time() - t0
+    if r.main:
+        rate = f" ({judged / seconds:.1f} views/s)" if judged and seconds > 0 else ""
+        print(f"[judge] {Path(judge.name).name}: {judged} views judged in {seconds:.1f}s{rate}"
+              + (f" on rank 0 of {r.world}" if r.world > 1 else ""), flush=True)  # fmt: skip
+    r.barrier()
+    if r.main:
+        _merge(jobs, path)
     if failed:
         raise BiasAwareError(
             f"{failed} view(s) are unjudged because calls failed after all retries; the rest are saved "
@@ -75,7 +134,25 @@ def judge_into(judge, jobs: list[tuple[str, str, View, dict]], path: Path, *, ch
     return path
 
 
-def run_bias_eval(judge, probes: list[BiasProbe], out: str | Path, *, chunk: int = 64) -> Path:
+def _merge(jobs: list[tuple[str, str, View, dict]], path: Path) -> None:
+    """Every judgment of ``path`` and its shards, once each, in job order (others after, as found)."""
+    shards = _shards(path)
+    rows: dict[tuple[str, str], dict] = {}
+    for p in [path, *shards]:
+        for row in _read_lines(p):
+            rows.setdefault((row["probe_id"], row["view"]), row)
+    order = {(j[0], j[1]): i for i, j in enumerate(jobs)}
+    ranked = sorted(rows.items(), key=lambda kv: (order.get(kv[0], len(order)),))
+    write_jsonl(path, [row for _, row in ranked])
+    for p in shards:
+        p.unlink()
+    if shards and not any((path.parent / SHARDS).iterdir()):
+        (path.parent / SHARDS).rmdir()
+
+
+def run_bias_eval(
+    judge, probes: list[BiasProbe], out: str | Path, *, chunk: int | None = None, ranks=None
+) -> Path:
     """Judge both views of every probe into ``out/judgments.jsonl`` (resumable); return its path."""
     jobs = []
     for p in applicable(probes, judge.kind):
@@ -86,7 +163,7 @@ def run_bias_eval(judge, probes: list[BiasProbe], out: str | Path, *, chunk: int
         jobs += [(p.id, v, getattr(p, v), meta) for v in VIEWS]
     if not jobs:
         raise BiasAwareError("no probes to judge (a reward model skips bandwagon, reflection and position)")
-    return judge_into(judge, jobs, Path(out) / "judgments.jsonl", chunk=chunk)
+    return judge_into(judge, jobs, Path(out) / "judgments.jsonl", chunk=chunk, ranks=ranks)
 
 
 def _clean(value: Any) -> Any:
@@ -139,6 +216,7 @@ def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 
             s["margin_ori"] = sum(margins["original"]) / len(rows)
             s["margin_inj"] = sum(margins["injected"]) / len(rows)
             s["margin_shift"] = s["margin_inj"] - s["margin_ori"]
+        s["overlong"] = sum(bool(j.meta.get("overlong")) for r in rows for j in r[1:])
         per_bias[bias] = s
     per_category = {}
     for cat in CATEGORIES:
@@ -157,6 +235,7 @@ def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 
             "mirror": mirror.pop(),
             "items": sum(len(r) for r in items.values()),
             "incomplete_items": incomplete,
+            "overlong_views": sum(s["overlong"] for s in per_bias.values()),
             "per_bias": per_bias,
             "per_category": per_category,
             "overall": overall,
@@ -212,6 +291,14 @@ def markdown_report(summary: dict[str, Any]) -> str:
         f"{_pct(micro['bsr'])}{_ci(micro['bsr_ci'])} | {micro['invalid_ori']}/{micro['invalid_inj']} | "
         f"{micro['mcnemar_p']:.3g} |"
     )
+    if summary.get("overlong_views"):
+        lines += [
+            "",
+            f"{summary['overlong_views']} view(s) did not fit the judge's context and were not judged "
+            "(verdict `invalid`, counted as wrong): "
+            + ", ".join(f"{b} {s['overlong']}" for b, s in summary["per_bias"].items() if s.get("overlong"))
+            + ".",
+        ]
     pos = summary["per_bias"].get("position", {}).get("position")
     if pos:
         lines += [
@@ -351,3 +438,89 @@ def compare_judges(first: list[Judgment], second: list[Judgment], view: str = "i
             "overall": test(shared),
         }
     )
+
+
+def start_judge(spec) -> Any:
+    """``load_judge(spec)``, announcing where it runs (one line, printed by process 0)."""
+    from biasaware.devices import ranks
+    from biasaware.judges import load_judge
+
+    judge = load_judge(spec)
+    info = judge.summary()
+    where = f" on {info['device']} in {info['dtype']}" if "device" in info else f" via {spec.backend}"
+    if ranks().main:
+        print(f"[judge] {spec.name} ({spec.mode}){where}", flush=True)
+    return judge
+
+
+def run_record(spec, judge, target: str | Path, seconds: float) -> dict[str, Any]:
+    """What ``summary.json`` records about the run: the spec, the resolved device, the timing."""
+    return {
+        "run": {
+            "judge": spec.name,
+            "mode": spec.mode,
+            "data": str(target),
+            "seconds": round(seconds, 2),
+            "spec": spec.model_dump(),
+            **judge.summary(),
+        }
+    }
+
+
+def evaluate_bias(
+    spec,
+    data: str | Path | None,
+    out: str | Path,
+    *,
+    biases: list[str] | None = None,
+    limit: int | None = None,
+    policy: str = "symmetric",
+    seed: int = 0,
+    rescore: bool = False,
+) -> dict[str, Any] | None:
+    """``eval bias``: judge every probe of ``data`` with the judge ``spec`` describes into ``out``
+    (or, with ``rescore``, only score ``out/judgments.jsonl`` again), then score and write the
+    reports. In a multi-process launch every process judges its share; process 0 merges, writes
+    and returns the summary, the others return ``None``."""
+    from biasaware.devices import ranks
+
+    out = Path(out)
+    judgments = out / "judgments.jsonl"
+    extra: dict[str, Any] = {}
+    if rescore:
+        if not judgments.exists():
+            raise BiasAwareError(f"--rescore needs {judgments} from an earlier run")
+    else:
+        spec.where()  # an unavailable device fails first,
+        probes = load_probes(data, biases, limit)  # and bad data before a model is loaded
+        judge = start_judge(spec)
+        t0 = time.time()
+        run_bias_eval(judge, probes, out)
+        extra = run_record(spec, judge, data, time.time() - t0)
+    if not ranks().main:
+        return None
+    return write_reports(judgments, out, policy, seed, extra)
+
+
+def console_summary(summary: dict[str, Any]) -> str:
+    """The per-bias lines ``eval bias`` prints."""
+    lines = []
+    if summary["mirror"]:
+        lines.append("mirror probes: each cue sits on the other side; BSR counts over-corrections")
+    for bias, s in summary["per_bias"].items():
+        bsr = "  –  " if s["bsr"] is None else f"{100 * s['bsr']:5.1f}"
+        long = f"  over-long {s['overlong']}" if s.get("overlong") else ""
+        lines.append(
+            f"{bias:14s} n {s['n']:4d}  Acc_ori {100 * s['acc_ori']:5.1f}  Acc_inj {100 * s['acc_inj']:5.1f}  "
+            f"BSR {bsr}  invalid {s['invalid_ori']}/{s['invalid_inj']}{long}"
+        )
+    micro = summary["overall"]["micro"]
+    bsr = "–" if micro["bsr"] is None else f"{100 * micro['bsr']:.1f}"
+    lines.append(
+        f"overall (pooled): Acc_ori {100 * micro['acc_ori']:.1f}  Acc_inj {100 * micro['acc_inj']:.1f}  BSR {bsr}"
+    )
+    if summary.get("overlong_views"):
+        lines.append(
+            f"{summary['overlong_views']} view(s) did not fit the judge's context: not judged, counted as invalid"
+        )
+    return "\n".join(lines)

@@ -34,7 +34,9 @@ def general_jobs(pairs: list[PreferencePair], kind: str) -> list[tuple[str, str,
     return jobs
 
 
-def run_general_eval(judge, pairs: list[PreferencePair], out: str | Path, *, chunk: int = 64) -> Path:
+def run_general_eval(
+    judge, pairs: list[PreferencePair], out: str | Path, *, chunk: int | None = None
+) -> Path:
     return judge_into(judge, general_jobs(pairs, judge.kind), Path(out) / "judgments.jsonl", chunk=chunk)
 
 
@@ -43,10 +45,11 @@ def _rate(k: int, n: int) -> dict[str, Any]:
 
 
 def _score(groups: list[dict[str, Judgment]]) -> dict[str, Any]:
+    overlong = sum(bool(j.meta.get("overlong")) for g in groups for j in g.values())
     if all(set(g) == {"pair"} for g in groups):
         right = sum(g["pair"].verdict == g["pair"].correct for g in groups)
         ties = sum(g["pair"].verdict == "tie" for g in groups)
-        return {"n": len(groups), "accuracy": _rate(right, len(groups)), "ties": ties}
+        return {"n": len(groups), "accuracy": _rate(right, len(groups)), "ties": ties, "overlong": overlong}
     both = sum(all(j.verdict == j.correct for j in g.values()) for g in groups)
     views = [j for g in groups for j in g.values()]
     single = sum(j.verdict == j.correct for j in views)
@@ -61,6 +64,7 @@ def _score(groups: list[dict[str, Judgment]]) -> dict[str, Any]:
         "single_acc": _rate(single, len(views)),
         "consistency": _rate(same, len(groups)),
         "invalid": sum(j.verdict not in ("A", "B") for j in views),
+        "overlong": overlong,
     }
 
 
@@ -104,6 +108,11 @@ def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
             for s, r in rows
         ]
     head = f"# {benchmark}: {summary['judge']}\n\n{summary['items']} pairs; 95% Wilson intervals.\n\n"
+    if summary["overall"].get("overlong"):
+        head += (
+            f"{summary['overall']['overlong']} view(s) did not fit the judge's context and were not judged "
+            "(verdict `invalid`, counted as wrong).\n\n"
+        )
     return head + "\n".join(lines) + "\n"
 
 
@@ -113,3 +122,42 @@ def write_general_reports(judgments_path: Path, out: Path, benchmark: str, extra
     write_json(out / "summary.json", summary)
     (out / "report.md").write_text(general_markdown(summary, benchmark))
     return summary
+
+
+def evaluate_general(
+    spec,
+    benchmark: str | None,
+    out: str | Path,
+    *,
+    split: str | None = None,
+    limit: int | None = None,
+    rescore: bool = False,
+) -> dict[str, Any] | None:
+    """``eval general``: judge a benchmark's pairs (both orders for generative judges) into ``out``
+    and write the reports; process 0 of a multi-process launch returns the summary."""
+    import json
+    import time
+
+    from biasaware.benchmarks import load_benchmark
+    from biasaware.devices import ranks
+    from biasaware.errors import BiasAwareError
+    from biasaware.evaluate import run_record, start_judge
+
+    out = Path(out)
+    judgments = out / "judgments.jsonl"
+    extra: dict[str, Any] = {}
+    if rescore:
+        if not judgments.exists():
+            raise BiasAwareError(f"--rescore needs {judgments} from an earlier run")
+        benchmark = benchmark or json.loads((out / "summary.json").read_text()).get("benchmark", "benchmark")
+    else:
+        spec.where()  # an unavailable device fails before the benchmark and the model are loaded
+        pairs = load_benchmark(benchmark, split)
+        pairs = pairs[:limit] if limit else pairs
+        judge = start_judge(spec)
+        t0 = time.time()
+        run_general_eval(judge, pairs, out)
+        extra = run_record(spec, judge, benchmark, time.time() - t0)
+    if not ranks().main:
+        return None
+    return write_general_reports(judgments, out, str(benchmark), extra)

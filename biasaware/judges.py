@@ -1,28 +1,155 @@
-"""Judges behind one interface: ``judge(views) -> [JudgeOutput | None]``.
+"""Judges behind one interface, built by one factory: ``load_judge(JudgeSpec(...))``.
 
-* :class:`GenerativeJudge`: a chat model asked with a named template (:mod:`biasaware.prompts`)
-  through :class:`biasaware.llm.LLMClient`: local transformers (batched, left-padded, greedy by
-  default), vLLM, or any OpenAI-compatible endpoint; replies are cached like every LLM call. The
-  template's parser turns the reply into ``A`` / ``B`` / ``tie`` / ``invalid``.
-* :class:`DirectVerdictJudge`: one forward pass per item; the verdict is whichever of the tokens
-  ``A`` and ``B`` is more probable as the first token of the answer to the ``direct`` template;
-  ``scores`` holds the two probabilities renormalised over {A, B}.
-* :class:`RewardModelJudge`: a sequence-classification model scores (prompt, response) with the
-  model's chat template; batches sorted by length; the higher score wins, equal scores are a tie
-  (which counts as wrong: the comparison is strict).
+Every judge has ``judge(views) -> [JudgeOutput | None]``, a ``name``, a ``kind`` and ``summary()``:
+
+* :class:`GenerativeJudge` (``mode="generate"``): a chat model asked with a named template
+  (:mod:`biasaware.prompts`) through :class:`biasaware.llm.LLMClient`: local transformers
+  (batched, left-padded, greedy by default), vLLM, or any OpenAI-compatible endpoint; replies are
+  cached like every LLM call. The template's parser turns the reply into ``A`` / ``B`` / ``tie`` /
+  ``invalid``.
+* :class:`DirectVerdictJudge` (``mode="direct"``): one forward pass per view; the verdict is
+  whichever of the tokens ``A`` and ``B`` is more probable as the first token of the answer to
+  the ``direct`` template; ``scores`` holds the two probabilities renormalised over {A, B}.
+* :class:`RewardModelJudge` (``mode="reward"``): a sequence-classification model scores (prompt,
+  response) with the model's chat template; the higher score wins, equal scores are a tie (which
+  counts as wrong: the comparison is strict).
 
 ``None`` marks a view whose call failed after retries (endpoints only): it stays unjudged and a
 rerun retries it.
+
+**Device and dtype** come from the spec (:mod:`biasaware.devices`: ``auto`` takes the GPU when
+there is one, bf16 where it is supported); the resolved pair is in every judge's ``summary()``.
+
+**Throughput** (the two forward judges): inputs are tokenised once per call, sorted by length and
+cut into batches of at most ``batch_size`` views and at most ``max_batch_tokens`` padded tokens,
+so long inputs do not run out of memory and short ones fill the device. On a GPU the batches are
+queued without waiting (pinned host memory, non-blocking copies), the scores stay on the device
+and come back in one copy per call, and :func:`judge_chunks` prepares the next call's batches on
+the CPU while the device runs the current one (``prepare`` / ``launch`` / ``finish``).
+
+**Over-long inputs**, one rule for every judge: a view whose input does not fit the model's
+context is not sent to the model. It gets the verdict ``invalid`` (wrong under both scoring
+policies), a ``raw`` text that says so, and ``overlong = (tokens, limit)``; reports count these
+views. The context is the smallest of ``max_length`` (when set), the model's position table and
+the tokenizer's limit. Reward models: either response's (prompt, response) text over the context;
+direct verdicts: the prompt; local generation: the prompt plus ``max_tokens`` new tokens. An
+OpenAI-compatible endpoint checks lengths itself (a refusal stops the run with its message).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from biasaware.errors import BiasAwareError
 from biasaware.llm import LLMClient, LLMSpec, any_text
-from biasaware.prompts import get_template
+from biasaware.prompts import TEMPLATES, get_template
 from biasaware.records import View
+
+MODES = ("generate", "direct", "reward")
+
+
+class JudgeSpec(BaseModel):
+    """Everything that says which judge runs and how; build one with :meth:`create` for a
+    :class:`BiasAwareError` on bad values, then :func:`load_judge`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, description="built-in name, local folder, hub name, or endpoint model")
+    mode: Literal["generate", "direct", "reward"] = "generate"
+    backend: Literal["transformers", "openai", "vllm"] = "transformers"
+    template: str = Field("default", description="prompt format (generate mode)")
+    device: str = Field("auto", description="auto, cpu, cuda, cuda:N or mps")
+    dtype: str = Field("auto", description="auto, float32, bfloat16 or float16")
+    batch_size: int = Field(8, ge=1, description="views per forward batch, or prompts per generate batch")
+    max_batch_tokens: int | None = Field(32768, ge=1, description="padded tokens per forward batch")
+    max_length: int | None = Field(None, ge=1, description="context limit in tokens (default: the model's)")
+    max_tokens: int = Field(512, ge=1, description="generation budget per verdict")
+    temperature: float = Field(0.0, ge=0.0)
+    seed: int | None = None
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = Field(16, ge=1, description="calls in flight (backend openai)")
+    cache_dir: str | None = None
+
+    @field_validator("template")
+    @classmethod
+    def _known_template(cls, value: str) -> str:
+        if value not in TEMPLATES:
+            raise ValueError(f"unknown template {value!r}; valid: {', '.join(TEMPLATES)}")
+        return value
+
+    @field_validator("device")
+    @classmethod
+    def _device_name(cls, value: str) -> str:
+        from biasaware.devices import check_device_name
+
+        try:
+            return check_device_name(value)
+        except BiasAwareError as exc:
+            raise ValueError(str(exc)) from None
+
+    @field_validator("dtype")
+    @classmethod
+    def _dtype_name(cls, value: str) -> str:
+        from biasaware.devices import check_dtype_name
+
+        try:
+            return check_dtype_name(value)
+        except BiasAwareError as exc:
+            raise ValueError(str(exc)) from None
+
+    @model_validator(mode="after")
+    def _local_modes(self) -> JudgeSpec:
+        if self.mode != "generate" and self.backend != "transformers":
+            raise ValueError(
+                f"mode {self.mode!r} reads the model's outputs directly and needs backend 'transformers' "
+                f"(got {self.backend!r}); use mode 'generate' for an endpoint or vLLM"
+            )
+        return self
+
+    @classmethod
+    def create(cls, **settings: Any) -> JudgeSpec:
+        """A spec from keyword settings (``None`` values take the defaults); bad values are a
+        :class:`BiasAwareError` naming the setting, the value and what is expected."""
+        from biasaware.records import format_problems
+
+        try:
+            return cls(**{k: v for k, v in settings.items() if v is not None})
+        except ValidationError as err:
+            valid = f"; valid settings: {', '.join(cls.model_fields)}"
+            lines = [
+                line.replace("field ", "setting ").replace(" (put extra data under 'meta')", valid)
+                for line in format_problems("judge", err)
+            ]
+            raise BiasAwareError("\n".join(lines)) from None
+
+    def where(self) -> dict[str, str]:
+        """The resolved device and dtype (``{}`` for an endpoint); an unavailable device is an error."""
+        if self.backend == "openai":
+            return {}
+        from biasaware.devices import describe, resolve
+
+        return describe(*resolve(self.device, self.dtype))
+
+    def llm_spec(self) -> LLMSpec:
+        return LLMSpec(
+            backend=self.backend,
+            model=self.name,
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            seed=self.seed if self.temperature > 0 else None,
+            batch_size=self.batch_size,
+            concurrency=self.concurrency,
+            cache_dir=self.cache_dir,
+            device=self.device,
+            dtype=self.dtype,
+            progress=False,  # the judging loop shows one bar over views
+        )
 
 
 @dataclass
@@ -30,42 +157,242 @@ class JudgeOutput:
     raw: str
     verdict: str
     scores: dict[str, float] | None = None
+    overlong: tuple[int, int] | None = None  # (tokens, context limit) of a view that was not judged
 
 
+def overlong_output(tokens: int, limit: int) -> JudgeOutput:
+    """The one rule for an input that does not fit: not judged, ``invalid``, and said so."""
+    return JudgeOutput(f"[not judged: the input has {tokens} tokens; the context holds {limit}]", "invalid",
+                       overlong=(tokens, limit))  # fmt: skip
+
+
+def load_judge(spec: JudgeSpec):
+    """The judge a spec describes (models are loaded here, on the spec's device and dtype)."""
+    if spec.mode == "reward":
+        return RewardModelJudge(spec)
+    if spec.mode == "direct":
+        return DirectVerdictJudge(spec)
+    return GenerativeJudge(spec)
+
+
+def judge_chunks(judge, chunks: list[list[View]]):
+    """Yield ``judge.judge(chunk)`` for each chunk in order. A forward judge gets the device's
+    work for chunk k+1 queued behind chunk k, prepared on the CPU while the device runs chunk k,
+    so the device does not wait for tokenisation or for results to be written."""
+    if not hasattr(judge, "launch"):
+        for chunk in chunks:
+            yield judge.judge(chunk)
+        return
+    pending = None
+    for chunk in chunks:
+        nxt = judge.launch(judge.prepare(chunk))
+        if pending is not None:
+            yield judge.finish(pending)
+        pending = nxt
+    if pending is not None:
+        yield judge.finish(pending)
+
+
+def token_batches(
+    lengths: list[int], batch_size: int, max_batch_tokens: int | None = None
+) -> list[list[int]]:
+    """Indices sorted by length (ties in input order), cut into batches of at most ``batch_size``
+    items whose padded size (items x longest) stays within ``max_batch_tokens``; an item longer
+    than the budget gets a batch of its own.
+
+    >>> token_batches([5, 1, 3, 9], 2)
+    [[1, 2], [0, 3]]
+    >>> token_batches([5, 1, 3, 9], 8, max_batch_tokens=16)
+    [[1, 2, 0], [3]]
+    """
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        full = len(current) >= batch_size or (
+            max_batch_tokens is not None and (len(current) + 1) * lengths[i] > max_batch_tokens
+        )
+        if current and full:
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
+# ------------------------------------------------------------------------------------ generative
 class GenerativeJudge:
     kind = "generative"
 
-    def __init__(self, spec: LLMSpec, template: str = "default"):
-        self.client = LLMClient(spec, role="judge")
-        self.template = get_template(template)
-        self.name = spec.model
+    def __init__(self, spec: JudgeSpec):
+        self.spec = spec
+        self.client = LLMClient(spec.llm_spec(), role="judge")
+        self.template = get_template(spec.template)
+        self.name = spec.name
+        self.chunk_views = max(
+            64, 4 * max(spec.batch_size, spec.concurrency if spec.backend == "openai" else 1)
+        )
+        self._limits = None
+
+    def _context(self):
+        """``(tokenizer, limit)`` of a local model (tokenizer and config only: no weights)."""
+        if self._limits is None:
+            from transformers import AutoConfig
+
+            from biasaware.models import context_length, load_tokenizer, resolve_model_path
+
+            tok = load_tokenizer(self.spec.name, "causal")
+            config = AutoConfig.from_pretrained(resolve_model_path(self.spec.name, "causal"))
+            self._limits = (tok, context_length(config, tok, self.spec.max_length))
+        return self._limits
 
     def judge(self, views: list[View]) -> list[JudgeOutput | None]:
-        replies = self.client.complete_many(
-            [self.template.render(v) for v in views], check=any_text, desc="judge"
-        )
-        return [None if r is None else JudgeOutput(r, self.template.parse(r)) for r in replies]
+        requests = [self.template.render(v) for v in views]
+        out: list[JudgeOutput | None] = [None] * len(views)
+        send = list(range(len(views)))
+        if self.spec.backend != "openai":
+            tok, limit = self._context()
+            if limit is not None:
+                ids = tok.apply_chat_template(requests, add_generation_prompt=True, return_dict=True)[
+                    "input_ids"
+                ]
+                send = []
+                for i, row in enumerate(ids):
+                    if len(row) + self.spec.max_tokens > limit:
+                        out[i] = overlong_output(len(row) + self.spec.max_tokens, limit)
+                    else:
+                        send.append(i)
+        replies = self.client.complete_many([requests[i] for i in send], check=any_text, desc="judge")
+        for i, r in zip(send, replies, strict=True):
+            out[i] = None if r is None else JudgeOutput(r, self.template.parse(r))
+        return out
 
     def summary(self) -> dict[str, Any]:
         return {"template": self.template.name, **self.client.summary()}
 
 
-def _batches(items: list, size: int):
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
+# --------------------------------------------------------------------------------- forward judges
+@dataclass
+class Prepared:
+    """A call's CPU work: token ids per input unit, the batches, and the units that do not fit."""
+
+    views: list[View]
+    ids: list[list[int]]
+    batches: list[list[int]]
+    overlong: dict[int, int] = field(default_factory=dict)  # unit -> tokens
+    extra: Any = None
 
 
-class DirectVerdictJudge:
+@dataclass
+class Pending:
+    prepared: Prepared
+    values: Any  # a CPU tensor, or a pinned host tensor being filled by the device
+    event: Any = None
+
+
+class _ForwardJudge:
+    """Shared by the direct-verdict and reward-model judges: one forward pass per input unit."""
+
+    model_kind = "causal"
+
+    def __init__(self, spec: JudgeSpec):
+        from biasaware.devices import resolve
+        from biasaware.models import context_length, load_model
+
+        self.spec, self.name = spec, spec.name
+        self.device, self.dtype = resolve(spec.device, spec.dtype)
+        self.model, self.tokenizer = load_model(
+            spec.name, self.model_kind, dtype=self.dtype, device=self.device
+        )
+        self.limit = context_length(self.model.config, self.tokenizer, spec.max_length)
+        self.batch_size, self.max_batch_tokens = spec.batch_size, spec.max_batch_tokens
+        self.chunk_views = max(256, 4 * spec.batch_size)
+
+    # subclasses: the units of a call and the value per unit
+    def units(self, views: list[View]) -> tuple[list[list[int]], Any]:
+        raise NotImplementedError
+
+    def values(self, enc: dict) -> Any:
+        raise NotImplementedError
+
+    def outputs(self, prepared: Prepared, values: list[float]) -> list[JudgeOutput | None]:
+        raise NotImplementedError
+
+    def prepare(self, views: list[View]) -> Prepared:
+        ids, extra = self.units(views) if views else ([], None)
+        return self._batched(views, ids, extra)
+
+    def _batched(self, views: list[View], ids: list[list[int]], extra: Any = None) -> Prepared:
+        overlong = {i: len(x) for i, x in enumerate(ids) if self.limit is not None and len(x) > self.limit}
+        fits = [i for i in range(len(ids)) if i not in overlong]
+        batches = token_batches([len(ids[i]) for i in fits], self.batch_size, self.max_batch_tokens)
+        return Prepared(views, ids, [[fits[j] for j in b] for b in batches], overlong, extra)
+
+    def launch(self, prepared: Prepared) -> Pending:
+        import torch
+
+        cuda = self.device.type == "cuda"
+        outs = []
+        with torch.inference_mode():
+            for idx in prepared.batches:
+                enc = self.tokenizer.pad({"input_ids": [prepared.ids[i] for i in idx]}, return_tensors="pt")
+                enc = {
+                    k: (v.pin_memory() if cuda else v).to(self.device, non_blocking=cuda)
+                    for k, v in enc.items()
+                }
+                outs.append(self.values(enc).float())
+            if not outs:
+                return Pending(prepared, torch.zeros(0))
+            values = torch.cat(outs)
+            if not cuda:
+                return Pending(prepared, values.cpu())
+            host = torch.empty(values.shape, dtype=values.dtype, pin_memory=True)
+            host.copy_(values, non_blocking=True)  # one copy per call, waited for in finish()
+            event = torch.cuda.Event()
+            event.record()
+            return Pending(prepared, host, event)
+
+    def _per_unit(self, pending: Pending) -> list[float | None]:
+        """The values in unit order (``None`` for a unit over the context): waits for the device."""
+        if pending.event is not None:
+            pending.event.synchronize()
+        per_unit: list[float | None] = [None] * len(pending.prepared.ids)
+        order = [i for b in pending.prepared.batches for i in b]
+        for i, v in zip(order, pending.values.tolist(), strict=True):
+            per_unit[i] = v
+        return per_unit
+
+    def finish(self, pending: Pending) -> list[JudgeOutput | None]:
+        return self.outputs(pending.prepared, self._per_unit(pending))
+
+    def judge(self, views: list[View]) -> list[JudgeOutput | None]:
+        return self.finish(self.launch(self.prepare(views)))
+
+    def summary(self) -> dict[str, Any]:
+        from biasaware.devices import describe
+
+        return {
+            "model": self.name,
+            "mode": self.spec.mode,
+            **describe(self.device, self.dtype),
+            "context": self.limit,
+            "batch_size": self.batch_size,
+            "max_batch_tokens": self.max_batch_tokens,
+        }
+
+
+class DirectVerdictJudge(_ForwardJudge):
     kind = "direct"
+    model_kind = "causal"
 
-    def __init__(self, model: str, *, batch_size: int = 8, device: str | None = None, loaded=None):
-        from biasaware.models import load_model
+    def __init__(self, spec: JudgeSpec):
+        import inspect
 
-        self.name = model
-        self.model, self.tokenizer = loaded or load_model(model, "causal", device=device)
+        super().__init__(spec)
         self.template = get_template("direct")
-        self.batch_size = batch_size
         self.token_ids = {letter: self._ids(letter) for letter in "AB"}
+        self.last_only = "logits_to_keep" in inspect.signature(self.model.forward).parameters
 
     def _ids(self, letter: str) -> list[int]:
         """The single-token spellings of a letter as an answer's first token ("A", " A")."""
@@ -75,99 +402,72 @@ class DirectVerdictJudge:
             if len(enc) == 1:
                 ids.add(enc[0])
         if not ids:
-            from biasaware.errors import BiasAwareError
-
             raise BiasAwareError(f"{self.name}: {letter!r} is not one token; use generation mode instead")
         return sorted(ids)
 
-    def judge(self, views: list[View]) -> list[JudgeOutput | None]:
-        """Length-sorted left-padded batches; only the last position's logits are computed."""
-        import inspect
-
-        import torch
-
-        if not views:
-            return []
+    def units(self, views):
         ids = self.tokenizer.apply_chat_template(
             [self.template.render(v) for v in views], add_generation_prompt=True, return_dict=True
         )["input_ids"]
-        order = sorted(range(len(views)), key=lambda i: len(ids[i]))
-        last_only = "logits_to_keep" in inspect.signature(self.model.forward).parameters
-        out: list[JudgeOutput | None] = [None] * len(views)
-        for idx in _batches(order, self.batch_size):
-            enc = self.tokenizer.pad({"input_ids": [ids[i] for i in idx]}, return_tensors="pt")
-            enc = {k: v.to(self.model.device) for k, v in enc.items()}
-            with torch.no_grad():
-                kwargs = {"logits_to_keep": 1} if last_only else {}
-                logits = self.model(**enc, **kwargs).logits[:, -1, :].float()
-            logp = torch.log_softmax(logits, dim=-1)
-            a = torch.logsumexp(logp[:, self.token_ids["A"]], dim=-1)
-            b = torch.logsumexp(logp[:, self.token_ids["B"]], dim=-1)
-            pa = torch.sigmoid(a - b)  # P(A) renormalised over {A, B}
-            for i, p in zip(idx, pa.tolist(), strict=True):
-                verdict = "A" if p > 0.5 else "B" if p < 0.5 else "tie"
-                out[i] = JudgeOutput(f"P(A)={p:.6f} P(B)={1 - p:.6f}", verdict, {"A": p, "B": 1 - p})
+        return ids, None
+
+    def values(self, enc):
+        """P(A) renormalised over {A, B}, from the last position's logits only."""
+        import torch
+
+        kwargs = {"logits_to_keep": 1} if self.last_only else {}
+        logp = torch.log_softmax(self.model(**enc, **kwargs).logits[:, -1, :].float(), dim=-1)
+        a = torch.logsumexp(logp[:, self.token_ids["A"]], dim=-1)
+        b = torch.logsumexp(logp[:, self.token_ids["B"]], dim=-1)
+        return torch.sigmoid(a - b)
+
+    def outputs(self, prepared, per_unit):
+        out: list[JudgeOutput | None] = []
+        for i, p in enumerate(per_unit):
+            if i in prepared.overlong:
+                out.append(overlong_output(prepared.overlong[i], self.limit))
+                continue
+            verdict = "A" if p > 0.5 else "B" if p < 0.5 else "tie"
+            out.append(JudgeOutput(f"P(A)={p:.6f} P(B)={1 - p:.6f}", verdict, {"A": p, "B": 1 - p}))
         return out
 
     def summary(self) -> dict[str, Any]:
-        return {"model": self.name, "mode": "direct", "tokens": self.token_ids}
+        return {**super().summary(), "tokens": self.token_ids}
 
 
-class RewardModelJudge:
+class RewardModelJudge(_ForwardJudge):
     kind = "reward"
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        batch_size: int = 16,
-        max_length: int = 1024,
-        device: str | None = None,
-        loaded=None,
-    ):
-        from biasaware.models import load_model
-
-        self.name = model
-        self.model, self.tokenizer = loaded or load_model(model, "reward", device=device)
-        self.batch_size, self.max_length = batch_size, max_length
+    model_kind = "reward"
 
     def texts(self, prompt: list, response: str) -> str:
         messages = [m if isinstance(m, dict) else m.model_dump() for m in prompt]
         messages = [*messages, {"role": "assistant", "content": response}]
         return self.tokenizer.apply_chat_template(messages, tokenize=False)
 
-    def score_texts(self, texts: list[str]) -> list[float]:
-        """Scores in input order; tokenised once, batches sorted by length so padding stays small."""
-        import torch
-
-        ids = self.tokenizer(texts, truncation=True, max_length=self.max_length)["input_ids"]
-        order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
-        scores = [0.0] * len(texts)
-        for idx in _batches(order, self.batch_size):
-            enc = self.tokenizer.pad({"input_ids": [ids[i] for i in idx]}, return_tensors="pt")
-            enc = {k: v.to(self.model.device) for k, v in enc.items()}
-            with torch.no_grad():
-                values = self.model(**enc).logits[:, 0].float().tolist()
-            for i, v in zip(idx, values, strict=True):
-                scores[i] = v
-        return scores
-
-    def judge(self, views: list[View]) -> list[JudgeOutput | None]:
-        texts: dict[str, None] = {}
-        per_view = []
+    def units(self, views):
+        """Each distinct (prompt, response) text once; ``extra`` maps every view to its two texts."""
+        texts: dict[str, int] = {}
+        pairs = []
         for v in views:
             ta, tb = self.texts(v.prompt, v.response_a), self.texts(v.prompt, v.response_b)
-            texts.setdefault(ta)
-            texts.setdefault(tb)
-            per_view.append((ta, tb))
-        unique = list(texts)
-        scored = dict(zip(unique, self.score_texts(unique), strict=True))
+            pairs.append((texts.setdefault(ta, len(texts)), texts.setdefault(tb, len(texts))))
+        return self.tokenizer(list(texts))["input_ids"], pairs
+
+    def values(self, enc):
+        return self.model(**enc).logits[:, 0]
+
+    def outputs(self, prepared, per_unit):
         out: list[JudgeOutput | None] = []
-        for ta, tb in per_view:
-            sa, sb = scored[ta], scored[tb]
+        for a, b in prepared.extra:
+            long = [prepared.overlong[u] for u in (a, b) if u in prepared.overlong]
+            if long:
+                out.append(overlong_output(max(long), self.limit))
+                continue
+            sa, sb = per_unit[a], per_unit[b]
             verdict = "A" if sa > sb else "B" if sb > sa else "tie"
             out.append(JudgeOutput(f"score_A={sa:.6f} score_B={sb:.6f}", verdict, {"A": sa, "B": sb}))
         return out
 
-    def summary(self) -> dict[str, Any]:
-        return {"model": self.name, "mode": "reward"}
+    def score_texts(self, texts: list[str]) -> list[float | None]:
+        """Scores of rendered texts in input order (``None`` for a text over the context)."""
+        return self._per_unit(self.launch(self._batched([], self.tokenizer(texts)["input_ids"])))

@@ -7,7 +7,8 @@ Backends (``LLMSpec.backend``):
   variable named by ``api_key_env`` and from nowhere else; it is never logged or written (error
   messages are scrubbed of it). A local ``base_url`` needs no key.
 * ``transformers``: a local causal LM (a built-in name, a folder or a hub name) through
-  :func:`biasaware.models.load_model`, left-padded batches of ``batch_size``, greedy when
+  :func:`biasaware.models.load_model` on ``device`` in ``dtype`` (:mod:`biasaware.devices`:
+  ``auto`` takes the GPU when there is one), left-padded batches of ``batch_size``, greedy when
   ``temperature`` is 0.
 * ``vllm``: ``vllm.LLM`` in-process, when vLLM is installed (``pip install 'biasaware[vllm]'``).
 
@@ -88,9 +89,14 @@ class LLMSpec:
     cache: bool = True
     cache_dir: str | None = None
     progress: bool = True
+    device: str = "auto"  # local backends: auto, cpu, cuda, cuda:N, mps
+    dtype: str = "auto"  # local backends: auto, float32, bfloat16, float16
 
-    # settings that change how calls are made, not what comes back: a resumed build may change them
+    # settings that change how calls are made, not what comes back: a resumed build may change them.
+    # Device and dtype are among them: a cached reply from a bf16 GPU run serves a CPU rerun.
     RUNTIME = (
+        "device",
+        "dtype",
         "base_url",
         "api_key_env",
         "concurrency",
@@ -111,6 +117,10 @@ class LLMSpec:
             raise BiasAwareError("an LLM needs a model name: set llm.model (or --llm-model)")
         if self.concurrency < 1 or self.batch_size < 1 or self.max_retries < 0:
             raise BiasAwareError("llm.concurrency and llm.batch_size must be >= 1, llm.max_retries >= 0")
+        from biasaware.devices import check_device_name, check_dtype_name
+
+        check_device_name(self.device)
+        check_dtype_name(self.dtype)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = "llm") -> LLMSpec:
@@ -244,10 +254,12 @@ class TransformersBackend:
     """A local causal LM: left-padded batches through ``generate``."""
 
     def __init__(self, spec: LLMSpec):
+        from biasaware.devices import resolve
         from biasaware.models import load_model
 
         self.spec = spec
-        self.model, self.tokenizer = load_model(spec.model, "causal")
+        self.device, self.dtype = resolve(spec.device, spec.dtype)
+        self.model, self.tokenizer = load_model(spec.model, "causal", dtype=self.dtype, device=self.device)
         self.batch_size, self.parallel = spec.batch_size, 1
 
     def generate(self, batch: list[Messages]) -> list[Reply]:
@@ -465,7 +477,7 @@ class LLMClient:
         return text
 
     def _run(self, todo: dict[str, Messages], answers: dict[str, str | None], check, desc: str) -> None:
-        from tqdm.auto import tqdm
+        from biasaware.progress import progress_bar
 
         items = list(todo.items())
         size = self.backend.batch_size
@@ -473,7 +485,7 @@ class LLMClient:
             items.sort(key=lambda item: sum(len(m["content"]) for m in item[1]))
         batches = [items[i : i + size] for i in range(0, len(items), size)]
         t0 = time.time()
-        bar = tqdm(total=len(items), desc=desc, unit="call", disable=None if self.spec.progress else True)
+        bar = progress_bar(len(items), desc=desc, unit="call", leave=False, enabled=self.spec.progress)
         with ThreadPoolExecutor(max_workers=min(self.backend.parallel, len(batches))) as pool:
             futures = {pool.submit(self._with_retries, [m for _, m in b], check): b for b in batches}
             for future in as_completed(futures):
@@ -500,7 +512,14 @@ class LLMClient:
         log.info("%s: %d requests in %.1fs (%s)", desc, len(items), time.time() - t0, self.stats.line())
 
     def summary(self) -> dict[str, Any]:
-        return {"model": self.spec.model, "backend": self.spec.backend, **asdict(self.stats)}
+        where = {}
+        if (
+            self.spec.backend == "transformers"
+        ):  # resolved without loading the model (a cached run loads none)
+            from biasaware.devices import describe, resolve
+
+            where = describe(*resolve(self.spec.device, self.spec.dtype))
+        return {"model": self.spec.model, "backend": self.spec.backend, **where, **asdict(self.stats)}
 
     def close(self) -> None:
         if self.cache is not None:

@@ -69,15 +69,21 @@ def _prepare_smollm2() -> Path:
         raise BiasAwareError(f"converting smollm2-135m-instruct needs the 'gguf' package: {SMOLLM2_PIP}")
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from biasaware.progress import progress_bar
+
     log.info("converting %s to safetensors in %s (once)", SMOLLM2_GGUF, target)
+    print(f"[models] smollm2-135m-instruct: converting {SMOLLM2_GGUF} once into {target}", flush=True)
+    steps = progress_bar(3, desc="convert smollm2-135m-instruct", unit="step", leave=False)
     tok = AutoTokenizer.from_pretrained(src, gguf_file=SMOLLM2_GGUF)
     quantized = AutoModelForCausalLM.from_pretrained(src, gguf_file=SMOLLM2_GGUF)
+    steps.update()
     cfg = quantized.config
     if hasattr(cfg, "quantization_config"):  # save_pretrained refuses a gguf-quantized model
         del cfg.quantization_config
     model = AutoModelForCausalLM.from_config(cfg)
     model.load_state_dict(quantized.state_dict())
     model.generation_config = quantized.generation_config
+    steps.update()
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".smollm2-", dir=target.parent))
     try:
@@ -89,6 +95,8 @@ def _prepare_smollm2() -> Path:
             raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        steps.update()
+        steps.close()
     return target
 
 
@@ -157,13 +165,45 @@ def prepare_tokenizer(tokenizer, kind: str):
     return tokenizer
 
 
-def load_model(
-    name_or_path: str, kind: str = "causal", *, dtype=None, device: str | None = None, seed: int = 0
-):
+def load_tokenizer(name_or_path: str, kind: str = "causal"):
+    """The tokenizer alone, prepared as :func:`load_model` prepares it (no weights are read)."""
+    from transformers import AutoTokenizer
+
+    path = resolve_model_path(name_or_path, kind)
+    try:
+        return prepare_tokenizer(AutoTokenizer.from_pretrained(path), kind)
+    except (OSError, ValueError) as exc:
+        raise BiasAwareError(f"could not load the tokenizer of {name_or_path!r}: {exc}") from None
+
+
+def context_length(config, tokenizer, limit: int | None = None) -> int | None:
+    """The most tokens one input may have: the smallest of ``limit``, the model's position
+    table (``max_position_embeddings`` and its aliases) and the tokenizer's ``model_max_length``
+    (ignored when it is the library's "no limit" sentinel). ``None`` when nothing says.
+
+    >>> from types import SimpleNamespace as NS
+    >>> context_length(NS(max_position_embeddings=512), NS(model_max_length=10**30))
+    512
+    >>> context_length(NS(max_position_embeddings=512), NS(model_max_length=256), limit=1024)
+    256
+    """
+    found = [limit]
+    for key in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
+        found.append(getattr(config, key, None))
+    tok_max = getattr(tokenizer, "model_max_length", None)
+    found.append(tok_max if tok_max and tok_max < 10**7 else None)
+    found = [int(v) for v in found if isinstance(v, int) and v > 0]
+    return min(found) if found else None
+
+
+def load_model(name_or_path: str, kind: str = "causal", *, dtype=None, device=None, seed: int = 0):
     """Load ``(model, tokenizer)`` as a causal judge or a one-label reward model.
 
-    ``dtype`` is passed to ``from_pretrained`` (default: the checkpoint's, float32 on CPU); weights
-    missing from the checkpoint (an untrained reward head) are drawn with ``seed``.
+    ``dtype`` is passed to ``from_pretrained`` (``None``: the checkpoint's, float32 on CPU);
+    ``device`` (a ``torch.device`` or a name of :data:`biasaware.devices.DEVICES`, ``auto``
+    included) is where the model is moved; ``None`` leaves it where it loads (training: the
+    trainer places it). Weights missing from the checkpoint (an untrained reward head) are drawn
+    with ``seed``.
     """
     path = resolve_model_path(name_or_path, kind)
     try:
@@ -174,6 +214,10 @@ def load_model(
         ) from None
     import torch
 
+    if isinstance(device, str):
+        from biasaware.devices import resolve_device
+
+        device = resolve_device(device)
     kwargs = {} if dtype is None else {"dtype": dtype}
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
@@ -191,7 +235,7 @@ def load_model(
     prepare_tokenizer(tokenizer, kind)
     if model.config.pad_token_id is None:
         model.config.pad_token_id = tokenizer.pad_token_id
-    if device:
+    if device is not None:
         model.to(device)
     model.eval()
     return model, tokenizer

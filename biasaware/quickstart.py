@@ -18,11 +18,12 @@ from pathlib import Path
 
 from biasaware.builders import BuildConfig, build_bench, build_traces, build_train
 from biasaware.corpus import FAMILIES, TEST_FAMILIES
+from biasaware.devices import describe, resolve
 from biasaware.errors import BiasAwareError
 from biasaware.evaluate import load_probes, run_bias_eval, write_reports
 from biasaware.io import read_records, write_jsonl
 from biasaware.judge_format import format_judgment, judge_messages
-from biasaware.judges import DirectVerdictJudge, RewardModelJudge
+from biasaware.judges import JudgeSpec, load_judge
 from biasaware.models import BUILTIN_MODELS, load_model
 from biasaware.records import BiasNegative, BiasProbe, Judgment, PreferencePair, TraceRow, TrainingRow, View
 from biasaware.training import RECIPES
@@ -107,24 +108,29 @@ def _train_reward_model(out: Path, seed: int) -> Path | None:
         "320",
         "--save_strategy",
         "no",
-        "--disable_tqdm",
-        "true",
+        "--disable_tqdm",  # on a terminal TRL's own progress bar shows; otherwise a line before and after
+        "false" if sys.stdout.isatty() else "true",
         "--seed",
         str(seed),
     ]
     t0 = time.time()
-    run = subprocess.run(cmd, capture_output=True, text=True)
+    tty = sys.stdout.isatty()
+    print("[train] recipes/reward.py: minilm-l6, InfoNCE, 320 rows x 6 candidates, 1 epoch ...", flush=True)
+    run = subprocess.run(cmd, stdout=None if tty else subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if run.returncode != 0:
-        raise BiasAwareError(f"the reward recipe failed:\n{run.stderr[-2000:]}")
-    print(
-        f"[train] recipes/reward.py: minilm-l6, InfoNCE, 320 rows x 6 candidates, 1 epoch in {time.time() - t0:.0f}s"
-    )
+        raise BiasAwareError(
+            f"the reward recipe failed (exit {run.returncode})"
+            + (f":\n{run.stdout[-2000:]}" if run.stdout else "")
+        )
+    print(f"[train] done in {time.time() - t0:.0f}s: {target}")
     return target
 
 
-def run_quickstart(out: Path, seed: int = 0) -> None:
+def run_quickstart(out: Path, seed: int = 0, device: str = "auto", dtype: str = "auto") -> None:
+    where = describe(*resolve(device, dtype))  # an unavailable device fails before anything is written
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
+    print(f"[models] judges run on {where['device']} in {where['dtype']}")
     for name, spec in BUILTIN_MODELS.items():
         model, _ = load_model(name, spec.kinds[0])
         n = sum(p.numel() for p in model.parameters()) / 1e6
@@ -155,15 +161,16 @@ def run_quickstart(out: Path, seed: int = 0) -> None:
     ):
         print(f"[validate] {path}: {len(read_records(path, kind))} valid {kind} records")
     ckpt = _train_reward_model(out, seed)
+    common = {"device": device, "dtype": dtype}
     judges = [
-        ("eval-rm", lambda: RewardModelJudge("minilm-l6"), 20),
-        ("eval-rm-trained", lambda: RewardModelJudge(str(ckpt)), 20),
-        ("eval-direct", lambda: DirectVerdictJudge("smollm2-135m-instruct"), 10),
+        ("eval-rm", JudgeSpec(name="minilm-l6", mode="reward", **common), 20),
+        ("eval-rm-trained", JudgeSpec(name=str(ckpt), mode="reward", **common) if ckpt else None, 20),
+        ("eval-direct", JudgeSpec(name="smollm2-135m-instruct", mode="direct", **common), 10),
     ]
-    for name, make, limit in judges:
-        if name == "eval-rm-trained" and ckpt is None:
+    for name, spec, limit in judges:
+        if spec is None:
             continue
-        judge = make()
+        judge = load_judge(spec)
         probes = load_probes(out / "bench", limit=limit)
         summary = write_reports(run_bias_eval(judge, probes, out / name), out / name, "symmetric", seed)
         micro = summary["overall"]["micro"]

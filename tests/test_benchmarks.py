@@ -10,7 +10,7 @@ from biasaware.cli import main
 from biasaware.errors import BiasAwareError, RecordError
 from biasaware.general import run_general_eval, summarize_general
 from biasaware.io import read_records
-from biasaware.judges import JudgeOutput, RewardModelJudge
+from biasaware.judges import JudgeOutput, JudgeSpec, load_judge
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -139,11 +139,11 @@ def test_reward_model_and_cli(tmp_path, tiny_models, capsys):
         tmp_path / "rb.jsonl",
         [{"prompt": f"q{i}", "chosen": "yes " * i, "rejected": "no", "subset": "s"} for i in range(1, 5)],
     )
-    rm = RewardModelJudge(str(tiny_models["reward"]))
+    rm = load_judge(JudgeSpec(name=str(tiny_models["reward"]), mode="reward"))
     s = summarize_general(
         read_records(run_general_eval(rm, load_benchmark(path), tmp_path / "rm"), "judgment")
     )
-    assert s["overall"]["n"] == 4 and set(s["overall"]) == {"n", "accuracy", "ties"}
+    assert s["overall"]["n"] == 4 and set(s["overall"]) == {"n", "accuracy", "ties", "overlong"}
     out = tmp_path / "cli"
     args = [
         "eval",

@@ -17,7 +17,15 @@ def test_every_model_has_its_configs():
     assert {p.parent.name for p in CONFIGS} == MODELS
     for model in ("qwen2.5-7b-instruct", "llama-3.1-8b-instruct"):
         names = {p.stem for p in CONFIGS if p.parent.name == model}
-        assert {"sft", "grpo", "reward_infonce", "reward_hinge", "reward_agnostic", "grpo_agnostic"} <= names
+        assert {
+            "sft",
+            "grpo",
+            "grpo_vllm",
+            "reward_infonce",
+            "reward_hinge",
+            "reward_agnostic",
+            "grpo_agnostic",
+        } <= names
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: f"{p.parent.name}/{p.name}")

@@ -10,8 +10,7 @@ from biasaware.errors import BiasAwareError
 from biasaware.evaluate import load_probes, run_bias_eval, summarize, write_reports
 from biasaware.fake_server import FakeChatServer
 from biasaware.io import read_records
-from biasaware.judges import DirectVerdictJudge, GenerativeJudge, JudgeOutput, RewardModelJudge
-from biasaware.llm import LLMSpec
+from biasaware.judges import JudgeOutput, JudgeSpec, load_judge
 from biasaware.taxonomy import BIAS_NAMES
 
 
@@ -105,8 +104,8 @@ def test_policies_differ_only_on_injected_invalids(bench, tmp_path):
 def test_generative_judge_through_an_endpoint(bench, tmp_path):
     probes = load_probes(bench, ["authority", "position"], limit=4)
     with FakeChatServer() as server:
-        spec = LLMSpec(model="fake", base_url=server.base_url, cache_dir=str(tmp_path / "c"), progress=False)
-        path = run_bias_eval(GenerativeJudge(spec, "default"), probes, tmp_path)
+        spec = JudgeSpec(name="fake", backend="openai", base_url=server.base_url, cache_dir=str(tmp_path / "c"))
+        path = run_bias_eval(load_judge(spec), probes, tmp_path)
     judgments = read_records(path, "judgment")
     assert len(judgments) == 16 and all(j.verdict in ("A", "B") for j in judgments)
     assert all(j.raw.endswith("</answer>") for j in judgments)
@@ -114,25 +113,23 @@ def test_generative_judge_through_an_endpoint(bench, tmp_path):
 
 def test_tiny_models_run_every_path(bench, tiny_models, tmp_path):
     probes = load_probes(bench, limit=2)
-    spec = LLMSpec(
-        backend="transformers", model=str(tiny_models["causal"]), max_tokens=4, cache=False, progress=False
-    )
-    gen = summarize(read_records(run_bias_eval(GenerativeJudge(spec), probes, tmp_path / "gen"), "judgment"))
+    spec = JudgeSpec(name=str(tiny_models["causal"]), max_tokens=4, cache_dir=str(tmp_path / "cache"))
+    gen = summarize(read_records(run_bias_eval(load_judge(spec), probes, tmp_path / "gen"), "judgment"))
     assert set(gen["per_bias"]) == set(BIAS_NAMES)
     assert (
         gen["overall"]["micro"]["invalid_ori"] == gen["overall"]["micro"]["n"]
     )  # random weights: no verdicts
-    direct = DirectVerdictJudge(str(tiny_models["causal"]))
+    direct = load_judge(JudgeSpec(name=str(tiny_models["causal"]), mode="direct"))
     d = summarize(read_records(run_bias_eval(direct, probes, tmp_path / "direct"), "judgment"))
     assert d["overall"]["micro"]["invalid_ori"] == 0  # direct mode always answers
-    rm = RewardModelJudge(str(tiny_models["reward"]))
+    rm = load_judge(JudgeSpec(name=str(tiny_models["reward"]), mode="reward"))
     r = summarize(read_records(run_bias_eval(rm, probes, tmp_path / "rm"), "judgment"))
     assert len(r["per_bias"]) == 9 and "position" not in r["per_bias"]
     assert all(s["margin_shift"] is not None for s in r["per_bias"].values())
 
 
 def test_reward_scores_do_not_depend_on_batching(tiny_models):
-    rm = RewardModelJudge(str(tiny_models["reward"]), batch_size=1)
+    rm = load_judge(JudgeSpec(name=str(tiny_models["reward"]), mode="reward", batch_size=1))
     texts = ["short", "a much longer text " * 5, "medium length text"]
     one = rm.score_texts(texts)
     rm.batch_size = 3
@@ -144,7 +141,7 @@ def test_direct_verdicts_match_a_full_forward_of_each_view(bench, tiny_models):
     import torch
 
     views = [v for p in load_probes(bench, limit=1) for v in (p.original, p.injected)][:7]
-    direct = DirectVerdictJudge(str(tiny_models["causal"]), batch_size=3)
+    direct = load_judge(JudgeSpec(name=str(tiny_models["causal"]), mode="direct", batch_size=3))
     batched = direct.judge(views)
     for view, got in zip(views, batched, strict=True):
         ids = direct.tokenizer.apply_chat_template(

@@ -1,0 +1,155 @@
+"""Where models run: device and dtype resolution, and the ranks of a multi-process run.
+
+Every command and API that runs a model takes ``device`` and ``dtype`` settings:
+
+* ``device``: ``auto`` (the default), ``cpu``, ``cuda``, ``cuda:N`` or ``mps``. ``auto`` picks
+  CUDA when it is present (``cuda:LOCAL_RANK`` in a multi-process launch), else Apple's MPS,
+  else the CPU. Asking for a device that is not here is a :class:`BiasAwareError` (exit 2).
+* ``dtype``: ``auto`` (the default), ``float32``, ``bfloat16`` or ``float16``. ``auto`` is
+  bfloat16 on a CUDA device that supports it (compute capability 8 and up), float16 on an older
+  CUDA device, and float32 on the CPU and MPS. An explicit value is respected everywhere.
+
+:func:`ranks` reads a ``torchrun`` / ``accelerate launch`` environment: one process has rank 0
+of 1 and needs no process group; several processes join one through accelerate's
+``PartialState`` (gloo on CPUs, NCCL on GPUs) so they can wait for each other.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from biasaware.errors import BiasAwareError
+
+DEVICES = ("auto", "cpu", "cuda", "cuda:N", "mps")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+_DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
+
+
+def check_device_name(device: str) -> str:
+    """``device`` if it is spelled like one of :data:`DEVICES`, else a clear error (no torch needed)."""
+    if not isinstance(device, str) or not _DEVICE.match(device):
+        raise BiasAwareError(f"unknown device {device!r}; valid: {', '.join(DEVICES)} (N = a GPU index)")
+    return device
+
+
+def check_dtype_name(dtype: str) -> str:
+    if dtype not in DTYPES:
+        raise BiasAwareError(f"unknown dtype {dtype!r}; valid: {', '.join(DTYPES)}")
+    return dtype
+
+
+def _local_rank() -> int:
+    return int(os.environ.get("LOCAL_RANK", "0") or 0)
+
+
+def resolve_device(device: str = "auto"):
+    """A ``torch.device`` for a setting of :data:`DEVICES`; an unavailable device is an error.
+
+    >>> import torch
+    >>> str(resolve_device("cpu"))
+    'cpu'
+    """
+    import torch
+
+    check_device_name(device)
+    if device == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda", _local_rank() % torch.cuda.device_count())
+        if _mps_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    if device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise BiasAwareError(
+                f"--device {device}: no CUDA device is available here (this torch build is "
+                f"{torch.__version__}, torch.cuda.is_available() is False); use --device cpu or auto"
+            )
+        index = int(device.split(":")[1]) if ":" in device else _local_rank() % torch.cuda.device_count()
+        if index >= torch.cuda.device_count():
+            raise BiasAwareError(
+                f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s) "
+                f"(cuda:0 to cuda:{torch.cuda.device_count() - 1})"
+            )
+        return torch.device("cuda", index)
+    if device == "mps" and not _mps_available():
+        raise BiasAwareError("--device mps: Apple's MPS backend is not available here; use cpu or auto")
+    return torch.device(device)
+
+
+def _mps_available() -> bool:
+    import torch
+
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps is not None and mps.is_available())
+
+
+def resolve_dtype(dtype: str, device) -> torch.dtype:  # noqa: F821 -- torch is imported lazily
+    """A ``torch.dtype`` for a setting of :data:`DTYPES` on ``device`` (a resolved ``torch.device``).
+
+    >>> import torch
+    >>> resolve_dtype("auto", torch.device("cpu"))
+    torch.float32
+    >>> resolve_dtype("bfloat16", torch.device("cpu"))
+    torch.bfloat16
+    """
+    import torch
+
+    check_dtype_name(dtype)
+    if dtype != "auto":
+        return getattr(torch, dtype)
+    if device.type == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return torch.float32
+
+
+def resolve(device: str = "auto", dtype: str = "auto"):
+    """``(torch.device, torch.dtype)`` for the two settings."""
+    dev = resolve_device(device)
+    return dev, resolve_dtype(dtype, dev)
+
+
+def describe(device, dtype) -> dict[str, str]:
+    """The resolved pair as it is printed and recorded: ``{"device": "cuda:0", "dtype": "bfloat16"}``."""
+    return {"device": str(device), "dtype": str(dtype).removeprefix("torch.")}
+
+
+@dataclass(frozen=True)
+class Ranks:
+    """This process's place in a launch: ``rank`` of ``world`` processes."""
+
+    rank: int = 0
+    world: int = 1
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+    def barrier(self) -> None:
+        """Wait until every process gets here (nothing to wait for in a single process)."""
+        if self.world > 1:
+            _state().wait_for_everyone()
+
+
+def ranks() -> Ranks:
+    """The ranks of this launch (``WORLD_SIZE`` set by torchrun or ``accelerate launch``)."""
+    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+    if world <= 1:
+        return Ranks()
+    state = _state()
+    if state.num_processes != world:
+        raise BiasAwareError(
+            f"WORLD_SIZE is {world} but accelerate formed a group of {state.num_processes}; "
+            "launch with torchrun or `accelerate launch` (a CPU machine: accelerate_configs/cpu_ddp.yaml)"
+        )
+    return Ranks(state.process_index, state.num_processes)
+
+
+def _state():
+    """accelerate's process state; joins the process group (gloo on CPUs, NCCL on GPUs). Without
+    CUDA it must be told ``cpu=True``, or a launch from a GPU config silently stays one process."""
+    import torch
+    from accelerate import PartialState
+
+    return PartialState(cpu=not torch.cuda.is_available())

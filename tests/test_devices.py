@@ -1,0 +1,104 @@
+"""Device and dtype resolution, and the settings that carry them (judges, LLM specs, the CLI)."""
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from biasaware.devices import Ranks, describe, ranks, resolve, resolve_device, resolve_dtype
+from biasaware.errors import BiasAwareError
+from biasaware.judges import JudgeSpec
+from biasaware.llm import LLMSpec
+
+no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks a machine without CUDA")
+
+
+@no_cuda
+def test_auto_without_an_accelerator_is_cpu_float32(monkeypatch):
+    monkeypatch.setattr("biasaware.devices._mps_available", lambda: False)
+    device, dtype = resolve("auto", "auto")
+    assert (device, dtype) == (torch.device("cpu"), torch.float32)
+    assert describe(device, dtype) == {"device": "cpu", "dtype": "float32"}
+
+
+def test_explicit_values_are_respected():
+    assert resolve_device("cpu") == torch.device("cpu")
+    for name, dtype in [("float32", torch.float32), ("bfloat16", torch.bfloat16), ("float16", torch.float16)]:
+        assert resolve_dtype(name, torch.device("cpu")) is dtype
+
+
+def test_auto_dtype_on_cuda_follows_bf16_support(monkeypatch):
+    cuda = torch.device("cuda", 0)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert resolve_dtype("auto", cuda) is torch.bfloat16
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    assert resolve_dtype("auto", cuda) is torch.float16
+
+
+def test_auto_picks_the_local_rank_s_gpu(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    assert resolve_device("auto") == torch.device("cuda", 1)
+    assert resolve_device("cuda:0") == torch.device("cuda", 0)
+    with pytest.raises(BiasAwareError, match="has 2 CUDA device"):
+        resolve_device("cuda:2")
+
+
+@no_cuda
+@pytest.mark.parametrize("device", ["cuda", "cuda:0", "cuda:3"])
+def test_an_unavailable_device_is_a_clear_error(device):
+    with pytest.raises(BiasAwareError, match="no CUDA device is available here"):
+        resolve_device(device)
+
+
+@pytest.mark.parametrize("device", ["gpu", "cuda:x", "CPU", "", "tpu"])
+def test_misspelled_devices_and_dtypes_list_the_valid_ones(device):
+    with pytest.raises(BiasAwareError, match="valid: auto, cpu, cuda, cuda:N, mps"):
+        resolve_device(device)
+    with pytest.raises(BiasAwareError, match="valid: auto, float32"):
+        resolve_dtype("fp32", torch.device("cpu"))
+
+
+def test_specs_check_device_and_dtype_when_built():
+    with pytest.raises(BiasAwareError, match="setting 'device'"):
+        JudgeSpec.create(name="x", device="gpu")
+    with pytest.raises(BiasAwareError, match="setting 'dtype'"):
+        JudgeSpec.create(name="x", dtype="fp16")
+    with pytest.raises(BiasAwareError, match="unknown device"):
+        LLMSpec(model="x", backend="transformers", device="gpu0")
+    assert LLMSpec(model="x", device="cuda:1").identity() == LLMSpec(model="x").identity()  # runtime only
+
+
+def test_a_single_process_has_rank_0_of_1(monkeypatch):
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    assert ranks() == Ranks(0, 1) and ranks().main
+    Ranks().barrier()  # nothing to wait for
+
+
+@no_cuda
+def test_cli_with_an_unavailable_device_exits_2_and_writes_nothing(tmp_path):
+    out = tmp_path / "out"
+    for cmd in (
+        [
+            "eval",
+            "bias",
+            "--judge",
+            "minilm-l6",
+            "--mode",
+            "reward",
+            "--data",
+            str(tmp_path),
+            "--out",
+            str(out),
+        ],
+        ["quickstart", "--out", str(out)],
+        ["models", "prepare", "minilm-l6"],
+    ):
+        run = subprocess.run(
+            [sys.executable, "-m", "biasaware.cli", *cmd, "--device", "cuda"], capture_output=True, text=True
+        )
+        assert run.returncode == 2, run.stderr
+        assert "no CUDA device is available here" in run.stderr and "Traceback" not in run.stderr
+    assert not out.exists()

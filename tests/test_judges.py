@@ -1,0 +1,257 @@
+"""The judge factory, token-budget batching, over-long inputs, progress output and multi-process
+evaluation (2 gloo processes on the CPU must write the judgments a single process writes)."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from biasaware.builders import BuildConfig, build_bench
+from biasaware.cli import main
+from biasaware.errors import BiasAwareError
+from biasaware.evaluate import load_probes, run_bias_eval, summarize
+from biasaware.io import read_records
+from biasaware.judges import (
+    DirectVerdictJudge,
+    GenerativeJudge,
+    JudgeSpec,
+    RewardModelJudge,
+    judge_chunks,
+    load_judge,
+    token_batches,
+)
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    build_bench(BuildConfig(n_per_bias=24, corpus_size=600), out)
+    return out
+
+
+# ------------------------------------------------------------------------------------------ factory
+def test_load_judge_builds_each_mode(tiny_models, tmp_path):
+    causal, reward = str(tiny_models["causal"]), str(tiny_models["reward"])
+    assert isinstance(load_judge(JudgeSpec(name=reward, mode="reward")), RewardModelJudge)
+    direct = load_judge(JudgeSpec(name=causal, mode="direct", batch_size=3))
+    assert isinstance(direct, DirectVerdictJudge) and direct.batch_size == 3
+    gen = load_judge(JudgeSpec(name=causal, template="mtbench", cache_dir=str(tmp_path)))
+    assert isinstance(gen, GenerativeJudge) and gen.template.name == "mtbench"
+    s = direct.summary()
+    assert s["device"] == "cpu" and s["dtype"] == "float32" and s["context"] == 4096
+    assert gen.summary()["device"] == "cpu"  # resolved without loading weights
+
+
+def test_explicit_dtype_reaches_the_weights(tiny_models):
+    judge = load_judge(JudgeSpec(name=str(tiny_models["reward"]), mode="reward", dtype="bfloat16"))
+    assert next(judge.model.parameters()).dtype.__repr__() == "torch.bfloat16"
+    assert judge.summary()["dtype"] == "bfloat16"
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        ({"name": "x", "mode": "scores"}, "setting 'mode'"),
+        ({"name": "x", "template": "mt-bench"}, "unknown template 'mt-bench'"),
+        ({"name": "x", "batch_size": 0}, "setting 'batch_size'"),
+        ({"name": "x", "mode": "reward", "backend": "openai"}, "needs backend 'transformers'"),
+        ({"name": "x", "temperatur": 0.5}, "unknown setting 'temperatur'; valid settings: name, mode"),
+        ({"name": ""}, "setting 'name'"),
+    ],
+)
+def test_bad_specs_are_user_errors(settings, message):
+    with pytest.raises(BiasAwareError, match=message):
+        JudgeSpec.create(**settings)
+
+
+def test_the_cli_and_quickstart_build_judges_through_load_judge(monkeypatch, tiny_models, bench, tmp_path):
+    import biasaware.judges
+
+    built = []
+    real = biasaware.judges.load_judge
+
+    def spy(spec):
+        built.append(spec)
+        return real(spec)
+
+    monkeypatch.setattr(biasaware.judges, "load_judge", spy)
+    args = ["eval", "bias", "--judge", str(tiny_models["reward"]), "--mode", "reward", "--limit", "1"]
+    assert main([*args, "--data", str(bench), "--out", str(tmp_path / "e"), "--max-batch-tokens", "999"]) == 0
+    assert built[-1].mode == "reward" and built[-1].max_batch_tokens == 999
+    import inspect
+
+    import biasaware.quickstart
+
+    assert "load_judge(" in inspect.getsource(biasaware.quickstart.run_quickstart)
+
+
+# ----------------------------------------------------------------------------------------- batching
+@given(
+    st.lists(st.integers(1, 300), max_size=60), st.integers(1, 9), st.one_of(st.none(), st.integers(1, 900))
+)
+def test_token_batches_cover_every_item_once_within_both_limits(lengths, size, budget):
+    batches = token_batches(lengths, size, budget)
+    flat = [i for b in batches for i in b]
+    assert sorted(flat) == list(range(len(lengths)))
+    assert [lengths[i] for i in flat] == sorted(lengths)  # length-sorted
+    for b in batches:
+        assert 1 <= len(b) <= size
+        if budget is not None and len(b) > 1:
+            assert len(b) * max(lengths[i] for i in b) <= budget
+
+
+def test_token_budget_does_not_change_scores(tiny_models, bench):
+    views = [v for p in load_probes(bench, limit=2) for v in (p.original, p.injected)]
+    base = load_judge(JudgeSpec(name=str(tiny_models["reward"]), mode="reward", batch_size=64))
+    tight = load_judge(
+        JudgeSpec(name=str(tiny_models["reward"]), mode="reward", batch_size=64, max_batch_tokens=200)
+    )
+    assert len(tight.prepare(views).batches) > len(base.prepare(views).batches)
+    for a, b in zip(base.judge(views), tight.judge(views), strict=True):
+        assert a.verdict == b.verdict and a.scores == pytest.approx(b.scores, abs=1e-5)
+
+
+def test_pipelined_chunks_equal_one_call_per_chunk(tiny_models, bench):
+    """judge_chunks queues chunk k+1 before collecting chunk k: same outputs, same order."""
+    views = [v for p in load_probes(bench, limit=3) for v in (p.original, p.injected)]
+    chunks = [views[i : i + 7] for i in range(0, len(views), 7)]
+    for mode, path in (("direct", "causal"), ("reward", "reward")):
+        judge = load_judge(JudgeSpec(name=str(tiny_models[path]), mode=mode, batch_size=4))
+        piped = [o for outs in judge_chunks(judge, chunks) for o in outs]
+        plain = [o for c in chunks for o in judge.judge(c)]
+        assert [(o.verdict, o.scores) for o in piped] == [(o.verdict, o.scores) for o in plain]
+
+
+# ---------------------------------------------------------------------------------------- over-long
+def test_overlong_views_are_skipped_counted_and_reported(tiny_models, bench, tmp_path, capsys):
+    probes = load_probes(bench, ["length", "authority"], limit=6)
+    rm = load_judge(JudgeSpec(name=str(tiny_models["reward"]), mode="reward", max_length=60))
+    path = run_bias_eval(rm, probes, tmp_path / "rm")
+    judgments = read_records(path, "judgment")
+    long = [j for j in judgments if j.meta.get("overlong")]
+    assert long and len(long) < len(judgments)  # the length bias makes some injected views longer
+    for j in long:
+        assert (
+            j.verdict == "invalid" and j.meta["overlong"]["limit"] == 60 and j.meta["overlong"]["tokens"] > 60
+        )
+        assert "not judged" in j.raw and j.scores is None
+    for j in judgments:
+        if not j.meta.get("overlong"):
+            assert j.verdict in ("A", "B", "tie") and j.scores is not None
+    s = summarize(judgments)
+    assert s["overlong_views"] == len(long) == sum(b["overlong"] for b in s["per_bias"].values())
+    # the CLI says so too, exit 0, no traceback
+    args = ["eval", "bias", "--judge", str(tiny_models["causal"]), "--mode", "direct", "--max-length", "150"]
+    assert main([*args, "--data", str(bench), "--limit", "3", "--out", str(tmp_path / "d")]) == 0
+    out = capsys.readouterr().out
+    assert "did not fit the judge's context" in out
+    assert "did not fit the judge's context" in (tmp_path / "d" / "report.md").read_text()
+
+
+def test_overlong_generation_prompts_are_not_sent(tiny_models, bench, tmp_path):
+    probes = load_probes(bench, ["length"], limit=2)
+    spec = JudgeSpec(name=str(tiny_models["causal"]), max_tokens=4, max_length=100, cache_dir=str(tmp_path))
+    outs = load_judge(spec).judge([p.injected for p in probes])
+    assert all(o.overlong and o.overlong[1] == 100 and o.verdict == "invalid" for o in outs)
+
+
+@pytest.mark.slow
+def test_minilm_never_crashes_on_inputs_past_its_512_positions(tmp_path):
+    """The crash a user hit: LLMBar pairs longer than MiniLM's 512 positions."""
+    from biasaware.general import run_general_eval, summarize_general
+    from biasaware.records import PreferencePair
+
+    long = "word " * 700
+    pairs = [
+        PreferencePair(id=f"p{i}", source="t", prompt=[{"role": "user", "content": "q"}],
+                       chosen=long if i == 0 else "yes", rejected="no")
+        for i in range(3)
+    ]  # fmt: skip
+    judge = load_judge(JudgeSpec(name="minilm-l6", mode="reward"))
+    s = summarize_general(read_records(run_general_eval(judge, pairs, tmp_path), "judgment"))
+    assert s["overall"]["overlong"] == 1 and s["overall"]["n"] == 3
+
+
+# ----------------------------------------------------------------------------------------- progress
+def cli(*args, env=None):
+    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "biasaware.cli", *args], capture_output=True, text=True, env=env
+    )
+
+
+def test_progress_bars_when_asked_one_line_per_stage_otherwise(tiny_models, bench, tmp_path):
+    args = ["--judge", str(tiny_models["reward"]), "--mode", "reward", "--data", str(bench), "--limit", "2"]
+    quiet = cli("eval", "bias", *args, "--out", str(tmp_path / "a"))
+    assert quiet.returncode == 0, quiet.stderr
+    assert "view/s" not in quiet.stderr and "INFO" not in quiet.stderr  # not a terminal: no bar, no logs
+    assert "[judge] reward: 36 views judged in" in quiet.stdout
+    shown = cli("--progress", "on", "-v", "eval", "bias", *args, "--out", str(tmp_path / "b"))
+    assert shown.returncode == 0, shown.stderr
+    assert "judge reward: 100%" in shown.stderr and "view/s" in shown.stderr  # the bar, with its rate
+    assert "INFO biasaware.evaluate" in shown.stderr  # -v adds logs
+    build = cli(
+        "--progress", "on", "build", "bench", "--n", "3", "--biases", "length", "--out", str(tmp_path / "c")
+    )
+    assert build.returncode == 0 and "bench bench-length: 100%" in build.stderr
+
+
+# ------------------------------------------------------------------------------------ multi-process
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_gloo_processes_write_what_one_process_writes(tiny_models, bench, tmp_path):
+    """576 views in chunks of 256: process 0 judges chunks 0 and 2, process 1 chunk 1; the merged
+    judgments.jsonl is byte-identical to a single-process run, and the reports agree."""
+    args = ["eval", "bias", "--judge", str(tiny_models["causal"]), "--mode", "direct", "--data", str(bench)]
+    one = cli(*args, "--out", str(tmp_path / "one"))
+    assert one.returncode == 0, one.stderr
+    launch = [
+        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", str(free_port()),
+        "-m", "biasaware.cli", *args, "--out", str(tmp_path / "two"),
+    ]  # fmt: skip
+    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
+    two = subprocess.run(launch, capture_output=True, text=True, env=env, timeout=300)
+    assert two.returncode == 0, two.stdout[-2000:] + two.stderr[-2000:]
+    assert "views judged" in two.stdout and "on rank 0 of 2" in two.stdout
+    assert two.stdout.count("wrote ") == 1  # only process 0 reports
+    a, b = (tmp_path / d / "judgments.jsonl" for d in ("one", "two"))
+    assert a.read_bytes() == b.read_bytes() and len(a.read_text().splitlines()) == 576
+    assert not (tmp_path / "two" / ".shards").exists()
+    sa, sb = (json.loads((tmp_path / d / "summary.json").read_text()) for d in ("one", "two"))
+    assert sa["overall"] == sb["overall"] and sa["per_bias"] == sb["per_bias"]
+
+
+def test_a_shard_left_by_a_killed_process_is_resumed_and_merged(tiny_models, bench, tmp_path):
+    """Process 1 of an earlier 2-process run finished its chunk and process 0 was killed: a single
+    process judges only the rest and merges both into the file an uninterrupted run writes."""
+    from biasaware.devices import Ranks
+
+    class Rank1Alone(Ranks):
+        def barrier(self):  # the other process is gone
+            pass
+
+    probes = load_probes(bench)
+    judge = load_judge(JudgeSpec(name=str(tiny_models["reward"]), mode="reward"))
+    run_bias_eval(judge, probes, tmp_path / "straight")
+    run_bias_eval(judge, probes, tmp_path / "resumed", ranks=Rank1Alone(1, 2))
+    shard = next((tmp_path / "resumed" / ".shards").glob("*.jsonl"))
+    in_shard = len(shard.read_text().splitlines())
+    total = len((tmp_path / "straight" / "judgments.jsonl").read_text().splitlines())
+    assert total > judge.chunk_views and in_shard == total - judge.chunk_views  # chunk 1 of 2
+    assert not (tmp_path / "resumed" / "judgments.jsonl").exists()  # process 1 does not merge
+    prepared = []
+    real = judge.prepare
+    judge.prepare = lambda views: prepared.append(len(views)) or real(views)
+    run_bias_eval(judge, probes, tmp_path / "resumed")
+    assert sum(prepared) == total - in_shard
+    a, b = (tmp_path / d / "judgments.jsonl" for d in ("straight", "resumed"))
+    assert a.read_bytes() == b.read_bytes() and not (tmp_path / "resumed" / ".shards").exists()
