@@ -119,8 +119,9 @@ def cmd_build(args: argparse.Namespace) -> int:
                 f"{bias:14s} sampled {m['sampled']:5d}  kept {m['kept']:5d}  dropped {m['dropped']:4d}{extra}"
             )
     for role, stats in manifest["llm"].items():
+        where = f" on {stats['device']} in {stats['dtype']}" if "device" in stats else ""
         print(
-            f"llm {role} ({stats['model']}): {stats['calls']} calls, {stats['cache_hits']} cache hits, "
+            f"llm {role} ({stats['model']}{where}): {stats['calls']} calls, {stats['cache_hits']} cache hits, "
             f"{stats['retries']} retries, {stats['failures']} failures, "
             f"{stats['prompt_tokens'] + stats['completion_tokens']} tokens"
         )

@@ -485,21 +485,29 @@ def evaluate_bias(
     from biasaware.devices import ranks
 
     out = Path(out)
-    judgments = out / "judgments.jsonl"
-    extra: dict[str, Any] = {}
-    if rescore:
-        if not judgments.exists():
-            raise BiasAwareError(f"--rescore needs {judgments} from an earlier run")
-    else:
-        spec.where()  # an unavailable device fails first,
-        probes = load_probes(data, biases, limit)  # and bad data before a model is loaded
-        judge = start_judge(spec)
-        t0 = time.time()
-        run_bias_eval(judge, probes, out)
-        extra = run_record(spec, judge, data, time.time() - t0)
+    extra = judge_or_rescore(
+        spec, out, rescore, lambda: load_probes(data, biases, limit), run_bias_eval, target=data
+    )
     if not ranks().main:
         return None
-    return write_reports(judgments, out, policy, seed, extra)
+    return write_reports(out / "judgments.jsonl", out, policy, seed, extra)
+
+
+def judge_or_rescore(spec, out: Path, rescore: bool, load_items, run, *, target) -> dict[str, Any]:
+    """The judging half of ``eval bias`` and ``eval general``: with ``rescore`` only check that
+    ``out/judgments.jsonl`` exists; otherwise resolve the device (an unavailable one fails first),
+    load the items (bad data fails before a model is loaded), load the judge and ``run(judge,
+    items, out)``. Returns what ``summary.json`` records about the run (``{}`` when rescoring)."""
+    if rescore:
+        if not (out / "judgments.jsonl").exists():
+            raise BiasAwareError(f"--rescore needs {out / 'judgments.jsonl'} from an earlier run")
+        return {}
+    spec.where()
+    items = load_items()
+    judge = start_judge(spec)
+    t0 = time.time()
+    run(judge, items, out)
+    return run_record(spec, judge, target, time.time() - t0)
 
 
 def console_summary(summary: dict[str, Any]) -> str:

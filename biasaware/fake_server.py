@@ -15,7 +15,9 @@ first ``max_faults`` attempts of a request (so retries always get through):
 * ``timeout``: the server sleeps ``hang`` seconds before answering (the client should time out);
 * ``malformed``: status 200 with a body that is not JSON.
 
-With ``api_key`` set, a request without ``Authorization: Bearer <api_key>`` gets a 401.
+With ``api_key`` set, a request without ``Authorization: Bearer <api_key>`` gets a 401. With
+``context_words`` set, a request whose messages hold more words than that gets the 400 that
+OpenAI and ``vllm serve`` send for a prompt over the model's context (``context_length_exceeded``).
 ``served`` counts the answers delivered per request key (not the late ones after a timeout fault),
 ``requests`` all requests received.
 
@@ -88,13 +90,14 @@ class FakeChatServer:
         hang: float = 2.0,
         seed: int = 0,
         api_key: str | None = None,
+        context_words: int | None = None,
     ):
         unknown = set(faults) - set(FAULTS)
         if unknown:
             raise ValueError(f"unknown faults {sorted(unknown)}; valid: {FAULTS}")
         self.responder, self.latency, self.fault_rate = responder, latency, fault_rate
         self.faults, self.max_faults, self.hang, self.seed = faults, max_faults, hang, seed
-        self.api_key = api_key
+        self.api_key, self.context_words = api_key, context_words
         self.requests = 0
         self.attempts: Counter[str] = Counter()
         self.served: Counter[str] = Counter()
@@ -127,6 +130,13 @@ class FakeChatServer:
             self.bad_auth += refused
         if refused:
             return _send(handler, 401, {"error": {"message": "invalid api key"}})
+        words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+        if self.context_words is not None and words > self.context_words:
+            message = (
+                f"This model's maximum context length is {self.context_words} tokens. However, you requested "
+                f"{words} tokens in the messages. Please reduce the length of the messages."
+            )
+            return _send(handler, 400, {"error": {"message": message, "code": "context_length_exceeded"}})
         fault = self.fault_for(key, attempt)
         if self.latency:
             time.sleep(self.latency)
@@ -142,7 +152,6 @@ class FakeChatServer:
         if fault == "malformed":
             return _send(handler, 200, b'{"id": "x", "choices": [{"message": ')
         text = self.responder(body.get("messages", []))
-        words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
         if fault != "timeout":  # the client gave up waiting: not an answer it received
             with self._lock:
                 self.served[key] += 1

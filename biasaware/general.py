@@ -136,28 +136,20 @@ def evaluate_general(
     """``eval general``: judge a benchmark's pairs (both orders for generative judges) into ``out``
     and write the reports; process 0 of a multi-process launch returns the summary."""
     import json
-    import time
 
     from biasaware.benchmarks import load_benchmark
     from biasaware.devices import ranks
-    from biasaware.errors import BiasAwareError
-    from biasaware.evaluate import run_record, start_judge
+    from biasaware.evaluate import judge_or_rescore
 
     out = Path(out)
-    judgments = out / "judgments.jsonl"
-    extra: dict[str, Any] = {}
-    if rescore:
-        if not judgments.exists():
-            raise BiasAwareError(f"--rescore needs {judgments} from an earlier run")
-        benchmark = benchmark or json.loads((out / "summary.json").read_text()).get("benchmark", "benchmark")
-    else:
-        spec.where()  # an unavailable device fails before the benchmark and the model are loaded
-        pairs = load_benchmark(benchmark, split)
-        pairs = pairs[:limit] if limit else pairs
-        judge = start_judge(spec)
-        t0 = time.time()
-        run_general_eval(judge, pairs, out)
-        extra = run_record(spec, judge, benchmark, time.time() - t0)
+    if rescore and not benchmark and (out / "summary.json").exists():
+        benchmark = json.loads((out / "summary.json").read_text()).get("benchmark")
+
+    def pairs():
+        loaded = load_benchmark(benchmark, split)
+        return loaded[:limit] if limit else loaded
+
+    extra = judge_or_rescore(spec, out, rescore, pairs, run_general_eval, target=benchmark)
     if not ranks().main:
         return None
-    return write_general_reports(judgments, out, str(benchmark), extra)
+    return write_general_reports(out / "judgments.jsonl", out, str(benchmark or "benchmark"), extra)

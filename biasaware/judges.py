@@ -81,23 +81,14 @@ class JudgeSpec(BaseModel):
             raise ValueError(f"unknown template {value!r}; valid: {', '.join(TEMPLATES)}")
         return value
 
-    @field_validator("device")
+    @field_validator("device", "dtype")
     @classmethod
-    def _device_name(cls, value: str) -> str:
-        from biasaware.devices import check_device_name
+    def _where(cls, value: str, info) -> str:
+        from biasaware.devices import check_device_name, check_dtype_name
 
+        check = check_device_name if info.field_name == "device" else check_dtype_name
         try:
-            return check_device_name(value)
-        except BiasAwareError as exc:
-            raise ValueError(str(exc)) from None
-
-    @field_validator("dtype")
-    @classmethod
-    def _dtype_name(cls, value: str) -> str:
-        from biasaware.devices import check_dtype_name
-
-        try:
-            return check_dtype_name(value)
+            return check(value)
         except BiasAwareError as exc:
             raise ValueError(str(exc)) from None
 
@@ -265,7 +256,11 @@ class GenerativeJudge:
                         send.append(i)
         replies = self.client.complete_many([requests[i] for i in send], check=any_text, desc="judge")
         for i, r in zip(send, replies, strict=True):
-            out[i] = None if r is None else JudgeOutput(r, self.template.parse(r))
+            refused = self.client.too_long.get(self.client.key(requests[i])) if r is None else None
+            if refused is not None:  # the endpoint said the prompt is over its context
+                out[i] = overlong_output(refused.tokens, refused.limit)
+            else:
+                out[i] = None if r is None else JudgeOutput(r, self.template.parse(r))
         return out
 
     def summary(self) -> dict[str, Any]:

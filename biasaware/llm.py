@@ -22,7 +22,9 @@ the cache the moment it arrives, so a killed run loses no finished call and a re
 work makes zero calls. A request that still fails after ``max_retries`` retries comes back as
 ``None`` and is not cached; the caller decides what that means (the builders leave the item
 undone and say so). Refusals that retrying cannot fix (bad key, unknown model: 400/401/403/404)
-stop the run with a clear error.
+stop the run with a clear error, except a 400 that says the prompt is over the model's context:
+that request is answered ``None`` and recorded in ``LLMClient.too_long`` (key -> (tokens, limit)),
+so a judge can count it by its over-long rule instead of stopping.
 
 ``LLMClient.stats`` counts calls (requests sent, retries included), cache hits, retries, failures
 (requests given up) and prompt/completion tokens.
@@ -34,6 +36,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -197,6 +200,7 @@ class Stats:
     cache_hits: int = 0
     retries: int = 0
     failures: int = 0
+    too_long: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     last_error: str = ""
@@ -342,6 +346,28 @@ def _retryable(exc: BaseException) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class TooLong:
+    """An endpoint's refusal of a prompt over the model's context (0 where it gave no number)."""
+
+    tokens: int
+    limit: int
+
+
+def _too_long(exc: BaseException) -> TooLong | None:
+    """The context-length refusal OpenAI and ``vllm serve`` send (400, "maximum context length")."""
+    import openai
+
+    if not isinstance(exc, openai.BadRequestError):
+        return None
+    text = str(exc)
+    if "context_length_exceeded" not in text and "maximum context length" not in text.lower():
+        return None
+    limit = re.search(r"maximum context length is (\d+)", text)
+    tokens = re.search(r"(?:requested|resulted in|you have) (\d+) tokens", text)
+    return TooLong(int(tokens.group(1)) if tokens else 0, int(limit.group(1)) if limit else 0)
+
+
 def _retry_after(exc: BaseException | None) -> float | None:
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None) or {}
@@ -367,6 +393,7 @@ class LLMClient:
         folder = Path(spec.cache_dir) if spec.cache_dir else cache_dir() / "llm"
         self.cache = ResponseCache(folder / "replies.sqlite") if spec.cache else None
         self._failed: set[str] = set()
+        self.too_long: dict[str, TooLong] = {}
         self._memo: dict[str, str] = {}
         self._lock = threading.Lock()
 
@@ -431,6 +458,8 @@ class LLMClient:
                 with attempt:
                     return self._attempt(batch, check)
         except openai.APIStatusError as exc:
+            if (refusal := _too_long(exc)) is not None and len(batch) == 1:
+                return [refusal]
             if not _retryable(exc):
                 raise BiasAwareError(
                     f"{self.role}: the endpoint refused the request ({exc.status_code}): "
@@ -491,6 +520,14 @@ class LLMClient:
             for future in as_completed(futures):
                 batch = futures[future]
                 for (key, _), reply in zip(batch, future.result(), strict=True):
+                    if isinstance(reply, TooLong):  # not retried, not cached: the caller's rule decides
+                        self._count(too_long=1)
+                        self.too_long[key] = reply
+                        self.stats.last_error = (
+                            f"a prompt over the model's context ({reply.tokens} > {reply.limit})"
+                        )
+                        answers[key] = None
+                        continue
                     if reply is None:
                         self._count(failures=1)
                         self._failed.add(key)

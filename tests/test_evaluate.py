@@ -104,7 +104,9 @@ def test_policies_differ_only_on_injected_invalids(bench, tmp_path):
 def test_generative_judge_through_an_endpoint(bench, tmp_path):
     probes = load_probes(bench, ["authority", "position"], limit=4)
     with FakeChatServer() as server:
-        spec = JudgeSpec(name="fake", backend="openai", base_url=server.base_url, cache_dir=str(tmp_path / "c"))
+        spec = JudgeSpec(
+            name="fake", backend="openai", base_url=server.base_url, cache_dir=str(tmp_path / "c")
+        )
         path = run_bias_eval(load_judge(spec), probes, tmp_path)
     judgments = read_records(path, "judgment")
     assert len(judgments) == 16 and all(j.verdict in ("A", "B") for j in judgments)

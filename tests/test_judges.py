@@ -160,6 +160,20 @@ def test_overlong_generation_prompts_are_not_sent(tiny_models, bench, tmp_path):
     assert all(o.overlong and o.overlong[1] == 100 and o.verdict == "invalid" for o in outs)
 
 
+def test_an_endpoint_s_context_refusal_is_counted_not_fatal(bench, tmp_path):
+    from biasaware.fake_server import FakeChatServer
+
+    probes = load_probes(bench, ["length"], limit=6)
+    with FakeChatServer(context_words=120) as server:
+        spec = JudgeSpec(name="m", backend="openai", base_url=server.base_url, cache_dir=str(tmp_path / "c"))
+        judge = load_judge(spec)
+        judgments = read_records(run_bias_eval(judge, probes, tmp_path / "out"), "judgment")
+    long = [j for j in judgments if j.meta.get("overlong")]
+    assert long and len(long) < len(judgments) and judge.client.stats.failures == 0
+    assert all(j.verdict == "invalid" and j.meta["overlong"]["limit"] == 120 for j in long)
+    assert all(j.meta["overlong"]["tokens"] > 120 for j in long)
+
+
 @pytest.mark.slow
 def test_minilm_never_crashes_on_inputs_past_its_512_positions(tmp_path):
     """The crash a user hit: LLMBar pairs longer than MiniLM's 512 positions."""
