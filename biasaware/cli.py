@@ -269,6 +269,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (``--limit 0`` used to mean "all")."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value}); leave it out for all")
+    return value
+
+
 def add_device_arguments(p) -> None:
     from biasaware.devices import DEVICES, DTYPES
 
@@ -331,17 +342,17 @@ def add_eval_parser(sub) -> None:
     p.add_argument("--max-tokens", type=int, default=512, help="generation budget per verdict (default 512)")
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     p.add_argument(
-        "--batch-size", type=int, default=8, help="views per forward or generate batch (default 8)"
+        "--batch-size", type=positive_int, default=8, help="views per forward or generate batch (default 8)"
     )
     p.add_argument(
         "--max-batch-tokens",
-        type=int,
+        type=positive_int,
         default=32768,
         help="direct and reward modes: at most this many padded tokens per batch (default 32768)",
     )
     p.add_argument(
         "--max-length",
-        type=int,
+        type=positive_int,
         help="context limit in tokens (default: the model's); a longer view is not judged and is counted",
     )
     add_device_arguments(p)
@@ -354,7 +365,9 @@ def add_eval_parser(sub) -> None:
         "injected tie/invalid is not a flip",
     )
     p.add_argument("--biases", help="'all' (default), a category, or a comma list")
-    p.add_argument("--limit", type=int, help="bias: at most N probes per bias; general: the first N pairs")
+    p.add_argument(
+        "--limit", type=positive_int, help="bias: at most N probes per bias; general: the first N pairs"
+    )
     p.add_argument("--seed", type=int, default=0, help="bootstrap and sampling seed (default 0)")
     p.add_argument("--rescore", action="store_true", help="score --out/judgments.jsonl again; no model")
     p.set_defaults(func=cmd_eval)
@@ -378,7 +391,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"biasaware {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="show library logs and progress bars")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="show the library's logs (progress bars: --progress)"
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks for user errors")
     parser.add_argument(
         "--progress",

@@ -453,7 +453,7 @@ class RewardModelJudge(_ForwardJudge):
 
     def outputs(self, prepared, per_unit):
         out: list[JudgeOutput | None] = []
-        for a, b in prepared.extra:
+        for a, b in prepared.extra or []:
             long = [prepared.overlong[u] for u in (a, b) if u in prepared.overlong]
             if long:
                 out.append(overlong_output(max(long), self.limit))

@@ -117,3 +117,14 @@ def test_build_with_llm_flags(tmp_path, capsys):
         config.write_text(f"llm:\n  cache_dir: {tmp_path / 'cache'}\n  progress: false\n")
         assert main([*args, "--config", str(config)]) == 0
     assert "llm rewriter (m): 8 calls, 0 cache hits, 0 retries, 0 failures" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flag", ["--limit", "--batch-size", "--max-batch-tokens", "--max-length"])
+def test_counts_below_one_are_refused(flag, tmp_path, capsys):
+    """`--limit 0` used to mean "all"; zero or negative counts are usage errors (exit 2)."""
+    with pytest.raises(SystemExit) as stop:
+        main(
+            ["eval", "bias", "--judge", "x", "--data", str(tmp_path), "--out", str(tmp_path / "o"), flag, "0"]
+        )
+    assert stop.value.code == 2 and "must be at least 1 (got 0)" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

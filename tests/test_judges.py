@@ -42,6 +42,7 @@ def test_load_judge_builds_each_mode(tiny_models, tmp_path):
     assert isinstance(direct, DirectVerdictJudge) and direct.batch_size == 3
     gen = load_judge(JudgeSpec(name=causal, template="mtbench", cache_dir=str(tmp_path)))
     assert isinstance(gen, GenerativeJudge) and gen.template.name == "mtbench"
+    assert direct.judge([]) == [] and load_judge(JudgeSpec(name=reward, mode="reward")).judge([]) == []
     s = direct.summary()
     assert s["device"] == "cpu" and s["dtype"] == "float32" and s["context"] == 4096
     assert gen.summary()["device"] == "cpu"  # resolved without loading weights
