@@ -248,7 +248,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
         if summary is not None:  # process 0 of a multi-process launch reports
             print((out / "report.md").read_text())
-            print(f"wrote {out}/summary.json, report.md ({summary['items']} pairs)")
+            print(f"wrote {out}/judgments.jsonl, summary.json, report.md ({summary['items']} pairs)")
         return 0
     from biasaware.evaluate import console_summary, evaluate_bias
     from biasaware.taxonomy import parse_bias_list
@@ -265,7 +265,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     )
     if summary is not None:
         print(console_summary(summary))
-        print(f"wrote {out}/summary.json, report.md, bsr.png, accuracy.png")
+        print(f"wrote {out}/judgments.jsonl, summary.json, report.md, bsr.png, accuracy.png")
     return 0
 
 
@@ -276,7 +276,7 @@ def positive_int(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value}); leave it out for all")
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
     return value
 
 
@@ -327,7 +327,8 @@ def add_eval_parser(sub) -> None:
         "--mode",
         default="generate",
         choices=["generate", "direct", "reward"],
-        help="generate: a reasoning judge; direct: P(A) vs P(B) of the next token; reward: a reward model",
+        help="generate (default): a reasoning judge; direct: P(A) vs P(B) of the next token; reward: a "
+        "reward model (minilm-l6 is one)",
     )
     p.add_argument(
         "--template", default="default", help="judge prompt format (generate mode; default: default)"
@@ -366,7 +367,9 @@ def add_eval_parser(sub) -> None:
     )
     p.add_argument("--biases", help="'all' (default), a category, or a comma list")
     p.add_argument(
-        "--limit", type=positive_int, help="bias: at most N probes per bias; general: the first N pairs"
+        "--limit",
+        type=positive_int,
+        help="bias: at most N probes per bias; general: the first N pairs (default: all)",
     )
     p.add_argument("--seed", type=int, default=0, help="bootstrap and sampling seed (default 0)")
     p.add_argument("--rescore", action="store_true", help="score --out/judgments.jsonl again; no model")
@@ -391,15 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"biasaware {__version__}")
-    parser.add_argument(
-        "-v", "--verbose", action="store_true", help="show the library's logs (progress bars: --progress)"
-    )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks for user errors")
-    parser.add_argument(
-        "--progress",
-        choices=["auto", "on", "off"],
-        help="progress bars: auto (default: on a terminal only), on (in logs too), off",
-    )
+    add_common_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser(
@@ -433,7 +428,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of every stage (default 0)")
     add_device_arguments(p)
     p.set_defaults(func=cmd_quickstart)
+    for command in sub.choices.values():  # `biasaware eval ... -v` works as `biasaware -v eval ...`
+        add_common_options(command, default=argparse.SUPPRESS)
     return parser
+
+
+def add_common_options(parser, default=None) -> None:
+    """-v, --debug and --progress: before the command, or (``default=SUPPRESS``) after it."""
+    flag = {"default": False if default is None else default}
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show the library's logs (progress bars: --progress)",
+        **flag,
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for user errors", **flag)
+    parser.add_argument(
+        "--progress",
+        choices=["auto", "on", "off"],
+        default=default,
+        help="progress bars: auto (default: on a terminal only), on (in logs too), off",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -455,6 +471,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -121,8 +121,12 @@ def judge_into(
     seconds = time.time() - t0
     if r.main:
         rate = f" ({judged / seconds:.1f} views/s)" if judged and seconds > 0 else ""
-        print(f"[judge] {Path(judge.name).name}: {judged} views judged in {seconds:.1f}s{rate}"
-              + (f" on rank 0 of {r.world}" if r.world > 1 else ""), flush=True)  # fmt: skip
+        resumed = f"; {len(done)} found in {path.parent} from an earlier run" if done else ""
+        where = f" on rank 0 of {r.world}" if r.world > 1 else ""
+        line = (
+            f"[judge] {Path(judge.name).name}: {judged} views judged in {seconds:.1f}s{rate}{where}{resumed}"
+        )
+        print(line, flush=True)
     r.barrier()
     if r.main:
         _merge(jobs, path)

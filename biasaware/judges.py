@@ -45,6 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from biasaware.errors import BiasAwareError
 from biasaware.llm import LLMClient, LLMSpec, any_text
+from biasaware.models import chat_ids, encode_rendered, render_chats
 from biasaware.prompts import TEMPLATES, get_template
 from biasaware.records import View
 
@@ -225,6 +226,8 @@ class GenerativeJudge:
             64, 4 * max(spec.batch_size, spec.concurrency if spec.backend == "openai" else 1)
         )
         self._limits = None
+        if spec.backend != "openai":
+            self._context()  # a missing model, or one that is no chat model, fails before any output
 
     def _context(self):
         """``(tokenizer, limit)`` of a local model (tokenizer and config only: no weights)."""
@@ -245,9 +248,7 @@ class GenerativeJudge:
         if self.spec.backend != "openai":
             tok, limit = self._context()
             if limit is not None:
-                ids = tok.apply_chat_template(requests, add_generation_prompt=True, return_dict=True)[
-                    "input_ids"
-                ]
+                ids = chat_ids(tok, requests, add_generation_prompt=True)
                 send = []
                 for i, row in enumerate(ids):
                     if len(row) + self.spec.max_tokens > limit:
@@ -401,10 +402,9 @@ class DirectVerdictJudge(_ForwardJudge):
         return sorted(ids)
 
     def units(self, views):
-        ids = self.tokenizer.apply_chat_template(
-            [self.template.render(v) for v in views], add_generation_prompt=True, return_dict=True
-        )["input_ids"]
-        return ids, None
+        return chat_ids(
+            self.tokenizer, [self.template.render(v) for v in views], add_generation_prompt=True
+        ), None
 
     def values(self, enc):
         """P(A) renormalised over {A, B}, from the last position's logits only."""
@@ -435,9 +435,10 @@ class RewardModelJudge(_ForwardJudge):
     model_kind = "reward"
 
     def texts(self, prompt: list, response: str) -> str:
+        """The rendered (prompt, response) chat; its ids are :func:`biasaware.models.encode_rendered`'s."""
         messages = [m if isinstance(m, dict) else m.model_dump() for m in prompt]
-        messages = [*messages, {"role": "assistant", "content": response}]
-        return self.tokenizer.apply_chat_template(messages, tokenize=False)
+        (text,) = render_chats(self.tokenizer, [[*messages, {"role": "assistant", "content": response}]])
+        return text
 
     def units(self, views):
         """Each distinct (prompt, response) text once; ``extra`` maps every view to its two texts."""
@@ -446,7 +447,7 @@ class RewardModelJudge(_ForwardJudge):
         for v in views:
             ta, tb = self.texts(v.prompt, v.response_a), self.texts(v.prompt, v.response_b)
             pairs.append((texts.setdefault(ta, len(texts)), texts.setdefault(tb, len(texts))))
-        return self.tokenizer(list(texts))["input_ids"], pairs
+        return encode_rendered(self.tokenizer, list(texts)), pairs
 
     def values(self, enc):
         return self.model(**enc).logits[:, 0]
@@ -465,4 +466,4 @@ class RewardModelJudge(_ForwardJudge):
 
     def score_texts(self, texts: list[str]) -> list[float | None]:
         """Scores of rendered texts in input order (``None`` for a text over the context)."""
-        return self._per_unit(self.launch(self._batched([], self.tokenizer(texts)["input_ids"])))
+        return self._per_unit(self.launch(self._batched([], encode_rendered(self.tokenizer, texts))))

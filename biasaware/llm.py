@@ -269,9 +269,10 @@ class TransformersBackend:
     def generate(self, batch: list[Messages]) -> list[Reply]:
         import torch
 
-        enc = self.tokenizer.apply_chat_template(
-            batch, add_generation_prompt=True, padding=True, return_tensors="pt", return_dict=True
-        )
+        from biasaware.models import chat_ids
+
+        ids = chat_ids(self.tokenizer, batch, add_generation_prompt=True)  # the judges' tokenisation
+        enc = self.tokenizer.pad({"input_ids": ids}, return_tensors="pt")
         enc = {k: v.to(self.model.device) for k, v in enc.items()}
         sample = self.spec.temperature > 0
         if sample and self.spec.seed is not None:

@@ -165,6 +165,61 @@ def prepare_tokenizer(tokenizer, kind: str):
     return tokenizer
 
 
+def special_wrap(tokenizer) -> tuple[list[int], list[int]]:
+    """The ids a tokenizer puts before and after a text of its own (``add_special_tokens``):
+    ``([CLS], [SEP])`` for a BERT-style encoder, often ``([BOS], [])`` for a decoder, nothing for
+    Qwen- and SmolLM-style tokenizers. Worked out once per tokenizer."""
+    cached = getattr(tokenizer, "_biasaware_wrap", None)
+    if cached is None:
+        plain = tokenizer("a", add_special_tokens=False)["input_ids"]
+        full = tokenizer("a", add_special_tokens=True)["input_ids"]
+        cached = ([], [])
+        for i in range(len(full) - len(plain) + 1):
+            if full[i : i + len(plain)] == plain:
+                cached = (full[:i], full[i + len(plain) :])
+                break
+        tokenizer._biasaware_wrap = cached
+    return cached
+
+
+def render_chats(tokenizer, chats: list[list[dict]], *, add_generation_prompt: bool = False) -> list[str]:
+    """Each chat rendered to text with the tokenizer's chat template."""
+    return [
+        tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=add_generation_prompt)
+        for chat in chats
+    ]
+
+
+def encode_rendered(tokenizer, texts: list[str]) -> list[list[int]]:
+    """Token ids of rendered chats by THE rule every trainer and judge shares (:func:`chat_ids`)."""
+    ids = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+    prefix, suffix = special_wrap(tokenizer)
+    if not suffix:  # a decoder: the template's tokens as written
+        return ids
+    out = []
+    for row in ids:  # an encoder: its own [CLS] ... [SEP] around the chat, once
+        head = [] if prefix and row[: len(prefix)] == prefix else prefix
+        tail = [] if row[len(row) - len(suffix) :] == suffix else suffix
+        out.append([*head, *row, *tail])
+    return out
+
+
+def chat_ids(tokenizer, chats: list[list[dict]], *, add_generation_prompt: bool = False) -> list[list[int]]:
+    """The token ids of chats, the one tokenisation of the project: the reward trainer and every
+    judge (reward, direct, generate) use it, and TRL's SFT and GRPO trainers tokenise the same way.
+
+    The rule: render the chat template to text and tokenise it as written, without the tokenizer's
+    own special tokens, so a BOS the template writes appears once (what ``apply_chat_template(...,
+    tokenize=True)`` and TRL do). An encoder (a tokenizer that closes a text with a special token,
+    like BERT's ``[SEP]``) then gets its own prefix and suffix around the chat (``[CLS] ... [SEP]``),
+    as in its pre-training: its classification head reads the ``[CLS]`` position. A decoder gets
+    nothing added, so a BOS its chat template leaves out stays out (as in TRL's trainers).
+    """
+    return encode_rendered(
+        tokenizer, render_chats(tokenizer, chats, add_generation_prompt=add_generation_prompt)
+    )
+
+
 def load_tokenizer(name_or_path: str, kind: str = "causal"):
     """The tokenizer alone, prepared as :func:`load_model` prepares it (no weights are read)."""
     from transformers import AutoTokenizer

@@ -2,7 +2,8 @@
 bias negatives, trained with InfoNCE, hinge or Bradley-Terry (:mod:`biasaware.losses`).
 
 Only three things change from TRL's trainer, so its model loading, PEFT, DeepSpeed and logging
-stay as they are: dataset preparation tokenises every candidate (``candidate_ids``: chosen
+stay as they are: dataset preparation tokenises every candidate with
+:func:`biasaware.models.chat_ids`, the judges' tokenisation (``candidate_ids``: chosen
 first, then the rejected response, then up to ``num_bias_negatives`` bias negatives, then any
 OffsetBias-style off-topic negatives), the
 collator flattens the candidates of a batch and records each row's group size (rows may carry
@@ -19,6 +20,7 @@ import torch
 from trl import RewardConfig, RewardTrainer
 
 from biasaware.losses import LOSSES, pad_groups, set_loss
+from biasaware.models import chat_ids
 
 
 @dataclass
@@ -76,13 +78,11 @@ class SetRewardTrainer(RewardTrainer):
             prompt = row["prompt"]
             if isinstance(prompt, str):
                 prompt = [{"role": "user", "content": prompt}]
-            ids = [
-                processing_class.apply_chat_template(
-                    [*prompt, {"role": "assistant", "content": c}], tokenize=True, return_dict=False
-                )
+            chats = [
+                [*prompt, {"role": "assistant", "content": c}]
                 for c in candidates(row, args.num_bias_negatives)
             ]
-            return {"candidate_ids": ids}
+            return {"candidate_ids": chat_ids(processing_class, chats)}  # the judges' tokenisation
 
         dataset = dataset.map(
             tokenize, remove_columns=dataset.column_names, desc=f"Tokenizing {dataset_name}"

@@ -206,7 +206,12 @@ def test_progress_bars_when_asked_one_line_per_stage_otherwise(tiny_models, benc
     assert quiet.returncode == 0, quiet.stderr
     assert "view/s" not in quiet.stderr and "INFO" not in quiet.stderr  # not a terminal: no bar, no logs
     assert "[judge] reward: 36 views judged in" in quiet.stdout
-    shown = cli("--progress", "on", "-v", "eval", "bias", *args, "--out", str(tmp_path / "b"))
+    again = cli("eval", "bias", *args, "--out", str(tmp_path / "a"))
+    assert (
+        "0 views judged" in again.stdout
+        and f"36 found in {tmp_path / 'a'} from an earlier run" in again.stdout
+    )
+    shown = cli("eval", "bias", *args, "--out", str(tmp_path / "b"), "--progress", "on", "-v")  # after it too
     assert shown.returncode == 0, shown.stderr
     assert "judge reward: 100%" in shown.stderr and "view/s" in shown.stderr  # the bar, with its rate
     assert "INFO biasaware.evaluate" in shown.stderr  # -v adds logs
@@ -227,7 +232,7 @@ def test_two_gloo_processes_write_what_one_process_writes(tiny_models, bench, tm
     """576 views in chunks of 256: process 0 judges chunks 0 and 2, process 1 chunk 1; the merged
     judgments.jsonl is byte-identical to a single-process run, and the reports agree."""
     args = ["eval", "bias", "--judge", str(tiny_models["causal"]), "--mode", "direct", "--data", str(bench)]
-    one = cli(*args, "--out", str(tmp_path / "one"))
+    one = cli(*args, "--out", str(tmp_path / "one"), env={"OMP_NUM_THREADS": "1"})  # torchrun's setting
     assert one.returncode == 0, one.stderr
     launch = [
         sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", str(free_port()),
@@ -270,3 +275,10 @@ def test_a_shard_left_by_a_killed_process_is_resumed_and_merged(tiny_models, ben
     assert sum(prepared) == total - in_shard
     a, b = (tmp_path / d / "judgments.jsonl" for d in ("straight", "resumed"))
     assert a.read_bytes() == b.read_bytes() and not (tmp_path / "resumed" / ".shards").exists()
+
+
+def test_a_judge_that_cannot_load_fails_before_any_output(bench, tmp_path, capsys):
+    """A reward-only model in generate mode (the default): exit 2 and no --out folder."""
+    out = tmp_path / "out"
+    assert main(["eval", "bias", "--judge", "minilm-l6", "--data", str(bench), "--out", str(out)]) == 2
+    assert "cannot be loaded as a causal model" in capsys.readouterr().err and not out.exists()

@@ -122,3 +122,72 @@ def test_builtin_minilm_as_reward_model():
     assert tok.chat_template == PLAIN_CHAT_TEMPLATE
     batch = tok(["Paris is the capital of France.", "no"], return_tensors="pt", padding=True)
     assert model(**batch).logits.shape == (2, 1)
+
+
+# ------------------------------------------------------------------------ one tokenisation (issue 16)
+def trainer_and_judge_ids(name: str, kind: str, tmp_path):
+    """(what a trainer feeds, what a judge scores) for the same (prompt, response) chats."""
+    from types import SimpleNamespace
+
+    from datasets import Dataset
+
+    from biasaware.judges import JudgeSpec, load_judge
+    from biasaware.models import chat_ids
+    from biasaware.prompts import get_template
+    from biasaware.records import View
+    from biasaware.reward_trainer import SetRewardTrainer
+
+    prompt = [{"role": "user", "content": "Which is larger, 0.9 or 0.11?"}]
+    chosen, rejected = "0.9 is larger.", "0.11 is larger, clearly."
+    if kind == "reward":
+        row = {"prompt": prompt, "chosen": chosen, "rejected": rejected, "bias_negatives": []}
+        judge = load_judge(JudgeSpec(name=name, mode="reward"))
+        args = SimpleNamespace(num_bias_negatives=-1, max_length=None)
+        fed = SetRewardTrainer._prepare_dataset(None, Dataset.from_list([row]), judge.tokenizer, args, "t")
+        scored, _ = judge.units([View(prompt=prompt, response_a=chosen, response_b=rejected, correct="A")])
+        return fed[0]["candidate_ids"], scored
+    # causal: GRPO's prompt tokenisation (TRL's own call) and SFT's prompt + completion, against the judges'
+    from trl import SFTConfig, SFTTrainer
+
+    judge = load_judge(JudgeSpec(name=name, mode="direct"))
+    tok = judge.tokenizer
+    messages = get_template("default").render(
+        View(prompt=prompt, response_a=chosen, response_b=rejected, correct="A")
+    )
+    grpo = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=True)[
+        "input_ids"
+    ]
+    completion = [{"role": "assistant", "content": "<think>0.90 > 0.11</think>\n<answer>A</answer>"}]
+    sft = SFTTrainer(
+        model=judge.model,
+        args=SFTConfig(output_dir=str(tmp_path), use_cpu=True, report_to="none", max_length=None),
+        train_dataset=Dataset.from_list([{"prompt": messages, "completion": completion}]),
+        processing_class=tok,
+    )
+    fed = [grpo, sft.train_dataset[0]["input_ids"]]
+    scored = [
+        chat_ids(tok, [messages], add_generation_prompt=True)[0],  # direct and generate judges
+        chat_ids(tok, [[*messages, *completion]])[0],
+    ]
+    return fed, scored
+
+
+@pytest.mark.parametrize("kind", ["reward", "causal"])
+def test_trainers_feed_the_ids_judges_score_tiny(tiny_models, kind, tmp_path):
+    fed, scored = trainer_and_judge_ids(str(tiny_models[kind]), kind, tmp_path)
+    assert fed == scored
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name, kind",
+    [("minilm-l6", "reward"), ("smollm2-135m-instruct", "reward"), ("smollm2-135m-instruct", "causal")],
+)
+def test_trainers_feed_the_ids_judges_score(name, kind, tmp_path):
+    from biasaware.models import load_tokenizer
+
+    fed, scored = trainer_and_judge_ids(name, kind, tmp_path)
+    assert fed == scored
+    if name == "minilm-l6":  # the encoder's head reads [CLS]: both sides start with it and end with [SEP]
+        tok = load_tokenizer(name, "reward")
+        assert all(ids[0] == tok.cls_token_id and ids[-1] == tok.sep_token_id for ids in fed)
