@@ -115,6 +115,11 @@ def describe(device, dtype) -> dict[str, str]:
     return {"device": str(device), "dtype": str(dtype).removeprefix("torch.")}
 
 
+def where(device: str = "auto", dtype: str = "auto") -> dict[str, str]:
+    """The two settings resolved and described (an unavailable device is an error)."""
+    return describe(*resolve(device, dtype))
+
+
 @dataclass(frozen=True)
 class Ranks:
     """This process's place in a launch: ``rank`` of ``world`` processes."""

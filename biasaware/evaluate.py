@@ -16,7 +16,6 @@ position live in a judge's prompt, which a reward model does not see).
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time
@@ -26,7 +25,7 @@ from typing import Any
 
 from biasaware import __version__
 from biasaware.errors import BiasAwareError
-from biasaware.io import JsonlAppender, read_records, write_json, write_jsonl
+from biasaware.io import JsonlAppender, read_records, read_whole_lines, write_json, write_jsonl
 from biasaware.metrics import Outcome, bias_summary, macro_micro, position_summary
 from biasaware.records import BiasProbe, Judgment, View
 from biasaware.taxonomy import BIASES, CATEGORIES
@@ -41,18 +40,6 @@ def applicable(probes: list[BiasProbe], kind: str) -> list[BiasProbe]:
     if kind != "reward":
         return probes
     return [p for p in probes if BIASES[p.bias].applies_to_reward_model]
-
-
-def _read_lines(path: Path) -> list[dict]:
-    """Whole JSON lines of a judgments file (a torn last line, from a killed writer, is left out)."""
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    return [
-        json.loads(line)
-        for line in data[: data.rfind(b"\n") + 1].decode("utf-8").splitlines()
-        if line.strip()
-    ]
 
 
 def _shards(path: Path) -> list[Path]:
@@ -81,7 +68,7 @@ def judge_into(
     size = chunk or getattr(judge, "chunk_views", 64)
     path = Path(path)
     own = path if r.world == 1 else path.parent / SHARDS / f"{path.stem}.rank{r.rank}-of-{r.world}.jsonl"
-    earlier = [row for p in {path, *_shards(path)} - {own} for row in _read_lines(p)]
+    earlier = [row for p in {path, *_shards(path)} - {own} for row in read_whole_lines(p)]
     failed = judged = 0
     t0 = time.time()
     with JsonlAppender(own) as out:
@@ -143,7 +130,7 @@ def _merge(jobs: list[tuple[str, str, View, dict]], path: Path) -> None:
     shards = _shards(path)
     rows: dict[tuple[str, str], dict] = {}
     for p in [path, *shards]:
-        for row in _read_lines(p):
+        for row in read_whole_lines(p):
             rows.setdefault((row["probe_id"], row["view"]), row)
     order = {(j[0], j[1]): i for i, j in enumerate(jobs)}
     ranked = sorted(rows.items(), key=lambda kv: (order.get(kv[0], len(order)),))

@@ -244,6 +244,25 @@ def write_parquet(path: str | os.PathLike, records: Iterable[Any]) -> Path:
     return _atomic_write(Path(path), lambda fh: pq.write_table(table, fh))
 
 
+def _whole_lines(path: Path) -> tuple[list[dict[str, Any]], int, int]:
+    """The records on the whole lines of a JSONL file, the bytes they take and the file's size
+    (a torn last line, from a writer killed mid-way, is not a record)."""
+    if not path.exists():
+        return [], 0, 0
+    data = path.read_bytes()
+    keep = data[: data.rfind(b"\n") + 1]
+    return (
+        [json.loads(line) for line in keep.decode("utf-8").splitlines() if line.strip()],
+        len(keep),
+        len(data),
+    )
+
+
+def read_whole_lines(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """The records of a JSONL file another process may be appending to, without touching it."""
+    return _whole_lines(Path(path))[0]
+
+
 class JsonlAppender:
     """Append records one line at a time, durable after each ``append``; for resumable builds.
 
@@ -254,16 +273,10 @@ class JsonlAppender:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._rows: list[dict[str, Any]] = []
-        if self.path.exists():
-            data = self.path.read_bytes()
-            keep = data[: data.rfind(b"\n") + 1]
-            for line in keep.decode("utf-8").splitlines():
-                if line.strip():
-                    self._rows.append(json.loads(line))
-            if len(keep) != len(data):
-                with self.path.open("r+b") as fh:
-                    fh.truncate(len(keep))
+        self._rows, whole, size = _whole_lines(self.path)
+        if whole != size:
+            with self.path.open("r+b") as fh:
+                fh.truncate(whole)
         self._fh = self.path.open("a", encoding="utf-8")
 
     def existing(self) -> list[dict[str, Any]]:

@@ -122,9 +122,9 @@ class JudgeSpec(BaseModel):
         """The resolved device and dtype (``{}`` for an endpoint); an unavailable device is an error."""
         if self.backend == "openai":
             return {}
-        from biasaware.devices import describe, resolve
+        from biasaware.devices import where
 
-        return describe(*resolve(self.device, self.dtype))
+        return where(self.device, self.dtype)
 
     def llm_spec(self) -> LLMSpec:
         return LLMSpec(
@@ -273,7 +273,6 @@ class GenerativeJudge:
 class Prepared:
     """A call's CPU work: token ids per input unit, the batches, and the units that do not fit."""
 
-    views: list[View]
     ids: list[list[int]]
     batches: list[list[int]]
     overlong: dict[int, int] = field(default_factory=dict)  # unit -> tokens
@@ -317,13 +316,13 @@ class _ForwardJudge:
 
     def prepare(self, views: list[View]) -> Prepared:
         ids, extra = self.units(views) if views else ([], None)
-        return self._batched(views, ids, extra)
+        return self._batched(ids, extra)
 
-    def _batched(self, views: list[View], ids: list[list[int]], extra: Any = None) -> Prepared:
+    def _batched(self, ids: list[list[int]], extra: Any = None) -> Prepared:
         overlong = {i: len(x) for i, x in enumerate(ids) if self.limit is not None and len(x) > self.limit}
         fits = [i for i in range(len(ids)) if i not in overlong]
         batches = token_batches([len(ids[i]) for i in fits], self.batch_size, self.max_batch_tokens)
-        return Prepared(views, ids, [[fits[j] for j in b] for b in batches], overlong, extra)
+        return Prepared(ids, [[fits[j] for j in b] for b in batches], overlong, extra)
 
     def launch(self, prepared: Prepared) -> Pending:
         import torch
@@ -466,4 +465,4 @@ class RewardModelJudge(_ForwardJudge):
 
     def score_texts(self, texts: list[str]) -> list[float | None]:
         """Scores of rendered texts in input order (``None`` for a text over the context)."""
-        return self._per_unit(self.launch(self._batched([], encode_rendered(self.tokenizer, texts))))
+        return self._per_unit(self.launch(self._batched(encode_rendered(self.tokenizer, texts))))

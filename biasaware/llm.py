@@ -550,14 +550,14 @@ class LLMClient:
         log.info("%s: %d requests in %.1fs (%s)", desc, len(items), time.time() - t0, self.stats.line())
 
     def summary(self) -> dict[str, Any]:
-        where = {}
+        place = {}
         if (
             self.spec.backend == "transformers"
         ):  # resolved without loading the model (a cached run loads none)
-            from biasaware.devices import describe, resolve
+            from biasaware.devices import where
 
-            where = describe(*resolve(self.spec.device, self.spec.dtype))
-        return {"model": self.spec.model, "backend": self.spec.backend, **where, **asdict(self.stats)}
+            place = where(self.spec.device, self.spec.dtype)
+        return {"model": self.spec.model, "backend": self.spec.backend, **place, **asdict(self.stats)}
 
     def close(self) -> None:
         if self.cache is not None:

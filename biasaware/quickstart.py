@@ -18,7 +18,7 @@ from pathlib import Path
 
 from biasaware.builders import BuildConfig, build_bench, build_traces, build_train
 from biasaware.corpus import FAMILIES, TEST_FAMILIES
-from biasaware.devices import describe, resolve
+from biasaware.devices import where
 from biasaware.errors import BiasAwareError
 from biasaware.evaluate import load_probes, run_bias_eval, write_reports
 from biasaware.io import read_records, write_jsonl
@@ -127,10 +127,10 @@ def _train_reward_model(out: Path, seed: int) -> Path | None:
 
 
 def run_quickstart(out: Path, seed: int = 0, device: str = "auto", dtype: str = "auto") -> None:
-    where = describe(*resolve(device, dtype))  # an unavailable device fails before anything is written
+    place = where(device, dtype)  # an unavailable device fails before anything is written
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    print(f"[models] judges run on {where['device']} in {where['dtype']}")
+    print(f"[models] judges run on {place['device']} in {place['dtype']}")
     for name, spec in BUILTIN_MODELS.items():
         model, _ = load_model(name, spec.kinds[0])
         n = sum(p.numel() for p in model.parameters()) / 1e6
