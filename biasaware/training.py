@@ -8,11 +8,32 @@ empty starts fresh.
 saved checkpoint and the final output folder: base model, training data with its build manifest
 (``manifest.json`` next to the data file, when there is one), the full training configuration, and
 the evaluation summary when ``eval_summary`` points to one (``biasaware eval`` output).
+
+:func:`train_and_save` ends every recipe the same way, whatever the launch configuration: the final
+folder is a model folder that :func:`biasaware.models.load_model` (and so every judge) loads.
+
+* FSDP: the final save is switched to ``FULL_STATE_DICT`` (``SHARDED_STATE_DICT``, the right choice
+  for resumable checkpoints, would leave the final folder without a config or weights);
+* DeepSpeed ZeRO-3 without ``zero3_save_16bit_model``: transformers writes a DeepSpeed checkpoint
+  instead of weights; DeepSpeed's own ``zero_to_fp32`` consolidates it, ``save_pretrained`` writes
+  ``model.safetensors`` (fp32; tied embeddings kept tied), and the checkpoint is removed from the final folder (``checkpoint-*`` folders keep resumable state);
+* LoRA (``use_peft: true``): the folder is an adapter; ``load_model`` applies it to its base and merges.
+
+Then the **load-back check**: every rank runs the trained model in memory on one fixed probe, rank 0
+loads the saved folder through ``load_model`` and runs it on the same ids (:func:`biasaware.models.chat_ids`),
+and the recipe fails unless the outputs agree (fp32: within 1e-4 relative; half precision: 2e-2).
+The last 8 output values of the trained model (``trained_tail``: a reward model's score, or the
+last logits of a causal model) are kept, so anyone can check the folder again later.
+The figures go into the model card (``load_check``), so a recipe never reports a checkpoint it has not loaded.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
+import shutil
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +41,9 @@ from typing import Any
 from transformers import TrainerCallback
 
 from biasaware import __version__
+from biasaware.errors import BiasAwareError
+
+log = logging.getLogger(__name__)
 
 
 def resume_arg(value: str | bool | None) -> str | bool | None:
@@ -85,6 +109,12 @@ class ModelCardCallback(TrainerCallback):
             f"- learning rate {args.learning_rate}, per-device batch {args.per_device_train_batch_size}, "
             f"seed {args.seed}",
         ]
+        if card.get("load_check"):
+            check = card["load_check"]
+            lines.append(
+                f"- load-back check: the saved folder reproduces the trained model on a fixed probe "
+                f"(max |difference| {check['max_abs_diff']:.3g}, tolerance {check['tolerance']:.3g})"
+            )
         if "eval_summary" in card:
             micro = card["eval_summary"].get("overall", {}).get("micro", {})
             lines.append(
@@ -130,11 +160,32 @@ def sample_rows(rows: list, n: int | None, seed: int) -> list:
     return [rows[i] for i in keep]
 
 
-def load_for_training(model_args: Any, kind: str, seed: int = 0):
+def check_processes(training_args: Any) -> None:
+    """Refuse a launch whose processes would not train together.
+
+    ``accelerate launch`` of a GPU configuration (``multi_gpu.yaml``, ``fsdp.yaml``) on a machine
+    without GPUs starts N processes that transformers runs as N separate single-process trainings
+    on the full data, all writing the same folder: accelerate enables DDP and FSDP only on
+    accelerators (FSDP has no CPU mode in accelerate), and gloo DDP only when told to use the CPU.
+    """
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1 and str(training_args.parallel_mode) != "ParallelMode.DISTRIBUTED":
+        raise BiasAwareError(
+            f"{world} processes were started, but they would train separately, each on all the data "
+            f"(no accelerator for this launch configuration; accelerate runs FSDP only on GPUs). "
+            "On a CPU launch accelerate_configs/cpu_ddp.yaml with --use_cpu true, or cpu_zero3.yaml "
+            "with --ddp_backend gloo"
+        )
+
+
+def load_for_training(model_args: Any, kind: str, seed: int = 0, training_args: Any = None):
     """``(model, tokenizer)`` for a recipe (:func:`biasaware.models.load_model`); weights missing
-    from the checkpoint (a new reward head) are drawn with ``seed``, the training seed."""
+    from the checkpoint (a new reward head) are drawn with ``seed``, the training seed. With
+    ``training_args``, first refuses a launch whose processes would not train together."""
     from biasaware.models import load_model
 
+    if training_args is not None:
+        check_processes(training_args)
     return load_model(model_args.model_name_or_path, kind, dtype=model_args.dtype, seed=seed)
 
 
@@ -150,11 +201,173 @@ def card_callbacks(recipe: str, model_args: Any, script_args: Any) -> list[Model
     ]
 
 
-def train_and_save(trainer, training_args):
-    """Train (resuming when asked), save the final model, return the trainer."""
+def train_and_save(trainer, training_args, kind: str):
+    """Train (resuming when asked), save a final folder that loads, check that it reproduces the
+    trained model (see the module docstring), return the trainer."""
+    for card in _cards(trainer):
+        card.card["launch"] = describe_launch(trainer.accelerator)
     trainer.train(resume_from_checkpoint=resume_arg(training_args.resume_from_checkpoint))
-    trainer.save_model(training_args.output_dir)
+    save_final(trainer, training_args.output_dir)
+    check_saved(trainer, training_args.output_dir, kind)
     return trainer
+
+
+def _cards(trainer) -> list[ModelCardCallback]:
+    return [c for c in trainer.callback_handler.callbacks if isinstance(c, ModelCardCallback)]
+
+
+def describe_launch(accelerator) -> dict[str, Any]:
+    """How the run was spread (for the model card): distributed type, processes, mixed precision,
+    the ZeRO stage or the FSDP version and state-dict type."""
+    state = accelerator.state
+    out: dict[str, Any] = {
+        "distributed_type": str(state.distributed_type).rsplit(".", 1)[-1],
+        "num_processes": state.num_processes,
+        "mixed_precision": str(state.mixed_precision),
+    }
+    if getattr(state, "deepspeed_plugin", None) is not None:
+        out["zero_stage"] = state.deepspeed_plugin.zero_stage
+    if getattr(state, "fsdp_plugin", None) is not None:
+        out["fsdp_version"] = state.fsdp_plugin.fsdp_version
+        out["fsdp_state_dict_type"] = str(state.fsdp_plugin.state_dict_type).rsplit(".", 1)[-1]
+    return out
+
+
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+                "pytorch_model.bin.index.json", "adapter_model.safetensors", "adapter_model.bin")  # fmt: skip
+
+
+def has_weights(folder: str | Path) -> bool:
+    return any((Path(folder) / name).exists() for name in WEIGHT_FILES)
+
+
+def save_final(trainer, output_dir: str) -> None:
+    """``trainer.save_model`` made to write loadable weights under FSDP and ZeRO-3 (module docstring)."""
+    accelerator = trainer.accelerator
+    if trainer.is_fsdp_enabled:
+        accelerator.state.fsdp_plugin.set_state_dict_type("FULL_STATE_DICT")
+    trainer.save_model(output_dir)
+    accelerator.wait_for_everyone()
+    folder = Path(output_dir)
+    if trainer.is_deepspeed_enabled and not has_weights(folder) and (folder / "latest").exists():
+        if accelerator.is_main_process:
+            zero_checkpoint_to_weights(folder, accelerator.unwrap_model(trainer.model))
+        accelerator.wait_for_everyone()
+
+
+def zero_checkpoint_to_weights(folder: Path, model) -> None:
+    """Turn the DeepSpeed ZeRO checkpoint in ``folder`` into ``model.safetensors``: DeepSpeed's
+    ``zero_to_fp32`` consolidates the weights, ``model.save_pretrained`` writes them (it knows the
+    model's tied weights, which a plain safetensors file refuses), then the checkpoint is removed:
+    the final folder is a model folder."""
+    from deepspeed.utils.zero_to_fp32 import get_fp32_state_dict_from_zero_checkpoint
+
+    tag = (folder / "latest").read_text().strip()
+    log.info("converting the DeepSpeed ZeRO checkpoint %s in %s to model.safetensors", tag, folder)
+    print(f"[train] ZeRO-3 saved no 16-bit weights: converting {folder / tag} to model.safetensors", flush=True)
+    state_dict = get_fp32_state_dict_from_zero_checkpoint(str(folder), tag=tag)
+    model.save_pretrained(folder, state_dict=state_dict)
+    shutil.rmtree(folder / tag)
+    for name in ("latest", "zero_to_fp32.py", "zero_to_torch.py"):
+        (folder / name).unlink(missing_ok=True)
+
+
+LOAD_CHECK_PROBE = [
+    {"role": "user", "content": "Which is larger, 0.9 or 0.11? Answer briefly."},
+    {"role": "assistant", "content": "0.9 is larger than 0.11."},
+]
+
+
+def _logits(model, ids, accelerator):
+    import torch
+
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad(), accelerator.autocast():
+            return model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits.float().cpu()
+    finally:
+        model.train(was_training)
+
+
+@contextmanager
+def _outside_zero3():
+    """Model loading as outside a ZeRO-3 run: while one is live, transformers builds every model
+    under DeepSpeed's ``zero.Init``, a collective that rank 0 alone (the load-back check) would
+    wait on forever. The run's DeepSpeed configuration is put back afterwards."""
+    from transformers.integrations import deepspeed as hf_deepspeed
+
+    live = hf_deepspeed.deepspeed_config() is not None
+    ref = hf_deepspeed._hf_deepspeed_config_weak_ref
+    hf_deepspeed.unset_hf_deepspeed_config()
+    try:
+        yield
+    finally:
+        if live and ref() is not None:
+            hf_deepspeed.set_hf_deepspeed_config(ref())
+
+
+def check_saved(trainer, output_dir: str, kind: str) -> dict:
+    """Load ``output_dir`` as a judge would and compare its output on :data:`LOAD_CHECK_PROBE`
+    with the trained model's in memory; raise :class:`BiasAwareError` when they differ. Every rank
+    must call it (a sharded model runs its forward on all ranks). Returns the figures, which are
+    also written into the model card."""
+    import torch
+    from accelerate.utils import broadcast_object_list
+
+    from biasaware.models import chat_ids, load_model
+
+    accelerator = trainer.accelerator
+    ids = torch.tensor(chat_ids(trainer.processing_class, [LOAD_CHECK_PROBE]), device=accelerator.device)
+    trained = _logits(trainer.model_wrapped, ids, accelerator)
+    result: list[Any] = [None]
+    if accelerator.is_main_process:
+        dtype = next(accelerator.unwrap_model(trainer.model).parameters()).dtype
+        try:
+            with _outside_zero3():
+                loaded, _ = load_model(output_dir, kind, dtype=dtype, device=accelerator.device)
+            again = _logits(loaded, ids, accelerator)
+            del loaded
+            diff = float((trained - again).abs().max())
+            full = dtype == torch.float32 and accelerator.mixed_precision == "no"
+            tolerance = (1e-4 if full else 2e-2) * max(1.0, float(trained.abs().max()))
+            result = [{"max_abs_diff": diff, "tolerance": tolerance, "tokens": int(ids.shape[1]),
+                       "dtype": str(dtype).removeprefix("torch."), "ok": diff <= tolerance,
+                       "trained_tail": [float(v) for v in trained.flatten()[-8:]]}]  # fmt: skip
+        except BiasAwareError as exc:
+            result = [{"ok": False, "error": str(exc)}]
+    broadcast_object_list(result)
+    check = result[0]
+    if not check["ok"]:
+        why = check.get("error") or (
+            f"its output differs from the trained model's by {check['max_abs_diff']:.3g} "
+            f"(tolerance {check['tolerance']:.3g})"
+        )
+        raise BiasAwareError(f"the saved folder {output_dir} does not reproduce the trained model: {why}")
+    if accelerator.is_main_process:
+        print(
+            f"[train] load-back check passed: {output_dir} reproduces the trained model "
+            f"(max |difference| {check['max_abs_diff']:.3g} on a {check['tokens']}-token probe)",
+            flush=True,
+        )
+        for card in _cards(trainer):
+            card.card["load_check"] = check
+            card.write(Path(output_dir), trainer.args, trainer.state.global_step)
+    return check
+
+
+def run_recipe(main, dataclass_types) -> None:
+    """A recipe's entry point: parse the config and flags (TrlParser), run ``main``; a
+    :class:`BiasAwareError` is printed without a traceback and exits 2."""
+    import sys
+
+    from trl import TrlParser
+
+    try:
+        main(*TrlParser(dataclass_types).parse_args_and_config())
+    except BiasAwareError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
 
 
 RECIPES = Path(__file__).resolve().parents[1] / "recipes"

@@ -15,12 +15,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from datasets import Dataset
-from trl import GRPOConfig, GRPOTrainer, ModelConfig, TrlParser, get_peft_config
+from trl import GRPOConfig, GRPOTrainer, ModelConfig, get_peft_config
 
 from biasaware.io import read_records
 from biasaware.judge_data import grpo_rows
 from biasaware.rewards import get_reward_funcs
-from biasaware.training import DataArguments, card_callbacks, load_for_training, sample_rows, train_and_save
+from biasaware.training import (
+    DataArguments,
+    card_callbacks,
+    load_for_training,
+    run_recipe,
+    sample_rows,
+    train_and_save,
+)
 
 
 @dataclass
@@ -34,7 +41,7 @@ class ScriptArguments(DataArguments):
 
 
 def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig):
-    model, tokenizer = load_for_training(model_args, "causal", training_args.seed)
+    model, tokenizer = load_for_training(model_args, "causal", training_args.seed, training_args)
     rows = sample_rows(
         read_records(script_args.train_file, "train"), script_args.max_train_rows, training_args.seed
     )
@@ -48,9 +55,8 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
         peft_config=get_peft_config(model_args),
         callbacks=card_callbacks("grpo", model_args, script_args),
     )
-    return train_and_save(trainer, training_args)
+    return train_and_save(trainer, training_args, "causal")
 
 
 if __name__ == "__main__":
-    parser = TrlParser((ScriptArguments, GRPOConfig, ModelConfig))
-    main(*parser.parse_args_and_config())
+    run_recipe(main, (ScriptArguments, GRPOConfig, ModelConfig))

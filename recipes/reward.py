@@ -15,12 +15,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from datasets import Dataset
-from trl import ModelConfig, TrlParser, get_peft_config
+from trl import ModelConfig, get_peft_config
 
 from biasaware.io import read_records
 from biasaware.judge_data import add_offtopic_negatives
 from biasaware.reward_trainer import SetRewardConfig, SetRewardTrainer
-from biasaware.training import DataArguments, card_callbacks, load_for_training, sample_rows, train_and_save
+from biasaware.training import (
+    DataArguments,
+    card_callbacks,
+    load_for_training,
+    run_recipe,
+    sample_rows,
+    train_and_save,
+)
 
 
 @dataclass
@@ -48,7 +55,7 @@ def load_rows(path: str, limit: int | None = None, seed: int = 0) -> Dataset:
 
 
 def main(script_args: ScriptArguments, training_args: SetRewardConfig, model_args: ModelConfig):
-    model, tokenizer = load_for_training(model_args, "reward", training_args.seed)
+    model, tokenizer = load_for_training(model_args, "reward", training_args.seed, training_args)
     model_args.lora_task_type = "SEQ_CLS"  # a reward head: LoRA keeps the head trainable
     trainer = SetRewardTrainer(
         model=model,
@@ -65,9 +72,8 @@ def main(script_args: ScriptArguments, training_args: SetRewardConfig, model_arg
         peft_config=get_peft_config(model_args),
         callbacks=card_callbacks("reward", model_args, script_args),
     )
-    return train_and_save(trainer, training_args)
+    return train_and_save(trainer, training_args, "reward")
 
 
 if __name__ == "__main__":
-    parser = TrlParser((ScriptArguments, SetRewardConfig, ModelConfig))
-    main(*parser.parse_args_and_config())
+    run_recipe(main, (ScriptArguments, SetRewardConfig, ModelConfig))

@@ -12,11 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from datasets import Dataset
-from trl import ModelConfig, SFTConfig, SFTTrainer, TrlParser, get_peft_config
+from trl import ModelConfig, SFTConfig, SFTTrainer, get_peft_config
 
 from biasaware.io import read_records
 from biasaware.judge_data import sft_rows
-from biasaware.training import DataArguments, card_callbacks, load_for_training, sample_rows, train_and_save
+from biasaware.training import (
+    DataArguments,
+    card_callbacks,
+    load_for_training,
+    run_recipe,
+    sample_rows,
+    train_and_save,
+)
 
 
 @dataclass
@@ -27,7 +34,7 @@ class ScriptArguments(DataArguments):
 
 
 def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: ModelConfig):
-    model, tokenizer = load_for_training(model_args, "causal", training_args.seed)
+    model, tokenizer = load_for_training(model_args, "causal", training_args.seed, training_args)
     traces = sample_rows(
         read_records(script_args.train_file, "trace"), script_args.max_train_rows, training_args.seed
     )
@@ -39,9 +46,8 @@ def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: Mod
         peft_config=get_peft_config(model_args),
         callbacks=card_callbacks("sft", model_args, script_args),
     )
-    return train_and_save(trainer, training_args)
+    return train_and_save(trainer, training_args, "causal")
 
 
 if __name__ == "__main__":
-    parser = TrlParser((ScriptArguments, SFTConfig, ModelConfig))
-    main(*parser.parse_args_and_config())
+    run_recipe(main, (ScriptArguments, SFTConfig, ModelConfig))

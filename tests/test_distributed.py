@@ -1,7 +1,14 @@
 """`accelerate launch` of the recipes as 2 real CPU processes (gloo DDP) and under DeepSpeed ZeRO-3.
 
 The world size is read back from the model card the run writes; DDP and ZeRO-3 must give the same
-training loss on the same data. Slow (process start-up, DeepSpeed's first JIT build): run with --slow.
+training loss on the same data; every run's final folder loads through `load_model` and scores the
+load-check probe as the trained model did in memory (the recipe's own check, recorded in the card,
+and again here in the test process). ZeRO-3 is run both with and without `zero3_save_16bit_model`.
+Slow (process start-up, DeepSpeed's first JIT build): run with --slow.
+
+FSDP is not here: accelerate turns FSDP on only for accelerator devices (MULTI_CPU is not among the
+distributed types it wraps with FSDP), so on a CPU an FSDP launch would run unsharded; the recipes
+refuse such a launch (tests/test_saving.py). See README, "Launch configurations".
 """
 
 import json
@@ -13,8 +20,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_saving import probe_output  # tests/ is on sys.path (pytest prepend mode)
 
-from biasaware.builders import BuildConfig, build_train
+from biasaware.builders import BuildConfig, build_traces, build_train
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -27,13 +35,20 @@ def rows(tmp_path_factory):
     return str(out / "train.jsonl")
 
 
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    out = tmp_path_factory.mktemp("traces")
+    build_traces(BuildConfig(corpus_size=200, max_rows=8), out)
+    return str(out / "traces.jsonl")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def launch(config, script, out, *args):
+def launch(config, script, out, *args, launcher=()):
     accelerate = Path(sys.executable).with_name("accelerate")
     # a fresh rendezvous port per launch: back-to-back runs on the default port can collide
     cmd = [
@@ -43,6 +58,7 @@ def launch(config, script, out, *args):
         str(ROOT / "accelerate_configs" / config),
         "--main_process_port",
         str(free_port()),
+        *launcher,
         str(ROOT / "recipes" / script),
         "--output_dir",
         str(out),
@@ -66,13 +82,53 @@ def launch(config, script, out, *args):
     return card, loss, run.stdout + run.stderr
 
 
+def assert_loads(out, kind):
+    """The final folder is a model folder that reproduces the trained model (the card's figures)."""
+    check = json.loads((Path(out) / "biasaware_card.json").read_text())["load_check"]
+    assert check["ok"] and check["max_abs_diff"] <= check["tolerance"]
+    assert probe_output(out, kind) == pytest.approx(check["trained_tail"], abs=1e-4)
+    assert not list(Path(out).glob("global_step*")) and not (Path(out) / "latest").exists()
+
+
 def test_reward_ddp_and_zero3(tiny_models, rows, tmp_path):
     model = ["--model_name_or_path", str(tiny_models["reward"]), "--train_file", rows]
     ddp, ddp_loss, _ = launch("cpu_ddp.yaml", "reward.py", tmp_path / "ddp", *model, "--use_cpu", "true")
     z3, z3_loss, log = launch("cpu_zero3.yaml", "reward.py", tmp_path / "z3", *model, "--ddp_backend", "gloo")
     assert ddp["world_size"] == z3["world_size"] == 2
     assert ddp_loss and z3_loss and ddp_loss[0] == pytest.approx(z3_loss[0], abs=0.02)
-    assert "stage3" in log  # DeepSpeed ZeRO-3 really ran
+    assert z3["launch"]["distributed_type"] == "DEEPSPEED" and z3["launch"]["zero_stage"] == 3
+    assert "converting" in log and "to model.safetensors" in log  # no 16-bit weights: zero_to_fp32
+    assert_loads(tmp_path / "ddp", "reward")
+    assert_loads(tmp_path / "z3", "reward")
+
+
+def test_sft_ddp_and_zero3_with_16bit_save(tiny_models, traces, tmp_path):
+    """SFT of a causal judge with tied embeddings; ZeRO-3 here saves through its 16-bit gather."""
+    args = ["--model_name_or_path", str(tiny_models["causal"]), "--train_file", traces]
+    ddp, _, _ = launch("cpu_ddp.yaml", "sft.py", tmp_path / "ddp", *args, "--use_cpu", "true")
+    z3, _, log = launch(
+        "cpu_zero3.yaml", "sft.py", tmp_path / "z3", *args, "--ddp_backend", "gloo",
+        launcher=["--zero3_save_16bit_model", "true"],
+    )  # fmt: skip
+    assert ddp["world_size"] == z3["world_size"] == 2 and "converting" not in log
+    assert z3["launch"] == {
+        "distributed_type": "DEEPSPEED",
+        "num_processes": 2,
+        "mixed_precision": "no",
+        "zero_stage": 3,
+    }
+    assert ddp["launch"]["distributed_type"] == "MULTI_CPU"
+    assert_loads(tmp_path / "ddp", "causal")
+    assert_loads(tmp_path / "z3", "causal")
+
+
+def test_lora_reward_ddp_saves_a_loadable_adapter(tiny_models, rows, tmp_path):
+    args = ["--model_name_or_path", str(tiny_models["reward"]), "--train_file", rows, "--use_peft", "true"]
+    card, _, _ = launch(
+        "cpu_ddp.yaml", "reward.py", tmp_path / "lora", *args, "--use_cpu", "true", "--lora_r", "4"
+    )
+    assert card["world_size"] == 2 and (tmp_path / "lora" / "adapter_config.json").exists()
+    assert_loads(tmp_path / "lora", "reward")
 
 
 def test_grpo_ddp_and_zero3(tiny_models, rows, tmp_path):
@@ -83,4 +139,6 @@ def test_grpo_ddp_and_zero3(tiny_models, rows, tmp_path):
     card, loss, _ = launch("cpu_ddp.yaml", "grpo.py", tmp_path / "ddp", *args, "--use_cpu", "true")
     z3, z3_loss, log = launch("cpu_zero3.yaml", "grpo.py", tmp_path / "z3", *args, "--ddp_backend", "gloo")
     assert card["world_size"] == z3["world_size"] == 2 and card["recipe"] == "grpo" and loss and z3_loss
-    assert "stage3" in log  # DeepSpeed ZeRO-3 really ran
+    assert z3["launch"]["zero_stage"] == 3  # DeepSpeed ZeRO-3 really ran
+    assert_loads(tmp_path / "ddp", "causal")
+    assert_loads(tmp_path / "z3", "causal")

@@ -1,0 +1,151 @@
+"""Every recipe's final folder loads through `load_model` and reproduces the trained model.
+
+One process here (LoRA, the load-back check failing when it should, the launch guard); the
+2-process DDP and ZeRO-3 runs are in test_distributed.py (slow).
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from biasaware.builders import BuildConfig, build_bench, build_traces, build_train
+from biasaware.errors import BiasAwareError
+from biasaware.models import adapter_base, chat_ids, load_config, load_model, load_tokenizer
+from biasaware.training import LOAD_CHECK_PROBE, check_processes, check_saved, load_recipe
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory):
+    out = tmp_path_factory.mktemp("rows")
+    build_train(BuildConfig(corpus_size=200, max_rows=16, n_negatives=2), out)
+    build_traces(BuildConfig(corpus_size=200, max_rows=8), out / "traces")
+    return {"train": str(out / "train.jsonl"), "traces": str(out / "traces" / "traces.jsonl")}
+
+
+def run_recipe(name, out, model, train_file, **kw):
+    from trl import ModelConfig, SFTConfig
+
+    from biasaware.reward_trainer import SetRewardConfig
+
+    config = SetRewardConfig if name == "reward" else SFTConfig
+    r = load_recipe(name)
+    peft = kw.pop("use_peft", False)
+    args = config(
+        output_dir=str(out), max_steps=2, per_device_train_batch_size=4, learning_rate=1e-2, use_cpu=True,
+        report_to="none", save_strategy="no", bf16=False, **kw,
+    )  # fmt: skip
+    model_args = ModelConfig(model_name_or_path=str(model), use_peft=peft, lora_r=4, lora_alpha=8)
+    return r.main(r.ScriptArguments(train_file=train_file), args, model_args)
+
+
+def probe_output(folder, kind):
+    """The last 8 output values on the load-check probe of a model loaded from ``folder``."""
+    model, tok = load_model(str(folder), kind)
+    ids = torch.tensor(chat_ids(tok, [LOAD_CHECK_PROBE]))
+    with torch.no_grad():
+        return model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits.flatten()[-8:].tolist()
+
+
+@pytest.mark.parametrize("recipe,kind", [("reward", "reward"), ("sft", "causal")])
+def test_lora_run_saves_an_adapter_that_loads_and_scores_as_trained(
+    recipe, kind, tiny_models, rows, tmp_path
+):
+    data = rows["train"] if recipe == "reward" else rows["traces"]
+    trainer = run_recipe(recipe, tmp_path / "lora", tiny_models[kind], data, use_peft=True)
+    out = tmp_path / "lora"
+    assert (out / "adapter_config.json").exists() and not (out / "config.json").exists()
+    assert adapter_base(out) == str(tiny_models[kind])
+    card = json.loads((out / "biasaware_card.json").read_text())
+    check = card["load_check"]
+    assert check["ok"] and check["max_abs_diff"] <= check["tolerance"]
+    assert "load-back check" in (out / "biasaware_card.md").read_text()
+    # independently of the recipe's own check: the folder scores the probe as the trainer's model did
+    again = probe_output(out, kind)
+    assert again == pytest.approx(check["trained_tail"], abs=1e-4)
+    base = probe_output(tiny_models[kind], kind)
+    assert (
+        max(abs(a - b) for a, b in zip(again, base, strict=True)) > 1e-3
+    )  # training moved it: the check is not vacuous
+    assert load_config(str(out), kind).model_type == "qwen2"
+    assert load_tokenizer(str(out), kind).chat_template
+    assert trainer.state.global_step == 2
+
+
+def test_eval_bias_runs_on_a_lora_trained_judge(tiny_models, rows, tmp_path):
+    from biasaware.cli import main
+
+    run_recipe("reward", tmp_path / "lora", tiny_models["reward"], rows["train"], use_peft=True)
+    build_bench(BuildConfig(corpus_size=120, n_per_bias=2, biases="length,authority"), tmp_path / "bench")
+    out = tmp_path / "eval"
+    args = [
+        "eval",
+        "bias",
+        "--judge",
+        str(tmp_path / "lora"),
+        "--mode",
+        "reward",
+        "--data",
+        str(tmp_path / "bench"),
+    ]
+    assert main([*args, "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert set(summary["per_bias"]) == {"length", "authority"}
+    assert sum(1 for _ in (out / "judgments.jsonl").open()) == summary["overall"]["micro"]["n"] * 2
+
+
+def test_adapter_of_the_wrong_kind_or_without_base_is_refused(tiny_models, rows, tmp_path):
+    run_recipe("reward", tmp_path / "lora", tiny_models["reward"], rows["train"], use_peft=True)
+    with pytest.raises(BiasAwareError, match="SEQ_CLS adapter.*load it as reward"):
+        load_model(str(tmp_path / "lora"), "causal")
+    config = tmp_path / "lora" / "adapter_config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "base_model_name_or_path": None}))
+    with pytest.raises(BiasAwareError, match="base model is unknown"):
+        load_model(str(tmp_path / "lora"), "reward")
+
+
+def test_load_check_fails_when_the_folder_does_not_reproduce_the_model(tiny_models, rows, tmp_path):
+    trainer = run_recipe("reward", tmp_path / "full", tiny_models["reward"], rows["train"])
+    assert json.loads((tmp_path / "full" / "biasaware_card.json").read_text())["load_check"]["ok"]
+    # the final folder now holds the untrained weights: the check must say so
+    untrained, _ = load_model(str(tiny_models["reward"]), "reward")
+    untrained.save_pretrained(tmp_path / "full")
+    with pytest.raises(BiasAwareError, match="does not reproduce the trained model: its output differs"):
+        check_saved(trainer, str(tmp_path / "full"), "reward")
+    (tmp_path / "full" / "model.safetensors").unlink()
+    with pytest.raises(BiasAwareError, match="does not reproduce the trained model: could not load"):
+        check_saved(trainer, str(tmp_path / "full"), "reward")
+
+
+def test_a_deepspeed_checkpoint_folder_is_named_as_such(tmp_path):
+    (tmp_path / "latest").write_text("global_step2")
+    with pytest.raises(BiasAwareError, match="DeepSpeed checkpoint.*zero_to_fp32"):
+        load_model(str(tmp_path), "reward")
+
+
+def test_processes_that_would_train_separately_are_refused(monkeypatch):
+    from types import SimpleNamespace
+
+    from transformers.training_args import ParallelMode
+
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(BiasAwareError, match="2 processes were started, but they would train separately"):
+        check_processes(SimpleNamespace(parallel_mode=ParallelMode.NOT_DISTRIBUTED))
+    check_processes(SimpleNamespace(parallel_mode=ParallelMode.DISTRIBUTED))
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    check_processes(SimpleNamespace(parallel_mode=ParallelMode.NOT_DISTRIBUTED))
+
+
+def test_recipe_user_error_exits_2_without_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    run = subprocess.run(
+        [sys.executable, str(root / "recipes" / "reward.py"), "--output_dir", str(tmp_path / "o"),
+         "--model_name_or_path", str(tmp_path / "no-such-model"), "--use_cpu", "true", "--report_to", "none"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert "error:" in run.stderr and "no such model folder" in run.stderr and "Traceback" not in run.stderr
