@@ -100,6 +100,17 @@ def test_reward_ddp_and_zero3(tiny_models, rows, tmp_path):
     assert "converting" in log and "to model.safetensors" in log  # no 16-bit weights: zero_to_fp32
     assert_loads(tmp_path / "ddp", "reward")
     assert_loads(tmp_path / "z3", "reward")
+    z2, _, _ = launch(
+        "cpu_zero3.yaml",
+        "reward.py",
+        tmp_path / "z2",
+        *model,
+        "--ddp_backend",
+        "gloo",
+        launcher=["--zero_stage", "2"],
+    )
+    assert z2["launch"]["zero_stage"] == 2
+    assert_loads(tmp_path / "z2", "reward")
 
 
 def test_sft_ddp_and_zero3_with_16bit_save(tiny_models, traces, tmp_path):
@@ -142,3 +153,24 @@ def test_grpo_ddp_and_zero3(tiny_models, rows, tmp_path):
     assert z3["launch"]["zero_stage"] == 3  # DeepSpeed ZeRO-3 really ran
     assert_loads(tmp_path / "ddp", "causal")
     assert_loads(tmp_path / "z3", "causal")
+
+
+def test_fsdp2_as_accelerate_prepares_it_saves_a_folder_that_loads(tiny_models, tmp_path):
+    """The closest real FSDP configuration a CPU allows (see tests/workers/fsdp2_cpu.py): accelerate's
+    FSDP2 preparation of a causal judge with tied embeddings, 2 gloo processes, 2 optimizer steps,
+    then the recipes' final save path; the folder loads and scores as the sharded model did."""
+    torchrun = Path(sys.executable).with_name("torchrun")
+    out, result = tmp_path / "fsdp2", tmp_path / "result.json"
+    cmd = [
+        str(torchrun), "--nproc_per_node", "2", "--master_port", str(free_port()),
+        str(ROOT / "tests" / "workers" / "fsdp2_cpu.py"), str(tiny_models["causal"]), str(out), str(result),
+    ]  # fmt: skip
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    run = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    found = json.loads(result.read_text())
+    assert found["tied"] and found["keys"] > 0
+    assert not [
+        w for w in found["warnings"] if "before backward" in w
+    ]  # the tied lm_head warning seen on GPU
+    assert probe_output(out, "causal") == pytest.approx(found["trained_tail"], abs=1e-4)

@@ -118,6 +118,26 @@ def test_load_check_fails_when_the_folder_does_not_reproduce_the_model(tiny_mode
         check_saved(trainer, str(tmp_path / "full"), "reward")
 
 
+def test_final_save_under_fsdp_switches_to_a_full_state_dict():
+    """transformers' save_model writes weights under FSDP only with FULL_STATE_DICT; accelerate's
+    fsdp.yaml trains with SHARDED_STATE_DICT (the real FSDP2 run is in test_distributed.py)."""
+    from types import SimpleNamespace
+
+    from accelerate.utils import FullyShardedDataParallelPlugin
+
+    from biasaware.training import save_final
+
+    plugin = FullyShardedDataParallelPlugin(fsdp_version=2, state_dict_type="SHARDED_STATE_DICT")
+    seen = []
+    trainer = SimpleNamespace(
+        is_fsdp_enabled=True, is_deepspeed_enabled=False,
+        accelerator=SimpleNamespace(state=SimpleNamespace(fsdp_plugin=plugin), wait_for_everyone=lambda: None),
+        save_model=lambda out: seen.append(str(plugin.state_dict_type)),
+    )  # fmt: skip
+    save_final(trainer, "unused")
+    assert seen == ["StateDictType.FULL_STATE_DICT"]
+
+
 def test_a_deepspeed_checkpoint_folder_is_named_as_such(tmp_path):
     (tmp_path / "latest").write_text("global_step2")
     with pytest.raises(BiasAwareError, match="DeepSpeed checkpoint.*zero_to_fp32"):
