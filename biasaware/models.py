@@ -201,6 +201,18 @@ def load_config(name_or_path: str, kind: str = "causal"):
         raise BiasAwareError(f"could not load the configuration of {name_or_path!r}: {exc}") from None
 
 
+def weights_bytes(name_or_path: str, kind: str = "causal") -> int | None:
+    """Bytes of a local model's weight files (an adapter folder: its own plus its base's); ``None``
+    when the weights are not all on this disk (a hub name)."""
+    path = resolve_model_path(name_or_path, kind)
+    folders = {path, _weights_folder(path, kind)}
+    if not all(Path(f).is_dir() for f in folders):
+        return None
+    return sum(
+        f.stat().st_size for d in folders for f in Path(d).iterdir() if f.suffix in (".safetensors", ".bin")
+    )
+
+
 def _tokenizer_folder(path: str, kind: str) -> str:
     """Where a model's tokenizer lives: the folder itself, or an adapter's base when the adapter
     folder has none."""

@@ -12,7 +12,7 @@ import torch
 
 from biasaware.builders import BuildConfig, build_bench, build_traces, build_train
 from biasaware.errors import BiasAwareError
-from biasaware.models import adapter_base, chat_ids, load_config, load_model, load_tokenizer
+from biasaware.models import adapter_base, chat_ids, load_config, load_model, load_tokenizer, weights_bytes
 from biasaware.training import LOAD_CHECK_PROBE, check_processes, check_saved, load_recipe
 
 
@@ -69,6 +69,8 @@ def test_lora_run_saves_an_adapter_that_loads_and_scores_as_trained(
         max(abs(a - b) for a, b in zip(again, base, strict=True)) > 1e-3
     )  # training moved it: the check is not vacuous
     assert load_config(str(out), kind).model_type == "qwen2"
+    assert weights_bytes(str(out), kind) > weights_bytes(str(tiny_models[kind]), kind) > 0  # adapter + base
+    assert weights_bytes("some-org/some-model", kind) is None
     assert load_tokenizer(str(out), kind).chat_template
     assert trainer.state.global_step == 2
 
