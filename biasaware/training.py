@@ -381,13 +381,21 @@ def check_saved(trainer, output_dir: str, kind: str) -> dict:
 
 def run_recipe(main, dataclass_types) -> None:
     """A recipe's entry point: parse the config and flags (TrlParser), run ``main``; a
-    :class:`BiasAwareError` is printed without a traceback and exits 2."""
+    :class:`BiasAwareError`, a missing config file or an unknown key is printed without a
+    traceback and exits 2."""
     import sys
 
     from trl import TrlParser
 
     try:
-        main(*TrlParser(dataclass_types).parse_args_and_config())
+        try:
+            parsed = TrlParser(dataclass_types).parse_args_and_config()
+        except (
+            OSError,
+            ValueError,
+        ) as exc:  # a missing --config file, unknown keys in it or on the command line
+            raise BiasAwareError(str(exc)) from None
+        main(*parsed)
     except BiasAwareError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
