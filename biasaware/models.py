@@ -167,58 +167,84 @@ ADAPTER_CONFIG = "adapter_config.json"
 ADAPTER_TASKS = {"causal": "CAUSAL_LM", "reward": "SEQ_CLS"}
 
 
-def adapter_base(path: str | Path) -> str | None:
-    """The base model named by a LoRA adapter folder (``base_model_name_or_path`` of its
-    ``adapter_config.json``), or ``None`` when ``path`` is not an adapter folder."""
+def _adapter_config(path: str | Path) -> dict | None:
+    """The ``adapter_config.json`` of a LoRA adapter folder, or ``None`` for any other path."""
     config = Path(path) / ADAPTER_CONFIG
     if not config.exists() or (Path(path) / "config.json").exists():
         return None
     import json
 
     try:
-        base = json.loads(config.read_text()).get("base_model_name_or_path")
+        found = json.loads(config.read_text())
     except (OSError, ValueError) as exc:
         raise BiasAwareError(f"{config}: unreadable adapter configuration ({exc})") from None
-    if not base:
+    if not found.get("base_model_name_or_path"):
         raise BiasAwareError(f"{config}: no base_model_name_or_path, so the base model is unknown")
-    return str(base)
+    return found
 
 
-def _weights_folder(path: str, kind: str) -> str:
-    """The folder whose config and weights a model loads from: an adapter's base, else ``path``."""
-    base = adapter_base(path)
-    return path if base is None else resolve_model_path(base, kind)
+def adapter_base(path: str | Path) -> str | None:
+    """The base model named by a LoRA adapter folder (``base_model_name_or_path`` of its
+    ``adapter_config.json``), or ``None`` when ``path`` is not an adapter folder."""
+    config = _adapter_config(path)
+    return None if config is None else str(config["base_model_name_or_path"])
+
+
+@dataclass(frozen=True)
+class ModelFolders:
+    """Where a resolved model path's parts live: ``weights`` (config and weights: an adapter's
+    base, else the path), ``tokenizer`` (the path, or an adapter's base when the adapter folder
+    has none) and ``adapter`` (the adapter's configuration, ``None`` for a full model)."""
+
+    path: str
+    weights: str
+    tokenizer: str
+    adapter: dict | None
+
+    @classmethod
+    def of(cls, name_or_path: str, kind: str) -> ModelFolders:
+        path = resolve_model_path(name_or_path, kind)
+        adapter = _adapter_config(path)
+        if adapter is None:
+            return cls(path, path, path, None)
+        base = resolve_model_path(str(adapter["base_model_name_or_path"]), kind)
+        tokenizer = path if (Path(path) / "tokenizer_config.json").exists() else base
+        return cls(path, base, tokenizer, adapter)
 
 
 def load_config(name_or_path: str, kind: str = "causal"):
     """The model's transformers configuration (an adapter folder: its base model's); no weights are read."""
     from transformers import AutoConfig
 
-    path = _weights_folder(resolve_model_path(name_or_path, kind), kind)
     try:
-        return AutoConfig.from_pretrained(path)
+        return AutoConfig.from_pretrained(ModelFolders.of(name_or_path, kind).weights)
     except (OSError, ValueError) as exc:
         raise BiasAwareError(f"could not load the configuration of {name_or_path!r}: {exc}") from None
+
+
+def weight_files(folder: str | Path) -> list[Path]:
+    """The weight files of a saved model or adapter (``model*.safetensors``, ``pytorch_model*.bin``,
+    ``adapter_model.*``, with their indexes); not ``training_args.bin``."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    full = ("model", "pytorch_model", "adapter_model")
+    return sorted(
+        f
+        for f in folder.iterdir()
+        if (f.name.startswith(full) and ".safetensors" in f.name)
+        or (f.name.startswith(full[1:]) and ".bin" in f.name)
+    )
 
 
 def weights_bytes(name_or_path: str, kind: str = "causal") -> int | None:
     """Bytes of a local model's weight files (an adapter folder: its own plus its base's); ``None``
     when the weights are not all on this disk (a hub name)."""
-    path = resolve_model_path(name_or_path, kind)
-    folders = {path, _weights_folder(path, kind)}
-    if not all(Path(f).is_dir() for f in folders):
+    folders = ModelFolders.of(name_or_path, kind)
+    places = {folders.path, folders.weights}
+    if not all(Path(f).is_dir() for f in places):
         return None
-    return sum(
-        f.stat().st_size for d in folders for f in Path(d).iterdir() if f.suffix in (".safetensors", ".bin")
-    )
-
-
-def _tokenizer_folder(path: str, kind: str) -> str:
-    """Where a model's tokenizer lives: the folder itself, or an adapter's base when the adapter
-    folder has none."""
-    if adapter_base(path) is None or (Path(path) / "tokenizer_config.json").exists():
-        return path
-    return _weights_folder(path, kind)
+    return sum(f.stat().st_size for d in places for f in weight_files(d))
 
 
 def prepare_tokenizer(tokenizer, kind: str):
@@ -290,9 +316,9 @@ def load_tokenizer(name_or_path: str, kind: str = "causal"):
     """The tokenizer alone, prepared as :func:`load_model` prepares it (no weights are read)."""
     from transformers import AutoTokenizer
 
-    path = resolve_model_path(name_or_path, kind)
+    folder = ModelFolders.of(name_or_path, kind).tokenizer
     try:
-        return prepare_tokenizer(AutoTokenizer.from_pretrained(_tokenizer_folder(path, kind)), kind)
+        return prepare_tokenizer(AutoTokenizer.from_pretrained(folder), kind)
     except (OSError, ValueError) as exc:
         raise BiasAwareError(f"could not load the tokenizer of {name_or_path!r}: {exc}") from None
 
@@ -317,21 +343,19 @@ def context_length(config, tokenizer, limit: int | None = None) -> int | None:
     return min(found) if found else None
 
 
-def _merge_adapter(model, path: str, kind: str):
-    """Apply the LoRA adapter in ``path`` to its base ``model`` (peft) and merge it in: the result
-    is a plain transformers model that scores as the adapter-wrapped one did."""
-    import json
-
+def _merge_adapter(model, folders: ModelFolders, kind: str):
+    """Apply the LoRA adapter of ``folders`` to its base ``model`` (peft) and merge it in: the
+    result is a plain transformers model that scores as the adapter-wrapped one did."""
     from peft import PeftModel
 
-    task = json.loads((Path(path) / ADAPTER_CONFIG).read_text()).get("task_type")
+    task = folders.adapter.get("task_type")
     if task and task != ADAPTER_TASKS[kind]:
         kinds = [k for k, t in ADAPTER_TASKS.items() if t == task]
         raise BiasAwareError(
-            f"{path} is a {task} adapter and cannot be loaded as a {kind} model"
+            f"{folders.path} is a {task} adapter and cannot be loaded as a {kind} model"
             + (f"; load it as {kinds[0]}" if kinds else "")
         )
-    return PeftModel.from_pretrained(model, path).merge_and_unload()
+    return PeftModel.from_pretrained(model, folders.path).merge_and_unload()
 
 
 def load_model(name_or_path: str, kind: str = "causal", *, dtype=None, device=None, seed: int = 0):
@@ -343,7 +367,7 @@ def load_model(name_or_path: str, kind: str = "causal", *, dtype=None, device=No
     trainer places it). Weights missing from the checkpoint (an untrained reward head) are drawn
     with ``seed``.
     """
-    path = resolve_model_path(name_or_path, kind)
+    folders = ModelFolders.of(name_or_path, kind)
     try:
         from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
     except ImportError as exc:
@@ -357,20 +381,22 @@ def load_model(name_or_path: str, kind: str = "causal", *, dtype=None, device=No
 
         device = resolve_device(device)
     kwargs = {} if dtype is None else {"dtype": dtype}
-    adapter = adapter_base(path) is not None
-    weights = _weights_folder(path, kind)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(_tokenizer_folder(path, kind))
+        tokenizer = AutoTokenizer.from_pretrained(folders.tokenizer)
         with torch.random.fork_rng(devices=[]):  # the caller's random state stays as it was
             torch.manual_seed(seed)
             if kind == "causal":
-                model = AutoModelForCausalLM.from_pretrained(weights, **kwargs)
+                model = AutoModelForCausalLM.from_pretrained(folders.weights, **kwargs)
             else:
-                model = AutoModelForSequenceClassification.from_pretrained(weights, num_labels=1, **kwargs)
-        if adapter:
-            model = _merge_adapter(model, path, kind)
+                model = AutoModelForSequenceClassification.from_pretrained(
+                    folders.weights, num_labels=1, **kwargs
+                )
+        if folders.adapter is not None:
+            model = _merge_adapter(model, folders, kind)
     except (OSError, ValueError) as exc:
-        where = "local folder" if Path(path).exists() else "hub name (is the hub reachable from here?)"
+        where = (
+            "local folder" if Path(folders.path).exists() else "hub name (is the hub reachable from here?)"
+        )
         raise BiasAwareError(
             f"could not load {name_or_path!r} as a {kind} model from {where}: {exc}"
         ) from None

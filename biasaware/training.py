@@ -169,8 +169,10 @@ def check_processes(training_args: Any) -> None:
     on the full data, all writing the same folder: accelerate enables DDP and FSDP only on
     accelerators (FSDP has no CPU mode in accelerate), and gloo DDP only when told to use the CPU.
     """
+    from transformers.training_args import ParallelMode
+
     world = int(os.environ.get("WORLD_SIZE", "1"))
-    if world > 1 and str(training_args.parallel_mode) != "ParallelMode.DISTRIBUTED":
+    if world > 1 and training_args.parallel_mode != ParallelMode.DISTRIBUTED:
         raise BiasAwareError(
             f"{world} processes were started, but they would train separately, each on all the data "
             f"(no accelerator for this launch configuration; accelerate runs FSDP only on GPUs). "
@@ -234,23 +236,17 @@ def describe_launch(accelerator) -> dict[str, Any]:
     return out
 
 
-WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
-                "pytorch_model.bin.index.json", "adapter_model.safetensors", "adapter_model.bin")  # fmt: skip
-
-
-def has_weights(folder: str | Path) -> bool:
-    return any((Path(folder) / name).exists() for name in WEIGHT_FILES)
-
-
 def save_final(trainer, output_dir: str) -> None:
     """``trainer.save_model`` made to write loadable weights under FSDP and ZeRO-3 (module docstring)."""
+    from biasaware.models import weight_files
+
     accelerator = trainer.accelerator
     if trainer.is_fsdp_enabled:
         accelerator.state.fsdp_plugin.set_state_dict_type("FULL_STATE_DICT")
     trainer.save_model(output_dir)
     accelerator.wait_for_everyone()
     folder = Path(output_dir)
-    if trainer.is_deepspeed_enabled and not has_weights(folder) and (folder / "latest").exists():
+    if trainer.is_deepspeed_enabled and not weight_files(folder) and (folder / "latest").exists():
         if accelerator.is_main_process:
             zero_checkpoint_to_weights(folder, accelerator.unwrap_model(trainer.model))
         accelerator.wait_for_everyone()

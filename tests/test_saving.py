@@ -12,7 +12,15 @@ import torch
 
 from biasaware.builders import BuildConfig, build_bench, build_traces, build_train
 from biasaware.errors import BiasAwareError
-from biasaware.models import adapter_base, chat_ids, load_config, load_model, load_tokenizer, weights_bytes
+from biasaware.models import (
+    adapter_base,
+    chat_ids,
+    load_config,
+    load_model,
+    load_tokenizer,
+    weight_files,
+    weights_bytes,
+)
 from biasaware.training import LOAD_CHECK_PROBE, check_processes, check_saved, load_recipe
 
 
@@ -110,6 +118,8 @@ def test_adapter_of_the_wrong_kind_or_without_base_is_refused(tiny_models, rows,
 def test_load_check_fails_when_the_folder_does_not_reproduce_the_model(tiny_models, rows, tmp_path):
     trainer = run_recipe("reward", tmp_path / "full", tiny_models["reward"], rows["train"])
     assert json.loads((tmp_path / "full" / "biasaware_card.json").read_text())["load_check"]["ok"]
+    assert (tmp_path / "full" / "training_args.bin").exists()
+    assert [f.name for f in weight_files(tmp_path / "full")] == ["model.safetensors"]
     # the final folder now holds the untrained weights: the check must say so
     untrained, _ = load_model(str(tiny_models["reward"]), "reward")
     untrained.save_pretrained(tmp_path / "full")
