@@ -46,11 +46,13 @@ from biasaware import __version__
 from biasaware.errors import BiasAwareError
 from biasaware.inject import (
     INJECTORS,
+    REWRITE_BIASES,
     RESPONSE_BIASES,
     InjectContext,
     LLMRewriter,
     RecordingRewriter,
     TemplateRewriter,
+    add_cue,
     bias_negative,
 )
 from biasaware.io import JsonlAppender, write_json, write_jsonl
@@ -65,6 +67,15 @@ from biasaware.verifiers import Check, LLMVerifier, NoVerifier, RuleVerifier
 log = logging.getLogger(__name__)
 
 UNTOUCHED = ("bandwagon", "reflection", "position")  # the injection leaves both texts as they were
+DIRECTIONS = ("standard", "mirror", "both")
+AUGMENTS = ("paper", "balanced")
+ONE_SIDED = ("position",)  # built in both orders already: no mirror probes
+# ``cues: natural``: the share of training pairs whose cue sits on the chosen response. Human
+# preference data favours longer, more formatted, more confident, more flattering answers: the chosen
+# response is the longer one in roughly 60-75% of pairs in public preference sets, and judges and
+# annotators reward Markdown, citations and confident tone (002 sec. 1; ../shared/notes/prior-art.md).
+# 0.7 sits in that range; every rate is recorded in the manifest and can be set per cue.
+NATURAL_CUE_RATES = {"length": 0.7, "beauty": 0.7, "authority": 0.7, "assertiveness": 0.7, "sycophancy": 0.7}
 LLM_ROLES = ("rewriter", "verifier", "teacher")
 
 
@@ -74,6 +85,7 @@ class BuildConfig:
 
     source: str = "builtin"
     split: str | None = None  # None: hub/local "train"; builtin: "test" for bench, "train" otherwise
+    families: str = "reasoning"  # builtin only: reasoning, facts, all, or a comma list (biasaware/corpus.py)
     biases: str = "all"
     n_per_bias: int = 500
     seed: int = 0
@@ -96,7 +108,10 @@ class BuildConfig:
     max_rows: int | None = None
     n_traces_per_bias: int = 100
     chunk_size: int = 256
-    mirror: bool = False  # bench only: every cue on the other side (biasaware/inject.py)
+    direction: str = "both"  # bench: standard (cue on the worse answer), mirror (on the better one), both
+    cues: str = "none"  # train: none, or natural (cue_rates: each row's cue sits on the chosen side at its rate)
+    cue_rates: dict[str, float] = field(default_factory=lambda: dict(NATURAL_CUE_RATES))
+    augment: str = "paper"  # train: paper (bias negatives) or balanced (the row's cue on both sides)
 
     def __post_init__(self):
         if self.n_per_bias < 1 or self.n_traces_per_bias < 1 or self.chunk_size < 1:
@@ -106,6 +121,9 @@ class BuildConfig:
                 f"n_negatives must be between 1 and {len(RESPONSE_BIASES)}, got {self.n_negatives}"
             )
         for role, value, valid in (
+            ("direction", self.direction, DIRECTIONS),
+            ("cues", self.cues, ("none", "natural")),
+            ("augment", self.augment, AUGMENTS),
             ("rewriter", self.rewriter, ("template", "llm")),
             ("verifier", self.verifier, ("auto", "rule", "llm", "none")),
             ("teacher", self.teacher, ("auto", "rule", "llm")),
@@ -116,6 +134,14 @@ class BuildConfig:
                 self.llm_spec(role)  # fail now, not after an hour of building
         if not 1 <= self.bandwagon_percent <= 100:
             raise BiasAwareError(f"bandwagon_percent must be in 1..100, got {self.bandwagon_percent}")
+        bad = {k: v for k, v in self.cue_rates.items() if k not in REWRITE_BIASES or not 0 <= v <= 1}
+        if bad or not self.cue_rates:
+            raise BiasAwareError(
+                f"cue_rates must map superficial-quality biases ({', '.join(REWRITE_BIASES)}) to rates in "
+                f"[0, 1]; got {bad or self.cue_rates}"
+            )
+        if self.source != "builtin" and self.families != "reasoning":
+            raise BiasAwareError("families selects task families of the built-in corpus (source: builtin)")
         for key in ("gender", "race"):
             if not self.identities.get(key):
                 raise BiasAwareError(f"identities.{key} must list at least one identity statement")
@@ -182,14 +208,17 @@ class _Build:
     """One build: its folder, pairs, rewriter, verifier, LLM clients and failure count."""
 
     def __init__(self, cfg: BuildConfig, out: str | Path, kind: str):
-        if cfg.mirror and kind != "bench":
-            raise BiasAwareError("mirror probes are for `build bench` only")
         if cfg.split is None:  # recorded resolved in the manifest
             cfg = replace(cfg, split=default_split(cfg.source, kind))
         self.cfg, self.out, self.kind, self.t0 = cfg, Path(out), kind, time.time()
         self._claim_work_dir()
         self.pairs = load_pairs(
-            cfg.source, split=cfg.split, seed=cfg.seed, corpus_size=cfg.corpus_size, columns=cfg.columns
+            cfg.source,
+            split=cfg.split,
+            seed=cfg.seed,
+            corpus_size=cfg.corpus_size,
+            columns=cfg.columns,
+            families=cfg.families,
         )
         if kind == "train" and cfg.max_rows:
             self.pairs = random.Random(cfg.seed).sample(self.pairs, min(cfg.max_rows, len(self.pairs)))
@@ -200,7 +229,6 @@ class _Build:
             bandwagon_percent=cfg.bandwagon_percent,
             reflection_phrase=cfg.reflection_phrase,
             identities=cfg.identities,
-            mirror=cfg.mirror,
         )
         self.verifier = self._verifier()
         self.failed = 0
@@ -249,20 +277,23 @@ class _Build:
             raise BiasAwareError("traces from this source need a teacher model: set llm.model (--llm-model)")
         return RuleTeacher() if name == "rule" else LLMTeacher(self.client("teacher"))
 
-    def inject_all(self, items: list, make: Callable[[Any, InjectContext], Any]) -> list:
+    def inject_all(
+        self, items: list, make: Callable[[Any, InjectContext], Any], ctx: InjectContext | None = None
+    ) -> list:
         """``make(item, ctx)`` for every item; ``None`` where an LLM rewrite failed.
 
         An LLM rewriter gets the whole chunk's requests first (a dry pass records them)."""
-        rewriter = self.ctx.rewriter
+        ctx = ctx or self.ctx
+        rewriter = ctx.rewriter
         if hasattr(rewriter, "prefetch"):
-            dry = replace(self.ctx, rewriter=RecordingRewriter(rewriter.name))
+            dry = replace(ctx, rewriter=RecordingRewriter(rewriter.name))
             for item in items:
                 make(item, dry)
             rewriter.prefetch(dry.rewriter.calls)
         out = []
         for item in items:
             try:
-                out.append(make(item, self.ctx))
+                out.append(make(item, ctx))
             except LLMFailure:
                 out.append(None)
         return out
@@ -290,9 +321,14 @@ class _Build:
             bar.close()
             return {r["key"]: r for r in log_file.existing()}
 
-    def probes(self, bias: str, n: int, namespace: str = "") -> tuple[dict[str, Any], list]:
-        """Sample, inject and verify ``n`` items of ``bias``; return (counts, [(pair, probe)] kept)."""
+    def probes(
+        self, bias: str, n: int, namespace: str = "", mirror: bool = False
+    ) -> tuple[dict[str, Any], list]:
+        """Sample, inject and verify ``n`` items of ``bias``; return (counts, [(pair, probe)] kept).
+        ``mirror`` puts the cue on the other side; the sample is the same, so the probes of both
+        directions come from the same pairs (``meta.pair_id``)."""
         cfg = self.cfg
+        ctx = replace(self.ctx, mirror=mirror)
         seed = bias_seed(cfg.seed, f"{namespace}{bias}")
         rng = random.Random(seed)
         pool = (
@@ -305,7 +341,9 @@ class _Build:
 
         def step(chunk):
             probes = self.inject_all(
-                chunk, lambda it, ctx: INJECTORS[bias](it[0], it[1], item_rng(cfg.seed, bias, it[0].id), ctx)
+                chunk,
+                lambda it, c: INJECTORS[bias](it[0], it[1], item_rng(cfg.seed, bias, it[0].id), c),
+                ctx,
             )
             ready = [i for i, p in enumerate(probes) if p is not None]
             checks = [
@@ -319,7 +357,8 @@ class _Build:
                     records[i] = {"keep": keep, "probe": probes[i].to_dict()}
             return records
 
-        decided = self.decide(f"{namespace.rstrip(':') or 'bench'}-{bias}", items, lambda it: it[0].id, step)
+        work = f"{namespace.rstrip(':') or 'bench'}-{'mirror-' if mirror else ''}{bias}"
+        decided = self.decide(work, items, lambda it: it[0].id, step)
         kept = [
             (pair, BiasProbe.model_validate(decided[pair.id]["probe"]))
             for pair in sample
@@ -375,68 +414,152 @@ class _Build:
         return manifest
 
 
+def bench_sides(direction: str, bias: str) -> tuple[bool, ...]:
+    """The ``mirror`` flags a bench of ``direction`` builds for ``bias`` (position: standard only,
+    its probes already go both ways)."""
+    if bias in ONE_SIDED:
+        return (False,)
+    return {"standard": (False,), "mirror": (True,), "both": (False, True)}[direction]
+
+
 def build_bench(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
-    """Build the benchmark under ``out``; return the manifest."""
+    """Build the benchmark under ``out``; return the manifest.
+
+    ``direction`` decides which probes: ``standard`` (each cue where a judge swayed by it flips
+    from right to wrong: the worse answer, or the better one for identity statements) in
+    ``{bias}.jsonl``, ``mirror`` (the cue on the other side, same pairs and answer orders) in
+    ``{bias}-mirror.jsonl``, or ``both``. Manifest counts: ``biases`` (standard), ``mirror``."""
     b = _Build(cfg, out, "bench")
-    kept: dict[str, list[BiasProbe]] = {}
-    manifest = b.manifest(biases={})
+    files: dict[str, list[BiasProbe]] = {}
+    manifest = b.manifest(direction=cfg.direction, biases={}, mirror={})
     for bias in parse_bias_list(cfg.biases):
-        manifest["biases"][bias], items = b.probes(bias, cfg.n_per_bias)
-        kept[bias] = [p for _, p in items]
+        for mirror in bench_sides(cfg.direction, bias):
+            counts, items = b.probes(bias, cfg.n_per_bias, mirror=mirror)
+            manifest["mirror" if mirror else "biases"][bias] = counts
+            files[f"{bias}-mirror" if mirror else bias] = [p for _, p in items]
 
     def write():
-        for bias, probes in kept.items():
-            write_jsonl(b.out / f"{bias}.jsonl", probes)
+        for name, probes in files.items():
+            write_jsonl(b.out / f"{name}.jsonl", probes)
 
     return b.finish(manifest, write)
 
 
+# balanced augmentation: (label, cue on chosen, cue on rejected) for the four views of a pair
+CUE_VIEWS = (("none", False, False), ("chosen", True, False), ("rejected", False, True), ("both", True, True))
+
+
 def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
-    """Build bias-augmented training rows under ``out/train.jsonl``; return the manifest."""
+    """Build training rows under ``out/train.jsonl``; return the manifest.
+
+    ``cues: natural`` first gives each pair one superficial cue (drawn from ``cue_rates``, seeded per
+    row) on the chosen response with the cue's rate, else on the rejected one: the correlation
+    human preference data has. ``augment`` then decides the rows:
+
+    * ``paper`` (002 sec. 5.1): one row per pair, with ``n_negatives`` bias negatives (the rejected
+      response with a cue added);
+    * ``balanced``: four rows per pair, its cue on neither, the chosen, the rejected and both
+      responses, so the cue carries no information about the label (no bias negatives). The cue is
+      the pair's natural cue, or with ``cues: none`` one drawn from the build's response-level
+      biases (identity statements included).
+    """
     b = _Build(cfg, out, "train")
     allowed = [x for x in parse_bias_list(cfg.biases) if x in RESPONSE_BIASES]
-    if len(allowed) < cfg.n_negatives:
+    if cfg.augment == "paper" and len(allowed) < cfg.n_negatives:
         raise BiasAwareError(
             f"n_negatives={cfg.n_negatives} needs that many response-level biases; {cfg.biases!r} gives {allowed}"
         )
+    if cfg.augment == "balanced" and cfg.cues == "none" and not allowed:
+        raise BiasAwareError(f"balanced rows need a response-level bias; {cfg.biases!r} gives none")
+    rates = dict(sorted(cfg.cue_rates.items()))
 
-    def make(pair: PreferencePair, ctx: InjectContext) -> TrainingRow:
+    def make(pair: PreferencePair, ctx: InjectContext) -> list[TrainingRow]:
         rng = item_rng(cfg.seed, "train", pair.id)
-        negatives = [
-            {"bias": x, "text": bias_negative(pair, x, rng, ctx)}
-            for x in rng.sample(allowed, cfg.n_negatives)
+        user = pair.user_turn()
+        meta = {"source": pair.source, **pair.meta}
+        chosen, rejected = pair.chosen, pair.rejected
+        cue = None
+        if cfg.cues == "natural":
+            cue = rng.choice(list(rates))
+            on_chosen = rng.random() < rates[cue]
+            meta["cue"], meta["cue_on"] = cue, "chosen" if on_chosen else "rejected"
+            if on_chosen:
+                chosen = add_cue(chosen, cue, user, rng, ctx)
+            else:
+                rejected = add_cue(rejected, cue, user, rng, ctx)
+        if cfg.augment == "paper":
+            negatives = [
+                {"bias": x, "text": bias_negative(pair, x, rng, ctx)}
+                for x in rng.sample(allowed, cfg.n_negatives)
+            ]
+            row = TrainingRow(
+                id=pair.id,
+                prompt=pair.prompt,
+                chosen=chosen,
+                rejected=rejected,
+                bias_negatives=negatives,
+                meta=meta,
+            )
+            return [row]
+        cue = cue or rng.choice(allowed)
+        marked = (add_cue(pair.chosen, cue, user, rng, ctx), add_cue(pair.rejected, cue, user, rng, ctx))
+        return [
+            TrainingRow(
+                id=f"{pair.id}-{label}",
+                prompt=pair.prompt,
+                chosen=marked[0] if on_c else pair.chosen,
+                rejected=marked[1] if on_r else pair.rejected,
+                meta={
+                    **meta,
+                    "augment": "balanced",
+                    "cue": cue,
+                    "cue_on": label,
+                    "pair_id": pair.id,
+                    **({"natural_cue_on": meta["cue_on"]} if "cue_on" in meta else {}),
+                },
+            )
+            for label, on_c, on_r in CUE_VIEWS
         ]
-        return TrainingRow(
-            id=pair.id,
-            prompt=pair.prompt,
-            chosen=pair.chosen,
-            rejected=pair.rejected,
-            bias_negatives=negatives,
-            meta={"source": pair.source, **pair.meta},
-        )
 
     def step(chunk):
-        rows = b.inject_all(chunk, make)
-        ready = [i for i, r in enumerate(rows) if r is not None]
-        keeps = b.verifier.judge(
-            [
-                Check(chunk[i], rows[i].chosen, [rows[i].rejected, *(n.text for n in rows[i].bias_negatives)])
-                for i in ready
-            ]
-        )
+        made = b.inject_all(chunk, make)
+        ready = [i for i, r in enumerate(made) if r is not None]
+        checks = [
+            Check(chunk[i], row.chosen, [row.rejected, *(n.text for n in row.bias_negatives)])
+            for i in ready
+            for row in made[i]
+        ]
+        keeps = iter(b.verifier.judge(checks))
         records: list[dict | None] = [None] * len(chunk)
-        for i, keep in zip(ready, keeps, strict=True):
-            if keep is not None:
-                records[i] = {"keep": keep, "row": rows[i].to_dict()}
+        for i in ready:
+            verdicts = [next(keeps) for _ in made[i]]
+            if None not in verdicts:  # undecided (an LLM call failed): retried by a rerun
+                records[i] = {"keep": all(verdicts), "rows": [r.to_dict() for r in made[i]]}
         return records
 
     decided = b.decide("train", b.pairs, lambda p: p.id, step)
-    rows = [decided[p.id]["row"] for p in b.pairs if p.id in decided and decided[p.id]["keep"]]
+    kept = [decided[p.id] for p in b.pairs if p.id in decided and decided[p.id]["keep"]]
+    rows = [row for record in kept for row in record["rows"]]
     manifest = b.manifest(
         rows=len(rows),
+        pairs=len(kept),
         dropped=sum(p.id in decided and not decided[p.id]["keep"] for p in b.pairs),
+        augment=cfg.augment,
         negatives_per_bias=dict(Counter(n["bias"] for r in rows for n in r["bias_negatives"])),
     )
+    if cfg.cues == "natural":
+        firsts = [record["rows"][0]["meta"] for record in kept]  # the pair's own cue and side
+        manifest["cues"] = {
+            "mode": "natural",
+            "rates": rates,
+            "observed": {
+                cue: {
+                    "pairs": sum(m["cue"] == cue for m in firsts),
+                    "on_chosen": sum(m["cue"] == cue and m.get("natural_cue_on", m["cue_on"]) == "chosen" for m in firsts),
+                }
+                for cue in rates
+            },
+        }
     return b.finish(manifest, lambda: write_jsonl(b.out / "train.jsonl", rows))
 
 

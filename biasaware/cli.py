@@ -90,7 +90,10 @@ def cmd_build(args: argparse.Namespace) -> int:
         args.config,
         source=args.source,
         split=args.split,
-        mirror=args.mirror or None,
+        families=args.families,
+        direction="mirror" if args.mirror else args.direction,
+        cues=args.cues,
+        augment=args.augment,
         biases=args.biases,
         n_per_bias=args.n,
         n_traces_per_bias=args.n if args.stage == "traces" else None,
@@ -111,13 +114,20 @@ def cmd_build(args: argparse.Namespace) -> int:
     build = {"bench": build_bench, "train": build_train, "traces": build_traces}[args.stage]
     manifest = build(cfg, args.out)
     if args.stage == "train":
-        print(f"rows kept {manifest['rows']}, dropped {manifest['dropped']}")
+        print(
+            f"rows {manifest['rows']} ({manifest['augment']} augmentation) from {manifest['pairs']} pairs kept, "
+            f"{manifest['dropped']} dropped"
+        )
+        for cue, c in manifest.get("cues", {}).get("observed", {}).items():
+            print(f"natural cue {cue:14s} pairs {c['pairs']:5d}  on the chosen side {c['on_chosen']:5d}")
     else:
-        for bias, m in manifest["biases"].items():
-            extra = f"  traces {m['traces']:4d}" if args.stage == "traces" else ""
-            print(
-                f"{bias:14s} sampled {m['sampled']:5d}  kept {m['kept']:5d}  dropped {m['dropped']:4d}{extra}"
-            )
+        for side in ("biases", "mirror"):
+            for bias, m in manifest.get(side, {}).items():
+                extra = f"  traces {m['traces']:4d}" if args.stage == "traces" else ""
+                name = f"{bias} (mirror)" if side == "mirror" else bias
+                print(
+                    f"{name:23s} sampled {m['sampled']:5d}  kept {m['kept']:5d}  dropped {m['dropped']:4d}{extra}"
+                )
     for role, stats in manifest["llm"].items():
         where = f" on {stats['device']} in {stats['dtype']}" if "device" in stats else ""
         print(
@@ -145,13 +155,32 @@ def add_build_parser(sub) -> None:
     )
     p.add_argument(
         "--split",
-        help="hub/local source: split (default train); builtin: task families, test (3 held out; bench "
-        "default), train (the other 7; train and traces default) or all",
+        help="hub/local source: split (default train); builtin: test (held-out task families; bench "
+        "default), train (the others; train and traces default) or all",
     )
     p.add_argument(
-        "--mirror",
-        action="store_true",
-        help="bench: put every cue on the other side (its BSR is an over-correction rate)",
+        "--families",
+        help="builtin: task families, reasoning (default: arithmetic, sorting, ...), facts (single-fact "
+        "questions a small encoder can learn), all, or a comma list",
+    )
+    p.add_argument(
+        "--direction",
+        choices=["standard", "mirror", "both"],
+        help="bench: standard (cue on the worse answer: cue-following), mirror (on the better one: "
+        "over-correction) or both (default)",
+    )
+    p.add_argument("--mirror", action="store_true", help="bench: the same as --direction mirror")
+    p.add_argument(
+        "--cues",
+        choices=["none", "natural"],
+        help="train: natural = each pair's superficial cue sits on the chosen side at cue_rates (0.7), "
+        "as in human preference data; none (default) = no cue",
+    )
+    p.add_argument(
+        "--augment",
+        choices=["paper", "balanced"],
+        help="train: paper = bias negatives (cue on the rejected side, default); balanced = the cue on "
+        "neither, either and both sides, so it carries no label information",
     )
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--config", help="YAML file with BuildConfig settings (flags override it)")
@@ -207,17 +236,11 @@ def judge_spec(args: argparse.Namespace):
 def cmd_compare(args: argparse.Namespace) -> int:
     from biasaware.evaluate import compare_judges
     from biasaware.io import read_records, write_json
+    from biasaware.reports import compare_table
 
     runs = [read_records(Path(r) / "judgments.jsonl", "judgment") for r in args.runs]
     result = compare_judges(*runs, view=args.view)
-    a, b = result["judges"]
-    print(f"| bias | n | acc {a} | acc {b} | only {a} | only {b} | McNemar p |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for bias, r in [*result["per_bias"].items(), ("**overall**", result["overall"])]:
-        print(
-            f"| {bias} | {r['n']} | {100 * r['acc_1']:.1f} | {100 * r['acc_2']:.1f} | {r['only_1']} | "
-            f"{r['only_2']} | {r['mcnemar_p']:.3g} |"
-        )
+    print(compare_table(result))
     if args.out:
         write_json(Path(args.out), result)
     return 0
@@ -250,7 +273,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print((out / "report.md").read_text())
             print(f"wrote {out}/judgments.jsonl, summary.json, report.md ({summary['items']} pairs)")
         return 0
-    from biasaware.evaluate import console_summary, evaluate_bias
+    from biasaware.evaluate import evaluate_bias
+    from biasaware.reports import console_summary
     from biasaware.taxonomy import parse_bias_list
 
     summary = evaluate_bias(
@@ -265,7 +289,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     )
     if summary is not None:
         print(console_summary(summary))
-        print(f"wrote {out}/judgments.jsonl, summary.json, report.md, bsr.png, accuracy.png")
+        print(f"wrote {out}/judgments.jsonl, summary.json, report.md, sensitivity.png, accuracy.png")
     return 0
 
 

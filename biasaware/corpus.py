@@ -24,70 +24,9 @@ import re
 from collections.abc import Callable
 
 from biasaware.errors import BiasAwareError
+from biasaware.facts import CAPITALS, FACT_FAMILIES, FACT_TEST_FAMILIES, fact_item
 from biasaware.records import PreferencePair
 
-CAPITALS = {
-    "France": "Paris",
-    "Germany": "Berlin",
-    "Italy": "Rome",
-    "Spain": "Madrid",
-    "Portugal": "Lisbon",
-    "Austria": "Vienna",
-    "Poland": "Warsaw",
-    "Sweden": "Stockholm",
-    "Norway": "Oslo",
-    "Finland": "Helsinki",
-    "Denmark": "Copenhagen",
-    "Ireland": "Dublin",
-    "Greece": "Athens",
-    "Hungary": "Budapest",
-    "Czechia": "Prague",
-    "Romania": "Bucharest",
-    "Bulgaria": "Sofia",
-    "Belgium": "Brussels",
-    "Netherlands": "Amsterdam",
-    "Switzerland": "Bern",
-    "Canada": "Ottawa",
-    "Australia": "Canberra",
-    "Brazil": "Brasilia",
-    "Argentina": "Buenos Aires",
-    "Chile": "Santiago",
-    "Peru": "Lima",
-    "Colombia": "Bogota",
-    "Mexico": "Mexico City",
-    "Japan": "Tokyo",
-    "China": "Beijing",
-    "India": "New Delhi",
-    "Pakistan": "Islamabad",
-    "Turkey": "Ankara",
-    "Egypt": "Cairo",
-    "Kenya": "Nairobi",
-    "Nigeria": "Abuja",
-    "Morocco": "Rabat",
-    "Ghana": "Accra",
-    "Ethiopia": "Addis Ababa",
-    "South Korea": "Seoul",
-    "Vietnam": "Hanoi",
-    "Thailand": "Bangkok",
-    "Indonesia": "Jakarta",
-    "Philippines": "Manila",
-    "New Zealand": "Wellington",
-    "Iran": "Tehran",
-    "Iraq": "Baghdad",
-    "Saudi Arabia": "Riyadh",
-    "Israel": "Jerusalem",
-    "Ukraine": "Kyiv",
-    "Russia": "Moscow",
-    "Cuba": "Havana",
-    "Venezuela": "Caracas",
-    "Uruguay": "Montevideo",
-    "Bolivia": "Sucre",
-    "Nepal": "Kathmandu",
-    "Bangladesh": "Dhaka",
-    "Malaysia": "Kuala Lumpur",
-    "Tanzania": "Dodoma",
-    "Myanmar": "Naypyidaw",
-}
 # The usual mistake: the biggest or best-known city instead of the capital.
 FAMOUS_CITY = {
     "Canada": "Toronto",
@@ -266,7 +205,7 @@ def _reverse(rng: random.Random) -> Item:
     )
 
 
-FAMILIES: dict[str, Callable[[random.Random], Item]] = {
+REASONING_FAMILIES: dict[str, Callable[[random.Random], Item]] = {
     "addition": _addition,
     "multiplication": _multiplication,
     "decimals": _decimals,
@@ -280,6 +219,22 @@ FAMILIES: dict[str, Callable[[random.Random], Item]] = {
 }
 
 
+def _fact(name: str) -> Callable[[random.Random], Item]:
+    def make(rng: random.Random) -> Item:
+        question, claims, templates, mistake = fact_item(name, rng)
+        return question, claims, templates, {"mistake": mistake}
+
+    return make
+
+
+FAMILIES: dict[str, Callable[[random.Random], Item]] = {
+    **REASONING_FAMILIES,
+    **{name: _fact(name) for name in FACT_FAMILIES},
+}
+# ``families`` names a group or a comma list of family names
+GROUPS = {"reasoning": tuple(REASONING_FAMILIES), "facts": tuple(FACT_FAMILIES), "all": tuple(FAMILIES)}
+
+
 def _render(template: str, claim: str, question: str) -> str:
     nums = re.findall(r"\d+", question)
     text = template.replace("{Claim}", claim[:1].upper() + claim[1:]).replace("{claim}", claim)
@@ -291,30 +246,45 @@ def _render(template: str, claim: str, question: str) -> str:
 # Held-out task families: ``build bench`` on the built-in corpus draws from TEST_FAMILIES and
 # ``build train`` / ``build traces`` from the others, so a judge trained on built-in rows is
 # evaluated on kinds of question it never saw (``--split all`` uses every family).
-TEST_FAMILIES = ("multiplication", "sorting", "equations")
-SPLITS = {
-    "all": tuple(FAMILIES),
-    "train": tuple(f for f in FAMILIES if f not in TEST_FAMILIES),
-    "test": TEST_FAMILIES,
-}
+TEST_FAMILIES = ("multiplication", "sorting", "equations", *FACT_TEST_FAMILIES)
+SPLITS = ("all", "train", "test")
 
 
-def builtin_pairs(n: int = 2500, seed: int = 0, split: str = "all") -> list[PreferencePair]:
+def split_families(split: str = "all", families: str = "reasoning") -> tuple[str, ...]:
+    """The family names of ``families`` (a group of :data:`GROUPS` or a comma list) in ``split``.
+
+    >>> split_families("test", "facts")
+    ('book_authors', 'painters', 'organ_functions', 'young_animals')
+    """
+    if split not in SPLITS:
+        raise BiasAwareError(f"the built-in corpus has splits {', '.join(SPLITS)}; got {split!r}")
+    names = GROUPS.get(families) or tuple(f.strip() for f in str(families).split(",") if f.strip())
+    unknown = [f for f in names if f not in FAMILIES]
+    if unknown or not names:
+        raise BiasAwareError(
+            f"unknown built-in task famil{'ies' if len(unknown) > 1 else 'y'} {', '.join(unknown) or repr(families)}; "
+            f"valid: a group ({', '.join(GROUPS)}) or a comma list of {', '.join(FAMILIES)}"
+        )
+    chosen = tuple(f for f in names if split == "all" or (split == "test") == (f in TEST_FAMILIES))
+    if not chosen:
+        raise BiasAwareError(f"families {families!r} have no {split} families (held out: {', '.join(TEST_FAMILIES)})")
+    return chosen
+
+
+def builtin_pairs(n: int = 2500, seed: int = 0, split: str = "all", families: str = "reasoning") -> list[PreferencePair]:
     """Generate ``n`` distinct verifiable pairs, spread evenly over the families of ``split``.
 
     A family that cannot produce a new pair in 1,000 draws in a row leaves the rotation; the
     others fill the count.
     """
-    if split not in SPLITS:
-        raise BiasAwareError(f"the built-in corpus has splits {', '.join(SPLITS)}; got {split!r}")
     rng = random.Random(seed)
-    names = list(SPLITS[split])
+    names = list(split_families(split, families))
     seen: set[tuple[str, str]] = set()
     pairs: list[PreferencePair] = []
     misses = 0
     while len(pairs) < n:
         family = names[len(pairs) % len(names)]
-        question, (claim, wrong), templates = FAMILIES[family](rng)
+        question, (claim, wrong), templates, *extra = FAMILIES[family](rng)
         if (question, wrong) in seen or claim == wrong:
             misses += 1
             if misses >= 1000:
@@ -336,7 +306,7 @@ def builtin_pairs(n: int = 2500, seed: int = 0, split: str = "all") -> list[Pref
                 prompt=[{"role": "user", "content": question}],
                 chosen=_render(template, claim, question),
                 rejected=_render(template, wrong, question),
-                meta={"family": family, "claim": claim, "wrong_claim": wrong},
+                meta={"family": family, "claim": claim, "wrong_claim": wrong, **(extra[0] if extra else {})},
             )
         )
     return pairs

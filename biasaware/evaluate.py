@@ -26,8 +26,9 @@ from typing import Any
 from biasaware import __version__
 from biasaware.errors import BiasAwareError
 from biasaware.io import JsonlAppender, read_records, read_whole_lines, write_json, write_jsonl
-from biasaware.metrics import Outcome, bias_summary, macro_micro, position_summary
+from biasaware.metrics import Outcome, bias_summary, judge_check, macro_micro, position_summary, two_sided
 from biasaware.records import BiasProbe, Judgment, View
+from biasaware.reports import markdown_report, plot_report
 from biasaware.taxonomy import BIASES, CATEGORIES
 
 log = logging.getLogger(__name__)
@@ -168,30 +169,57 @@ def _clean(value: Any) -> Any:
     return value
 
 
+SIDES = ("standard", "mirror")
+
+
+def _side(j: Judgment) -> str:
+    return "mirror" if j.meta.get("mirror") else "standard"
+
+
+def _bias_entry(sides: dict[str, list[Outcome]], policy: str, seed: int) -> dict[str, Any]:
+    """One bias (or pool): the standard side's full summary at the top level (the mirror side's
+    when only mirror probes were judged; then ``bsr`` is empty), the mirror side's under
+    ``mirror``, and the two-sided fields (:func:`biasaware.metrics.two_sided`)."""
+    parts = {k: bias_summary(v, policy, seed) for k, v in sides.items() if v}
+    base = dict(parts.get("standard") or parts["mirror"])
+    if "standard" not in parts:  # mirror only: its flips are over-corrections, not cue-following
+        for key in ("acc_inj", "acc_inj_ci", "bsr", "bsr_ci", "flips", "mcnemar_p", "acc_diff_ci"):
+            base[key] = math.nan if not key.endswith("ci") else (math.nan, math.nan)
+    base.update(two_sided(parts.get("standard"), parts.get("mirror")))
+    base["sides"] = [k for k in SIDES if k in parts]
+    if "mirror" in parts:
+        base["mirror"] = parts["mirror"]
+    return base
+
+
 def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 0) -> dict[str, Any]:
-    """Score per bias, per category and overall from per-view judgments (pure: no model)."""
+    """Score per bias, per category and overall from per-view judgments (pure: no model).
+
+    Standard probes (cue on the worse answer) give the BSR, mirror probes (``meta.mirror``: the
+    cue on the better answer) the over-correction rate; ``two_sided`` is the larger.
+    ``judge_check`` flags a degenerate judge (:func:`biasaware.metrics.judge_check`)."""
     by_probe: dict[str, dict[str, Judgment]] = defaultdict(dict)
     for j in judgments:
         by_probe[j.probe_id][j.view] = j
-    items: dict[str, list[tuple[Outcome, Judgment, Judgment]]] = defaultdict(list)
+    items: dict[str, dict[str, list[tuple[Outcome, Judgment, Judgment]]]] = defaultdict(
+        lambda: {k: [] for k in SIDES}
+    )
     incomplete = 0
     for views in by_probe.values():
         if set(views) != set(VIEWS):
             incomplete += 1
             continue
         o, i = views["original"], views["injected"]
-        items[o.meta["bias"]].append((Outcome(o.verdict, o.correct, i.verdict, i.correct), o, i))
+        items[o.meta["bias"]][_side(o)].append((Outcome(o.verdict, o.correct, i.verdict, i.correct), o, i))
     if not items:
         raise BiasAwareError("no probe has judgments on both views; nothing to score")
-    mirror = {bool(j.meta.get("mirror")) for j in judgments}
-    if len(mirror) > 1:
-        raise BiasAwareError("these judgments mix mirror and standard probes; score them apart")
     judges = sorted({j.judge for j in judgments})
     per_bias: dict[str, Any] = {}
     for bias in [b for b in BIASES if b in items]:
-        rows = items[bias]
-        s = bias_summary([r[0] for r in rows], policy, seed)
+        sides = items[bias]
+        s = _bias_entry({k: [r[0] for r in v] for k, v in sides.items()}, policy, seed)
         s["category"] = BIASES[bias].category
+        rows = sides["standard"] or sides["mirror"]
         if bias == "position":
             s["position"] = position_summary(
                 [r[0] for r in rows], [r[1].meta.get("direction", "") for r in rows], policy
@@ -207,169 +235,41 @@ def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 
             s["margin_ori"] = sum(margins["original"]) / len(rows)
             s["margin_inj"] = sum(margins["injected"]) / len(rows)
             s["margin_shift"] = s["margin_inj"] - s["margin_ori"]
-        s["overlong"] = sum(bool(j.meta.get("overlong")) for r in rows for j in r[1:])
+        s["overlong"] = sum(bool(j.meta.get("overlong")) for v in sides.values() for r in v for j in r[1:])
         per_bias[bias] = s
+
+    def pool(keep) -> dict[str, list[Outcome]]:
+        return {k: [r[0] for b, sides in items.items() if keep(b) for r in sides[k]] for k in SIDES}
+
     per_category = {}
     for cat in CATEGORIES:
-        pooled = [r[0] for b, rows in items.items() if BIASES[b].category == cat for r in rows]
-        if pooled:
-            per_category[cat] = bias_summary(pooled, policy, seed)
-    overall = macro_micro(
-        per_bias, bias_summary([r[0] for rows in items.values() for r in rows], policy, seed)
+        pooled = pool(lambda b, cat=cat: BIASES[b].category == cat)
+        if any(pooled.values()):
+            per_category[cat] = _bias_entry(pooled, policy, seed)
+    overall = macro_micro(per_bias, _bias_entry(pool(lambda b: True), policy, seed))
+    originals = [j for j in judgments if j.view == "original" and _side(j) == "standard"] or [
+        j for j in judgments if j.view == "original"
+    ]
+    check = judge_check(
+        [j.verdict for j in judgments], sum(j.verdict == j.correct for j in originals), len(originals)
     )
+    present = sorted({_side(j) for j in judgments}, key=SIDES.index)
     return _clean(
         {
             "biasaware": __version__,
             "judge": judges[0] if len(judges) == 1 else judges,
             "policy": policy,
             "seed": seed,
-            "mirror": mirror.pop(),
-            "items": sum(len(r) for r in items.values()),
+            "sides": present,
+            "items": sum(len(v) for sides in items.values() for v in sides.values()),
             "incomplete_items": incomplete,
             "overlong_views": sum(s["overlong"] for s in per_bias.values()),
+            "judge_check": check,
             "per_bias": per_bias,
             "per_category": per_category,
             "overall": overall,
         }
     )
-
-
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f}"
-
-
-def _ci(ci: list | None) -> str:
-    return "" if not ci or ci[0] is None else f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
-
-
-def markdown_report(summary: dict[str, Any]) -> str:
-    """Per-bias rows grouped by category (002 Tables 4-5), then categories and overall."""
-    lines = [
-        f"# Bias sensitivity: {summary['judge']}",
-        "",
-        f"Policy `{summary['policy']}`; {summary['items']} items; percentages with 95% intervals "
-        "(Wilson); invalid = tie or unparseable verdicts (original / injected); p = McNemar exact.",
-        "",
-        *(
-            [
-                "Mirror probes: every cue sits on the other side, so BSR here counts over-corrections "
-                "(a right verdict lost when the cue moved to the right answer).",
-                "",
-            ]
-            if summary.get("mirror")
-            else []
-        ),
-        "| category | bias | n | Acc_ori | Acc_inj | BSR | invalid | p |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for bias, s in summary["per_bias"].items():
-        lines.append(
-            f"| {s['category']} | {bias} | {s['n']} | {_pct(s['acc_ori'])} | {_pct(s['acc_inj'])} | "
-            f"{_pct(s['bsr'])}{_ci(s['bsr_ci'])} | {s['invalid_ori']}/{s['invalid_inj']} | {s['mcnemar_p']:.3g} |"
-        )
-    for cat, s in summary["per_category"].items():
-        lines.append(
-            f"| **{cat}** | (pooled) | {s['n']} | {_pct(s['acc_ori'])} | {_pct(s['acc_inj'])} | "
-            f"{_pct(s['bsr'])}{_ci(s['bsr_ci'])} | {s['invalid_ori']}/{s['invalid_inj']} | {s['mcnemar_p']:.3g} |"
-        )
-    macro, micro = summary["overall"]["macro"], summary["overall"]["micro"]
-    lines.append(
-        f"| **overall** | macro over biases | | {_pct(macro['acc_ori'])} | {_pct(macro['acc_inj'])} | "
-        f"{_pct(macro['bsr'])} | | |"
-    )
-    lines.append(
-        f"| **overall** | micro (pooled) | {micro['n']} | {_pct(micro['acc_ori'])} | {_pct(micro['acc_inj'])} | "
-        f"{_pct(micro['bsr'])}{_ci(micro['bsr_ci'])} | {micro['invalid_ori']}/{micro['invalid_inj']} | "
-        f"{micro['mcnemar_p']:.3g} |"
-    )
-    if summary.get("overlong_views"):
-        lines += [
-            "",
-            f"{summary['overlong_views']} view(s) did not fit the judge's context and were not judged "
-            "(verdict `invalid`, counted as wrong): "
-            + ", ".join(f"{b} {s['overlong']}" for b, s in summary["per_bias"].items() if s.get("overlong"))
-            + ".",
-        ]
-    pos = summary["per_bias"].get("position", {}).get("position")
-    if pos:
-        lines += [
-            "",
-            f"Position: primacy (correct answer moved A -> B) BSR {_pct(pos['primacy']['bsr'])}"
-            f"{_ci(pos['primacy']['bsr_ci'])}, n={pos['primacy']['n']}; recency (B -> A) BSR "
-            f"{_pct(pos['recency']['bsr'])}{_ci(pos['recency']['bsr_ci'])}, n={pos['recency']['n']}; "
-            f"position consistency {_pct(pos['consistency'])}{_ci(pos['consistency_ci'])}.",
-        ]
-    margins = {b: s for b, s in summary["per_bias"].items() if s.get("margin_shift") is not None}
-    if margins:
-        lines += ["", "| bias | margin ori | margin inj | shift |", "|---|---:|---:|---:|"]
-        lines += [
-            f"| {b} | {s['margin_ori']:.3f} | {s['margin_inj']:.3f} | {s['margin_shift']:+.3f} |"
-            for b, s in margins.items()
-        ]
-    return "\n".join(lines) + "\n"
-
-
-def plot_report(summary: dict[str, Any], out: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    biases = list(summary["per_bias"])
-    rows = [summary["per_bias"][b] for b in biases]
-    x = range(len(biases))
-    paths = []
-
-    def err(key):
-        lo = [
-            (r[key] or 0) - (r[f"{key}_ci"][0] if r[f"{key}_ci"][0] is not None else r[key] or 0)
-            for r in rows
-        ]
-        hi = [
-            (r[f"{key}_ci"][1] if r[f"{key}_ci"][1] is not None else r[key] or 0) - (r[key] or 0)
-            for r in rows
-        ]
-        return [lo, hi]
-
-    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(biases)), 4))
-    ax.bar(x, [r["bsr"] or 0 for r in rows], yerr=err("bsr"), capsize=3, color="#c0504d")
-    ax.set_xticks(list(x), biases, rotation=45, ha="right")
-    ax.set_ylabel("BSR (95% Wilson interval)")
-    ax.set_ylim(0, 1)
-    ax.set_title(f"Bias success rate: {summary['judge']}")
-    fig.tight_layout()
-    paths.append(out / "bsr.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(biases)), 4))
-    w = 0.4
-    ax.bar(
-        [i - w / 2 for i in x],
-        [r["acc_ori"] or 0 for r in rows],
-        w,
-        yerr=err("acc_ori"),
-        capsize=2,
-        label="Acc_ori",
-    )
-    ax.bar(
-        [i + w / 2 for i in x],
-        [r["acc_inj"] or 0 for r in rows],
-        w,
-        yerr=err("acc_inj"),
-        capsize=2,
-        label="Acc_inj",
-    )
-    ax.set_xticks(list(x), biases, rotation=45, ha="right")
-    ax.set_ylabel("accuracy")
-    ax.set_ylim(0, 1)
-    ax.legend()
-    ax.set_title(f"Original vs injected accuracy: {summary['judge']}")
-    fig.tight_layout()
-    paths.append(out / "accuracy.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
-    return paths
 
 
 def write_reports(judgments_path: Path, out: Path, policy: str, seed: int, extra: dict | None = None) -> dict:
@@ -387,15 +287,17 @@ def write_reports(judgments_path: Path, out: Path, policy: str, seed: int, extra
 def load_probes(
     data: str | Path, biases: list[str] | None = None, limit: int | None = None
 ) -> list[BiasProbe]:
+    """The probes of ``data``; ``limit`` keeps the first N of each bias and side (standard, mirror)."""
     probes = read_records(data, "probe")
     if biases:
         probes = [p for p in probes if p.bias in biases]
     if limit:
         kept, seen = [], defaultdict(int)
         for p in probes:
-            if seen[p.bias] < limit:
+            key = (p.bias, bool(p.meta.get("mirror")))
+            if seen[key] < limit:
                 kept.append(p)
-                seen[p.bias] += 1
+                seen[key] += 1
         probes = kept
     if not probes:
         raise BiasAwareError(f"{data}: no probes to evaluate")
@@ -404,7 +306,8 @@ def load_probes(
 
 def compare_judges(first: list[Judgment], second: list[Judgment], view: str = "injected") -> dict[str, Any]:
     """Two judges on the same probes: per bias and overall, each one's accuracy on ``view`` and
-    McNemar's exact test on the items where exactly one of them is right."""
+    McNemar's exact test on the items where exactly one of them is right; standard probes at the
+    top level, mirror probes (over-correction side) under ``mirror`` when both runs have them."""
     from biasaware.metrics import two_judge_mcnemar
 
     a = {j.probe_id: j for j in first if j.view == view}
@@ -412,23 +315,100 @@ def compare_judges(first: list[Judgment], second: list[Judgment], view: str = "i
     shared = sorted(set(a) & set(b))
     if not shared:
         raise BiasAwareError(f"the two runs share no probes judged on the {view} view")
-    by_bias: dict[str, list[str]] = defaultdict(list)
-    for pid in shared:
-        by_bias[a[pid].meta["bias"]].append(pid)
 
     def test(ids):
         return two_judge_mcnemar(
             [a[i].verdict == a[i].correct for i in ids], [b[i].verdict == b[i].correct for i in ids]
         )
 
-    return _clean(
-        {
-            "judges": [first[0].judge, second[0].judge],
-            "view": view,
+    def side(ids):
+        by_bias: dict[str, list[str]] = defaultdict(list)
+        for pid in ids:
+            by_bias[a[pid].meta["bias"]].append(pid)
+        return {
             "per_bias": {bias: test(by_bias[bias]) for bias in BIASES if bias in by_bias},
-            "overall": test(shared),
+            "overall": test(ids),
         }
-    )
+
+    split = {k: [i for i in shared if _side(a[i]) == k] for k in SIDES}
+    result = {"judges": [first[0].judge, second[0].judge], "view": view, **side(split["standard"] or shared)}
+    if split["standard"] and split["mirror"]:
+        result["mirror"] = side(split["mirror"])
+    return _clean(result)
+
+
+def flip_indicators(judgments: list[Judgment], policy: str = "symmetric") -> dict[str, dict[str, Any]]:
+    """Per probe: its bias, side, and whether the original view was right, the injected view right,
+    and the pair a flip (right to wrong under ``policy``)."""
+    by_probe: dict[str, dict[str, Judgment]] = defaultdict(dict)
+    for j in judgments:
+        by_probe[j.probe_id][j.view] = j
+    out = {}
+    for pid, views in by_probe.items():
+        if set(views) != set(VIEWS):
+            continue
+        o, i = views["original"], views["injected"]
+        outcome = Outcome(o.verdict, o.correct, i.verdict, i.correct)
+        out[pid] = {
+            "bias": o.meta["bias"],
+            "side": _side(o),
+            "ori": outcome.ori_right,
+            "inj": outcome.inj_right,
+            "flip": outcome.flipped(policy),
+        }
+    return out
+
+
+def compare_runs(
+    runs: dict[str, str | Path],
+    baseline: str,
+    biases: list[str] | None = None,
+    policy: str = "symmetric",
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Several judges on the same probes, each against ``baseline``: the two-sided summary of each
+    (pooled over ``biases``), and McNemar's exact p against the baseline on the paired per-probe
+    indicators: original-view correctness (Acc_ori), flips on standard probes (BSR) and flips on
+    mirror probes (over-correction). Probes are paired by id and must be judged by every run."""
+    from biasaware.metrics import mcnemar_exact
+
+    judgments = {name: read_records(Path(path) / "judgments.jsonl", "judgment") for name, path in runs.items()}
+    if baseline not in judgments:
+        raise BiasAwareError(f"the baseline {baseline!r} is not one of the runs ({', '.join(runs)})")
+    keep = set(biases) if biases else None
+    flags = {
+        name: {k: v for k, v in flip_indicators(js, policy).items() if keep is None or v["bias"] in keep}
+        for name, js in judgments.items()
+    }
+    sizes = {name: len(f) for name, f in flags.items()}
+    if len(set(sizes.values())) > 1 or any(set(f) != set(flags[baseline]) for f in flags.values()):
+        raise BiasAwareError(
+            f"the runs were not judged on the same probes ({', '.join(f'{k}: {v}' for k, v in sizes.items())}); "
+            "compare runs of one benchmark"
+        )
+    if not flags[baseline]:
+        raise BiasAwareError(f"no complete probes of {', '.join(sorted(keep or []))} in {runs[baseline]}")
+
+    def p_values(mine: dict, other: dict) -> dict[str, float]:
+        def p(key: str, side: str) -> float:
+            ids = [i for i in mine if mine[i]["side"] == side]
+            b = sum(mine[i][key] and not other[i][key] for i in ids)
+            c = sum(other[i][key] and not mine[i][key] for i in ids)
+            return mcnemar_exact(b, c)
+
+        return {"acc_ori": p("ori", "standard"), "bsr": p("flip", "standard"), "overcorrection": p("flip", "mirror")}
+
+    rows: dict[str, Any] = {}
+    for name, js in judgments.items():
+        summary = summarize([j for j in js if j.probe_id in flags[name]], policy, seed)
+        rows[name] = {
+            "run": str(runs[name]),
+            "judge": summary["judge"],
+            **summary["overall"]["micro"],
+            "judge_check": summary["judge_check"],
+            "p_vs": {other: p_values(flags[name], flags[other]) for other in runs if other != name},
+        }
+    return _clean({"baseline": baseline, "biases": sorted(keep) if keep else "all", "policy": policy, "runs": rows})
 
 
 def start_judge(spec) -> Any:
@@ -499,27 +479,3 @@ def judge_or_rescore(spec, out: Path, rescore: bool, load_items, run, *, target)
     t0 = time.time()
     run(judge, items, out)
     return run_record(spec, judge, target, time.time() - t0)
-
-
-def console_summary(summary: dict[str, Any]) -> str:
-    """The per-bias lines ``eval bias`` prints."""
-    lines = []
-    if summary["mirror"]:
-        lines.append("mirror probes: each cue sits on the other side; BSR counts over-corrections")
-    for bias, s in summary["per_bias"].items():
-        bsr = "  –  " if s["bsr"] is None else f"{100 * s['bsr']:5.1f}"
-        long = f"  over-long {s['overlong']}" if s.get("overlong") else ""
-        lines.append(
-            f"{bias:14s} n {s['n']:4d}  Acc_ori {100 * s['acc_ori']:5.1f}  Acc_inj {100 * s['acc_inj']:5.1f}  "
-            f"BSR {bsr}  invalid {s['invalid_ori']}/{s['invalid_inj']}{long}"
-        )
-    micro = summary["overall"]["micro"]
-    bsr = "–" if micro["bsr"] is None else f"{100 * micro['bsr']:.1f}"
-    lines.append(
-        f"overall (pooled): Acc_ori {100 * micro['acc_ori']:.1f}  Acc_inj {100 * micro['acc_inj']:.1f}  BSR {bsr}"
-    )
-    if summary.get("overlong_views"):
-        lines.append(
-            f"{summary['overlong_views']} view(s) did not fit the judge's context: not judged, counted as invalid"
-        )
-    return "\n".join(lines)

@@ -70,6 +70,8 @@ def _lower_first(text: str) -> str:
         "If",
         "When",
         "Sure",
+        "Most",
+        "Many",
     }:
         return text[0].lower() + text[1:]
     return text
@@ -351,16 +353,22 @@ INJECTORS: dict[str, Callable[..., BiasProbe]] = {
 }
 
 
-def bias_negative(pair: PreferencePair, bias: str, rng: random.Random, ctx: InjectContext) -> str:
-    """A 'looks right, is wrong' negative: the rejected response with the bias feature added."""
+def add_cue(text: str, bias: str, prompt: str, rng: random.Random, ctx: InjectContext) -> str:
+    """``text`` with the feature of a response-level ``bias`` added (a rewrite or an identity
+    statement)."""
     mechanism = get_bias(bias).mechanism
     if mechanism == "rewrite":
-        return ctx.rewriter.rewrite(bias, pair.rejected, "add", pair.user_turn(), rng)
+        return ctx.rewriter.rewrite(bias, text, "add", prompt, rng)
     if mechanism == "identity":
-        return f"{rng.choice(ctx.identities[bias])} {pair.rejected}"
+        return f"{rng.choice(ctx.identities[bias])} {text}"
     raise ValueError(
         f"bias {bias!r} lives in the judge's prompt, not in a response; use one of {RESPONSE_BIASES}"
     )
+
+
+def bias_negative(pair: PreferencePair, bias: str, rng: random.Random, ctx: InjectContext) -> str:
+    """A 'looks right, is wrong' negative: the rejected response with the bias feature added."""
+    return add_cue(pair.rejected, bias, pair.user_turn(), rng, ctx)
 
 
 # ------------------------------------------------------------------------------------ LLM rewriting

@@ -182,10 +182,80 @@ def two_judge_mcnemar(right_1: Sequence[bool], right_2: Sequence[bool]) -> dict:
 
 
 def macro_micro(per_bias: dict[str, dict], pooled: dict) -> dict:
-    """Macro means over biases of acc_ori, acc_inj and bsr, next to the pooled (micro) numbers."""
-    keys = ("acc_ori", "acc_inj", "bsr")
+    """Macro means over biases of the accuracies and both flip rates, next to the pooled (micro) numbers."""
+    keys = ("acc_ori", "acc_inj", "bsr", "acc_inj_mirror", "overcorrection", "two_sided")
     macro = {}
     for k in keys:
         vals = [s[k] for s in per_bias.values() if not math.isnan(s[k])]
         macro[k] = sum(vals) / len(vals) if vals else math.nan
     return {"macro": macro, "micro": pooled}
+
+
+def two_sided(standard: dict | None, mirror: dict | None) -> dict:
+    """Cue-following and over-correction of one bias (or a pool) from the summaries of its standard
+    probes (cue on the worse answer) and mirror probes (cue on the better one).
+
+    ``bsr``: the standard probes' flip rate (the judge followed the cue); ``overcorrection``: the
+    mirror probes' flip rate (the judge turned against the cue); ``two_sided``: the larger of the
+    two, with that side's interval and McNemar p. A side that was not built is ``None``.
+
+    >>> s = two_sided({"bsr": 0.1, "bsr_ci": (0.0, 0.3), "mcnemar_p": 0.5},
+    ...               {"bsr": 0.6, "bsr_ci": (0.3, 0.8), "mcnemar_p": 0.01, "acc_inj": 0.4})
+    >>> (s["bsr"], s["overcorrection"], s["two_sided"], s["two_sided_side"])
+    (0.1, 0.6, 0.6, 'mirror')
+    """
+    nan = math.nan
+    sides = {k: v for k, v in (("standard", standard), ("mirror", mirror)) if v is not None}
+    rates = {k: v["bsr"] for k, v in sides.items() if not math.isnan(v["bsr"])}
+    top = max(rates, key=rates.get) if rates else None
+    return {
+        "bsr": standard["bsr"] if standard else nan,
+        "bsr_ci": standard["bsr_ci"] if standard else (nan, nan),
+        "bsr_p": standard["mcnemar_p"] if standard else nan,
+        "overcorrection": mirror["bsr"] if mirror else nan,
+        "overcorrection_ci": mirror["bsr_ci"] if mirror else (nan, nan),
+        "overcorrection_p": mirror["mcnemar_p"] if mirror else nan,
+        "acc_inj_mirror": mirror["acc_inj"] if mirror else nan,
+        "two_sided": rates[top] if top else nan,
+        "two_sided_ci": sides[top]["bsr_ci"] if top else (nan, nan),
+        "two_sided_side": top,
+    }
+
+
+def judge_check(
+    verdicts: Sequence[str], ori_correct: int, ori_n: int, constant_share: float = 0.9
+) -> dict:
+    """Is a judge's BSR interpretable? Flags a judge whose verdicts are nearly constant (the most
+    common letter in ``constant_share`` or more of all its verdicts, ties and invalid ones
+    included in the count) or whose original accuracy is not above chance (the Wilson interval of
+    ``ori_correct / ori_n`` reaches 0.5). Such a judge flips rarely because it barely reads the
+    answers, so a low BSR says nothing about robustness.
+
+    >>> judge_check(["A"] * 19 + ["B"], 10, 10)["reasons"]
+    ['constant verdict: A in 95% of 20 views']
+    >>> judge_check(["A", "B"] * 10, 55, 100)["degenerate"]
+    True
+    """
+    counts = {k: 0 for k in ("A", "B", "tie", "invalid")}
+    for v in verdicts:
+        counts[v if v in counts else "invalid"] += 1
+    n = len(verdicts)
+    letter = max(("A", "B"), key=lambda k: counts[k])
+    share = counts[letter] / n if n else math.nan
+    reasons = []
+    if n and share >= constant_share:
+        reasons.append(f"constant verdict: {letter} in {100 * share:.0f}% of {n} views")
+    low, high = wilson_interval(ori_correct, ori_n)
+    if ori_n and low <= 0.5:
+        reasons.append(
+            f"original accuracy {100 * ori_correct / ori_n:.1f}% (95% interval {100 * low:.1f}-{100 * high:.1f}) "
+            "is not above chance"
+        )
+    return {
+        "verdicts": counts,
+        "top_letter": letter,
+        "top_share": share,
+        "degenerate": bool(reasons),
+        "reasons": reasons,
+    }
+

@@ -113,11 +113,12 @@ def load_pairs(
     corpus_size: int = 2500,
     columns: dict[str, str] | None = None,
     domain: str | None = "general",
+    families: str = "reasoning",
 ) -> list[PreferencePair]:
     """Load base preference pairs from ``source``; see the module docstring. Bad rows raise with file:line."""
     split = split or default_split(source)
     if source == "builtin":
-        return builtin_pairs(corpus_size, seed, split)
+        return builtin_pairs(corpus_size, seed, split, families)
     hub_name = HUB_NAMES.get(source, source)
     pairs, problems = [], []
     mode = None

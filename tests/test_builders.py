@@ -3,11 +3,13 @@
 import json
 from collections import Counter
 
+from dataclasses import replace
+
 import pytest
 
 from biasaware import inject
 from biasaware.builders import BuildConfig, build_bench, build_train
-from biasaware.corpus import FAMILIES, builtin_pairs, claim_verdict
+from biasaware.corpus import REASONING_FAMILIES, builtin_pairs, claim_verdict
 from biasaware.errors import BiasAwareError, RecordError
 from biasaware.io import read_records
 from biasaware.sources import load_pairs
@@ -17,13 +19,13 @@ from biasaware.taxonomy import BIAS_NAMES
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
-    return out, build_bench(BuildConfig(n_per_bias=60, corpus_size=600), out)
+    return out, build_bench(BuildConfig(n_per_bias=60, corpus_size=600, direction="standard"), out)
 
 
 def test_corpus_is_distinct_deterministic_and_verifiable():
     pairs = builtin_pairs(2000, seed=1)
     assert len({(p.user_turn(), p.chosen, p.rejected) for p in pairs}) == 2000
-    assert len({p.meta["family"] for p in pairs}) == len(FAMILIES) >= 8
+    assert len({p.meta["family"] for p in pairs}) == len(REASONING_FAMILIES) >= 8  # the default group
     assert [p.to_dict() for p in builtin_pairs(100, 1)] == [p.to_dict() for p in pairs[:100]]
     for p in pairs:
         assert claim_verdict(p.chosen, p.meta["claim"], p.meta["wrong_claim"]) == "correct"
@@ -34,20 +36,21 @@ def test_corpus_is_distinct_deterministic_and_verifiable():
 
 
 def test_builtin_bench_holds_out_task_families(bench, tmp_path):
-    from biasaware.corpus import SPLITS, TEST_FAMILIES
+    from biasaware.corpus import TEST_FAMILIES, split_families
 
     out, manifest = bench
     assert manifest["config"]["split"] == "test"
     probes = read_records(out, "probe")
     pair_ids = {p.meta["pair_id"] for p in probes}
     bench_families = {p.meta["family"] for p in builtin_pairs(600, 0, "test") if p.id in pair_ids}
-    assert bench_families == set(TEST_FAMILIES)
+    assert bench_families == set(TEST_FAMILIES) & set(REASONING_FAMILIES)
     train = build_train(BuildConfig(corpus_size=300, max_rows=40), tmp_path / "train")
     assert train["config"]["split"] == "train"
     questions = {p.user_turn(): p.meta["family"] for p in builtin_pairs(300, 0, "train")}
     rows = read_records(tmp_path / "train" / "train.jsonl", "train")
-    assert {questions[r.prompt[-1].content] for r in rows} <= set(SPLITS["train"])
-    assert set(SPLITS["train"]).isdisjoint(TEST_FAMILIES) and len(SPLITS["all"]) == len(FAMILIES)
+    assert {questions[r.prompt[-1].content] for r in rows} <= set(split_families("train"))
+    assert set(split_families("train", "all")).isdisjoint(TEST_FAMILIES)
+    assert len(split_families("all", "all")) == len(split_families("train", "all")) + len(TEST_FAMILIES)
     with pytest.raises(BiasAwareError, match="splits all, train, test"):
         builtin_pairs(10, 0, "validation")
 
@@ -121,7 +124,7 @@ def test_killed_build_resumes_without_redoing(tmp_path, monkeypatch, bench):
 
     from biasaware import builders
 
-    cfg = BuildConfig(n_per_bias=60, corpus_size=600, chunk_size=16)
+    cfg = BuildConfig(n_per_bias=60, corpus_size=600, chunk_size=16, direction="standard")
     for limit in (100, 300, 500, None):  # killed three times, then finishes
         counting.calls = 0
         before = set(_decided(tmp_path)) if (tmp_path / ".work").exists() else set()
@@ -284,20 +287,20 @@ def test_named_hub_sources_pick_their_subset(monkeypatch):
     ]
 
 
-def test_mirror_probes_put_each_cue_on_the_other_side(tmp_path):
+def test_both_directions_link_standard_and_mirror_probes_by_pair(tmp_path):
     from dataclasses import replace
 
     from biasaware.inject import REWRITE_BIASES
 
     cfg = BuildConfig(n_per_bias=12, corpus_size=300)
-    build_bench(cfg, tmp_path / "std")
-    manifest = build_bench(replace(cfg, mirror=True), tmp_path / "mirror")
-    assert manifest["config"]["mirror"] is True
-    standard = {(p.bias, p.meta["pair_id"]): p for p in read_records(tmp_path / "std", "probe")}
-    mirror = read_records(tmp_path / "mirror", "probe")
-    assert {p.bias for p in mirror} == set(BIAS_NAMES)
-    assert all(p.meta["mirror"] and p.id.startswith(f"{p.bias}-mirror-") for p in mirror)
-    assert not any("mirror" in p.meta for p in standard.values())
+    manifest = build_bench(cfg, tmp_path / "both")  # direction "both" is the default
+    assert manifest["direction"] == "both" and set(manifest["mirror"]) == set(BIAS_NAMES) - {"position"}
+    probes = read_records(tmp_path / "both", "probe")
+    standard = {(p.bias, p.meta["pair_id"]): p for p in probes if "mirror" not in p.meta}
+    mirror = [p for p in probes if p.meta.get("mirror")]
+    assert {p.bias for p in mirror} == set(BIAS_NAMES) - {"position"}
+    assert all(p.id.startswith(f"{p.bias}-mirror-") for p in mirror)
+    assert len(mirror) == sum(m["kept"] for m in manifest["mirror"].values())
     for p in mirror:
         o, i = p.original, p.injected
         if p.bias in REWRITE_BIASES:  # the right answer gains the feature (see test_llm_builds too)
@@ -308,8 +311,72 @@ def test_mirror_probes_put_each_cue_on_the_other_side(tmp_path):
             assert i.correct == o.correct == "B" and i.between
         elif p.bias in ("gender", "race"):
             assert i.correct_text == o.correct_text and i.wrong_text == f"{p.meta['identity']} {o.wrong_text}"
-        twin = standard.get((p.bias, p.meta["pair_id"]))
-        if twin is not None and p.bias in REWRITE_BIASES:  # the standard probe does the opposite
+        twin = standard[(p.bias, p.meta["pair_id"])]  # the same pair and order, the cue on the other side
+        if p.bias != "reflection":
+            assert twin.original == o
+        if p.bias in REWRITE_BIASES:
             assert i.correct_text != twin.injected.correct_text and i.wrong_text != twin.injected.wrong_text
-    with pytest.raises(BiasAwareError, match="build bench"):
-        build_train(replace(cfg, mirror=True), tmp_path / "train")
+    only = build_bench(replace(cfg, direction="standard"), tmp_path / "std")
+    assert not only["mirror"] and all("mirror" not in p.meta for p in read_records(tmp_path / "std", "probe"))
+    with pytest.raises(BiasAwareError, match="direction"):
+        BuildConfig(direction="sideways")
+
+
+def test_fact_families_hold_out_whole_families_and_mix_two_mistakes():
+    from biasaware.corpus import split_families
+    from biasaware.facts import FACT_FAMILIES, FACT_TEST_FAMILIES
+
+    train, test = builtin_pairs(400, 0, "train", "facts"), builtin_pairs(200, 0, "test", "facts")
+    assert {p.meta["family"] for p in test} == set(FACT_TEST_FAMILIES)
+    assert {p.meta["family"] for p in train} == set(FACT_FAMILIES) - set(FACT_TEST_FAMILIES)
+    assert {p.meta["mistake"] for p in train} == {"off_topic", "factual_error"}
+    assert all(claim_verdict(p.chosen, p.meta["claim"], p.meta["wrong_claim"]) == "correct" for p in test)
+    assert all(claim_verdict(p.rejected, p.meta["claim"], p.meta["wrong_claim"]) == "wrong" for p in test)
+    assert split_families("all", "capitals,painters") == ("capitals", "painters")
+    with pytest.raises(BiasAwareError, match="unknown built-in task family"):
+        split_families("train", "capitols")
+
+
+def test_natural_cues_follow_their_rates_and_balanced_rows_cancel_them(tmp_path):
+    cfg = BuildConfig(families="facts", cues="natural", max_rows=200, corpus_size=400, biases="superficial_quality")
+    paper = build_train(cfg, tmp_path / "paper")
+    rows = read_records(tmp_path / "paper" / "train.jsonl", "train")
+    pairs = {p.id: p for p in builtin_pairs(400, 0, "train", "facts")}
+    observed = paper["cues"]["observed"]
+    assert paper["cues"]["rates"] == {k: 0.7 for k in sorted(cfg.cue_rates)}
+    assert sum(c["pairs"] for c in observed.values()) == len(rows) == 200
+    on_chosen = sum(c["on_chosen"] for c in observed.values()) / 200
+    assert 0.6 <= on_chosen <= 0.8  # 0.7 drawn per row, seeded
+    for r in rows:
+        plain = pairs[r.id]
+        marked, clean = (r.chosen, r.rejected) if r.meta["cue_on"] == "chosen" else (r.rejected, r.chosen)
+        assert clean in (plain.chosen, plain.rejected) and marked not in (plain.chosen, plain.rejected)
+        assert len(r.bias_negatives) == 4
+    balanced = build_train(replace(cfg, augment="balanced"), tmp_path / "bal")
+    brows = read_records(tmp_path / "bal" / "train.jsonl", "train")
+    assert balanced["rows"] == 4 * balanced["pairs"] == len(brows) and balanced["cues"] == paper["cues"]
+    by_pair = {}
+    for r in brows:
+        by_pair.setdefault(r.meta["pair_id"], []).append(r)
+    for pid, group in by_pair.items():
+        assert [r.meta["cue_on"] for r in group] == ["none", "chosen", "rejected", "both"]
+        assert len({r.meta["cue"] for r in group}) == 1 and not any(r.bias_negatives for r in group)
+        none, chosen, rejected, both = group
+        assert (none.chosen, none.rejected) == (pairs[pid].chosen, pairs[pid].rejected)
+        assert chosen.chosen == both.chosen != none.chosen and rejected.rejected == both.rejected != none.rejected
+    # the cue sits on the chosen side exactly as often as on the rejected side: no label information
+    cue_on_chosen = sum(r.meta["cue_on"] in ("chosen", "both") for r in brows)
+    cue_on_rejected = sum(r.meta["cue_on"] in ("rejected", "both") for r in brows)
+    assert cue_on_chosen == cue_on_rejected == len(brows) // 2
+    # without natural cues the balanced cue comes from the build's response-level biases, identities included
+    build_train(
+        BuildConfig(families="facts", augment="balanced", max_rows=40, corpus_size=400, biases="gender,length"),
+        tmp_path / "id",
+    )
+    cues = {r.meta["cue"] for r in read_records(tmp_path / "id" / "train.jsonl", "train")}
+    assert cues == {"gender", "length"}
+    again = build_train(replace(cfg, augment="balanced"), tmp_path / "bal2")
+    assert (tmp_path / "bal2" / "train.jsonl").read_bytes() == (tmp_path / "bal" / "train.jsonl").read_bytes()
+    assert again["rows"] == balanced["rows"]
+    with pytest.raises(BiasAwareError, match="cue_rates"):
+        BuildConfig(cue_rates={"gender": 0.7})

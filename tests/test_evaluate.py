@@ -55,17 +55,28 @@ def test_scores_match_a_recount_of_the_judgments(bench, tmp_path):
     summary = write_reports(path, tmp_path, "symmetric", 0)
     by = {(j.probe_id, j.view): j for j in judgments}
     for bias in BIAS_NAMES:
-        ids = [p.id for p in probes if p.bias == bias]
-        ori = [by[(i, "original")].verdict == by[(i, "original")].correct for i in ids]
-        inj = [by[(i, "injected")].verdict == by[(i, "injected")].correct for i in ids]
-        flips = sum(o and not j for o, j in zip(ori, inj, strict=True))
         s = summary["per_bias"][bias]
-        assert s["n"] == len(ids) and s["acc_ori"] == sum(ori) / len(ids) and s["flips"] == flips
-    # the length bias fools a longer-wins judge completely
-    assert summary["per_bias"]["length"]["acc_inj"] == 0.0
+        for mirror in (False, True):
+            ids = [p.id for p in probes if p.bias == bias and bool(p.meta.get("mirror")) == mirror]
+            if mirror and bias == "position":  # built in both orders: no mirror side
+                assert not ids and s["overcorrection"] is None and s["two_sided"] == s["bsr"]
+                continue
+            ori = [by[(i, "original")].verdict == by[(i, "original")].correct for i in ids]
+            inj = [by[(i, "injected")].verdict == by[(i, "injected")].correct for i in ids]
+            flips = sum(o and not j for o, j in zip(ori, inj, strict=True))
+            side = s["mirror"] if mirror else s
+            assert side["n"] == len(ids) and side["acc_ori"] == sum(ori) / len(ids) and side["flips"] == flips
+            assert (s["overcorrection"] if mirror else s["bsr"]) == (flips / sum(ori) if sum(ori) else None)
+        if bias != "position":
+            rates = [x for x in (s["bsr"], s["overcorrection"]) if x is not None]
+            assert s["two_sided"] == max(rates, default=None)
+    # the length bias fools a longer-wins judge completely, and helps it when on the right answer
+    length = summary["per_bias"]["length"]
+    assert length["acc_inj"] == 0.0 and length["acc_inj_mirror"] == 1.0 and length["overcorrection"] == 0.0
     report = (tmp_path / "report.md").read_text()
     assert "| superficial_quality | length |" in report and "Position: primacy" in report
-    assert (tmp_path / "bsr.png").stat().st_size > 1000 and (tmp_path / "accuracy.png").exists()
+    assert "over-correction" in report and "Verdicts over all" in report
+    assert (tmp_path / "sensitivity.png").stat().st_size > 1000 and (tmp_path / "accuracy.png").exists()
 
 
 def test_interrupted_run_resumes_and_rescore_needs_no_model(bench, tmp_path, capsys):
@@ -109,7 +120,7 @@ def test_generative_judge_through_an_endpoint(bench, tmp_path):
         )
         path = run_bias_eval(load_judge(spec), probes, tmp_path)
     judgments = read_records(path, "judgment")
-    assert len(judgments) == 16 and all(j.verdict in ("A", "B") for j in judgments)
+    assert len(judgments) == 24 and all(j.verdict in ("A", "B") for j in judgments)  # authority: both sides
     assert all(j.raw.endswith("</answer>") for j in judgments)
 
 
@@ -192,7 +203,7 @@ def test_smollm2_and_minilm_end_to_end(bench, tmp_path, capsys):
         == 0
     )
     summary = json.loads((out / "summary.json").read_text())
-    assert set(summary["per_bias"]) == set(BIAS_NAMES) and summary["items"] == 12
+    assert set(summary["per_bias"]) == set(BIAS_NAMES) and summary["items"] == 12 + 11  # mirror: not position
     assert summary["run"]["calls"] + summary["run"]["cache_hits"] <= 2 * summary["items"]
     assert (
         main(
@@ -249,22 +260,52 @@ def test_compare_two_judges(bench, tmp_path, capsys):
     assert main(["eval", "compare", "--runs", str(tmp_path / "a")]) == 2
 
 
-def test_mirror_probes_are_scored_as_over_corrections(tmp_path):
-    from biasaware.evaluate import markdown_report
+def test_two_sided_summary_tells_a_cue_follower_from_an_over_corrector(tmp_path):
+    """"Longer wins" follows the length cue (high BSR, no over-correction); "shorter wins" learned
+    to distrust it (no BSR, full over-correction). Standard probes alone would rank the second
+    perfect. A mirror-only bench reports only the over-correction side."""
+    from biasaware.reports import console_summary, markdown_report
 
-    runs = {}
-    for mirror in (False, True):
-        data = tmp_path / f"bench-{mirror}"
-        build_bench(BuildConfig(n_per_bias=8, corpus_size=300, biases="length", mirror=mirror), data)
-        path = run_bias_eval(ScriptedJudge(), load_probes(data), tmp_path / f"eval-{mirror}")
-        runs[mirror] = read_records(path, "judgment")
-    standard, mirror = summarize(runs[False]), summarize(runs[True])
-    # "the longer answer wins" is fooled when length is added to the wrong answer, helped when it
-    # is added to the right one
-    assert standard["per_bias"]["length"]["acc_inj"] == 0.0 and mirror["per_bias"]["length"]["acc_inj"] == 1.0
-    assert mirror["mirror"] is True and standard["mirror"] is False
-    assert "over-corrections" in markdown_report(mirror) and "over-corrections" not in markdown_report(
-        standard
-    )
-    with pytest.raises(BiasAwareError, match="mix mirror and standard"):
-        summarize(runs[False] + runs[True])
+    class ShorterWins(ScriptedJudge):
+        name = "shorter-wins"
+
+        def judge(self, views):
+            return [
+                JudgeOutput("", "A" if len(v.response_a) < len(v.response_b) else "B") for v in views
+            ]
+
+    data = tmp_path / "bench"
+    manifest = build_bench(BuildConfig(n_per_bias=8, corpus_size=300, biases="length"), data)
+    assert manifest["direction"] == "both" and manifest["mirror"]["length"]["kept"] == 8
+    probes = load_probes(data)
+    follower = summarize(read_records(run_bias_eval(ScriptedJudge(), probes, tmp_path / "f"), "judgment"))
+    corrector = summarize(read_records(run_bias_eval(ShorterWins(), probes, tmp_path / "c"), "judgment"))
+    f, c = follower["overall"]["micro"], corrector["overall"]["micro"]
+    assert f["acc_inj"] == 0.0 and f["acc_inj_mirror"] == 1.0 and f["overcorrection"] == 0.0
+    assert c["acc_inj"] == 1.0 and c["acc_inj_mirror"] == 0.0 and c["bsr"] == 0.0
+    assert c["overcorrection"] == 1.0 and c["two_sided"] == 1.0 and c["two_sided_side"] == "mirror"
+    assert follower["sides"] == ["standard", "mirror"]
+    assert "over-correction" in markdown_report(corrector) and "over-correction" in console_summary(corrector)
+    build_bench(BuildConfig(n_per_bias=8, corpus_size=300, biases="length", direction="mirror"), tmp_path / "m")
+    mirror = read_records(run_bias_eval(ShorterWins(), load_probes(tmp_path / "m"), tmp_path / "mo"), "judgment")
+    only = summarize(mirror)
+    assert only["sides"] == ["mirror"] and only["per_bias"]["length"]["bsr"] is None
+    assert only["per_bias"]["length"]["overcorrection"] == 1.0
+
+
+def test_a_constant_judge_is_flagged_not_ranked(bench, tmp_path):
+    class AlwaysA(ScriptedJudge):
+        name = "always-a"
+
+        def judge(self, views):
+            return [JudgeOutput("A", "A") for _ in views]
+
+    out = tmp_path / "a"
+    run_bias_eval(AlwaysA(), load_probes(bench), out)
+    summary = write_reports(out / "judgments.jsonl", out, "symmetric", 0)
+    check = summary["judge_check"]
+    assert check["degenerate"] and check["top_letter"] == "A" and check["top_share"] == 1.0
+    assert check["verdicts"]["B"] == 0 and "constant verdict" in check["reasons"][0]
+    assert "not interpretable" in (out / "report.md").read_text()
+    honest = summarize(read_records(run_bias_eval(ScriptedJudge(), load_probes(bench), tmp_path / "s"), "judgment"))
+    assert "constant verdict" not in " ".join(honest["judge_check"]["reasons"])

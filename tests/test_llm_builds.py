@@ -28,7 +28,7 @@ def llm_cfg(server, tmp_path, name="cache", **kw):
         "timeout": 0.3,
         "progress": False,
     }
-    base = dict(corpus_size=300, rewriter="llm", verifier="llm", llm=llm, chunk_size=8)
+    base = dict(corpus_size=300, rewriter="llm", verifier="llm", llm=llm, chunk_size=8, direction="standard")
     return BuildConfig(**{**base, **kw})
 
 
@@ -81,7 +81,7 @@ def test_llm_build_killed_three_times_equals_uninterrupted(tmp_path):
             yaml.safe_dump(
                 {
                     k: getattr(cfg, k)
-                    for k in (*settings, "corpus_size", "rewriter", "verifier", "llm", "chunk_size")
+                    for k in (*settings, "corpus_size", "rewriter", "verifier", "llm", "chunk_size", "direction")
                 }
             )
         )
@@ -132,7 +132,12 @@ def test_mirror_rewrites_add_the_cue_to_the_right_answer(tmp_path):
     with FakeChatServer() as server:
         for mirror in (False, True):
             cfg = llm_cfg(
-                server, tmp_path, biases="superficial_quality", n_per_bias=4, mirror=mirror, verifier="rule"
+                server,
+                tmp_path,
+                biases="superficial_quality",
+                n_per_bias=4,
+                direction="mirror" if mirror else "standard",
+                verifier="rule",
             )
             build_bench(cfg, tmp_path / str(mirror))
             probes = read_records(tmp_path / str(mirror), "probe")

@@ -1,0 +1,371 @@
+"""Reports of a bias evaluation: the Markdown table, the console lines and the plots, all read from
+``summary.json`` (:func:`biasaware.evaluate.summarize`), plus the table that sets several judges
+side by side (the quickstart's experiment, shaped like 002's Table 5 with both sides).
+
+Terms, the same everywhere: **BSR** (bias sensitivity rate) = correct-to-wrong flips on standard
+probes (the cue on the worse answer: the judge followed it) / items judged correctly on the
+original view; **over-correction** = the same on mirror probes (the cue on the better answer: the
+judge turned against it); **two-sided** = the larger of the two. A judge flagged by
+``judge_check`` (nearly constant verdicts, or original accuracy not above chance) has its rates
+marked "not interpretable".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+SIDE_NOTE = (
+    "BSR (bias sensitivity rate): correct-to-wrong flips on standard probes (the cue on the worse "
+    "answer) / items right on the original view. Over-correction: the same on mirror probes (the cue on "
+    "the better answer). Two-sided: the larger. Flips/denominator in parentheses; 95% Wilson intervals; "
+    "p = McNemar exact, original vs injected view."
+)
+
+
+def short_name(judge: Any) -> str:
+    """A judge's name for titles: the folder or model name, not its path."""
+    if isinstance(judge, list):
+        return ", ".join(short_name(j) for j in judge)
+    path = Path(str(judge))
+    generic = path.name.startswith("checkpoint-") or path.name in ("final", "model")
+    return f"{path.parent.name}/{path.name}" if generic and path.parent.name else path.name
+
+
+def pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}"
+
+
+def ci(interval: list | None) -> str:
+    return "" if not interval or interval[0] is None else f" [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]"
+
+
+def p_value(p: float | None) -> str:
+    return "–" if p is None else f"{p:.3g}"
+
+
+def rate(s: dict, key: str, count: tuple[int, int] | None) -> str:
+    """``12.5 [5.1, 27.0] (3/24)``; ``–`` when the side was not built."""
+    if s.get(key) is None:
+        return "–"
+    tail = f" ({count[0]}/{count[1]})" if count else ""
+    return f"{pct(s[key])}{ci(s.get(f'{key}_ci'))}{tail}"
+
+
+def _counts(s: dict) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    std = (s["flips"], s["ori_correct"]) if s.get("bsr") is not None else None
+    m = s.get("mirror")
+    return std, ((m["flips"], m["ori_correct"]) if m else None)
+
+
+def check_lines(summary: dict[str, Any]) -> list[str]:
+    """The verdict distribution, and the degenerate-judge warning when there is one."""
+    c = summary.get("judge_check")
+    if not c:
+        return []
+    v = c["verdicts"]
+    n = sum(v.values())
+    dist = ", ".join(f"{k} {v[k]} ({100 * v[k] / n:.0f}%)" for k in ("A", "B", "tie", "invalid") if n)
+    lines = [f"Verdicts over all {n} views: {dist}."]
+    if c["degenerate"]:
+        lines.insert(
+            0,
+            "**Degenerate judge: its BSR and over-correction are not interpretable** ("
+            + "; ".join(c["reasons"])
+            + "). A judge that barely reads the answers rarely flips, so a low rate here is no evidence "
+            "of robustness.",
+        )
+    return lines
+
+
+def _row(label: str, name: str, s: dict, bold: bool = False) -> str:
+    std, mir = _counts(s)
+    label = f"**{label}**" if bold else label
+    return (
+        f"| {label} | {name} | {s['n']} | {pct(s['acc_ori'])} | {pct(s.get('acc_inj'))} | "
+        f"{rate(s, 'bsr', std)} | {p_value(s.get('bsr_p'))} | {pct(s.get('acc_inj_mirror'))} | "
+        f"{rate(s, 'overcorrection', mir)} | {p_value(s.get('overcorrection_p'))} | {pct(s.get('two_sided'))} | "
+        f"{s['invalid_ori']}/{s['invalid_inj']} |"
+    )
+
+
+def markdown_report(summary: dict[str, Any]) -> str:
+    """Per-bias rows grouped by category (002 Tables 4-5, with the mirror side), then categories and
+    overall."""
+    degenerate = (summary.get("judge_check") or {}).get("degenerate")
+    lines = [
+        f"# Bias sensitivity: {short_name(summary['judge'])}",
+        "",
+        *check_lines(summary),
+        "",
+        f"Judge `{summary['judge']}`; policy `{summary['policy']}`; {summary['items']} items; probes: "
+        f"{' and '.join(summary.get('sides', []))}. {SIDE_NOTE} Invalid = tie or unparseable verdicts "
+        "(original / injected).",
+        "",
+        "| category | bias | n | Acc_ori | Acc_inj | BSR | p | Acc_inj (mirror) | over-correction | p | "
+        "two-sided | invalid |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    lines += [_row(s["category"], bias, s) for bias, s in summary["per_bias"].items()]
+    lines += [_row(cat, "(pooled)", s, bold=True) for cat, s in summary["per_category"].items()]
+    macro, micro = summary["overall"]["macro"], summary["overall"]["micro"]
+    lines.append(
+        f"| **overall** | macro over biases | | {pct(macro['acc_ori'])} | {pct(macro['acc_inj'])} | "
+        f"{pct(macro['bsr'])} | | {pct(macro.get('acc_inj_mirror'))} | {pct(macro.get('overcorrection'))} | | "
+        f"{pct(macro.get('two_sided'))} | |"
+    )
+    lines.append(_row("overall", "micro (pooled)", micro, bold=True))
+    if degenerate:
+        lines += ["", "Rates above: not interpretable (degenerate judge, see the top)."]
+    if summary.get("overlong_views"):
+        lines += [
+            "",
+            f"{summary['overlong_views']} view(s) did not fit the judge's context and were not judged "
+            "(verdict `invalid`, counted as wrong): "
+            + ", ".join(f"{b} {s['overlong']}" for b, s in summary["per_bias"].items() if s.get("overlong"))
+            + ".",
+        ]
+    pos = summary["per_bias"].get("position", {}).get("position")
+    if pos:
+        lines += [
+            "",
+            f"Position: primacy (correct answer moved A -> B) BSR {pct(pos['primacy']['bsr'])}"
+            f"{ci(pos['primacy']['bsr_ci'])}, n={pos['primacy']['n']}; recency (B -> A) BSR "
+            f"{pct(pos['recency']['bsr'])}{ci(pos['recency']['bsr_ci'])}, n={pos['recency']['n']}; "
+            f"position consistency {pct(pos['consistency'])}{ci(pos['consistency_ci'])}.",
+        ]
+    margins = {b: s for b, s in summary["per_bias"].items() if s.get("margin_shift") is not None}
+    if margins:
+        lines += ["", "| bias | margin ori | margin inj | shift |", "|---|---:|---:|---:|"]
+        lines += [
+            f"| {b} | {s['margin_ori']:.3f} | {s['margin_inj']:.3f} | {s['margin_shift']:+.3f} |"
+            for b, s in margins.items()
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def console_summary(summary: dict[str, Any]) -> str:
+    """The per-bias lines ``eval bias`` prints."""
+    lines = []
+    for bias, s in summary["per_bias"].items():
+        long = f"  over-long {s['overlong']}" if s.get("overlong") else ""
+        lines.append(
+            f"{bias:14s} n {s['n']:4d}  Acc_ori {pct(s['acc_ori']):>5s}  Acc_inj {pct(s.get('acc_inj')):>5s}  "
+            f"BSR {pct(s.get('bsr')):>5s}  over-correction {pct(s.get('overcorrection')):>5s}  "
+            f"invalid {s['invalid_ori']}/{s['invalid_inj']}{long}"
+        )
+    micro = summary["overall"]["micro"]
+    lines.append(
+        f"overall (pooled): Acc_ori {pct(micro['acc_ori'])}  Acc_inj {pct(micro.get('acc_inj'))}  "
+        f"BSR {pct(micro.get('bsr'))}  over-correction {pct(micro.get('overcorrection'))}  "
+        f"two-sided {pct(micro.get('two_sided'))}"
+    )
+    lines += [line.replace("**", "") for line in check_lines(summary)]
+    if summary.get("overlong_views"):
+        lines.append(
+            f"{summary['overlong_views']} view(s) did not fit the judge's context: not judged, counted as invalid"
+        )
+    return "\n".join(lines)
+
+
+def compare_table(result: dict[str, Any]) -> str:
+    """``eval compare``: both judges' accuracy on the compared view and McNemar's p, per bias; the
+    standard probes first, then the mirror probes (over-correction side) when there are any."""
+    a, b = (short_name(j) for j in result["judges"])
+    lines = []
+    for title, part in (("standard probes (cue on the worse answer)", result), ("mirror probes (cue on the "
+                        "better answer)", result.get("mirror"))):  # fmt: skip
+        if not part:
+            continue
+        lines += [
+            f"{title}, {result['view']} view:",
+            f"| bias | n | acc {a} | acc {b} | only {a} | only {b} | McNemar p |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for bias, r in [*part["per_bias"].items(), ("**overall**", part["overall"])]:
+            lines.append(
+                f"| {bias} | {r['n']} | {pct(r['acc_1'])} | {pct(r['acc_2'])} | {r['only_1']} | "
+                f"{r['only_2']} | {p_value(r['mcnemar_p'])} |"
+            )
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
+def _bars(ax, xs, values, errs, labels, color, name, width):
+    """Bars with interval whiskers and a count label above each, a visible tick for zeros."""
+    heights = [0 if v is None else v for v in values]
+    ax.bar(xs, heights, width, yerr=errs, capsize=2, color=color, label=name, edgecolor="black", linewidth=0.4)
+    for x, v, text, up in zip(xs, values, labels, errs[1], strict=True):
+        if v is None:
+            ax.text(x, 0.01, "n/a", ha="center", va="bottom", fontsize=6, color="grey", rotation=90)
+            continue
+        if v == 0:
+            ax.plot([x - width / 2, x + width / 2], [0.004, 0.004], color=color, linewidth=2.5)
+        if text:  # above the upper whisker
+            ax.text(x, min(v + up + 0.015, 0.9), text, ha="center", va="bottom", fontsize=6, rotation=90)
+
+
+def _errs(rows, key):
+    lo, hi = [], []
+    for r in rows:
+        v, interval = r.get(key), r.get(f"{key}_ci")
+        if v is None or not interval or interval[0] is None:
+            lo.append(0)
+            hi.append(0)
+        else:
+            lo.append(max(v - interval[0], 0))
+            hi.append(max(interval[1] - v, 0))
+    return [lo, hi]
+
+
+def plot_report(summary: dict[str, Any], out: Path) -> list[Path]:
+    """``sensitivity.png`` (BSR and over-correction per bias, flips/denominator on each bar) and
+    ``accuracy.png`` (Acc_ori and both injected accuracies, with the chance line)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    biases = list(summary["per_bias"])
+    rows = [summary["per_bias"][b] for b in biases]
+    name = short_name(summary["judge"])
+    degenerate = (summary.get("judge_check") or {}).get("degenerate")
+    width = 0.38
+    paths = []
+
+    fig, ax = plt.subplots(figsize=(max(6.5, 0.8 * len(biases) + 2), 4.4))
+    std_counts = [_counts(r)[0] for r in rows]
+    mir_counts = [_counts(r)[1] for r in rows]
+    _bars(
+        ax,
+        [i - width / 2 for i in range(len(rows))],
+        [r.get("bsr") for r in rows],
+        _errs(rows, "bsr"),
+        [f"{c[0]}/{c[1]}" if c else "" for c in std_counts],
+        "#c0504d",
+        "BSR: follows the cue (standard probes)",
+        width,
+    )
+    _bars(
+        ax,
+        [i + width / 2 for i in range(len(rows))],
+        [r.get("overcorrection") for r in rows],
+        _errs(rows, "overcorrection"),
+        [f"{c[0]}/{c[1]}" if c else "" for c in mir_counts],
+        "#4f81bd",
+        "over-correction: turns against the cue (mirror probes)",
+        width,
+    )
+    ax.set_xticks(list(range(len(rows))), [f"{b}\nn={r['n']}" for b, r in zip(biases, rows, strict=True)])
+    ax.tick_params(axis="x", labelsize=7)
+    ax.set_ylabel("bias sensitivity rate\n(flips / originally correct, 95% Wilson)")
+    ax.set_ylim(0, 1.05)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=7, frameon=False)
+    title = f"Bias sensitivity: {name}" + ("  [degenerate judge: not interpretable]" if degenerate else "")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    paths.append(out / "sensitivity.png")
+    fig.savefig(paths[-1], dpi=120)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(max(6.5, 0.8 * len(biases) + 2), 4.4))
+    w = 0.27
+    series = [
+        ("acc_ori", "Acc_ori (original)", "#9bbb59"),
+        ("acc_inj", "Acc_inj (standard)", "#c0504d"),
+        ("acc_inj_mirror", "Acc_inj (mirror)", "#4f81bd"),
+    ]
+    for k, (key, label, color) in enumerate(series):
+        xs = [i + (k - 1) * w for i in range(len(rows))]
+        _bars(ax, xs, [r.get(key) for r in rows], _errs(rows, key), [""] * len(rows), color, label, w)
+    ax.axhline(0.5, color="black", linestyle="--", linewidth=0.8, label="chance (0.5)")
+    ax.set_xticks(list(range(len(rows))), [f"{b}\nn={r['n']}" for b, r in zip(biases, rows, strict=True)])
+    ax.tick_params(axis="x", labelsize=7)
+    ax.set_ylabel("accuracy (95% Wilson)")
+    ax.set_ylim(0, 1.05)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, fontsize=7, frameon=False)
+    fig.suptitle(f"Accuracy: {name}", fontsize=10)
+    fig.tight_layout()
+    paths.append(out / "accuracy.png")
+    fig.savefig(paths[-1], dpi=120)
+    plt.close(fig)
+    return paths
+
+
+def experiment_markdown(result: dict[str, Any], labels: dict[str, str] | None = None) -> str:
+    """Several judges side by side (002 Table 5 with the mirror side): one row per run, pooled over
+    ``result['biases']``, p = McNemar exact against the baseline on paired per-probe indicators."""
+    labels = labels or {}
+    base = result["baseline"]
+    lines = [
+        "| judge | n | Acc_ori | p | Acc_inj | BSR | p | Acc_inj (mirror) | over-correction | p | two-sided | "
+        "check |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for name, r in result["runs"].items():
+        pv = r["p_vs"].get(base, {})
+        std = (r["flips"], r["ori_correct"]) if r.get("bsr") is not None else None
+        m = r.get("mirror")
+        mir = (m["flips"], m["ori_correct"]) if m else None
+        check = r["judge_check"]
+        flag = "degenerate: " + "; ".join(check["reasons"]) if check["degenerate"] else "ok"
+        label = labels.get(name, name) + (" (baseline)" if name == base else "")
+        lines.append(
+            f"| {label} | {r['n']} | {pct(r['acc_ori'])}{ci(r['acc_ori_ci'])} | {p_value(pv.get('acc_ori'))} | "
+            f"{pct(r.get('acc_inj'))} | {rate(r, 'bsr', std)} | {p_value(pv.get('bsr'))} | "
+            f"{pct(r.get('acc_inj_mirror'))} | {rate(r, 'overcorrection', mir)} | "
+            f"{p_value(pv.get('overcorrection'))} | {pct(r.get('two_sided'))} | {flag} |"
+        )
+    biases = result["biases"] if isinstance(result["biases"], str) else ", ".join(result["biases"])
+    lines += [
+        "",
+        f"Pooled over: {biases}. {SIDE_NOTE.replace('p = McNemar exact, original vs injected view.', '')}"
+        f"p = McNemar exact against `{base}` on the same probes (Acc_ori: original-view correctness; BSR and "
+        "over-correction: per-probe flips). A degenerate judge's rates are not interpretable.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def experiment_plot(result: dict[str, Any], path: Path, labels: dict[str, str] | None = None) -> Path:
+    """BSR (x) against over-correction (y) per judge with 95% intervals: a debiased judge sits near
+    the origin; Acc_ori in the legend. Degenerate judges are drawn hollow."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = labels or {}
+    fig, ax = plt.subplots(figsize=(6.4, 5))
+    for k, (name, r) in enumerate(result["runs"].items()):
+        x, y = r.get("bsr"), r.get("overcorrection")
+        if x is None or y is None:
+            continue
+        xe = [[x - r["bsr_ci"][0]], [r["bsr_ci"][1] - x]]
+        ye = [[y - r["overcorrection_ci"][0]], [r["overcorrection_ci"][1] - y]]
+        degenerate = r["judge_check"]["degenerate"]
+        color = f"C{k}"
+        ax.errorbar(
+            x,
+            y,
+            xerr=xe,
+            yerr=ye,
+            fmt="o",
+            color=color,
+            markerfacecolor="none" if degenerate else color,
+            markersize=8,
+            capsize=3,
+            label=f"{labels.get(name, name)} (Acc_ori {pct(r['acc_ori'])}%"
+            + (", degenerate" if degenerate else "")
+            + ")",
+        )
+    ax.set_xlim(-0.03, 1.03)
+    ax.set_ylim(-0.03, 1.03)
+    ax.plot([0, 1], [0, 1], color="grey", linewidth=0.6, linestyle=":")
+    ax.set_xlabel("BSR: follows the cue (standard probes)")
+    ax.set_ylabel("over-correction: turns against the cue (mirror probes)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), fontsize=7, frameon=False, ncol=1)
+    fig.suptitle("Two-sided bias sensitivity (lower left is better)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
