@@ -92,9 +92,9 @@ def example_records() -> dict[str, list]:
 
 QUICK_CUES = ("length", "beauty", "authority", "assertiveness", "sycophancy")  # = builders.NATURAL_CUE_RATES
 EXPERIMENT = {  # name: (recipe config under recipes/configs/minilm-l6, training rows folder, what it is)
-    "baseline": ("two_sided_baseline.yaml", "train-paper", "hinge on natural pairs"),
-    "paper": ("two_sided_paper.yaml", "train-paper", "InfoNCE + 4 bias negatives (002)"),
-    "balanced": ("two_sided_balanced.yaml", "train-balanced", "InfoNCE on balanced rows"),
+    "baseline": ("reward_two_sided_baseline.yaml", "train-paper", "hinge on natural pairs"),
+    "paper": ("reward_two_sided_paper.yaml", "train-paper", "InfoNCE + 4 bias negatives (002)"),
+    "balanced": ("reward_two_sided_balanced.yaml", "train-balanced", "InfoNCE on balanced rows"),
 }
 
 

@@ -78,10 +78,29 @@ def test_models_list(capsys):
 
 
 @pytest.mark.slow
-def test_quickstart_runs(tmp_path, capsys):
+def test_quickstart_runs_the_two_sided_experiment(tmp_path, capsys):
+    """The main job is the experiment of the two-sided pilot: on held-out families, the baseline
+    follows the natural cue, paper-style bias negatives remove that but over-correct, and balanced
+    augmentation avoids both without losing original accuracy (the directions and p-values the
+    quickstart prints; nothing here is tuned to them)."""
     assert main(["quickstart", "--out", str(tmp_path)]) == 0
-    assert "[done]" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "[done]" in printed and "| baseline (baseline) |" in printed
     assert main(["validate", str(tmp_path / "examples" / "probe.jsonl")]) == 0
+    result = json.loads((tmp_path / "report.json").read_text())
+    runs = result["runs"]
+    base, paper, bal = runs["baseline"], runs["paper"], runs["balanced"]
+    assert base["bsr"] > paper["bsr"] and paper["p_vs"]["baseline"]["bsr"] < 0.05
+    assert paper["overcorrection"] > base["overcorrection"] and paper["p_vs"]["baseline"]["overcorrection"] < 0.05
+    assert bal["bsr"] < base["bsr"] and bal["p_vs"]["baseline"]["bsr"] < 0.05
+    assert bal["overcorrection"] < paper["overcorrection"] and bal["p_vs"]["paper"]["overcorrection"] < 0.05
+    assert bal["acc_ori"] >= base["acc_ori"] - 0.05
+    for run in runs.values():  # every judge: the same probes, its verdicts counted, its check recorded
+        assert run["n"] == base["n"] and sum(run["judge_check"]["verdicts"].values()) > 0
+    smollm2 = runs["smollm2 zero-shot"]["judge_check"]
+    assert smollm2["degenerate"] == (smollm2["top_share"] >= 0.9 or bool(smollm2["reasons"]))
+    assert (tmp_path / "two_sided.png").exists() and (tmp_path / "ckpt" / "smollm2-grpo").is_dir()
+    assert "Seconds per stage" in (tmp_path / "report.md").read_text()
 
 
 def test_build_traces_and_llm_errors(tmp_path, capsys):
@@ -116,7 +135,7 @@ def test_build_with_llm_flags(tmp_path, capsys):
         config = tmp_path / "c.yaml"
         config.write_text(f"llm:\n  cache_dir: {tmp_path / 'cache'}\n  progress: false\n")
         assert main([*args, "--config", str(config)]) == 0
-    assert "llm rewriter (m): 8 calls, 0 cache hits, 0 retries, 0 failures" in capsys.readouterr().out
+    assert "llm rewriter (m): 16 calls, 0 cache hits, 0 retries, 0 failures" in capsys.readouterr().out  # both sides
 
 
 @pytest.mark.parametrize("flag", ["--limit", "--batch-size", "--max-batch-tokens", "--max-length"])

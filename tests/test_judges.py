@@ -30,7 +30,7 @@ from biasaware.judges import (
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
-    build_bench(BuildConfig(n_per_bias=24, corpus_size=600), out)
+    build_bench(BuildConfig(n_per_bias=24, corpus_size=600, direction="standard"), out)
     return out
 
 
