@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware import __version__
+from biasaware.corpus import split_families
 from biasaware.errors import BiasAwareError
 from biasaware.inject import (
     INJECTORS,
@@ -134,7 +135,13 @@ class BuildConfig:
                 self.llm_spec(role)  # fail now, not after an hour of building
         if not 1 <= self.bandwagon_percent <= 100:
             raise BiasAwareError(f"bandwagon_percent must be in 1..100, got {self.bandwagon_percent}")
-        bad = {k: v for k, v in self.cue_rates.items() if k not in REWRITE_BIASES or not 0 <= v <= 1}
+        if not isinstance(self.cue_rates, dict):
+            raise BiasAwareError(f"cue_rates must map biases to rates, e.g. {{length: 0.7}}; got {self.cue_rates!r}")
+        bad = {
+            k: v
+            for k, v in self.cue_rates.items()
+            if k not in REWRITE_BIASES or isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1
+        }
         if bad or not self.cue_rates:
             raise BiasAwareError(
                 f"cue_rates must map superficial-quality biases ({', '.join(REWRITE_BIASES)}) to rates in "
@@ -142,6 +149,8 @@ class BuildConfig:
             )
         if self.source != "builtin" and self.families != "reasoning":
             raise BiasAwareError("families selects task families of the built-in corpus (source: builtin)")
+        if self.source == "builtin":
+            split_families("all", self.families)  # a typo fails before anything is written
         for key in ("gender", "race"):
             if not self.identities.get(key):
                 raise BiasAwareError(f"identities.{key} must list at least one identity statement")
@@ -208,6 +217,8 @@ class _Build:
     """One build: its folder, pairs, rewriter, verifier, LLM clients and failure count."""
 
     def __init__(self, cfg: BuildConfig, out: str | Path, kind: str):
+        if kind != "train" and (cfg.cues != "none" or cfg.augment != "paper"):
+            raise BiasAwareError("cues and augment shape training rows: use them with `build train`")
         if cfg.split is None:  # recorded resolved in the manifest
             cfg = replace(cfg, split=default_split(cfg.source, kind))
         self.cfg, self.out, self.kind, self.t0 = cfg, Path(out), kind, time.time()

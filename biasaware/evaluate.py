@@ -6,9 +6,13 @@ finishes, so an interrupted run resumes where it stopped. Scoring reads only tha
 (:func:`summarize`), which is also what ``--rescore`` does: any number can be audited and
 recomputed under another policy without a model.
 
+Two-sided: probes with ``meta.mirror`` carry the cue on the better answer; their flips are
+over-corrections, the standard probes' flips the BSR (:func:`biasaware.metrics.two_sided`).
+
 Outputs: ``judgments.jsonl`` (per view), ``summary.json`` (per bias, per category, overall macro
-and micro, position primacy/recency/consistency, reward-model margins), ``report.md`` (shaped like
-002's Tables 4 and 5) and ``bsr.png`` / ``accuracy.png``.
+and micro, both sides, the degenerate-judge check, position primacy/recency/consistency,
+reward-model margins), ``report.md`` (shaped like 002's Tables 4 and 5) and ``sensitivity.png`` /
+``accuracy.png`` (:mod:`biasaware.reports`).
 
 Reward-model judges are scored on the 9 response-level biases only (bandwagon, reflection and
 position live in a judge's prompt, which a reward model does not see).

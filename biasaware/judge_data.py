@@ -45,7 +45,12 @@ def grpo_rows(
     with_negatives = [r for r in rows if r.bias_negatives]
     n_bias = round(parse_ratio(bias_ratio) * len(rows))
     if n_bias > 0 and not with_negatives:
-        raise BiasAwareError(f"bias_ratio {bias_ratio} needs training rows with bias_negatives")
+        hint = (
+            " (balanced rows carry their cue on both sides in the rows themselves: use bias_ratio 0:4)"
+            if any(r.meta.get("augment") == "balanced" for r in rows)
+            else ""
+        )
+        raise BiasAwareError(f"bias_ratio {bias_ratio} needs training rows with bias_negatives{hint}")
     picks: list[TrainingRow] = []
     while len(picks) < n_bias:  # each row at most once per round
         picks += rng.sample(with_negatives, min(len(with_negatives), n_bias - len(picks)))

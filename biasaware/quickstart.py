@@ -1,11 +1,18 @@
-"""``biasaware quickstart``: run every stage that exists on the built-in defaults, offline.
+"""``biasaware quickstart``: the main job, offline on the built-in defaults, and the experiment that
+shows what two-sided measurement is for.
 
-Today it prepares the built-in models, writes one record of every kind of the data contract,
-builds the bias benchmark, the bias-augmented training set and the teacher traces from the
-built-in corpus (template rewrites, rule verifier, rule teacher), validates every output with the same
-reader the other stages use, and trains minilm-l6 briefly with the InfoNCE reward recipe, and evaluates three judges on a
-slice of the benchmark: minilm-l6 untrained and trained, and smollm2-135m-instruct in direct-verdict
-mode.
+1. Prepare the built-in models and write one record of every kind of the data contract.
+2. Build from the built-in corpus's fact families (biasaware/facts.py): the benchmark on the four
+   held-out families, both directions (standard and mirror probes), and training rows on the other
+   six with natural cues (each pair's cue on the chosen answer in 70% of rows), once with paper-style
+   bias negatives and once balanced; teacher traces for SFT. Validate every output.
+3. Train three minilm-l6 reward models through recipes/reward.py on the same budget: baseline
+   (hinge on the natural pairs), paper (InfoNCE with bias negatives), balanced (InfoNCE on balanced
+   rows); and a few steps of SFT then GRPO of smollm2-135m-instruct through ``accelerate launch``.
+4. Evaluate the three, and smollm2 zero-shot in direct mode (its verdict distribution and the
+   degenerate-judge check), on both directions; write one table shaped like 002's Table 5 with the
+   two-sided columns and McNemar p against the baseline (``report.md``, ``report.json``,
+   ``two_sided.png``), each judge's own report under ``eval/``.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ from biasaware.reports import experiment_markdown, experiment_plot, pct
 from biasaware.training import RECIPES
 
 PROBES = 25  # per bias and side
+ZERO_SHOT = "smollm2 zero-shot"
+ZERO_SHOT_PROBES = 4  # per bias and side
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +214,11 @@ def build_data(out: Path, seed: int) -> None:
         print(f"[validate] {path}: {len(read_records(path, kind))} valid {kind} records")
 
 
-def run_quickstart(out: Path, seed: int = 0, device: str = "auto", dtype: str = "auto") -> None:
+def run_quickstart(
+    out: Path, seed: int = 0, device: str = "auto", dtype: str = "auto", generative: bool = True
+) -> None:
+    """The main job (see the module docstring); ``generative=False`` leaves out the smollm2 SFT and
+    GRPO steps (the reduced experiment the slow test runs)."""
     place = where(device, dtype)  # an unavailable device fails before anything is written
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
@@ -227,40 +240,44 @@ def run_quickstart(out: Path, seed: int = 0, device: str = "auto", dtype: str = 
     ckpts = train_reward_models(out, seed)
     stages["train reward models"] = time.time() - mark
     mark = time.time()
-    train_generative(out, seed)
-    stages["train smollm2 (SFT, GRPO)"] = time.time() - mark
+    if generative:
+        train_generative(out, seed)
+        stages["train smollm2 (SFT, GRPO)"] = time.time() - mark
     mark = time.time()
     common = {"device": device, "dtype": dtype}
-    judges = {name: JudgeSpec(name=str(path), mode="reward", **common) for name, path in ckpts.items()}
-    judges["smollm2 zero-shot"] = JudgeSpec(name="smollm2-135m-instruct", mode="direct", **common)
+    judges = {name: (JudgeSpec(name=str(path), mode="reward", **common), None) for name, path in ckpts.items()}
+    # a 135M model reads long judge prompts slowly on a CPU: a few probes per bias and side show its verdicts
+    judges[ZERO_SHOT] = (JudgeSpec(name="smollm2-135m-instruct", mode="direct", **common), ZERO_SHOT_PROBES)
     runs = {}
-    probes = load_probes(out / "bench")
-    for name, spec in judges.items():
+    for name, (spec, limit) in judges.items():
         folder = out / "eval" / name.replace(" ", "-")
         judge = load_judge(spec)
+        probes = load_probes(out / "bench", limit=limit)
         summary = write_reports(run_bias_eval(judge, probes, folder), folder, "symmetric", seed)
         runs[name] = folder
         micro, check = summary["overall"]["micro"], summary["judge_check"]
         flag = f"  DEGENERATE: {'; '.join(check['reasons'])}" if check["degenerate"] else ""
         v = check["verdicts"]
         print(
-            f"[eval] {name} ({judge.kind}): Acc_ori {pct(micro['acc_ori'])}, BSR {pct(micro['bsr'])}, "
+            f"[eval] {name} ({judge.kind}, every bias): Acc_ori {pct(micro['acc_ori'])}, BSR {pct(micro['bsr'])}, "
             f"over-correction {pct(micro['overcorrection'])}; verdicts A {v['A']} B {v['B']} "
             f"tie {v['tie']} invalid {v['invalid']}{flag}",
             flush=True,
         )
     stages["evaluate"] = time.time() - mark
-    if "baseline" in runs:
-        result = compare_runs(runs, "baseline", biases=list(QUICK_CUES), seed=seed)
-        table = experiment_markdown(result)
+    trained = {k: v for k, v in runs.items() if k in EXPERIMENT}
+    if "baseline" in trained:
+        result = compare_runs(trained, "baseline", biases=list(QUICK_CUES), seed=seed)
+        zero_shot = compare_runs({ZERO_SHOT: runs[ZERO_SHOT]}, ZERO_SHOT, biases=list(QUICK_CUES), seed=seed)
+        result["zero_shot"] = zero_shot
         stages["total"] = time.time() - t0
         result["stage_seconds"] = {k: round(v, 1) for k, v in stages.items()}
         write_json(out / "report.json", result)
         experiment_plot(result, out / "two_sided.png")
-        (out / "report.md").write_text(experiment_report(result, table, runs, out))
-        print("\n" + table)
-        tests = experiment_checks(result)
-        for line in tests:
+        tables = experiment_markdown(result) + "\n" + experiment_markdown(zero_shot)
+        (out / "report.md").write_text(experiment_report(result, tables, runs, out))
+        print("\n" + tables)
+        for line in experiment_checks(result):
             print(f"[check] {line}")
     print(f"[done] quickstart finished in {time.time() - t0:.1f}s; outputs in {out} (report: {out / 'report.md'})")
 
@@ -289,10 +306,13 @@ def experiment_report(result: dict, table: str, runs: dict[str, Path], out: Path
     lines = [
         "# Two-sided debiasing on the built-in corpus",
         "",
-        "Three minilm-l6 reward models trained on the same budget on six fact families whose superficial cues "
-        "follow the chosen answer 70% of the time (`build train --cues natural`), and smollm2-135m-instruct "
-        "zero-shot (direct verdicts), evaluated on four held-out fact families with standard probes (the cue on "
-        "the worse answer) and mirror probes (the same cue on the better answer).",
+        "Three minilm-l6 reward models trained on the same budget (1,200 scored candidates) on six fact families "
+        "whose superficial cue sits on the chosen answer in 70% of pairs (`build train --cues natural`): the "
+        "baseline (hinge on those pairs), paper-style (InfoNCE with 4 bias negatives per row, 002 sec. 5.1) and "
+        "balanced (InfoNCE on rows with the cue on neither, either and both answers). Evaluated on four held-out "
+        f"fact families with standard probes (the cue on the worse answer) and mirror probes (the same cue on the "
+        f"better answer), {PROBES} per bias and side; the table pools the five trained cues. Below it, "
+        f"smollm2-135m-instruct zero-shot (direct verdicts, {ZERO_SHOT_PROBES} probes per bias and side).",
         "",
         table,
         "Checks: " + "; ".join(experiment_checks(result)) + ".",

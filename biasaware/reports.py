@@ -309,7 +309,7 @@ def experiment_markdown(result: dict[str, Any], labels: dict[str, str] | None = 
         mir = (m["flips"], m["ori_correct"]) if m else None
         check = r["judge_check"]
         flag = "degenerate: " + "; ".join(check["reasons"]) if check["degenerate"] else "ok"
-        label = labels.get(name, name) + (" (baseline)" if name == base else "")
+        label = labels.get(name, name) + (" (baseline)" if name == base and len(result["runs"]) > 1 else "")
         lines.append(
             f"| {label} | {r['n']} | {pct(r['acc_ori'])}{ci(r['acc_ori_ci'])} | {p_value(pv.get('acc_ori'))} | "
             f"{pct(r.get('acc_inj'))} | {rate(r, 'bsr', std)} | {p_value(pv.get('bsr'))} | "
@@ -317,11 +317,16 @@ def experiment_markdown(result: dict[str, Any], labels: dict[str, str] | None = 
             f"{p_value(pv.get('overcorrection'))} | {pct(r.get('two_sided'))} | {flag} |"
         )
     biases = result["biases"] if isinstance(result["biases"], str) else ", ".join(result["biases"])
+    against = (
+        f"p = McNemar exact against `{base}` on the same probes (Acc_ori: original-view correctness; BSR and "
+        "over-correction: per-probe flips). "
+        if len(result["runs"]) > 1
+        else ""
+    )
     lines += [
         "",
         f"Pooled over: {biases}. {SIDE_NOTE.replace('p = McNemar exact, original vs injected view.', '')}"
-        f"p = McNemar exact against `{base}` on the same probes (Acc_ori: original-view correctness; BSR and "
-        "over-correction: per-probe flips). A degenerate judge's rates are not interpretable.",
+        f"{against}A degenerate judge's rates are not interpretable.",
     ]
     return "\n".join(lines) + "\n"
 

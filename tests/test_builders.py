@@ -378,5 +378,11 @@ def test_natural_cues_follow_their_rates_and_balanced_rows_cancel_them(tmp_path)
     again = build_train(replace(cfg, augment="balanced"), tmp_path / "bal2")
     assert (tmp_path / "bal2" / "train.jsonl").read_bytes() == (tmp_path / "bal" / "train.jsonl").read_bytes()
     assert again["rows"] == balanced["rows"]
-    with pytest.raises(BiasAwareError, match="cue_rates"):
-        BuildConfig(cue_rates={"gender": 0.7})
+    for bad in ({"gender": 0.7}, {"length": "0.7"}, {"length": 1.5}, 0.7):
+        with pytest.raises(BiasAwareError, match="cue_rates"):
+            BuildConfig(cue_rates=bad)
+    with pytest.raises(BiasAwareError, match="build train"):
+        build_bench(replace(cfg, augment="balanced"), tmp_path / "no")
+    with pytest.raises(BiasAwareError, match="unknown built-in task family"):
+        BuildConfig(families="capitols")
+    assert not (tmp_path / "no").exists()

@@ -309,3 +309,39 @@ def test_a_constant_judge_is_flagged_not_ranked(bench, tmp_path):
     assert "not interpretable" in (out / "report.md").read_text()
     honest = summarize(read_records(run_bias_eval(ScriptedJudge(), load_probes(bench), tmp_path / "s"), "judgment"))
     assert "constant verdict" not in " ".join(honest["judge_check"]["reasons"])
+
+
+def test_compare_runs_pairs_probes_and_tests_each_side_against_the_baseline(tmp_path):
+    from math import comb
+
+    from biasaware.evaluate import compare_runs
+    from biasaware.reports import experiment_markdown, experiment_plot
+
+    class ShorterWins(ScriptedJudge):
+        name = "shorter-wins"
+
+        def judge(self, views):
+            return [JudgeOutput("", "A" if len(v.response_a) < len(v.response_b) else "B") for v in views]
+
+    build_bench(BuildConfig(n_per_bias=10, corpus_size=300, biases="length,beauty", families="facts"), tmp_path / "b")
+    probes = load_probes(tmp_path / "b")
+    for name, judge in (("follower", ScriptedJudge()), ("corrector", ShorterWins())):
+        run_bias_eval(judge, probes, tmp_path / name)
+    runs = {"follower": tmp_path / "follower", "corrector": tmp_path / "corrector"}
+    result = compare_runs(runs, "follower", biases=["length"])
+    f, c = result["runs"]["follower"], result["runs"]["corrector"]
+    assert f["n"] == c["n"] == 10 and result["biases"] == ["length"]
+    # an independent count: the follower flips every originally-right standard probe, the corrector none
+    flips = f["flips"]
+    assert c["flips"] == 0 and flips > 0
+    two_sided_binomial = min(1.0, 2 * sum(comb(flips, k) for k in range(0, 1)) / 2**flips)
+    assert c["p_vs"]["follower"]["bsr"] == pytest.approx(two_sided_binomial)
+    assert c["overcorrection"] > f["overcorrection"] == 0.0
+    table = experiment_markdown(result, {"corrector": "distrusts length"})
+    assert "| follower (baseline) |" in table and "| distrusts length |" in table
+    assert experiment_plot(result, tmp_path / "p.png").stat().st_size > 1000
+    run_bias_eval(ScriptedJudge(), load_probes(tmp_path / "b", limit=3), tmp_path / "short")
+    with pytest.raises(BiasAwareError, match="not judged on the same probes"):
+        compare_runs({**runs, "short": tmp_path / "short"}, "follower")
+    with pytest.raises(BiasAwareError, match="baseline"):
+        compare_runs(runs, "nobody")

@@ -234,3 +234,17 @@ def test_a_new_reward_head_is_drawn_with_the_training_seed(tiny_models):
     args = SimpleNamespace(model_name_or_path=str(tiny_models["causal"]), dtype=None)
     heads = [load_for_training(args, "reward", seed)[0].score.weight for seed in (0, 0, 1)]
     assert torch.equal(heads[0], heads[1]) and not torch.equal(heads[0], heads[2])
+
+
+def test_grpo_pairs_from_balanced_rows(tmp_path):
+    from biasaware.builders import BuildConfig, build_train
+    from biasaware.errors import BiasAwareError
+    from biasaware.io import read_records
+    from biasaware.judge_data import grpo_rows
+
+    build_train(BuildConfig(families="facts", augment="balanced", max_rows=10, corpus_size=100), tmp_path)
+    rows = read_records(tmp_path / "train.jsonl", "train")
+    data = grpo_rows(rows, "0:4", seed=0)
+    assert len(data) == len(rows) == 40 and {d["bias"] for d in data} == {"original"}
+    with pytest.raises(BiasAwareError, match="use bias_ratio 0:4"):
+        grpo_rows(rows, "1:4", seed=0)
