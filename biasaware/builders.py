@@ -72,10 +72,10 @@ DIRECTIONS = ("standard", "mirror", "both")
 AUGMENTS = ("paper", "balanced")
 ONE_SIDED = ("position",)  # built in both orders already: no mirror probes
 # ``cues: natural``: the share of training pairs whose cue sits on the chosen response. Human
-# preference data favours longer, more formatted, more confident, more flattering answers: the chosen
-# response is the longer one in roughly 60-75% of pairs in public preference sets, and judges and
-# annotators reward Markdown, citations and confident tone (002 sec. 1; ../shared/notes/prior-art.md).
-# 0.7 sits in that range; every rate is recorded in the manifest and can be set per cue.
+# preference data favours longer, more formatted, more confident, more flattering answers (e.g. "pick the
+# longer answer" scores 100% on RewardBench's alpacaeval subsets; ../shared/notes/prior-art.md). 0.7 is our
+# choice of a clear but imperfect correlation, not a measured rate; every rate is recorded in the manifest
+# and can be set per cue (``cue_rates``).
 NATURAL_CUE_RATES = {"length": 0.7, "beauty": 0.7, "authority": 0.7, "assertiveness": 0.7, "sycophancy": 0.7}
 LLM_ROLES = ("rewriter", "verifier", "teacher")
 
