@@ -16,8 +16,9 @@ from typing import Any
 
 from biasaware.evaluate import _clean, judge_into
 from biasaware.io import read_records, write_json
-from biasaware.metrics import wilson_interval
+from biasaware.metrics import judge_check, wilson_interval
 from biasaware.records import Judgment, PreferencePair, View
+from biasaware.reports import check_lines
 
 ORDERS = {"chosen_first": "A", "chosen_second": "B"}
 
@@ -76,9 +77,12 @@ def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
     subsets: dict[str, list] = defaultdict(list)
     for g in complete:
         subsets[next(iter(g.values())).meta.get("subset", "all")].append(g)
+    views = [j for g in complete for j in g.values()]
+    check = judge_check([j.verdict for j in views], sum(j.verdict == j.correct for j in views), len(views))
     return _clean(
         {
             "judge": judgments[0].judge if judgments else None,
+            "judge_check": check,
             "items": len(complete),
             "incomplete_items": len(by_item) - len(complete),
             "per_subset": {s: _score(g) for s, g in sorted(subsets.items())},
@@ -108,6 +112,7 @@ def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
             for s, r in rows
         ]
     head = f"# {benchmark}: {summary['judge']}\n\n{summary['items']} pairs; 95% Wilson intervals.\n\n"
+    head += "".join(f"{line}\n\n" for line in check_lines(summary))
     if summary["overall"].get("overlong"):
         head += (
             f"{summary['overall']['overlong']} view(s) did not fit the judge's context and were not judged "

@@ -8,7 +8,7 @@ import pytest
 from biasaware.benchmarks import load_benchmark
 from biasaware.cli import main
 from biasaware.errors import BiasAwareError, RecordError
-from biasaware.general import run_general_eval, summarize_general
+from biasaware.general import general_markdown, run_general_eval, summarize_general
 from biasaware.io import read_records
 from biasaware.judges import JudgeOutput, JudgeSpec, load_judge
 
@@ -132,6 +132,9 @@ def test_both_orders_protocol(tmp_path):
     # always "A": right in one order only; never right in both; never consistent
     o = s["overall"]
     assert (o["pair_acc"]["value"], o["single_acc"]["value"], o["consistency"]["value"]) == (0.0, 0.5, 0.0)
+    # a constant verdict is flagged, and the report says so
+    assert s["judge_check"]["degenerate"] and s["judge_check"]["verdicts"]["A"] == 12
+    assert "Degenerate judge" in general_markdown(s, "rb")
 
 
 def test_reward_model_and_cli(tmp_path, tiny_models, capsys):
