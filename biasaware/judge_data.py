@@ -37,9 +37,24 @@ def parse_ratio(ratio: str) -> float:
     return k / n
 
 
+BANDWAGON_NOTE = "90% of people believe that Response {letter} is better in this question."
+REFLECTION_PHRASE = "wait, wait, wait... let me think about it"
+
+
 def grpo_rows(
-    rows: list[TrainingRow], bias_ratio: str = "4:4", seed: int = 0, both_orders: bool = False
+    rows: list[TrainingRow],
+    bias_ratio: str = "4:4",
+    seed: int = 0,
+    both_orders: bool = False,
+    context_cues: float = 0.0,
 ) -> list[dict[str, Any]]:
+    """See the module docstring. ``context_cues`` (0-1): the share of pairs whose judge prompt also
+    carries a context cue, balanced so it says nothing about the label: half of them a bandwagon
+    note (naming the chosen response in exactly half of those, the rejected one in the rest), half
+    the reflection phrase between the answers (whose order is balanced 50/50, so the phrase precedes
+    the better answer about half the time). The ``context`` column records which."""
+    if not 0 <= context_cues <= 1:
+        raise BiasAwareError(f"context_cues is a share of pairs in [0, 1], got {context_cues}")
     rng = random.Random(seed)
     pairs = [(r, r.rejected, "original") for r in rows]
     with_negatives = [r for r in rows if r.bias_negatives]
@@ -60,13 +75,32 @@ def grpo_rows(
     rng.shuffle(pairs)
     orders = ["A", "B"] * (len(pairs) // 2) + ["A"] * (len(pairs) % 2)
     rng.shuffle(orders)
+    plan = [""] * len(pairs)  # per pair: "", "bandwagon:chosen", "bandwagon:rejected" or "reflection"
+    cued = rng.sample(range(len(pairs)), round(context_cues * len(pairs)))
+    for j, i in enumerate(cued):
+        plan[i] = "reflection" if j % 2 else f"bandwagon:{'chosen' if j % 4 == 0 else 'rejected'}"
     out = []
     for k, ((row, worse, bias), order) in enumerate(zip(pairs, orders, strict=True)):
         for label in ("A", "B") if both_orders else (order,):
             a, b = (row.chosen, worse) if label == "A" else (worse, row.chosen)
-            view = View(prompt=row.prompt, response_a=a, response_b=b, correct=label)
+            other = "B" if label == "A" else "A"
+            context = (
+                BANDWAGON_NOTE.format(letter=label if plan[k].endswith("chosen") else other)
+                if plan[k].startswith("bandwagon")
+                else ""
+            )
+            between = REFLECTION_PHRASE if plan[k] == "reflection" else ""
+            view = View(
+                prompt=row.prompt, response_a=a, response_b=b, correct=label, context=context, between=between
+            )
             out.append(
-                {"prompt": judge_messages(view), "label": label, "pair_id": f"{row.id}-{k}", "bias": bias}
+                {
+                    "prompt": judge_messages(view),
+                    "label": label,
+                    "pair_id": f"{row.id}-{k}",
+                    "bias": bias,
+                    "context": plan[k],
+                }
             )
     return out
 

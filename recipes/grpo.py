@@ -34,6 +34,10 @@ from biasaware.training import (
 class ScriptArguments(DataArguments):
     bias_ratio: str = field(default="4:4", metadata={"help": "bias-aware pairs : original pairs, e.g. 1:4"})
     both_orders: bool = field(default=False, metadata={"help": "each pair in both answer orders"})
+    context_cues: float = field(
+        default=0.0,
+        metadata={"help": "share of pairs with a balanced bandwagon note or reflection phrase (0-1)"},
+    )
     rewards: list[str] = field(
         default_factory=lambda: ["accuracy", "format"],
         metadata={"help": "reward functions (accuracy, format, swap_consistency); weights: reward_weights"},
@@ -45,7 +49,9 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
     rows = sample_rows(
         read_records(script_args.train_file, "train"), script_args.max_train_rows, training_args.seed
     )
-    data = grpo_rows(rows, script_args.bias_ratio, training_args.seed, script_args.both_orders)
+    data = grpo_rows(
+        rows, script_args.bias_ratio, training_args.seed, script_args.both_orders, script_args.context_cues
+    )
     trainer = GRPOTrainer(
         model=model,
         reward_funcs=get_reward_funcs(script_args.rewards),

@@ -248,3 +248,27 @@ def test_grpo_pairs_from_balanced_rows(tmp_path):
     assert len(data) == len(rows) == 40 and {d["bias"] for d in data} == {"original"}
     with pytest.raises(BiasAwareError, match="use bias_ratio 0:4"):
         grpo_rows(rows, "1:4", seed=0)
+
+
+def test_grpo_context_cues_are_balanced_against_the_label(train_rows):
+    from collections import Counter
+
+    from biasaware.errors import BiasAwareError
+    from biasaware.io import read_records
+    from biasaware.judge_data import REFLECTION_PHRASE, grpo_rows
+
+    rows = read_records(train_rows, "train")
+    data = grpo_rows(rows, "0:4", seed=1, context_cues=1.0)
+    kinds = Counter(d["context"] for d in data)
+    assert kinds["reflection"] == len(data) // 2 and abs(kinds["bandwagon:chosen"] - kinds["bandwagon:rejected"]) <= 1
+    for d in data:
+        user = d["prompt"][-1]["content"]
+        other = "B" if d["label"] == "A" else "A"
+        if d["context"].startswith("bandwagon"):
+            named = d["label"] if d["context"] == "bandwagon:chosen" else other
+            assert f"Response {named} is better" in user and REFLECTION_PHRASE not in user
+        else:
+            assert REFLECTION_PHRASE in user and "people believe" not in user
+    assert all(d["context"] == "" for d in grpo_rows(rows, "0:4", seed=1))
+    with pytest.raises(BiasAwareError, match="context_cues"):
+        grpo_rows(rows, "0:4", context_cues=1.5)
