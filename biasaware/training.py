@@ -138,7 +138,7 @@ class DataArguments:
     """The script arguments every recipe takes (TrlParser reads them from the config and flags)."""
 
     train_file: str = field(
-        default="runs/quickstart/train/train.jsonl", metadata={"help": "training rows (JSONL)"}
+        default="runs/quickstart/train-paper/train.jsonl", metadata={"help": "training rows (JSONL)"}
     )
     max_train_rows: int | None = field(
         default=None, metadata={"help": "a seeded sample of N rows (the training seed)"}
