@@ -196,25 +196,32 @@ def _bias_entry(sides: dict[str, list[Outcome]], policy: str, seed: int) -> dict
     return base
 
 
+def paired_views(judgments: list[Judgment]) -> tuple[dict[str, tuple[Outcome, Judgment, Judgment]], int]:
+    """Per probe judged on both views: (outcome, original, injected), in first-seen order; and the
+    number of probes with only one view judged."""
+    by_probe: dict[str, dict[str, Judgment]] = defaultdict(dict)
+    for j in judgments:
+        by_probe[j.probe_id][j.view] = j
+    pairs = {}
+    for pid, views in by_probe.items():
+        if set(views) == set(VIEWS):
+            o, i = views["original"], views["injected"]
+            pairs[pid] = (Outcome(o.verdict, o.correct, i.verdict, i.correct), o, i)
+    return pairs, len(by_probe) - len(pairs)
+
+
 def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 0) -> dict[str, Any]:
     """Score per bias, per category and overall from per-view judgments (pure: no model).
 
     Standard probes (cue on the worse answer) give the BSR, mirror probes (``meta.mirror``: the
     cue on the better answer) the over-correction rate; ``two_sided`` is the larger.
     ``judge_check`` flags a degenerate judge (:func:`biasaware.metrics.judge_check`)."""
-    by_probe: dict[str, dict[str, Judgment]] = defaultdict(dict)
-    for j in judgments:
-        by_probe[j.probe_id][j.view] = j
+    pairs, incomplete = paired_views(judgments)
     items: dict[str, dict[str, list[tuple[Outcome, Judgment, Judgment]]]] = defaultdict(
         lambda: {k: [] for k in SIDES}
     )
-    incomplete = 0
-    for views in by_probe.values():
-        if set(views) != set(VIEWS):
-            incomplete += 1
-            continue
-        o, i = views["original"], views["injected"]
-        items[o.meta["bias"]][_side(o)].append((Outcome(o.verdict, o.correct, i.verdict, i.correct), o, i))
+    for outcome, o, i in pairs.values():
+        items[o.meta["bias"]][_side(o)].append((outcome, o, i))
     if not items:
         raise BiasAwareError("no probe has judgments on both views; nothing to score")
     judges = sorted({j.judge for j in judgments})
@@ -344,15 +351,8 @@ def compare_judges(first: list[Judgment], second: list[Judgment], view: str = "i
 def flip_indicators(judgments: list[Judgment], policy: str = "symmetric") -> dict[str, dict[str, Any]]:
     """Per probe: its bias, side, and whether the original view was right, the injected view right,
     and the pair a flip (right to wrong under ``policy``)."""
-    by_probe: dict[str, dict[str, Judgment]] = defaultdict(dict)
-    for j in judgments:
-        by_probe[j.probe_id][j.view] = j
     out = {}
-    for pid, views in by_probe.items():
-        if set(views) != set(VIEWS):
-            continue
-        o, i = views["original"], views["injected"]
-        outcome = Outcome(o.verdict, o.correct, i.verdict, i.correct)
+    for pid, (outcome, o, _) in paired_views(judgments)[0].items():
         out[pid] = {
             "bias": o.meta["bias"],
             "side": _side(o),

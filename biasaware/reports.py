@@ -201,8 +201,10 @@ def _bars(ax, xs, values, errs, labels, color, name, width):
             continue
         if v == 0:
             ax.plot([x - width / 2, x + width / 2], [0.004, 0.004], color=color, linewidth=2.5)
-        if text:  # above the upper whisker
-            ax.text(x, min(v + up + 0.015, 0.9), text, ha="center", va="bottom", fontsize=6, rotation=90)
+        if text and v + up < 0.88:  # above the upper whisker, or inside a tall bar
+            ax.text(x, v + up + 0.015, text, ha="center", va="bottom", fontsize=6, rotation=90)
+        elif text:
+            ax.text(x + 0.09, v - 0.02, text, ha="center", va="top", fontsize=6, rotation=90, color="white")
 
 
 def _errs(rows, key):
@@ -233,31 +235,23 @@ def plot_report(summary: dict[str, Any], out: Path) -> list[Path]:
     width = 0.38
     paths = []
 
-    fig, ax = plt.subplots(figsize=(max(6.5, 0.8 * len(biases) + 2), 4.4))
-    std_counts = [_counts(r)[0] for r in rows]
-    mir_counts = [_counts(r)[1] for r in rows]
-    _bars(
-        ax,
-        [i - width / 2 for i in range(len(rows))],
-        [r.get("bsr") for r in rows],
-        _errs(rows, "bsr"),
-        [f"{c[0]}/{c[1]}" if c else "" for c in std_counts],
-        "#c0504d",
-        "BSR: follows the cue (standard probes)",
-        width,
-    )
-    _bars(
-        ax,
-        [i + width / 2 for i in range(len(rows))],
-        [r.get("overcorrection") for r in rows],
-        _errs(rows, "overcorrection"),
-        [f"{c[0]}/{c[1]}" if c else "" for c in mir_counts],
-        "#4f81bd",
-        "over-correction: turns against the cue (mirror probes)",
-        width,
-    )
-    ax.set_xticks(list(range(len(rows))), [f"{b}\nn={r['n']}" for b, r in zip(biases, rows, strict=True)])
-    ax.tick_params(axis="x", labelsize=7)
+    def axes():
+        fig, ax = plt.subplots(figsize=(max(6.5, 0.8 * len(biases) + 2), 4.4))
+        ax.set_xticks(list(range(len(rows))), [f"{b}\nn={r['n']}" for b, r in zip(biases, rows, strict=True)])
+        ax.tick_params(axis="x", labelsize=7)
+        return fig, ax
+
+    fig, ax = axes()
+    for k, (key, color, label) in enumerate(
+        (
+            ("bsr", "#c0504d", "BSR: follows the cue (standard probes)"),
+            ("overcorrection", "#4f81bd", "over-correction: turns against the cue (mirror probes)"),
+        )
+    ):
+        counts = [_counts(r)[k] for r in rows]
+        xs = [i + (k - 0.5) * width for i in range(len(rows))]
+        texts = [f"{c[0]}/{c[1]}" if c else "" for c in counts]
+        _bars(ax, xs, [r.get(key) for r in rows], _errs(rows, key), texts, color, label, width)
     ax.set_ylabel("bias sensitivity rate\n(flips / originally correct, 95% Wilson)")
     ax.set_ylim(0, 1.05)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=7, frameon=False)
@@ -268,7 +262,7 @@ def plot_report(summary: dict[str, Any], out: Path) -> list[Path]:
     fig.savefig(paths[-1], dpi=120)
     plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(max(6.5, 0.8 * len(biases) + 2), 4.4))
+    fig, ax = axes()
     w = 0.27
     series = [
         ("acc_ori", "Acc_ori (original)", "#9bbb59"),
@@ -279,8 +273,6 @@ def plot_report(summary: dict[str, Any], out: Path) -> list[Path]:
         xs = [i + (k - 1) * w for i in range(len(rows))]
         _bars(ax, xs, [r.get(key) for r in rows], _errs(rows, key), [""] * len(rows), color, label, w)
     ax.axhline(0.5, color="black", linestyle="--", linewidth=0.8, label="chance (0.5)")
-    ax.set_xticks(list(range(len(rows))), [f"{b}\nn={r['n']}" for b, r in zip(biases, rows, strict=True)])
-    ax.tick_params(axis="x", labelsize=7)
     ax.set_ylabel("accuracy (95% Wilson)")
     ax.set_ylim(0, 1.05)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, fontsize=7, frameon=False)
