@@ -32,10 +32,10 @@ from pathlib import Path
 
 import torch
 
-from biasaware.builders import BuildConfig, build_bench
+from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.devices import resolve
-from biasaware.evaluate import load_probes
-from biasaware.judges import JudgeSpec, judge_chunks, load_judge
+from biasaware.evaluation.evaluate import load_probes
+from biasaware.judging.judges import JudgeSpec, judge_chunks, load_judge
 
 
 def sync(device) -> None:

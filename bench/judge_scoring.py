@@ -21,9 +21,9 @@ import time
 
 import torch
 
-from biasaware.builders import BuildConfig, build_bench
-from biasaware.evaluate import load_probes
-from biasaware.judges import JudgeSpec, load_judge
+from biasaware.data.builders import BuildConfig, build_bench
+from biasaware.evaluation.evaluate import load_probes
+from biasaware.judging.judges import JudgeSpec, load_judge
 
 
 def clock(fns: dict, repeat: int = 3) -> dict[str, float]:

@@ -1,6 +1,6 @@
 """Benchmark: LLM rewrites through the build path at concurrency 1 vs 64.
 
-Starts the localhost OpenAI-compatible endpoint (:mod:`biasaware.fake_server`) with a fixed
+Starts the localhost OpenAI-compatible endpoint (:mod:`biasaware.judging.fake_server`) with a fixed
 latency per request, then runs ``build_bench`` with the LLM rewriter on the built-in corpus
 (one superficial bias, ``--items`` items, two rewrites each: 1,000 rewrites by default) once per
 concurrency, each with a fresh cache, and prints the wall times, their ratio and the latency
@@ -18,8 +18,8 @@ import tempfile
 import time
 from contextlib import contextmanager
 
-from biasaware.builders import BuildConfig, build_bench
-from biasaware.fake_server import FakeChatServer
+from biasaware.data.builders import BuildConfig, build_bench
+from biasaware.judging.fake_server import FakeChatServer
 
 
 def _serve(latency: float, ports, stop) -> None:

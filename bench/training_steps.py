@@ -25,14 +25,14 @@ from transformers import (
 )
 from trl import GRPOConfig, GRPOTrainer, ModelConfig, RewardConfig, RewardTrainer
 
-from biasaware.builders import BuildConfig, build_train
+from biasaware.data.builders import BuildConfig, build_train
 from biasaware.io import read_records
-from biasaware.judge_data import grpo_rows
-from biasaware.models import prepare_tokenizer, resolve_model_path
-from biasaware.reward_trainer import SetRewardConfig, SetRewardTrainer
-from biasaware.rewards import get_reward_funcs
+from biasaware.judging.models import prepare_tokenizer, resolve_model_path
 from biasaware.tiny import build_tiny_models
-from biasaware.training import load_recipe
+from biasaware.training.judge_data import grpo_rows
+from biasaware.training.recipe import load_recipe
+from biasaware.training.reward_trainer import SetRewardConfig, SetRewardTrainer
+from biasaware.training.rewards import get_reward_funcs
 
 
 class StepClock(TrainerCallback):

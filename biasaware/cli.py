@@ -61,7 +61,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------ models
 def cmd_models(args: argparse.Namespace) -> int:
     from biasaware.devices import describe, resolve
-    from biasaware.models import BUILTIN_MODELS, load_model
+    from biasaware.judging.models import BUILTIN_MODELS, load_model
 
     if args.action == "list":
         for m in BUILTIN_MODELS.values():
@@ -84,7 +84,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------- build
 def cmd_build(args: argparse.Namespace) -> int:
-    from biasaware.builders import BuildConfig, build_bench, build_traces, build_train
+    from biasaware.data.builders import BuildConfig, build_bench, build_traces, build_train
 
     cfg = BuildConfig.from_file(
         args.config,
@@ -212,8 +212,8 @@ def add_build_parser(sub) -> None:
 
 # -------------------------------------------------------------------------------------------- eval
 def judge_spec(args: argparse.Namespace):
-    """The :class:`~biasaware.judges.JudgeSpec` the eval flags describe (bad values: exit 2)."""
-    from biasaware.judges import JudgeSpec
+    """The :class:`~biasaware.judging.judges.JudgeSpec` the eval flags describe (bad values: exit 2)."""
+    from biasaware.judging.judges import JudgeSpec
 
     return JudgeSpec.create(
         name=args.judge,
@@ -234,9 +234,9 @@ def judge_spec(args: argparse.Namespace):
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from biasaware.evaluate import compare_judges
+    from biasaware.evaluation.evaluate import compare_judges
+    from biasaware.evaluation.reports import compare_table
     from biasaware.io import read_records, write_json
-    from biasaware.reports import compare_table
 
     runs = [read_records(Path(r) / "judgments.jsonl", "judgment") for r in args.runs]
     result = compare_judges(*runs, view=args.view)
@@ -264,7 +264,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         spec = judge_spec(args)  # a typo in a setting fails before any data or model is loaded
     out = Path(args.out)
     if args.stage == "general":
-        from biasaware.general import evaluate_general
+        from biasaware.evaluation.general import evaluate_general
 
         summary = evaluate_general(
             spec, args.benchmark, out, split=args.split, limit=args.limit, rescore=args.rescore
@@ -273,8 +273,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print((out / "report.md").read_text())
             print(f"wrote {out}/judgments.jsonl, summary.json, report.md ({summary['items']} pairs)")
         return 0
-    from biasaware.evaluate import evaluate_bias
-    from biasaware.reports import console_summary
+    from biasaware.evaluation.evaluate import evaluate_bias
+    from biasaware.evaluation.reports import console_summary
     from biasaware.taxonomy import parse_bias_list
 
     summary = evaluate_bias(

@@ -2,7 +2,7 @@
 shows what two-sided measurement is for.
 
 1. Prepare the built-in models and write one record of every kind of the data contract.
-2. Build from the built-in corpus's fact families (biasaware/facts.py): the benchmark on the four
+2. Build from the built-in corpus's fact families (biasaware/data/facts.py): the benchmark on the four
    held-out families, both directions (standard and mirror probes), and training rows on the other
    six with natural cues (each pair's cue on the chosen answer in 70% of rows), once with paper-style
    bias negatives and once balanced; teacher traces for SFT. Validate every output.
@@ -24,18 +24,18 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from biasaware.builders import BuildConfig, build_bench, build_traces, build_train
+from biasaware.data.builders import BuildConfig, build_bench, build_traces, build_train
+from biasaware.data.facts import FACT_TEST_FAMILIES
 from biasaware.devices import where
 from biasaware.errors import BiasAwareError
-from biasaware.evaluate import compare_runs, load_probes, run_bias_eval, write_reports
-from biasaware.facts import FACT_TEST_FAMILIES
+from biasaware.evaluation.evaluate import compare_runs, load_probes, run_bias_eval, write_reports
+from biasaware.evaluation.reports import experiment_markdown, experiment_plot, pct
 from biasaware.io import read_records, write_json, write_jsonl
-from biasaware.judge_format import format_judgment, judge_messages
-from biasaware.judges import JudgeSpec, load_judge
-from biasaware.models import BUILTIN_MODELS, load_model
+from biasaware.judging.judge_format import format_judgment, judge_messages
+from biasaware.judging.judges import JudgeSpec, load_judge
+from biasaware.judging.models import BUILTIN_MODELS, load_model
 from biasaware.records import BiasNegative, BiasProbe, Judgment, PreferencePair, TraceRow, TrainingRow, View
-from biasaware.reports import experiment_markdown, experiment_plot, pct
-from biasaware.training import RECIPES
+from biasaware.training.recipe import RECIPES
 
 PROBES = 25  # per bias and side
 ZERO_SHOT = "smollm2 zero-shot"

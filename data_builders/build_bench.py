@@ -2,7 +2,7 @@
 
     python data_builders/build_bench.py --out runs/bench [--source builtin|helpsteer3|FILE] [--config FILE]
 
-The same as ``biasaware build bench``; see biasaware/builders.py for the design.
+The same as ``biasaware build bench``; see biasaware/data/builders.py for the design.
 """
 
 import sys

@@ -2,7 +2,7 @@
 
     python data_builders/build_train.py --out runs/train [--source ...] [--negatives 4] [--config FILE]
 
-The same as ``biasaware build train``; see biasaware/builders.py for the design.
+The same as ``biasaware build train``; see biasaware/data/builders.py for the design.
 """
 
 import sys

@@ -6,7 +6,7 @@ verdict accuracy and format (002 eq. 7-9), optionally swap consistency.
     python recipes/grpo.py --config recipes/configs/smollm2-135m-instruct/grpo.yaml          # CPU, small
 
 ``bias_ratio`` sets bias-aware pairs : original pairs (002 Table 6: 0:4 ... 4:4); answer order is
-seeded and balanced; the ``label`` column reaches the rewards (biasaware/rewards.py). vLLM generation
+seeded and balanced; the ``label`` column reaches the rewards (biasaware/training/rewards.py). vLLM generation
 is TRL's (``use_vllm: true`` with ``vllm_mode: colocate`` or ``server``), off by default.
 """
 
@@ -18,9 +18,8 @@ from datasets import Dataset
 from trl import GRPOConfig, GRPOTrainer, ModelConfig, get_peft_config
 
 from biasaware.io import read_records
-from biasaware.judge_data import grpo_rows
-from biasaware.rewards import get_reward_funcs
-from biasaware.training import (
+from biasaware.training.judge_data import grpo_rows
+from biasaware.training.recipe import (
     DataArguments,
     card_callbacks,
     load_for_training,
@@ -28,6 +27,7 @@ from biasaware.training import (
     sample_rows,
     train_and_save,
 )
+from biasaware.training.rewards import get_reward_funcs
 
 
 @dataclass

@@ -6,7 +6,7 @@
 
 Reads training rows from ``biasaware build train`` (``{prompt, chosen, rejected, bias_negatives}``);
 ``num_bias_negatives`` sets how many bias negatives join the original rejected response (0 gives the
-bias-agnostic baseline). See biasaware/reward_trainer.py for the trainer and biasaware/losses.py for
+bias-agnostic baseline). See biasaware/training/reward_trainer.py for the trainer and biasaware/training/losses.py for
 the losses.
 """
 
@@ -18,9 +18,8 @@ from datasets import Dataset
 from trl import ModelConfig, get_peft_config
 
 from biasaware.io import read_records
-from biasaware.judge_data import add_offtopic_negatives
-from biasaware.reward_trainer import SetRewardConfig, SetRewardTrainer
-from biasaware.training import (
+from biasaware.training.judge_data import add_offtopic_negatives
+from biasaware.training.recipe import (
     DataArguments,
     card_callbacks,
     load_for_training,
@@ -28,6 +27,7 @@ from biasaware.training import (
     sample_rows,
     train_and_save,
 )
+from biasaware.training.reward_trainer import SetRewardConfig, SetRewardTrainer
 
 
 @dataclass

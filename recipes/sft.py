@@ -4,7 +4,7 @@
         --config recipes/configs/qwen2.5-7b-instruct/sft.yaml
     python recipes/sft.py --config recipes/configs/smollm2-135m-instruct/sft.yaml            # CPU, small
 
-Traces come from ``biasaware build traces`` (the judge output format of biasaware/judge_format.py).
+Traces come from ``biasaware build traces`` (the judge output format of biasaware/judging/judge_format.py).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from datasets import Dataset
 from trl import ModelConfig, SFTConfig, SFTTrainer, get_peft_config
 
 from biasaware.io import read_records
-from biasaware.judge_data import sft_rows
-from biasaware.training import (
+from biasaware.training.judge_data import sft_rows
+from biasaware.training.recipe import (
     DataArguments,
     card_callbacks,
     load_for_training,

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from biasaware.benchmarks import load_benchmark
 from biasaware.cli import main
 from biasaware.errors import BiasAwareError, RecordError
-from biasaware.general import general_markdown, run_general_eval, summarize_general
+from biasaware.evaluation.benchmarks import load_benchmark
+from biasaware.evaluation.general import general_markdown, run_general_eval, summarize_general
 from biasaware.io import read_records
-from biasaware.judges import JudgeOutput, JudgeSpec, load_judge
+from biasaware.judging.judges import JudgeOutput, JudgeSpec, load_judge
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -2,17 +2,16 @@
 
 import json
 from collections import Counter
-
 from dataclasses import replace
 
 import pytest
 
-from biasaware import inject
-from biasaware.builders import BuildConfig, build_bench, build_train
-from biasaware.corpus import REASONING_FAMILIES, builtin_pairs, claim_verdict
+from biasaware.data import inject
+from biasaware.data.builders import BuildConfig, build_bench, build_train
+from biasaware.data.corpus import REASONING_FAMILIES, builtin_pairs, claim_verdict
+from biasaware.data.sources import load_pairs
 from biasaware.errors import BiasAwareError, RecordError
 from biasaware.io import read_records
-from biasaware.sources import load_pairs
 from biasaware.taxonomy import BIAS_NAMES
 
 
@@ -36,7 +35,7 @@ def test_corpus_is_distinct_deterministic_and_verifiable():
 
 
 def test_builtin_bench_holds_out_task_families(bench, tmp_path):
-    from biasaware.corpus import TEST_FAMILIES, split_families
+    from biasaware.data.corpus import TEST_FAMILIES, split_families
 
     out, manifest = bench
     assert manifest["config"]["split"] == "test"
@@ -122,7 +121,7 @@ def test_killed_build_resumes_without_redoing(tmp_path, monkeypatch, bench):
 
         return f
 
-    from biasaware import builders
+    from biasaware.data import builders
 
     cfg = BuildConfig(n_per_bias=60, corpus_size=600, chunk_size=16, direction="standard")
     for limit in (100, 300, 500, None):  # killed three times, then finishes
@@ -290,7 +289,7 @@ def test_named_hub_sources_pick_their_subset(monkeypatch):
 def test_both_directions_link_standard_and_mirror_probes_by_pair(tmp_path):
     from dataclasses import replace
 
-    from biasaware.inject import REWRITE_BIASES
+    from biasaware.data.inject import REWRITE_BIASES
 
     cfg = BuildConfig(n_per_bias=12, corpus_size=300)
     manifest = build_bench(cfg, tmp_path / "both")  # direction "both" is the default
@@ -323,8 +322,8 @@ def test_both_directions_link_standard_and_mirror_probes_by_pair(tmp_path):
 
 
 def test_fact_families_hold_out_whole_families_and_mix_two_mistakes():
-    from biasaware.corpus import split_families
-    from biasaware.facts import FACT_FAMILIES, FACT_TEST_FAMILIES
+    from biasaware.data.corpus import split_families
+    from biasaware.data.facts import FACT_FAMILIES, FACT_TEST_FAMILIES
 
     train, test = builtin_pairs(400, 0, "train", "facts"), builtin_pairs(200, 0, "test", "facts")
     assert {p.meta["family"] for p in test} == set(FACT_TEST_FAMILIES)

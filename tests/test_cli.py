@@ -122,7 +122,7 @@ def test_build_traces_and_llm_errors(tmp_path, capsys):
 
 
 def test_build_with_llm_flags(tmp_path, capsys):
-    from biasaware.fake_server import FakeChatServer
+    from biasaware.judging.fake_server import FakeChatServer
 
     with FakeChatServer() as server:
         args = ["build", "bench", "--out", str(tmp_path / "o"), "--biases", "beauty", "--n", "4"]

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from biasaware.training import load_recipe
+from biasaware.training.recipe import load_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "recipes" / "configs").glob("*/*.yaml"))
@@ -32,7 +32,7 @@ def test_every_model_has_its_configs():
 def test_recipe_config_parses(path):
     from trl import GRPOConfig, ModelConfig, SFTConfig, TrlParser
 
-    from biasaware.reward_trainer import SetRewardConfig
+    from biasaware.training.reward_trainer import SetRewardConfig
 
     method = path.stem.split("_")[0]
     config_cls = {"sft": SFTConfig, "grpo": GRPOConfig, "reward": SetRewardConfig}[method]

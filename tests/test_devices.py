@@ -8,8 +8,8 @@ import torch
 
 from biasaware.devices import Ranks, describe, ranks, resolve, resolve_device, resolve_dtype
 from biasaware.errors import BiasAwareError
-from biasaware.judges import JudgeSpec
-from biasaware.llm import LLMSpec
+from biasaware.judging.judges import JudgeSpec
+from biasaware.judging.llm import LLMSpec
 
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks a machine without CUDA")
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from test_saving import probe_output  # tests/ is on sys.path (pytest prepend mode)
 
-from biasaware.builders import BuildConfig, build_traces, build_train
+from biasaware.data.builders import BuildConfig, build_traces, build_train
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow

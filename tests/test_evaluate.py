@@ -4,13 +4,13 @@ import json
 
 import pytest
 
-from biasaware.builders import BuildConfig, build_bench
 from biasaware.cli import main
+from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.errors import BiasAwareError
-from biasaware.evaluate import load_probes, run_bias_eval, summarize, write_reports
-from biasaware.fake_server import FakeChatServer
+from biasaware.evaluation.evaluate import load_probes, run_bias_eval, summarize, write_reports
 from biasaware.io import read_records
-from biasaware.judges import JudgeOutput, JudgeSpec, load_judge
+from biasaware.judging.fake_server import FakeChatServer
+from biasaware.judging.judges import JudgeOutput, JudgeSpec, load_judge
 from biasaware.taxonomy import BIAS_NAMES
 
 
@@ -264,7 +264,7 @@ def test_two_sided_summary_tells_a_cue_follower_from_an_over_corrector(tmp_path)
     """"Longer wins" follows the length cue (high BSR, no over-correction); "shorter wins" learned
     to distrust it (no BSR, full over-correction). Standard probes alone would rank the second
     perfect. A mirror-only bench reports only the over-correction side."""
-    from biasaware.reports import console_summary, markdown_report
+    from biasaware.evaluation.reports import console_summary, markdown_report
 
     class ShorterWins(ScriptedJudge):
         name = "shorter-wins"
@@ -314,8 +314,8 @@ def test_a_constant_judge_is_flagged_not_ranked(bench, tmp_path):
 def test_compare_runs_pairs_probes_and_tests_each_side_against_the_baseline(tmp_path):
     from math import comb
 
-    from biasaware.evaluate import compare_runs
-    from biasaware.reports import experiment_markdown, experiment_plot
+    from biasaware.evaluation.evaluate import compare_runs
+    from biasaware.evaluation.reports import experiment_markdown, experiment_plot
 
     class ShorterWins(ScriptedJudge):
         name = "shorter-wins"

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from biasaware.judge_format import format_judgment, judge_messages, parse_judgment
+from biasaware.judging.judge_format import format_judgment, judge_messages, parse_judgment
 from biasaware.records import View
 
 TABLE = [

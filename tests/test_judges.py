@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from biasaware.builders import BuildConfig, build_bench
 from biasaware.cli import main
+from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.errors import BiasAwareError
-from biasaware.evaluate import load_probes, run_bias_eval, summarize
+from biasaware.evaluation.evaluate import load_probes, run_bias_eval, summarize
 from biasaware.io import read_records
-from biasaware.judges import (
+from biasaware.judging.judges import (
     DirectVerdictJudge,
     GenerativeJudge,
     JudgeSpec,
@@ -71,16 +71,16 @@ def test_bad_specs_are_user_errors(settings, message):
 
 
 def test_the_cli_and_quickstart_build_judges_through_load_judge(monkeypatch, tiny_models, bench, tmp_path):
-    import biasaware.judges
+    import biasaware.judging.judges
 
     built = []
-    real = biasaware.judges.load_judge
+    real = biasaware.judging.judges.load_judge
 
     def spy(spec):
         built.append(spec)
         return real(spec)
 
-    monkeypatch.setattr(biasaware.judges, "load_judge", spy)
+    monkeypatch.setattr(biasaware.judging.judges, "load_judge", spy)
     args = ["eval", "bias", "--judge", str(tiny_models["reward"]), "--mode", "reward", "--limit", "1"]
     assert main([*args, "--data", str(bench), "--out", str(tmp_path / "e"), "--max-batch-tokens", "999"]) == 0
     assert built[-1].mode == "reward" and built[-1].max_batch_tokens == 999
@@ -162,7 +162,7 @@ def test_overlong_generation_prompts_are_not_sent(tiny_models, bench, tmp_path):
 
 
 def test_an_endpoint_s_context_refusal_is_counted_not_fatal(bench, tmp_path):
-    from biasaware.fake_server import FakeChatServer
+    from biasaware.judging.fake_server import FakeChatServer
 
     probes = load_probes(bench, ["length"], limit=6)
     with FakeChatServer(context_words=120) as server:
@@ -178,7 +178,7 @@ def test_an_endpoint_s_context_refusal_is_counted_not_fatal(bench, tmp_path):
 @pytest.mark.slow
 def test_minilm_never_crashes_on_inputs_past_its_512_positions(tmp_path):
     """The crash a user hit: LLMBar pairs longer than MiniLM's 512 positions."""
-    from biasaware.general import run_general_eval, summarize_general
+    from biasaware.evaluation.general import run_general_eval, summarize_general
     from biasaware.records import PreferencePair
 
     long = "word " * 700
@@ -214,7 +214,7 @@ def test_progress_bars_when_asked_one_line_per_stage_otherwise(tiny_models, benc
     shown = cli("eval", "bias", *args, "--out", str(tmp_path / "b"), "--progress", "on", "-v")  # after it too
     assert shown.returncode == 0, shown.stderr
     assert "judge reward: 100%" in shown.stderr and "view/s" in shown.stderr  # the bar, with its rate
-    assert "INFO biasaware.evaluate" in shown.stderr  # -v adds logs
+    assert "INFO biasaware.evaluation.evaluate" in shown.stderr  # -v adds logs
     build = cli(
         "--progress", "on", "build", "bench", "--n", "3", "--biases", "length", "--out", str(tmp_path / "c")
     )

@@ -5,8 +5,8 @@ import logging
 import pytest
 
 from biasaware.errors import BiasAwareError
-from biasaware.fake_server import FakeChatServer
-from biasaware.llm import LLMClient, LLMSpec, MalformedReply, cache_key
+from biasaware.judging.fake_server import FakeChatServer
+from biasaware.judging.llm import LLMClient, LLMSpec, MalformedReply, cache_key
 
 
 def spec(server, tmp_path, **kw):
@@ -73,7 +73,7 @@ def test_check_rejects_malformed_text_and_retries(tmp_path):
     replies = iter(["no tags here", "<rewritten>\nfixed\n</rewritten>"])
     with FakeChatServer(lambda messages: next(replies)) as server:
         client = LLMClient(spec(server, tmp_path))
-        from biasaware.inject import parse_rewrite
+        from biasaware.data.inject import parse_rewrite
 
         assert client.complete_many([ask(1)], check=parse_rewrite) == ["<rewritten>\nfixed\n</rewritten>"]
         assert client.stats.retries == 1

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from biasaware.builders import BuildConfig, build_bench, build_traces, build_train
+from biasaware.data.builders import BuildConfig, build_bench, build_traces, build_train
 from biasaware.errors import BiasAwareError
-from biasaware.fake_server import MARK, FakeChatServer, default_responder
 from biasaware.io import read_records, validate_rows
+from biasaware.judging.fake_server import MARK, FakeChatServer, default_responder
 
 
 def llm_cfg(server, tmp_path, name="cache", **kw):
@@ -168,7 +168,7 @@ def test_traces_rule_teacher_and_llm_teacher(tmp_path):
         m["traces"] for m in manifest["biases"].values()
     )
     assert {r.bias for r in rows} == set(manifest["biases"]) and len(manifest["biases"]) == 12
-    from biasaware.judge_format import parse_judgment
+    from biasaware.judging.judge_format import parse_judgment
 
     assert all(parse_judgment(r.completion[0].content).verdict == r.label for r in rows)
     assert all(r.prompt[-1].role == "user" and "<response_a>" in r.prompt[-1].content for r in rows)

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from biasaware.losses import bt_loss, hinge_loss, infonce_loss, pad_groups, set_loss
+from biasaware.training.losses import bt_loss, hinge_loss, infonce_loss, pad_groups, set_loss
 
 
 def fixed():

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from biasaware import judge_format, metrics
-from biasaware.metrics import (
+from biasaware.evaluation import metrics
+from biasaware.evaluation.metrics import (
     Outcome,
     bias_summary,
     mcnemar_exact,
@@ -17,6 +17,7 @@ from biasaware.metrics import (
     two_judge_mcnemar,
     wilson_interval,
 )
+from biasaware.judging import judge_format
 
 Z = 1.959963984540054  # standard normal 97.5% quantile
 

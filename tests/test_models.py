@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from biasaware.errors import BiasAwareError
-from biasaware.models import PLAIN_CHAT_TEMPLATE, load_model, resolve_model_path
+from biasaware.judging.models import PLAIN_CHAT_TEMPLATE, load_model, resolve_model_path
 from biasaware.tiny import build_tiny_models
 
 
@@ -93,7 +93,7 @@ def test_folder_without_config(tmp_path):
 def test_missing_builtin_package_names_pip_command(monkeypatch):
     import importlib.util
 
-    from biasaware import models
+    from biasaware.judging import models
 
     monkeypatch.setattr(models, "cache_dir", lambda: __import__("pathlib").Path("/nonexistent-cache"))
     real = importlib.util.find_spec
@@ -131,11 +131,11 @@ def trainer_and_judge_ids(name: str, kind: str, tmp_path):
 
     from datasets import Dataset
 
-    from biasaware.judges import JudgeSpec, load_judge
-    from biasaware.models import chat_ids
-    from biasaware.prompts import get_template
+    from biasaware.judging.judges import JudgeSpec, load_judge
+    from biasaware.judging.models import chat_ids
+    from biasaware.judging.prompts import get_template
     from biasaware.records import View
-    from biasaware.reward_trainer import SetRewardTrainer
+    from biasaware.training.reward_trainer import SetRewardTrainer
 
     prompt = [{"role": "user", "content": "Which is larger, 0.9 or 0.11?"}]
     chosen, rejected = "0.9 is larger.", "0.11 is larger, clearly."
@@ -184,7 +184,7 @@ def test_trainers_feed_the_ids_judges_score_tiny(tiny_models, kind, tmp_path):
     [("minilm-l6", "reward"), ("smollm2-135m-instruct", "reward"), ("smollm2-135m-instruct", "causal")],
 )
 def test_trainers_feed_the_ids_judges_score(name, kind, tmp_path):
-    from biasaware.models import load_tokenizer
+    from biasaware.judging.models import load_tokenizer
 
     fed, scored = trainer_and_judge_ids(name, kind, tmp_path)
     assert fed == scored

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from biasaware import parsers
-from biasaware.parsers import PARSERS
-from biasaware.prompts import TEMPLATES, get_template
+from biasaware.judging import parsers
+from biasaware.judging.parsers import PARSERS
+from biasaware.judging.prompts import TEMPLATES, get_template
 from biasaware.records import View
 
 TABLE = {

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from biasaware.builders import BuildConfig, build_train
-from biasaware.training import load_recipe
+from biasaware.data.builders import BuildConfig, build_train
+from biasaware.training.recipe import load_recipe
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def cpu_args(config_cls, out, **kw):
 
 
 def reward_args(out, **kw):
-    from biasaware.reward_trainer import SetRewardConfig
+    from biasaware.training.reward_trainer import SetRewardConfig
 
     return cpu_args(SetRewardConfig, out, **kw)
 
@@ -58,7 +58,7 @@ def test_reward_recipe_two_steps(loss, tiny_models, train_rows, tmp_path):
 
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory):
-    from biasaware.builders import build_traces
+    from biasaware.data.builders import build_traces
 
     out = tmp_path_factory.mktemp("traces")
     build_traces(BuildConfig(corpus_size=200, n_traces_per_bias=2, biases="authority,bandwagon"), out)
@@ -87,7 +87,7 @@ def test_sft_recipe_two_steps(tiny_models, traces, tmp_path):
 def test_grpo_recipe_two_steps(tiny_models, train_rows, tmp_path, monkeypatch):
     from trl import GRPOConfig, ModelConfig
 
-    from biasaware import rewards
+    from biasaware.training import rewards
 
     # random weights never give a verdict, so accuracy is 0 everywhere and GRPO's advantages would all be
     # zero: a stand-in reward with spread (completion length parity) lets the step move the weights
@@ -117,8 +117,8 @@ def test_grpo_rows_ratio_order_and_labels(train_rows):
     from collections import Counter
 
     from biasaware.io import read_records
-    from biasaware.judge_data import grpo_rows
-    from biasaware.judge_format import parse_judgment  # noqa: F401  (the format the prompt asks for)
+    from biasaware.judging.judge_format import parse_judgment  # noqa: F401  (the format the prompt asks for)
+    from biasaware.training.judge_data import grpo_rows
 
     rows = read_records(train_rows, "train")
     data = grpo_rows(rows, "2:4", seed=3)
@@ -154,7 +154,7 @@ def test_interrupt_and_resume_equals_uninterrupted_and_cards(tiny_models, train_
     script = r.ScriptArguments(train_file=train_rows)
     straight = r.main(script, args(tmp_path / "straight"), model)
 
-    from biasaware import training
+    from biasaware.training import recipe as training
 
     class Killed(training.ModelCardCallback):
         def on_step_end(self, a, state, control, **kw):
@@ -196,8 +196,8 @@ def test_lora_through_peft(tiny_models, train_rows, tmp_path):
 def test_offsetbias_style_negatives(tiny_models, train_rows, tmp_path):
     from trl import ModelConfig
 
-    from biasaware.judge_data import add_offtopic_negatives
-    from biasaware.reward_trainer import candidates
+    from biasaware.training.judge_data import add_offtopic_negatives
+    from biasaware.training.reward_trainer import candidates
 
     r = load_recipe("reward")
     rows = r.load_rows(train_rows).to_list()
@@ -215,7 +215,7 @@ def test_offsetbias_style_negatives(tiny_models, train_rows, tmp_path):
 
 
 def test_max_train_rows_is_a_seeded_sample_across_the_file():
-    from biasaware.training import sample_rows
+    from biasaware.training.recipe import sample_rows
 
     rows = [f"{bias}-{i}" for bias in "abcdef" for i in range(20)]  # grouped by bias, as built files are
     picked = sample_rows(rows, 30, seed=0)
@@ -229,7 +229,7 @@ def test_max_train_rows_is_a_seeded_sample_across_the_file():
 def test_a_new_reward_head_is_drawn_with_the_training_seed(tiny_models):
     from types import SimpleNamespace
 
-    from biasaware.training import load_for_training
+    from biasaware.training.recipe import load_for_training
 
     args = SimpleNamespace(model_name_or_path=str(tiny_models["causal"]), dtype=None)
     heads = [load_for_training(args, "reward", seed)[0].score.weight for seed in (0, 0, 1)]
@@ -237,10 +237,10 @@ def test_a_new_reward_head_is_drawn_with_the_training_seed(tiny_models):
 
 
 def test_grpo_pairs_from_balanced_rows(tmp_path):
-    from biasaware.builders import BuildConfig, build_train
+    from biasaware.data.builders import BuildConfig, build_train
     from biasaware.errors import BiasAwareError
     from biasaware.io import read_records
-    from biasaware.judge_data import grpo_rows
+    from biasaware.training.judge_data import grpo_rows
 
     build_train(BuildConfig(families="facts", augment="balanced", max_rows=10, corpus_size=100), tmp_path)
     rows = read_records(tmp_path / "train.jsonl", "train")
@@ -255,7 +255,7 @@ def test_grpo_context_cues_are_balanced_against_the_label(train_rows):
 
     from biasaware.errors import BiasAwareError
     from biasaware.io import read_records
-    from biasaware.judge_data import REFLECTION_PHRASE, grpo_rows
+    from biasaware.training.judge_data import REFLECTION_PHRASE, grpo_rows
 
     rows = read_records(train_rows, "train")
     data = grpo_rows(rows, "0:4", seed=1, context_cues=1.0)

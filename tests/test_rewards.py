@@ -4,9 +4,14 @@ import doctest
 
 import pytest
 
-from biasaware import rewards
 from biasaware.errors import BiasAwareError
-from biasaware.rewards import accuracy_reward, format_reward, get_reward_funcs, swap_consistency_reward
+from biasaware.training import rewards
+from biasaware.training.rewards import (
+    accuracy_reward,
+    format_reward,
+    get_reward_funcs,
+    swap_consistency_reward,
+)
 
 GOOD_A = "<think>B's citation is invented; A's arithmetic checks out.</think>\n<answer>A</answer>"
 GOOD_B = "<think>A is off by one.</think><answer>B</answer>"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from biasaware.builders import BuildConfig, build_bench, build_traces, build_train
+from biasaware.data.builders import BuildConfig, build_bench, build_traces, build_train
 from biasaware.errors import BiasAwareError
-from biasaware.models import (
+from biasaware.judging.models import (
     adapter_base,
     chat_ids,
     load_config,
@@ -21,7 +21,7 @@ from biasaware.models import (
     weight_files,
     weights_bytes,
 )
-from biasaware.training import LOAD_CHECK_PROBE, check_processes, check_saved, load_recipe
+from biasaware.training.recipe import LOAD_CHECK_PROBE, check_processes, check_saved, load_recipe
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def rows(tmp_path_factory):
 def run_recipe(name, out, model, train_file, **kw):
     from trl import ModelConfig, SFTConfig
 
-    from biasaware.reward_trainer import SetRewardConfig
+    from biasaware.training.reward_trainer import SetRewardConfig
 
     config = SetRewardConfig if name == "reward" else SFTConfig
     r = load_recipe(name)
@@ -137,7 +137,7 @@ def test_final_save_under_fsdp_switches_to_a_full_state_dict():
 
     from accelerate.utils import FullyShardedDataParallelPlugin
 
-    from biasaware.training import save_final
+    from biasaware.training.recipe import save_final
 
     plugin = FullyShardedDataParallelPlugin(fsdp_version=2, state_dict_type="SHARDED_STATE_DICT")
     seen = []

@@ -18,8 +18,8 @@ from accelerate import Accelerator
 from accelerate.utils import DistributedType, FullyShardedDataParallelPlugin
 from accelerate.utils.fsdp_utils import fsdp2_prepare_model
 
-from biasaware.models import chat_ids, load_model
-from biasaware.training import LOAD_CHECK_PROBE
+from biasaware.judging.models import chat_ids, load_model
+from biasaware.training.recipe import LOAD_CHECK_PROBE
 
 
 def main(model_path: str, out: str, result_path: str) -> None:
@@ -51,7 +51,7 @@ def main(model_path: str, out: str, result_path: str) -> None:
     model.eval()
     with torch.no_grad():
         trained = model(input_ids=ids).logits.flatten()[-8:].tolist()
-    # biasaware.training.save_final: the final save switches to FULL_STATE_DICT, which makes
+    # biasaware.training.recipe.save_final: the final save switches to FULL_STATE_DICT, which makes
     # transformers' Trainer.save_model call accelerator.get_state_dict and save_pretrained
     plugin.set_state_dict_type("FULL_STATE_DICT")
     assert "FULL_STATE_DICT" in str(plugin.state_dict_type)

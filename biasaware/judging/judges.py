@@ -3,7 +3,7 @@
 Every judge has ``judge(views) -> [JudgeOutput | None]``, a ``name``, a ``kind`` and ``summary()``:
 
 * :class:`GenerativeJudge` (``mode="generate"``): a chat model asked with a named template
-  (:mod:`biasaware.prompts`) through :class:`biasaware.llm.LLMClient`: local transformers
+  (:mod:`biasaware.judging.prompts`) through :class:`biasaware.judging.llm.LLMClient`: local transformers
   (batched, left-padded, greedy by default), vLLM, or any OpenAI-compatible endpoint; replies are
   cached like every LLM call. The template's parser turns the reply into ``A`` / ``B`` / ``tie`` /
   ``invalid``.
@@ -44,9 +44,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from biasaware.errors import BiasAwareError
-from biasaware.llm import LLMClient, LLMSpec, any_text
-from biasaware.models import chat_ids, encode_rendered, render_chats
-from biasaware.prompts import TEMPLATES, get_template
+from biasaware.judging.llm import LLMClient, LLMSpec, any_text
+from biasaware.judging.models import chat_ids, encode_rendered, render_chats
+from biasaware.judging.prompts import TEMPLATES, get_template
 from biasaware.records import View
 
 MODES = ("generate", "direct", "reward")
@@ -232,7 +232,7 @@ class GenerativeJudge:
     def _context(self):
         """``(tokenizer, limit)`` of a local model (tokenizer and config only: no weights)."""
         if self._limits is None:
-            from biasaware.models import context_length, load_config, load_tokenizer
+            from biasaware.judging.models import context_length, load_config, load_tokenizer
 
             tok = load_tokenizer(self.spec.name, "causal")
             config = load_config(self.spec.name, "causal")
@@ -291,7 +291,7 @@ class _ForwardJudge:
 
     def __init__(self, spec: JudgeSpec):
         from biasaware.devices import resolve
-        from biasaware.models import context_length, load_model
+        from biasaware.judging.models import context_length, load_model
 
         self.spec, self.name = spec, spec.name
         self.device, self.dtype = resolve(spec.device, spec.dtype)
@@ -432,7 +432,7 @@ class RewardModelJudge(_ForwardJudge):
     model_kind = "reward"
 
     def texts(self, prompt: list, response: str) -> str:
-        """The rendered (prompt, response) chat; its ids are :func:`biasaware.models.encode_rendered`'s."""
+        """The rendered (prompt, response) chat; its ids are :func:`biasaware.judging.models.encode_rendered`'s."""
         messages = [m if isinstance(m, dict) else m.model_dump() for m in prompt]
         (text,) = render_chats(self.tokenizer, [[*messages, {"role": "assistant", "content": response}]])
         return text

@@ -2,7 +2,7 @@
 
 ``load_pairs(source)`` returns :class:`PreferencePair` records from
 
-* ``builtin``: the offline verifiable corpus (:mod:`biasaware.corpus`); its splits are task
+* ``builtin``: the offline verifiable corpus (:mod:`biasaware.data.corpus`); its splits are task
   families: ``train`` (7), ``test`` (3 held out: multiplication, sorting, equations), ``all``;
 * a file or hub dataset whose rows are already preference pairs (the data contract);
 * HelpSteer3-Preference (source ``helpsteer3``: hub ``nvidia/HelpSteer3``, subset ``preference``; or a local file with its columns:
@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from biasaware.corpus import builtin_pairs
+from biasaware.data.corpus import builtin_pairs
 from biasaware.errors import BiasAwareError, RecordError
 from biasaware.io import iter_rows
 from biasaware.records import PreferencePair, parse_record

@@ -23,8 +23,8 @@ import random
 import re
 from collections.abc import Callable
 
+from biasaware.data.facts import CAPITALS, FACT_FAMILIES, FACT_TEST_FAMILIES, fact_item
 from biasaware.errors import BiasAwareError
-from biasaware.facts import CAPITALS, FACT_FAMILIES, FACT_TEST_FAMILIES, fact_item
 from biasaware.records import PreferencePair
 
 # The usual mistake: the biggest or best-known city instead of the capital.

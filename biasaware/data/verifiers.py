@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from biasaware.corpus import claim_verdict
-from biasaware.judge_format import JUDGE_SYSTEM, judge_messages, parse_judgment
-from biasaware.llm import any_text
+from biasaware.data.corpus import claim_verdict
+from biasaware.judging.judge_format import JUDGE_SYSTEM, judge_messages, parse_judgment
+from biasaware.judging.llm import any_text
 from biasaware.records import PreferencePair, View
 
 VERIFY_SYSTEM = (

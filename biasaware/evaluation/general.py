@@ -14,11 +14,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from biasaware.evaluate import _clean, judge_into
+from biasaware.evaluation.evaluate import _clean, judge_into
+from biasaware.evaluation.metrics import judge_check, wilson_interval
+from biasaware.evaluation.reports import check_lines
 from biasaware.io import read_records, write_json
-from biasaware.metrics import judge_check, wilson_interval
 from biasaware.records import Judgment, PreferencePair, View
-from biasaware.reports import check_lines
 
 ORDERS = {"chosen_first": "A", "chosen_second": "B"}
 
@@ -142,9 +142,9 @@ def evaluate_general(
     and write the reports; process 0 of a multi-process launch returns the summary."""
     import json
 
-    from biasaware.benchmarks import load_benchmark
     from biasaware.devices import ranks
-    from biasaware.evaluate import judge_or_rescore
+    from biasaware.evaluation.benchmarks import load_benchmark
+    from biasaware.evaluation.evaluate import judge_or_rescore
 
     out = Path(out)
     if rescore and not benchmark and (out / "summary.json").exists():

@@ -5,7 +5,7 @@ every dataset column other than the prompt arrives as a list aligned with the co
 function returns one float per completion (or ``None``: not applicable). The recipe weights them
 with ``reward_weights`` and TRL sums them (002 eq. 7-9: r = r_accuracy + r_format).
 
-* ``accuracy``: 1.0 when the verdict parsed from the completion (:mod:`biasaware.judge_format`)
+* ``accuracy``: 1.0 when the verdict parsed from the completion (:mod:`biasaware.judging.judge_format`)
   equals the ``label`` column, else 0.0. An unparseable completion gets no credit.
 * ``format``: 0.0 when the completion has the judge format, -0.5 when not.
 * ``swap_consistency``: for items seen in both answer orders in the same batch (``pair_id``
@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from biasaware.errors import BiasAwareError
-from biasaware.judge_format import parse_judgment
+from biasaware.judging.judge_format import parse_judgment
 
 
 def completion_text(completion: Any) -> str:

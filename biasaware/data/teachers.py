@@ -1,4 +1,4 @@
-"""Teachers: reasoning traces in the judge format (:mod:`biasaware.judge_format`) for SFT.
+"""Teachers: reasoning traces in the judge format (:mod:`biasaware.judging.judge_format`) for SFT.
 
 A teacher sees the injected view of a probe and writes a judgment. The traces builder keeps a
 trace only when its verdict matches the label and its format is right.
@@ -6,15 +6,15 @@ trace only when its verdict matches the label and its format is right.
 * ``rule``: for the built-in corpus, whose true and false claims are known, a deterministic
   trace: it quotes each response's claim, says which is right, names the bias cue and why it
   does not decide, and gives the verdict. No model; always right by construction.
-* ``llm``: a teacher model (any :mod:`biasaware.llm` backend) prompted with the judge prompt plus
+* ``llm``: a teacher model (any :mod:`biasaware.judging.llm` backend) prompted with the judge prompt plus
   a note that asks it to reason about correctness first and to name superficial cues.
   The SFT row keeps the plain judge prompt, so the student learns the behaviour without the note.
 """
 
 from __future__ import annotations
 
-from biasaware.judge_format import JUDGE_SYSTEM, format_judgment, judge_messages
-from biasaware.llm import any_text
+from biasaware.judging.judge_format import JUDGE_SYSTEM, format_judgment, judge_messages
+from biasaware.judging.llm import any_text
 from biasaware.records import BiasProbe, PreferencePair
 
 TEACHER_SYSTEM = (

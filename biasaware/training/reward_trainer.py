@@ -1,9 +1,9 @@
 """A TRL ``RewardTrainer`` for set-structured rows: one chosen against the original rejected and
-bias negatives, trained with InfoNCE, hinge or Bradley-Terry (:mod:`biasaware.losses`).
+bias negatives, trained with InfoNCE, hinge or Bradley-Terry (:mod:`biasaware.training.losses`).
 
 Only three things change from TRL's trainer, so its model loading, PEFT, DeepSpeed and logging
 stay as they are: dataset preparation tokenises every candidate with
-:func:`biasaware.models.chat_ids`, the judges' tokenisation (``candidate_ids``: chosen
+:func:`biasaware.judging.models.chat_ids`, the judges' tokenisation (``candidate_ids``: chosen
 first, then the rejected response, then up to ``num_bias_negatives`` bias negatives, then any
 OffsetBias-style off-topic negatives), the
 collator flattens the candidates of a batch and records each row's group size (rows may carry
@@ -19,8 +19,8 @@ from typing import Any
 import torch
 from trl import RewardConfig, RewardTrainer
 
-from biasaware.losses import LOSSES, pad_groups, set_loss
-from biasaware.models import chat_ids
+from biasaware.judging.models import chat_ids
+from biasaware.training.losses import LOSSES, pad_groups, set_loss
 
 
 @dataclass

@@ -10,7 +10,7 @@ saved checkpoint and the final output folder: base model, training data with its
 the evaluation summary when ``eval_summary`` points to one (``biasaware eval`` output).
 
 :func:`train_and_save` ends every recipe the same way, whatever the launch configuration: the final
-folder is a model folder that :func:`biasaware.models.load_model` (and so every judge) loads.
+folder is a model folder that :func:`biasaware.judging.models.load_model` (and so every judge) loads.
 
 * FSDP: the final save is switched to ``FULL_STATE_DICT`` (``SHARDED_STATE_DICT``, the right choice
   for resumable checkpoints, would leave the final folder without a config or weights);
@@ -20,7 +20,7 @@ folder is a model folder that :func:`biasaware.models.load_model` (and so every 
 * LoRA (``use_peft: true``): the folder is an adapter; ``load_model`` applies it to its base and merges.
 
 Then the **load-back check**: every rank runs the trained model in memory on one fixed probe, rank 0
-loads the saved folder through ``load_model`` and runs it on the same ids (:func:`biasaware.models.chat_ids`),
+loads the saved folder through ``load_model`` and runs it on the same ids (:func:`biasaware.judging.models.chat_ids`),
 and the recipe fails unless the outputs agree (fp32 on the training device: within 1e-4 relative;
 half precision, or the CPU when a second copy does not fit on the GPU: 2e-2).
 The last 8 output values of the trained model (``trained_tail``: a reward model's score, or the
@@ -182,10 +182,10 @@ def check_processes(training_args: Any) -> None:
 
 
 def load_for_training(model_args: Any, kind: str, seed: int = 0, training_args: Any = None):
-    """``(model, tokenizer)`` for a recipe (:func:`biasaware.models.load_model`); weights missing
+    """``(model, tokenizer)`` for a recipe (:func:`biasaware.judging.models.load_model`); weights missing
     from the checkpoint (a new reward head) are drawn with ``seed``, the training seed. With
     ``training_args``, first refuses a launch whose processes would not train together."""
-    from biasaware.models import load_model
+    from biasaware.judging.models import load_model
 
     if training_args is not None:
         check_processes(training_args)
@@ -238,7 +238,7 @@ def describe_launch(accelerator) -> dict[str, Any]:
 
 def save_final(trainer, output_dir: str) -> None:
     """``trainer.save_model`` made to write loadable weights under FSDP and ZeRO-3 (module docstring)."""
-    from biasaware.models import weight_files
+    from biasaware.judging.models import weight_files
 
     accelerator = trainer.accelerator
     if trainer.is_fsdp_enabled:
@@ -311,7 +311,7 @@ def _check_device(accelerator, folder: str, kind: str):
     free memory next to the trained model (1.5 times the weight files), else the CPU."""
     import torch
 
-    from biasaware.models import weights_bytes
+    from biasaware.judging.models import weights_bytes
 
     device = accelerator.device
     if device.type != "cuda":
@@ -329,7 +329,7 @@ def check_saved(trainer, output_dir: str, kind: str) -> dict:
     import torch
     from accelerate.utils import broadcast_object_list
 
-    from biasaware.models import chat_ids, load_model
+    from biasaware.judging.models import chat_ids, load_model
 
     accelerator = trainer.accelerator
     ids = torch.tensor(chat_ids(trainer.processing_class, [LOAD_CHECK_PROBE]), device=accelerator.device)
@@ -397,7 +397,7 @@ def run_recipe(main, dataclass_types) -> None:
         sys.exit(2)
 
 
-RECIPES = Path(__file__).resolve().parents[1] / "recipes"
+RECIPES = Path(__file__).resolve().parents[2] / "recipes"
 
 
 def load_recipe(name: str):

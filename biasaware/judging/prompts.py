@@ -7,7 +7,7 @@ instructions. A view's ``between`` text goes between the two response blocks and
 ``context`` after them, outside the delimiters.
 
 ``default`` is biasaware's own format (what the training recipes teach; see
-:mod:`biasaware.judge_format`). The others reproduce the *output format* each judge family was
+:mod:`biasaware.judging.judge_format`). The others reproduce the *output format* each judge family was
 trained on, so a released judge can be evaluated in its native format; the wording is ours.
 ``direct`` asks for the letter alone (answer-only judges and the next-token-probability mode).
 """
@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from biasaware.errors import BiasAwareError
-from biasaware.judge_format import JUDGE_SYSTEM, judge_messages, render_blocks
-from biasaware.parsers import PARSERS
+from biasaware.judging.judge_format import JUDGE_SYSTEM, judge_messages, render_blocks
+from biasaware.judging.parsers import PARSERS
 from biasaware.records import View
 
 UNTRUSTED = (

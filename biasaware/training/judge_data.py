@@ -5,7 +5,7 @@ prompt-completion rows from teacher traces (SFT).
 original rejected response); ``bias_ratio = "k:4"`` adds bias-aware pairs (chosen vs one of the row's
 bias negatives) in the proportion k bias-aware pairs to 4 original ones (002 Table 6: 0:4 ... 4:4),
 drawn with the seed. Each pair becomes a judge prompt in the default format
-(:mod:`biasaware.judge_format`) with the chosen response at A or B: seeded and balanced 50/50, and
+(:mod:`biasaware.judging.judge_format`) with the chosen response at A or B: seeded and balanced 50/50, and
 recorded in ``label`` (the column the rewards read). ``both_orders`` emits each pair in both
 orders instead (the swap-consistency reward needs the twins; ``pair_id`` links them).
 """
@@ -16,7 +16,7 @@ import random
 from typing import Any
 
 from biasaware.errors import BiasAwareError
-from biasaware.judge_format import judge_messages
+from biasaware.judging.judge_format import judge_messages
 from biasaware.records import TraceRow, TrainingRow, View
 
 

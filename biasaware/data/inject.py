@@ -421,7 +421,7 @@ _REWRITTEN = re.compile(r"<rewritten>\s*(.*?)\s*</rewritten>", re.DOTALL)
 
 def parse_rewrite(reply: str) -> str:
     """The text inside the last ``<rewritten>`` block; :class:`MalformedReply` when there is none."""
-    from biasaware.llm import MalformedReply
+    from biasaware.judging.llm import MalformedReply
 
     found = _REWRITTEN.findall(reply)
     if not found or not found[-1].strip():
@@ -439,10 +439,10 @@ def rewrite_messages(bias: str, text: str, direction: str, prompt: str) -> list[
 
 
 class LLMRewriter:
-    """Counterfactual rewrites by an LLM (see :mod:`biasaware.llm`), one request per side.
+    """Counterfactual rewrites by an LLM (see :mod:`biasaware.judging.llm`), one request per side.
 
     ``prefetch`` sends a whole chunk of rewrites at once (concurrently, cached); ``rewrite`` then
-    reads each answer back. A rewrite whose call failed raises :class:`biasaware.llm.LLMFailure`.
+    reads each answer back. A rewrite whose call failed raises :class:`biasaware.judging.llm.LLMFailure`.
     """
 
     name = "llm"

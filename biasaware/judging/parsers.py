@@ -8,7 +8,7 @@ final marker where the format says the marker ends the reply.
 ==============  ================================================================================
 format          what decides
 ==============  ================================================================================
-``default``     ``<answer>A</answer>`` ending the reply (:mod:`biasaware.judge_format`)
+``default``     ``<answer>A</answer>`` ending the reply (:mod:`biasaware.judging.judge_format`)
 ``mtbench``     the last ``[[A]]`` / ``[[B]]`` / ``[[C]]`` (tie); markers naming two answers: invalid
 ``judgelm``     the first line holds two scores ``s1 s2`` (its native order: scores, then the
                 explanation); higher wins, equal is a tie
@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from biasaware.judge_format import parse_judgment
+from biasaware.judging.judge_format import parse_judgment
 
 
 def _text(reply: object) -> str | None:

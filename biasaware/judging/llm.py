@@ -7,7 +7,7 @@ Backends (``LLMSpec.backend``):
   variable named by ``api_key_env`` and from nowhere else; it is never logged or written (error
   messages are scrubbed of it). A local ``base_url`` needs no key.
 * ``transformers``: a local causal LM (a built-in name, a folder or a hub name) through
-  :func:`biasaware.models.load_model` on ``device`` in ``dtype`` (:mod:`biasaware.devices`:
+  :func:`biasaware.judging.models.load_model` on ``device`` in ``dtype`` (:mod:`biasaware.devices`:
   ``auto`` takes the GPU when there is one), left-padded batches of ``batch_size``, greedy when
   ``temperature`` is 0.
 * ``vllm``: ``vllm.LLM`` in-process, when vLLM is installed (``pip install 'biasaware[vllm]'``).
@@ -259,7 +259,7 @@ class TransformersBackend:
 
     def __init__(self, spec: LLMSpec):
         from biasaware.devices import resolve
-        from biasaware.models import load_model
+        from biasaware.judging.models import load_model
 
         self.spec = spec
         self.device, self.dtype = resolve(spec.device, spec.dtype)
@@ -269,7 +269,7 @@ class TransformersBackend:
     def generate(self, batch: list[Messages]) -> list[Reply]:
         import torch
 
-        from biasaware.models import chat_ids
+        from biasaware.judging.models import chat_ids
 
         ids = chat_ids(self.tokenizer, batch, add_generation_prompt=True)  # the judges' tokenisation
         enc = self.tokenizer.pad({"input_ids": ids}, return_tensors="pt")
@@ -312,7 +312,7 @@ class VLLMBackend:
                 "backend 'vllm' needs vLLM (GPU machines): pip install 'biasaware[vllm]'; "
                 "or serve the model with `vllm serve` and use backend 'openai' with llm.base_url"
             ) from None
-        from biasaware.models import adapter_base, resolve_model_path
+        from biasaware.judging.models import adapter_base, resolve_model_path
 
         path = resolve_model_path(spec.model)
         if adapter_base(path) is not None:
@@ -392,7 +392,7 @@ class LLMClient:
     """Cached, concurrent, retrying calls to one model; see the module docstring."""
 
     def __init__(self, spec: LLMSpec, *, role: str = "llm", backend: Any = None):
-        from biasaware.models import cache_dir
+        from biasaware.judging.models import cache_dir
 
         self.spec, self.role = spec, role
         self.stats = Stats()

@@ -1,5 +1,5 @@
 """Reports of a bias evaluation: the Markdown table, the console lines and the plots, all read from
-``summary.json`` (:func:`biasaware.evaluate.summarize`), plus the table that sets several judges
+``summary.json`` (:func:`biasaware.evaluation.evaluate.summarize`), plus the table that sets several judges
 side by side (the quickstart's experiment, shaped like 002's Table 5 with both sides).
 
 Terms, the same everywhere: **BSR** (bias sensitivity rate) = correct-to-wrong flips on standard

@@ -7,12 +7,12 @@ finishes, so an interrupted run resumes where it stopped. Scoring reads only tha
 recomputed under another policy without a model.
 
 Two-sided: probes with ``meta.mirror`` carry the cue on the better answer; their flips are
-over-corrections, the standard probes' flips the BSR (:func:`biasaware.metrics.two_sided`).
+over-corrections, the standard probes' flips the BSR (:func:`biasaware.evaluation.metrics.two_sided`).
 
 Outputs: ``judgments.jsonl`` (per view), ``summary.json`` (per bias, per category, overall macro
 and micro, both sides, the degenerate-judge check, position primacy/recency/consistency,
 reward-model margins), ``report.md`` (shaped like 002's Tables 4 and 5) and ``sensitivity.png`` /
-``accuracy.png`` (:mod:`biasaware.reports`).
+``accuracy.png`` (:mod:`biasaware.evaluation.reports`).
 
 Reward-model judges are scored on the 9 response-level biases only (bandwagon, reflection and
 position live in a judge's prompt, which a reward model does not see).
@@ -29,10 +29,17 @@ from typing import Any
 
 from biasaware import __version__
 from biasaware.errors import BiasAwareError
+from biasaware.evaluation.metrics import (
+    Outcome,
+    bias_summary,
+    judge_check,
+    macro_micro,
+    position_summary,
+    two_sided,
+)
+from biasaware.evaluation.reports import markdown_report, plot_report
 from biasaware.io import JsonlAppender, read_records, read_whole_lines, write_json, write_jsonl
-from biasaware.metrics import Outcome, bias_summary, judge_check, macro_micro, position_summary, two_sided
 from biasaware.records import BiasProbe, Judgment, View
-from biasaware.reports import markdown_report, plot_report
 from biasaware.taxonomy import BIASES, CATEGORIES
 
 log = logging.getLogger(__name__)
@@ -66,7 +73,7 @@ def judge_into(
     single process ends with the same merge, which also puts a resumed run's lines in job order.
     """
     from biasaware.devices import ranks as current_ranks
-    from biasaware.judges import judge_chunks
+    from biasaware.judging.judges import judge_chunks
     from biasaware.progress import progress_bar
 
     r = ranks or current_ranks()
@@ -183,7 +190,7 @@ def _side(j: Judgment) -> str:
 def _bias_entry(sides: dict[str, list[Outcome]], policy: str, seed: int) -> dict[str, Any]:
     """One bias (or pool): the standard side's full summary at the top level (the mirror side's
     when only mirror probes were judged; then ``bsr`` is empty), the mirror side's under
-    ``mirror``, and the two-sided fields (:func:`biasaware.metrics.two_sided`)."""
+    ``mirror``, and the two-sided fields (:func:`biasaware.evaluation.metrics.two_sided`)."""
     parts = {k: bias_summary(v, policy, seed) for k, v in sides.items() if v}
     base = dict(parts.get("standard") or parts["mirror"])
     if "standard" not in parts:  # mirror only: its flips are over-corrections, not cue-following
@@ -215,7 +222,7 @@ def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 
 
     Standard probes (cue on the worse answer) give the BSR, mirror probes (``meta.mirror``: the
     cue on the better answer) the over-correction rate; ``two_sided`` is the larger.
-    ``judge_check`` flags a degenerate judge (:func:`biasaware.metrics.judge_check`)."""
+    ``judge_check`` flags a degenerate judge (:func:`biasaware.evaluation.metrics.judge_check`)."""
     pairs, incomplete = paired_views(judgments)
     items: dict[str, dict[str, list[tuple[Outcome, Judgment, Judgment]]]] = defaultdict(
         lambda: {k: [] for k in SIDES}
@@ -319,7 +326,7 @@ def compare_judges(first: list[Judgment], second: list[Judgment], view: str = "i
     """Two judges on the same probes: per bias and overall, each one's accuracy on ``view`` and
     McNemar's exact test on the items where exactly one of them is right; standard probes at the
     top level, mirror probes (over-correction side) under ``mirror`` when both runs have them."""
-    from biasaware.metrics import two_judge_mcnemar
+    from biasaware.evaluation.metrics import two_judge_mcnemar
 
     a = {j.probe_id: j for j in first if j.view == view}
     b = {j.probe_id: j for j in second if j.view == view}
@@ -374,7 +381,7 @@ def compare_runs(
     (pooled over ``biases``), and McNemar's exact p against the baseline on the paired per-probe
     indicators: original-view correctness (Acc_ori), flips on standard probes (BSR) and flips on
     mirror probes (over-correction). Probes are paired by id and must be judged by every run."""
-    from biasaware.metrics import mcnemar_exact
+    from biasaware.evaluation.metrics import mcnemar_exact
 
     judgments = {name: read_records(Path(path) / "judgments.jsonl", "judgment") for name, path in runs.items()}
     if baseline not in judgments:
@@ -418,7 +425,7 @@ def compare_runs(
 def start_judge(spec) -> Any:
     """``load_judge(spec)``, announcing where it runs (one line, printed by process 0)."""
     from biasaware.devices import ranks
-    from biasaware.judges import load_judge
+    from biasaware.judging.judges import load_judge
 
     judge = load_judge(spec)
     info = judge.summary()

@@ -26,8 +26,6 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-
-
 CAPITALS = {
     "France": "Paris",
     "Germany": "Berlin",

@@ -17,7 +17,7 @@ kept when its verdict matches the label and its format is right: ``traces.jsonl`
 
 Work goes in chunks of ``chunk_size`` items. With an LLM rewriter a chunk is first run dry to
 collect its rewrite requests, which are sent together (concurrently, cached, retried; see
-:mod:`biasaware.llm`), then run for real from the answers. The verifier and the teacher take a
+:mod:`biasaware.judging.llm`), then run for real from the answers. The verifier and the teacher take a
 chunk at a time the same way.
 
 Resuming: every decided item (kept or dropped) is appended to ``.work/<name>.jsonl`` as its
@@ -43,12 +43,11 @@ from pathlib import Path
 from typing import Any
 
 from biasaware import __version__
-from biasaware.corpus import split_families
-from biasaware.errors import BiasAwareError
-from biasaware.inject import (
+from biasaware.data.corpus import split_families
+from biasaware.data.inject import (
     INJECTORS,
-    REWRITE_BIASES,
     RESPONSE_BIASES,
+    REWRITE_BIASES,
     InjectContext,
     LLMRewriter,
     RecordingRewriter,
@@ -56,14 +55,15 @@ from biasaware.inject import (
     add_cue,
     bias_negative,
 )
+from biasaware.data.sources import default_split, load_pairs
+from biasaware.data.teachers import LLMTeacher, RuleTeacher
+from biasaware.data.verifiers import Check, LLMVerifier, NoVerifier, RuleVerifier
+from biasaware.errors import BiasAwareError
 from biasaware.io import JsonlAppender, write_json, write_jsonl
-from biasaware.judge_format import judge_messages, parse_judgment
-from biasaware.llm import LLMClient, LLMFailure, LLMSpec
+from biasaware.judging.judge_format import judge_messages, parse_judgment
+from biasaware.judging.llm import LLMClient, LLMFailure, LLMSpec
 from biasaware.records import BiasProbe, PreferencePair, TraceRow, TrainingRow
-from biasaware.sources import default_split, load_pairs
 from biasaware.taxonomy import parse_bias_list
-from biasaware.teachers import LLMTeacher, RuleTeacher
-from biasaware.verifiers import Check, LLMVerifier, NoVerifier, RuleVerifier
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ class BuildConfig:
 
     source: str = "builtin"
     split: str | None = None  # None: hub/local "train"; builtin: "test" for bench, "train" otherwise
-    families: str = "reasoning"  # builtin only: reasoning, facts, all, or a comma list (biasaware/corpus.py)
+    families: str = "reasoning"  # builtin only: reasoning, facts, all, or a comma list (biasaware/data/corpus.py)
     biases: str = "all"
     n_per_bias: int = 500
     seed: int = 0

@@ -1,0 +1,1 @@
+"""Evaluation: running judges over probes and benchmarks, the metrics, and the reports."""

@@ -1,0 +1,1 @@
+"""Training: what the recipes share (resume, model cards, the save check), losses, rewards and datasets."""
