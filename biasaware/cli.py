@@ -21,6 +21,8 @@ EPILOG = """pipeline:
   biasaware build bench|train|traces   data builders: inject the 12 biases, filter, write records
   accelerate launch recipes/{sft,grpo,reward}.py --config ...   training (thin TRL scripts)
   biasaware eval bias|general|compare  evaluation: Acc_ori, Acc_inj, BSR, general benchmarks
+  biasaware sweep                      a recipe over a grid: train, evaluate, one table (002 Table 6)
+  biasaware release                    check a checkpoint against its report, write its model card
 multi-GPU evaluation: torchrun --nproc_per_node N -m biasaware.cli eval bias ... (see README.md)
 """
 
@@ -408,6 +410,112 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------------------ sweep, release
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from biasaware.sweep import SweepSpec, parse_grid_flag, run_sweep
+
+    overrides = {
+        "recipe": args.recipe,
+        "config": args.recipe_config,
+        "launch": args.launch,
+        "bench": args.bench,
+        "train_file": args.train_file,
+        "limit": args.limit,
+        "general": args.general,
+        "device": args.device,
+        "dtype": args.dtype,
+        "grid": parse_grid_flag(args.grid) if args.grid else None,
+        "seeds": [int(s) for s in args.seeds.split(",")] if args.seeds else None,
+    }
+    if args.seeds and not all(s.strip().lstrip("-").isdigit() for s in args.seeds.split(",")):
+        raise BiasAwareError(f"--seeds {args.seeds!r}: expected integers, e.g. 0,1,2")
+    spec = SweepSpec.from_sources(args.config, overrides)
+    result = run_sweep(spec, args.out)
+    print("\n" + (Path(args.out) / "table.md").read_text())
+    print(f"[done] table: {Path(args.out) / 'table.md'}, {Path(args.out) / 'table.json'}; plot: "
+          f"{Path(args.out) / 'tradeoff.png'} ({len(result['rows'])} settings)")  # fmt: skip
+    return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from biasaware.release import release
+
+    release(
+        args.checkpoint,
+        args.report,
+        args.out,
+        general=args.general,
+        bench=args.bench,
+        probes=args.probes,
+        license=args.license,
+        push_to=args.push_to_hub,
+        private=args.private,
+    )
+    return 0
+
+
+def add_sweep_release_parsers(sub) -> None:
+    p = sub.add_parser(
+        "sweep",
+        help="train and evaluate a recipe over a grid of settings (002 Table 6)",
+        description="Train each grid point through the real recipe, evaluate it on the bias benchmark in both "
+        "directions (and general benchmarks), and write table.md, table.json and tradeoff.png. Resumable: "
+        "rerun the same command. Settings: a YAML --config (biasaware/sweep.py, SweepSpec) and these flags.",
+    )
+    p.add_argument("--config", help="sweep YAML (grid, recipe, data, bench, evaluation)")
+    p.add_argument("--out", required=True, help="the sweep folder")
+    p.add_argument(
+        "--grid",
+        action="append",
+        metavar="KEY=V1,V2",
+        help="a grid axis (repeatable; replaces the file's grid)",
+    )
+    p.add_argument("--seeds", help="training seeds, e.g. 0,1,2 (default 0)")
+    p.add_argument("--recipe", choices=["reward", "sft", "grpo"])
+    p.add_argument(
+        "--recipe-config",
+        help="the recipe's base config (default recipes/configs/minilm-l6/reward_infonce.yaml)",
+    )
+    p.add_argument(
+        "--launch", help="python (default), inline (in this process), or an accelerate config file"
+    )
+    p.add_argument(
+        "--bench", help="a built benchmark folder (default: built into OUT/bench from the built-in corpus)"
+    )
+    p.add_argument(
+        "--train-file", help="fixed training rows (default: built per point from the build settings)"
+    )
+    p.add_argument("--limit", type=int, help="probes per bias and side")
+    p.add_argument(
+        "--general", action="append", help="a general benchmark to evaluate every point on (repeatable)"
+    )
+    p.add_argument("--device", help="where the evaluations run (default auto)")
+    p.add_argument("--dtype", help="the evaluations' dtype (default auto)")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser(
+        "release",
+        help="check a checkpoint against its bias report and write a model card (optionally push to the hub)",
+        description="Refuse a report made from other weights, re-judge a few of its probes, and write a release "
+        "folder (model files, README.md model card with the two-sided bias report, bias_report/, reproduce/). "
+        "Uploads only with --push-to-hub (token from HF_TOKEN or the hub login; never printed).",
+    )
+    p.add_argument("--checkpoint", required=True, help="the trained model folder")
+    p.add_argument("--report", required=True, help="its `eval bias` output folder")
+    p.add_argument("--out", help="the release folder (default: CHECKPOINT-release next to it)")
+    p.add_argument(
+        "--general", action="append", help="an `eval general` output folder of this checkpoint (repeatable)"
+    )
+    p.add_argument("--bench", help="the benchmark folder, when it moved since the report was made")
+    p.add_argument("--probes", type=int, default=4, help="probes to re-judge at release (default 4)")
+    p.add_argument(
+        "--license", help="license for the card (default: the base model's when known, else other)"
+    )
+    p.add_argument("--push-to-hub", metavar="NAME", help="upload to this hub model repo (owner/name)")
+    p.add_argument("--private", action="store_true", help="create the hub repo private")
+    p.set_defaults(func=cmd_release)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from biasaware.records import RECORD_TYPES
 
@@ -440,6 +548,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_build_parser(sub)
     add_eval_parser(sub)
+    add_sweep_release_parsers(sub)
 
     p = sub.add_parser("models", help="list or prepare the built-in offline models")
     p.add_argument("action", choices=["list", "prepare"])

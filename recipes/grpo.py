@@ -64,5 +64,7 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
     return train_and_save(trainer, training_args, "causal")
 
 
+DATACLASSES = (ScriptArguments, GRPOConfig, ModelConfig)  # what the config and flags fill (biasaware sweep checks keys against them)
+
 if __name__ == "__main__":
-    run_recipe(main, (ScriptArguments, GRPOConfig, ModelConfig))
+    run_recipe(main, DATACLASSES)

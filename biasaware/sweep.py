@@ -1,0 +1,664 @@
+"""``biasaware sweep``: one recipe over a grid of settings (002 sec. 5.5, Table 6).
+
+Every point of the grid trains through the real recipe (``recipes/<recipe>.py``, launched the way
+the sweep says: ``python``, ``inline`` in this process, or an accelerate config file for
+``accelerate launch``), is evaluated on the bias benchmark in both directions (and on general
+benchmarks when given), and becomes one row of a table shaped like 002's Table 6 (Acc_ori,
+Acc_inj, BSR, over-correction, two-sided sensitivity, general agreement; intervals for one seed,
+mean and spread over several) and one point of a trade-off plot.
+
+A grid key is a build setting when :class:`~biasaware.data.builders.BuildConfig` has it
+(``augment``, ``cues``, ``n_negatives``, ...: the training rows are built once per distinct build
+setting under ``data/``), otherwise a recipe argument (``num_bias_negatives``, ``bias_ratio``,
+``loss``, ``learning_rate``, ...: checked against the recipe's own arguments). ``grid`` is a map of
+lists (their product) or a list of such maps (the union of their products, as scikit-learn's
+``ParameterGrid``), so ``num_bias_negatives`` can vary for paper rows only.
+
+The folder::
+
+    sweep.json               the fixed settings (everything but grid and seeds), their hash, the grids run
+    bench/                   the benchmark, when the sweep builds it
+    data/<build setting>/    training rows
+    points/<setting>,seed=N/ point.json (the point's settings), ckpt/ (the recipe's output_dir),
+                             eval/ (``eval bias`` output), general/<benchmark>/
+    table.md, table.json, tradeoff.png
+
+Resuming: a point whose checkpoint carries its model card's load-back check is not trained again,
+and an evaluation whose summary records that checkpoint's weights hash is not run again; a point
+interrupted mid-training resumes from its newest ``checkpoint-*`` when the recipe saved one, else
+it starts over. A rerun whose fixed settings differ from ``sweep.json`` (the recipe config's
+content, the launch, the data, the benchmark's content, the evaluation) is refused, naming the
+keys; a changed grid extends the sweep (new points run, finished ones are reused) and the table
+covers the points of the grid given, so results of different settings never mix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from biasaware.errors import BiasAwareError
+
+RECIPE_MODES = {"reward": "reward", "sft": "generate", "grpo": "generate"}
+QUICK_CUES = "length,beauty,authority,assertiveness,sycophancy"
+CELL_KEYS = ("acc_ori", "acc_inj", "bsr", "overcorrection", "two_sided", "general")
+
+
+class SweepSpec(BaseModel):
+    """A sweep: what to train, how to launch it, what to evaluate on, and the grid."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    recipe: Literal["reward", "sft", "grpo"] = "reward"
+    config: str = Field(
+        "recipes/configs/minilm-l6/reward_infonce.yaml", description="the recipe's base config"
+    )
+    launch: str = Field("python", description="python, inline, or an accelerate config file")
+    recipe_args: dict[str, Any] = Field(default_factory=dict, description="fixed recipe overrides")
+    train_file: str | None = Field(None, description="fixed training rows; none: built from `build`")
+    build: dict[str, Any] = Field(
+        default_factory=lambda: {
+            "families": "facts",
+            "cues": "natural",
+            "biases": QUICK_CUES,
+            "max_rows": 200,
+        }
+    )
+    bench: str | None = Field(None, description="a built benchmark folder; none: built from `bench_build`")
+    bench_build: dict[str, Any] = Field(default_factory=lambda: {"families": "facts", "n_per_bias": 25})
+    mode: Literal["reward", "generate", "direct"] | None = None
+    template: str = "default"
+    limit: int | None = Field(None, ge=1, description="probes per bias and side")
+    biases: list[str] | None = None
+    policy: Literal["symmetric", "judgebiasbench"] = "symmetric"
+    general: list[str] = Field(
+        default_factory=list, description="general benchmarks: local files or hub names"
+    )
+    general_limit: int | None = Field(None, ge=1)
+    device: str = "auto"
+    dtype: str = "auto"
+    grid: dict[str, list[Any]] | list[dict[str, list[Any]]] = Field(default_factory=dict)
+    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
+    baseline: dict[str, Any] | None = Field(None, description="the grid point p-values compare with")
+
+    @field_validator("grid")
+    @classmethod
+    def _grid(cls, grid):
+        for g in grid if isinstance(grid, list) else [grid]:
+            for key, values in g.items():
+                if not values:
+                    raise ValueError(f"grid key {key!r} has no values")
+                if key == "seed":
+                    raise ValueError("seeds are not a grid key: use `seeds: [0, 1, ...]`")
+        return grid
+
+    @classmethod
+    def from_sources(cls, path: str | None, overrides: dict[str, Any]) -> SweepSpec:
+        """The spec of a YAML file (if any) updated by command-line values (``None``: not given)."""
+        import yaml
+
+        data: dict[str, Any] = {}
+        if path:
+            try:
+                data = yaml.safe_load(Path(path).read_text()) or {}
+            except (OSError, yaml.YAMLError) as exc:
+                raise BiasAwareError(f"cannot read sweep config {path}: {exc}") from None
+            if not isinstance(data, dict):
+                raise BiasAwareError(f"{path}: a sweep config is a mapping of settings")
+        data.update({k: v for k, v in overrides.items() if v is not None})
+        try:
+            return cls(**data)
+        except ValidationError as exc:
+            where = f"{path}: " if path else ""
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'config'}: {e['msg']} (got {e.get('input')!r})"
+                for e in exc.errors()
+            )
+            raise BiasAwareError(f"{where}bad sweep setting: {problems}") from None
+
+
+def parse_grid_flag(items: list[str]) -> dict[str, list[Any]]:
+    """``--grid key=v1,v2`` flags as a grid map; values are read as YAML scalars (``4`` is a number)."""
+    import yaml
+
+    grid: dict[str, list[Any]] = {}
+    for item in items:
+        key, sep, values = item.partition("=")
+        if not sep or not key.strip() or not values.strip():
+            raise BiasAwareError(f"--grid {item!r}: expected KEY=V1,V2,... (e.g. num_bias_negatives=0,1,4)")
+        grid[key.strip()] = [yaml.safe_load(v) for v in values.split(",")]
+    return grid
+
+
+# ----------------------------------------------------------------------------------------- points
+def points(spec: SweepSpec) -> list[dict[str, Any]]:
+    """The settings of every grid point (without the seed), in grid order, duplicates removed."""
+    grids = spec.grid if isinstance(spec.grid, list) else [spec.grid]
+    seen, out = set(), []
+    for g in grids:
+        keys = list(g)
+        for values in itertools.product(*(g[k] for k in keys)):
+            setting = dict(zip(keys, values, strict=True))
+            key = json.dumps(setting, sort_keys=True)
+            if key not in seen:
+                seen.add(key)
+                out.append(setting)
+    return out
+
+
+def slug(setting: dict[str, Any]) -> str:
+    """A point's folder name: ``key=value`` pairs in key order (``default`` for the empty grid)."""
+    return safe(",".join(f"{k}={_text(v)}" for k, v in sorted(setting.items()))) or "default"
+
+
+def safe(text: str) -> str:
+    """``text`` as a folder name: characters other than letters, digits and ``.=,_+-`` become ``-``."""
+    return re.sub(r"[^A-Za-z0-9.=,_+-]", "-", text)
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, dict | list | bool) or value is None else str(value)
+
+
+def label(setting: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={_text(v)}" for k, v in setting.items()) or "default"
+
+
+def split_keys(spec: SweepSpec, recipe_fields: set[str]) -> tuple[set[str], set[str]]:
+    """The grid's build keys and recipe keys; an unknown key is refused with the valid names."""
+    from biasaware.data.builders import BuildConfig
+
+    build_fields = set(BuildConfig.__dataclass_fields__)
+    keys = {k for s in points(spec) for k in s} | set(spec.recipe_args)
+    build = {k for k in keys if k in build_fields and k not in recipe_fields}
+    unknown = sorted(keys - build - recipe_fields)
+    if unknown:
+        raise BiasAwareError(
+            f"unknown sweep key(s) {', '.join(unknown)}: neither a build setting (biasaware/data/builders.py) "
+            f"nor an argument of recipes/{spec.recipe}.py"
+        )
+    if build & set(spec.recipe_args):
+        raise BiasAwareError(
+            f"recipe_args holds build settings ({', '.join(sorted(build))}); put them in `build`"
+        )
+    if build and spec.train_file:
+        raise BiasAwareError(
+            f"grid key(s) {', '.join(sorted(build))} change the training data, but train_file is fixed; "
+            "leave train_file out to build the rows per point"
+        )
+    for reserved in ("output_dir", "train_file", "seed", "config"):
+        if reserved in keys:
+            raise BiasAwareError(
+                f"{reserved!r} is set by the sweep for every point; it cannot be swept or fixed"
+            )
+    return build, keys - build
+
+
+# -------------------------------------------------------------------------------------- fingerprint
+def file_sha256(paths: list[Path]) -> str:
+    """SHA-256 over files' names (relative) and bytes, in name order."""
+    h = hashlib.sha256()
+    for p in sorted(paths):
+        h.update(p.name.encode() + b"\0")
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def bench_files(bench: Path) -> list[Path]:
+    files = sorted(bench.glob("*.jsonl")) if bench.is_dir() else [bench]
+    if not files or not all(f.is_file() for f in files):
+        raise BiasAwareError(f"{bench}: no benchmark here (a folder of probe JSONL files from `build bench`)")
+    return files
+
+
+def _yaml(path: Path) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise BiasAwareError(f"cannot read {path}: {exc}") from None
+
+
+def find_file(name: str, what: str) -> Path:
+    """A path as given, else relative to the repository checkout (configs named as in the README)."""
+    from biasaware.training.recipe import RECIPES
+
+    for candidate in (Path(name).expanduser(), RECIPES.parent / name):
+        if candidate.is_file():
+            return candidate
+    raise BiasAwareError(f"{what} {name}: no such file")
+
+
+def fixed_settings(spec: SweepSpec, bench: Path | None) -> dict[str, Any]:
+    """Everything that changes a point's result apart from its grid values and seed (``bench=None``:
+    check the named files only)."""
+    fixed = spec.model_dump(exclude={"grid", "seeds", "baseline"})
+    config = find_file(spec.config, "recipe config")
+    fixed["config"] = {"path": spec.config, "content": _yaml(config)}
+    if spec.launch not in ("python", "inline"):
+        fixed["launch"] = {"path": spec.launch, "content": _yaml(find_file(spec.launch, "accelerate config"))}
+    if spec.train_file:
+        train = Path(spec.train_file)
+        if not train.is_file():
+            raise BiasAwareError(f"train_file {train}: no such file")
+        fixed["train_file"] = {"path": spec.train_file, "sha256": file_sha256([train])}
+    if bench is not None:
+        fixed["bench"] = {"path": str(spec.bench or "bench/"), "sha256": file_sha256(bench_files(bench))}
+    elif spec.bench:
+        bench_files(Path(spec.bench))
+    return fixed
+
+
+def _hash(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def differing(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """The dotted keys where two settings differ."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for k in sorted(set(old) | set(new)):
+            out += differing(old.get(k), new.get(k), f"{prefix}{k}.")
+        return out
+    return [] if old == new else [prefix.rstrip(".")]
+
+
+# ---------------------------------------------------------------------------------------- running
+def recipe_fields(recipe: str) -> set[str]:
+    from dataclasses import fields
+
+    from biasaware.training.recipe import load_recipe
+
+    return {f.name for cls in load_recipe(recipe).DATACLASSES for f in fields(cls)}
+
+
+def _arg(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value)
+    return str(value)
+
+
+def train_point(spec: SweepSpec, args: list[str], log: Path) -> None:
+    """Run the recipe for one point: in its own process (``python`` or ``accelerate launch``, its
+    output in ``log``) or in this process (``inline``)."""
+    from biasaware.training.recipe import RECIPES, load_recipe
+
+    script = RECIPES / f"{spec.recipe}.py"
+    if spec.launch == "inline":
+        from trl import TrlParser
+
+        module = load_recipe(spec.recipe)
+        try:
+            parsed = TrlParser(module.DATACLASSES).parse_args_and_config(args=args)
+        except (OSError, ValueError) as exc:
+            raise BiasAwareError(f"recipes/{spec.recipe}.py refused the point's arguments: {exc}") from None
+        module.main(*parsed)
+        return
+    if spec.launch == "python":
+        cmd = [sys.executable, str(script)]
+    else:
+        launch_config = find_file(spec.launch, "accelerate config")
+        cmd = [
+            sys.executable,
+            "-m",
+            "accelerate.commands.launch",
+            "--config_file",
+            str(launch_config),
+            str(script),
+        ]
+    with open(log, "w") as fh:
+        run = subprocess.run([*cmd, *args], stdout=fh, stderr=subprocess.STDOUT, text=True)
+    if run.returncode != 0:
+        tail = log.read_text()[-2000:]
+        raise BiasAwareError(
+            f"training failed (exit {run.returncode}); the recipe's output is in {log}:\n{tail}"
+        )
+
+
+def trained(ckpt: Path) -> bool:
+    """A checkpoint folder is finished when its model card records the load-back check."""
+    card = ckpt / "biasaware_card.json"
+    if not card.exists():
+        return False
+    try:
+        return bool(json.loads(card.read_text()).get("load_check"))
+    except json.JSONDecodeError:
+        return False
+
+
+def evaluated(folder: Path, weights: str | None) -> bool:
+    """An evaluation is finished when its summary records the checkpoint's weights hash."""
+    summary = folder / "summary.json"
+    if not summary.exists():
+        return False
+    try:
+        run = json.loads(summary.read_text()).get("run") or {}
+    except json.JSONDecodeError:
+        return False
+    return (run.get("model_identity") or {}).get("weights_sha256") == weights
+
+
+def run_sweep(spec: SweepSpec, out: str | Path, *, on_point=None) -> dict[str, Any]:
+    """Run (or resume, or extend) the sweep into ``out`` and write its table and plot.
+    ``on_point(name)`` is called after each finished point."""
+    from biasaware.data.builders import BuildConfig, build_bench, build_train
+    from biasaware.evaluation.evaluate import evaluate_bias
+    from biasaware.evaluation.general import evaluate_general
+    from biasaware.io import write_json
+    from biasaware.judging.judges import JudgeSpec
+    from biasaware.judging.models import model_identity
+
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise BiasAwareError(f"--out {out} is a file, not a folder")
+    fields = recipe_fields(spec.recipe)
+    build_keys, _ = split_keys(spec, fields)
+    grid = points(spec)
+    if spec.baseline is not None and spec.baseline not in grid:
+        raise BiasAwareError(f"baseline {spec.baseline} is not a point of the grid ({len(grid)} points)")
+    build_defaults = BuildConfig(**spec.build)  # a bad build setting fails before anything is written
+    for setting in grid:
+        BuildConfig(**{**spec.build, **{k: setting[k] for k in build_keys if k in setting}})
+    config_path = find_file(spec.config, "recipe config")
+    mode = spec.mode or RECIPE_MODES[spec.recipe]
+
+    bench = Path(spec.bench) if spec.bench else out / "bench"
+    fixed_settings(spec, None)  # every named file is checked before anything is written
+    if not spec.bench and not (bench / "manifest.json").exists():
+        print(f"[sweep] building the benchmark into {bench} ...", flush=True)
+        build_bench(BuildConfig(seed=build_defaults.seed, **spec.bench_build), bench)
+    state_path = out / "sweep.json"
+    state = json.loads(state_path.read_text()) if state_path.exists() else None
+    fixed = fixed_settings(spec, bench)
+    if state is not None:
+        diff = differing(state["fixed"], fixed)
+        finished = [p.parent.name for p in (out / "points").glob("*/ckpt") if trained(p)]
+        if diff and finished:
+            raise BiasAwareError(
+                f"{out} holds a sweep with other fixed settings (differ: {', '.join(diff)}) and "
+                f"{len(finished)} finished point(s); use another --out, or the same settings (only the grid and "
+                "seeds may change)"
+            )
+        if diff:  # nothing finished under the old settings: nothing to mix, start over
+            print(f"[sweep] {out} held an unfinished sweep with other settings ({', '.join(diff)}); starting over")
+            for part in ("points", "data", *(() if spec.bench else ("bench",))):
+                shutil.rmtree(out / part, ignore_errors=True)
+            state = None
+            if not spec.bench:
+                build_bench(BuildConfig(seed=build_defaults.seed, **spec.bench_build), bench)
+            fixed = fixed_settings(spec, bench)
+    names = [(setting, seed, f"{slug(setting)},seed={seed}") for setting in grid for seed in spec.seeds]
+    clash = {n for _, _, n in names if sum(m == n for _, _, m in names) > 1}
+    if clash:
+        raise BiasAwareError(
+            f"grid values that differ only in punctuation give the same folder: {sorted(clash)}"
+        )
+    previous = set(state["points"]) if state else set()
+    new = [n for _, _, n in names if n not in previous]
+    if state is not None and new and previous:
+        print(f"[sweep] the grid changed: {len(new)} new point(s); finished points are reused", flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(
+        state_path,
+        {
+            "fixed": fixed,
+            "fixed_sha256": _hash(fixed),
+            "points": sorted(previous | {n for _, _, n in names}),
+            "grids": [*(state["grids"] if state else []), spec.model_dump(include={"grid", "seeds"})],
+        },
+    )
+
+    t0 = time.time()
+    built: set[Path] = set()
+    for k, (setting, seed, name) in enumerate(names, 1):
+        folder = out / "points" / name
+        record = {"settings": setting, "seed": seed, "fixed_sha256": _hash(fixed)}
+        if (folder / "point.json").exists() and json.loads((folder / "point.json").read_text()) != record:
+            raise BiasAwareError(
+                f"{folder}/point.json records other settings; remove the folder or use another --out"
+            )
+        folder.mkdir(parents=True, exist_ok=True)
+        write_json(folder / "point.json", record)
+        build = {k: v for k, v in setting.items() if k in build_keys}
+        if spec.train_file:
+            train_file = Path(spec.train_file)
+        else:
+            data = out / "data" / slug(build)
+            train_file = data / "train.jsonl"
+            if data not in built:
+                print(f"[sweep] training rows {label(build)}: {data}", flush=True)
+                build_train(BuildConfig(**{**spec.build, **build}), data)
+                built.add(data)
+        ckpt = folder / "ckpt"
+        prefix = f"[sweep {k}/{len(names)}] {label(setting)}, seed {seed}"
+        if not trained(ckpt):
+            for stale in ("eval", "general"):
+                shutil.rmtree(folder / stale, ignore_errors=True)
+            args = ["--config", str(config_path), "--train_file", str(train_file), "--output_dir", str(ckpt)]
+            args += ["--seed", str(seed), "--disable_tqdm", "true"]
+            for key, value in {**spec.recipe_args, **setting}.items():
+                if key not in build_keys:
+                    args += [f"--{key}", _arg(value)]
+            if any(ckpt.glob("checkpoint-*")):
+                args += ["--resume_from_checkpoint", "latest"]
+                print(f"{prefix}: resuming training from {ckpt}", flush=True)
+            elif ckpt.exists():
+                shutil.rmtree(ckpt)
+            print(f"{prefix}: training ({spec.launch}) ...", flush=True)
+            mark = time.time()
+            train_point(spec, args, folder / "train.log")
+            if not trained(ckpt):
+                raise BiasAwareError(f"the recipe finished without a checked final model in {ckpt}")
+            print(f"{prefix}: trained in {time.time() - mark:.0f}s", flush=True)
+        weights = model_identity(str(ckpt), "reward" if mode == "reward" else "causal")["weights_sha256"]
+        judge = JudgeSpec.create(
+            name=str(ckpt), mode=mode, template=spec.template, device=spec.device, dtype=spec.dtype
+        )
+        if not evaluated(folder / "eval", weights):
+            shutil.rmtree(folder / "eval", ignore_errors=True)
+            evaluate_bias(
+                judge,
+                bench,
+                folder / "eval",
+                biases=spec.biases,
+                limit=spec.limit,
+                policy=spec.policy,
+                seed=seed,
+            )
+        for benchmark in spec.general:
+            target = folder / "general" / safe(benchmark)
+            if not evaluated(target, weights):
+                shutil.rmtree(target, ignore_errors=True)
+                evaluate_general(judge, benchmark, target, limit=spec.general_limit)
+        print(f"{prefix}: done", flush=True)
+        if on_point:
+            on_point(name)
+    result = sweep_table(spec, out, [(s, seed, n) for s, seed, n in names])
+    result["seconds_this_run"] = round(time.time() - t0, 1)
+    return result
+
+
+# ------------------------------------------------------------------------------------------ table
+def _general(folder: Path) -> dict | None:
+    """The general agreement of one point: pooled over its benchmarks (pair accuracy for judges
+    that read both orders, accuracy for reward models)."""
+    k = n = 0
+    for summary in sorted(folder.glob("general/*/summary.json")):
+        overall = json.loads(summary.read_text())["overall"]
+        r = overall.get("pair_acc") or overall.get("accuracy")
+        k, n = k + r["k"], n + r["n"]
+    if not n:
+        return None
+    from biasaware.evaluation.metrics import wilson_interval
+
+    return {"value": k / n, "ci": list(wilson_interval(k, n)), "k": k, "n": n}
+
+
+def sweep_table(spec: SweepSpec, out: Path, names: list[tuple[dict, int, str]]) -> dict[str, Any]:
+    """Table 6 of the sweep (``table.json``, ``table.md``) and its trade-off plot (``tradeoff.png``);
+    per-point numbers from each point's own evaluation, McNemar p against the baseline point of the
+    same seed (:func:`biasaware.evaluation.evaluate.compare_runs`: all points share the probes)."""
+    from biasaware.evaluation.evaluate import compare_runs
+    from biasaware.io import write_json
+
+    grid = points(spec)
+    baseline = slug(spec.baseline if spec.baseline is not None else grid[0])
+    per_seed: dict[int, dict[str, Any]] = {}
+    for seed in spec.seeds:
+        runs = {slug(s): out / "points" / n / "eval" for s, sd, n in names if sd == seed}
+        per_seed[seed] = compare_runs(runs, baseline, biases=spec.biases, policy=spec.policy, seed=seed)[
+            "runs"
+        ]
+    rows = []
+    for setting in grid:
+        key = slug(setting)
+        seeds = {}
+        for seed in spec.seeds:
+            r = per_seed[seed][key]
+            cell = {k: r.get(k) for k in ("n", "acc_ori", "acc_ori_ci", "acc_inj", "bsr", "bsr_ci")}
+            cell.update(
+                {k: r.get(k) for k in ("overcorrection", "overcorrection_ci", "two_sided", "two_sided_ci")}
+            )
+            general = _general(out / "points" / f"{key},seed={seed}")
+            cell["general"], cell["general_ci"] = (
+                (general["value"], general["ci"]) if general else (None, None)
+            )
+            cell["degenerate"] = r["judge_check"]["degenerate"]
+            cell["check"] = r["judge_check"]["reasons"]
+            cell["p_vs_baseline"] = r["p_vs"].get(baseline)
+            seeds[seed] = cell
+        summary = {}
+        for k in CELL_KEYS:
+            vals = [c[k] for c in seeds.values() if c[k] is not None and not math.isnan(c[k])]
+            summary[k] = {
+                "mean": statistics.fmean(vals) if vals else None,
+                "sd": statistics.stdev(vals) if len(vals) > 1 else None,
+                "min": min(vals) if vals else None,
+                "max": max(vals) if vals else None,
+            }
+        rows.append(
+            {
+                "setting": setting,
+                "label": label(setting),
+                "baseline": key == baseline,
+                "degenerate": any(c["degenerate"] for c in seeds.values()),
+                "seeds": seeds,
+                "summary": summary,
+            }
+        )
+    result = {
+        "recipe": spec.recipe,
+        "config": spec.config,
+        "seeds": spec.seeds,
+        "baseline": label(spec.baseline if spec.baseline is not None else grid[0]),
+        "biases": spec.biases or "all",
+        "rows": rows,
+    }
+    write_json(out / "table.json", result)
+    (out / "table.md").write_text(sweep_markdown(result))
+    sweep_plot(result, out / "tradeoff.png")
+    return result
+
+
+def _cell(row: dict, key: str, one_seed: bool) -> str:
+    from biasaware.evaluation.reports import ci, pct
+
+    s = row["summary"][key]
+    if s["mean"] is None:
+        return "–"
+    if one_seed:
+        (cell,) = row["seeds"].values()
+        return f"{pct(cell[key])}{ci(cell.get(f'{key}_ci'))}"
+    spread = f" ± {100 * s['sd']:.1f}" if s["sd"] is not None else ""
+    return f"{pct(s['mean'])}{spread} ({pct(s['min'])}–{pct(s['max'])})"
+
+
+def sweep_markdown(result: dict[str, Any]) -> str:
+    from biasaware.evaluation.reports import p_value
+
+    one = len(result["seeds"]) == 1
+    head = "| setting | Acc_ori | Acc_inj | BSR | over-correction | two-sided | general agreement |"
+    lines = [head + (" p BSR | p over-corr. |" if one else "") + " check |"]
+    lines.append("|---|" + "---:|" * (6 + 2 * one) + "---|")
+    for row in result["rows"]:
+        cells = [_cell(row, k, one) for k in CELL_KEYS]
+        name = row["label"] + (" (baseline)" if row["baseline"] else "")
+        ps = ""
+        if one:
+            (cell,) = row["seeds"].values()
+            pv = cell["p_vs_baseline"] or {}
+            ps = f" {p_value(pv.get('bsr'))} | {p_value(pv.get('overcorrection'))} |"
+        reasons = sorted({r for c in row["seeds"].values() for r in c["check"]})
+        flag = "degenerate: " + "; ".join(reasons) if row["degenerate"] else "ok"
+        lines.append(f"| {name} | " + " | ".join(cells) + f" |{ps} {flag} |")
+    spread = (
+        "95% Wilson intervals; p = McNemar exact against the baseline on the same probes."
+        if one
+        else f"mean ± sd over seeds {result['seeds']} (min–max); per-seed numbers, intervals and p in table.json."
+    )
+    lines += [
+        "",
+        f"`{result['recipe']}` recipe from `{result['config']}`; rates in %, pooled over biases: "
+        f"{result['biases'] if isinstance(result['biases'], str) else ', '.join(result['biases'])}. BSR: the judge "
+        "follows the cue (standard probes); over-correction: it turns against the cue (mirror probes); "
+        f"two-sided: the larger. {spread} A degenerate judge's rates are not interpretable and are not ranked.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def sweep_plot(result: dict[str, Any], path: Path) -> Path:
+    """Two-sided sensitivity (y) against general agreement (x; Acc_ori on the bias benchmark's
+    original views when no general benchmark was run), one point per setting, bars: the 95%
+    interval (one seed) or min–max over seeds; degenerate settings hollow."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = result["rows"]
+    xkey = "general" if all(r["summary"]["general"]["mean"] is not None for r in rows) else "acc_ori"
+    one = len(result["seeds"]) == 1
+    fig, ax = plt.subplots(figsize=(6.4, 5))
+    for k, row in enumerate(rows):
+        x, y = row["summary"][xkey]["mean"], row["summary"]["two_sided"]["mean"]
+        if x is None or y is None:
+            continue
+        if one:
+            (cell,) = row["seeds"].values()
+            xs, ys = cell.get(f"{xkey}_ci") or (x, x), cell.get("two_sided_ci") or (y, y)
+        else:
+            xs = (row["summary"][xkey]["min"], row["summary"][xkey]["max"])
+            ys = (row["summary"]["two_sided"]["min"], row["summary"]["two_sided"]["max"])
+        color = f"C{k % 10}"
+        ax.errorbar(
+            x, y, xerr=[[x - xs[0]], [xs[1] - x]], yerr=[[y - ys[0]], [ys[1] - y]], fmt="o", color=color,
+            markerfacecolor="none" if row["degenerate"] else color, markersize=8, capsize=3,
+            label=row["label"] + (" (degenerate)" if row["degenerate"] else ""),
+        )  # fmt: skip
+    ax.set_xlim(-0.03, 1.03)
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_xlabel(
+        "general agreement" if xkey == "general" else "Acc_ori (original views of the bias benchmark)"
+    )
+    ax.set_ylabel("two-sided bias sensitivity (max of BSR, over-correction)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), fontsize=7, frameon=False, ncol=1)
+    fig.suptitle("Sweep trade-off (lower right is better)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,0 +1,174 @@
+"""biasaware sweep: grid expansion, key checks, a 2x2 sweep with tiny models that is killed after its
+first point and resumes to the uninterrupted sweep's table, refusal of changed settings, extension."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from biasaware.cli import main
+from biasaware.errors import BiasAwareError
+from biasaware.sweep import SweepSpec, differing, parse_grid_flag, points, run_sweep, slug, split_keys
+
+
+def test_grid_is_a_product_or_a_union_of_products():
+    spec = SweepSpec(grid=[{"augment": ["paper"], "num_bias_negatives": [0, 1, 4]}, {"augment": ["balanced", "paper"], "num_bias_negatives": [0]}])
+    got = [(p["augment"], p["num_bias_negatives"]) for p in points(spec)]
+    assert got == [("paper", 0), ("paper", 1), ("paper", 4), ("balanced", 0)]  # ("paper", 0) once
+    assert points(SweepSpec()) == [{}]
+    assert slug({"bias_ratio": "1:4", "loss": "hinge"}) == "bias_ratio=1-4,loss=hinge"
+    assert slug({}) == "default"
+
+
+def test_grid_flags_and_bad_settings():
+    assert parse_grid_flag(["num_bias_negatives=0,1,4", "augment=paper"]) == {
+        "num_bias_negatives": [0, 1, 4],
+        "augment": ["paper"],
+    }
+    with pytest.raises(BiasAwareError, match="KEY=V1,V2"):
+        parse_grid_flag(["num_bias_negatives"])
+    with pytest.raises(BiasAwareError, match="seeds"):
+        SweepSpec.from_sources(None, {"grid": {"seed": [0, 1]}})
+    with pytest.raises(BiasAwareError, match="recipe"):
+        SweepSpec.from_sources(None, {"recipe": "dpo"})
+    with pytest.raises(BiasAwareError, match="lmit"):
+        SweepSpec.from_sources(None, {"lmit": 3})
+    fields = {"num_bias_negatives", "loss", "learning_rate"}
+    with pytest.raises(BiasAwareError, match="num_bias_negativs"):
+        split_keys(SweepSpec(grid={"num_bias_negativs": [0]}), fields)
+    with pytest.raises(BiasAwareError, match="train_file is fixed"):
+        split_keys(SweepSpec(grid={"augment": ["paper"]}, train_file="x.jsonl"), fields)
+    build, recipe = split_keys(SweepSpec(grid={"augment": ["paper"], "loss": ["hinge"]}), fields)
+    assert build == {"augment"} and recipe == {"loss"}
+    assert differing({"a": 1, "b": {"c": 2}}, {"a": 1, "b": {"c": 3}, "d": 0}) == ["b.c", "d"]
+
+
+def test_sweep_config_file_errors_name_the_file(tmp_path, capsys):
+    bad = tmp_path / "sweep.yaml"
+    bad.write_text("grid: {augment: paper}\n")  # a string, not a list
+    assert main(["sweep", "--config", str(bad), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "grid" in err and "Traceback" not in err
+    assert not (tmp_path / "o").exists()
+    assert main(["sweep", "--out", str(tmp_path / "o"), "--recipe-config", "nope.yaml"]) == 2
+    assert "nope.yaml: no such file" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.fixture
+def sweep_files(tiny_models, tmp_path):
+    """A 2x2 grid (augment x num_bias_negatives) of the reward recipe on the tiny reward model,
+    trained in this process, on a small bench of two biases."""
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(
+        yaml.safe_dump(
+            {
+                "model_name_or_path": str(tiny_models["reward"]),
+                "max_steps": 2,
+                "per_device_train_batch_size": 4,
+                "learning_rate": 0.01,
+                "use_cpu": True,
+                "report_to": "none",
+                "save_strategy": "no",
+                "logging_steps": 1,
+                "bf16": False,
+                "loss": "infonce",
+            }
+        )
+    )
+    spec = {
+        "recipe": "reward",
+        "config": str(recipe),
+        "launch": "inline",
+        "build": {"families": "facts", "cues": "natural", "biases": "length,authority", "max_rows": 16, "n_negatives": 2},
+        "bench_build": {"families": "facts", "n_per_bias": 3, "biases": "length,authority"},
+        "grid": {"augment": ["paper", "balanced"], "num_bias_negatives": [0, 2]},
+    }
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path, spec
+
+
+def _table(out: Path) -> list:
+    return json.loads((out / "table.json").read_text())["rows"]
+
+
+def test_killed_sweep_resumes_to_the_same_table(sweep_files, tmp_path):
+    path, spec = sweep_files
+    whole = run_sweep(SweepSpec(**spec), tmp_path / "whole")
+    assert [r["label"] for r in whole["rows"]] == [
+        "augment=paper, num_bias_negatives=0",
+        "augment=paper, num_bias_negatives=2",
+        "augment=balanced, num_bias_negatives=0",
+        "augment=balanced, num_bias_negatives=2",
+    ]
+    row = whole["rows"][0]["seeds"][0]
+    for key in ("acc_ori", "bsr", "overcorrection", "two_sided"):
+        assert 0 <= row[key] <= 1
+    assert (tmp_path / "whole" / "tradeoff.png").stat().st_size > 0
+    assert "| augment=paper, num_bias_negatives=0 (baseline) |" in (tmp_path / "whole" / "table.md").read_text()
+
+    # the same sweep in its own process, killed (SIGKILL) once its first point is evaluated
+    out = tmp_path / "killed"
+    first = out / "points" / "augment=paper,num_bias_negatives=0,seed=0" / "eval" / "summary.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "biasaware.cli", "sweep", "--config", str(path), "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "BIASAWARE_PROGRESS": "off"},
+    )
+    deadline = time.time() + 300
+    while not first.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert first.exists(), "the sweep never finished its first point"
+    assert not (out / "table.json").exists()
+    mtime = first.stat().st_mtime
+    resumed = run_sweep(SweepSpec(**spec), out)
+    assert first.stat().st_mtime == mtime  # the finished point was not evaluated again
+    assert _table(out) == _table(tmp_path / "whole")
+    assert resumed["rows"] == whole["rows"]
+
+    # a rerun is a no-op; a changed fixed setting is refused, naming it; a grown grid extends
+    before = {p: p.stat().st_mtime for p in out.glob("points/*/ckpt/model.safetensors")}
+    run_sweep(SweepSpec(**spec), out)
+    assert before == {p: p.stat().st_mtime for p in out.glob("points/*/ckpt/model.safetensors")}
+    with pytest.raises(BiasAwareError, match="bench_build.n_per_bias"):
+        run_sweep(SweepSpec(**{**spec, "bench_build": {**spec["bench_build"], "n_per_bias": 4}}), out)
+    grown = run_sweep(SweepSpec(**{**spec, "grid": {"augment": ["paper"], "num_bias_negatives": [0, 2, 1]}}), out)
+    assert [r["label"] for r in grown["rows"]][-1] == "augment=paper, num_bias_negatives=1"
+    assert grown["rows"][:2] == whole["rows"][:2]
+    assert before == {p: p.stat().st_mtime for p in out.glob("points/*/ckpt/model.safetensors") if p in before}
+
+
+def test_a_failed_sweep_does_not_block_the_corrected_one(sweep_files, tmp_path, capsys):
+    path, spec = sweep_files
+    broken = {**spec, "build": {**spec["build"], "n_negatives": 4}, "grid": {"augment": ["paper"]}}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(broken))
+    out = tmp_path / "o"
+    assert main(["sweep", "--config", str(bad), "--out", str(out)]) == 2
+    assert "n_negatives" in capsys.readouterr().err
+    fixed = {**spec, "grid": {"augment": ["paper"]}}
+    result = run_sweep(SweepSpec(**fixed), out)
+    assert [r["label"] for r in result["rows"]] == ["augment=paper"]
+
+
+def test_subprocess_launch_writes_the_recipes_log(sweep_files, tmp_path):
+    _, spec = sweep_files
+    one = {**spec, "launch": "python", "grid": {"num_bias_negatives": [0]}}
+    run_sweep(SweepSpec(**one), tmp_path / "o")
+    log = tmp_path / "o" / "points" / "num_bias_negatives=0,seed=0" / "train.log"
+    assert "load-back check passed" in log.read_text()
+    bad = {**one, "recipe_args": {"learning_rate": "fast"}}
+    with pytest.raises(BiasAwareError, match="training failed"):
+        run_sweep(SweepSpec(**bad), tmp_path / "o2")
