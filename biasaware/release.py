@@ -28,7 +28,7 @@ from typing import Any
 from biasaware.errors import BiasAwareError
 
 DATASETS = {"helpsteer3": "nvidia/HelpSteer3", "gram": "NiuTrans/GRAM-fine-tuning-65k"}
-SKIP = ("checkpoint-", "runs", "training_args.bin", ".work")
+SKIP = ("checkpoint-", "runs", "training_args.bin", ".work", "bias_report", "reproduce", "release.json")
 
 
 def _json(path: Path, what: str) -> dict[str, Any]:
@@ -152,8 +152,10 @@ def recipe_config(card: dict[str, Any]) -> dict[str, Any]:
             default = f.default if f.default is not MISSING else None
             if f.default_factory is not MISSING:
                 default = f.default_factory()
-            if args[f.name] != default and f.name not in ("output_dir", "logging_dir", "hub_token"):
-                out[f.name] = args[f.name]
+            value = args[f.name]
+            masked = f.name.endswith("_token") and value == f"<{f.name.upper()}>"  # to_dict() hides *_token
+            if value != default and not masked and f.name not in ("output_dir", "logging_dir", "train_file"):
+                out[f.name] = value
     return out
 
 

@@ -1,0 +1,184 @@
+"""biasaware release: the card carries its report's numbers, a report of other weights is refused, a
+checkpoint that does not reproduce its report is refused, the hub token never reaches any output."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+import yaml
+
+from biasaware.cli import main
+from biasaware.errors import BiasAwareError
+from biasaware.release import release
+from biasaware.sweep import SweepSpec, run_sweep
+
+TOKEN = "hf_MARKERtoken0123456789abcdefSECRET"
+
+
+@pytest.fixture(scope="module")
+def two_points(tiny_models, tmp_path_factory):
+    """Two tiny reward checkpoints (other weights: other num_bias_negatives), each with its report."""
+    tmp = tmp_path_factory.mktemp("release")
+    recipe = tmp / "recipe.yaml"
+    recipe.write_text(
+        yaml.safe_dump(
+            {"model_name_or_path": str(tiny_models["reward"]), "max_steps": 2, "per_device_train_batch_size": 4,
+             "learning_rate": 0.01, "use_cpu": True, "report_to": "none", "save_strategy": "no", "bf16": False}
+        )
+    )  # fmt: skip
+    spec = SweepSpec(
+        config=str(recipe),
+        launch="inline",
+        build={"families": "facts", "cues": "natural", "biases": "length,authority", "max_rows": 16, "n_negatives": 2},
+        bench_build={"families": "facts", "n_per_bias": 3, "biases": "length,authority"},
+        grid={"num_bias_negatives": [0, 2]},
+    )
+    run_sweep(spec, tmp / "sweep")
+    points = tmp / "sweep" / "points"
+    return [(points / f"num_bias_negatives={k},seed=0" / "ckpt", points / f"num_bias_negatives={k},seed=0" / "eval") for k in (0, 2)]  # fmt: skip
+
+
+def test_release_card_carries_the_reports_numbers(two_points, tmp_path):
+    from huggingface_hub import ModelCard
+
+    ckpt, report = two_points[0]
+    out = release(ckpt, report, tmp_path / "rel")
+    summary = json.loads((report / "summary.json").read_text())
+    card = ModelCard.load(out / "README.md")
+    meta = card.data.to_dict()
+    assert meta["license"] == "other" and "biasaware" in meta["tags"] and "reward-model" in meta["tags"]
+    assert meta["pipeline_tag"] == "text-classification"
+    text = card.text
+    micro = summary["overall"]["micro"]
+    assert f"BSR {100 * micro['bsr']:.1f}" in text
+    assert f"over-correction {100 * micro['overcorrection']:.1f}" in text
+    for bias, s in summary["per_bias"].items():
+        assert f"| {bias} |" in text and f"{100 * s['acc_ori']:.1f}" in text
+    if summary["judge_check"]["degenerate"]:
+        assert "Degenerate judge" in text
+    assert summary["run"]["model_identity"]["weights_sha256"] in text
+    assert (out / "model.safetensors").read_bytes() == (ckpt / "model.safetensors").read_bytes()
+    assert (out / "bias_report" / "judgments.jsonl").exists() and (out / "bias_report" / "summary.json").exists()
+    recipe = yaml.safe_load((out / "reproduce" / "recipe.yaml").read_text())
+    assert recipe["num_bias_negatives"] == 0 and recipe["max_steps"] == 2
+    assert not any(str(v).startswith("<") for v in recipe.values())  # no masked placeholders
+    from trl import TrlParser
+
+    from biasaware.training.recipe import load_recipe
+
+    script, training, model = TrlParser(load_recipe("reward").DATACLASSES).parse_args_and_config(
+        args=["--config", str(out / "reproduce" / "recipe.yaml"), "--train_file", "t.jsonl", "--output_dir", "x"]
+    )  # the recipe reads the config back
+    assert training.num_bias_negatives == 0 and training.max_steps == 2 and model.model_name_or_path
+    build = yaml.safe_load((out / "reproduce" / "build.yaml").read_text())
+    assert build["cues"] == "natural" and build["biases"] == "length,authority"
+    assert yaml.safe_load((out / "reproduce" / "bench.yaml").read_text())["n_per_bias"] == 3
+    assert not list(out.glob("checkpoint-*")) and not (tmp_path / "rel.partial").exists()
+    # the release folder is itself a judge that loads and reproduces the report
+    again = release(out, report, tmp_path / "rel2", license="mit")
+    assert ModelCard.load(again / "README.md").data.license == "mit"
+    assert "evaluated at" in (again / "README.md").read_text()  # another path, the same weights
+
+
+def test_a_report_of_other_weights_is_refused(two_points, tmp_path, capsys):
+    (ckpt, _), (_, other_report) = two_points
+    with pytest.raises(BiasAwareError, match="another model"):
+        release(ckpt, other_report, tmp_path / "rel")
+    assert not (tmp_path / "rel").exists()
+    code = main(["release", "--checkpoint", str(ckpt), "--report", str(other_report), "--out", str(tmp_path / "r")])
+    assert code == 2 and "another model" in capsys.readouterr().err
+
+
+def test_a_report_the_checkpoint_does_not_reproduce_is_refused(two_points, tmp_path):
+    ckpt, report = two_points[0]
+    forged = tmp_path / "forged"
+    shutil.copytree(report, forged)
+    rows = [json.loads(line) for line in (forged / "judgments.jsonl").read_text().splitlines()]
+    rows[0]["verdict"] = "B" if rows[0]["verdict"] == "A" else "A"
+    (forged / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(BiasAwareError, match="does not reproduce its report"):
+        release(ckpt, forged, tmp_path / "rel")
+    assert not (tmp_path / "rel").exists()
+
+
+def test_release_refuses_bad_folders(two_points, tmp_path):
+    ckpt, report = two_points[0]
+    with pytest.raises(BiasAwareError, match="no such folder"):
+        release(tmp_path / "nope", report, tmp_path / "rel")
+    with pytest.raises(BiasAwareError, match="summary.json: no such file"):
+        release(ckpt, tmp_path, tmp_path / "rel")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    with pytest.raises(BiasAwareError, match="not empty"):
+        release(ckpt, report, tmp_path / "full")
+
+
+def test_push_passes_the_folder_and_privacy_to_the_hub_client(two_points, tmp_path, monkeypatch):
+    import huggingface_hub
+
+    calls = []
+
+    class FakeApi:
+        def __init__(self, token=None):
+            calls.append(("token", token))
+
+        def create_repo(self, repo_id, **kw):
+            calls.append(("create", repo_id, kw["private"]))
+            return f"https://hub.example/{repo_id}"
+
+        def upload_folder(self, folder_path, repo_id, **kw):
+            calls.append(("upload", Path(folder_path).name, repo_id))
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    ckpt, report = two_points[0]
+    release(ckpt, report, tmp_path / "rel", push_to="me/judge", private=True)
+    assert calls == [("token", TOKEN), ("create", "me/judge", True), ("upload", "rel", "me/judge")]
+    assert "# me/judge" in (tmp_path / "rel" / "README.md").read_text()
+
+
+class _Refuse(BaseHTTPRequestHandler):
+    seen: list[str] = []
+
+    def _answer(self):
+        _Refuse.seen.append(self.headers.get("authorization", ""))
+        body = json.dumps({"error": "forbidden"}).encode()
+        self.send_response(403)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_PUT = _answer
+
+    def log_message(self, *args):
+        pass
+
+
+def test_the_hub_token_never_reaches_any_output(two_points, tmp_path):
+    server = HTTPServer(("127.0.0.1", 0), _Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    ckpt, report = two_points[0]
+    out = tmp_path / "rel"
+    env = {**os.environ, "HF_TOKEN": TOKEN, "HF_ENDPOINT": f"http://127.0.0.1:{server.server_port}", "HF_HUB_OFFLINE": "0"}
+    run = subprocess.run(
+        [sys.executable, "-m", "biasaware.cli", "release", "--checkpoint", str(ckpt), "--report", str(report),
+         "--out", str(out), "--push-to-hub", "me/judge"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    server.shutdown()
+    assert run.returncode == 2, run.stderr
+    assert "pushing to me/judge failed" in run.stderr and "Traceback" not in run.stderr
+    assert any(TOKEN in h for h in _Refuse.seen)  # the token was used, and sent only to the hub
+    assert TOKEN not in run.stdout + run.stderr
+    for f in out.rglob("*"):
+        if f.is_file():
+            assert TOKEN.encode() not in f.read_bytes(), f
