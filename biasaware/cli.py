@@ -414,6 +414,8 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from biasaware.sweep import SweepSpec, parse_grid_flag, run_sweep
 
+    if args.seeds and not all(s.strip().lstrip("-").isdigit() for s in args.seeds.split(",")):
+        raise BiasAwareError(f"--seeds {args.seeds!r}: expected integers, e.g. 0,1,2")
     overrides = {
         "recipe": args.recipe,
         "config": args.recipe_config,
@@ -427,8 +429,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         "grid": parse_grid_flag(args.grid) if args.grid else None,
         "seeds": [int(s) for s in args.seeds.split(",")] if args.seeds else None,
     }
-    if args.seeds and not all(s.strip().lstrip("-").isdigit() for s in args.seeds.split(",")):
-        raise BiasAwareError(f"--seeds {args.seeds!r}: expected integers, e.g. 0,1,2")
     spec = SweepSpec.from_sources(args.config, overrides)
     result = run_sweep(spec, args.out)
     print("\n" + (Path(args.out) / "table.md").read_text())

@@ -395,7 +395,9 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, on_point=None) -> dict[str, A
                 "seeds may change)"
             )
         if diff:  # nothing finished under the old settings: nothing to mix, start over
-            print(f"[sweep] {out} held an unfinished sweep with other settings ({', '.join(diff)}); starting over")
+            print(
+                f"[sweep] {out} held an unfinished sweep with other settings ({', '.join(diff)}); starting over"
+            )
             for part in ("points", "data", *(() if spec.bench else ("bench",))):
                 shutil.rmtree(out / part, ignore_errors=True)
             state = None

@@ -34,14 +34,30 @@ def two_points(tiny_models, tmp_path_factory):
              "learning_rate": 0.01, "use_cpu": True, "report_to": "none", "save_strategy": "no", "bf16": False}
         )
     )  # fmt: skip
+    general = tmp / "general.jsonl"
+    general.write_text(
+        "".join(
+            json.dumps({"prompt": f"What is {a} + {b}?", "chosen": f"{a + b}.", "rejected": f"{a + b + 1}."})
+            + "\n"
+            for a, b in [(2, 3), (10, 7), (4, 4), (9, 1), (6, 8), (12, 5)]
+        )
+    )
     spec = SweepSpec(
+        general=[str(general)],
         config=str(recipe),
         launch="inline",
-        build={"families": "facts", "cues": "natural", "biases": "length,authority", "max_rows": 16, "n_negatives": 2},
+        build={
+            "families": "facts",
+            "cues": "natural",
+            "biases": "length,authority",
+            "max_rows": 16,
+            "n_negatives": 2,
+        },
         bench_build={"families": "facts", "n_per_bias": 3, "biases": "length,authority"},
         grid={"num_bias_negatives": [0, 2]},
     )
-    run_sweep(spec, tmp / "sweep")
+    table = run_sweep(spec, tmp / "sweep")
+    assert all(0 <= r["seeds"][0]["general"] <= 1 for r in table["rows"])  # general agreement per point
     points = tmp / "sweep" / "points"
     return [(points / f"num_bias_negatives={k},seed=0" / "ckpt", points / f"num_bias_negatives={k},seed=0" / "eval") for k in (0, 2)]  # fmt: skip
 
@@ -50,7 +66,13 @@ def test_release_card_carries_the_reports_numbers(two_points, tmp_path):
     from huggingface_hub import ModelCard
 
     ckpt, report = two_points[0]
-    out = release(ckpt, report, tmp_path / "rel")
+    general = next(report.parent.glob("general/*"))
+    out = release(ckpt, report, tmp_path / "rel", general=[str(general)])
+    assert "## General benchmarks" in (out / "README.md").read_text()
+    with pytest.raises(BiasAwareError, match="another model"):
+        release(
+            ckpt, report, tmp_path / "rel-x", general=[str(next(two_points[1][1].parent.glob("general/*")))]
+        )
     summary = json.loads((report / "summary.json").read_text())
     card = ModelCard.load(out / "README.md")
     meta = card.data.to_dict()
@@ -66,7 +88,9 @@ def test_release_card_carries_the_reports_numbers(two_points, tmp_path):
         assert "Degenerate judge" in text
     assert summary["run"]["model_identity"]["weights_sha256"] in text
     assert (out / "model.safetensors").read_bytes() == (ckpt / "model.safetensors").read_bytes()
-    assert (out / "bias_report" / "judgments.jsonl").exists() and (out / "bias_report" / "summary.json").exists()
+    assert (out / "bias_report" / "judgments.jsonl").exists() and (
+        out / "bias_report" / "summary.json"
+    ).exists()
     recipe = yaml.safe_load((out / "reproduce" / "recipe.yaml").read_text())
     assert recipe["num_bias_negatives"] == 0 and recipe["max_steps"] == 2
     assert not any(str(v).startswith("<") for v in recipe.values())  # no masked placeholders
@@ -75,7 +99,14 @@ def test_release_card_carries_the_reports_numbers(two_points, tmp_path):
     from biasaware.training.recipe import load_recipe
 
     script, training, model = TrlParser(load_recipe("reward").DATACLASSES).parse_args_and_config(
-        args=["--config", str(out / "reproduce" / "recipe.yaml"), "--train_file", "t.jsonl", "--output_dir", "x"]
+        args=[
+            "--config",
+            str(out / "reproduce" / "recipe.yaml"),
+            "--train_file",
+            "t.jsonl",
+            "--output_dir",
+            "x",
+        ]
     )  # the recipe reads the config back
     assert training.num_bias_negatives == 0 and training.max_steps == 2 and model.model_name_or_path
     build = yaml.safe_load((out / "reproduce" / "build.yaml").read_text())
@@ -93,7 +124,9 @@ def test_a_report_of_other_weights_is_refused(two_points, tmp_path, capsys):
     with pytest.raises(BiasAwareError, match="another model"):
         release(ckpt, other_report, tmp_path / "rel")
     assert not (tmp_path / "rel").exists()
-    code = main(["release", "--checkpoint", str(ckpt), "--report", str(other_report), "--out", str(tmp_path / "r")])
+    code = main(
+        ["release", "--checkpoint", str(ckpt), "--report", str(other_report), "--out", str(tmp_path / "r")]
+    )
     assert code == 2 and "another model" in capsys.readouterr().err
 
 
@@ -168,7 +201,12 @@ def test_the_hub_token_never_reaches_any_output(two_points, tmp_path):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     ckpt, report = two_points[0]
     out = tmp_path / "rel"
-    env = {**os.environ, "HF_TOKEN": TOKEN, "HF_ENDPOINT": f"http://127.0.0.1:{server.server_port}", "HF_HUB_OFFLINE": "0"}
+    env = {
+        **os.environ,
+        "HF_TOKEN": TOKEN,
+        "HF_ENDPOINT": f"http://127.0.0.1:{server.server_port}",
+        "HF_HUB_OFFLINE": "0",
+    }
     run = subprocess.run(
         [sys.executable, "-m", "biasaware.cli", "release", "--checkpoint", str(ckpt), "--report", str(report),
          "--out", str(out), "--push-to-hub", "me/judge"],

@@ -20,7 +20,12 @@ from biasaware.sweep import SweepSpec, differing, parse_grid_flag, points, run_s
 
 
 def test_grid_is_a_product_or_a_union_of_products():
-    spec = SweepSpec(grid=[{"augment": ["paper"], "num_bias_negatives": [0, 1, 4]}, {"augment": ["balanced", "paper"], "num_bias_negatives": [0]}])
+    spec = SweepSpec(
+        grid=[
+            {"augment": ["paper"], "num_bias_negatives": [0, 1, 4]},
+            {"augment": ["balanced", "paper"], "num_bias_negatives": [0]},
+        ]
+    )
     got = [(p["augment"], p["num_bias_negatives"]) for p in points(spec)]
     assert got == [("paper", 0), ("paper", 1), ("paper", 4), ("balanced", 0)]  # ("paper", 0) once
     assert points(SweepSpec()) == [{}]
@@ -88,7 +93,13 @@ def sweep_files(tiny_models, tmp_path):
         "recipe": "reward",
         "config": str(recipe),
         "launch": "inline",
-        "build": {"families": "facts", "cues": "natural", "biases": "length,authority", "max_rows": 16, "n_negatives": 2},
+        "build": {
+            "families": "facts",
+            "cues": "natural",
+            "biases": "length,authority",
+            "max_rows": 16,
+            "n_negatives": 2,
+        },
         "bench_build": {"families": "facts", "n_per_bias": 3, "biases": "length,authority"},
         "grid": {"augment": ["paper", "balanced"], "num_bias_negatives": [0, 2]},
     }
@@ -114,7 +125,9 @@ def test_killed_sweep_resumes_to_the_same_table(sweep_files, tmp_path):
     for key in ("acc_ori", "bsr", "overcorrection", "two_sided"):
         assert 0 <= row[key] <= 1
     assert (tmp_path / "whole" / "tradeoff.png").stat().st_size > 0
-    assert "| augment=paper, num_bias_negatives=0 (baseline) |" in (tmp_path / "whole" / "table.md").read_text()
+    assert (
+        "| augment=paper, num_bias_negatives=0 (baseline) |" in (tmp_path / "whole" / "table.md").read_text()
+    )
 
     # the same sweep in its own process, killed (SIGKILL) once its first point is evaluated
     out = tmp_path / "killed"
@@ -144,10 +157,14 @@ def test_killed_sweep_resumes_to_the_same_table(sweep_files, tmp_path):
     assert before == {p: p.stat().st_mtime for p in out.glob("points/*/ckpt/model.safetensors")}
     with pytest.raises(BiasAwareError, match="bench_build.n_per_bias"):
         run_sweep(SweepSpec(**{**spec, "bench_build": {**spec["bench_build"], "n_per_bias": 4}}), out)
-    grown = run_sweep(SweepSpec(**{**spec, "grid": {"augment": ["paper"], "num_bias_negatives": [0, 2, 1]}}), out)
+    grown = run_sweep(
+        SweepSpec(**{**spec, "grid": {"augment": ["paper"], "num_bias_negatives": [0, 2, 1]}}), out
+    )
     assert [r["label"] for r in grown["rows"]][-1] == "augment=paper, num_bias_negatives=1"
     assert grown["rows"][:2] == whole["rows"][:2]
-    assert before == {p: p.stat().st_mtime for p in out.glob("points/*/ckpt/model.safetensors") if p in before}
+    assert before == {
+        p: p.stat().st_mtime for p in out.glob("points/*/ckpt/model.safetensors") if p in before
+    }
 
 
 def test_a_failed_sweep_does_not_block_the_corrected_one(sweep_files, tmp_path, capsys):
@@ -172,3 +189,24 @@ def test_subprocess_launch_writes_the_recipes_log(sweep_files, tmp_path):
     bad = {**one, "recipe_args": {"learning_rate": "fast"}}
     with pytest.raises(BiasAwareError, match="training failed"):
         run_sweep(SweepSpec(**bad), tmp_path / "o2")
+
+
+def test_an_accelerate_config_launches_the_recipe_through_accelerate(tmp_path, monkeypatch):
+    import biasaware.sweep as sweep
+
+    seen = []
+
+    def fake_run(cmd, **kw):
+        seen.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1)
+
+    monkeypatch.setattr(sweep.subprocess, "run", fake_run)
+    spec = SweepSpec(recipe="grpo", launch="accelerate_configs/cpu_ddp.yaml")
+    with pytest.raises(BiasAwareError, match="training failed"):
+        sweep.train_point(spec, ["--seed", "0"], tmp_path / "train.log")
+    (cmd,) = seen
+    assert cmd[1:4] == ["-m", "accelerate.commands.launch", "--config_file"]
+    assert cmd[4].endswith("accelerate_configs/cpu_ddp.yaml") and cmd[5].endswith("recipes/grpo.py")
+    assert cmd[-2:] == ["--seed", "0"]
+    with pytest.raises(BiasAwareError, match="accelerate config nope.yaml: no such file"):
+        sweep.train_point(SweepSpec(launch="nope.yaml"), [], tmp_path / "train.log")
