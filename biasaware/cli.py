@@ -507,7 +507,12 @@ def add_sweep_release_parsers(sub) -> None:
         "--general", action="append", help="an `eval general` output folder of this checkpoint (repeatable)"
     )
     p.add_argument("--bench", help="the benchmark folder, when it moved since the report was made")
-    p.add_argument("--probes", type=int, default=4, help="probes to re-judge at release (default 4)")
+    p.add_argument(
+        "--probes",
+        type=int,
+        default=8,
+        help="probes to re-judge at release, spread over the biases (default 8)",
+    )
     p.add_argument(
         "--license", help="license for the card (default: the base model's when known, else other)"
     )

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -46,6 +47,8 @@ def check_report(checkpoint: Path, summary: dict[str, Any], kind: str) -> dict[s
 
     run = summary.get("run") or {}
     recorded = run.get("model_identity") or {}
+    if not isinstance(recorded, dict):
+        recorded = {}
     if not recorded.get("weights_sha256"):
         raise BiasAwareError(
             "the report does not record which weights it evaluated (made by an older biasaware, or a remote "
@@ -74,7 +77,14 @@ def rejudge(
     if not data.exists():
         raise BiasAwareError(f"the report's benchmark {data} is not here; give its folder with --bench")
     recorded = {(j.probe_id, j.view): j for j in read_records(report / "judgments.jsonl", "judgment")}
-    ids = list(dict.fromkeys(pid for pid, _ in recorded))[:n]
+    by_bias: dict[str, list[str]] = {}
+    for (pid, _), j in recorded.items():
+        complete = all((pid, v) in recorded for v in ("original", "injected"))
+        if complete and pid not in by_bias.get(j.meta.get("bias", ""), []):
+            by_bias.setdefault(j.meta.get("bias", ""), []).append(pid)
+    ids = [pid for row in itertools.zip_longest(*by_bias.values()) for pid in row if pid][:n]  # across biases
+    if not ids:
+        raise BiasAwareError(f"{report}/judgments.jsonl has no probe judged on both views")
     probes = [p for p in read_records(data, "probe") if p.id in set(ids)]
     if len(probes) < len(ids):
         raise BiasAwareError(
@@ -105,10 +115,42 @@ def rejudge(
         compared += 1
     return {
         "probes": len(ids),
+        "biases": len({recorded[(pid, "original")].meta.get("bias") for pid in ids}),
         "views": compared,
         "max_score_diff": worst,
         "device": judge.summary().get("device"),
     }
+
+
+def check_summary(report: Path, summary: dict[str, Any]) -> dict[str, Any]:
+    """The summary scored again from the report's per-instance judgments; a ``summary.json`` whose
+    numbers differ (edited, or written for other judgments) is refused. Returns the recomputed
+    summary with the file's run record."""
+    from biasaware.evaluation.evaluate import summarize
+    from biasaware.io import read_records
+
+    judgments = read_records(report / "judgments.jsonl", "judgment")
+    again = summarize(judgments, summary.get("policy", "symmetric"), summary.get("seed", 0))
+    scopes = [("overall", again["overall"]["micro"], (summary.get("overall") or {}).get("micro") or {})]
+    scopes += [(b, s, (summary.get("per_bias") or {}).get(b) or {}) for b, s in again["per_bias"].items()]
+    for scope, mine, theirs in scopes:
+        for k in ("acc_ori", "acc_inj", "bsr", "overcorrection", "two_sided"):
+            a, b = mine.get(k), theirs.get(k)
+            same = a == b or (isinstance(a, float) and isinstance(b, float) and abs(a - b) < 1e-9)
+            if not same:
+                raise BiasAwareError(
+                    f"{report}/summary.json does not match its judgments.jsonl ({scope} {k}: {b} recorded, {a} "
+                    "scored again); score the report again with `biasaware eval bias --rescore`"
+                )
+    for k in ("items", "incomplete_items"):
+        if again.get(k) != summary.get(k):
+            raise BiasAwareError(
+                f"{report}/summary.json does not match its judgments.jsonl ({k}: {summary.get(k)} recorded, "
+                f"{again.get(k)} scored again)"
+            )
+    if again["judge_check"]["degenerate"] != (summary.get("judge_check") or {}).get("degenerate"):
+        raise BiasAwareError(f"{report}/summary.json's degenerate-judge flag does not match its judgments")
+    return {**again, "run": summary["run"]}
 
 
 def _training(card: dict[str, Any] | None) -> dict[str, Any]:
@@ -124,8 +166,12 @@ def _training(card: dict[str, Any] | None) -> dict[str, Any]:
     dataset = DATASETS.get(source) or (
         source if source.count("/") == 1 and not Path(source).exists() else None
     )
+    hub = builtin.hub if builtin and builtin.hub else base
+    if not builtin and (Path(base).exists() or base.startswith((".", "/", "~")) or base.count("/") != 1):
+        hub = None  # a local folder is not a hub name: no base_model in the metadata
     return {
-        "base": builtin.hub if builtin and builtin.hub else base,
+        "base": hub,
+        "base_name": hub or Path(base).name,
         "license": builtin.license if builtin else None,
         "datasets": [dataset] if dataset else [],
         "manifest": manifest,
@@ -232,7 +278,7 @@ def model_card(
         m = training["manifest"]
         cfg = m.get("config") or {}
         body += [
-            f"- base model: `{card.get('base_model')}`; recipe `{card.get('recipe')}` (biasaware {card.get('biasaware')}), "
+            f"- base model: `{training['base_name']}`; recipe `{card.get('recipe')}` (biasaware {card.get('biasaware')}), "
             f"step {card.get('step')}, {card.get('world_size')} process(es)",
             f"- data: `{(card.get('data') or {}).get('file')}`"
             + (
@@ -267,7 +313,7 @@ def model_card(
         "biasaware build bench --config reproduce/bench.yaml --out bench",
         f"biasaware eval bias --judge ckpt --mode {run['mode']}"
         + (f" --template {spec.get('template')}" if run["mode"] == "generate" else "")
-        + f" --data bench --out eval --policy {summary.get('policy')}",
+        + f" --data bench --out eval --policy {summary.get('policy')} --seed {summary.get('seed', 0)}",
         "```",
         "",
         "## Checks",
@@ -304,48 +350,68 @@ def release(
     *,
     general: list[str] | None = None,
     bench: str | None = None,
-    probes: int = 4,
+    probes: int = 8,
     license: str | None = None,
     push_to: str | None = None,
     private: bool = False,
 ) -> Path:
-    """Check, write (and with ``push_to`` upload) the release folder; return its path."""
+    """Check, write (and with ``push_to`` upload) the release folder; return its path. Every check
+    runs before anything is written; a failed write leaves no partial folder."""
     import tempfile
 
-    import yaml
+    checkpoint, report = Path(checkpoint).resolve(), Path(report).resolve()
+    if probes < 1:
+        raise BiasAwareError(f"--probes must be at least 1, got {probes}")
+    if push_to:
+        from huggingface_hub.utils import validate_repo_id
 
-    from biasaware.io import write_json
-
-    checkpoint, report = Path(checkpoint), Path(report)
+        try:
+            validate_repo_id(push_to)
+        except Exception as exc:  # HFValidationError
+            raise BiasAwareError(f"--push-to-hub {push_to!r}: {exc}") from None
     if not checkpoint.is_dir():
         raise BiasAwareError(f"--checkpoint {checkpoint}: no such folder")
+    if not report.is_dir():
+        raise BiasAwareError(f"--report {report}: not a folder (give the `eval bias` output folder)")
     summary = _json(report / "summary.json", "the report: an `eval bias` output folder")
-    if "run" not in summary:
-        raise BiasAwareError(f"{report}/summary.json is not an `eval bias` summary (no run record)")
+    if not isinstance(summary.get("run"), dict) or "per_bias" not in summary:
+        raise BiasAwareError(
+            f"{report}/summary.json is not an `eval bias` summary (no run record or per_bias)"
+        )
     mode = summary["run"].get("mode", "generate")
     kind = "reward" if mode == "reward" else "causal"
-    out = Path(out) if out else checkpoint.with_name(checkpoint.name + "-release")
+    out = Path(out).resolve() if out else checkpoint.with_name(checkpoint.name + "-release")
+    if out.exists() and not out.is_dir():
+        raise BiasAwareError(f"--out {out} is a file")
+    if out == checkpoint or checkpoint in out.parents or out == report or report in out.parents:
+        raise BiasAwareError("--out must be outside the checkpoint and report folders")
+    identity = check_report(checkpoint, summary, kind)
     if out.exists() and any(out.iterdir()):
-        raise BiasAwareError(f"--out {out} exists and is not empty; remove it or give another folder")
-    if out.resolve() == checkpoint.resolve() or checkpoint.resolve() in out.resolve().parents:
-        raise BiasAwareError("--out must be outside the checkpoint folder")
+        previous = out / "release.json"
+        recorded = _json(previous, "release record").get("identity", {}) if previous.exists() else {}
+        if recorded.get("weights_sha256") != identity["weights_sha256"]:
+            raise BiasAwareError(f"--out {out} exists and is not empty; remove it or give another folder")
+        print(f"[release] {out} holds a release of these weights: it is written again", flush=True)
+    summary = check_summary(report, summary)
     general_summaries = []
     for g in general or []:
         s = _json(Path(g) / "summary.json", "an `eval general` output folder")
-        if ((s.get("run") or {}).get("model_identity") or {}).get("weights_sha256") != (
-            summary["run"]["model_identity"] or {}
-        ).get("weights_sha256"):
+        overall = s.get("overall") if isinstance(s.get("overall"), dict) else {}
+        if not (overall.get("pair_acc") or overall.get("accuracy")) or "per_subset" not in s:
+            raise BiasAwareError(f"{g} is not an `eval general` output folder (its summary has no agreement)")
+        if ((s.get("run") or {}).get("model_identity") or {}).get("weights_sha256") != identity[
+            "weights_sha256"
+        ]:
             raise BiasAwareError(
                 f"{g} evaluated another model than the report; give this checkpoint's general runs"
             )
         general_summaries.append({**s, "benchmark": s.get("benchmark") or Path(g).name})
-    identity = check_report(checkpoint, summary, kind)
     print(
         f"[release] {checkpoint}: weights match the report ({identity['weights_sha256'][:12]}...)", flush=True
     )
     with tempfile.TemporaryDirectory() as work:
         check = rejudge(checkpoint, report, summary, bench, probes, Path(work))
-    print(f"[release] re-judged {check['probes']} probes: the report's verdicts" + (
+    print(f"[release] re-judged {check['probes']} probes of {check['biases']} bias(es): the report's verdicts" + (
         f", scores within {check['max_score_diff']:.2g}" if mode == "reward" else ""), flush=True)  # fmt: skip
     card_path = checkpoint / "biasaware_card.json"
     card = _json(card_path, "biasaware card") if card_path.exists() else None
@@ -353,6 +419,35 @@ def release(
     staging = out.with_name(out.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
+    try:
+        write_release(staging, checkpoint, report, summary, card, bench)
+        text = model_card(push_to or out.name, summary, card, identity, check, general_summaries, license)
+        (staging / "README.md").write_text(text)
+        (staging / "release.json").write_text(
+            json.dumps({"identity": identity, "check": check, "report": str(report)}, indent=2)
+        )
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if out.exists():
+        shutil.rmtree(out)
+    staging.rename(out)
+    print(f"[release] {out}: model files, README.md (model card), bias_report/, reproduce/", flush=True)
+    if push_to:
+        push(out, push_to, private)
+    else:
+        print(
+            f"[release] not pushed; to upload, run the same command with --push-to-hub NAME (or upload {out})"
+        )
+    return out
+
+
+def write_release(
+    staging: Path, checkpoint: Path, report: Path, summary: dict, card: dict | None, bench
+) -> None:
+    """The model files, ``bias_report/`` and ``reproduce/`` of a release folder."""
+    import yaml
+
     _copy_model(checkpoint, staging)
     (staging / "bias_report").mkdir()
     for f in report.iterdir():
@@ -373,22 +468,6 @@ def release(
         config = _json(bench_manifest, "the benchmark's manifest").get("config")
         if config:
             (staging / "reproduce" / "bench.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    name = push_to or out.name
-    (staging / "README.md").write_text(
-        model_card(name, summary, card, identity, check, general_summaries, license)
-    )
-    write_json(staging / "release.json", {"identity": identity, "check": check, "report": str(report)})
-    if out.exists():
-        out.rmdir()
-    staging.rename(out)
-    print(f"[release] {out}: model files, README.md (model card), bias_report/, reproduce/", flush=True)
-    if push_to:
-        push(out, push_to, private)
-    else:
-        print(
-            f"[release] not pushed; upload with: biasaware release ... --push-to-hub NAME (or upload {out})"
-        )
-    return out
 
 
 def push(folder: Path, repo_id: str, private: bool) -> str:
@@ -404,7 +483,7 @@ def push(folder: Path, repo_id: str, private: bool) -> str:
                           commit_message="biasaware release")  # fmt: skip
     except Exception as exc:  # the network boundary: HTTP, connection and validation errors alike
         message = str(exc)
-        if token:
+        if token and len(token) >= 8:  # a real token; a short value would mangle ordinary words
             message = message.replace(token, "***")
         raise BiasAwareError(
             f"pushing to {repo_id} failed: {message.splitlines()[0] if message else type(exc).__name__}"

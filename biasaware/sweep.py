@@ -96,6 +96,8 @@ class SweepSpec(BaseModel):
     @field_validator("grid")
     @classmethod
     def _grid(cls, grid):
+        if isinstance(grid, list) and not grid:
+            raise ValueError("an empty list of grids has no points; leave grid out for one point")
         for g in grid if isinstance(grid, list) else [grid]:
             for key, values in g.items():
                 if not values:
@@ -103,6 +105,13 @@ class SweepSpec(BaseModel):
                 if key == "seed":
                     raise ValueError("seeds are not a grid key: use `seeds: [0, 1, ...]`")
         return grid
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, seeds):
+        if len(set(seeds)) != len(seeds):
+            raise ValueError(f"seeds repeat: {seeds}")
+        return seeds
 
     @classmethod
     def from_sources(cls, path: str | None, overrides: dict[str, Any]) -> SweepSpec:
@@ -138,7 +147,10 @@ def parse_grid_flag(items: list[str]) -> dict[str, list[Any]]:
         key, sep, values = item.partition("=")
         if not sep or not key.strip() or not values.strip():
             raise BiasAwareError(f"--grid {item!r}: expected KEY=V1,V2,... (e.g. num_bias_negatives=0,1,4)")
-        grid[key.strip()] = [yaml.safe_load(v) for v in values.split(",")]
+        try:
+            grid[key.strip()] = [yaml.safe_load(v) for v in values.split(",")]
+        except yaml.YAMLError:
+            raise BiasAwareError(f"--grid {item!r}: values are plain scalars separated by commas") from None
     return grid
 
 
@@ -204,6 +216,35 @@ def split_keys(spec: SweepSpec, recipe_fields: set[str]) -> tuple[set[str], set[
                 f"{reserved!r} is set by the sweep for every point; it cannot be swept or fixed"
             )
     return build, keys - build
+
+
+def build_config(settings: dict[str, Any], where: str):
+    """A :class:`BuildConfig` from a sweep section; an unknown or duplicate key names the section."""
+    from biasaware.data.builders import BuildConfig
+
+    unknown = sorted(set(settings) - set(BuildConfig.__dataclass_fields__))
+    if unknown:
+        raise BiasAwareError(
+            f"{where}: unknown build setting(s) {', '.join(unknown)} (biasaware/data/builders.py)"
+        )
+    try:
+        return BuildConfig(**settings)
+    except (TypeError, ValueError) as exc:
+        raise BiasAwareError(f"{where}: {exc}") from None
+
+
+def ensure_built(build, cfg, folder: Path) -> None:
+    """Build ``folder`` unless its manifest records exactly ``cfg``'s settings (a finished build is
+    neither redone nor rewritten); a folder holding another build is a user error of the builder."""
+    manifest = folder / "manifest.json"
+    if manifest.exists():
+        try:
+            recorded = json.loads(manifest.read_text()).get("config")
+        except json.JSONDecodeError:
+            recorded = None
+        if recorded == json.loads(json.dumps(cfg.stamp(), default=str)):
+            return
+    build(cfg, folder)
 
 
 # -------------------------------------------------------------------------------------- fingerprint
@@ -293,20 +334,56 @@ def _arg(value: Any) -> str:
     return str(value)
 
 
+def _stamp(cfg) -> Any:
+    return json.loads(json.dumps(cfg.stamp(), default=str))
+
+
+def recipe_point_args(spec: SweepSpec, setting: dict[str, Any], build_keys: set[str]) -> list[str]:
+    """The recipe flags of one point: the fixed recipe_args, then the point's recipe keys."""
+    args = ["--disable_tqdm", "true"]
+    for key, value in {**spec.recipe_args, **setting}.items():
+        if key not in build_keys:
+            args += [f"--{key}", _arg(value)]
+    return args
+
+
+def parse_recipe_args(spec: SweepSpec, args: list[str]):
+    """The recipe's own parse of ``args`` (TrlParser); a refusal is a :class:`BiasAwareError`
+    with the parser's last line, not its usage text."""
+    import contextlib
+    import io
+
+    from trl import TrlParser
+
+    from biasaware.training.recipe import load_recipe
+
+    module = load_recipe(spec.recipe)
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(captured):
+            return module, TrlParser(module.DATACLASSES).parse_args_and_config(args=args)
+    except (SystemExit, OSError, ValueError, TypeError) as exc:
+        lines = [line for line in captured.getvalue().splitlines() if line.strip()]
+        reason = lines[-1] if lines else str(exc)
+        raise BiasAwareError(f"recipes/{spec.recipe}.py refuses the point's settings: {reason}") from None
+
+
+def check_recipe_args(spec: SweepSpec, args: list[str]) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as nowhere:
+        parse_recipe_args(spec, ["--config", str(find_file(spec.config, "recipe config")), "--train_file", "x",
+                                 "--output_dir", nowhere, *args])  # fmt: skip
+
+
 def train_point(spec: SweepSpec, args: list[str], log: Path) -> None:
     """Run the recipe for one point: in its own process (``python`` or ``accelerate launch``, its
     output in ``log``) or in this process (``inline``)."""
-    from biasaware.training.recipe import RECIPES, load_recipe
+    from biasaware.training.recipe import RECIPES
 
     script = RECIPES / f"{spec.recipe}.py"
     if spec.launch == "inline":
-        from trl import TrlParser
-
-        module = load_recipe(spec.recipe)
-        try:
-            parsed = TrlParser(module.DATACLASSES).parse_args_and_config(args=args)
-        except (OSError, ValueError) as exc:
-            raise BiasAwareError(f"recipes/{spec.recipe}.py refused the point's arguments: {exc}") from None
+        module, parsed = parse_recipe_args(spec, args)
         module.main(*parsed)
         return
     if spec.launch == "python":
@@ -356,7 +433,7 @@ def evaluated(folder: Path, weights: str | None) -> bool:
 def run_sweep(spec: SweepSpec, out: str | Path, *, on_point=None) -> dict[str, Any]:
     """Run (or resume, or extend) the sweep into ``out`` and write its table and plot.
     ``on_point(name)`` is called after each finished point."""
-    from biasaware.data.builders import BuildConfig, build_bench, build_train
+    from biasaware.data.builders import build_bench, build_train
     from biasaware.evaluation.evaluate import evaluate_bias
     from biasaware.evaluation.general import evaluate_general
     from biasaware.io import write_json
@@ -366,24 +443,47 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, on_point=None) -> dict[str, A
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise BiasAwareError(f"--out {out} is a file, not a folder")
+    # everything a point needs is checked before anything is written or trained
     fields = recipe_fields(spec.recipe)
     build_keys, _ = split_keys(spec, fields)
     grid = points(spec)
     if spec.baseline is not None and spec.baseline not in grid:
         raise BiasAwareError(f"baseline {spec.baseline} is not a point of the grid ({len(grid)} points)")
-    build_defaults = BuildConfig(**spec.build)  # a bad build setting fails before anything is written
+    build_defaults = build_config(spec.build, "build")
     for setting in grid:
-        BuildConfig(**{**spec.build, **{k: setting[k] for k in build_keys if k in setting}})
-    config_path = find_file(spec.config, "recipe config")
+        build_config({**spec.build, **{k: setting[k] for k in build_keys if k in setting}}, "build + grid")
+    bench_cfg = build_config({"seed": build_defaults.seed, **spec.bench_build}, "bench_build")
     mode = spec.mode or RECIPE_MODES[spec.recipe]
+    JudgeSpec.create(name="check", mode=mode, template=spec.template, device=spec.device, dtype=spec.dtype)
+    if spec.biases:
+        from biasaware.taxonomy import BIASES
+
+        unknown = sorted(set(spec.biases) - set(BIASES))
+        if unknown:
+            raise BiasAwareError(f"biases: unknown {', '.join(unknown)}; valid: {', '.join(BIASES)}")
+    for benchmark in spec.general:
+        from biasaware.evaluation.benchmarks import load_benchmark
+
+        load_benchmark(benchmark)  # a missing file or an unreachable hub name fails now, not after training
+    fixed_settings(spec, None)  # every named file
+    config_content = find_file(spec.config, "recipe config").read_text()
+    for setting in grid:  # the recipe parses every point's arguments (types included) before training
+        check_recipe_args(spec, recipe_point_args(spec, setting, build_keys))
 
     bench = Path(spec.bench) if spec.bench else out / "bench"
-    fixed_settings(spec, None)  # every named file is checked before anything is written
-    if not spec.bench and not (bench / "manifest.json").exists():
-        print(f"[sweep] building the benchmark into {bench} ...", flush=True)
-        build_bench(BuildConfig(seed=build_defaults.seed, **spec.bench_build), bench)
     state_path = out / "sweep.json"
     state = json.loads(state_path.read_text()) if state_path.exists() else None
+    if state is None and not spec.bench:  # a bench left by a failed start with other settings is not reused
+        manifest = bench / "manifest.json"
+        if bench.exists() and not (
+            manifest.exists() and json.loads(manifest.read_text()).get("config") == _stamp(bench_cfg)
+        ):
+            shutil.rmtree(bench)
+    if not spec.bench and (state is None or not (bench / "manifest.json").exists()):
+        # an existing sweep's bench is compared through the fixed settings below, not rebuilt
+        if not (bench / "manifest.json").exists():
+            print(f"[sweep] building the benchmark into {bench} ...", flush=True)
+        ensure_built(build_bench, bench_cfg, bench)
     fixed = fixed_settings(spec, bench)
     if state is not None:
         diff = differing(state["fixed"], fixed)
@@ -402,7 +502,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, on_point=None) -> dict[str, A
                 shutil.rmtree(out / part, ignore_errors=True)
             state = None
             if not spec.bench:
-                build_bench(BuildConfig(seed=build_defaults.seed, **spec.bench_build), bench)
+                ensure_built(build_bench, bench_cfg, bench)
             fixed = fixed_settings(spec, bench)
     names = [(setting, seed, f"{slug(setting)},seed={seed}") for setting in grid for seed in spec.seeds]
     clash = {n for _, _, n in names if sum(m == n for _, _, m in names) > 1}
@@ -413,8 +513,13 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, on_point=None) -> dict[str, A
     previous = set(state["points"]) if state else set()
     new = [n for _, _, n in names if n not in previous]
     if state is not None and new and previous:
-        print(f"[sweep] the grid changed: {len(new)} new point(s); finished points are reused", flush=True)
+        print(
+            f"[sweep] the grid or seeds changed: {len(new)} new point(s); finished points are reused",
+            flush=True,
+        )
     out.mkdir(parents=True, exist_ok=True)
+    config_path = out / "recipe_config.yaml"  # the content hashed above: an edit mid-run cannot reach a point
+    config_path.write_text(config_content)
     write_json(
         state_path,
         {
@@ -444,7 +549,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, on_point=None) -> dict[str, A
             train_file = data / "train.jsonl"
             if data not in built:
                 print(f"[sweep] training rows {label(build)}: {data}", flush=True)
-                build_train(BuildConfig(**{**spec.build, **build}), data)
+                ensure_built(build_train, build_config({**spec.build, **build}, "build"), data)
                 built.add(data)
         ckpt = folder / "ckpt"
         prefix = f"[sweep {k}/{len(names)}] {label(setting)}, seed {seed}"
@@ -452,10 +557,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, on_point=None) -> dict[str, A
             for stale in ("eval", "general"):
                 shutil.rmtree(folder / stale, ignore_errors=True)
             args = ["--config", str(config_path), "--train_file", str(train_file), "--output_dir", str(ckpt)]
-            args += ["--seed", str(seed), "--disable_tqdm", "true"]
-            for key, value in {**spec.recipe_args, **setting}.items():
-                if key not in build_keys:
-                    args += [f"--{key}", _arg(value)]
+            args += ["--seed", str(seed), *recipe_point_args(spec, setting, build_keys)]
             if any(ckpt.glob("checkpoint-*")):
                 args += ["--resume_from_checkpoint", "latest"]
                 print(f"{prefix}: resuming training from {ckpt}", flush=True)
@@ -532,7 +634,9 @@ def sweep_table(spec: SweepSpec, out: Path, names: list[tuple[dict, int, str]]) 
         seeds = {}
         for seed in spec.seeds:
             r = per_seed[seed][key]
-            cell = {k: r.get(k) for k in ("n", "acc_ori", "acc_ori_ci", "acc_inj", "bsr", "bsr_ci")}
+            cell = {
+                k: r.get(k) for k in ("n", "acc_ori", "acc_ori_ci", "acc_inj", "acc_inj_ci", "bsr", "bsr_ci")
+            }
             cell.update(
                 {k: r.get(k) for k in ("overcorrection", "overcorrection_ci", "two_sided", "two_sided_ci")}
             )

@@ -137,6 +137,10 @@ def test_a_report_the_checkpoint_does_not_reproduce_is_refused(two_points, tmp_p
     rows = [json.loads(line) for line in (forged / "judgments.jsonl").read_text().splitlines()]
     rows[0]["verdict"] = "B" if rows[0]["verdict"] == "A" else "A"
     (forged / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    from biasaware.evaluation.evaluate import write_reports
+
+    run = json.loads((report / "summary.json").read_text())["run"]
+    write_reports(forged / "judgments.jsonl", forged, "symmetric", 0, {"run": run})  # a consistent summary
     with pytest.raises(BiasAwareError, match="does not reproduce its report"):
         release(ckpt, forged, tmp_path / "rel")
     assert not (tmp_path / "rel").exists()
@@ -220,3 +224,48 @@ def test_the_hub_token_never_reaches_any_output(two_points, tmp_path):
     for f in out.rglob("*"):
         if f.is_file():
             assert TOKEN.encode() not in f.read_bytes(), f
+
+
+def test_a_summary_that_does_not_match_its_judgments_is_refused(two_points, tmp_path):
+    ckpt, report = two_points[0]
+    forged = tmp_path / "forged"
+    shutil.copytree(report, forged)
+    summary = json.loads((forged / "summary.json").read_text())
+    summary["overall"]["micro"]["bsr"] = 0.0
+    (forged / "summary.json").write_text(json.dumps(summary))
+    with pytest.raises(BiasAwareError, match="does not match its judgments"):
+        release(ckpt, forged, tmp_path / "rel")
+    lines = (report / "judgments.jsonl").read_text().splitlines()
+    shutil.copy2(report / "summary.json", forged / "summary.json")
+    (forged / "judgments.jsonl").write_text("\n".join(lines[1:]) + "\n")  # one view missing
+    with pytest.raises(BiasAwareError, match="does not match its judgments"):
+        release(ckpt, forged, tmp_path / "rel")
+    with pytest.raises(BiasAwareError, match="at least 1"):
+        release(ckpt, report, tmp_path / "rel", probes=0)
+    with pytest.raises(BiasAwareError, match="not a folder"):
+        release(ckpt, report / "summary.json", tmp_path / "rel")
+    with pytest.raises(BiasAwareError, match="push-to-hub"):
+        release(ckpt, report, tmp_path / "rel", push_to="bad name!!")
+    assert not (tmp_path / "rel").exists() and not (tmp_path / "rel.partial").exists()
+
+
+def test_a_failed_push_can_be_retried_into_the_same_folder(two_points, tmp_path, monkeypatch):
+    import huggingface_hub
+
+    class Down:
+        def __init__(self, token=None):
+            pass
+
+        def create_repo(self, *a, **kw):
+            raise ConnectionError("the hub is unreachable")
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", Down)
+    ckpt, report = two_points[0]
+    with pytest.raises(BiasAwareError, match="pushing to me/judge failed: the hub is unreachable"):
+        release(ckpt, report, tmp_path / "rel", push_to="me/judge")
+    assert (tmp_path / "rel" / "README.md").exists()
+    with pytest.raises(BiasAwareError, match="pushing to me/judge failed"):
+        release(ckpt, report, tmp_path / "rel", push_to="me/judge")  # not refused as "not empty"
+    other_ckpt = two_points[1][0]
+    with pytest.raises(BiasAwareError, match="another model"):
+        release(other_ckpt, report, tmp_path / "rel")

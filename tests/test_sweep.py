@@ -187,8 +187,12 @@ def test_subprocess_launch_writes_the_recipes_log(sweep_files, tmp_path):
     log = tmp_path / "o" / "points" / "num_bias_negatives=0,seed=0" / "train.log"
     assert "load-back check passed" in log.read_text()
     bad = {**one, "recipe_args": {"learning_rate": "fast"}}
-    with pytest.raises(BiasAwareError, match="training failed"):
-        run_sweep(SweepSpec(**bad), tmp_path / "o2")
+    with pytest.raises(BiasAwareError, match="refuses the point's settings.*learning_rate"):
+        run_sweep(SweepSpec(**bad), tmp_path / "o2")  # parsed before anything runs
+    assert not (tmp_path / "o2").exists()
+    broken = {**one, "recipe_args": {"model_name_or_path": str(tmp_path / "no-model")}}
+    with pytest.raises(BiasAwareError, match="(?s)training failed.*no-model"):
+        run_sweep(SweepSpec(**broken), tmp_path / "o3")
 
 
 def test_an_accelerate_config_launches_the_recipe_through_accelerate(tmp_path, monkeypatch):
@@ -210,3 +214,39 @@ def test_an_accelerate_config_launches_the_recipe_through_accelerate(tmp_path, m
     assert cmd[-2:] == ["--seed", "0"]
     with pytest.raises(BiasAwareError, match="accelerate config nope.yaml: no such file"):
         sweep.train_point(SweepSpec(launch="nope.yaml"), [], tmp_path / "train.log")
+
+
+def test_setting_errors_before_anything_is_written(sweep_files, tmp_path, capsys):
+    _, spec = sweep_files
+    out = tmp_path / "o"
+    cases = [
+        ({"build": {**spec["build"], "bogus": 1}}, "build: unknown build setting"),
+        (
+            {"bench_build": {**spec["bench_build"], "seed": 3, "bogus": 1}},
+            "bench_build: unknown build setting",
+        ),
+        ({"general": [str(tmp_path / "nope.jsonl")]}, "no such file"),
+        ({"biases": ["lenght"]}, "biases: unknown lenght"),
+        ({"grid": {"learning_rate": ["abc"]}}, "refuses the point's settings"),
+        ({"template": "nope"}, "nope"),
+    ]
+    for change, message in cases:
+        with pytest.raises(BiasAwareError, match=message):
+            run_sweep(SweepSpec(**{**spec, **change}), out)
+        assert not out.exists(), change
+    with pytest.raises(BiasAwareError, match="seeds repeat"):
+        SweepSpec.from_sources(None, {**spec, "seeds": [0, 0]})
+    with pytest.raises(BiasAwareError, match="empty list of grids"):
+        SweepSpec.from_sources(None, {"grid": []})
+
+
+def test_a_bench_left_by_a_failed_start_is_not_reused(sweep_files, tmp_path):
+    _, spec = sweep_files
+    out = tmp_path / "o"
+    broken = {**spec, "build": {**spec["build"], "n_negatives": 4}, "grid": {"augment": ["paper"]}}
+    with pytest.raises(BiasAwareError):
+        run_sweep(SweepSpec(**broken), out)  # fails in the training-row build, after the bench
+    fixed = {**spec, "bench_build": {**spec["bench_build"], "n_per_bias": 2}, "grid": {"augment": ["paper"]}}
+    run_sweep(SweepSpec(**fixed), out)
+    manifest = json.loads((out / "bench" / "manifest.json").read_text())
+    assert manifest["config"]["n_per_bias"] == 2
