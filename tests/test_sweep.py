@@ -250,3 +250,15 @@ def test_a_bench_left_by_a_failed_start_is_not_reused(sweep_files, tmp_path):
     run_sweep(SweepSpec(**fixed), out)
     manifest = json.loads((out / "bench" / "manifest.json").read_text())
     assert manifest["config"]["n_per_bias"] == 2
+
+
+@pytest.mark.parametrize(
+    "path", sorted(Path(__file__).parents[1].glob("recipes/sweeps/*.yaml")), ids=lambda p: p.name
+)
+def test_shipped_sweep_configs_are_valid(path):
+    from biasaware.sweep import fixed_settings, recipe_fields
+
+    spec = SweepSpec.from_sources(str(path), {})
+    split_keys(spec, recipe_fields(spec.recipe))
+    fixed_settings(spec, None)  # the named recipe config exists
+    assert points(spec)
