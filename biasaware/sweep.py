@@ -44,6 +44,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -242,7 +243,10 @@ def ensure_built(build, cfg, folder: Path) -> None:
             recorded = json.loads(manifest.read_text()).get("config")
         except json.JSONDecodeError:
             recorded = None
-        if recorded == json.loads(json.dumps(cfg.stamp(), default=str)):
+        from biasaware.data.builders import source_sha256
+
+        data = json.loads(manifest.read_text())
+        if recorded == _stamp(cfg) and data.get("source_sha256") == source_sha256(cfg.source):
             return
     build(cfg, folder)
 
@@ -430,25 +434,37 @@ def evaluated(folder: Path, weights: str | None) -> bool:
     return (run.get("model_identity") or {}).get("weights_sha256") == weights
 
 
-def run_sweep(spec: SweepSpec, out: str | Path, *, on_point=None) -> dict[str, Any]:
-    """Run (or resume, or extend) the sweep into ``out`` and write its table and plot.
-    ``on_point(name)`` is called after each finished point."""
-    from biasaware.data.builders import build_bench, build_train
-    from biasaware.evaluation.evaluate import evaluate_bias
-    from biasaware.evaluation.general import evaluate_general
-    from biasaware.io import write_json
+@dataclass
+class Plan:
+    """A checked sweep: its points and what every point shares."""
+
+    spec: SweepSpec
+    out: Path
+    build_keys: set[str]
+    names: list[tuple[dict[str, Any], int, str]]  # (setting, seed, folder name)
+    bench: Path
+    bench_cfg: Any
+    mode: str
+    config_content: str
+
+
+def plan(spec: SweepSpec, out: str | Path) -> Plan:
+    """Check everything a point needs before anything is written or trained: the output folder, the
+    grid keys, every build setting, the judge settings, the biases, the general benchmarks (loaded),
+    the named files, and the recipe's own parse of every point's arguments (types included)."""
     from biasaware.judging.judges import JudgeSpec
-    from biasaware.judging.models import model_identity
 
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise BiasAwareError(f"--out {out} is a file, not a folder")
-    # everything a point needs is checked before anything is written or trained
-    fields = recipe_fields(spec.recipe)
-    build_keys, _ = split_keys(spec, fields)
+    build_keys, _ = split_keys(spec, recipe_fields(spec.recipe))
     grid = points(spec)
     if spec.baseline is not None and spec.baseline not in grid:
         raise BiasAwareError(f"baseline {spec.baseline} is not a point of the grid ({len(grid)} points)")
+    names = [(setting, seed, f"{slug(setting)},seed={seed}") for setting in grid for seed in spec.seeds]
+    clash = sorted({n for _, _, n in names if sum(m == n for _, _, m in names) > 1})
+    if clash:
+        raise BiasAwareError(f"grid values that differ only in punctuation give the same folder: {clash}")
     build_defaults = build_config(spec.build, "build")
     for setting in grid:
         build_config({**spec.build, **{k: setting[k] for k in build_keys if k in setting}}, "build + grid")
@@ -467,27 +483,42 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, on_point=None) -> dict[str, A
         load_benchmark(benchmark)  # a missing file or an unreachable hub name fails now, not after training
     fixed_settings(spec, None)  # every named file
     config_content = find_file(spec.config, "recipe config").read_text()
-    for setting in grid:  # the recipe parses every point's arguments (types included) before training
+    for setting in grid:
         check_recipe_args(spec, recipe_point_args(spec, setting, build_keys))
-
     bench = Path(spec.bench) if spec.bench else out / "bench"
+    return Plan(spec, out, build_keys, names, bench, bench_cfg, mode, config_content)
+
+
+def open_folder(p: Plan) -> dict[str, Any]:
+    """Build the benchmark (when the sweep owns it), compare the fixed settings with the folder's
+    ``sweep.json`` (refuse a difference once a point has finished; start over before that), and
+    record the sweep. Returns the fixed settings."""
+    from biasaware.data.builders import build_bench
+    from biasaware.io import write_json
+
+    spec, out, bench = p.spec, p.out, p.bench
     state_path = out / "sweep.json"
-    state = json.loads(state_path.read_text()) if state_path.exists() else None
+    try:
+        state = json.loads(state_path.read_text()) if state_path.exists() else None
+    except json.JSONDecodeError as exc:
+        raise BiasAwareError(
+            f"{state_path} is not valid JSON ({exc}); remove it to start the sweep over"
+        ) from None
     if state is None and not spec.bench:  # a bench left by a failed start with other settings is not reused
         manifest = bench / "manifest.json"
         if bench.exists() and not (
-            manifest.exists() and json.loads(manifest.read_text()).get("config") == _stamp(bench_cfg)
+            manifest.exists() and json.loads(manifest.read_text()).get("config") == _stamp(p.bench_cfg)
         ):
             shutil.rmtree(bench)
     if not spec.bench and (state is None or not (bench / "manifest.json").exists()):
         # an existing sweep's bench is compared through the fixed settings below, not rebuilt
         if not (bench / "manifest.json").exists():
             print(f"[sweep] building the benchmark into {bench} ...", flush=True)
-        ensure_built(build_bench, bench_cfg, bench)
+        ensure_built(build_bench, p.bench_cfg, bench)
     fixed = fixed_settings(spec, bench)
     if state is not None:
         diff = differing(state["fixed"], fixed)
-        finished = [p.parent.name for p in (out / "points").glob("*/ckpt") if trained(p)]
+        finished = [f.parent.name for f in (out / "points").glob("*/ckpt") if trained(f)]
         if diff and finished:
             raise BiasAwareError(
                 f"{out} holds a sweep with other fixed settings (differ: {', '.join(diff)}) and "
@@ -502,97 +533,118 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, on_point=None) -> dict[str, A
                 shutil.rmtree(out / part, ignore_errors=True)
             state = None
             if not spec.bench:
-                ensure_built(build_bench, bench_cfg, bench)
+                ensure_built(build_bench, p.bench_cfg, bench)
             fixed = fixed_settings(spec, bench)
-    names = [(setting, seed, f"{slug(setting)},seed={seed}") for setting in grid for seed in spec.seeds]
-    clash = {n for _, _, n in names if sum(m == n for _, _, m in names) > 1}
-    if clash:
-        raise BiasAwareError(
-            f"grid values that differ only in punctuation give the same folder: {sorted(clash)}"
-        )
     previous = set(state["points"]) if state else set()
-    new = [n for _, _, n in names if n not in previous]
-    if state is not None and new and previous:
+    new = [n for _, _, n in p.names if n not in previous]
+    if previous and new:
         print(
             f"[sweep] the grid or seeds changed: {len(new)} new point(s); finished points are reused",
             flush=True,
         )
     out.mkdir(parents=True, exist_ok=True)
-    config_path = out / "recipe_config.yaml"  # the content hashed above: an edit mid-run cannot reach a point
-    config_path.write_text(config_content)
+    (out / "recipe_config.yaml").write_text(
+        p.config_content
+    )  # what points read: an edit mid-run cannot reach them
     write_json(
         state_path,
         {
             "fixed": fixed,
             "fixed_sha256": _hash(fixed),
-            "points": sorted(previous | {n for _, _, n in names}),
+            "points": sorted(previous | {n for _, _, n in p.names}),
             "grids": [*(state["grids"] if state else []), spec.model_dump(include={"grid", "seeds"})],
         },
     )
+    return fixed
 
+
+def run_point(
+    p: Plan, setting: dict[str, Any], seed: int, name: str, prefix: str, train_file: Path, fixed
+) -> None:
+    """Train one point (unless its checkpoint is finished), then evaluate it (unless its
+    evaluations record that checkpoint's weights)."""
+    from biasaware.evaluation.evaluate import evaluate_bias
+    from biasaware.evaluation.general import evaluate_general
+    from biasaware.io import write_json
+    from biasaware.judging.judges import JudgeSpec
+    from biasaware.judging.models import model_identity
+
+    spec, folder = p.spec, p.out / "points" / name
+    record = {"settings": setting, "seed": seed, "fixed_sha256": _hash(fixed)}
+    if (folder / "point.json").exists() and json.loads((folder / "point.json").read_text()) != record:
+        raise BiasAwareError(
+            f"{folder}/point.json records other settings; remove the folder or use another --out"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(folder / "point.json", record)
+    ckpt = folder / "ckpt"
+    if not trained(ckpt):
+        for stale in ("eval", "general"):
+            shutil.rmtree(folder / stale, ignore_errors=True)
+        args = ["--config", str(p.out / "recipe_config.yaml"), "--train_file", str(train_file)]
+        args += [
+            "--output_dir",
+            str(ckpt),
+            "--seed",
+            str(seed),
+            *recipe_point_args(spec, setting, p.build_keys),
+        ]
+        if any(ckpt.glob("checkpoint-*")):
+            args += ["--resume_from_checkpoint", "latest"]
+            print(f"{prefix}: resuming training from {ckpt}", flush=True)
+        elif ckpt.exists():
+            shutil.rmtree(ckpt)
+        print(f"{prefix}: training ({spec.launch}) ...", flush=True)
+        mark = time.time()
+        train_point(spec, args, folder / "train.log")
+        if not trained(ckpt):
+            raise BiasAwareError(f"the recipe finished without a checked final model in {ckpt}")
+        print(f"{prefix}: trained in {time.time() - mark:.0f}s", flush=True)
+    weights = model_identity(str(ckpt), "reward" if p.mode == "reward" else "causal")["weights_sha256"]
+    judge = JudgeSpec.create(
+        name=str(ckpt), mode=p.mode, template=spec.template, device=spec.device, dtype=spec.dtype
+    )
+    if not evaluated(folder / "eval", weights):
+        shutil.rmtree(folder / "eval", ignore_errors=True)
+        evaluate_bias(
+            judge,
+            p.bench,
+            folder / "eval",
+            biases=spec.biases,
+            limit=spec.limit,
+            policy=spec.policy,
+            seed=seed,
+        )
+    for benchmark in spec.general:
+        target = folder / "general" / safe(benchmark)
+        if not evaluated(target, weights):
+            shutil.rmtree(target, ignore_errors=True)
+            evaluate_general(judge, benchmark, target, limit=spec.general_limit)
+    print(f"{prefix}: done", flush=True)
+
+
+def run_sweep(spec: SweepSpec, out: str | Path) -> dict[str, Any]:
+    """Run (or resume, or extend) the sweep into ``out`` and write its table and plot."""
+    from biasaware.data.builders import build_train
+
+    p = plan(spec, out)
+    fixed = open_folder(p)
     t0 = time.time()
     built: set[Path] = set()
-    for k, (setting, seed, name) in enumerate(names, 1):
-        folder = out / "points" / name
-        record = {"settings": setting, "seed": seed, "fixed_sha256": _hash(fixed)}
-        if (folder / "point.json").exists() and json.loads((folder / "point.json").read_text()) != record:
-            raise BiasAwareError(
-                f"{folder}/point.json records other settings; remove the folder or use another --out"
-            )
-        folder.mkdir(parents=True, exist_ok=True)
-        write_json(folder / "point.json", record)
-        build = {k: v for k, v in setting.items() if k in build_keys}
+    for k, (setting, seed, name) in enumerate(p.names, 1):
+        build = {key: v for key, v in setting.items() if key in p.build_keys}
         if spec.train_file:
             train_file = Path(spec.train_file)
         else:
-            data = out / "data" / slug(build)
+            data = p.out / "data" / slug(build)
             train_file = data / "train.jsonl"
             if data not in built:
                 print(f"[sweep] training rows {label(build)}: {data}", flush=True)
                 ensure_built(build_train, build_config({**spec.build, **build}, "build"), data)
                 built.add(data)
-        ckpt = folder / "ckpt"
-        prefix = f"[sweep {k}/{len(names)}] {label(setting)}, seed {seed}"
-        if not trained(ckpt):
-            for stale in ("eval", "general"):
-                shutil.rmtree(folder / stale, ignore_errors=True)
-            args = ["--config", str(config_path), "--train_file", str(train_file), "--output_dir", str(ckpt)]
-            args += ["--seed", str(seed), *recipe_point_args(spec, setting, build_keys)]
-            if any(ckpt.glob("checkpoint-*")):
-                args += ["--resume_from_checkpoint", "latest"]
-                print(f"{prefix}: resuming training from {ckpt}", flush=True)
-            elif ckpt.exists():
-                shutil.rmtree(ckpt)
-            print(f"{prefix}: training ({spec.launch}) ...", flush=True)
-            mark = time.time()
-            train_point(spec, args, folder / "train.log")
-            if not trained(ckpt):
-                raise BiasAwareError(f"the recipe finished without a checked final model in {ckpt}")
-            print(f"{prefix}: trained in {time.time() - mark:.0f}s", flush=True)
-        weights = model_identity(str(ckpt), "reward" if mode == "reward" else "causal")["weights_sha256"]
-        judge = JudgeSpec.create(
-            name=str(ckpt), mode=mode, template=spec.template, device=spec.device, dtype=spec.dtype
-        )
-        if not evaluated(folder / "eval", weights):
-            shutil.rmtree(folder / "eval", ignore_errors=True)
-            evaluate_bias(
-                judge,
-                bench,
-                folder / "eval",
-                biases=spec.biases,
-                limit=spec.limit,
-                policy=spec.policy,
-                seed=seed,
-            )
-        for benchmark in spec.general:
-            target = folder / "general" / safe(benchmark)
-            if not evaluated(target, weights):
-                shutil.rmtree(target, ignore_errors=True)
-                evaluate_general(judge, benchmark, target, limit=spec.general_limit)
-        print(f"{prefix}: done", flush=True)
-        if on_point:
-            on_point(name)
-    result = sweep_table(spec, out, [(s, seed, n) for s, seed, n in names])
+        prefix = f"[sweep {k}/{len(p.names)}] {label(setting)}, seed {seed}"
+        run_point(p, setting, seed, name, prefix, train_file, fixed)
+    result = sweep_table(spec, p.out, p.names)
     result["seconds_this_run"] = round(time.time() - t0, 1)
     return result
 

@@ -262,3 +262,40 @@ def test_shipped_sweep_configs_are_valid(path):
     split_keys(spec, recipe_fields(spec.recipe))
     fixed_settings(spec, None)  # the named recipe config exists
     assert points(spec)
+
+
+def test_a_grpo_sweep_over_bias_ratio_evaluates_generative_judges(tiny_models, tmp_path):
+    recipe = tmp_path / "grpo.yaml"
+    recipe.write_text(
+        yaml.safe_dump(
+            {"model_name_or_path": str(tiny_models["causal"]), "max_train_rows": 8, "rewards": ["accuracy", "format"],
+             "reward_weights": [1.0, 1.0], "num_generations": 2, "per_device_train_batch_size": 2,
+             "max_completion_length": 8, "learning_rate": 1e-6, "beta": 0.0, "max_steps": 1, "use_cpu": True,
+             "bf16": False, "save_strategy": "no", "report_to": "none"}
+        )
+    )  # fmt: skip
+    spec = SweepSpec(
+        recipe="grpo",
+        config=str(recipe),
+        launch="inline",
+        limit=1,
+        build={
+            "families": "facts",
+            "cues": "natural",
+            "biases": "length,authority",
+            "max_rows": 8,
+            "n_negatives": 2,
+        },
+        bench_build={"families": "facts", "n_per_bias": 2, "biases": "length,authority"},
+        grid={"bias_ratio": ["0:4", "2:4"]},
+    )
+    result = run_sweep(spec, tmp_path / "o")
+    assert [r["label"] for r in result["rows"]] == ["bias_ratio=0:4", "bias_ratio=2:4"]
+    summary = json.loads(
+        (tmp_path / "o" / "points" / "bias_ratio=2-4,seed=0" / "eval" / "summary.json").read_text()
+    )
+    assert summary["run"]["mode"] == "generate" and summary["items"] == 4  # 2 biases x 2 sides x limit 1
+    card = json.loads(
+        (tmp_path / "o" / "points" / "bias_ratio=2-4,seed=0" / "ckpt" / "biasaware_card.json").read_text()
+    )
+    assert card["recipe"] == "grpo" and card["script_args"]["bias_ratio"] == "2:4"
