@@ -236,12 +236,21 @@ def judge_spec(args: argparse.Namespace):
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from biasaware.evaluation.evaluate import compare_judges
+    from biasaware.evaluation.evaluate import compare_judges, same_items
     from biasaware.evaluation.reports import compare_table
     from biasaware.io import read_records, write_json
 
+    if args.out and Path(args.out).is_dir():
+        raise BiasAwareError(f"--out {args.out} is a folder; give a JSON file path")
+    overlap = same_items(args.runs)
     runs = [read_records(Path(r) / "judgments.jsonl", "judgment") for r in args.runs]
     result = compare_judges(*runs, view=args.view)
+    result["overlap"] = overlap
+    counts = ", ".join(f"{Path(k).name}: {v if v is not None else '?'}" for k, v in overlap["items"].items())
+    shared = overlap["shared"] if overlap["shared"] is not None else "unknown"
+    print(f"[compare] probes judged: {counts}; shared with the same content: {shared}")
+    if overlap["unchecked"]:
+        print(f"[compare] not checked by content (no fingerprint.json): {', '.join(overlap['unchecked'])}")
     print(compare_table(result))
     if args.out:
         write_json(Path(args.out), result)
@@ -485,7 +494,7 @@ def add_sweep_release_parsers(sub) -> None:
     p.add_argument(
         "--train-file", help="fixed training rows (default: built per point from the build settings)"
     )
-    p.add_argument("--limit", type=int, help="probes per bias and side")
+    p.add_argument("--limit", type=positive_int, help="probes per bias and side")
     p.add_argument(
         "--general", action="append", help="a general benchmark to evaluate every point on (repeatable)"
     )
@@ -509,7 +518,7 @@ def add_sweep_release_parsers(sub) -> None:
     p.add_argument("--bench", help="the benchmark folder, when it moved since the report was made")
     p.add_argument(
         "--probes",
-        type=int,
+        type=positive_int,
         default=8,
         help="probes to re-judge at release, spread over the biases (default 8)",
     )

@@ -109,9 +109,17 @@ def _iter_hf(source: str, split: str) -> Iterator[RawRow]:
     yield from _iter_table(iter(ds), f"{source}[{split}]")
 
 
+# the JSON documents biasaware writes next to records: never records themselves
+NOT_RECORDS = {
+    "manifest.json", "summary.json", "fingerprint.json", "sweep.json", "point.json", "table.json",
+    "report.json", "release.json", "biasaware_card.json",
+}  # fmt: skip
+
+
 def data_files(folder: Path) -> list[Path]:
-    """The data files directly inside ``folder``, in name order (``manifest.json`` excluded)."""
-    return sorted(p for p in folder.iterdir() if p.suffix in DATA_SUFFIXES and p.name != "manifest.json")
+    """The data files directly inside ``folder``, in name order (biasaware's own documents, such as
+    ``manifest.json`` and ``summary.json``, excluded)."""
+    return sorted(p for p in folder.iterdir() if p.suffix in DATA_SUFFIXES and p.name not in NOT_RECORDS)
 
 
 def iter_rows(source: str | os.PathLike, split: str = "train") -> Iterator[RawRow]:

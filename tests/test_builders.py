@@ -337,7 +337,9 @@ def test_fact_families_hold_out_whole_families_and_mix_two_mistakes():
 
 
 def test_natural_cues_follow_their_rates_and_balanced_rows_cancel_them(tmp_path):
-    cfg = BuildConfig(families="facts", cues="natural", max_rows=200, corpus_size=400, biases="superficial_quality")
+    cfg = BuildConfig(
+        families="facts", cues="natural", max_rows=200, corpus_size=400, biases="superficial_quality"
+    )
     paper = build_train(cfg, tmp_path / "paper")
     rows = read_records(tmp_path / "paper" / "train.jsonl", "train")
     pairs = {p.id: p for p in builtin_pairs(400, 0, "train", "facts")}
@@ -362,14 +364,19 @@ def test_natural_cues_follow_their_rates_and_balanced_rows_cancel_them(tmp_path)
         assert len({r.meta["cue"] for r in group}) == 1 and not any(r.bias_negatives for r in group)
         none, chosen, rejected, both = group
         assert (none.chosen, none.rejected) == (pairs[pid].chosen, pairs[pid].rejected)
-        assert chosen.chosen == both.chosen != none.chosen and rejected.rejected == both.rejected != none.rejected
+        assert (
+            chosen.chosen == both.chosen != none.chosen
+            and rejected.rejected == both.rejected != none.rejected
+        )
     # the cue sits on the chosen side exactly as often as on the rejected side: no label information
     cue_on_chosen = sum(r.meta["cue_on"] in ("chosen", "both") for r in brows)
     cue_on_rejected = sum(r.meta["cue_on"] in ("rejected", "both") for r in brows)
     assert cue_on_chosen == cue_on_rejected == len(brows) // 2
     # without natural cues the balanced cue comes from the build's response-level biases, identities included
     build_train(
-        BuildConfig(families="facts", augment="balanced", max_rows=40, corpus_size=400, biases="gender,length"),
+        BuildConfig(
+            families="facts", augment="balanced", max_rows=40, corpus_size=400, biases="gender,length"
+        ),
         tmp_path / "id",
     )
     cues = {r.meta["cue"] for r in read_records(tmp_path / "id" / "train.jsonl", "train")}
@@ -385,3 +392,48 @@ def test_natural_cues_follow_their_rates_and_balanced_rows_cancel_them(tmp_path)
     with pytest.raises(BiasAwareError, match="unknown built-in task family"):
         BuildConfig(families="capitols")
     assert not (tmp_path / "no").exists()
+
+
+def test_a_source_edited_in_place_is_not_resumed_and_a_failed_build_blocks_nothing(tmp_path):
+    from biasaware.io import write_jsonl
+
+    source = tmp_path / "pairs.jsonl"
+    write_jsonl(source, builtin_pairs(40, seed=0)[:20])
+    out = tmp_path / "out"
+    with pytest.raises(BiasAwareError, match="lenght"):
+        build_bench(BuildConfig(source=str(source), biases="lenght", n_per_bias=3, verifier="none"), out)
+    assert not (out / ".work" / "settings.json").exists()
+    cfg = BuildConfig(source=str(source), biases="length", n_per_bias=3, verifier="none")
+    first = build_bench(cfg, out)  # the corrected command into the same folder
+    assert first["source_sha256"] and build_bench(cfg, out)["biases"] == first["biases"]
+    rows = source.read_text().splitlines()
+    edited = json.loads(rows[0])
+    edited["chosen"] += " (edited)"
+    source.write_text("\n".join([json.dumps(edited), *rows[1:]]) + "\n")
+    with pytest.raises(BiasAwareError, match="source file's content changed"):
+        build_bench(cfg, out)
+
+
+@pytest.mark.parametrize(
+    "setting,match",
+    [
+        (
+            {"identities": {"gender": "I am a woman.", "race": ["I am black."]}},
+            "identities.gender: input should be a valid list",
+        ),
+        ({"n_per_bias": "5"}, "n_per_bias: input should be a valid integer .got '5'; n_per_bias is int"),
+        ({"max_rows": True}, "max_rows: input should be a valid integer"),
+        ({"cue_rates": {"length": "high"}}, "cue_rates.length: input should be a valid number"),
+    ],
+)
+def test_config_values_are_checked_against_their_types(setting, match, tmp_path, capsys):
+    import yaml
+
+    from biasaware.cli import main
+
+    with pytest.raises(BiasAwareError, match=match):
+        BuildConfig(**setting)
+    config = tmp_path / "build.yaml"
+    config.write_text(yaml.safe_dump(setting))
+    assert main(["build", "bench", "--config", str(config), "--out", str(tmp_path / "out")]) == 2
+    assert "Traceback" not in capsys.readouterr().err and not (tmp_path / "out").exists()

@@ -345,3 +345,76 @@ def test_compare_runs_pairs_probes_and_tests_each_side_against_the_baseline(tmp_
         compare_runs({**runs, "short": tmp_path / "short"}, "follower")
     with pytest.raises(BiasAwareError, match="baseline"):
         compare_runs(runs, "nobody")
+
+
+def test_resume_refuses_another_judge_other_settings_or_other_probes(bench, tiny_models, tmp_path):
+    import shutil
+
+    from biasaware.evaluation.evaluate import evaluate_bias
+
+    direct = JudgeSpec(name=str(tiny_models["causal"]), mode="direct")
+    out = tmp_path / "run"
+    first = evaluate_bias(direct, bench, out, biases=["authority"], limit=2)
+    recorded = json.loads((out / "fingerprint.json").read_text())
+    assert recorded["judge"]["model"] == first["run"]["model_identity"]["weights_sha256"]
+    assert len(recorded["items"]) == 4  # 2 standard + 2 mirror probes
+    assert evaluate_bias(direct, bench, out, biases=["authority"], limit=2)["items"] == first["items"]
+    with pytest.raises(BiasAwareError, match="template: 'default' there, 'mtbench' now"):
+        evaluate_bias(direct.model_copy(update={"template": "mtbench"}), bench, out, biases=["authority"], limit=2)
+    with pytest.raises(BiasAwareError, match="model: "):
+        evaluate_bias(JudgeSpec(name=str(tiny_models["reward"]), mode="reward"), bench, out, biases=["authority"])
+    with pytest.raises(BiasAwareError, match="not in this input"):
+        evaluate_bias(direct, bench, out, biases=["authority"], limit=1)
+    grown = evaluate_bias(direct, bench, out, biases=["authority"], limit=3)  # more probes: resumes and adds
+    assert grown["items"] == 6 and len(json.loads((out / "fingerprint.json").read_text())["items"]) == 6
+    assert direct.model_copy(update={"device": "cpu", "batch_size": 2}) != direct  # where it runs is not a setting
+    evaluate_bias(direct.model_copy(update={"device": "cpu", "batch_size": 2}), bench, out, biases=["authority"], limit=3)
+
+    edited = tmp_path / "edited"
+    shutil.copytree(bench, edited)
+    rows = [json.loads(line) for line in (edited / "authority.jsonl").read_text().splitlines()]
+    rows[0]["injected"]["response_a"] += " Edited."
+    (edited / "authority.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(BiasAwareError, match="content differs from this input under the same id"):
+        evaluate_bias(direct, edited, out, biases=["authority"], limit=3)
+
+    twice = tmp_path / "twice"
+    twice.mkdir()
+    (twice / "a.jsonl").write_text((bench / "authority.jsonl").read_text())
+    (twice / "b.jsonl").write_text((bench / "authority.jsonl").read_text())
+    with pytest.raises(BiasAwareError, match="appears twice"):
+        evaluate_bias(direct, twice, tmp_path / "dup")
+    with pytest.raises(BiasAwareError, match="is the benchmark folder"):
+        evaluate_bias(direct, bench, bench)
+
+    old = tmp_path / "old"
+    shutil.copytree(out, old)
+    (old / "fingerprint.json").unlink()
+    with pytest.raises(BiasAwareError, match="older biasaware"):
+        evaluate_bias(direct, bench, old, biases=["authority"], limit=3)
+
+
+def test_compare_refuses_runs_of_other_content_under_the_same_ids(bench, tiny_models, tmp_path, capsys):
+    import shutil
+
+    from biasaware.evaluation.evaluate import compare_runs, evaluate_bias
+
+    direct = JudgeSpec(name=str(tiny_models["causal"]), mode="direct")
+    reward = JudgeSpec(name=str(tiny_models["reward"]), mode="reward")
+    evaluate_bias(direct, bench, tmp_path / "a", biases=["authority"], limit=2)
+    evaluate_bias(reward, bench, tmp_path / "b", biases=["authority"], limit=3)
+    assert main(["eval", "compare", "--runs", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    assert "probes judged: a: 4, b: 6; shared with the same content: 4" in capsys.readouterr().out
+    assert main(["eval", "compare", "--runs", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+
+    other = tmp_path / "other-bench"
+    shutil.copytree(bench, other)
+    rows = [json.loads(line) for line in (other / "authority.jsonl").read_text().splitlines()]
+    rows[0]["injected"]["response_b"] = "According to another source, " + rows[0]["injected"]["response_b"]
+    (other / "authority.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    evaluate_bias(reward, other, tmp_path / "c", biases=["authority"], limit=2)
+    assert main(["eval", "compare", "--runs", str(tmp_path / "a"), str(tmp_path / "c")]) == 2
+    assert "different content under 1 shared probe id" in capsys.readouterr().err
+    with pytest.raises(BiasAwareError, match="different content"):
+        compare_runs({"a": tmp_path / "a", "c": tmp_path / "c"}, "a")

@@ -97,3 +97,15 @@ def test_appender_drops_torn_last_line(tmp_path, pair_row):
         assert [r["id"] for r in out.existing()] == ["p1", "p2"]
         out.append({**pair_row, "id": "p3"})
     assert [r.id for r in read_records(path, "pair")] == ["p1", "p2", "p3"]
+
+
+def test_validate_an_eval_folder_skips_biasawares_own_documents(tmp_path, judgment_row, capsys):
+    import json
+
+    from biasaware.cli import main
+
+    (tmp_path / "judgments.jsonl").write_text(json.dumps(judgment_row) + "\n")
+    for name in ("summary.json", "fingerprint.json", "manifest.json"):
+        (tmp_path / name).write_text(json.dumps({"judge": "x", "items": {}}))
+    assert main(["validate", str(tmp_path)]) == 0
+    assert "1 valid judgment record(s), ok" in capsys.readouterr().err

@@ -86,7 +86,9 @@ class BuildConfig:
 
     source: str = "builtin"
     split: str | None = None  # None: hub/local "train"; builtin: "test" for bench, "train" otherwise
-    families: str = "reasoning"  # builtin only: reasoning, facts, all, or a comma list (biasaware/data/corpus.py)
+    families: str = (
+        "reasoning"  # builtin only: reasoning, facts, all, or a comma list (biasaware/data/corpus.py)
+    )
     biases: str = "all"
     n_per_bias: int = 500
     seed: int = 0
@@ -110,11 +112,14 @@ class BuildConfig:
     n_traces_per_bias: int = 100
     chunk_size: int = 256
     direction: str = "both"  # bench: standard (cue on the worse answer), mirror (on the better one), both
-    cues: str = "none"  # train: none, or natural (cue_rates: each row's cue sits on the chosen side at its rate)
+    cues: str = (
+        "none"  # train: none, or natural (cue_rates: each row's cue sits on the chosen side at its rate)
+    )
     cue_rates: dict[str, float] = field(default_factory=lambda: dict(NATURAL_CUE_RATES))
     augment: str = "paper"  # train: paper (bias negatives) or balanced (the row's cue on both sides)
 
     def __post_init__(self):
+        self._check_types()
         if self.n_per_bias < 1 or self.n_traces_per_bias < 1 or self.chunk_size < 1:
             raise BiasAwareError("n_per_bias, n_traces_per_bias and chunk_size must be at least 1")
         if not 1 <= self.n_negatives <= len(RESPONSE_BIASES):
@@ -136,11 +141,16 @@ class BuildConfig:
         if not 1 <= self.bandwagon_percent <= 100:
             raise BiasAwareError(f"bandwagon_percent must be in 1..100, got {self.bandwagon_percent}")
         if not isinstance(self.cue_rates, dict):
-            raise BiasAwareError(f"cue_rates must map biases to rates, e.g. {{length: 0.7}}; got {self.cue_rates!r}")
+            raise BiasAwareError(
+                f"cue_rates must map biases to rates, e.g. {{length: 0.7}}; got {self.cue_rates!r}"
+            )
         bad = {
             k: v
             for k, v in self.cue_rates.items()
-            if k not in REWRITE_BIASES or isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1
+            if k not in REWRITE_BIASES
+            or isinstance(v, bool)
+            or not isinstance(v, int | float)
+            or not 0 <= v <= 1
         }
         if bad or not self.cue_rates:
             raise BiasAwareError(
@@ -154,6 +164,27 @@ class BuildConfig:
         for key in ("gender", "race"):
             if not self.identities.get(key):
                 raise BiasAwareError(f"identities.{key} must list at least one identity statement")
+
+    def _check_types(self) -> None:
+        """Every setting against its declared type (pydantic, strict: ``"5"`` is not a number and
+        a string is not a list), naming the setting, the value and the expected type."""
+        from typing import get_type_hints
+
+        from pydantic import TypeAdapter, ValidationError
+
+        hints = get_type_hints(type(self))
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            try:
+                TypeAdapter(hints[name]).validate_python(value, strict=True)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in (name, *first["loc"]))
+                kind = getattr(hints[name], "__name__", None) if isinstance(hints[name], type) else None
+                raise BiasAwareError(
+                    f"setting {where}: {first['msg'].lower()} (got {first['input']!r}; {name} is "
+                    f"{kind or hints[name]})"
+                ) from None
 
     @classmethod
     def from_file(cls, path: str | None, **overrides: Any) -> BuildConfig:
@@ -209,6 +240,23 @@ def _chunks(items: list, size: int) -> Iterator[list]:
         yield items[i : i + size]
 
 
+def source_sha256(source: str) -> str | None:
+    """SHA-256 over a local source's bytes (a folder: its files' relative names and bytes, in
+    order); ``None`` for the built-in corpus and hub names."""
+    import hashlib
+
+    path = Path(source).expanduser()
+    if source == "builtin" or not path.exists():
+        return None
+    h = hashlib.sha256()
+    for f in sorted(p for p in ([path] if path.is_file() else path.rglob("*")) if p.is_file()):
+        h.update(str(f.relative_to(path) if f != path else f.name).encode() + b"\0")
+        with open(f, "rb") as fh:
+            for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
 def _has_claims(pairs: list[PreferencePair]) -> bool:
     return all("claim" in p.meta and "wrong_claim" in p.meta for p in pairs)
 
@@ -245,16 +293,31 @@ class _Build:
         self.failed = 0
 
     def _claim_work_dir(self) -> None:
-        """Refuse to resume from work files that were made with other settings."""
-        stamp = {"kind": self.kind, **self.cfg.stamp()}
+        """Refuse to resume from work files that were made with other settings or another source
+        content (a local source file is stamped by its SHA-256, not its path). The stamp is
+        written with the first decided item, so a build that fails on its input leaves nothing
+        that blocks the corrected command."""
+        self.source_sha256 = source_sha256(self.cfg.source)
+        self.stamp = json.loads(
+            json.dumps({"kind": self.kind, **self.cfg.stamp(), "source_sha256": self.source_sha256})
+        )
         path = self.out / ".work" / "settings.json"
         if path.exists():
-            if json.loads(path.read_text()) != json.loads(json.dumps(stamp)):
-                raise BiasAwareError(
-                    f"{self.out} holds a build with other settings; use a new --out or delete {self.out}"
+            recorded = json.loads(path.read_text())
+            if recorded != self.stamp:
+                what = (
+                    "the source file's content changed"
+                    if {**recorded, "source_sha256": self.source_sha256} == self.stamp
+                    else "other settings"
                 )
-        else:
-            write_json(path, stamp)
+                raise BiasAwareError(
+                    f"{self.out} holds a build with {what}; use a new --out or delete {self.out}"
+                )
+
+    def _write_stamp(self) -> None:
+        path = self.out / ".work" / "settings.json"
+        if not path.exists():
+            write_json(path, self.stamp)
 
     def client(self, role: str) -> LLMClient:
         if role not in self.clients:
@@ -316,6 +379,7 @@ class _Build:
         per item (or ``None``: undecided, retried by a rerun). Returns every decided record by key."""
         from biasaware.progress import progress_bar
 
+        self._write_stamp()
         with JsonlAppender(self.out / ".work" / f"{work}.jsonl") as log_file:
             done = {r["key"] for r in log_file.existing()}
             pending = [it for it in items if key(it) not in done]
@@ -399,6 +463,7 @@ class _Build:
             "verifier": self.verifier.name,
             "rewriter": self.ctx.rewriter.name,
             "config": self.cfg.stamp(),
+            "source_sha256": self.source_sha256,
             **rest,
         }
 
@@ -566,7 +631,9 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
             "observed": {
                 cue: {
                     "pairs": sum(m["cue"] == cue for m in firsts),
-                    "on_chosen": sum(m["cue"] == cue and m.get("natural_cue_on", m["cue_on"]) == "chosen" for m in firsts),
+                    "on_chosen": sum(
+                        m["cue"] == cue and m.get("natural_cue_on", m["cue_on"]) == "chosen" for m in firsts
+                    ),
                 }
                 for cue in rates
             },

@@ -20,6 +20,7 @@ position live in a judge's prompt, which a reward model does not see).
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import time
@@ -322,6 +323,29 @@ def load_probes(
     return probes
 
 
+def same_items(folders: list[str | Path]) -> dict[str, Any]:
+    """Check that runs judged the same content under each shared probe id (from each folder's
+    ``fingerprint.json``; a run without one cannot be checked and is named). Returns the item
+    counts and the overlap; a shared id with other content is refused."""
+    hashes = {}
+    for folder in folders:
+        path = Path(folder) / FINGERPRINT
+        hashes[str(folder)] = json.loads(path.read_text()).get("items") if path.exists() else None
+    known = {k: v for k, v in hashes.items() if v is not None}
+    shared = set.intersection(*(set(v) for v in known.values())) if known else set()
+    differing = sorted(i for i in shared if len({v[i] for v in known.values()}) > 1)
+    if differing:
+        raise BiasAwareError(
+            f"the runs judged different content under {len(differing)} shared probe id(s) (e.g. {differing[0]!r}): "
+            "they are not the same benchmark; compare runs of one benchmark"
+        )
+    return {
+        "items": {k: (len(v) if v is not None else None) for k, v in hashes.items()},
+        "shared": len(shared) if len(known) == len(hashes) else None,
+        "unchecked": [k for k, v in hashes.items() if v is None],
+    }
+
+
 def compare_judges(first: list[Judgment], second: list[Judgment], view: str = "injected") -> dict[str, Any]:
     """Two judges on the same probes: per bias and overall, each one's accuracy on ``view`` and
     McNemar's exact test on the items where exactly one of them is right; standard probes at the
@@ -383,7 +407,10 @@ def compare_runs(
     mirror probes (over-correction). Probes are paired by id and must be judged by every run."""
     from biasaware.evaluation.metrics import mcnemar_exact
 
-    judgments = {name: read_records(Path(path) / "judgments.jsonl", "judgment") for name, path in runs.items()}
+    same_items(list(runs.values()))
+    judgments = {
+        name: read_records(Path(path) / "judgments.jsonl", "judgment") for name, path in runs.items()
+    }
     if baseline not in judgments:
         raise BiasAwareError(f"the baseline {baseline!r} is not one of the runs ({', '.join(runs)})")
     keep = set(biases) if biases else None
@@ -407,7 +434,11 @@ def compare_runs(
             c = sum(other[i][key] and not mine[i][key] for i in ids)
             return mcnemar_exact(b, c)
 
-        return {"acc_ori": p("ori", "standard"), "bsr": p("flip", "standard"), "overcorrection": p("flip", "mirror")}
+        return {
+            "acc_ori": p("ori", "standard"),
+            "bsr": p("flip", "standard"),
+            "overcorrection": p("flip", "mirror"),
+        }
 
     rows: dict[str, Any] = {}
     for name, js in judgments.items():
@@ -419,7 +450,9 @@ def compare_runs(
             "judge_check": summary["judge_check"],
             "p_vs": {other: p_values(flags[name], flags[other]) for other in runs if other != name},
         }
-    return _clean({"baseline": baseline, "biases": sorted(keep) if keep else "all", "policy": policy, "runs": rows})
+    return _clean(
+        {"baseline": baseline, "biases": sorted(keep) if keep else "all", "policy": policy, "runs": rows}
+    )
 
 
 def start_judge(spec) -> Any:
@@ -435,14 +468,18 @@ def start_judge(spec) -> Any:
     return judge
 
 
-def run_record(spec, judge, target: str | Path, seconds: float) -> dict[str, Any]:
+KINDS = {"reward": "reward", "direct": "causal", "generate": "causal"}  # judge mode -> model kind
+
+
+def run_record(
+    spec, judge, target: str | Path, seconds: float, identity: dict | None = None
+) -> dict[str, Any]:
     """What ``summary.json`` records about the run: the spec, the resolved device, the timing, and
     (a local model) the model's identity (:func:`biasaware.judging.models.model_identity`: its path
     and a hash of its weights), which ``biasaware release`` checks a checkpoint against."""
     from biasaware.judging.models import model_identity
 
-    identity = None
-    if spec.backend != "openai":
+    if identity is None and spec.backend != "openai":
         identity = model_identity(spec.name, getattr(judge, "model_kind", "causal"))
     return {
         "run": {
@@ -475,12 +512,78 @@ def evaluate_bias(
     from biasaware.devices import ranks
 
     out = Path(out)
+    if data and not rescore and out.resolve() == Path(data).resolve():
+        raise BiasAwareError(
+            f"--out {out} is the benchmark folder {data}: judgments there would break it; write elsewhere"
+        )
     extra = judge_or_rescore(
         spec, out, rescore, lambda: load_probes(data, biases, limit), run_bias_eval, target=data
     )
     if not ranks().main:
         return None
     return write_reports(out / "judgments.jsonl", out, policy, seed, extra)
+
+
+JUDGMENT_SETTINGS = ("mode", "backend", "template", "max_length", "max_tokens", "temperature", "seed")
+FINGERPRINT = "fingerprint.json"
+
+
+def fingerprint(spec, identity: dict | None, items: list) -> dict[str, Any]:
+    """What decides a folder's judgments: the model (its weights hash when it is on this disk, else
+    its name), the spec's settings that change a verdict (:data:`JUDGMENT_SETTINGS`; not the device,
+    dtype or batch size) and the SHA-256 of every item's content, by id. A repeated id is refused."""
+    import hashlib
+
+    hashes: dict[str, str] = {}
+    for item in items:
+        if item.id in hashes:
+            raise BiasAwareError(
+                f"item id {item.id!r} appears twice in the input; every probe or pair needs its own id"
+            )
+        body = json.dumps(item.model_dump(mode="json"), sort_keys=True).encode()
+        hashes[item.id] = hashlib.sha256(body).hexdigest()
+    model = (identity or {}).get("weights_sha256") or spec.name
+    return {"judge": {"model": model, **{k: getattr(spec, k) for k in JUDGMENT_SETTINGS}}, "items": hashes}
+
+
+def check_fingerprint(out: Path, mine: dict[str, Any], write: bool) -> None:
+    """Refuse to add judgments to a folder whose judgments were made by another judge, other
+    settings or other item contents, naming what differs; then (``write``) record the union."""
+    path, judged = out / FINGERPRINT, out / "judgments.jsonl"
+    earlier = judged.exists() or (out / SHARDS).exists()
+    if path.exists():
+        try:
+            theirs = json.loads(path.read_text())
+        except json.JSONDecodeError:
+            raise BiasAwareError(f"{path} is not valid JSON; use a new --out") from None
+        diff = [k for k in mine["judge"] if mine["judge"][k] != theirs.get("judge", {}).get(k)]
+        if diff and earlier:
+            what = ", ".join(
+                f"{k}: {theirs.get('judge', {}).get(k)!r} there, {mine['judge'][k]!r} now" for k in diff
+            )
+            raise BiasAwareError(f"{out} holds judgments made with other settings ({what}); use a new --out")
+        old = theirs.get("items", {}) if earlier else {}
+        changed = [i for i, h in mine["items"].items() if i in old and old[i] != h]
+        if changed:
+            raise BiasAwareError(
+                f"{out} holds judgments of {len(changed)} item(s) whose content differs from this input under the "
+                f"same id (e.g. {changed[0]!r}); use a new --out"
+            )
+        missing = [i for i in old if i not in mine["items"]]
+        if missing:
+            raise BiasAwareError(
+                f"{out} holds judgments of {len(missing)} item(s) that are not in this input (e.g. {missing[0]!r}: "
+                "another benchmark, or a smaller --limit); use a new --out"
+            )
+        mine = {"judge": mine["judge"], "items": {**old, **mine["items"]}}
+    elif earlier:
+        raise BiasAwareError(
+            f"{out} holds judgments without a record of the judge and items that made them (an older biasaware); "
+            "use a new --out"
+        )
+    if write:
+        out.mkdir(parents=True, exist_ok=True)
+        write_json(path, mine)
 
 
 def judge_or_rescore(spec, out: Path, rescore: bool, load_items, run, *, target) -> dict[str, Any]:
@@ -492,9 +595,14 @@ def judge_or_rescore(spec, out: Path, rescore: bool, load_items, run, *, target)
         if not (out / "judgments.jsonl").exists():
             raise BiasAwareError(f"--rescore needs {out / 'judgments.jsonl'} from an earlier run")
         return {}
+    from biasaware.devices import ranks
+    from biasaware.judging.models import model_identity
+
     spec.where()
     items = load_items()
+    identity = None if spec.backend == "openai" else model_identity(spec.name, KINDS.get(spec.mode, "causal"))
+    check_fingerprint(out, fingerprint(spec, identity, items), write=ranks().main)  # before a model loads
     judge = start_judge(spec)
     t0 = time.time()
     run(judge, items, out)
-    return run_record(spec, judge, target, time.time() - t0)
+    return run_record(spec, judge, target, time.time() - t0, identity)
