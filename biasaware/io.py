@@ -34,21 +34,53 @@ class RawRow:
     error: str | None = None  # a problem found before validation (bad JSON, not an object)
 
 
+def _open_bytes(path: Path):
+    """A data file's bytes; ``.gz`` files are read through gzip transparently."""
+    import gzip
+
+    return gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb")
+
+
+def data_suffix(path: Path) -> str:
+    """``.jsonl`` for ``x.jsonl`` and ``x.jsonl.gz``; the suffix that says how to read a file."""
+    return Path(path.name[:-3]).suffix if path.name.endswith(".gz") else path.suffix
+
+
+def _loads(text: str, where: str) -> tuple[Any, str | None]:
+    """``json.loads`` with every failure as a message naming ``where`` (never an exception)."""
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"{where}: invalid JSON ({exc.msg}, column {exc.colno})"
+    except RecursionError:
+        return None, f"{where}: invalid JSON (nested too deeply)"
+
+
 def _iter_jsonl(path: Path) -> Iterator[RawRow]:
-    with path.open("r", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield RawRow(where, error=f"{where}: invalid JSON ({exc.msg} at column {exc.colno})")
-                continue
-            if not isinstance(data, dict):
-                yield RawRow(where, error=f"{where}: expected a JSON object, got {type(data).__name__}")
-                continue
-            yield RawRow(where, data)
+    import gzip
+    import zlib
+
+    try:
+        with _open_bytes(path) as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                where = f"{path}:{lineno}"
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    yield RawRow(where, error=f"{where}: not UTF-8 text (byte {exc.start + 1} of the line)")
+                    continue
+                if not line.strip():
+                    continue
+                data, error = _loads(line, where)
+                if error:
+                    yield RawRow(where, error=error)
+                    continue
+                if not isinstance(data, dict):
+                    yield RawRow(where, error=f"{where}: expected a JSON object, got {type(data).__name__}")
+                    continue
+                yield RawRow(where, data)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise BiasAwareError(f"{path}: not a readable gzip file ({exc})") from None
 
 
 def _iter_table(rows: Iterable[Any], name: str) -> Iterator[RawRow]:
@@ -61,10 +93,21 @@ def _iter_table(rows: Iterable[Any], name: str) -> Iterator[RawRow]:
 
 
 def _iter_json(path: Path) -> Iterator[RawRow]:
+    with _open_bytes(path) as fh:
+        raw = fh.read()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        yield RawRow(f"{path}:{line}", error=f"{path}:{line}: not UTF-8 text")
+        return
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         yield RawRow(f"{path}:{exc.lineno}", error=f"{path}:{exc.lineno}: invalid JSON ({exc.msg})")
+        return
+    except RecursionError:
+        yield RawRow(str(path), error=f"{path}: invalid JSON (nested too deeply)")
         return
     if isinstance(data, dict):  # one record, or {split_name: [records]}
         lists = [v for v in data.values() if isinstance(v, list)]
@@ -119,22 +162,26 @@ NOT_RECORDS = {
 def data_files(folder: Path) -> list[Path]:
     """The data files directly inside ``folder``, in name order (biasaware's own documents, such as
     ``manifest.json`` and ``summary.json``, excluded)."""
-    return sorted(p for p in folder.iterdir() if p.suffix in DATA_SUFFIXES and p.name not in NOT_RECORDS)
+    return sorted(
+        p for p in folder.iterdir() if data_suffix(p) in DATA_SUFFIXES and p.name not in NOT_RECORDS
+    )
 
 
 def iter_rows(source: str | os.PathLike, split: str = "train") -> Iterator[RawRow]:
     """Yield every raw row of ``source`` with its location; see the module docstring."""
     path = Path(source)
     if path.is_file():
-        if path.suffix == ".jsonl":
+        suffix = data_suffix(path)
+        if suffix == ".jsonl":
             yield from _iter_jsonl(path)
-        elif path.suffix == ".json":
+        elif suffix == ".json":
             yield from _iter_json(path)
         elif path.suffix == ".parquet":
             yield from _iter_parquet(path)
         else:
             raise BiasAwareError(
-                f"{path}: unsupported file type {path.suffix!r}; use .jsonl, .json or .parquet"
+                f"{path}: unsupported file type {path.suffix!r}; use .jsonl, .json or .parquet (.jsonl.gz and "
+                ".json.gz are read through gzip)"
             )
     elif path.is_dir():
         files = data_files(path)
@@ -150,7 +197,7 @@ def iter_rows(source: str | os.PathLike, split: str = "train") -> Iterator[RawRo
             yield from _iter_hf(str(path), split)  # a saved dataset or a hub snapshot (data/ subfolders)
         else:
             raise BiasAwareError(f"{path}: no data files (.jsonl, .json, .parquet) in this folder")
-    elif path.suffix in DATA_SUFFIXES or str(source).startswith((".", "/", "~")):
+    elif data_suffix(path) in DATA_SUFFIXES or str(source).startswith((".", "/", "~")):
         raise BiasAwareError(f"{source}: no such file or folder")
     else:
         yield from _iter_hf(str(source), split)

@@ -195,6 +195,20 @@ class Judgment(_HasMeta):
     scores: dict[str, float] | None = None
     correct: Literal["A", "B"] | None = None
 
+    @field_validator("scores")
+    @classmethod
+    def _both_scores(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        if value is not None and set(value) != {"A", "B"}:
+            raise ValueError(f"scores must hold exactly A and B, got {sorted(value)}")
+        return value
+
+    @field_validator("meta")
+    @classmethod
+    def _known_meta_bias(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if "bias" in value and value["bias"] not in BIASES:
+            raise ValueError(f"meta.bias {value['bias']!r} is not one of the 12 biases ({', '.join(BIAS_NAMES)})")
+        return value
+
 
 class TraceRow(_HasMeta):
     """A teacher reasoning trace for SFT: the judge prompt and the teacher's reply (verdict == label)."""

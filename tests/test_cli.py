@@ -93,7 +93,10 @@ def test_quickstart_runs_the_two_sided_experiment(tmp_path, capsys):
     runs = result["runs"]
     base, paper, bal = runs["baseline"], runs["paper"], runs["balanced"]
     assert base["bsr"] > paper["bsr"] and paper["p_vs"]["baseline"]["bsr"] < 0.05
-    assert paper["overcorrection"] > base["overcorrection"] and paper["p_vs"]["baseline"]["overcorrection"] < 0.05
+    assert (
+        paper["overcorrection"] > base["overcorrection"]
+        and paper["p_vs"]["baseline"]["overcorrection"] < 0.05
+    )
     assert bal["bsr"] < base["bsr"] and bal["p_vs"]["baseline"]["bsr"] < 0.05
     assert bal["overcorrection"] < paper["overcorrection"] and bal["p_vs"]["paper"]["overcorrection"] < 0.05
     assert bal["acc_ori"] >= base["acc_ori"] - 0.05
@@ -139,7 +142,9 @@ def test_build_with_llm_flags(tmp_path, capsys):
         config = tmp_path / "c.yaml"
         config.write_text(f"llm:\n  cache_dir: {tmp_path / 'cache'}\n  progress: false\n")
         assert main([*args, "--config", str(config)]) == 0
-    assert "llm rewriter (m): 16 calls, 0 cache hits, 0 retries, 0 failures" in capsys.readouterr().out  # both sides
+    assert (
+        "llm rewriter (m): 16 calls, 0 cache hits, 0 retries, 0 failures" in capsys.readouterr().out
+    )  # both sides
 
 
 @pytest.mark.parametrize("flag", ["--limit", "--batch-size", "--max-batch-tokens", "--max-length"])
@@ -151,3 +156,76 @@ def test_counts_below_one_are_refused(flag, tmp_path, capsys):
         )
     assert stop.value.code == 2 and "must be at least 1 (got 0)" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def _write(path, text: bytes | str):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    (path.write_bytes if isinstance(text, bytes) else path.write_text)(text)
+    return path
+
+
+JUDGMENT = '{"probe_id":"p1","view":"%s","judge":"j","raw":"A","verdict":"A","correct":"A"%s}'
+
+
+@pytest.mark.parametrize(
+    "files,argv,message",
+    [
+        ({"latin.jsonl": b"\xff\xfe{}\n"}, ["validate", "{d}/latin.jsonl"], "latin.jsonl:1: not UTF-8 text"),
+        (
+            {"deep.jsonl": "[" * 100000 + "]" * 100000 + "\n"},
+            ["validate", "{d}/deep.jsonl"],
+            "deep.jsonl:1: invalid JSON (nested too deeply)",
+        ),
+        (
+            {"deep.json": "[" * 100000 + "]" * 100000},
+            ["validate", "{d}/deep.json"],
+            "deep.json: invalid JSON (nested too deeply)",
+        ),
+        ({"bad.jsonl.gz": b"garbage"}, ["validate", "{d}/bad.jsonl.gz"], "not a readable gzip file"),
+        (
+            {"afile": "x"},
+            ["build", "bench", "--n", "2", "--biases", "length", "--out", "{d}/afile/sub"],
+            "afile/sub/.work: Not a directory",
+        ),
+        (
+            {"afile": "x"},
+            ["build", "bench", "--n", "2", "--biases", "length", "--out", "{d}/afile"],
+            "afile/.work: Not a directory",
+        ),
+        (
+            {"rs/judgments.jsonl": "\n".join(JUDGMENT % (v, "") for v in ("original", "injected"))},
+            ["eval", "bias", "--out", "{d}/rs", "--rescore"],
+            "have no meta.bias",
+        ),
+        (
+            {
+                "rs/judgments.jsonl": "\n".join(
+                    JUDGMENT % (v, ',"meta":{"bias":"lenght"}') for v in ("original", "injected")
+                )
+            },
+            ["eval", "bias", "--out", "{d}/rs", "--rescore"],
+            "meta.bias 'lenght' is not one of the 12 biases",
+        ),
+        (
+            {"s.jsonl": JUDGMENT % ("original", ',"scores":{"A":1.0}')},
+            ["validate", "{d}/s.jsonl"],
+            "scores must hold exactly A and B",
+        ),
+    ],
+)
+def test_bad_files_exit_2_with_their_location_and_no_traceback(files, argv, message, tmp_path, capsys):
+    for name, text in files.items():
+        _write(tmp_path / name, text)
+    assert main([a.replace("{d}", str(tmp_path)) for a in argv]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.out + captured.err and "Traceback" not in captured.err
+
+
+def test_gzip_files_are_read_transparently(tmp_path, pair_row, capsys):
+    import gzip
+
+    with gzip.open(tmp_path / "pairs.jsonl.gz", "wt") as fh:
+        fh.write(json.dumps(pair_row) + "\n")
+    assert main(["validate", str(tmp_path / "pairs.jsonl.gz")]) == 0
+    assert main(["validate", str(tmp_path)]) == 0  # and inside a folder
+    assert "1 valid pair record(s), ok" in capsys.readouterr().err

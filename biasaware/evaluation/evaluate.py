@@ -224,6 +224,12 @@ def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 
     Standard probes (cue on the worse answer) give the BSR, mirror probes (``meta.mirror``: the
     cue on the better answer) the over-correction rate; ``two_sided`` is the larger.
     ``judge_check`` flags a degenerate judge (:func:`biasaware.evaluation.metrics.judge_check`)."""
+    unlabelled = [j for j in judgments if "bias" not in j.meta]
+    if unlabelled:
+        raise BiasAwareError(
+            f"{len(unlabelled)} judgment(s) have no meta.bias (e.g. probe {unlabelled[0].probe_id!r}, "
+            f"{unlabelled[0].view} view): these are not judgments of bias probes (`eval bias` writes meta.bias)"
+        )
     pairs, incomplete = paired_views(judgments)
     items: dict[str, dict[str, list[tuple[Outcome, Judgment, Judgment]]]] = defaultdict(
         lambda: {k: [] for k in SIDES}
