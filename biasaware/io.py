@@ -200,6 +200,11 @@ def iter_rows(source: str | os.PathLike, split: str = "train") -> Iterator[RawRo
     elif data_suffix(path) in DATA_SUFFIXES or str(source).startswith((".", "/", "~")):
         raise BiasAwareError(f"{source}: no such file or folder")
     else:
+        from biasaware.hub import check_hub_name
+
+        check_hub_name(
+            str(source), "dataset", "dataset", "give a local file or folder (.jsonl, .json, .parquet)"
+        )
         yield from _iter_hf(str(source), split)
 
 

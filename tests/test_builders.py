@@ -277,13 +277,20 @@ def test_named_hub_sources_pick_their_subset(monkeypatch):
         seen.append((args, split))
         return datasets.Dataset.from_list([gram_row() if "GRAM" in args[0] else hs3_row()])
 
+    import huggingface_hub
+
     monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
+    asked = []
+    monkeypatch.setattr(huggingface_hub, "dataset_info", lambda repo_id, timeout=None: asked.append(repo_id))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     assert load_pairs("helpsteer3")[0].chosen == "Hi!"
     assert load_pairs("gram")[0].chosen == "4"
     assert seen == [
         (("nvidia/HelpSteer3", "preference"), "train"),
         (("NiuTrans/GRAM-fine-tuning-65k",), "train"),
     ]
+    assert asked == ["nvidia/HelpSteer3", "NiuTrans/GRAM-fine-tuning-65k"]  # the hub asked once each, first
 
 
 def test_both_directions_link_standard_and_mirror_probes_by_pair(tmp_path):

@@ -191,3 +191,48 @@ def test_trainers_feed_the_ids_judges_score(name, kind, tmp_path):
     if name == "minilm-l6":  # the encoder's head reads [CLS]: both sides start with it and end with [SEP]
         tok = load_tokenizer(name, "reward")
         assert all(ids[0] == tok.cls_token_id and ids[-1] == tok.sep_token_id for ids in fed)
+
+
+def test_an_unknown_model_name_fails_fast_listing_the_built_in_names(tmp_path, monkeypatch):
+    import huggingface_hub
+
+    from biasaware.judging.models import load_model, resolve_model_path
+
+    calls = []
+
+    def unreachable(repo_id, timeout=None):
+        calls.append((repo_id, timeout))
+        raise ConnectionError("no route to the hub")
+
+    monkeypatch.setattr(huggingface_hub, "model_info", unreachable)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    assert resolve_model_path("no-such-model", "reward") == "no-such-model"  # naming it asks nothing
+    with pytest.raises(BiasAwareError, match="not reachable from here.*smollm2-135m-instruct, minilm-l6"):
+        load_model("no-such-model", "reward")
+    assert calls == [("no-such-model", 5.0)]  # loading asks once, with a short timeout
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(BiasAwareError):  # offline: the library reads its cache, which has nothing
+        load_model("owner/model", "reward")
+    assert len(calls) == 1
+
+
+def test_eval_with_an_unknown_judge_writes_nothing(tmp_path, capsys, monkeypatch):
+    import huggingface_hub
+
+    from biasaware.cli import main
+    from biasaware.data.builders import BuildConfig, build_bench
+
+    monkeypatch.setattr(
+        huggingface_hub, "model_info", lambda *a, **k: (_ for _ in ()).throw(ConnectionError("down"))
+    )
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    build_bench(BuildConfig(n_per_bias=2, biases="length", corpus_size=100), tmp_path / "bench")
+    out = tmp_path / "eval"
+    assert (
+        main(
+            ["eval", "bias", "--judge", "no-such-model", "--data", str(tmp_path / "bench"), "--out", str(out)]
+        )
+        == 2
+    )
+    assert "not reachable from here" in capsys.readouterr().err and not out.exists()

@@ -607,8 +607,10 @@ def judge_or_rescore(spec, out: Path, rescore: bool, load_items, run, *, target)
     spec.where()
     items = load_items()
     identity = None if spec.backend == "openai" else model_identity(spec.name, KINDS.get(spec.mode, "causal"))
-    check_fingerprint(out, fingerprint(spec, identity, items), write=ranks().main)  # before a model loads
+    mine = fingerprint(spec, identity, items)
+    check_fingerprint(out, mine, write=False)  # a folder of other judgments fails before a model loads
     judge = start_judge(spec)
+    check_fingerprint(out, mine, write=ranks().main)  # nothing is written by a run whose judge fails to load
     t0 = time.time()
     run(judge, items, out)
     return run_record(spec, judge, target, time.time() - t0, identity)

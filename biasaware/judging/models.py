@@ -167,7 +167,7 @@ def resolve_model_path(name_or_path: str, kind: str = "causal") -> str:
         return str(path)
     if name_or_path.startswith((".", "/", "~")) or name_or_path.count("/") > 1:
         raise BiasAwareError(f"{name_or_path}: no such model folder")
-    return name_or_path  # a hub name
+    return name_or_path  # a hub name (loading it asks the hub first: :func:`hub_check`)
 
 
 ADAPTER_CONFIG = "adapter_config.json"
@@ -197,6 +197,19 @@ def adapter_base(path: str | Path) -> str | None:
     return None if config is None else str(config["base_model_name_or_path"])
 
 
+def hub_check(folders: ModelFolders) -> None:
+    """Before a library downloads: a hub name the hub does not have, or cannot serve from here
+    without a cached copy, fails now with the built-in names (:mod:`biasaware.hub`)."""
+    from biasaware.hub import check_hub_name
+
+    for name in dict.fromkeys((folders.weights, folders.tokenizer)):
+        if not Path(name).exists():
+            check_hub_name(
+                name, "model", "model",
+                f"use a built-in name ({', '.join(BUILTIN_MODELS)}), a local model folder, or a hub name the hub has",
+            )  # fmt: skip
+
+
 @dataclass(frozen=True)
 class ModelFolders:
     """Where a resolved model path's parts live: ``weights`` (config and weights: an adapter's
@@ -223,8 +236,10 @@ def load_config(name_or_path: str, kind: str = "causal"):
     """The model's transformers configuration (an adapter folder: its base model's); no weights are read."""
     from transformers import AutoConfig
 
+    folders = ModelFolders.of(name_or_path, kind)
+    hub_check(folders)
     try:
-        return AutoConfig.from_pretrained(ModelFolders.of(name_or_path, kind).weights)
+        return AutoConfig.from_pretrained(folders.weights)
     except (OSError, ValueError) as exc:
         raise BiasAwareError(f"could not load the configuration of {name_or_path!r}: {exc}") from None
 
@@ -351,7 +366,9 @@ def load_tokenizer(name_or_path: str, kind: str = "causal"):
     """The tokenizer alone, prepared as :func:`load_model` prepares it (no weights are read)."""
     from transformers import AutoTokenizer
 
-    folder = ModelFolders.of(name_or_path, kind).tokenizer
+    folders = ModelFolders.of(name_or_path, kind)
+    hub_check(folders)
+    folder = folders.tokenizer
     try:
         return prepare_tokenizer(AutoTokenizer.from_pretrained(folder), kind)
     except (OSError, ValueError) as exc:
@@ -403,6 +420,7 @@ def load_model(name_or_path: str, kind: str = "causal", *, dtype=None, device=No
     with ``seed``.
     """
     folders = ModelFolders.of(name_or_path, kind)
+    hub_check(folders)
     try:
         from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
     except ImportError as exc:
