@@ -13,6 +13,8 @@ reader side drops a torn last line.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 import tempfile
@@ -276,6 +278,40 @@ def write_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> Path:
             fh.write((_dumps(record) + "\n").encode("utf-8"))
 
     return _atomic_write(Path(path), write)
+
+
+def files_sha256(files: Iterable[Path], root: Path | None = None) -> str:
+    """SHA-256 over files' names (relative to ``root``, else the bare name) and bytes, in name
+    order, read in blocks. One identical file set gives one hash wherever it lies. Hashes of the
+    same files (same size and modification time) are computed once per process."""
+    signature = tuple(
+        sorted(
+            (
+                str(f.relative_to(root)) if root else f.name,
+                str(f.resolve()),
+                f.stat().st_size,
+                f.stat().st_mtime_ns,
+            )
+            for f in files
+        )
+    )
+    return _files_sha256(signature)
+
+
+@functools.lru_cache(maxsize=256)
+def _files_sha256(signature: tuple) -> str:
+    h = hashlib.sha256()
+    for name, path, _, _ in signature:
+        h.update(name.encode() + b"\0")
+        with open(path, "rb") as fh:
+            for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def json_sha256(obj: Any) -> str:
+    """SHA-256 of a JSON document in canonical form (sorted keys), e.g. a settings dict or a record."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> Path:

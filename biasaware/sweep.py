@@ -34,7 +34,6 @@ covers the points of the grid given, so results of different settings never mix.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import math
@@ -51,6 +50,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from biasaware.errors import BiasAwareError
+from biasaware.io import files_sha256, json_sha256
 
 RECIPE_MODES = {"reward": "reward", "sft": "generate", "grpo": "generate"}
 QUICK_CUES = "length,beauty,authority,assertiveness,sycophancy"
@@ -234,35 +234,32 @@ def build_config(settings: dict[str, Any], where: str):
         raise BiasAwareError(f"{where}: {exc}") from None
 
 
-def ensure_built(build, cfg, folder: Path) -> None:
-    """Build ``folder`` unless its manifest records exactly ``cfg``'s settings (a finished build is
-    neither redone nor rewritten); a folder holding another build is a user error of the builder."""
-    manifest = folder / "manifest.json"
-    if manifest.exists():
-        try:
-            recorded = json.loads(manifest.read_text()).get("config")
-        except json.JSONDecodeError:
-            recorded = None
-        from biasaware.data.builders import source_sha256
+def built_as(folder: Path, cfg) -> bool:
+    """Does ``folder`` hold a finished build of exactly ``cfg``'s settings and source content?"""
+    from biasaware.data.builders import source_sha256
 
-        data = json.loads(manifest.read_text())
-        if recorded == _stamp(cfg) and data.get("source_sha256") == source_sha256(cfg.source):
-            return
-    build(cfg, folder)
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return False
+    return manifest.get("config") == _stamp(cfg) and manifest.get("source_sha256") == source_sha256(
+        cfg.source
+    )
+
+
+def ensure_built(build, cfg, folder: Path) -> None:
+    """Build ``folder`` unless it already holds this build (a finished build is neither redone nor
+    rewritten); a folder holding another build is a user error of the builder."""
+    if not built_as(folder, cfg):
+        build(cfg, folder)
 
 
 # -------------------------------------------------------------------------------------- fingerprint
-def file_sha256(paths: list[Path]) -> str:
-    """SHA-256 over files' names (relative) and bytes, in name order."""
-    h = hashlib.sha256()
-    for p in sorted(paths):
-        h.update(p.name.encode() + b"\0")
-        h.update(p.read_bytes())
-    return h.hexdigest()
-
-
 def bench_files(bench: Path) -> list[Path]:
-    files = sorted(bench.glob("*.jsonl")) if bench.is_dir() else [bench]
+    """The probe files of a benchmark (:func:`biasaware.io.data_files`: no manifest or summary)."""
+    from biasaware.io import data_files
+
+    files = data_files(bench) if bench.is_dir() else [bench]
     if not files or not all(f.is_file() for f in files):
         raise BiasAwareError(f"{bench}: no benchmark here (a folder of probe JSONL files from `build bench`)")
     return files
@@ -299,16 +296,12 @@ def fixed_settings(spec: SweepSpec, bench: Path | None) -> dict[str, Any]:
         train = Path(spec.train_file)
         if not train.is_file():
             raise BiasAwareError(f"train_file {train}: no such file")
-        fixed["train_file"] = {"path": spec.train_file, "sha256": file_sha256([train])}
+        fixed["train_file"] = {"path": spec.train_file, "sha256": files_sha256([train])}
     if bench is not None:
-        fixed["bench"] = {"path": str(spec.bench or "bench/"), "sha256": file_sha256(bench_files(bench))}
+        fixed["bench"] = {"path": str(spec.bench or "bench/"), "sha256": files_sha256(bench_files(bench))}
     elif spec.bench:
         bench_files(Path(spec.bench))
     return fixed
-
-
-def _hash(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def differing(old: Any, new: Any, prefix: str = "") -> list[str]:
@@ -505,10 +498,7 @@ def open_folder(p: Plan) -> dict[str, Any]:
             f"{state_path} is not valid JSON ({exc}); remove it to start the sweep over"
         ) from None
     if state is None and not spec.bench:  # a bench left by a failed start with other settings is not reused
-        manifest = bench / "manifest.json"
-        if bench.exists() and not (
-            manifest.exists() and json.loads(manifest.read_text()).get("config") == _stamp(p.bench_cfg)
-        ):
+        if bench.exists() and not built_as(bench, p.bench_cfg):
             shutil.rmtree(bench)
     if not spec.bench and (state is None or not (bench / "manifest.json").exists()):
         # an existing sweep's bench is compared through the fixed settings below, not rebuilt
@@ -550,7 +540,7 @@ def open_folder(p: Plan) -> dict[str, Any]:
         state_path,
         {
             "fixed": fixed,
-            "fixed_sha256": _hash(fixed),
+            "fixed_sha256": json_sha256(fixed),
             "points": sorted(previous | {n for _, _, n in p.names}),
             "grids": [*(state["grids"] if state else []), spec.model_dump(include={"grid", "seeds"})],
         },
@@ -570,7 +560,7 @@ def run_point(
     from biasaware.judging.models import model_identity
 
     spec, folder = p.spec, p.out / "points" / name
-    record = {"settings": setting, "seed": seed, "fixed_sha256": _hash(fixed)}
+    record = {"settings": setting, "seed": seed, "fixed_sha256": json_sha256(fixed)}
     if (folder / "point.json").exists() and json.loads((folder / "point.json").read_text()) != record:
         raise BiasAwareError(
             f"{folder}/point.json records other settings; remove the folder or use another --out"
@@ -783,16 +773,13 @@ def sweep_plot(result: dict[str, Any], path: Path) -> Path:
     """Two-sided sensitivity (y) against general agreement (x; Acc_ori on the bias benchmark's
     original views when no general benchmark was run), one point per setting, bars: the 95%
     interval (one seed) or min–max over seeds; degenerate settings hollow."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from biasaware.evaluation.reports import rate_plot
 
     rows = result["rows"]
     xkey = "general" if all(r["summary"]["general"]["mean"] is not None for r in rows) else "acc_ori"
     one = len(result["seeds"]) == 1
-    fig, ax = plt.subplots(figsize=(6.4, 5))
-    for k, row in enumerate(rows):
+    points = []
+    for row in rows:
         x, y = row["summary"][xkey]["mean"], row["summary"]["two_sided"]["mean"]
         if x is None or y is None:
             continue
@@ -802,21 +789,14 @@ def sweep_plot(result: dict[str, Any], path: Path) -> Path:
         else:
             xs = (row["summary"][xkey]["min"], row["summary"][xkey]["max"])
             ys = (row["summary"]["two_sided"]["min"], row["summary"]["two_sided"]["max"])
-        color = f"C{k % 10}"
-        ax.errorbar(
-            x, y, xerr=[[x - xs[0]], [xs[1] - x]], yerr=[[y - ys[0]], [ys[1] - y]], fmt="o", color=color,
-            markerfacecolor="none" if row["degenerate"] else color, markersize=8, capsize=3,
-            label=row["label"] + (" (degenerate)" if row["degenerate"] else ""),
-        )  # fmt: skip
-    ax.set_xlim(-0.03, 1.03)
-    ax.set_ylim(-0.03, 1.03)
-    ax.set_xlabel(
-        "general agreement" if xkey == "general" else "Acc_ori (original views of the bias benchmark)"
+        label = row["label"] + (" (degenerate)" if row["degenerate"] else "")
+        points.append(
+            {"x": x, "y": y, "x_range": xs, "y_range": ys, "label": label, "degenerate": row["degenerate"]}
+        )
+    return rate_plot(
+        points,
+        path,
+        xlabel="general agreement" if xkey == "general" else "Acc_ori (original views of the bias benchmark)",
+        ylabel="two-sided bias sensitivity (max of BSR, over-correction)",
+        title="Sweep trade-off (lower right is better)",
     )
-    ax.set_ylabel("two-sided bias sensitivity (max of BSR, over-correction)")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), fontsize=7, frameon=False, ncol=1)
-    fig.suptitle("Sweep trade-off (lower right is better)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path

@@ -243,18 +243,14 @@ def _chunks(items: list, size: int) -> Iterator[list]:
 def source_sha256(source: str) -> str | None:
     """SHA-256 over a local source's bytes (a folder: its files' relative names and bytes, in
     order); ``None`` for the built-in corpus and hub names."""
-    import hashlib
+    from biasaware.io import files_sha256
 
     path = Path(source).expanduser()
     if source == "builtin" or not path.exists():
         return None
-    h = hashlib.sha256()
-    for f in sorted(p for p in ([path] if path.is_file() else path.rglob("*")) if p.is_file()):
-        h.update(str(f.relative_to(path) if f != path else f.name).encode() + b"\0")
-        with open(f, "rb") as fh:
-            for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
-                h.update(block)
-    return h.hexdigest()
+    if path.is_file():
+        return files_sha256([path])
+    return files_sha256([f for f in path.rglob("*") if f.is_file()], root=path)
 
 
 def _has_claims(pairs: list[PreferencePair]) -> bool:

@@ -538,7 +538,7 @@ def fingerprint(spec, identity: dict | None, items: list) -> dict[str, Any]:
     """What decides a folder's judgments: the model (its weights hash when it is on this disk, else
     its name), the spec's settings that change a verdict (:data:`JUDGMENT_SETTINGS`; not the device,
     dtype or batch size) and the SHA-256 of every item's content, by id. A repeated id is refused."""
-    import hashlib
+    from biasaware.io import json_sha256
 
     hashes: dict[str, str] = {}
     for item in items:
@@ -546,8 +546,7 @@ def fingerprint(spec, identity: dict | None, items: list) -> dict[str, Any]:
             raise BiasAwareError(
                 f"item id {item.id!r} appears twice in the input; every probe or pair needs its own id"
             )
-        body = json.dumps(item.model_dump(mode="json"), sort_keys=True).encode()
-        hashes[item.id] = hashlib.sha256(body).hexdigest()
+        hashes[item.id] = json_sha256(item.model_dump(mode="json"))
     model = (identity or {}).get("weights_sha256") or spec.name
     return {"judge": {"model": model, **{k: getattr(spec, k) for k in JUDGMENT_SETTINGS}}, "items": hashes}
 

@@ -37,7 +37,9 @@ def pct(x: float | None) -> str:
 
 
 def ci(interval: list | None) -> str:
-    return "" if not interval or interval[0] is None else f" [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]"
+    return (
+        "" if not interval or interval[0] is None else f" [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]"
+    )
 
 
 def p_value(p: float | None) -> str:
@@ -194,7 +196,9 @@ def compare_table(result: dict[str, Any]) -> str:
 def _bars(ax, xs, values, errs, labels, color, name, width):
     """Bars with interval whiskers and a count label above each, a visible tick for zeros."""
     heights = [0 if v is None else v for v in values]
-    ax.bar(xs, heights, width, yerr=errs, capsize=2, color=color, label=name, edgecolor="black", linewidth=0.4)
+    ax.bar(
+        xs, heights, width, yerr=errs, capsize=2, color=color, label=name, edgecolor="black", linewidth=0.4
+    )
     for x, v, text, up in zip(xs, values, labels, errs[1], strict=True):
         if v is None:
             ax.text(x, 0.01, "n/a", ha="center", va="bottom", fontsize=6, color="grey", rotation=90)
@@ -323,46 +327,65 @@ def experiment_markdown(result: dict[str, Any], labels: dict[str, str] | None = 
     return "\n".join(lines) + "\n"
 
 
-def experiment_plot(result: dict[str, Any], path: Path, labels: dict[str, str] | None = None) -> Path:
-    """BSR (x) against over-correction (y) per judge with 95% intervals: a debiased judge sits near
-    the origin; Acc_ori in the legend. Degenerate judges are drawn hollow."""
+def rate_plot(
+    points: list[dict[str, Any]], path: Path, *, xlabel: str, ylabel: str, title: str, diagonal: bool = False
+) -> Path:
+    """One marker per judge or setting on rate axes (0 to 1): ``points`` hold ``x``, ``y``, their
+    ``x_range`` and ``y_range`` (an interval, drawn as error bars), ``label`` and ``degenerate``
+    (drawn hollow). ``diagonal`` adds the x = y line."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = labels or {}
     fig, ax = plt.subplots(figsize=(6.4, 5))
-    for k, (name, r) in enumerate(result["runs"].items()):
-        x, y = r.get("bsr"), r.get("overcorrection")
-        if x is None or y is None:
-            continue
-        xe = [[x - r["bsr_ci"][0]], [r["bsr_ci"][1] - x]]
-        ye = [[y - r["overcorrection_ci"][0]], [r["overcorrection_ci"][1] - y]]
-        degenerate = r["judge_check"]["degenerate"]
-        color = f"C{k}"
+    for k, pt in enumerate(points):
+        x, y, (x0, x1), (y0, y1) = pt["x"], pt["y"], pt["x_range"], pt["y_range"]
+        color = f"C{k % 10}"
         ax.errorbar(
-            x,
-            y,
-            xerr=xe,
-            yerr=ye,
-            fmt="o",
-            color=color,
-            markerfacecolor="none" if degenerate else color,
-            markersize=8,
-            capsize=3,
-            label=f"{labels.get(name, name)} (Acc_ori {pct(r['acc_ori'])}%"
-            + (", degenerate" if degenerate else "")
-            + ")",
-        )
+            x, y, xerr=[[x - x0], [x1 - x]], yerr=[[y - y0], [y1 - y]], fmt="o", color=color,
+            markerfacecolor="none" if pt["degenerate"] else color, markersize=8, capsize=3, label=pt["label"],
+        )  # fmt: skip
     ax.set_xlim(-0.03, 1.03)
     ax.set_ylim(-0.03, 1.03)
-    ax.plot([0, 1], [0, 1], color="grey", linewidth=0.6, linestyle=":")
-    ax.set_xlabel("BSR: follows the cue (standard probes)")
-    ax.set_ylabel("over-correction: turns against the cue (mirror probes)")
+    if diagonal:
+        ax.plot([0, 1], [0, 1], color="grey", linewidth=0.6, linestyle=":")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), fontsize=7, frameon=False, ncol=1)
-    fig.suptitle("Two-sided bias sensitivity (lower left is better)", fontsize=10)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def experiment_plot(result: dict[str, Any], path: Path, labels: dict[str, str] | None = None) -> Path:
+    """BSR (x) against over-correction (y) per judge with 95% intervals: a debiased judge sits near
+    the origin; Acc_ori in the legend. Degenerate judges are drawn hollow."""
+    labels = labels or {}
+    points = []
+    for name, r in result["runs"].items():
+        if r.get("bsr") is None or r.get("overcorrection") is None:
+            continue
+        degenerate = r["judge_check"]["degenerate"]
+        points.append(
+            {
+                "x": r["bsr"],
+                "y": r["overcorrection"],
+                "x_range": r["bsr_ci"],
+                "y_range": r["overcorrection_ci"],
+                "degenerate": degenerate,
+                "label": f"{labels.get(name, name)} (Acc_ori {pct(r['acc_ori'])}%"
+                + (", degenerate" if degenerate else "")
+                + ")",
+            }
+        )
+    return rate_plot(
+        points,
+        path,
+        xlabel="BSR: follows the cue (standard probes)",
+        ylabel="over-correction: turns against the cue (mirror probes)",
+        title="Two-sided bias sensitivity (lower left is better)",
+        diagonal=True,
+    )

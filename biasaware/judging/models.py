@@ -273,20 +273,13 @@ def model_identity(name_or_path: str, kind: str = "causal") -> dict[str, Any]:
     """What a model is, independent of where it runs: its resolved path and a SHA-256 over its
     weight files (names and bytes, in name order); an adapter folder adds its base's identity.
     ``weights_sha256`` is ``None`` for a model that is not on this disk (a hub name). Two folders
-    with the same weights have the same hash wherever they are."""
-    import hashlib
+    with the same weights have the same hash wherever they are; unchanged files are hashed once
+    per process (:func:`biasaware.io.files_sha256`)."""
+    from biasaware.io import files_sha256
 
     folders = ModelFolders.of(name_or_path, kind)
     files = weight_files(folders.path)
-    digest = None
-    if files:
-        h = hashlib.sha256()
-        for f in files:
-            h.update(f.name.encode() + b"\0")
-            with open(f, "rb") as fh:
-                for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
-                    h.update(block)
-        digest = h.hexdigest()
+    digest = files_sha256(files) if files else None
     path = Path(folders.path)
     identity: dict[str, Any] = {
         "path": str(path.resolve()) if path.exists() else folders.path,
