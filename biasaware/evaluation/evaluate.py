@@ -609,7 +609,9 @@ def judge_or_rescore(spec, out: Path, rescore: bool, load_items, run, *, target)
     mine = fingerprint(spec, identity, items)
     check_fingerprint(out, mine, write=False)  # a folder of other judgments fails before a model loads
     judge = start_judge(spec)
-    check_fingerprint(out, mine, write=ranks().main)  # nothing is written by a run whose judge fails to load
+    r = ranks()
+    check_fingerprint(out, mine, write=r.main)  # nothing is written by a run whose judge fails to load
+    r.barrier()  # no process judges (and writes a shard) before process 0 has checked and recorded the folder
     t0 = time.time()
     run(judge, items, out)
     return run_record(spec, judge, target, time.time() - t0, identity)
