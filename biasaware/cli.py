@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from biasaware import __version__
 from biasaware.errors import BiasAwareError
@@ -88,22 +89,25 @@ def cmd_models(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     from biasaware.data.builders import BuildConfig, build_bench, build_traces, build_train
 
+    stage = args.stage
+    option = lambda name: getattr(args, name, None)  # noqa: E731 (each stage has its own options)
     cfg = BuildConfig.from_file(
         args.config,
         source=args.source,
         split=args.split,
         families=args.families,
-        direction="mirror" if args.mirror else args.direction,
-        cues=args.cues,
-        augment=args.augment,
+        direction="mirror" if option("mirror") else option("direction"),
+        cues=option("cues"),
+        augment=option("augment"),
         biases=args.biases,
-        n_per_bias=args.n,
-        n_traces_per_bias=args.n if args.stage == "traces" else None,
+        n_per_bias=args.n if stage == "bench" else None,
+        n_traces_per_bias=args.n if stage == "traces" else None,
+        max_rows=option("max_rows"),
         seed=args.seed,
-        n_negatives=args.negatives,
+        n_negatives=option("negatives"),
         rewriter=args.rewriter,
         verifier=args.verifier,
-        teacher=args.teacher,
+        teacher=option("teacher"),
         llm={
             "backend": args.llm_backend,
             "model": args.llm_model,
@@ -141,75 +145,145 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+BUILD_STAGES = {
+    "bench": (
+        "bias probes: one JSONL per bias, standard and mirror sides",
+        "Inject each bias into base preference pairs and write OUT/<bias>.jsonl: standard probes carry the cue "
+        "on the worse answer (cue-following, BSR), mirror probes on the better one (over-correction). "
+        "Resumable: rerun the same command to continue; other settings are refused.",
+    ),
+    "train": (
+        "bias-augmented training rows {prompt, chosen, rejected, bias_negatives}",
+        "Write OUT/train.jsonl: each base pair with bias negatives (paper: the cue on the rejected side) or "
+        "balanced rows (the cue on neither, either and both sides). Resumable.",
+    ),
+    "traces": (
+        "teacher SFT traces: a reasoned verdict per probe",
+        "Build probes as for the benchmark (from the training split) and have a teacher write a reasoned "
+        "verdict for each; write OUT/<bias>.jsonl of SFT traces. Resumable.",
+    ),
+}
+
+
+def build_default(name: str) -> Any:
+    """A :class:`~biasaware.data.builders.BuildConfig` default, for the help texts."""
+    from biasaware.data.builders import BuildConfig
+
+    return BuildConfig.__dataclass_fields__[name].default
+
+
 def add_build_parser(sub) -> None:
     p = sub.add_parser(
         "build",
         help="data builders: bias probes, bias-augmented training rows, teacher traces",
-        description="Inject the 12 biases into base preference pairs and write records.",
+        description="Inject the 12 biases into base preference pairs and write records. "
+        "`biasaware build STAGE --help` lists a stage's options.",
+    )
+    stages = p.add_subparsers(dest="stage", metavar="STAGE", required=True)
+    for stage, (summary, description) in BUILD_STAGES.items():
+        s = stages.add_parser(stage, help=summary, description=description)
+        add_build_arguments(s, stage)
+        s.set_defaults(func=cmd_build)
+
+
+def add_build_arguments(p, stage: str) -> None:
+    """One build stage's options; unset flags take the --config file's value, else the default shown."""
+    from biasaware.devices import DTYPES
+    from biasaware.judging.llm import LLMSpec
+
+    d = build_default
+    p.add_argument("--out", required=True, help="output folder (required)")
+    p.add_argument(
+        "--config",
+        help="YAML file of BuildConfig settings (biasaware/data/builders.py); flags override it (default: none)",
     )
     p.add_argument(
-        "stage",
-        choices=["bench", "train", "traces"],
-        help="bench: probes, one JSONL per bias; train: training rows; traces: teacher SFT traces",
+        "--source",
+        help=f"base pairs: builtin, helpsteer3, gram, a hub name, or a local JSONL/Parquet file "
+        f"(default {d('source')})",
     )
-    p.add_argument(
-        "--source", help="builtin (default), helpsteer3, gram, a hub name, or a local JSONL/Parquet"
-    )
+    split_default = "test" if stage == "bench" else "train"
     p.add_argument(
         "--split",
-        help="hub/local source: split (default train); builtin: test (held-out task families; bench "
-        "default), train (the others; train and traces default) or all",
+        help=f"the source's split (default: train; builtin: {split_default}). Builtin: test = held-out task "
+        "families, train = the others, all",
     )
     p.add_argument(
         "--families",
-        help="builtin: task families, reasoning (default: arithmetic, sorting, ...), facts (single-fact "
-        "questions a small encoder can learn), all, or a comma list",
+        help="builtin source: task families: reasoning (arithmetic, sorting, ...), facts (single-fact "
+        f"questions a small encoder can learn), all, or a comma list (default {d('families')})",
+    )
+    p.add_argument("--biases", help=f"all, a category, or a comma list of biases (default {d('biases')})")
+    if stage == "bench":
+        p.add_argument("--n", type=positive_int, help=f"probes per bias and side (default {d('n_per_bias')})")
+        p.add_argument(
+            "--direction",
+            choices=["standard", "mirror", "both"],
+            help="standard: the cue on the worse answer (cue-following); mirror: on the better one "
+            f"(over-correction); both (default {d('direction')})",
+        )
+        p.add_argument("--mirror", action="store_true", help="the same as --direction mirror (default off)")
+    if stage == "train":
+        p.add_argument(
+            "--negatives",
+            type=positive_int,
+            help=f"bias negatives per row, paper augmentation (default {d('n_negatives')})",
+        )
+        p.add_argument(
+            "--cues",
+            choices=["none", "natural"],
+            help="natural: each pair's superficial cue sits on the chosen side at cue_rates (0.7), as in "
+            f"human preference data; none: no cue (default {d('cues')})",
+        )
+        p.add_argument(
+            "--augment",
+            choices=["paper", "balanced"],
+            help="paper: bias negatives (the cue on the rejected side); balanced: the cue on neither, either "
+            f"and both sides, so it carries no label information (default {d('augment')})",
+        )
+        p.add_argument(
+            "--max-rows", type=positive_int, help="at most this many base pairs, sampled (default: all)"
+        )
+    if stage == "traces":
+        p.add_argument("--n", type=positive_int, help=f"traces per bias (default {d('n_traces_per_bias')})")
+        p.add_argument(
+            "--teacher",
+            choices=["auto", "rule", "llm"],
+            help=f"who writes the traces: auto (an LLM when one is set, else rule), rule, llm "
+            f"(default {d('teacher')})",
+        )
+    p.add_argument(
+        "--rewriter",
+        choices=["template", "llm"],
+        help=f"who writes the superficial-bias rewrites (default {d('rewriter')})",
     )
     p.add_argument(
-        "--direction",
-        choices=["standard", "mirror", "both"],
-        help="bench: standard (cue on the worse answer: cue-following), mirror (on the better one: "
-        "over-correction) or both (default)",
-    )
-    p.add_argument("--mirror", action="store_true", help="bench: the same as --direction mirror")
-    p.add_argument(
-        "--cues",
-        choices=["none", "natural"],
-        help="train: natural = each pair's superficial cue sits on the chosen side at cue_rates (0.7), "
-        "as in human preference data; none (default) = no cue",
+        "--verifier",
+        choices=["auto", "rule", "llm", "none"],
+        help=f"the filter that drops probes whose injection changed the answer's quality (default {d('verifier')})",
     )
     p.add_argument(
-        "--augment",
-        choices=["paper", "balanced"],
-        help="train: paper = bias negatives (cue on the rejected side, default); balanced = the cue on "
-        "neither, either and both sides, so it carries no label information",
-    )
-    p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--config", help="YAML file with BuildConfig settings (flags override it)")
-    p.add_argument("--biases", help="'all' (default), a category, or a comma list of biases")
-    p.add_argument("--n", type=int, help="items per bias (bench: default 500; traces: default 100)")
-    p.add_argument("--negatives", type=int, help="bias negatives per training row (train; default 4)")
-    p.add_argument(
-        "--rewriter", choices=["template", "llm"], help="superficial-bias rewrites (default template)"
-    )
-    p.add_argument("--verifier", choices=["auto", "rule", "llm", "none"], help="filter (default auto)")
-    p.add_argument(
-        "--teacher", choices=["auto", "rule", "llm"], help="traces: who writes them (default auto)"
+        "--llm-backend",
+        choices=["openai", "transformers", "vllm"],
+        help=f"backend of the LLM roles (default {LLMSpec.backend})",
     )
     p.add_argument(
-        "--llm-backend", choices=["openai", "transformers", "vllm"], help="LLM backend (default openai)"
+        "--llm-model",
+        help="model of the LLM roles: its name at the endpoint, or a local model (default: none)",
     )
-    p.add_argument("--llm-model", help="model for the LLM roles (name at the endpoint, or a local model)")
-    p.add_argument("--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
-    p.add_argument("--concurrency", type=int, help="LLM calls in flight (default 16)")
-    p.add_argument("--seed", type=int, help="seed (default 0)")
-    p.add_argument("--device", help="transformers backend: auto (default), cpu, cuda, cuda:N or mps")
     p.add_argument(
-        "--dtype",
-        choices=["auto", "float32", "bfloat16", "float16"],
-        help="transformers backend: weights' dtype (default auto)",
+        "--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default: none)"
     )
-    p.set_defaults(func=cmd_build)
+    p.add_argument(
+        "--concurrency", type=positive_int, help=f"LLM calls in flight (default {LLMSpec.concurrency})"
+    )
+    p.add_argument("--seed", type=int, help=f"seed of every random choice (default {d('seed')})")
+    p.add_argument(
+        "--device", help="transformers/vllm LLM backend: auto, cpu, cuda, cuda:N or mps (default auto)"
+    )
+    p.add_argument(
+        "--dtype", choices=DTYPES, help="transformers/vllm LLM backend: the weights' dtype (default auto)"
+    )
 
 
 # -------------------------------------------------------------------------------------------- eval
@@ -259,8 +333,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     if args.stage == "compare":
-        if not args.runs or len(args.runs) != 2:
-            raise BiasAwareError("eval compare needs --runs DIR1 DIR2 (two finished `eval bias` folders)")
         return cmd_compare(args)
     if not args.out:
         raise BiasAwareError(f"eval {args.stage} needs --out")
@@ -331,52 +403,123 @@ def add_device_arguments(p) -> None:
     )
 
 
+EVAL_STAGES = {
+    "bias": (
+        "bias sensitivity: Acc_ori, Acc_inj, BSR and over-correction per bias",
+        "Judge the original and the injected view of every probe and report, per bias, category and "
+        "overall: Acc_ori, Acc_inj, BSR (standard probes: the cue on the worse answer) and over-correction "
+        "(mirror probes: the cue on the better one), with intervals. Resumable: rerun the same command; "
+        "another judge, other settings or other probes in the same --out are refused.",
+    ),
+    "general": (
+        "a general judge benchmark: accuracy over its pairs, both orders",
+        "Judge a benchmark's pairs in both orders (reward models: once) and report accuracy per subset. "
+        "Resumable as eval bias.",
+    ),
+    "compare": (
+        "two finished `eval bias` runs: McNemar per bias on the shared probes",
+        "Compare two judges on the probes both runs judged with the same content (standard and mirror "
+        "probes separately); print the overlap and a table of per-bias McNemar tests.",
+    ),
+}
+
+
 def add_eval_parser(sub) -> None:
     p = sub.add_parser(
         "eval",
         help="evaluation: bias sensitivity (Acc_ori, Acc_inj, BSR) and general judge benchmarks",
-        description="bias: judge every probe in both views and report bias sensitivity. general: judge a "
-        "benchmark's pairs in both orders (reward models: once) and report accuracy.",
+        description="`biasaware eval STAGE --help` lists a stage's options.",
     )
+    stages = p.add_subparsers(dest="stage", metavar="STAGE", required=True)
+    for stage, (summary, description) in EVAL_STAGES.items():
+        s = stages.add_parser(stage, help=summary, description=description)
+        s.set_defaults(func=cmd_eval)
+        if stage == "compare":
+            s.add_argument(
+                "--runs",
+                nargs=2,
+                required=True,
+                metavar=("DIR1", "DIR2"),
+                help="two finished `eval bias` output folders (required)",
+            )
+            s.add_argument(
+                "--view",
+                default="injected",
+                choices=["original", "injected"],
+                help="which view's verdicts to compare (default injected)",
+            )
+            s.add_argument("--out", help="also write the comparison to this JSON file (default: none)")
+            continue
+        p_out = "output folder (judgments.jsonl, summary.json, report.md, PNGs; required)"
+        s.add_argument("--out", help=p_out)
+        if stage == "bias":
+            s.add_argument(
+                "--data",
+                help="probes: a folder from `biasaware build bench` or a probe file (required unless --rescore)",
+            )
+        else:
+            s.add_argument(
+                "--benchmark",
+                help="rewardbench, judgebench, rm-bench, llmbar (hub) or a local file/folder of RewardBench, "
+                "JudgeBench, RMB, RM-Bench, LLMBar or EvalBiasBench (required unless --rescore)",
+            )
+            s.add_argument("--split", help="split of a hub benchmark (default: the benchmark's own)")
+        add_judge_arguments(s)
+        if stage == "bias":
+            s.add_argument(
+                "--policy",
+                default="symmetric",
+                choices=["symmetric", "judgebiasbench"],
+                help="symmetric: a tie or invalid verdict is wrong on either view; judgebiasbench: an "
+                "injected tie/invalid is not a flip (default symmetric)",
+            )
+            s.add_argument("--biases", help="all, a category, or a comma list of biases (default all)")
+        s.add_argument(
+            "--limit",
+            type=positive_int,
+            help=("at most N probes per bias and side" if stage == "bias" else "the first N pairs")
+            + " (default: all)",
+        )
+        s.add_argument("--seed", type=int, default=0, help="bootstrap and sampling seed (default 0)")
+        s.add_argument(
+            "--rescore",
+            action="store_true",
+            help="score --out/judgments.jsonl again, without a model (default off)",
+        )
+
+
+def add_judge_arguments(p) -> None:
+    """The judge's settings (:class:`~biasaware.judging.judges.JudgeSpec`), shared by eval bias and general."""
     p.add_argument(
-        "stage",
-        choices=["bias", "general", "compare"],
-        help="bias: the 12-bias sensitivity; general: a judge benchmark; compare: two bias runs, McNemar",
+        "--judge",
+        help="built-in name, local folder, hub name, or a model at --base-url (required unless --rescore)",
     )
-    p.add_argument("--judge", help="built-in name, local folder, hub name, or a model at --base-url")
-    p.add_argument("--data", help="bias: probes, a folder from `biasaware build bench` or a probe file")
-    p.add_argument(
-        "--benchmark",
-        help="general: rewardbench, judgebench, rm-bench, llmbar (hub) or a local file/folder of "
-        "RewardBench, JudgeBench, RMB, RM-Bench, LLMBar or EvalBiasBench",
-    )
-    p.add_argument("--split", help="general: split of a hub benchmark (default: the benchmark's own)")
-    p.add_argument(
-        "--out", help="output folder (judgments.jsonl, summary.json, report.md, PNGs); compare: a JSON file"
-    )
-    p.add_argument(
-        "--runs", nargs="+", metavar="DIR", help="compare: two finished `eval bias` output folders"
-    )
-    p.add_argument("--view", default="injected", choices=["original", "injected"], help="compare: which view")
     p.add_argument(
         "--mode",
         default="generate",
         choices=["generate", "direct", "reward"],
-        help="generate (default): a reasoning judge; direct: P(A) vs P(B) of the next token; reward: a "
-        "reward model (minilm-l6 is one)",
+        help="generate: a reasoning judge; direct: P(A) vs P(B) of the next token; reward: a reward model "
+        "(minilm-l6 is one) (default generate)",
     )
     p.add_argument(
-        "--template", default="default", help="judge prompt format (generate mode; default: default)"
+        "--template",
+        default="default",
+        help="judge prompt format, generate and direct modes (default default)",
     )
     p.add_argument(
         "--backend",
         default="transformers",
         choices=["transformers", "openai", "vllm"],
-        help="generate mode: local transformers (default), in-process vLLM, or an OpenAI-compatible endpoint",
+        help="generate mode: local transformers, in-process vLLM, or an OpenAI-compatible endpoint "
+        "(default transformers)",
     )
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint (backend openai)")
-    p.add_argument("--max-tokens", type=int, default=512, help="generation budget per verdict (default 512)")
-    p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint, backend openai (default: none)")
+    p.add_argument(
+        "--max-tokens", type=positive_int, default=512, help="generation budget per verdict (default 512)"
+    )
+    p.add_argument(
+        "--temperature", type=float, default=0.0, help="sampling temperature; 0 = greedy (default 0)"
+    )
     p.add_argument(
         "--batch-size", type=positive_int, default=8, help="views per forward or generate batch (default 8)"
     )
@@ -389,26 +532,12 @@ def add_eval_parser(sub) -> None:
     p.add_argument(
         "--max-length",
         type=positive_int,
-        help="context limit in tokens (default: the model's); a longer view is not judged and is counted",
+        help="context limit in tokens; a longer view is not judged and is counted (default: the model's)",
     )
     add_device_arguments(p)
-    p.add_argument("--concurrency", type=int, default=16, help="calls in flight (backend openai)")
     p.add_argument(
-        "--policy",
-        default="symmetric",
-        choices=["symmetric", "judgebiasbench"],
-        help="symmetric (default): a tie or invalid verdict is wrong on either view; judgebiasbench: an "
-        "injected tie/invalid is not a flip",
+        "--concurrency", type=positive_int, default=16, help="calls in flight, backend openai (default 16)"
     )
-    p.add_argument("--biases", help="'all' (default), a category, or a comma list")
-    p.add_argument(
-        "--limit",
-        type=positive_int,
-        help="bias: at most N probes per bias; general: the first N pairs (default: all)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="bootstrap and sampling seed (default 0)")
-    p.add_argument("--rescore", action="store_true", help="score --out/judgments.jsonl again; no model")
-    p.set_defaults(func=cmd_eval)
 
 
 # -------------------------------------------------------------------------------------- quickstart
@@ -471,16 +600,18 @@ def add_sweep_release_parsers(sub) -> None:
         "directions (and general benchmarks), and write table.md, table.json and tradeoff.png. Resumable: "
         "rerun the same command. Settings: a YAML --config (biasaware/sweep.py, SweepSpec) and these flags.",
     )
-    p.add_argument("--config", help="sweep YAML (grid, recipe, data, bench, evaluation)")
-    p.add_argument("--out", required=True, help="the sweep folder")
+    p.add_argument(
+        "--config", help="sweep YAML: grid, recipe, data, bench, evaluation (default: none; flags only)"
+    )
+    p.add_argument("--out", required=True, help="the sweep folder (required)")
     p.add_argument(
         "--grid",
         action="append",
         metavar="KEY=V1,V2",
-        help="a grid axis (repeatable; replaces the file's grid)",
+        help="a grid axis, repeatable; replaces the file's grid (default: the file's, else one point)",
     )
     p.add_argument("--seeds", help="training seeds, e.g. 0,1,2 (default 0)")
-    p.add_argument("--recipe", choices=["reward", "sft", "grpo"])
+    p.add_argument("--recipe", choices=["reward", "sft", "grpo"], help="the recipe to train (default reward)")
     p.add_argument(
         "--recipe-config",
         help="the recipe's base config (default recipes/configs/minilm-l6/reward_infonce.yaml)",
@@ -494,9 +625,11 @@ def add_sweep_release_parsers(sub) -> None:
     p.add_argument(
         "--train-file", help="fixed training rows (default: built per point from the build settings)"
     )
-    p.add_argument("--limit", type=positive_int, help="probes per bias and side")
+    p.add_argument("--limit", type=positive_int, help="probes per bias and side (default: all)")
     p.add_argument(
-        "--general", action="append", help="a general benchmark to evaluate every point on (repeatable)"
+        "--general",
+        action="append",
+        help="a general benchmark to evaluate every point on, repeatable (default: none)",
     )
     p.add_argument("--device", help="where the evaluations run (default auto)")
     p.add_argument("--dtype", help="the evaluations' dtype (default auto)")
@@ -509,13 +642,18 @@ def add_sweep_release_parsers(sub) -> None:
         "folder (model files, README.md model card with the two-sided bias report, bias_report/, reproduce/). "
         "Uploads only with --push-to-hub (token from HF_TOKEN or the hub login; never printed).",
     )
-    p.add_argument("--checkpoint", required=True, help="the trained model folder")
-    p.add_argument("--report", required=True, help="its `eval bias` output folder")
+    p.add_argument("--checkpoint", required=True, help="the trained model folder (required)")
+    p.add_argument("--report", required=True, help="its `eval bias` output folder (required)")
     p.add_argument("--out", help="the release folder (default: CHECKPOINT-release next to it)")
     p.add_argument(
-        "--general", action="append", help="an `eval general` output folder of this checkpoint (repeatable)"
+        "--general",
+        action="append",
+        help="an `eval general` output folder of this checkpoint, repeatable (default: none)",
     )
-    p.add_argument("--bench", help="the benchmark folder, when it moved since the report was made")
+    p.add_argument(
+        "--bench",
+        help="the benchmark folder, when it moved since the report was made (default: the report's)",
+    )
     p.add_argument(
         "--probes",
         type=positive_int,
@@ -525,8 +663,10 @@ def add_sweep_release_parsers(sub) -> None:
     p.add_argument(
         "--license", help="license for the card (default: the base model's when known, else other)"
     )
-    p.add_argument("--push-to-hub", metavar="NAME", help="upload to this hub model repo (owner/name)")
-    p.add_argument("--private", action="store_true", help="create the hub repo private")
+    p.add_argument(
+        "--push-to-hub", metavar="NAME", help="upload to this hub model repo, owner/name (default: no upload)"
+    )
+    p.add_argument("--private", action="store_true", help="create the hub repo private (default: public)")
     p.set_defaults(func=cmd_release)
 
 
@@ -557,7 +697,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="record kind (default: guessed from the first record)",
     )
     p.add_argument("--split", default="train", help="split to read from a HF dataset (default: train)")
-    p.add_argument("--allow-empty", action="store_true", help="exit 0 for a file with no records")
+    p.add_argument(
+        "--allow-empty", action="store_true", help="exit 0 for a file with no records (default: exit 2)"
+    )
     p.set_defaults(func=cmd_validate)
 
     add_build_parser(sub)
@@ -565,7 +707,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_sweep_release_parsers(sub)
 
     p = sub.add_parser("models", help="list or prepare the built-in offline models")
-    p.add_argument("action", choices=["list", "prepare"])
+    p.add_argument(
+        "action",
+        choices=["list", "prepare"],
+        help="list: the built-in models; prepare: load each once (offline check)",
+    )
     p.add_argument("names", nargs="*", help="built-in names to prepare (default: all)")
     add_device_arguments(p)
     p.set_defaults(func=cmd_models)
@@ -575,9 +721,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of every stage (default 0)")
     add_device_arguments(p)
     p.set_defaults(func=cmd_quickstart)
-    for command in sub.choices.values():  # `biasaware eval ... -v` works as `biasaware -v eval ...`
+    for command in leaf_parsers(parser):  # `biasaware eval bias ... -v` works as `biasaware -v eval ...`
         add_common_options(command, default=argparse.SUPPRESS)
     return parser
+
+
+def leaf_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parsers that run something: every command, or each stage of a command that has stages."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                found += leaf_parsers(child) or [child]
+    return found
 
 
 def add_common_options(parser, default=None) -> None:
@@ -587,10 +743,12 @@ def add_common_options(parser, default=None) -> None:
         "-v",
         "--verbose",
         action="store_true",
-        help="show the library's logs (progress bars: --progress)",
+        help="show the library's logs; progress bars: --progress (default off)",
         **flag,
     )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks for user errors", **flag)
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks for user errors (default off)", **flag
+    )
     parser.add_argument(
         "--progress",
         choices=["auto", "on", "off"],

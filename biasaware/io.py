@@ -270,6 +270,33 @@ def _atomic_write(path: Path, write) -> Path:
     return path
 
 
+def read_config(path: str | os.PathLike, what: str = "config") -> dict[str, Any]:
+    """A YAML settings file as a mapping (empty file: ``{}``); a missing file, bad YAML (with its
+    line and column) or a non-mapping is a :class:`BiasAwareError` naming the file."""
+    import yaml
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BiasAwareError(f"{what} {path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BiasAwareError(f"{what} {path}: cannot read it ({exc})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise BiasAwareError(f"{path}{where}: invalid YAML ({problem})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise BiasAwareError(
+            f"{path}: a {what} is a mapping of settings (key: value), got {type(data).__name__}"
+        )
+    return data
+
+
 def write_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> Path:
     """Write records (pydantic records or dicts) as JSONL, atomically."""
 

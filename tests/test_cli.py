@@ -71,6 +71,39 @@ def test_version_and_help(capsys):
     assert main([]) == 2
 
 
+def test_every_stage_has_its_own_help_with_a_default_for_each_option():
+    import argparse
+    import re
+
+    from biasaware.cli import EPILOG, build_parser, leaf_parsers
+
+    parser = build_parser()
+    leaves = {leaf.prog.removeprefix("biasaware "): leaf for leaf in leaf_parsers(parser)}
+    stages = {"build bench", "build train", "build traces", "eval bias", "eval general", "eval compare"}
+    assert stages <= set(leaves)
+    for name, leaf in [("biasaware", parser), *leaves.items()]:
+        for action in leaf._actions:
+            if isinstance(
+                action, argparse._HelpAction | argparse._VersionAction | argparse._SubParsersAction
+            ):
+                continue
+            text = action.help or ""
+            assert text, (name, action.dest)
+            if action.option_strings:
+                assert "default" in text or "required" in text, (name, action.option_strings)
+    options = {name: {o for a in leaf._actions for o in a.option_strings} for name, leaf in leaves.items()}
+    assert "--teacher" in options["build traces"] and "--teacher" not in options["build bench"]
+    assert "--negatives" in options["build train"] and "--negatives" not in options["build bench"]
+    assert "--n" not in options["build train"] and "--max-rows" in options["build train"]
+    assert "--judge" not in options["eval compare"] and "--policy" not in options["eval general"]
+    assert "--benchmark" not in options["eval bias"] and "--data" not in options["eval general"]
+    # the top-level page advertises only commands and stages that exist
+    for command, stage_list in re.findall(r"biasaware (\w+) ([\w|]+)", EPILOG):
+        for stage in stage_list.split("|"):
+            assert f"{command} {stage}" in leaves, f"{command} {stage}"
+    assert "eval bias|general|compare" in EPILOG
+
+
 def test_models_list(capsys):
     assert main(["models", "list"]) == 0
     out = capsys.readouterr().out

@@ -257,11 +257,13 @@ def test_compare_two_judges(bench, tmp_path, capsys):
     length = result["per_bias"]["length"]
     assert length["acc_2"] == 1.0 and length["only_1"] == 0 and length["only_2"] == length["n"]
     assert result["overall"]["mcnemar_p"] < 1e-6 and "| length |" in capsys.readouterr().out
-    assert main(["eval", "compare", "--runs", str(tmp_path / "a")]) == 2
+    with pytest.raises(SystemExit) as stop:  # --runs takes exactly two folders
+        main(["eval", "compare", "--runs", str(tmp_path / "a")])
+    assert stop.value.code == 2
 
 
 def test_two_sided_summary_tells_a_cue_follower_from_an_over_corrector(tmp_path):
-    """"Longer wins" follows the length cue (high BSR, no over-correction); "shorter wins" learned
+    """ "Longer wins" follows the length cue (high BSR, no over-correction); "shorter wins" learned
     to distrust it (no BSR, full over-correction). Standard probes alone would rank the second
     perfect. A mirror-only bench reports only the over-correction side."""
     from biasaware.evaluation.reports import console_summary, markdown_report
@@ -270,9 +272,7 @@ def test_two_sided_summary_tells_a_cue_follower_from_an_over_corrector(tmp_path)
         name = "shorter-wins"
 
         def judge(self, views):
-            return [
-                JudgeOutput("", "A" if len(v.response_a) < len(v.response_b) else "B") for v in views
-            ]
+            return [JudgeOutput("", "A" if len(v.response_a) < len(v.response_b) else "B") for v in views]
 
     data = tmp_path / "bench"
     manifest = build_bench(BuildConfig(n_per_bias=8, corpus_size=300, biases="length"), data)
@@ -286,8 +286,12 @@ def test_two_sided_summary_tells_a_cue_follower_from_an_over_corrector(tmp_path)
     assert c["overcorrection"] == 1.0 and c["two_sided"] == 1.0 and c["two_sided_side"] == "mirror"
     assert follower["sides"] == ["standard", "mirror"]
     assert "over-correction" in markdown_report(corrector) and "over-correction" in console_summary(corrector)
-    build_bench(BuildConfig(n_per_bias=8, corpus_size=300, biases="length", direction="mirror"), tmp_path / "m")
-    mirror = read_records(run_bias_eval(ShorterWins(), load_probes(tmp_path / "m"), tmp_path / "mo"), "judgment")
+    build_bench(
+        BuildConfig(n_per_bias=8, corpus_size=300, biases="length", direction="mirror"), tmp_path / "m"
+    )
+    mirror = read_records(
+        run_bias_eval(ShorterWins(), load_probes(tmp_path / "m"), tmp_path / "mo"), "judgment"
+    )
     only = summarize(mirror)
     assert only["sides"] == ["mirror"] and only["per_bias"]["length"]["bsr"] is None
     assert only["per_bias"]["length"]["overcorrection"] == 1.0
@@ -307,7 +311,9 @@ def test_a_constant_judge_is_flagged_not_ranked(bench, tmp_path):
     assert check["degenerate"] and check["top_letter"] == "A" and check["top_share"] == 1.0
     assert check["verdicts"]["B"] == 0 and "constant verdict" in check["reasons"][0]
     assert "not interpretable" in (out / "report.md").read_text()
-    honest = summarize(read_records(run_bias_eval(ScriptedJudge(), load_probes(bench), tmp_path / "s"), "judgment"))
+    honest = summarize(
+        read_records(run_bias_eval(ScriptedJudge(), load_probes(bench), tmp_path / "s"), "judgment")
+    )
     assert "constant verdict" not in " ".join(honest["judge_check"]["reasons"])
 
 
@@ -323,7 +329,9 @@ def test_compare_runs_pairs_probes_and_tests_each_side_against_the_baseline(tmp_
         def judge(self, views):
             return [JudgeOutput("", "A" if len(v.response_a) < len(v.response_b) else "B") for v in views]
 
-    build_bench(BuildConfig(n_per_bias=10, corpus_size=300, biases="length,beauty", families="facts"), tmp_path / "b")
+    build_bench(
+        BuildConfig(n_per_bias=10, corpus_size=300, biases="length,beauty", families="facts"), tmp_path / "b"
+    )
     probes = load_probes(tmp_path / "b")
     for name, judge in (("follower", ScriptedJudge()), ("corrector", ShorterWins())):
         run_bias_eval(judge, probes, tmp_path / name)
@@ -360,15 +368,27 @@ def test_resume_refuses_another_judge_other_settings_or_other_probes(bench, tiny
     assert len(recorded["items"]) == 4  # 2 standard + 2 mirror probes
     assert evaluate_bias(direct, bench, out, biases=["authority"], limit=2)["items"] == first["items"]
     with pytest.raises(BiasAwareError, match="template: 'default' there, 'mtbench' now"):
-        evaluate_bias(direct.model_copy(update={"template": "mtbench"}), bench, out, biases=["authority"], limit=2)
+        evaluate_bias(
+            direct.model_copy(update={"template": "mtbench"}), bench, out, biases=["authority"], limit=2
+        )
     with pytest.raises(BiasAwareError, match="model: "):
-        evaluate_bias(JudgeSpec(name=str(tiny_models["reward"]), mode="reward"), bench, out, biases=["authority"])
+        evaluate_bias(
+            JudgeSpec(name=str(tiny_models["reward"]), mode="reward"), bench, out, biases=["authority"]
+        )
     with pytest.raises(BiasAwareError, match="not in this input"):
         evaluate_bias(direct, bench, out, biases=["authority"], limit=1)
     grown = evaluate_bias(direct, bench, out, biases=["authority"], limit=3)  # more probes: resumes and adds
     assert grown["items"] == 6 and len(json.loads((out / "fingerprint.json").read_text())["items"]) == 6
-    assert direct.model_copy(update={"device": "cpu", "batch_size": 2}) != direct  # where it runs is not a setting
-    evaluate_bias(direct.model_copy(update={"device": "cpu", "batch_size": 2}), bench, out, biases=["authority"], limit=3)
+    assert (
+        direct.model_copy(update={"device": "cpu", "batch_size": 2}) != direct
+    )  # where it runs is not a setting
+    evaluate_bias(
+        direct.model_copy(update={"device": "cpu", "batch_size": 2}),
+        bench,
+        out,
+        biases=["authority"],
+        limit=3,
+    )
 
     edited = tmp_path / "edited"
     shutil.copytree(bench, edited)
@@ -405,7 +425,10 @@ def test_compare_refuses_runs_of_other_content_under_the_same_ids(bench, tiny_mo
     evaluate_bias(reward, bench, tmp_path / "b", biases=["authority"], limit=3)
     assert main(["eval", "compare", "--runs", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     assert "probes judged: a: 4, b: 6; shared with the same content: 4" in capsys.readouterr().out
-    assert main(["eval", "compare", "--runs", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path)]) == 2
+    assert (
+        main(["eval", "compare", "--runs", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path)])
+        == 2
+    )
     assert "is a folder" in capsys.readouterr().err
 
     other = tmp_path / "other-bench"

@@ -59,7 +59,7 @@ from biasaware.data.sources import default_split, load_pairs
 from biasaware.data.teachers import LLMTeacher, RuleTeacher
 from biasaware.data.verifiers import Check, LLMVerifier, NoVerifier, RuleVerifier
 from biasaware.errors import BiasAwareError
-from biasaware.io import JsonlAppender, write_json, write_jsonl
+from biasaware.io import JsonlAppender, read_config, write_json, write_jsonl
 from biasaware.judging.judge_format import judge_messages, parse_judgment
 from biasaware.judging.llm import LLMClient, LLMFailure, LLMSpec
 from biasaware.records import BiasProbe, PreferencePair, TraceRow, TrainingRow
@@ -188,14 +188,9 @@ class BuildConfig:
 
     @classmethod
     def from_file(cls, path: str | None, **overrides: Any) -> BuildConfig:
-        import yaml
-
         data: dict[str, Any] = {}
         if path:
-            try:
-                data = yaml.safe_load(Path(path).read_text()) or {}
-            except (OSError, yaml.YAMLError) as exc:
-                raise BiasAwareError(f"cannot read config {path}: {exc}") from None
+            data = read_config(path, "build config")
             unknown = sorted(set(data) - set(cls.__dataclass_fields__))
             if unknown:
                 raise BiasAwareError(

@@ -375,21 +375,54 @@ def check_saved(trainer, output_dir: str, kind: str) -> dict:
     return check
 
 
+def _config_path(argv: list[str]) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg == "--config" and i + 1 < len(argv):  # TrlParser's only spelling
+            return argv[i + 1]
+    return None
+
+
+def check_recipe_config(path: str, dataclass_types) -> None:
+    """A recipe's ``--config`` file: readable YAML, a mapping, and only keys some dataclass of the
+    recipe declares, each unknown one named with the closest valid key (:class:`BiasAwareError`)."""
+    import difflib
+    from dataclasses import fields
+
+    from biasaware.io import read_config
+
+    data = read_config(path, "recipe config")
+    valid = {"env"} | {f.name for cls in dataclass_types for f in fields(cls)}  # env: TrlParser's own
+    unknown = [k for k in data if k not in valid]
+    if unknown:
+        hints = []
+        for key in unknown:
+            close = difflib.get_close_matches(str(key), sorted(valid), n=1)
+            hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise BiasAwareError(
+            f"{path}: unknown setting(s) {', '.join(hints)}; the recipe's settings are listed by --help"
+        )
+
+
 def run_recipe(main, dataclass_types) -> None:
-    """A recipe's entry point: parse the config and flags (TrlParser), run ``main``; a
-    :class:`BiasAwareError`, a missing config file or an unknown key is printed without a
-    traceback and exits 2."""
+    """A recipe's entry point: parse the config and flags (TrlParser), run ``main``. A
+    :class:`BiasAwareError`, a missing or malformed config file and an unknown key (named, with the
+    closest valid one) are printed without a traceback and exit 2."""
     import sys
+    import warnings
 
     from trl import TrlParser
 
+    # transformers' own deprecation notice for a field TRL's configs still set; nothing a user can change
+    warnings.filterwarnings(
+        "ignore", message=".*gradient_checkpointing.* is deprecated", category=FutureWarning
+    )
     try:
+        config = _config_path(sys.argv[1:])
+        if config:
+            check_recipe_config(config, dataclass_types)
         try:
             parsed = TrlParser(dataclass_types).parse_args_and_config()
-        except (
-            OSError,
-            ValueError,
-        ) as exc:  # a missing --config file, unknown keys in it or on the command line
+        except (OSError, ValueError) as exc:  # unknown flags on the command line, values it refuses
             raise BiasAwareError(str(exc)) from None
         main(*parsed)
     except BiasAwareError as exc:
