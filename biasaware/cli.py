@@ -119,6 +119,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     )
     build = {"bench": build_bench, "train": build_train, "traces": build_traces}[args.stage]
     manifest = build(cfg, args.out)
+    if manifest.get("reused"):
+        print(f"[build] {args.out} already holds this build (manifest.json); nothing to do")
+        return 0
     if args.stage == "train":
         print(
             f"rows {manifest['rows']} ({manifest['augment']} augmentation) from {manifest['pairs']} pairs kept, "
@@ -141,7 +144,16 @@ def cmd_build(args: argparse.Namespace) -> int:
             f"{stats['retries']} retries, {stats['failures']} failures, "
             f"{stats['prompt_tokens'] + stats['completion_tokens']} tokens"
         )
+        total = manifest.get("llm_cumulative", {}).get(role, {})
+        if total.get("runs", 1) > 1:
+            print(f"llm {role}: {total['calls']} calls over the {total['runs']} runs into this folder")
     print(f"verifier: {manifest['verifier']}; wrote {args.out} in {manifest['seconds']}s")
+    for name in manifest.get("empty", []):
+        print(
+            f"warning: {args.out}/{name} is empty: every item sampled for it was dropped; "
+            "evaluations will have nothing to report for it",
+            file=sys.stderr,
+        )
     return 0
 
 

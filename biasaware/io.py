@@ -217,6 +217,7 @@ def validate_rows(source: str | os.PathLike, kind: str | None = None, split: str
     problem is collected, one line each, so a user can fix a file in one pass.
     """
     records, problems = [], []
+    first: dict[Any, str] = {}  # where each id was first seen: a repeated id is a problem
     cls = resolve_kind(kind) if kind else None
     for row in iter_rows(source, split):
         if row.error:
@@ -226,9 +227,19 @@ def validate_rows(source: str | os.PathLike, kind: str | None = None, split: str
             kind = guess_kind(row.data)
             cls = resolve_kind(kind)
         try:
-            records.append(parse_record(cls, row.data, row.where))
+            record = parse_record(cls, row.data, row.where)
         except RecordError as err:
             problems.extend(err.problems)
+            continue
+        key = record.key()
+        if key is not None and key in first:
+            what = "probe_id and view" if isinstance(key, tuple) else "id"
+            problems.append(
+                f"{row.where}: {what} {key!r} repeats the record at {first[key]}; ids must be unique"
+            )
+            continue
+        first.setdefault(key, row.where)
+        records.append(record)
     return kind, records, problems
 
 

@@ -72,6 +72,10 @@ def _json_dict(value: Any) -> Any:
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False, strict=False)
 
+    def key(self) -> Any:
+        """What must be unique within one input (its ``id``; a judgment: probe id and view)."""
+        return getattr(self, "id", None)
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict, ``meta`` last so files read top-down."""
         data = self.model_dump(mode="json")
@@ -195,6 +199,9 @@ class Judgment(_HasMeta):
     scores: dict[str, float] | None = None
     correct: Literal["A", "B"] | None = None
 
+    def key(self) -> Any:
+        return (self.probe_id, self.view)
+
     @field_validator("scores")
     @classmethod
     def _both_scores(cls, value: dict[str, float] | None) -> dict[str, float] | None:
@@ -206,7 +213,9 @@ class Judgment(_HasMeta):
     @classmethod
     def _known_meta_bias(cls, value: dict[str, Any]) -> dict[str, Any]:
         if "bias" in value and value["bias"] not in BIASES:
-            raise ValueError(f"meta.bias {value['bias']!r} is not one of the 12 biases ({', '.join(BIAS_NAMES)})")
+            raise ValueError(
+                f"meta.bias {value['bias']!r} is not one of the 12 biases ({', '.join(BIAS_NAMES)})"
+            )
         return value
 
 

@@ -402,7 +402,7 @@ def test_resume_refuses_another_judge_other_settings_or_other_probes(bench, tiny
     twice.mkdir()
     (twice / "a.jsonl").write_text((bench / "authority.jsonl").read_text())
     (twice / "b.jsonl").write_text((bench / "authority.jsonl").read_text())
-    with pytest.raises(BiasAwareError, match="appears twice"):
+    with pytest.raises(BiasAwareError, match="repeats the record at"):
         evaluate_bias(direct, twice, tmp_path / "dup")
     with pytest.raises(BiasAwareError, match="is the benchmark folder"):
         evaluate_bias(direct, bench, bench)

@@ -1,5 +1,6 @@
 """Builds with the LLM rewriter, verifier and teacher against the localhost fault-injecting endpoint."""
 
+import json
 import os
 import re
 import signal
@@ -81,7 +82,15 @@ def test_llm_build_killed_three_times_equals_uninterrupted(tmp_path):
             yaml.safe_dump(
                 {
                     k: getattr(cfg, k)
-                    for k in (*settings, "corpus_size", "rewriter", "verifier", "llm", "chunk_size", "direction")
+                    for k in (
+                        *settings,
+                        "corpus_size",
+                        "rewriter",
+                        "verifier",
+                        "llm",
+                        "chunk_size",
+                        "direction",
+                    )
                 }
             )
         )
@@ -100,8 +109,17 @@ def test_llm_build_killed_three_times_equals_uninterrupted(tmp_path):
         # only calls in flight at a kill (at most `concurrency` each time) may have been answered twice
         repeated = sum(n - 1 for n in server.served.values())
         assert len(server.served) == unique and repeated <= 3 * 4, repeated
+        # the manifest counts the calls of the killed runs too (all but their last second's)
+        manifest = json.loads((out / "manifest.json").read_text())
+        last = sum(s["calls"] for s in manifest["llm"].values())
+        total = manifest["llm_cumulative"]
+        assert (
+            total["rewriter"]["runs"] == 4
+            and last < sum(s["calls"] for s in total.values()) <= server.requests
+        )
         requests = server.requests
         assert _run_cli(config, out).wait(timeout=60) == 0 and server.requests == requests
+        assert json.loads((out / "manifest.json").read_text()) == manifest  # a no-op rerun rewrites nothing
 
 
 def test_failed_calls_leave_items_for_a_rerun(tmp_path):

@@ -189,7 +189,8 @@ STRATEGIES = {"pair": pairs(), "probe": probes(), "train": train_rows(), "judgme
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_round_trip(kind, fmt, data, tmp_path):
-    raw = data.draw(st.lists(STRATEGIES[kind], min_size=1, max_size=4))
+    unique = (lambda r: (r["probe_id"], r["view"])) if kind == "judgment" else (lambda r: r["id"])
+    raw = data.draw(st.lists(STRATEGIES[kind], min_size=1, max_size=4, unique_by=unique))  # ids are unique
     records = [parse_record(kind, r) for r in raw]
     path = tmp_path / f"{kind}.{fmt}"
     (write_jsonl if fmt == "jsonl" else write_parquet)(path, records)

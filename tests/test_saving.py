@@ -183,7 +183,7 @@ def test_recipe_user_error_exits_2_without_traceback(tmp_path):
     assert "error:" in run.stderr and "no such model folder" in run.stderr and "Traceback" not in run.stderr
     bad = tmp_path / "bad.yaml"
     bad.write_text("use_cpu: true\nlearning_rat: 0.1\n")
-    for config, says in ((tmp_path / "missing.yaml", "No such file"), (bad, "learning_rat")):
+    for config, says in ((tmp_path / "missing.yaml", "no such file"), (bad, "learning_rat")):
         run = subprocess.run(
             [sys.executable, str(root / "recipes" / "reward.py"), "--config", str(config)],
             capture_output=True, text=True, timeout=300,

@@ -33,7 +33,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
+import shutil
+import threading
 import time
 import zlib
 from collections import Counter
@@ -215,6 +218,10 @@ class BuildConfig:
         return data
 
 
+# the LLM counts summed over the runs into one folder (manifest ``llm_cumulative``)
+COUNTED = ("calls", "cache_hits", "retries", "failures", "too_long", "prompt_tokens", "completion_tokens")
+
+
 def bias_seed(seed: int, bias: str) -> int:
     """The per-bias seed: stable across runs and Python versions."""
     return zlib.crc32(f"{seed}:{bias}".encode())
@@ -262,6 +269,11 @@ class _Build:
             cfg = replace(cfg, split=default_split(cfg.source, kind))
         self.cfg, self.out, self.kind, self.t0 = cfg, Path(out), kind, time.time()
         self._claim_work_dir()
+        self.run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+        self._stats_lock, self._stats_saved = threading.Lock(), 0.0
+        self.done = self._finished()
+        if self.done:  # a rerun of a finished build: nothing to load, nothing to write
+            return
         self.pairs = load_pairs(
             cfg.source,
             split=cfg.split,
@@ -296,23 +308,78 @@ class _Build:
         if path.exists():
             recorded = json.loads(path.read_text())
             if recorded != self.stamp:
+                differ = [k for k in sorted({*recorded, *self.stamp}) if recorded.get(k) != self.stamp.get(k)]
                 what = (
                     "the source file's content changed"
-                    if {**recorded, "source_sha256": self.source_sha256} == self.stamp
-                    else "other settings"
+                    if differ == ["source_sha256"]
+                    else "other settings ("
+                    + "; ".join(
+                        f"{k}: {recorded.get(k)!r} there, {self.stamp.get(k)!r} now"
+                        for k in differ
+                        if k != "source_sha256"
+                    )
+                    + ")"
                 )
                 raise BiasAwareError(
                     f"{self.out} holds a build with {what}; use a new --out or delete {self.out}"
                 )
 
+    def _finished(self) -> dict[str, Any] | None:
+        """The folder's manifest when it records a finished build of these settings and source
+        content whose outputs are all there; a rerun returns it untouched."""
+        path = self.out / "manifest.json"
+        if not path.exists():
+            return None
+        try:
+            manifest = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+        same = (
+            manifest.get("kind") == self.kind
+            and manifest.get("config") == json.loads(json.dumps(self.cfg.stamp()))
+            and manifest.get("source_sha256") == self.source_sha256
+        )
+        outputs = manifest.get("outputs")
+        if not same or outputs is None or not all((self.out / name).exists() for name in outputs):
+            return None
+        return {**manifest, "reused": True}
+
+    def _save_llm_stats(self) -> None:
+        """This run's LLM counts, saved after every chunk and at most a second after any call, so
+        the calls of a run that is killed later still count in the folder's cumulative totals
+        (``llm_cumulative``): all of them but those of its last second."""
+        with self._stats_lock:
+            self._stats_saved = time.time()
+            if self.clients:
+                stats = {role: c.summary() for role, c in self.clients.items()}
+                write_json(self.out / ".work" / "llm" / f"{self.run_id}.json", stats)
+
+    def _save_llm_stats_soon(self) -> None:
+        if time.time() - self._stats_saved >= 1.0:
+            self._save_llm_stats()
+
+    def _llm_cumulative(self) -> dict[str, dict[str, int]]:
+        totals: dict[str, dict[str, int]] = {}
+        for path in sorted((self.out / ".work" / "llm").glob("*.json")):
+            for role, stats in json.loads(path.read_text()).items():
+                role_totals = totals.setdefault(role, {"runs": 0})
+                role_totals["runs"] += 1
+                for key in COUNTED:
+                    role_totals[key] = role_totals.get(key, 0) + int(stats.get(key, 0))
+        return totals
+
     def _write_stamp(self) -> None:
         path = self.out / ".work" / "settings.json"
         if not path.exists():
+            for stale in (self.out / ".work" / "llm").glob("*.json"):  # counts of a build that kept nothing
+                if stale.stem != self.run_id:
+                    stale.unlink()
             write_json(path, self.stamp)
 
     def client(self, role: str) -> LLMClient:
         if role not in self.clients:
             self.clients[role] = LLMClient(self.cfg.llm_spec(role), role=role)
+            self.clients[role].on_count = self._save_llm_stats_soon
         return self.clients[role]
 
     def _verifier(self):
@@ -383,6 +450,7 @@ class _Build:
                         self.failed += 1
                     else:
                         log_file.append({"key": key(item), **record})
+                self._save_llm_stats()
                 bar.update(len(chunk))
             bar.close()
             return {r["key"]: r for r in log_file.existing()}
@@ -458,9 +526,14 @@ class _Build:
             **rest,
         }
 
-    def finish(self, manifest: dict[str, Any], write: Callable[[], None]) -> dict[str, Any]:
-        """Write the outputs and manifest when every item is decided; otherwise report and fail."""
+    def finish(self, manifest: dict[str, Any], outputs: dict[str, list], kept: int) -> dict[str, Any]:
+        """Write ``outputs`` (file name: records) and the manifest when every item is decided;
+        otherwise report and fail. ``kept``: the records the build kept; none at all is an error
+        and the work folder is removed, so a corrected command can use the same ``--out`` (finished
+        LLM calls stay in the LLM cache)."""
+        self._save_llm_stats()
         manifest["llm"] = {role: c.summary() for role, c in self.clients.items()}
+        manifest["llm_cumulative"] = self._llm_cumulative()  # every run into this folder, killed ones too
         if isinstance(self.verifier, LLMVerifier):
             manifest["verifier_invalid_verdicts"] = self.verifier.invalid
         manifest["seconds"] = round(time.time() - self.t0, 2)
@@ -476,7 +549,22 @@ class _Build:
                 f"({errors or 'no error recorded'}). Finished items are saved in {self.out}/.work; "
                 "rerun the same command to retry only the rest."
             )
-        write()
+        if not kept:
+            shutil.rmtree(self.out / ".work", ignore_errors=True)
+            counts = "; ".join(
+                f"{bias}{' (mirror)' if side == 'mirror' else ''}: {c['sampled']} sampled, {c['dropped']} dropped"
+                for side in ("biases", "mirror")
+                for bias, c in manifest.get(side, {}).items()
+            )
+            raise BiasAwareError(
+                f"the build kept nothing ({counts or f'{len(self.pairs)} source pairs'}): the "
+                f"{self.verifier.name} verifier dropped every item, or no source pair suits the biases "
+                f"asked for. Nothing was written to {self.out}; try other --biases, --source or --verifier."
+            )
+        manifest["outputs"] = sorted(outputs)
+        manifest["empty"] = sorted(name for name, records in outputs.items() if not records)
+        for name, records in outputs.items():
+            write_jsonl(self.out / name, records)
         write_json(self.out / "manifest.json", manifest)
         return manifest
 
@@ -497,6 +585,8 @@ def build_bench(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
     ``{bias}.jsonl``, ``mirror`` (the cue on the other side, same pairs and answer orders) in
     ``{bias}-mirror.jsonl``, or ``both``. Manifest counts: ``biases`` (standard), ``mirror``."""
     b = _Build(cfg, out, "bench")
+    if b.done:
+        return b.done
     files: dict[str, list[BiasProbe]] = {}
     manifest = b.manifest(direction=cfg.direction, biases={}, mirror={})
     for bias in parse_bias_list(cfg.biases):
@@ -505,11 +595,8 @@ def build_bench(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
             manifest["mirror" if mirror else "biases"][bias] = counts
             files[f"{bias}-mirror" if mirror else bias] = [p for _, p in items]
 
-    def write():
-        for name, probes in files.items():
-            write_jsonl(b.out / f"{name}.jsonl", probes)
-
-    return b.finish(manifest, write)
+    outputs = {f"{name}.jsonl": probes for name, probes in files.items()}
+    return b.finish(manifest, outputs, sum(map(len, outputs.values())))
 
 
 # balanced augmentation: (label, cue on chosen, cue on rejected) for the four views of a pair
@@ -531,6 +618,8 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
       biases (identity statements included).
     """
     b = _Build(cfg, out, "train")
+    if b.done:
+        return b.done
     allowed = [x for x in parse_bias_list(cfg.biases) if x in RESPONSE_BIASES]
     if cfg.augment == "paper" and len(allowed) < cfg.n_negatives:
         raise BiasAwareError(
@@ -629,12 +718,14 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
                 for cue in rates
             },
         }
-    return b.finish(manifest, lambda: write_jsonl(b.out / "train.jsonl", rows))
+    return b.finish(manifest, {"train.jsonl": rows}, len(rows))
 
 
 def build_traces(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
     """Build teacher reasoning traces (SFT rows) under ``out/traces.jsonl``; return the manifest."""
     b = _Build(cfg, out, "traces")
+    if b.done:
+        return b.done
     teacher = b.teacher()
     manifest = b.manifest(teacher=teacher.name, biases={})
     rows: list[dict[str, Any]] = []
@@ -678,4 +769,4 @@ def build_traces(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
             "wrong_verdict": statuses["wrong_verdict"],
             "bad_format": statuses["bad_format"],
         }
-    return b.finish(manifest, lambda: write_jsonl(b.out / "traces.jsonl", rows))
+    return b.finish(manifest, {"traces.jsonl": rows}, len(rows))

@@ -403,11 +403,14 @@ class LLMClient:
         self.too_long: dict[str, TooLong] = {}
         self._memo: dict[str, str] = {}
         self._lock = threading.Lock()
+        self.on_count: Callable[[], None] | None = None  # told after every count (a build saves them)
 
     def _count(self, **amounts: int) -> None:
         with self._lock:  # worker threads update the counts
             for name, n in amounts.items():
                 setattr(self.stats, name, getattr(self.stats, name) + n)
+        if self.on_count is not None:
+            self.on_count()
 
     @property
     def backend(self):
