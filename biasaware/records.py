@@ -29,7 +29,15 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from biasaware.errors import BiasAwareError
 from biasaware.taxonomy import BIAS_NAMES, BIASES
@@ -218,6 +226,19 @@ class Judgment(_HasMeta):
             )
         return value
 
+    @model_validator(mode="after")
+    def _bias_judgment_is_scorable(self) -> Judgment:
+        """A bias judgment (``meta.bias`` set, as ``eval bias`` writes) is scored against its
+        probe's correct answer on one of the two views: both must be there."""
+        if "bias" in self.meta:
+            if self.view not in ("original", "injected"):
+                raise ValueError(
+                    f"view {self.view!r}: a bias judgment is of the original or the injected view"
+                )
+            if self.correct is None:
+                raise ValueError("correct is missing: a bias judgment is scored against the correct answer")
+        return self
+
 
 class TraceRow(_HasMeta):
     """A teacher reasoning trace for SFT: the judge prompt and the teacher's reply (verdict == label)."""
@@ -292,7 +313,10 @@ def format_problems(where: str, err: ValidationError) -> list[str]:
             shown = f" (got {type(got).__name__} {_short(got)})" if kind and kind.endswith("_type") else ""
             msg = (msg[0].lower() + msg[1:]) if msg else "is invalid"
             sep = " " if msg.startswith("is ") else ": "
-            lines.append(f"{where}: field '{field}'{sep}{msg}{shown}")
+            if not field:  # a check across fields names them in its message
+                lines.append(f"{where}: {msg}{shown}")
+            else:
+                lines.append(f"{where}: field '{field}'{sep}{msg}{shown}")
     return lines
 
 

@@ -158,6 +158,15 @@ def run_bias_eval(
     judge, probes: list[BiasProbe], out: str | Path, *, chunk: int | None = None, ranks=None
 ) -> Path:
     """Judge both views of every probe into ``out/judgments.jsonl`` (resumable); return its path."""
+    from biasaware.devices import ranks as current_ranks
+
+    skipped = sorted({p.bias for p in probes} - {p.bias for p in applicable(probes, judge.kind)})
+    if skipped and (ranks or current_ranks()).main:
+        print(
+            f"[judge] a reward model is not scored on {', '.join(skipped)}: these biases live in a judge's "
+            "prompt, which a reward model does not see",
+            flush=True,
+        )
     jobs = []
     for p in applicable(probes, judge.kind):
         meta = {"bias": p.bias, "category": p.category}
