@@ -191,69 +191,6 @@ def test_counts_below_one_are_refused(flag, tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
-def _write(path, text: bytes | str):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    (path.write_bytes if isinstance(text, bytes) else path.write_text)(text)
-    return path
-
-
-JUDGMENT = '{"probe_id":"p1","view":"%s","judge":"j","raw":"A","verdict":"A","correct":"A"%s}'
-
-
-@pytest.mark.parametrize(
-    "files,argv,message",
-    [
-        ({"latin.jsonl": b"\xff\xfe{}\n"}, ["validate", "{d}/latin.jsonl"], "latin.jsonl:1: not UTF-8 text"),
-        (
-            {"deep.jsonl": "[" * 100000 + "]" * 100000 + "\n"},
-            ["validate", "{d}/deep.jsonl"],
-            "deep.jsonl:1: invalid JSON (nested too deeply)",
-        ),
-        (
-            {"deep.json": "[" * 100000 + "]" * 100000},
-            ["validate", "{d}/deep.json"],
-            "deep.json: invalid JSON (nested too deeply)",
-        ),
-        ({"bad.jsonl.gz": b"garbage"}, ["validate", "{d}/bad.jsonl.gz"], "not a readable gzip file"),
-        (
-            {"afile": "x"},
-            ["build", "bench", "--n", "2", "--biases", "length", "--out", "{d}/afile/sub"],
-            "afile/sub/.work: Not a directory",
-        ),
-        (
-            {"afile": "x"},
-            ["build", "bench", "--n", "2", "--biases", "length", "--out", "{d}/afile"],
-            "afile/.work: Not a directory",
-        ),
-        (
-            {"rs/judgments.jsonl": "\n".join(JUDGMENT % (v, "") for v in ("original", "injected"))},
-            ["eval", "bias", "--out", "{d}/rs", "--rescore"],
-            "have no meta.bias",
-        ),
-        (
-            {
-                "rs/judgments.jsonl": "\n".join(
-                    JUDGMENT % (v, ',"meta":{"bias":"lenght"}') for v in ("original", "injected")
-                )
-            },
-            ["eval", "bias", "--out", "{d}/rs", "--rescore"],
-            "meta.bias 'lenght' is not one of the 12 biases",
-        ),
-        (
-            {"s.jsonl": JUDGMENT % ("original", ',"scores":{"A":1.0}')},
-            ["validate", "{d}/s.jsonl"],
-            "scores must hold exactly A and B",
-        ),
-    ],
-)
-def test_bad_files_exit_2_with_their_location_and_no_traceback(files, argv, message, tmp_path, capsys):
-    for name, text in files.items():
-        _write(tmp_path / name, text)
-    assert main([a.replace("{d}", str(tmp_path)) for a in argv]) == 2
-    captured = capsys.readouterr()
-    assert message in captured.out + captured.err and "Traceback" not in captured.err
-
-
 def test_gzip_files_are_read_transparently(tmp_path, pair_row, capsys):
     import gzip
 

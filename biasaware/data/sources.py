@@ -121,6 +121,7 @@ def load_pairs(
         return builtin_pairs(corpus_size, seed, split, families)
     hub_name = HUB_NAMES.get(source, source)
     pairs, problems = [], []
+    first: dict[str, str] = {}  # where each id was first seen
     mode = None
     cols = {"prompt": "prompt", "chosen": "chosen", "rejected": "rejected", **(columns or {})}
     for row in iter_rows(hub_name, split):
@@ -150,8 +151,15 @@ def load_pairs(
         except RecordError as err:
             problems.extend(err.problems)
             continue
-        if pair is not None:
-            pairs.append(pair)
+        if pair is None:
+            continue
+        if pair.id in first:  # two pairs under one id: a probe built twice, another pair lost
+            problems.append(
+                f"{row.where}: id {pair.id!r} repeats the record at {first[pair.id]}; ids must be unique"
+            )
+            continue
+        first[pair.id] = row.where
+        pairs.append(pair)
     if problems:
         raise RecordError(problems)
     if not pairs:

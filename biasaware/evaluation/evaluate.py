@@ -49,6 +49,9 @@ VIEWS = ("original", "injected")
 SHARDS = ".shards"  # per-process judgment files of a multi-process run, merged by process 0
 
 
+NOTHING_TO_JUDGE = "no probes to judge (a reward model skips bandwagon, reflection and position)"
+
+
 def applicable(probes: list[BiasProbe], kind: str) -> list[BiasProbe]:
     if kind != "reward":
         return probes
@@ -175,7 +178,7 @@ def run_bias_eval(
                 meta[key] = p.meta[key]
         jobs += [(p.id, v, getattr(p, v), meta) for v in VIEWS]
     if not jobs:
-        raise BiasAwareError("no probes to judge (a reward model skips bandwagon, reflection and position)")
+        raise BiasAwareError(NOTHING_TO_JUDGE)
     return judge_into(judge, jobs, Path(out) / "judgments.jsonl", chunk=chunk, ranks=ranks)
 
 
@@ -324,7 +327,12 @@ def load_probes(
     """The probes of ``data``; ``limit`` keeps the first N of each bias and side (standard, mirror)."""
     probes = read_records(data, "probe")
     if biases:
+        there = sorted({p.bias for p in probes}, key=list(BIASES).index)
         probes = [p for p in probes if p.bias in biases]
+        if not probes:
+            raise BiasAwareError(
+                f"{data} has no probes of {', '.join(biases)} (it has: {', '.join(there) or 'none'})"
+            )
     if limit:
         kept, seen = [], defaultdict(int)
         for p in probes:
@@ -531,9 +539,14 @@ def evaluate_bias(
         raise BiasAwareError(
             f"--out {out} is the benchmark folder {data}: judgments there would break it; write elsewhere"
         )
-    extra = judge_or_rescore(
-        spec, out, rescore, lambda: load_probes(data, biases, limit), run_bias_eval, target=data
-    )
+
+    def probes() -> list[BiasProbe]:
+        found = load_probes(data, biases, limit)
+        if spec is not None and not applicable(found, spec.mode):  # refused before anything is written
+            raise BiasAwareError(NOTHING_TO_JUDGE)
+        return found
+
+    extra = judge_or_rescore(spec, out, rescore, probes, run_bias_eval, target=data)
     if not ranks().main:
         return None
     return write_reports(out / "judgments.jsonl", out, policy, seed, extra)

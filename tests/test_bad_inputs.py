@@ -1,0 +1,635 @@
+"""Bad inputs and misuse, one table: every case exits 2 with a message that names the file and line
+(or the setting), prints no traceback, and leaves nothing in ``--out`` that would block the
+corrected command (where a case gives one, the corrected command is run in the same ``--out``).
+
+Placeholders in a case's files and arguments: ``{d}`` the case's folder, ``{out}`` its output
+folder, ``{bench}`` a small built benchmark, ``{reward}`` a tiny reward model, ``{run}`` a finished
+``eval bias`` folder of that model on that benchmark.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+
+import pytest
+
+from biasaware.cli import main
+
+
+@dataclass
+class Case:
+    id: str
+    argv: list[str]
+    says: str  # a part of the message
+    files: dict[str, str | bytes] = field(default_factory=dict)
+    fix: list[str] | None = None  # the corrected command: must then succeed in the same --out
+    out_may_exist: bool = False  # --out existed before the command (so it is not checked empty)
+
+
+PAIR = {"id": "p1", "source": "t", "prompt": [{"role": "user", "content": "Which is larger?"}], "chosen": "9", "rejected": "1"}  # fmt: skip
+VIEW = {"prompt": PAIR["prompt"], "response_a": "9", "response_b": "1", "correct": "A"}
+PROBE = {"id": "q1", "bias": "length", "category": "superficial_quality", "original": VIEW, "injected": VIEW}
+
+
+def line(row: dict, **changes) -> str:
+    row = {**row, **changes}
+    return json.dumps({k: v for k, v in row.items() if v is not None}) + "\n"
+
+
+def judgment(view="original", **changes) -> str:
+    base = {"probe_id": "q1", "view": view, "judge": "j", "raw": "A", "verdict": "A", "correct": "A"}
+    return line({**base, "meta": {"bias": "length"}}, **changes)
+
+
+BOTH_VIEWS = judgment("original") + judgment("injected")
+BUILD = ["build", "bench", "--n", "2", "--out", "{out}"]
+RUN_RM = ["eval", "bias", "--judge", "{reward}", "--mode", "reward", "--data", "{bench}", "--out", "{out}"]
+RECIPE_CONFIG = "model_name_or_path: minilm-l6\nuse_cpu: true\n"
+
+CASES = [
+    # ------------------------------------------------------------------------------ validate
+    Case(
+        "validate-not-utf8",
+        ["validate", "{d}/latin.jsonl"],
+        "latin.jsonl:1: not UTF-8 text",
+        {"latin.jsonl": b"\xff\xfe{}\n"},
+    ),  # fmt: skip
+    Case(
+        "validate-deep-jsonl",
+        ["validate", "{d}/deep.jsonl"],
+        "deep.jsonl:1: invalid JSON (nested too deeply)",
+        {"deep.jsonl": "[" * 100000 + "]" * 100000 + "\n"},
+    ),  # fmt: skip
+    Case(
+        "validate-deep-json",
+        ["validate", "{d}/deep.json"],
+        "deep.json: invalid JSON (nested too deeply)",
+        {"deep.json": "[" * 100000 + "]" * 100000},
+    ),  # fmt: skip
+    Case(
+        "validate-bad-gzip",
+        ["validate", "{d}/bad.jsonl.gz"],
+        "bad.jsonl.gz: not a readable gzip file",
+        {"bad.jsonl.gz": b"garbage"},
+    ),  # fmt: skip
+    Case(
+        "validate-duplicate-id",
+        ["validate", "{d}/dup.jsonl"],
+        "dup.jsonl:2: id 'p1' repeats the record at",
+        {"dup.jsonl": line(PAIR) * 2},
+    ),  # fmt: skip
+    Case(
+        "validate-missing-field",
+        ["validate", "{d}/x.jsonl"],
+        "x.jsonl:1: field 'chosen' is missing",
+        {"x.jsonl": line(PAIR, chosen=None)},
+    ),  # fmt: skip
+    Case(
+        "validate-wrong-type",
+        ["validate", "{d}/x.jsonl"],
+        "x.jsonl:1: field 'chosen'",
+        {"x.jsonl": line(PAIR, chosen=9)},
+    ),  # fmt: skip
+    Case(
+        "validate-invalid-json",
+        ["validate", "{d}/x.jsonl"],
+        "x.jsonl:2: invalid JSON",
+        {"x.jsonl": line(PAIR) + '{"id": "p2",}\n'},
+    ),  # fmt: skip
+    Case(
+        "validate-not-an-object",
+        ["validate", "{d}/x.jsonl"],
+        "x.jsonl:1: expected a JSON object",
+        {"x.jsonl": "[1, 2]\n"},
+    ),  # fmt: skip
+    Case("validate-missing-path", ["validate", "{d}/none.jsonl"], "none.jsonl: no such file or folder"),
+    Case(
+        "validate-unsupported-type",
+        ["validate", "{d}/x.csv"],
+        "x.csv: unsupported file type '.csv'",
+        {"x.csv": "a,b\n"},
+    ),  # fmt: skip
+    Case(
+        "validate-wrong-kind",
+        ["validate", "--kind", "probe", "{d}/x.jsonl"],
+        "x.jsonl:1: field 'bias' is missing",
+        {"x.jsonl": line(PAIR)},
+    ),  # fmt: skip
+    Case(
+        "validate-scores-without-b",
+        ["validate", "{d}/j.jsonl"],
+        "j.jsonl:1: field 'scores': scores must hold exactly A and B",
+        {"j.jsonl": judgment(scores={"A": 1.0})},
+    ),  # fmt: skip
+    Case(
+        "validate-unknown-bias",
+        ["validate", "{d}/j.jsonl"],
+        "j.jsonl:1: field 'meta': meta.bias 'lenght' is not one of the 12 biases",
+        {"j.jsonl": judgment(meta={"bias": "lenght"})},
+    ),  # fmt: skip
+    Case(
+        "validate-judgment-without-correct",
+        ["validate", "{d}/j.jsonl"],
+        "j.jsonl:1: correct is missing",
+        {"j.jsonl": judgment(correct=None)},
+    ),  # fmt: skip
+    Case(
+        "validate-empty-file",
+        ["validate", "{d}/e.jsonl"],
+        "e.jsonl: no records (pass --allow-empty",
+        {"e.jsonl": ""},
+    ),  # fmt: skip
+    # --------------------------------------------------------------------------------- build
+    Case(
+        "build-typo-in-biases",
+        [*BUILD, "--biases", "lenght"],
+        "unknown bias 'lenght'",
+        fix=[*BUILD, "--biases", "length"],
+    ),  # fmt: skip
+    Case(
+        "build-out-is-a-file",
+        ["build", "bench", "--n", "2", "--biases", "length", "--out", "{d}/afile"],
+        "afile/.work: Not a directory",
+        {"afile": "x"},
+    ),  # fmt: skip
+    Case(
+        "build-out-under-a-file",
+        ["build", "bench", "--n", "2", "--biases", "length", "--out", "{d}/afile/sub"],
+        "afile/sub/.work: Not a directory",
+        {"afile": "x"},
+    ),  # fmt: skip
+    Case(
+        "build-config-string-for-list",
+        [*BUILD, "--biases", "gender", "--config", "{d}/c.yaml"],
+        "identities",
+        {"c.yaml": "identities:\n  gender: I am a woman.\n  race: [I am black.]\n"},
+        fix=[*BUILD, "--biases", "gender"],
+    ),  # fmt: skip
+    Case(
+        "build-config-bad-choice",
+        [*BUILD, "--config", "{d}/c.yaml"],
+        "unknown direction 'no'",
+        {"c.yaml": "direction: 'no'\n"},
+    ),  # fmt: skip
+    Case(
+        "build-config-unknown-key",
+        [*BUILD, "--config", "{d}/c.yaml"],
+        "c.yaml: unknown setting(s) temprature",
+        {"c.yaml": "temprature: 0.5\n"},
+    ),  # fmt: skip
+    Case(
+        "build-config-invalid-yaml",
+        [*BUILD, "--config", "{d}/c.yaml"],
+        "c.yaml:2:1: invalid YAML",
+        {"c.yaml": "biases: [length\n"},
+    ),  # fmt: skip
+    Case(
+        "build-config-missing",
+        [*BUILD, "--config", "{d}/none.yaml"],
+        "build config {d}/none.yaml: no such file",
+    ),  # fmt: skip
+    Case(
+        "build-config-not-a-mapping",
+        [*BUILD, "--config", "{d}/c.yaml"],
+        "c.yaml: a build config is a mapping",
+        {"c.yaml": "- length\n"},
+    ),  # fmt: skip
+    Case(
+        "build-config-string-for-number",
+        [*BUILD, "--config", "{d}/c.yaml"],
+        "bandwagon_percent",
+        {"c.yaml": "bandwagon_percent: '90'\n"},
+    ),  # fmt: skip
+    Case(
+        "build-config-bad-rate",
+        [*BUILD, "--config", "{d}/c.yaml"],
+        "cue_rates",
+        {"c.yaml": "cue_rates: {length: 2}\n"},
+    ),  # fmt: skip
+    Case(
+        "build-source-missing", [*BUILD, "--source", "{d}/none.jsonl"], "none.jsonl: no such file or folder"
+    ),
+    Case(
+        "build-source-malformed",
+        [*BUILD, "--source", "{d}/src.jsonl", "--biases", "length"],
+        "src.jsonl:2: field 'chosen' is missing",
+        {"src.jsonl": line(PAIR) + line(PAIR, id="p2", chosen=None)},
+    ),  # fmt: skip
+    Case(
+        "build-source-duplicate-id",
+        [*BUILD, "--source", "{d}/src.jsonl", "--biases", "length"],
+        "src.jsonl:2: id 'p1' repeats the record at",
+        {"src.jsonl": line(PAIR) * 2},
+    ),  # fmt: skip
+    Case("build-llm-without-model", [*BUILD, "--rewriter", "llm"], "needs a model name"),
+    Case("build-unknown-family", [*BUILD, "--families", "poetry"], "poetry"),
+    Case("build-zero-count", [*BUILD, "--n", "0"], "must be at least 1 (got 0)"),
+    Case(
+        "build-option-of-another-stage", [*BUILD, "--negatives", "2"], "unrecognized arguments: --negatives"
+    ),
+    Case(
+        "build-train-typo-in-augment",
+        ["build", "train", "--out", "{out}", "--augment", "balance"],
+        "invalid choice: 'balance'",
+    ),  # fmt: skip
+    # ----------------------------------------------------------------------------- eval bias
+    Case(
+        "eval-data-missing",
+        ["eval", "bias", "--judge", "{reward}", "--mode", "reward", "--data", "{d}/none", "--out", "{out}"],
+        "none: no such file or folder",
+        fix=RUN_RM,
+    ),  # fmt: skip
+    Case(
+        "eval-unknown-judge",
+        ["eval", "bias", "--judge", "smolm2", "--data", "{bench}", "--out", "{out}"],
+        "use a built-in name (smollm2-135m-instruct, minilm-l6)",
+        fix=RUN_RM,
+    ),  # fmt: skip
+    Case(
+        "eval-out-is-the-data",
+        ["eval", "bias", "--judge", "{reward}", "--mode", "reward", "--data", "{bench}", "--out", "{bench}"],
+        "is the benchmark folder",
+        out_may_exist=True,
+    ),  # fmt: skip
+    Case(
+        "eval-probe-file-twice",
+        ["eval", "bias", "--judge", "{reward}", "--mode", "reward", "--data", "{d}/twice", "--out", "{out}"],
+        "twice/b.jsonl:1: id 'q1' repeats the record at",
+        {"twice/a.jsonl": line(PROBE), "twice/b.jsonl": line(PROBE)},
+    ),  # fmt: skip
+    Case(
+        "eval-unknown-template",
+        [
+            "eval",
+            "bias",
+            "--judge",
+            "{reward}",
+            "--template",
+            "mtbnech",
+            "--data",
+            "{bench}",
+            "--out",
+            "{out}",
+        ],
+        "mtbnech",
+    ),  # fmt: skip
+    Case("eval-typo-in-biases", [*RUN_RM, "--biases", "lenght"], "unknown bias 'lenght'", fix=RUN_RM),
+    Case("eval-zero-limit", [*RUN_RM, "--limit", "0"], "must be at least 1 (got 0)"),
+    Case(
+        "eval-out-is-a-file",
+        [
+            "eval",
+            "bias",
+            "--judge",
+            "{reward}",
+            "--mode",
+            "reward",
+            "--data",
+            "{bench}",
+            "--out",
+            "{d}/afile",
+        ],
+        "afile",
+        {"afile": "x"},
+        out_may_exist=True,
+    ),  # fmt: skip
+    Case(
+        "eval-without-judge",
+        ["eval", "bias", "--data", "{bench}", "--out", "{out}"],
+        "eval bias needs --judge and --data",
+    ),  # fmt: skip
+    Case(
+        "eval-bias-not-in-the-benchmark",
+        [*RUN_RM, "--biases", "bandwagon"],
+        "has no probes of bandwagon (it has: length, authority)",
+    ),
+    Case(
+        "eval-reward-model-on-a-prompt-bias",
+        [
+            "eval",
+            "bias",
+            "--judge",
+            "{reward}",
+            "--mode",
+            "reward",
+            "--data",
+            "{d}/bw.jsonl",
+            "--out",
+            "{out}",
+        ],
+        "no probes to judge (a reward model skips bandwagon",
+        {
+            "bw.jsonl": line(
+                PROBE,
+                bias="bandwagon",
+                category="context",
+                injected={**VIEW, "context": "90% of people prefer Response B."},
+            )
+        },
+    ),  # fmt: skip
+    Case("eval-unknown-device", [*RUN_RM, "--device", "gpu"], "unknown device 'gpu'"),
+    Case(
+        "eval-pairs-as-probes",
+        [
+            "eval",
+            "bias",
+            "--judge",
+            "{reward}",
+            "--mode",
+            "reward",
+            "--data",
+            "{d}/p.jsonl",
+            "--out",
+            "{out}",
+        ],
+        "p.jsonl:1: field 'bias' is missing",
+        {"p.jsonl": line(PAIR)},
+    ),  # fmt: skip
+    Case("eval-another-stage-option", [*RUN_RM, "--benchmark", "x"], "unrecognized arguments: --benchmark"),
+    # ------------------------------------------------------------------------------- rescore
+    Case(
+        "rescore-nothing-there",
+        ["eval", "bias", "--rescore", "--out", "{d}/empty"],
+        "judgments.jsonl",
+        {"empty/.keep": ""},
+        out_may_exist=True,
+    ),  # fmt: skip
+    Case(
+        "rescore-without-meta-bias",
+        ["eval", "bias", "--rescore", "--out", "{d}/r"],
+        "have no meta.bias",
+        {"r/judgments.jsonl": judgment(meta={}) + judgment("injected", meta={})},
+        out_may_exist=True,
+    ),  # fmt: skip
+    Case(
+        "rescore-unknown-bias",
+        ["eval", "bias", "--rescore", "--out", "{d}/r"],
+        "judgments.jsonl:1: field 'meta': meta.bias 'lenght'",
+        {"r/judgments.jsonl": judgment(meta={"bias": "lenght"})},
+        out_may_exist=True,
+    ),  # fmt: skip
+    Case(
+        "rescore-without-correct",
+        ["eval", "bias", "--rescore", "--out", "{d}/r"],
+        "judgments.jsonl:2: correct is missing",
+        {"r/judgments.jsonl": judgment() + judgment("injected", correct=None)},
+        out_may_exist=True,
+    ),  # fmt: skip
+    Case(
+        "rescore-unknown-view",
+        ["eval", "bias", "--rescore", "--out", "{d}/r"],
+        "judgments.jsonl:2: view 'sideways'",
+        {"r/judgments.jsonl": judgment() + judgment("sideways")},
+        out_may_exist=True,
+    ),  # fmt: skip
+    Case(
+        "rescore-one-view-only",
+        ["eval", "bias", "--rescore", "--out", "{d}/r"],
+        "no probe has judgments on both views",
+        {"r/judgments.jsonl": judgment()},
+        out_may_exist=True,
+    ),  # fmt: skip
+    Case(
+        "rescore-invalid-json",
+        ["eval", "bias", "--rescore", "--out", "{d}/r"],
+        "judgments.jsonl:2: invalid JSON",
+        {"r/judgments.jsonl": judgment() + "{oops\n" + judgment("injected")},
+        out_may_exist=True,
+    ),  # fmt: skip
+    Case(
+        "rescore-repeated-view",
+        ["eval", "bias", "--rescore", "--out", "{d}/r"],
+        "judgments.jsonl:3: probe_id and view ('q1', 'original') repeats",
+        {"r/judgments.jsonl": BOTH_VIEWS + judgment()},
+        out_may_exist=True,
+    ),  # fmt: skip
+    # ------------------------------------------------------------------------------- general
+    Case(
+        "general-benchmark-missing",
+        [
+            "eval",
+            "general",
+            "--judge",
+            "{reward}",
+            "--mode",
+            "reward",
+            "--benchmark",
+            "{d}/none.jsonl",
+            "--out",
+            "{out}",
+        ],
+        "none.jsonl: no such file or folder",
+    ),  # fmt: skip
+    Case(
+        "general-bad-row",
+        [
+            "eval",
+            "general",
+            "--judge",
+            "{reward}",
+            "--mode",
+            "reward",
+            "--benchmark",
+            "{d}/jb.jsonl",
+            "--out",
+            "{out}",
+        ],
+        "jb.jsonl:1: field 'label' must be 'A>B' or 'B>A'",
+        {"jb.jsonl": line({"question": "q", "response_A": "x", "response_B": "y", "label": "A=B"})},
+    ),  # fmt: skip
+    Case(
+        "general-unknown-columns",
+        [
+            "eval",
+            "general",
+            "--judge",
+            "{reward}",
+            "--mode",
+            "reward",
+            "--benchmark",
+            "{d}/x.jsonl",
+            "--out",
+            "{out}",
+        ],
+        "unrecognised benchmark columns",
+        {"x.jsonl": line({"q": 1})},
+    ),  # fmt: skip
+    Case(
+        "general-without-benchmark",
+        ["eval", "general", "--judge", "{reward}", "--out", "{out}"],
+        "eval general needs --judge and --benchmark",
+    ),  # fmt: skip
+    # ------------------------------------------------------------------------------- compare
+    Case(
+        "compare-out-is-a-folder",
+        ["eval", "compare", "--runs", "{run}", "{run}", "--out", "{d}"],
+        "is a folder; give a JSON file path",
+        out_may_exist=True,
+    ),  # fmt: skip
+    Case("compare-run-without-judgments", ["eval", "compare", "--runs", "{run}", "{d}/none"], "none"),
+    Case("compare-one-run", ["eval", "compare", "--runs", "{run}"], "--runs: expected 2 arguments"),
+    # ---------------------------------------------------------------------------- quickstart
+    Case(
+        "quickstart-out-is-a-file",
+        ["quickstart", "--out", "{d}/afile"],
+        "afile",
+        {"afile": "x"},
+        out_may_exist=True,
+    ),  # fmt: skip
+    Case(
+        "quickstart-unknown-device",
+        ["quickstart", "--out", "{out}", "--device", "tpu"],
+        "unknown device 'tpu'",
+    ),  # fmt: skip
+    # ----------------------------------------------------------------------- sweep, release
+    Case("sweep-bad-grid", ["sweep", "--out", "{out}", "--grid", "num_bias_negatives"], "expected KEY=V1,V2"),
+    Case(
+        "sweep-bad-seeds", ["sweep", "--out", "{out}", "--seeds", "zero"], "--seeds 'zero': expected integers"
+    ),
+    Case(
+        "sweep-config-invalid-yaml",
+        ["sweep", "--out", "{out}", "--config", "{d}/s.yaml"],
+        "s.yaml:1:",
+        {"s.yaml": "grid: {a: [1}\n"},
+    ),  # fmt: skip
+    Case(
+        "release-report-not-an-eval",
+        ["release", "--checkpoint", "{reward}", "--report", "{d}", "--out", "{out}"],
+        "summary.json: no such file (the report: an `eval bias` output folder)",
+    ),  # fmt: skip
+    # ------------------------------------------------------------------------------- recipes
+    Case(
+        "recipe-config-missing",
+        ["recipe:reward", "--config", "{d}/none.yaml"],
+        "recipe config {d}/none.yaml: no such file",
+    ),  # fmt: skip
+    Case(
+        "recipe-config-invalid-yaml",
+        ["recipe:reward", "--config", "{d}/r.yaml"],
+        "r.yaml:2:1: invalid YAML",
+        {"r.yaml": "learning_rate: [1\n"},
+    ),  # fmt: skip
+    Case(
+        "recipe-config-misspelled-key",
+        ["recipe:reward", "--config", "{d}/r.yaml"],
+        "r.yaml: unknown setting(s) 'lerning_rate' (did you mean 'learning_rate'?)",
+        {"r.yaml": RECIPE_CONFIG + "lerning_rate: 1e-5\n"},
+    ),  # fmt: skip
+    Case(
+        "recipe-config-not-a-mapping",
+        ["recipe:sft", "--config", "{d}/r.yaml"],
+        "r.yaml: a recipe config is a mapping",
+        {"r.yaml": "- 1\n"},
+    ),  # fmt: skip
+    Case(
+        "recipe-unknown-flag",
+        ["recipe:grpo", "--config", "{d}/r.yaml", "--lerning_rate", "1"],
+        "--lerning_rate",
+        {"r.yaml": RECIPE_CONFIG},
+    ),  # fmt: skip
+    Case(
+        "recipe-missing-model",
+        [
+            "recipe:reward",
+            "--config",
+            "{d}/r.yaml",
+            "--output_dir",
+            "{out}",
+            "--model_name_or_path",
+            "{d}/no-model",
+            "--train_file",
+            "{d}/t.jsonl",
+        ],
+        "no-model",
+        {"r.yaml": RECIPE_CONFIG, "t.jsonl": ""},
+    ),  # fmt: skip
+]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory, tiny_models):
+    """The finished things the cases refer to: a benchmark, a reward model, an eval run."""
+    root = tmp_path_factory.mktemp("world")
+    assert (
+        main(["build", "bench", "--n", "3", "--biases", "length,authority", "--out", str(root / "bench")])
+        == 0
+    )
+    places = {"bench": str(root / "bench"), "reward": str(tiny_models["reward"]), "run": str(root / "run")}
+    assert main([a.format(out=places["run"], **places) for a in RUN_RM]) == 0
+    return places
+
+
+def run(argv: list[str], capsys, monkeypatch) -> tuple[int, str]:
+    """``biasaware ARGV`` (or, for ``recipe:NAME``, ``python recipes/NAME.py ARGV``) in this process."""
+    try:
+        if argv[0].startswith("recipe:"):
+            from biasaware.training.recipe import load_recipe
+
+            module = load_recipe(argv[0].split(":", 1)[1])
+            monkeypatch.setattr(sys, "argv", [f"{argv[0]}.py", *argv[1:]])
+            module.run_recipe(module.main, module.DATACLASSES)
+            code = 0
+        else:
+            code = main(argv)
+    except SystemExit as stop:
+        code = stop.code
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def files_under(folder) -> list[str]:
+    return (
+        sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+        if folder.is_dir()
+        else []
+    )
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input_exits_2_naming_where_and_leaves_nothing_in_the_way(
+    case, world, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # hub names are decided from the cache, at once
+    places = {**world, "d": str(tmp_path), "out": str(tmp_path / "out")}
+    for name, content in case.files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        (path.write_bytes if isinstance(content, bytes) else path.write_text)(content)
+    code, text = run([a.format(**places) for a in case.argv], capsys, monkeypatch)
+    assert code == 2, text
+    assert case.says.format(**places) in text, text
+    assert "Traceback" not in text
+    if not case.out_may_exist:
+        assert files_under(tmp_path / "out") == [], "a failed command left files in --out"
+    if case.fix:
+        code, text = run([a.format(**places) for a in case.fix], capsys, monkeypatch)
+        assert code == 0, text
+
+
+def test_the_table_covers_every_entry_point():
+    """At least 40 cases, over build, validate, eval (bias, general, compare, rescore), quickstart,
+    sweep, release and the recipes."""
+    assert len(CASES) >= 40 and len({c.id for c in CASES}) == len(CASES)
+    prefixes = {c.id.split("-")[0] for c in CASES}
+    assert {"validate", "build", "eval", "rescore", "general", "compare", "quickstart", "recipe"} <= prefixes
+
+
+def test_a_build_that_keeps_nothing_fails_and_an_empty_bias_is_warned_about(tmp_path, capsys, monkeypatch):
+    """A verifier that drops every authority item (a judge answering "A" to both orders): alone,
+    the build fails and leaves nothing; with another bias, it warns that authority's file is empty."""
+    from biasaware.judging.fake_server import FakeChatServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    always_a = lambda messages: "<think>\nA.\n</think>\n<answer>A</answer>"  # noqa: E731
+    with FakeChatServer(always_a) as server:
+        argv = ["build", "bench", "--out", str(tmp_path / "out"), "--n", "4", "--verifier", "llm"]
+        argv += ["--llm-model", "m", "--llm-base-url", server.base_url]
+        code, text = run([*argv, "--biases", "authority"], capsys, monkeypatch)
+        assert code == 2 and "the build kept nothing (authority: 4 sampled, 4 dropped" in text
+        assert files_under(tmp_path / "out") == []
+        code, text = run([*argv, "--biases", "authority,bandwagon"], capsys, monkeypatch)
+    assert code == 0 and "warning: " in text and "authority.jsonl is empty" in text
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["empty"] == ["authority-mirror.jsonl", "authority.jsonl"]
