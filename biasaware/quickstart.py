@@ -17,6 +17,7 @@ shows what two-sided measurement is for.
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
@@ -28,11 +29,11 @@ from biasaware.data.builders import BuildConfig, build_bench, build_traces, buil
 from biasaware.data.facts import FACT_TEST_FAMILIES
 from biasaware.devices import where
 from biasaware.errors import BiasAwareError
-from biasaware.evaluation.evaluate import compare_runs, load_probes, run_bias_eval, write_reports
+from biasaware.evaluation.evaluate import compare_runs, evaluate_bias
 from biasaware.evaluation.reports import experiment_markdown, experiment_plot, pct
 from biasaware.io import read_records, write_json, write_jsonl
 from biasaware.judging.judge_format import format_judgment, judge_messages
-from biasaware.judging.judges import JudgeSpec, load_judge
+from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.models import BUILTIN_MODELS, load_model
 from biasaware.records import BiasNegative, BiasProbe, Judgment, PreferencePair, TraceRow, TrainingRow, View
 from biasaware.training.recipe import RECIPES
@@ -163,7 +164,10 @@ def train_generative(out: Path, seed: int) -> Path | None:
     configs = RECIPES / "configs" / "smollm2-135m-instruct"
     common = ["--seed", str(seed), "--save_strategy", "no", "--logging_steps", "1", *_quiet_flags()]
     t0 = time.time()
-    print("[train] smollm2-135m-instruct: SFT (2 steps) then GRPO (2 steps) via accelerate launch ...", flush=True)
+    print(
+        "[train] smollm2-135m-instruct: SFT (2 steps) then GRPO (2 steps) via accelerate launch ...",
+        flush=True,
+    )
     _run(
         [*launch, str(sft), "--config", str(configs / "sft.yaml"), "--train_file", str(out / "traces" / "traces.jsonl"),
          "--output_dir", str(out / "ckpt" / "smollm2-sft"), "--max_steps", "2", "--per_device_train_batch_size", "2",
@@ -177,7 +181,10 @@ def train_generative(out: Path, seed: int) -> Path | None:
          *common],
         "the GRPO recipe",
     )  # fmt: skip
-    print(f"[train] smollm2 SFT+GRPO done in {time.time() - t0:.0f}s: {out / 'ckpt' / 'smollm2-grpo'}", flush=True)
+    print(
+        f"[train] smollm2 SFT+GRPO done in {time.time() - t0:.0f}s: {out / 'ckpt' / 'smollm2-grpo'}",
+        flush=True,
+    )
     return out / "ckpt" / "smollm2-grpo"
 
 
@@ -214,13 +221,29 @@ def build_data(out: Path, seed: int) -> None:
         print(f"[validate] {path}: {len(read_records(path, kind))} valid {kind} records")
 
 
+def claim_folder(out: Path, seed: int) -> None:
+    """Refuse a folder that holds a quickstart of another seed (its data, checkpoints and judgments
+    would be mixed with this one's); record the seed in a new one."""
+    stamp = out / "quickstart.json"
+    if stamp.exists():
+        earlier = json.loads(stamp.read_text()).get("seed")
+        if earlier != seed:
+            raise BiasAwareError(
+                f"{out} holds a quickstart run with --seed {earlier}; use a new --out for --seed {seed} "
+                f"(or delete {out})"
+            )
+    elif out.exists() and any(out.iterdir()):
+        raise BiasAwareError(f"{out} is not empty and holds no quickstart run; use a new --out")
+    write_json(stamp, {"seed": seed})
+
+
 def run_quickstart(
     out: Path, seed: int = 0, device: str = "auto", dtype: str = "auto", generative: bool = True
 ) -> None:
     """The main job (see the module docstring); ``generative=False`` leaves out the smollm2 SFT and
     GRPO steps (the reduced experiment the slow test runs)."""
     place = where(device, dtype)  # an unavailable device fails before anything is written
-    out.mkdir(parents=True, exist_ok=True)
+    claim_folder(out, seed)
     t0 = time.time()
     stages: dict[str, float] = {}
     print(f"[models] judges run on {place['device']} in {place['dtype']}")
@@ -245,21 +268,22 @@ def run_quickstart(
         stages["train smollm2 (SFT, GRPO)"] = time.time() - mark
     mark = time.time()
     common = {"device": device, "dtype": dtype}
-    judges = {name: (JudgeSpec(name=str(path), mode="reward", **common), None) for name, path in ckpts.items()}
+    judges = {
+        name: (JudgeSpec(name=str(path), mode="reward", **common), None) for name, path in ckpts.items()
+    }
     # a 135M model reads long judge prompts slowly on a CPU: a few probes per bias and side show its verdicts
     judges[ZERO_SHOT] = (JudgeSpec(name="smollm2-135m-instruct", mode="direct", **common), ZERO_SHOT_PROBES)
     runs = {}
     for name, (spec, limit) in judges.items():
         folder = out / "eval" / name.replace(" ", "-")
-        judge = load_judge(spec)
-        probes = load_probes(out / "bench", limit=limit)
-        summary = write_reports(run_bias_eval(judge, probes, folder), folder, "symmetric", seed)
+        # through eval bias's own path: a folder of another checkpoint's judgments is refused, not mixed
+        summary = evaluate_bias(spec, out / "bench", folder, limit=limit, seed=seed)
         runs[name] = folder
         micro, check = summary["overall"]["micro"], summary["judge_check"]
         flag = f"  DEGENERATE: {'; '.join(check['reasons'])}" if check["degenerate"] else ""
         v = check["verdicts"]
         print(
-            f"[eval] {name} ({judge.kind}, every bias): Acc_ori {pct(micro['acc_ori'])}, BSR {pct(micro['bsr'])}, "
+            f"[eval] {name} ({spec.mode}, every bias): Acc_ori {pct(micro['acc_ori'])}, BSR {pct(micro['bsr'])}, "
             f"over-correction {pct(micro['overcorrection'])}; verdicts A {v['A']} B {v['B']} "
             f"tie {v['tie']} invalid {v['invalid']}{flag}",
             flush=True,
@@ -279,7 +303,9 @@ def run_quickstart(
         print("\n" + tables)
         for line in experiment_checks(result):
             print(f"[check] {line}")
-    print(f"[done] quickstart finished in {time.time() - t0:.1f}s; outputs in {out} (report: {out / 'report.md'})")
+    print(
+        f"[done] quickstart finished in {time.time() - t0:.1f}s; outputs in {out} (report: {out / 'report.md'})"
+    )
 
 
 def experiment_checks(result: dict) -> list[str]:

@@ -55,159 +55,159 @@ CASES = [
         ["validate", "{d}/latin.jsonl"],
         "latin.jsonl:1: not UTF-8 text",
         {"latin.jsonl": b"\xff\xfe{}\n"},
-    ),  # fmt: skip
+    ),
     Case(
         "validate-deep-jsonl",
         ["validate", "{d}/deep.jsonl"],
         "deep.jsonl:1: invalid JSON (nested too deeply)",
         {"deep.jsonl": "[" * 100000 + "]" * 100000 + "\n"},
-    ),  # fmt: skip
+    ),
     Case(
         "validate-deep-json",
         ["validate", "{d}/deep.json"],
         "deep.json: invalid JSON (nested too deeply)",
         {"deep.json": "[" * 100000 + "]" * 100000},
-    ),  # fmt: skip
+    ),
     Case(
         "validate-bad-gzip",
         ["validate", "{d}/bad.jsonl.gz"],
         "bad.jsonl.gz: not a readable gzip file",
         {"bad.jsonl.gz": b"garbage"},
-    ),  # fmt: skip
+    ),
     Case(
         "validate-duplicate-id",
         ["validate", "{d}/dup.jsonl"],
         "dup.jsonl:2: id 'p1' repeats the record at",
         {"dup.jsonl": line(PAIR) * 2},
-    ),  # fmt: skip
+    ),
     Case(
         "validate-missing-field",
         ["validate", "{d}/x.jsonl"],
         "x.jsonl:1: field 'chosen' is missing",
         {"x.jsonl": line(PAIR, chosen=None)},
-    ),  # fmt: skip
+    ),
     Case(
         "validate-wrong-type",
         ["validate", "{d}/x.jsonl"],
         "x.jsonl:1: field 'chosen'",
         {"x.jsonl": line(PAIR, chosen=9)},
-    ),  # fmt: skip
+    ),
     Case(
         "validate-invalid-json",
         ["validate", "{d}/x.jsonl"],
         "x.jsonl:2: invalid JSON",
         {"x.jsonl": line(PAIR) + '{"id": "p2",}\n'},
-    ),  # fmt: skip
+    ),
     Case(
         "validate-not-an-object",
         ["validate", "{d}/x.jsonl"],
         "x.jsonl:1: expected a JSON object",
         {"x.jsonl": "[1, 2]\n"},
-    ),  # fmt: skip
+    ),
     Case("validate-missing-path", ["validate", "{d}/none.jsonl"], "none.jsonl: no such file or folder"),
     Case(
         "validate-unsupported-type",
         ["validate", "{d}/x.csv"],
         "x.csv: unsupported file type '.csv'",
         {"x.csv": "a,b\n"},
-    ),  # fmt: skip
+    ),
     Case(
         "validate-wrong-kind",
         ["validate", "--kind", "probe", "{d}/x.jsonl"],
         "x.jsonl:1: field 'bias' is missing",
         {"x.jsonl": line(PAIR)},
-    ),  # fmt: skip
+    ),
     Case(
         "validate-scores-without-b",
         ["validate", "{d}/j.jsonl"],
         "j.jsonl:1: field 'scores': scores must hold exactly A and B",
         {"j.jsonl": judgment(scores={"A": 1.0})},
-    ),  # fmt: skip
+    ),
     Case(
         "validate-unknown-bias",
         ["validate", "{d}/j.jsonl"],
         "j.jsonl:1: field 'meta': meta.bias 'lenght' is not one of the 12 biases",
         {"j.jsonl": judgment(meta={"bias": "lenght"})},
-    ),  # fmt: skip
+    ),
     Case(
         "validate-judgment-without-correct",
         ["validate", "{d}/j.jsonl"],
         "j.jsonl:1: correct is missing",
         {"j.jsonl": judgment(correct=None)},
-    ),  # fmt: skip
+    ),
     Case(
         "validate-empty-file",
         ["validate", "{d}/e.jsonl"],
         "e.jsonl: no records (pass --allow-empty",
         {"e.jsonl": ""},
-    ),  # fmt: skip
+    ),
     # --------------------------------------------------------------------------------- build
     Case(
         "build-typo-in-biases",
         [*BUILD, "--biases", "lenght"],
         "unknown bias 'lenght'",
         fix=[*BUILD, "--biases", "length"],
-    ),  # fmt: skip
+    ),
     Case(
         "build-out-is-a-file",
         ["build", "bench", "--n", "2", "--biases", "length", "--out", "{d}/afile"],
         "afile/.work: Not a directory",
         {"afile": "x"},
-    ),  # fmt: skip
+    ),
     Case(
         "build-out-under-a-file",
         ["build", "bench", "--n", "2", "--biases", "length", "--out", "{d}/afile/sub"],
         "afile/sub/.work: Not a directory",
         {"afile": "x"},
-    ),  # fmt: skip
+    ),
     Case(
         "build-config-string-for-list",
         [*BUILD, "--biases", "gender", "--config", "{d}/c.yaml"],
         "identities",
         {"c.yaml": "identities:\n  gender: I am a woman.\n  race: [I am black.]\n"},
         fix=[*BUILD, "--biases", "gender"],
-    ),  # fmt: skip
+    ),
     Case(
         "build-config-bad-choice",
         [*BUILD, "--config", "{d}/c.yaml"],
         "unknown direction 'no'",
         {"c.yaml": "direction: 'no'\n"},
-    ),  # fmt: skip
+    ),
     Case(
         "build-config-unknown-key",
         [*BUILD, "--config", "{d}/c.yaml"],
         "c.yaml: unknown setting(s) temprature",
         {"c.yaml": "temprature: 0.5\n"},
-    ),  # fmt: skip
+    ),
     Case(
         "build-config-invalid-yaml",
         [*BUILD, "--config", "{d}/c.yaml"],
         "c.yaml:2:1: invalid YAML",
         {"c.yaml": "biases: [length\n"},
-    ),  # fmt: skip
+    ),
     Case(
         "build-config-missing",
         [*BUILD, "--config", "{d}/none.yaml"],
         "build config {d}/none.yaml: no such file",
-    ),  # fmt: skip
+    ),
     Case(
         "build-config-not-a-mapping",
         [*BUILD, "--config", "{d}/c.yaml"],
         "c.yaml: a build config is a mapping",
         {"c.yaml": "- length\n"},
-    ),  # fmt: skip
+    ),
     Case(
         "build-config-string-for-number",
         [*BUILD, "--config", "{d}/c.yaml"],
         "bandwagon_percent",
         {"c.yaml": "bandwagon_percent: '90'\n"},
-    ),  # fmt: skip
+    ),
     Case(
         "build-config-bad-rate",
         [*BUILD, "--config", "{d}/c.yaml"],
         "cue_rates",
         {"c.yaml": "cue_rates: {length: 2}\n"},
-    ),  # fmt: skip
+    ),
     Case(
         "build-source-missing", [*BUILD, "--source", "{d}/none.jsonl"], "none.jsonl: no such file or folder"
     ),
@@ -216,13 +216,13 @@ CASES = [
         [*BUILD, "--source", "{d}/src.jsonl", "--biases", "length"],
         "src.jsonl:2: field 'chosen' is missing",
         {"src.jsonl": line(PAIR) + line(PAIR, id="p2", chosen=None)},
-    ),  # fmt: skip
+    ),
     Case(
         "build-source-duplicate-id",
         [*BUILD, "--source", "{d}/src.jsonl", "--biases", "length"],
         "src.jsonl:2: id 'p1' repeats the record at",
         {"src.jsonl": line(PAIR) * 2},
-    ),  # fmt: skip
+    ),
     Case("build-llm-without-model", [*BUILD, "--rewriter", "llm"], "needs a model name"),
     Case("build-unknown-family", [*BUILD, "--families", "poetry"], "poetry"),
     Case("build-zero-count", [*BUILD, "--n", "0"], "must be at least 1 (got 0)"),
@@ -233,32 +233,32 @@ CASES = [
         "build-train-typo-in-augment",
         ["build", "train", "--out", "{out}", "--augment", "balance"],
         "invalid choice: 'balance'",
-    ),  # fmt: skip
+    ),
     # ----------------------------------------------------------------------------- eval bias
     Case(
         "eval-data-missing",
         ["eval", "bias", "--judge", "{reward}", "--mode", "reward", "--data", "{d}/none", "--out", "{out}"],
         "none: no such file or folder",
         fix=RUN_RM,
-    ),  # fmt: skip
+    ),
     Case(
         "eval-unknown-judge",
         ["eval", "bias", "--judge", "smolm2", "--data", "{bench}", "--out", "{out}"],
         "use a built-in name (smollm2-135m-instruct, minilm-l6)",
         fix=RUN_RM,
-    ),  # fmt: skip
+    ),
     Case(
         "eval-out-is-the-data",
         ["eval", "bias", "--judge", "{reward}", "--mode", "reward", "--data", "{bench}", "--out", "{bench}"],
         "is the benchmark folder",
         out_may_exist=True,
-    ),  # fmt: skip
+    ),
     Case(
         "eval-probe-file-twice",
         ["eval", "bias", "--judge", "{reward}", "--mode", "reward", "--data", "{d}/twice", "--out", "{out}"],
         "twice/b.jsonl:1: id 'q1' repeats the record at",
         {"twice/a.jsonl": line(PROBE), "twice/b.jsonl": line(PROBE)},
-    ),  # fmt: skip
+    ),
     Case(
         "eval-unknown-template",
         [
@@ -274,7 +274,7 @@ CASES = [
             "{out}",
         ],
         "mtbnech",
-    ),  # fmt: skip
+    ),
     Case("eval-typo-in-biases", [*RUN_RM, "--biases", "lenght"], "unknown bias 'lenght'", fix=RUN_RM),
     Case("eval-zero-limit", [*RUN_RM, "--limit", "0"], "must be at least 1 (got 0)"),
     Case(
@@ -294,12 +294,12 @@ CASES = [
         "afile",
         {"afile": "x"},
         out_may_exist=True,
-    ),  # fmt: skip
+    ),
     Case(
         "eval-without-judge",
         ["eval", "bias", "--data", "{bench}", "--out", "{out}"],
         "eval bias needs --judge and --data",
-    ),  # fmt: skip
+    ),
     Case(
         "eval-bias-not-in-the-benchmark",
         [*RUN_RM, "--biases", "bandwagon"],
@@ -328,7 +328,7 @@ CASES = [
                 injected={**VIEW, "context": "90% of people prefer Response B."},
             )
         },
-    ),  # fmt: skip
+    ),
     Case("eval-unknown-device", [*RUN_RM, "--device", "gpu"], "unknown device 'gpu'"),
     Case(
         "eval-pairs-as-probes",
@@ -346,7 +346,7 @@ CASES = [
         ],
         "p.jsonl:1: field 'bias' is missing",
         {"p.jsonl": line(PAIR)},
-    ),  # fmt: skip
+    ),
     Case("eval-another-stage-option", [*RUN_RM, "--benchmark", "x"], "unrecognized arguments: --benchmark"),
     # ------------------------------------------------------------------------------- rescore
     Case(
@@ -355,56 +355,56 @@ CASES = [
         "judgments.jsonl",
         {"empty/.keep": ""},
         out_may_exist=True,
-    ),  # fmt: skip
+    ),
     Case(
         "rescore-without-meta-bias",
         ["eval", "bias", "--rescore", "--out", "{d}/r"],
         "have no meta.bias",
         {"r/judgments.jsonl": judgment(meta={}) + judgment("injected", meta={})},
         out_may_exist=True,
-    ),  # fmt: skip
+    ),
     Case(
         "rescore-unknown-bias",
         ["eval", "bias", "--rescore", "--out", "{d}/r"],
         "judgments.jsonl:1: field 'meta': meta.bias 'lenght'",
         {"r/judgments.jsonl": judgment(meta={"bias": "lenght"})},
         out_may_exist=True,
-    ),  # fmt: skip
+    ),
     Case(
         "rescore-without-correct",
         ["eval", "bias", "--rescore", "--out", "{d}/r"],
         "judgments.jsonl:2: correct is missing",
         {"r/judgments.jsonl": judgment() + judgment("injected", correct=None)},
         out_may_exist=True,
-    ),  # fmt: skip
+    ),
     Case(
         "rescore-unknown-view",
         ["eval", "bias", "--rescore", "--out", "{d}/r"],
         "judgments.jsonl:2: view 'sideways'",
         {"r/judgments.jsonl": judgment() + judgment("sideways")},
         out_may_exist=True,
-    ),  # fmt: skip
+    ),
     Case(
         "rescore-one-view-only",
         ["eval", "bias", "--rescore", "--out", "{d}/r"],
         "no probe has judgments on both views",
         {"r/judgments.jsonl": judgment()},
         out_may_exist=True,
-    ),  # fmt: skip
+    ),
     Case(
         "rescore-invalid-json",
         ["eval", "bias", "--rescore", "--out", "{d}/r"],
         "judgments.jsonl:2: invalid JSON",
         {"r/judgments.jsonl": judgment() + "{oops\n" + judgment("injected")},
         out_may_exist=True,
-    ),  # fmt: skip
+    ),
     Case(
         "rescore-repeated-view",
         ["eval", "bias", "--rescore", "--out", "{d}/r"],
         "judgments.jsonl:3: probe_id and view ('q1', 'original') repeats",
         {"r/judgments.jsonl": BOTH_VIEWS + judgment()},
         out_may_exist=True,
-    ),  # fmt: skip
+    ),
     # ------------------------------------------------------------------------------- general
     Case(
         "general-benchmark-missing",
@@ -421,7 +421,7 @@ CASES = [
             "{out}",
         ],
         "none.jsonl: no such file or folder",
-    ),  # fmt: skip
+    ),
     Case(
         "general-bad-row",
         [
@@ -438,7 +438,7 @@ CASES = [
         ],
         "jb.jsonl:1: field 'label' must be 'A>B' or 'B>A'",
         {"jb.jsonl": line({"question": "q", "response_A": "x", "response_B": "y", "label": "A=B"})},
-    ),  # fmt: skip
+    ),
     Case(
         "general-unknown-columns",
         [
@@ -455,19 +455,19 @@ CASES = [
         ],
         "unrecognised benchmark columns",
         {"x.jsonl": line({"q": 1})},
-    ),  # fmt: skip
+    ),
     Case(
         "general-without-benchmark",
         ["eval", "general", "--judge", "{reward}", "--out", "{out}"],
         "eval general needs --judge and --benchmark",
-    ),  # fmt: skip
+    ),
     # ------------------------------------------------------------------------------- compare
     Case(
         "compare-out-is-a-folder",
         ["eval", "compare", "--runs", "{run}", "{run}", "--out", "{d}"],
         "is a folder; give a JSON file path",
         out_may_exist=True,
-    ),  # fmt: skip
+    ),
     Case("compare-run-without-judgments", ["eval", "compare", "--runs", "{run}", "{d}/none"], "none"),
     Case("compare-one-run", ["eval", "compare", "--runs", "{run}"], "--runs: expected 2 arguments"),
     # ---------------------------------------------------------------------------- quickstart
@@ -477,12 +477,26 @@ CASES = [
         "afile",
         {"afile": "x"},
         out_may_exist=True,
-    ),  # fmt: skip
+    ),
+    Case(
+        "quickstart-another-seed",
+        ["quickstart", "--out", "{d}/q", "--seed", "1"],
+        "holds a quickstart run with --seed 0; use a new --out for --seed 1",
+        {"q/quickstart.json": '{"seed": 0}', "q/eval/x/judgments.jsonl": ""},
+        out_may_exist=True,
+    ),
+    Case(
+        "quickstart-a-folder-of-other-things",
+        ["quickstart", "--out", "{d}/q"],
+        "is not empty and holds no quickstart run",
+        {"q/notes.txt": "mine"},
+        out_may_exist=True,
+    ),
     Case(
         "quickstart-unknown-device",
         ["quickstart", "--out", "{out}", "--device", "tpu"],
         "unknown device 'tpu'",
-    ),  # fmt: skip
+    ),
     # ----------------------------------------------------------------------- sweep, release
     Case("sweep-bad-grid", ["sweep", "--out", "{out}", "--grid", "num_bias_negatives"], "expected KEY=V1,V2"),
     Case(
@@ -493,42 +507,42 @@ CASES = [
         ["sweep", "--out", "{out}", "--config", "{d}/s.yaml"],
         "s.yaml:1:",
         {"s.yaml": "grid: {a: [1}\n"},
-    ),  # fmt: skip
+    ),
     Case(
         "release-report-not-an-eval",
         ["release", "--checkpoint", "{reward}", "--report", "{d}", "--out", "{out}"],
         "summary.json: no such file (the report: an `eval bias` output folder)",
-    ),  # fmt: skip
+    ),
     # ------------------------------------------------------------------------------- recipes
     Case(
         "recipe-config-missing",
         ["recipe:reward", "--config", "{d}/none.yaml"],
         "recipe config {d}/none.yaml: no such file",
-    ),  # fmt: skip
+    ),
     Case(
         "recipe-config-invalid-yaml",
         ["recipe:reward", "--config", "{d}/r.yaml"],
         "r.yaml:2:1: invalid YAML",
         {"r.yaml": "learning_rate: [1\n"},
-    ),  # fmt: skip
+    ),
     Case(
         "recipe-config-misspelled-key",
         ["recipe:reward", "--config", "{d}/r.yaml"],
         "r.yaml: unknown setting(s) 'lerning_rate' (did you mean 'learning_rate'?)",
         {"r.yaml": RECIPE_CONFIG + "lerning_rate: 1e-5\n"},
-    ),  # fmt: skip
+    ),
     Case(
         "recipe-config-not-a-mapping",
         ["recipe:sft", "--config", "{d}/r.yaml"],
         "r.yaml: a recipe config is a mapping",
         {"r.yaml": "- 1\n"},
-    ),  # fmt: skip
+    ),
     Case(
         "recipe-unknown-flag",
         ["recipe:grpo", "--config", "{d}/r.yaml", "--lerning_rate", "1"],
         "--lerning_rate",
         {"r.yaml": RECIPE_CONFIG},
-    ),  # fmt: skip
+    ),
     Case(
         "recipe-missing-model",
         [
@@ -544,7 +558,7 @@ CASES = [
         ],
         "no-model",
         {"r.yaml": RECIPE_CONFIG, "t.jsonl": ""},
-    ),  # fmt: skip
+    ),
 ]
 
 

@@ -86,9 +86,11 @@ def test_the_cli_and_quickstart_build_judges_through_load_judge(monkeypatch, tin
     assert built[-1].mode == "reward" and built[-1].max_batch_tokens == 999
     import inspect
 
+    import biasaware.evaluation.evaluate
     import biasaware.quickstart
 
-    assert "load_judge(" in inspect.getsource(biasaware.quickstart.run_quickstart)
+    assert "evaluate_bias(" in inspect.getsource(biasaware.quickstart.run_quickstart)  # which loads through
+    assert "load_judge(" in inspect.getsource(biasaware.evaluation.evaluate.start_judge)
 
 
 # ----------------------------------------------------------------------------------------- batching
