@@ -36,7 +36,7 @@ from biasaware.judging.judge_format import format_judgment, judge_messages
 from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.models import BUILTIN_MODELS, load_model
 from biasaware.records import BiasNegative, BiasProbe, Judgment, PreferencePair, TraceRow, TrainingRow, View
-from biasaware.training.recipe import RECIPES
+from biasaware.training.recipe import RECIPES, trained
 
 PROBES = 25  # per bias and side
 ZERO_SHOT = "smollm2 zero-shot"
@@ -141,14 +141,16 @@ def train_reward_models(out: Path, seed: int) -> dict[str, Path]:
         return {}
     done = {}
     for name, (config, rows, what) in EXPERIMENT.items():
-        target = out / "ckpt" / name
+        target = done[name] = out / "ckpt" / name
+        if trained(target):  # a rerun of the quickstart: this model is finished (its card says so)
+            print(f"[train] {name}: {target} is already trained", flush=True)
+            continue
         cmd = [sys.executable, str(script), "--config", str(RECIPES / "configs" / "minilm-l6" / config)]
         cmd += ["--train_file", str(out / rows / "train.jsonl"), "--output_dir", str(target)]
         cmd += ["--seed", str(seed), *_quiet_flags()]
         print(f"[train] {name}: minilm-l6, {what} (recipes/configs/minilm-l6/{config}) ...", flush=True)
         seconds = _run(cmd, f"the reward recipe ({name})")
         print(f"[train] {name} done in {seconds:.0f}s: {target}", flush=True)
-        done[name] = target
     return done
 
 
@@ -163,6 +165,9 @@ def train_generative(out: Path, seed: int) -> Path | None:
     launch += ["--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
     configs = RECIPES / "configs" / "smollm2-135m-instruct"
     common = ["--seed", str(seed), "--save_strategy", "no", "--logging_steps", "1", *_quiet_flags()]
+    if trained(out / "ckpt" / "smollm2-grpo"):
+        print(f"[train] smollm2 SFT+GRPO: {out / 'ckpt' / 'smollm2-grpo'} is already trained", flush=True)
+        return out / "ckpt" / "smollm2-grpo"
     t0 = time.time()
     print(
         "[train] smollm2-135m-instruct: SFT (2 steps) then GRPO (2 steps) via accelerate launch ...",

@@ -51,6 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from biasaware.errors import BiasAwareError
 from biasaware.io import files_sha256, json_sha256, read_config
+from biasaware.training.recipe import trained
 
 RECIPE_MODES = {"reward": "reward", "sft": "generate", "grpo": "generate"}
 QUICK_CUES = "length,beauty,authority,assertiveness,sycophancy"
@@ -395,17 +396,6 @@ def train_point(spec: SweepSpec, args: list[str], log: Path) -> None:
         raise BiasAwareError(
             f"training failed (exit {run.returncode}); the recipe's output is in {log}:\n{tail}"
         )
-
-
-def trained(ckpt: Path) -> bool:
-    """A checkpoint folder is finished when its model card records the load-back check."""
-    card = ckpt / "biasaware_card.json"
-    if not card.exists():
-        return False
-    try:
-        return bool(json.loads(card.read_text()).get("load_check"))
-    except json.JSONDecodeError:
-        return False
 
 
 def evaluated(folder: Path, weights: str | None) -> bool:

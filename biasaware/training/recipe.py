@@ -403,6 +403,17 @@ def check_recipe_config(path: str, dataclass_types) -> None:
         )
 
 
+def trained(ckpt: Path) -> bool:
+    """A checkpoint folder is finished when its model card records the load-back check."""
+    card = ckpt / "biasaware_card.json"
+    if not card.exists():
+        return False
+    try:
+        return bool(json.loads(card.read_text()).get("load_check"))
+    except json.JSONDecodeError:
+        return False
+
+
 def run_recipe(main, dataclass_types) -> None:
     """A recipe's entry point: parse the config and flags (TrlParser), run ``main``. A
     :class:`BiasAwareError`, a missing or malformed config file and an unknown key (named, with the
