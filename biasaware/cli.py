@@ -326,8 +326,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from biasaware.evaluation.reports import compare_table
     from biasaware.io import read_records, write_json
 
+    if Path(args.runs[0]).resolve() == Path(args.runs[1]).resolve():
+        raise BiasAwareError(f"--runs names {args.runs[0]} twice; compare two different `eval bias` folders")
     if args.out and Path(args.out).is_dir():
         raise BiasAwareError(f"--out {args.out} is a folder; give a JSON file path")
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)  # an unwritable place fails before the work
     overlap = same_items(args.runs)
     runs = [read_records(Path(r) / "judgments.jsonl", "judgment") for r in args.runs]
     result = compare_judges(*runs, view=args.view)

@@ -155,6 +155,29 @@ CASES = [
         {"afile": "x"},
     ),
     Case(
+        "build-out-not-writable",
+        ["build", "bench", "--n", "2", "--biases", "length", "--out", "/proc/biasaware-test/out"],
+        "/proc/biasaware-test",
+        out_may_exist=True,
+    ),
+    Case(
+        "eval-out-not-writable",
+        [
+            "eval",
+            "bias",
+            "--judge",
+            "{reward}",
+            "--mode",
+            "reward",
+            "--data",
+            "{bench}",
+            "--out",
+            "/proc/biasaware-test",
+        ],
+        "/proc/biasaware-test",
+        out_may_exist=True,
+    ),
+    Case(
         "build-out-under-a-file",
         ["build", "bench", "--n", "2", "--biases", "length", "--out", "{d}/afile/sub"],
         "afile/sub/.work: Not a directory",
@@ -464,10 +487,19 @@ CASES = [
     # ------------------------------------------------------------------------------- compare
     Case(
         "compare-out-is-a-folder",
-        ["eval", "compare", "--runs", "{run}", "{run}", "--out", "{d}"],
+        ["eval", "compare", "--runs", "{run}", "{d}/other", "--out", "{d}"],
         "is a folder; give a JSON file path",
+        {"other/judgments.jsonl": ""},
         out_may_exist=True,
     ),
+    Case(
+        "compare-out-not-writable",
+        ["eval", "compare", "--runs", "{run}", "{d}/other", "--out", "/proc/biasaware-test/c.json"],
+        "/proc/biasaware-test",
+        {"other/judgments.jsonl": ""},
+        out_may_exist=True,
+    ),
+    Case("compare-the-same-run-twice", ["eval", "compare", "--runs", "{run}", "{run}"], "names {run} twice"),
     Case("compare-run-without-judgments", ["eval", "compare", "--runs", "{run}", "{d}/none"], "none"),
     Case("compare-one-run", ["eval", "compare", "--runs", "{run}"], "--runs: expected 2 arguments"),
     # ---------------------------------------------------------------------------- quickstart
