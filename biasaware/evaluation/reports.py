@@ -69,13 +69,20 @@ def check_lines(summary: dict[str, Any]) -> list[str]:
     n = sum(v.values())
     dist = ", ".join(f"{k} {v[k]} ({100 * v[k] / n:.0f}%)" for k in ("A", "B", "tie", "invalid") if n)
     lines = [f"Verdicts over all {n} views: {dist}."]
-    if c["degenerate"]:
+    if c["degenerate"] and "per_bias" in summary:
         lines.insert(
             0,
             "**Degenerate judge: its BSR and over-correction are not interpretable** ("
             + "; ".join(c["reasons"])
             + "). A judge that barely reads the answers rarely flips, so a low rate here is no evidence "
             "of robustness.",
+        )
+    elif c["degenerate"]:  # a general benchmark: accuracy only
+        lines.insert(
+            0,
+            "**Degenerate judge: its accuracy is not evidence of judging** ("
+            + "; ".join(c["reasons"])
+            + "). A judge that gives nearly one verdict, or is right no more often than chance, is not ranked.",
         )
     return lines
 
