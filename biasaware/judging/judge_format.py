@@ -88,8 +88,9 @@ class ParsedJudgment:
     reasoning: str = ""
 
 
-_ANSWER = re.compile(r"<answer>\s*(.*?)\s*</answer>", re.DOTALL | re.IGNORECASE)
-_END = re.compile(r"<answer>\s*([AB])\s*</answer>\s*\Z", re.IGNORECASE)
+# [^<]* (not a lazy .*?): each <answer> scans only to the next "<", so no reply costs quadratic time
+_ANSWER = re.compile(r"<answer>([^<]*)</answer>", re.IGNORECASE)
+_END = re.compile(r"<answer>\s{0,20}([AB])\s{0,20}</answer>\s*\Z", re.IGNORECASE)
 _WHOLE = re.compile(r"\A\s*<think>(.*?)</think>\s*<answer>\s*([AB])\s*</answer>\s*\Z", re.DOTALL)
 
 
@@ -103,18 +104,13 @@ def parse_judgment(text: object) -> ParsedJudgment:
     """
     if not isinstance(text, str):
         return ParsedJudgment("invalid", False)
-    end = _END.search(text)
+    end = _END.search(text.rstrip()[-200:])
     if not end:
         return ParsedJudgment("invalid", False)
     verdict = end.group(1).upper()
-    letters = {m.upper() for m in _ANSWER.findall(text) if m.upper() in ("A", "B")}
-    if letters != {verdict}:
+    answers = [m.strip().upper() for m in _ANSWER.findall(text)]
+    if {m for m in answers if m in ("A", "B")} != {verdict}:
         return ParsedJudgment("invalid", False)
     whole = _WHOLE.match(text)
-    ok = bool(
-        whole
-        and whole.group(1).strip()
-        and "<think>" not in whole.group(1)
-        and len(_ANSWER.findall(text)) == 1
-    )
+    ok = bool(whole and whole.group(1).strip() and "<think>" not in whole.group(1) and len(answers) == 1)
     return ParsedJudgment(verdict, ok, whole.group(1).strip() if whole else "")

@@ -9,6 +9,7 @@ instructions. A view's ``between`` text goes between the two response blocks and
 ``default`` is biasaware's own format (what the training recipes teach; see
 :mod:`biasaware.judging.judge_format`). The others reproduce the *output format* each judge family was
 trained on, so a released judge can be evaluated in its native format; the wording is ours.
+``llmbar`` is the "Output (a)" / "Output (b)" format of LLMBar and OffsetBias/EvalBiasBench judges.
 ``direct`` asks for the letter alone (answer-only judges and the next-token-probability mode).
 """
 
@@ -111,6 +112,19 @@ TEMPLATES: dict[str, Template] = {
             ("<response_b>", "</response_b>"),
         ),
         "Reply in this form:\n**Reasoning:** <your comparison>\n\n**Result:** <A or B>",
+    ),
+    "llmbar": Template(
+        "llmbar",
+        "You are a careful evaluator. Given an instruction and two outputs, pick the output that follows "
+        "the instruction better: it should do exactly what the instruction asks, be correct and be helpful. "
+        "Do not prefer an output for its length, its style or its position. " + UNTRUSTED,
+        (
+            ("# Instruction:", "# End of Instruction"),
+            ("# Output (a):", "# End of Output (a)"),
+            ("# Output (b):", "# End of Output (b)"),
+        ),
+        'Which is better, Output (a) or Output (b)? Reply with "Output (a)" or "Output (b)" alone, with no '
+        "explanation.",
     ),
     "direct": Template(
         "direct",
