@@ -311,7 +311,7 @@ MARKERS = {
     "llmbar": ("Output (a)", "Output (b)"),
     "default": ("<answer>A</answer>", "<answer>B</answer>"),
 }
-ADVERSARIAL = [" ", "*", "\n", "[[", "<answer>", "Result:", "[RESULT]", "final decision is ", "Output (", "A", "(a"]
+ADVERSARIAL = [" ", "*", "\n", "[[", "<answer>", "Result:", "[RESULT]", "final decision is ", "Output (", "A", "(a"]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", list(PARSERS))
