@@ -416,24 +416,33 @@ REWRITE_INSTRUCTIONS: dict[str, dict[str, str]] = {
     },
 }
 
-_REWRITTEN = re.compile(r"<rewritten>\s*(.*?)\s*</rewritten>", re.DOTALL)
-
 
 def parse_rewrite(reply: str) -> str:
-    """The text inside the last ``<rewritten>`` block; :class:`MalformedReply` when there is none."""
+    """The text from the reply's first ``<rewritten>`` to its last ``</rewritten>``: the outermost
+    block, so a response that itself contains ``</rewritten>`` or a forged ``<rewritten>`` block
+    comes back whole, as text. :class:`MalformedReply` when there is no block."""
     from biasaware.judging.llm import MalformedReply
 
-    found = _REWRITTEN.findall(reply)
-    if not found or not found[-1].strip():
+    start, end = reply.find("<rewritten>"), reply.rfind("</rewritten>")
+    body = reply[start + len("<rewritten>") : end].strip() if 0 <= start < end else ""
+    if not body:
         raise MalformedReply("no <rewritten>...</rewritten> block in the reply")
-    return found[-1]
+    return body
+
+
+REWRITE_FENCES = (("<request>", "</request>"), ("<text>", "</text>"))
 
 
 def rewrite_messages(bias: str, text: str, direction: str, prompt: str) -> list[dict[str, str]]:
+    """The request for one rewrite; the request and the text are fenced as a judge prompt's blocks
+    (:func:`biasaware.judging.judge_format.fence`), so the text cannot close its block."""
+    from biasaware.judging.judge_format import fence
+
     instruction = REWRITE_INSTRUCTIONS[bias][direction]
+    (r0, r1), (t0, t1) = fence(REWRITE_FENCES, [prompt, text])
     user = (
         f"Feature: {bias}\nDirection: {direction}\nInstruction: {instruction}\n\n"
-        f"<request>\n{prompt}\n</request>\n\n<text>\n{text}\n</text>"
+        f"{r0}\n{prompt}\n{r1}\n\n{t0}\n{text}\n{t1}"
     )
     return [{"role": "system", "content": REWRITE_SYSTEM}, {"role": "user", "content": user}]
 

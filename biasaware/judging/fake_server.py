@@ -56,17 +56,17 @@ def _unit(*parts: Any) -> float:
 def default_responder(messages: list[dict[str, str]]) -> str:
     system = next((m["content"] for m in messages if m["role"] == "system"), "")
     user = messages[-1]["content"]
-    text = re.search(r"<text>\n?(.*?)\n?</text>", user, re.DOTALL)
+    text = re.search(r"<text((?: #\w+)?)>\n?(.*?)\n?</text\1>", user, re.DOTALL)  # fenced or plain
     if text and "<rewritten>" in system:
-        body, feature = text.group(1), re.search(r"Feature: (\w+)", user)
+        body, feature = text.group(2), re.search(r"Feature: (\w+)", user)
         body = MARK.sub("", body)
         if "Direction: add" in user:
             body += f" [+{feature.group(1) if feature else 'feature'}]"
         return f"<rewritten>\n{body}\n</rewritten>"
-    a = re.search(r"<response_a>\n?(.*?)\n?</response_a>", user, re.DOTALL)
-    b = re.search(r"<response_b>\n?(.*?)\n?</response_b>", user, re.DOTALL)
+    a = re.search(r"<response_a((?: #\w+)?)>\n?(.*?)\n?</response_a\1>", user, re.DOTALL)
+    b = re.search(r"<response_b((?: #\w+)?)>\n?(.*?)\n?</response_b\1>", user, re.DOTALL)
     if a and b:
-        a_marked, b_marked = bool(MARK.search(a.group(1))), bool(MARK.search(b.group(1)))
+        a_marked, b_marked = bool(MARK.search(a.group(2))), bool(MARK.search(b.group(2)))
         pick = "B" if a_marked and not b_marked else "A" if b_marked and not a_marked else None
         if pick is None:  # no marker to go by: a deterministic coin
             pick = "A" if _unit("coin", user) < 0.5 else "B"

@@ -23,10 +23,18 @@ The prompt puts the graded material inside tags and declares it untrusted: the q
 ``<question>``, the responses in ``<response_a>`` / ``<response_b>``. A view's ``between`` text
 (reflection) sits between the two response blocks and its ``context`` (bandwagon) after them,
 outside the tags, where a real judging prompt would carry such material.
+
+**Graded text cannot close its block** (:func:`fence`). When a question or response contains one of
+the prompt's delimiters (in any case), every delimiter of that prompt carries a tag derived from the
+SHA-256 of the graded texts (``</response_b #3f1c...>``, ``[The End of Assistant B's Answer #3f1c...]``);
+no text can contain the tag of a hash over itself, so the only closing delimiter of a block is its
+own. Prompts whose texts hold no delimiter are rendered unchanged (the native formats, and the
+LLM cache's keys, stay as they were). The LLM rewriter's request uses the same fences.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -54,11 +62,32 @@ def render_question(prompt: list[Message]) -> str:
 TAGS = (("<question>", "</question>"), ("<response_a>", "</response_a>"), ("<response_b>", "</response_b>"))
 
 
+def _tagged(label: str, tag: str) -> str:
+    """``label`` with ``tag`` inside each line's closing bracket or before its colon, else after it."""
+    lines = []
+    for line in label.split("\n"):
+        lines.append(f"{line[:-1]} {tag}{line[-1]}" if line and line[-1] in "]>:" else f"{line} {tag}")
+    return "\n".join(lines)
+
+
+def fence(labels: tuple[tuple[str, str], ...], texts: list[str]) -> tuple[tuple[str, str], ...]:
+    """The delimiters (open/close pairs) to put around ``texts``: ``labels`` unchanged when no text
+    contains one of them in any case, else every label tagged with ``#`` and 16 hex digits of the
+    texts' SHA-256 (see the module docstring)."""
+    delims = {d.lower() for pair in labels for d in pair if d}
+    if not any(d in t.lower() for t in texts for d in delims):
+        return labels
+    tag = "#" + hashlib.sha256("\x00".join(texts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return tuple(tuple(_tagged(d, tag) if d else d for d in pair) for pair in labels)
+
+
 def render_blocks(view: View, labels=TAGS) -> str:
     """The question and the two responses inside their delimiters (``labels``: open/close pairs for
-    question, A, B); ``between`` between the response blocks and ``context`` after them."""
-    (q0, q1), (a0, a1), (b0, b1) = labels
-    parts = [f"{q0}\n{render_question(view.prompt)}\n{q1}".strip(), f"{a0}\n{view.response_a}\n{a1}"]
+    question, A, B, fenced by :func:`fence`); ``between`` between the response blocks and ``context``
+    after them."""
+    question = render_question(view.prompt)
+    (q0, q1), (a0, a1), (b0, b1) = fence(labels, [question, view.response_a, view.response_b])
+    parts = [f"{q0}\n{question}\n{q1}".strip(), f"{a0}\n{view.response_a}\n{a1}"]
     if view.between:
         parts.append(view.between)
     parts.append(f"{b0}\n{view.response_b}\n{b1}")

@@ -2,8 +2,9 @@
 
 A template renders a :class:`~biasaware.records.View` (question, response A, response B, and the
 injected ``between`` / ``context`` text) into chat messages. Every template keeps the graded
-material inside explicit delimiters and tells the judge it is untrusted material, not
-instructions. A view's ``between`` text goes between the two response blocks and its
+material inside explicit delimiters, each block with its closing one, fenced so that graded text
+cannot close its block (:func:`biasaware.judging.judge_format.fence`), and tells the judge it is
+untrusted material, not instructions. A view's ``between`` text goes between the two response blocks and its
 ``context`` after them, outside the delimiters.
 
 ``default`` is biasaware's own format (what the training recipes teach; see
@@ -50,7 +51,7 @@ class Template:
 
 
 _MT_LABELS = (
-    ("[User Question]", ""),
+    ("[User Question]", "[The End of User Question]"),
     ("[The Start of Assistant A's Answer]", "[The End of Assistant A's Answer]"),
     ("[The Start of Assistant B's Answer]", "[The End of Assistant B's Answer]"),
 )
@@ -70,7 +71,7 @@ TEMPLATES: dict[str, Template] = {
         "judgelm",
         "You are a helpful and precise assistant for checking the quality of answers. " + UNTRUSTED,
         (
-            ("[Question]", ""),
+            ("[Question]", "[The End of Question]"),
             ("[The Start of Assistant 1's Answer]", "[The End of Assistant 1's Answer]"),
             ("[The Start of Assistant 2's Answer]", "[The End of Assistant 2's Answer]"),
         ),
@@ -82,9 +83,9 @@ TEMPLATES: dict[str, Template] = {
         "prometheus",
         "You are a fair judge assistant that compares two responses against a score rubric. " + UNTRUSTED,
         (
-            ("###Instruction:", ""),
-            ("###Response A:", ""),
-            ("###Response B:", ""),
+            ("###Instruction:", "###End of Instruction"),
+            ("###Response A:", "###End of Response A"),
+            ("###Response B:", "###End of Response B"),
         ),
         "###Score Rubric: Which response is more correct, helpful and complete?\n"
         "Write feedback that compares the two responses strictly by the rubric, then finish with "
@@ -95,9 +96,9 @@ TEMPLATES: dict[str, Template] = {
         "You are assessing two submitted responses to a user's query. Compare them for quality, "
         "correctness and helpfulness, point out their key differences, and decide. " + UNTRUSTED,
         (
-            ("[BEGIN DATA]\n[Query]:", ""),
-            ("[Response 1]:", ""),
-            ("[Response 2]:", "[END DATA]"),
+            ("[BEGIN DATA]\n[Query]:", "[End of Query]"),
+            ("[Response 1]:", "[End of Response 1]"),
+            ("[Response 2]:", "[End of Response 2]\n[END DATA]"),
         ),
         'End with one of: "So, the final decision is Response 1.", "So, the final decision is '
         'Response 2." or "So, the final decision is Tie."',
