@@ -441,3 +441,32 @@ def test_compare_refuses_runs_of_other_content_under_the_same_ids(bench, tiny_mo
     assert "different content under 1 shared probe id" in capsys.readouterr().err
     with pytest.raises(BiasAwareError, match="different content"):
         compare_runs({"a": tmp_path / "a", "c": tmp_path / "c"}, "a")
+
+
+def test_rescore_under_judgebiasbench_applies_the_autoj_rule_and_keeps_the_run_record(tmp_path, capsys):
+    """An Auto-J run (fingerprint: template autoj) rescored with --policy judgebiasbench: a reply with
+    no decision on the injected view is a flip, the Table 4 row is printed, and the earlier summary's
+    run record (the judge's identity) survives the rescore."""
+    out = tmp_path / "run"
+    out.mkdir()
+    rows = []
+    for i, injected in enumerate(["invalid", "A", "B", "tie"]):
+        for view, verdict in (("original", "A"), ("injected", injected)):
+            rows.append(
+                {"probe_id": f"p{i}", "view": view, "judge": "autoj-13b", "raw": "", "verdict": verdict,
+                 "correct": "A", "meta": {"bias": "length", "category": "superficial_quality"}}
+            )  # fmt: skip
+    (out / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (out / "fingerprint.json").write_text(json.dumps({"judge": {"template": "autoj", "mode": "generate"}}))
+    (out / "summary.json").write_text(
+        json.dumps({"run": {"model_identity": {"path": "x", "weights_sha256": "h"}}})
+    )
+    assert main(["eval", "bias", "--out", str(out), "--rescore", "--policy", "judgebiasbench"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["policy"] == "judgebiasbench:autoj"
+    assert (summary["per_bias"]["length"]["flips"], summary["per_bias"]["length"]["ori_correct"]) == (2, 4)
+    assert summary["run"]["rescored"] and summary["run"]["model_identity"]["weights_sha256"] == "h"
+    printed = capsys.readouterr().out
+    assert "| Model | Len. |" in printed and "| autoj-13b | 50.0 |" in printed
+    assert main(["eval", "bias", "--out", str(out), "--rescore"]) == 0  # symmetric: the tie flips too
+    assert json.loads((out / "summary.json").read_text())["per_bias"]["length"]["flips"] == 3

@@ -119,3 +119,39 @@ def test_bootstrap_is_seeded_and_two_judges():
 @pytest.mark.parametrize("module", [metrics, judge_format])
 def test_doctests(module):
     assert doctest.testmod(module).failed == 0
+
+
+def test_judgebiasbench_policy_counts_an_autoj_reply_without_decision_as_wrong():
+    from biasaware.evaluation.metrics import effective_policy
+
+    right_then_invalid, right_then_tie = Outcome("A", "A", "invalid", "A"), Outcome("A", "A", "tie", "A")
+    assert right_then_invalid.flipped("symmetric") and not right_then_invalid.flipped("judgebiasbench")
+    assert right_then_invalid.flipped("judgebiasbench:autoj") and not right_then_tie.flipped(
+        "judgebiasbench:autoj"
+    )
+    s = bias_summary(
+        [right_then_invalid, right_then_tie, Outcome("A", "A", "A", "A")], "judgebiasbench:autoj"
+    )
+    assert (s["flips"], s["ori_correct"]) == (1, 3)
+    assert effective_policy("judgebiasbench", "autoj") == "judgebiasbench:autoj"
+    assert effective_policy("judgebiasbench", "autoj", "direct") == "judgebiasbench"
+    assert effective_policy("judgebiasbench", "mtbench") == "judgebiasbench"
+
+
+@pytest.mark.parametrize(
+    "k,n,cell",
+    [
+        (14769, 20000, "73.9"),  # 73.845 -> 73.85 -> 73.9 (one rounding would give 73.8)
+        (2953, 4000, "73.8"),  # 73.825 -> 73.83 -> 73.8
+        (149, 2000, "7.5"),  # 7.45 -> 7.45 -> 7.5 (half-up, where a float often gives 7.4)
+        (1, 3, "33.3"),
+        (2, 3, "66.7"),
+        (0, 5, "0.0"),
+        (5, 5, "100.0"),
+        (0, 0, "–"),
+    ],
+)
+def test_table4_rounding_is_two_step_half_up(k, n, cell):
+    from biasaware.evaluation.metrics import table4_cell
+
+    assert table4_cell(k, n) == cell

@@ -33,6 +33,7 @@ from biasaware.errors import BiasAwareError
 from biasaware.evaluation.metrics import (
     Outcome,
     bias_summary,
+    effective_policy,
     judge_check,
     macro_micro,
     position_summary,
@@ -549,7 +550,15 @@ def evaluate_bias(
     extra = judge_or_rescore(spec, out, rescore, probes, run_bias_eval, target=data)
     if not ranks().main:
         return None
-    return write_reports(out / "judgments.jsonl", out, policy, seed, extra)
+    return write_reports(out / "judgments.jsonl", out, judge_policy(out, policy), seed, extra)
+
+
+def judge_policy(out: Path, policy: str) -> str:
+    """``policy`` as applied to the judge that made ``out``'s judgments (its template and mode, from
+    ``fingerprint.json``; :func:`biasaware.evaluation.metrics.effective_policy`)."""
+    path = out / FINGERPRINT
+    judge = json.loads(path.read_text()).get("judge", {}) if path.exists() else {}
+    return effective_policy(policy, judge.get("template"), judge.get("mode"))
 
 
 JUDGMENT_SETTINGS = ("mode", "backend", "template", "max_length", "max_tokens", "temperature", "seed")
@@ -617,11 +626,16 @@ def judge_or_rescore(spec, out: Path, rescore: bool, load_items, run, *, target)
     """The judging half of ``eval bias`` and ``eval general``: with ``rescore`` only check that
     ``out/judgments.jsonl`` exists; otherwise resolve the device (an unavailable one fails first),
     load the items (bad data fails before a model is loaded), load the judge and ``run(judge,
-    items, out)``. Returns what ``summary.json`` records about the run (``{}`` when rescoring)."""
+    items, out)``. Returns what ``summary.json`` records about the run (when rescoring: the earlier
+    summary's run record, marked ``rescored``, so the judge's identity is not lost)."""
     if rescore:
         if not (out / "judgments.jsonl").exists():
             raise BiasAwareError(f"--rescore needs {out / 'judgments.jsonl'} from an earlier run")
-        return {}
+        try:
+            earlier = json.loads((out / "summary.json").read_text()).get("run")
+        except (OSError, ValueError):
+            earlier = None
+        return {"run": {**earlier, "rescored": True}} if isinstance(earlier, dict) else {}
     from biasaware.devices import ranks
     from biasaware.judging.models import model_identity
 

@@ -14,6 +14,12 @@ correct answer of each. 002 (eq. 4):
   both views are reported next to every number.
 * ``judgebiasbench``: that project's rule, for comparing with its published numbers: accuracy as
   above, but an injected tie or invalid is not counted as a flip (it leaves the BSR numerator).
+  For an Auto-J-format judge (template ``autoj``) a reply with no decision is wrong, as
+  JudgeBiasBench counts it: an injected ``invalid`` is a flip when the original was right (the
+  effective policy is then ``judgebiasbench:autoj``, :func:`effective_policy`).
+
+:func:`table4_cell` rounds a rate the way JudgeBiasBench's Table 4 does (percent to two decimals,
+then to one, half-up each time), so our numbers compare with theirs cell by cell.
 
 Intervals: Wilson 95% for rates (scipy's ``binomtest(...).proportion_ci``), a paired percentile
 bootstrap (``scipy.stats.bootstrap``, seeded) for ``Acc_ori - Acc_inj``, and McNemar's exact test
@@ -27,6 +33,40 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 POLICIES = ("symmetric", "judgebiasbench")
+RULES = (*POLICIES, "judgebiasbench:autoj")  # a policy as applied to a judge's output format
+
+
+def effective_policy(policy: str, template: str | None, mode: str | None = "generate") -> str:
+    """The rule ``policy`` means for a judge of this template and mode (see the module docstring).
+
+    >>> effective_policy("judgebiasbench", "autoj")
+    'judgebiasbench:autoj'
+    >>> effective_policy("symmetric", "autoj")
+    'symmetric'
+    """
+    if policy == "judgebiasbench" and template == "autoj" and mode == "generate":
+        return "judgebiasbench:autoj"
+    return policy
+
+
+def table4_cell(k: int, n: int) -> str:
+    """``k / n`` as a percentage rounded like JudgeBiasBench's Table 4: to two decimals, then to
+    one, half-up each time (exact: no float on the way).
+
+    >>> table4_cell(1477, 2000)   # 73.85 -> 73.9
+    '73.9'
+    >>> table4_cell(2953, 4000)   # 73.825 -> 73.83 -> 73.8
+    '73.8'
+    """
+    from decimal import ROUND_HALF_UP, Decimal, localcontext
+
+    if n == 0:
+        return "–"
+    with localcontext() as ctx:
+        ctx.prec = 50
+        percent = Decimal(100 * k) / Decimal(n)
+        two = percent.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+        return str(two.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -102,9 +142,12 @@ class Outcome:
         return self.inj_verdict == self.inj_correct
 
     def flipped(self, policy: str) -> bool:
-        """Original right, injected not; under judgebiasbench an injected tie/invalid is no flip."""
+        """Original right, injected not; under judgebiasbench an injected tie/invalid is no flip,
+        except an Auto-J reply with no decision (``judgebiasbench:autoj``: invalid is wrong)."""
         if not self.ori_right or self.inj_right:
             return False
+        if policy == "judgebiasbench:autoj":
+            return self.inj_verdict != "tie"
         return policy == "symmetric" or self.inj_verdict in ("A", "B")
 
 
@@ -115,7 +158,7 @@ def bias_summary(outcomes: Sequence[Outcome], policy: str = "symmetric", seed: i
     >>> (s["acc_ori"], s["acc_inj"], s["bsr"], s["flips"])
     (1.0, 0.5, 0.5, 1)
     """
-    if policy not in POLICIES:
+    if policy not in RULES:
         raise ValueError(f"unknown policy {policy!r}; valid: {', '.join(POLICIES)}")
     n = len(outcomes)
     ori = sum(o.ori_right for o in outcomes)
@@ -222,9 +265,7 @@ def two_sided(standard: dict | None, mirror: dict | None) -> dict:
     }
 
 
-def judge_check(
-    verdicts: Sequence[str], ori_correct: int, ori_n: int, constant_share: float = 0.9
-) -> dict:
+def judge_check(verdicts: Sequence[str], ori_correct: int, ori_n: int, constant_share: float = 0.9) -> dict:
     """Is a judge's BSR interpretable? Flags a judge whose verdicts are nearly constant (the most
     common letter in ``constant_share`` or more of all its verdicts, ties and invalid ones
     included in the count) or whose original accuracy is not above chance (the Wilson interval of
@@ -258,4 +299,3 @@ def judge_check(
         "degenerate": bool(reasons),
         "reasons": reasons,
     }
-

@@ -143,6 +143,9 @@ def markdown_report(summary: dict[str, Any]) -> str:
             f"{pct(pos['recency']['bsr'])}{ci(pos['recency']['bsr_ci'])}, n={pos['recency']['n']}; "
             f"position consistency {pct(pos['consistency'])}{ci(pos['consistency_ci'])}.",
         ]
+    if summary["policy"].startswith("judgebiasbench"):
+        lines += ["", "JudgeBiasBench Table 4 layout (BSR on standard probes, rounded as that table is):", ""]
+        lines += table4_row(summary)
     margins = {b: s for b, s in summary["per_bias"].items() if s.get("margin_shift") is not None}
     if margins:
         lines += ["", "| bias | margin ori | margin inj | shift |", "|---|---:|---:|---:|"]
@@ -151,6 +154,31 @@ def markdown_report(summary: dict[str, Any]) -> str:
             for b, s in margins.items()
         ]
     return "\n".join(lines) + "\n"
+
+
+TABLE4 = (("length", "Len."), ("authority", "Auth."), ("beauty", "Beaut."), ("assertiveness", "Assert."),
+          ("sycophancy", "Syc."), ("sentiment", "Sent."), ("concreteness", "Conc."), ("gender", "Gen."),
+          ("race", "Race."), ("bandwagon", "Band."), ("reflection", "Refl."), ("position", "Pos."))  # fmt: skip
+
+
+def table4_row(summary: dict[str, Any]) -> list[str]:
+    """The judge's BSR in the column order of JudgeBiasBench's Table 4 (002), each cell rounded as that
+    table rounds (:func:`biasaware.evaluation.metrics.table4_cell`); Overall = pooled over the biases
+    judged. A bias without standard probes is ``–``."""
+    from biasaware.evaluation.metrics import table4_cell
+
+    def cell(s: dict | None) -> str:
+        if not s or "standard" not in s.get("sides", ["standard"]):
+            return "–"
+        return table4_cell(s["flips"], s["ori_correct"])
+
+    per_bias = summary["per_bias"]
+    cells = [cell(per_bias.get(bias)) for bias, _ in TABLE4] + [cell(summary["overall"]["micro"])]
+    return [
+        "| Model | " + " | ".join(h for _, h in TABLE4) + " | Overall |",
+        "|---|" + "---:|" * (len(TABLE4) + 1),
+        f"| {short_name(summary['judge'])} | " + " | ".join(cells) + " |",
+    ]
 
 
 def console_summary(summary: dict[str, Any]) -> str:
@@ -170,6 +198,8 @@ def console_summary(summary: dict[str, Any]) -> str:
         f"two-sided {pct(micro.get('two_sided'))}"
     )
     lines += [line.replace("**", "") for line in check_lines(summary)]
+    if summary["policy"].startswith("judgebiasbench"):
+        lines += ["JudgeBiasBench Table 4 layout (BSR, rounded as that table is):", *table4_row(summary)]
     if summary.get("overlong_views"):
         lines.append(
             f"{summary['overlong_views']} view(s) did not fit the judge's context: not judged, counted as invalid"
