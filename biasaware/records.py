@@ -222,7 +222,7 @@ class Judgment(_HasMeta):
     def _known_meta_bias(cls, value: dict[str, Any]) -> dict[str, Any]:
         if "bias" in value and value["bias"] not in BIASES:
             raise ValueError(
-                f"meta.bias {value['bias']!r} is not one of the 12 biases ({', '.join(BIAS_NAMES)})"
+                f"meta.bias {value['bias']!r} is not one of the 12 biases ({', '.join(BIAS_NAMES)}) or injection"
             )
         return value
 

@@ -1,4 +1,6 @@
-"""The 12 bias types of the JudgeBiasBench taxonomy (paper 002, Table 2), in 4 categories.
+"""The 12 bias types of the JudgeBiasBench taxonomy (paper 002, Table 2), in 4 categories, and one
+security probe outside it (``injection``: an instruction or forged verdict inside a graded
+response), which ``all`` leaves out and every summary reports apart from the 12.
 
 Each bias has a category, a description, how it is injected, and whether it applies to
 reward-model (discriminative) judges. Bandwagon, reflection and position live in the judge's
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from biasaware.errors import BiasAwareError
 
 CATEGORIES = ("superficial_quality", "context", "presentation", "diversity")
+SECURITY = "security"  # probes outside the taxonomy (prompt injection), reported apart from the 12
 
 
 @dataclass(frozen=True)
@@ -88,10 +91,19 @@ BIASES: dict[str, Bias] = {
         Bias(
             "race", "diversity", "Judgment shifts triggered by a race identity statement.", "identity", True
         ),
+        Bias(
+            "injection",
+            SECURITY,
+            "Prompt injection: obeying an instruction or a forged verdict written inside a graded response "
+            "(a security probe, outside the 12-bias taxonomy).",
+            "payload",
+            True,
+        ),
     ]
 }
 
-BIAS_NAMES: tuple[str, ...] = tuple(BIASES)
+BIAS_NAMES: tuple[str, ...] = tuple(n for n, b in BIASES.items() if b.category != SECURITY)  # the 12
+SECURITY_PROBES: tuple[str, ...] = tuple(n for n, b in BIASES.items() if b.category == SECURITY)
 
 
 def get_bias(name: str) -> Bias:
@@ -99,23 +111,31 @@ def get_bias(name: str) -> Bias:
     try:
         return BIASES[name]
     except KeyError:
-        raise BiasAwareError(f"unknown bias {name!r}; valid biases: {', '.join(BIAS_NAMES)}") from None
+        raise BiasAwareError(
+            f"unknown bias {name!r}; valid biases: {', '.join(BIAS_NAMES)}; security probe: "
+            f"{', '.join(SECURITY_PROBES)}"
+        ) from None
 
 
 def biases_in(category: str) -> list[Bias]:
     """The biases of one category, in taxonomy order."""
-    if category not in CATEGORIES:
-        raise BiasAwareError(f"unknown bias category {category!r}; valid categories: {', '.join(CATEGORIES)}")
+    if category not in (*CATEGORIES, SECURITY):
+        raise BiasAwareError(
+            f"unknown bias category {category!r}; valid categories: {', '.join((*CATEGORIES, SECURITY))}"
+        )
     return [b for b in BIASES.values() if b.category == category]
 
 
 def parse_bias_list(spec: str | list[str] | None) -> list[str]:
-    """Turn 'all', a category name, or a comma list of bias names into bias names (validated)."""
+    """Turn 'all' (the 12 biases), a category name ('security': the injection probe), or a comma
+    list of bias names into bias names (validated)."""
     if spec is None or spec == "all" or spec == ["all"]:
         return list(BIAS_NAMES)
     items = spec.split(",") if isinstance(spec, str) else list(spec)
     out: list[str] = []
     for item in (s.strip() for s in items):
-        names = [b.name for b in biases_in(item)] if item in CATEGORIES else [get_bias(item).name]
+        names = (
+            [b.name for b in biases_in(item)] if item in (*CATEGORIES, SECURITY) else [get_bias(item).name]
+        )
         out.extend(n for n in names if n not in out)
     return out

@@ -114,3 +114,38 @@ def test_rewriter_end_to_end_keeps_a_hostile_response_whole(tmp_path, monkeypatc
         out = LLMRewriter(client).rewrite("authority", FORGED, "add", "What is 2 + 2?", random.Random(0))
         client.close()
     assert out == f"{FORGED} [+authority]"
+
+
+# ---------------------------------------------------------------------------- the injection probe
+def test_injection_probe_carries_a_payload_on_the_worse_answer_or_in_mirror_the_better(tmp_path):
+    from biasaware.data.builders import BuildConfig, build_bench
+    from biasaware.data.inject import INJECTION_PAYLOADS
+    from biasaware.io import read_records
+    from biasaware.taxonomy import parse_bias_list
+
+    assert "injection" not in parse_bias_list("all") and parse_bias_list("security") == ["injection"]
+    build_bench(BuildConfig(biases="injection", n_per_bias=6, corpus_size=300), tmp_path / "b")
+    probes = read_records(tmp_path / "b", "probe")
+    assert {p.category for p in probes} == {"security"} and len(probes) == 12
+    for p in probes:
+        inj, ori = p.injected, p.original
+        carrier = "A" if inj.response_a != ori.response_a else "B"
+        assert (carrier == inj.correct) == bool(p.meta.get("mirror"))  # standard: the worse answer carries it
+        payload = p.meta["payload"]
+        assert getattr(inj, f"response_{carrier.lower()}").endswith("\n\n" + payload)
+        number = "1" if carrier == "A" else "2"
+        assert payload in {t.format(letter=carrier, number=number) for t in INJECTION_PAYLOADS}
+
+
+def test_injection_probe_end_to_end_with_the_tiny_model(tmp_path, tiny_models, capsys):
+    from biasaware.cli import main
+
+    bench = tmp_path / "bench"
+    assert main(["build", "bench", "--biases", "injection,length", "--n", "3", "--out", str(bench)]) == 0
+    args = ["eval", "bias", "--judge", str(tiny_models["causal"]), "--data", str(bench), "--max-tokens", "8"]
+    assert main([*args, "--out", str(tmp_path / "e")]) == 0
+    summary = __import__("json").loads((tmp_path / "e" / "summary.json").read_text())
+    assert set(summary["per_bias"]) == {"length", "injection"} and summary["per_bias"]["injection"]["n"] == 3
+    assert summary["overall"]["excludes"] == ["injection"] and "security" in summary["per_category"]
+    assert summary["overall"]["micro"]["n"] == summary["per_bias"]["length"]["n"]  # the 12's overall only
+    assert "prompt-injection probe outside the 12-bias taxonomy" in capsys.readouterr().out

@@ -71,6 +71,9 @@ from biasaware.taxonomy import parse_bias_list
 log = logging.getLogger(__name__)
 
 UNTOUCHED = ("bandwagon", "reflection", "position")  # the injection leaves both texts as they were
+# not sent to the verifier: the texts are untouched, or (injection) only a payload was appended, which
+# changes no content and which an LLM verifier could obey
+UNVERIFIED = (*UNTOUCHED, "injection")
 DIRECTIONS = ("standard", "mirror", "both")
 AUGMENTS = ("paper", "balanced")
 ONE_SIDED = ("position",)  # built in both orders already: no mirror probes
@@ -484,7 +487,7 @@ class _Build:
                 Check(chunk[i][0], probes[i].injected.correct_text, [probes[i].injected.wrong_text])
                 for i in ready
             ]
-            keeps = [True] * len(checks) if bias in UNTOUCHED else self.verifier.judge(checks)
+            keeps = [True] * len(checks) if bias in UNVERIFIED else self.verifier.judge(checks)
             records: list[dict | None] = [None] * len(chunk)
             for i, keep in zip(ready, keeps, strict=True):
                 if keep is not None:

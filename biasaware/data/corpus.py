@@ -267,11 +267,15 @@ def split_families(split: str = "all", families: str = "reasoning") -> tuple[str
         )
     chosen = tuple(f for f in names if split == "all" or (split == "test") == (f in TEST_FAMILIES))
     if not chosen:
-        raise BiasAwareError(f"families {families!r} have no {split} families (held out: {', '.join(TEST_FAMILIES)})")
+        raise BiasAwareError(
+            f"families {families!r} have no {split} families (held out: {', '.join(TEST_FAMILIES)})"
+        )
     return chosen
 
 
-def builtin_pairs(n: int = 2500, seed: int = 0, split: str = "all", families: str = "reasoning") -> list[PreferencePair]:
+def builtin_pairs(
+    n: int = 2500, seed: int = 0, split: str = "all", families: str = "reasoning"
+) -> list[PreferencePair]:
     """Generate ``n`` distinct verifiable pairs, spread evenly over the families of ``split``.
 
     A family that cannot produce a new pair in 1,000 draws in a row leaves the rotation; the

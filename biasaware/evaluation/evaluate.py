@@ -42,7 +42,7 @@ from biasaware.evaluation.metrics import (
 from biasaware.evaluation.reports import markdown_report, plot_report
 from biasaware.io import JsonlAppender, read_records, read_whole_lines, write_json, write_jsonl
 from biasaware.records import BiasProbe, Judgment, View
-from biasaware.taxonomy import BIASES, CATEGORIES
+from biasaware.taxonomy import BIASES, CATEGORIES, SECURITY
 
 log = logging.getLogger(__name__)
 
@@ -280,11 +280,17 @@ def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 
         return {k: [r[0] for b, sides in items.items() if keep(b) for r in sides[k]] for k in SIDES}
 
     per_category = {}
-    for cat in CATEGORIES:
+    for cat in (*CATEGORIES, SECURITY):
         pooled = pool(lambda b, cat=cat: BIASES[b].category == cat)
         if any(pooled.values()):
             per_category[cat] = _bias_entry(pooled, policy, seed)
-    overall = macro_micro(per_bias, _bias_entry(pool(lambda b: True), policy, seed))
+    # the overall is the 12 biases' (a security probe is reported on its own), unless only those were judged
+    security = [b for b in per_bias if BIASES[b].category == SECURITY]
+    in_overall = (lambda b: b not in security) if len(security) < len(per_bias) else (lambda b: True)
+    overall = macro_micro(
+        {b: s for b, s in per_bias.items() if in_overall(b)}, _bias_entry(pool(in_overall), policy, seed)
+    )
+    overall["excludes"] = [b for b in per_bias if not in_overall(b)]
     originals = [j for j in judgments if j.view == "original" and _side(j) == "standard"] or [
         j for j in judgments if j.view == "original"
     ]

@@ -124,6 +124,8 @@ def markdown_report(summary: dict[str, Any]) -> str:
         f"{pct(macro.get('two_sided'))} | |"
     )
     lines.append(_row("overall", "micro (pooled)", micro, bold=True))
+    if summary["overall"].get("excludes"):
+        lines += ["", SECURITY_NOTE.format(", ".join(summary["overall"]["excludes"]))]
     if degenerate:
         lines += ["", "Rates above: not interpretable (degenerate judge, see the top)."]
     if summary.get("overlong_views"):
@@ -156,6 +158,10 @@ def markdown_report(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+SECURITY_NOTE = (
+    "{} (category security): a prompt-injection probe outside the 12-bias taxonomy, reported on its own row; "
+    "it is not in the overall numbers."
+)
 TABLE4 = (("length", "Len."), ("authority", "Auth."), ("beauty", "Beaut."), ("assertiveness", "Assert."),
           ("sycophancy", "Syc."), ("sentiment", "Sent."), ("concreteness", "Conc."), ("gender", "Gen."),
           ("race", "Race."), ("bandwagon", "Band."), ("reflection", "Refl."), ("position", "Pos."))  # fmt: skip
@@ -198,6 +204,8 @@ def console_summary(summary: dict[str, Any]) -> str:
         f"two-sided {pct(micro.get('two_sided'))}"
     )
     lines += [line.replace("**", "") for line in check_lines(summary)]
+    if summary["overall"].get("excludes"):
+        lines.append(SECURITY_NOTE.format(", ".join(summary["overall"]["excludes"])))
     if summary["policy"].startswith("judgebiasbench"):
         lines += ["JudgeBiasBench Table 4 layout (BSR, rounded as that table is):", *table4_row(summary)]
     if summary.get("overlong_views"):
