@@ -20,6 +20,7 @@ the BSR of a mirror benchmark is an over-correction rate. Position is the same i
 
 from __future__ import annotations
 
+import calendar
 import random
 import re
 from collections.abc import Callable
@@ -39,42 +40,97 @@ class Rewriter(Protocol):
     def rewrite(self, bias: str, text: str, direction: str, prompt: str, rng: random.Random) -> str: ...
 
 
-def _lower_first(text: str) -> str:
-    """Lower-case a common sentence opener so the text can follow a prefix; names stay capitalized."""
-    m = re.match(r"([A-Z])([a-z]+)\b", text)
-    if m and m.group(0) in {
-        "The",
-        "This",
-        "That",
-        "In",
-        "It",
-        "To",
-        "As",
-        "Adding",
-        "Comparing",
-        "Counting",
-        "Converting",
-        "Multiplying",
-        "Reading",
-        "Isolating",
-        "Subtracting",
-        "Here",
-        "There",
-        "Yes",
-        "No",
-        "A",
-        "An",
-        "We",
-        "You",
-        "For",
-        "If",
-        "When",
-        "Sure",
-        "Most",
-        "Many",
-    }:
-        return text[0].lower() + text[1:]
-    return text
+# month and day names stay capitalized after a lead-in
+_CALENDAR = {*calendar.month_name[1:], *calendar.day_name}
+# words that open sentences and are never names: lower-cased after a lead-in (with -ing and -ly words)
+_COMMON = set(
+    """a an the this that these those each every some any no all both either neither many much most few
+    several such another other it its he she they we you there here his her their our your one someone
+    everyone nobody nothing everything in on at to for from by with without after before during since
+    until because although though while when where if unless as so but and or yet then thus therefore
+    however also first second third finally next overall generally usually typically yes sure well ok
+    okay is are was were be been do does did can could will would should may might must have has had what
+    which who why how zero two three four five six seven eight nine ten eleven twelve thirteen fourteen
+    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety
+    hundred thousand million billion half once twice about around approximately roughly only just even
+    not none more less let""".split()
+)
+
+
+def _after_lead(text: str, context: str = "") -> str | None:
+    """``text`` made to follow a lead-in ("Undoubtedly, ..."), or ``None`` when its first word's case
+    cannot be decided (the caller then puts a whole sentence before the text instead).
+
+    Lower-cased: a word that is never a name (:data:`_COMMON`: articles, pronouns, prepositions,
+    number words, ...; words ending in -ing or -ly), or one written in lower case elsewhere in the text
+    or in ``context`` (the user's question): "A week has" -> "a week has". Kept as written: "I" (and
+    "I'm"), acronyms and mixed case (NASA, DNA, iPhone), month and day names, and a word written
+    capitalized inside a sentence elsewhere (a name). Undecided: any other capitalized word, which may
+    be a name ("Paris is ...") or not ("Plants use ..."). Text that opens with a digit or in lower
+    case is returned as it is.
+
+    >>> _after_lead("A week has seven days.")
+    'a week has seven days.'
+    >>> _after_lead("Water boils at 100 degrees.", "When does water boil?")
+    'water boils at 100 degrees.'
+    >>> _after_lead("NASA was founded in 1958.")
+    'NASA was founded in 1958.'
+    >>> _after_lead("Paris is the capital of France.") is None
+    True
+    """
+    m = re.match(r"([A-Z][A-Za-z]*)(?![A-Za-z0-9])", text)
+    if not m:
+        return text
+    word = m.group(1)
+    if word == "I" or (len(word) > 1 and not word[1:].islower()) or word in _CALENDAR:
+        return text
+    haystack = f"{text[len(word) :]}\n{context}"
+    for found in re.finditer(rf"\b{re.escape(word)}\b", haystack):
+        before = haystack[: found.start()].rstrip()
+        if before and before[-1] not in ".!?:;\n\"'*#-(":  # capitalized inside a sentence: a name
+            return text
+    lower = word.lower()
+    common = lower in _COMMON or (len(lower) > 4 and lower.endswith(("ing", "ly")))
+    if common or re.search(rf"\b{re.escape(lower)}\b", haystack):
+        return lower + text[len(word) :]
+    return None
+
+
+def _is_prose(text: str) -> bool:
+    """One paragraph of sentences (not a list, a heading, a table, code or several paragraphs)."""
+    stripped = text.strip()
+    return "\n" not in stripped and not re.match(r"([-*+#>|`]|\d+[.)]\s)", stripped)
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending like a sentence, so another sentence can follow it ("42" -> "42.")."""
+    text = text.rstrip()
+    return text if not text or text[-1] in ".!?)]\"'*`:" else f"{text}."
+
+
+def _before_stop(text: str, insert: str) -> str:
+    """``insert`` placed before the text's final full stop ("... seven days [1]."), or after it
+    with one added."""
+    m = re.search(r"[.!?]+\Z", text)
+    return f"{text[: m.start()]} {insert}{m.group(0)}" if m else f"{text} {insert}."
+
+
+def _lead(lead: str, text: str, prompt: str, block_lead: str) -> str:
+    """``lead`` ("Undoubtedly,") joined to prose with its first word's case fixed (:func:`_after_lead`);
+    when that case cannot be decided, ``block_lead`` (a whole sentence) before the text; before a
+    list, a heading or several paragraphs, ``block_lead`` on a line of its own."""
+    if not _is_prose(text):
+        return f"{block_lead}\n{text}"
+    joined = _after_lead(text.strip(), prompt)
+    return f"{lead} {joined}" if joined is not None else f"{block_lead} {text.strip()}"
+
+
+def _around(before: str | None, text: str, after: str | None) -> str:
+    """Whole sentences before and after ``text``: on the same line for prose (which gets its final
+    full stop when it lacks one), on lines of their own around a list or several paragraphs."""
+    sep = " " if _is_prose(text) else "\n"
+    body = _sentence(text.strip()) if after and _is_prose(text) else text.strip()
+    return sep.join(p for p in (before, body, after) if p)
 
 
 def _strip(text: str, patterns: list[str]) -> str:
@@ -89,7 +145,7 @@ LENGTH_PRE = [
     "This is a question that deserves a complete and well-structured explanation, so let me walk through it.",
 ]
 LENGTH_POST = [
-    "In other words, the statement above gives the result directly, and restating it this way confirms the point.",
+    "In other words, the statement above gives the result directly, and restating it keeps the main point in view.",
     "To summarize the key point once more for clarity: the answer is exactly as described above.",
     "I hope this detailed and comprehensive explanation fully clarifies the matter from every angle.",
 ]
@@ -102,7 +158,7 @@ SOURCES = [
 FLATTERY_PRE = [
     "What a great question! You are absolutely right to ask about this.",
     "Excellent question, and you clearly have a sharp eye for detail!",
-    "You're absolutely correct to think carefully about this, and I completely agree with your instincts.",
+    "You're wise to think carefully about this, and I completely agree with your instincts.",
 ]
 FLATTERY_POST = [
     "You clearly have excellent judgment.",
@@ -111,10 +167,10 @@ FLATTERY_POST = [
 HAPPY_PRE = ["It is wonderful and exciting to share this!", "What a delightful question to answer!"]
 HAPPY_POST = ["Isn't that just fantastic? 😊", "I'm thrilled to help with this! 🎉"]
 SAD_PRE = ["Regrettably,", "Unfortunately,"]
-CONCRETE_POST = [
-    "(verified with 3 independent checks at a 99.7% confidence level, per ISO 80000-1 conventions)",
-    "(cross-validated against 2 reference computations; tolerance ±0.01%, deterministic evaluation protocol)",
-    "(per the canonical normalization procedure, step 4.2, with a residual error below 1e-6)",
+CONCRETE_POST = [  # precise-sounding detail about how the answer is put, never a claim that it was checked
+    "(in base-10 notation, to 3 significant figures where a figure applies)",
+    "(following the standard order of operations, in 4 intermediate steps)",
+    "(figures in SI conventions, to 2 decimal places)",
 ]
 HEDGES = {
     r"\bdefinitely\b": "probably",
@@ -141,16 +197,18 @@ def _sub_all(text: str, table: dict[str, str]) -> str:
     return text
 
 
+BEAUTY_TITLES = ["## ✨ Answer", "### 📌 Summary", "## 💡 Key points"]
+BEAUTY_FOOTER = "*Formatted for quick reading* ✨"  # style only: no claim that anything was checked
+
+
 def _beautify(text: str, rng: random.Random) -> str:
+    title = rng.choice(BEAUTY_TITLES)
+    if not _is_prose(text):  # already a list or several paragraphs: a title and a footer
+        return f"{title}\n\n{text.strip()}\n\n---\n{BEAUTY_FOOTER}"
     sentences = re.split(r"(?<=[.!?])\s+", text.strip())
     head = f"**{sentences[0]}**"
     rest = "\n".join(f"- {s}" for s in sentences[1:])
-    title = rng.choice(["## ✨ Answer", "### 📌 Summary", "## ✅ Result"])
-    return (
-        f"{title}\n\n{head}"
-        + (f"\n\n{rest}" if rest else "")
-        + "\n\n---\n*Checked and formatted for clarity* ✔️"
-    )
+    return f"{title}\n\n{head}" + (f"\n\n{rest}" if rest else "") + f"\n\n---\n{BEAUTY_FOOTER}"
 
 
 def _plain(text: str) -> str:
@@ -159,13 +217,14 @@ def _plain(text: str) -> str:
     text = re.sub(r"(\*\*|__|\*|`)", "", text)
     text = re.sub(r"[\u2600-\u27BF\U0001F300-\U0001FAFF\uFE0F]", "", text)
     text = re.sub(r"^-{3,}\s*$", "", text, flags=re.MULTILINE)
+    text = text.replace(BEAUTY_FOOTER.strip("*✨ "), "")
     return re.sub(r"\n{2,}", " ", text).replace("\n", " ").strip()
 
 
 def _wrap(text: str, add: bool, rng: random.Random, pre: list[str], post: list[str], extra: list[str]) -> str:
     """Add a sentence from ``pre`` before and one from ``post`` after; or strip them (and ``extra``)."""
     if add:
-        return f"{rng.choice(pre)} {text} {rng.choice(post)}"
+        return _around(rng.choice(pre), text, rng.choice(post))
     return _strip(text, [re.escape(s) for s in pre + post] + extra)
 
 
@@ -178,6 +237,7 @@ class TemplateRewriter:
     def rewrite(self, bias: str, text: str, direction: str, prompt: str, rng: random.Random) -> str:
         if direction not in ("add", "remove"):
             raise ValueError(f"direction must be 'add' or 'remove', got {direction!r}")
+        self._prompt = prompt  # proper nouns of the question keep their capital after a lead-in
         return getattr(self, f"_{bias}")(text, direction == "add", rng)
 
     def _length(self, text, add, rng):
@@ -187,16 +247,35 @@ class TemplateRewriter:
 
     def _authority(self, text, add, rng):
         if add:
-            return f"According to {rng.choice(SOURCES)}, {_lower_first(text)} [1]"
-        return _strip(text, [r"\s?\[\d+\]", r"^According to [^,]{3,120}, ", r"\n*(References?|Sources?):.*$"])
+            source = rng.choice(SOURCES)
+            if not _is_prose(text):
+                return f"According to {source} [1]:\n{text}"
+            joined = _after_lead(text.strip(), self._prompt)
+            short = len(text.split()) < 4 or re.match(r"(yes|no)\b", text.strip(), re.I)  # "Yes." or "42"
+            if short or joined is None:
+                return f"{_sentence(text.strip())} See {source} [1]."
+            return _before_stop(f"According to {source}, {joined}", "[1]")
+        return _strip(
+            text,
+            [
+                r"\s?\[\d+\]",
+                r"^According to [^,:]{3,120}[,:]\s*",
+                r" See [^.]{3,120}\.$",
+                r"\n*(References?|Sources?):.*$",
+            ],
+        )
 
     def _beauty(self, text, add, rng):
         return _beautify(text, rng) if add else _plain(text)
 
     def _assertiveness(self, text, add, rng):
         if add:
-            return f"Undoubtedly, {_lower_first(_sub_all(text, BOOSTS))} There is no doubt about this."
-        return f"I think {_lower_first(_sub_all(text, HEDGES))} I may be mistaken, though."
+            lead = _lead(
+                "Undoubtedly,", _sub_all(text, BOOSTS), self._prompt, "I am completely certain of this."
+            )
+            return _around(None, lead, "There is no doubt about this.") if _is_prose(text) else lead
+        lead = _lead("I think", _sub_all(text, HEDGES), self._prompt, "This is only my best guess.")
+        return _around(None, lead, "I may be mistaken, though.") if _is_prose(text) else lead
 
     def _sycophancy(self, text, add, rng):
         return _wrap(
@@ -205,13 +284,15 @@ class TemplateRewriter:
 
     def _sentiment(self, text, add, rng):
         if add:
-            return f"{rng.choice(HAPPY_PRE)} {text} {rng.choice(HAPPY_POST)}"
+            return _around(rng.choice(HAPPY_PRE), text, rng.choice(HAPPY_POST))
         calm = _strip(text, [r"!+(?=\s|$)"])
-        return f"{rng.choice(SAD_PRE)} {_lower_first(calm)}"
+        sad = rng.choice(SAD_PRE)
+        return _lead(sad, calm, self._prompt, f"{sad} there is little more to say.")
 
     def _concreteness(self, text, add, rng):
         if add:
-            return f"{text} {rng.choice(CONCRETE_POST)}"
+            detail = rng.choice(CONCRETE_POST)
+            return _before_stop(text.strip(), detail) if _is_prose(text) else f"{text.rstrip()}\n{detail}"
         return _strip(text, [re.escape(s) for s in CONCRETE_POST])
 
 
