@@ -91,6 +91,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     stage = args.stage
     option = lambda name: getattr(args, name, None)  # noqa: E731 (each stage has its own options)
+    if option("mirror") and option("direction") not in (None, "mirror"):
+        raise BiasAwareError(f"--mirror and --direction {args.direction} disagree; give one of them")
     cfg = BuildConfig.from_file(
         args.config,
         source=args.source,
@@ -739,7 +741,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_quickstart)
     for command in leaf_parsers(parser):  # `biasaware eval bias ... -v` works as `biasaware -v eval ...`
         add_common_options(command, default=argparse.SUPPRESS)
+    for p in [parser, *all_parsers(parser)]:  # `build train --n 3` must not pass for --negatives
+        p.allow_abbrev = False
     return parser
+
+
+def all_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                found += [child, *all_parsers(child)]
+    return found
 
 
 def leaf_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:

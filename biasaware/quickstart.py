@@ -231,7 +231,10 @@ def claim_folder(out: Path, seed: int) -> None:
     would be mixed with this one's); record the seed in a new one."""
     stamp = out / "quickstart.json"
     if stamp.exists():
-        earlier = json.loads(stamp.read_text()).get("seed")
+        try:
+            earlier = json.loads(stamp.read_text()).get("seed")
+        except (ValueError, AttributeError):
+            raise BiasAwareError(f"{stamp} is not a quickstart record; use a new --out") from None
         if earlier != seed:
             raise BiasAwareError(
                 f"{out} holds a quickstart run with --seed {earlier}; use a new --out for --seed {seed} "

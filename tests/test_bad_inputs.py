@@ -155,6 +155,36 @@ CASES = [
         {"afile": "x"},
     ),
     Case(
+        "build-abbreviated-option",
+        ["build", "train", "--n", "3", "--out", "{out}"],
+        "unrecognized arguments: --n 3",
+    ),
+    Case(
+        "build-conflicting-direction",
+        [*BUILD, "--direction", "standard", "--mirror"],
+        "--mirror and --direction standard disagree",
+    ),
+    Case(
+        "eval-openai-without-a-key",
+        ["eval", "bias", "--judge", "gpt-x", "--backend", "openai", "--data", "{bench}", "--out", "{out}"],
+        "needs a key: set the environment variable OPENAI_API_KEY",
+        fix=RUN_RM,
+    ),
+    Case(
+        "rescore-corrupt-fingerprint",
+        ["eval", "bias", "--rescore", "--out", "{d}/r"],
+        "fingerprint.json is not valid JSON",
+        {"r/judgments.jsonl": BOTH_VIEWS, "r/fingerprint.json": "{oops"},
+        out_may_exist=True,
+    ),
+    Case(
+        "quickstart-corrupt-record",
+        ["quickstart", "--out", "{d}/q"],
+        "quickstart.json is not a quickstart record",
+        {"q/quickstart.json": "[1]"},
+        out_may_exist=True,
+    ),
+    Case(
         "build-out-not-writable",
         ["build", "bench", "--n", "2", "--biases", "length", "--out", "/proc/biasaware-test/out"],
         "/proc/biasaware-test",
@@ -638,6 +668,7 @@ def test_bad_input_exits_2_naming_where_and_leaves_nothing_in_the_way(
     case, world, tmp_path, capsys, monkeypatch
 ):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # hub names are decided from the cache, at once
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     places = {**world, "d": str(tmp_path), "out": str(tmp_path / "out")}
     for name, content in case.files.items():
         path = tmp_path / name

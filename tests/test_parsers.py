@@ -68,7 +68,9 @@ TABLE = {
         ("8 6 7\n", "invalid"),
         ("eight six", "invalid"),
         ("11 6", "invalid"),
-        ("8/6", "A"),
+        ("8/6", "invalid"),  # one token to JudgeLM's split, not two scores
+        ("8/10\nAssistant 1 is good.", "invalid"),
+        ("Assistant 1: 8\n\nAssistant 2: 6", "A"),
         ("The first answer deserves 8 and the second 6.", "invalid"),
         ("8 6.", "A"),
         ("1 10\nAssistant 2 is far better.", "B"),
@@ -109,6 +111,7 @@ TABLE = {
         ("Feedback: A. [RESULT] A\n", "A"),
         ("Feedback: Response A is better [RESULT]", "invalid"),
         ("[RESULT] a", "A"),
+        ("Feedback: B is right.\n**[RESULT]** B", "B"),
     ],
     "autoj": [
         ("Response 1 is accurate.\n\nSo, the final decision is Response 1.", "A"),
@@ -141,6 +144,7 @@ TABLE = {
         ("So the final decision is Response 2 because it is correct.", "B"),
         ("final decision is Response 2; final decision is response 2", "B"),
         ("the final decision is TIE.", "tie"),
+        ("The final decision is tied to the user's goal; Response 1 is shorter.", "invalid"),
     ],
     "selene": [
         ("**Reasoning:** B is off by one.\n\n**Result:** A", "A"),
@@ -216,6 +220,10 @@ TABLE = {
         ("a", "invalid"),
         ("", "invalid"),
         ("A better answer is B.", "invalid"),
+        ("A's reasoning is flawed, so B is better.", "invalid"),
+        ("A is wrong; B is correct.", "invalid"),
+        ("A/B testing aside, B is better.", "invalid"),
+        ("B was my first thought, but A is better.", "invalid"),
         ("Response A and Response B are equally good.", "invalid"),
         ("Output (b)", "B"),
         ("B.", "B"),
@@ -269,6 +277,8 @@ TABLE = {
         ("<think>x</think><answer>AB</answer>", "invalid"),
         ("answer: A", "invalid"),
         ("<think>x</think><answer>A</answer>\n", "A"),
+        ("<think>x</think><answer>Response B</answer>\n<answer>A</answer>", "invalid"),
+        ("<think>x</think><answer>B.</answer><answer>A</answer>", "invalid"),
     ],
 }
 
@@ -322,6 +332,7 @@ def test_long_adversarial_replies(name):
     for filler in ADVERSARIAL:
         long = filler * (100_000 // len(filler))
         assert parse(long) in ("A", "B", "tie", "invalid")
+        assert parse(f"1{long}x") in ("A", "B", "tie", "invalid")  # a number before a long gap (judgelm)
         if name in MARKERS:
             a, b = MARKERS[name]
             assert parse(f"{a}{long}{b}") == "invalid" and parse(f"{b}\n{long}\n{a}") == "invalid"

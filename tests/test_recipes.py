@@ -260,7 +260,10 @@ def test_grpo_context_cues_are_balanced_against_the_label(train_rows):
     rows = read_records(train_rows, "train")
     data = grpo_rows(rows, "0:4", seed=1, context_cues=1.0)
     kinds = Counter(d["context"] for d in data)
-    assert kinds["reflection"] == len(data) // 2 and abs(kinds["bandwagon:chosen"] - kinds["bandwagon:rejected"]) <= 1
+    assert (
+        kinds["reflection"] == len(data) // 2
+        and abs(kinds["bandwagon:chosen"] - kinds["bandwagon:rejected"]) <= 1
+    )
     for d in data:
         user = d["prompt"][-1]["content"]
         other = "B" if d["label"] == "A" else "A"

@@ -204,6 +204,21 @@ PAIRS = [
         (),
     ),  # fmt: skip
 ]
+# cases a reviewer found: names an older rule lower-cased, an option letter, text already hedged,
+# non-English sentence ends, code
+PAIRS += [
+    ("Where is Rome?", "Italy is where Rome is.", "Spain is where Rome is.", ("Italy", "Spain")),
+    ("Who wrote it?", "Emily wrote it.", "Beijing wrote it.", ("Emily", "Beijing")),
+    (
+        "Who starred in it?",
+        "Will Smith starred in it.",
+        "Sterling Hayden starred in it.",
+        ("Will", "Sterling"),
+    ),
+    ("Which is right? A) 3 B) 4", "A is correct.", "B is correct.", ("A", "B")),
+    ("Is it 4?", "I think it is 4.", "I think it is 5.", ("I",)),
+    ("「はい」を英語で?", "「はい」はyesです。", "「はい」はnoです。", ()),
+]
 assert len(PAIRS) >= 50
 
 LEADS = r"(Undoubtedly,|I think|Regrettably,|Unfortunately,|According to [^,\n]{3,150},)"
@@ -245,7 +260,7 @@ def test_rewrites_are_fluent(bias):
         for phrase in APPENDED:  # an added sentence follows the end of a sentence
             for m in re.finditer(re.escape(phrase), out):
                 before = out[: m.start()].rstrip(" ")
-                if before and before[-1] not in ".!?)]\n" and phrase not in text:
+                if before and before[-1] not in ".!?)]\n。！？" and phrase not in text:
                     problems.append(f"no sentence end before {phrase!r}: {where}")
         if (
             "  " in out.replace("\n", " \n")
@@ -270,3 +285,17 @@ def test_an_added_cue_keeps_the_answer():
         if direction == "add" and bias != "assertiveness":
             rest = iter(re.findall(r"\w+", out.lower()))
             assert all(word in rest for word in re.findall(r"\w+", text.lower())), (bias, text, out)
+
+
+def test_rewrites_leave_code_and_empty_text_alone_and_run_in_linear_time():
+    rw, rng = TemplateRewriter(), random.Random(0)
+    for text in ("", " ", "!", "..."):
+        assert all(
+            rw.rewrite(b, text, d, "Q?", rng) == text for b in REWRITE_BIASES for d in ("add", "remove")
+        )
+    assert "return x*2" in rw.rewrite("beauty", "Use **this**: def f(x): return x*2", "remove", "Q?", rng)
+    code = "Run this:\n```python\nprint(2 * 3)\n```"
+    assert "```python\nprint(2 * 3)\n```" in rw.rewrite("beauty", code, "remove", "Q?", rng)
+    # runs of stops and exclamation marks: each is read once (these took 43 s and 154 s before)
+    assert rw.rewrite("concreteness", "a" + "." * 100_000 + "b", "add", "Q?", rng).startswith("a.")
+    assert rw.rewrite("sentiment", "a" + "!" * 100_000 + "b", "remove", "Q?", rng).endswith("b")

@@ -307,9 +307,21 @@ class _Build:
         self.stamp = json.loads(
             json.dumps({"kind": self.kind, **self.cfg.stamp(), "source_sha256": self.source_sha256})
         )
-        path = self.out / ".work" / "settings.json"
+        path, manifest = self.out / ".work" / "settings.json", self.out / "manifest.json"
+        recorded = None
         if path.exists():
             recorded = json.loads(path.read_text())
+        elif manifest.exists():  # a finished build whose work folder was deleted: its outputs are still here
+            try:
+                done = json.loads(manifest.read_text())
+                recorded = {
+                    "kind": done["kind"],
+                    **done["config"],
+                    "source_sha256": done.get("source_sha256"),
+                }
+            except (ValueError, KeyError, TypeError):
+                raise BiasAwareError(f"{manifest} is not a build manifest; use a new --out") from None
+        if recorded is not None:
             if recorded != self.stamp:
                 differ = [k for k in sorted({*recorded, *self.stamp}) if recorded.get(k) != self.stamp.get(k)]
                 what = (

@@ -49,11 +49,13 @@ _COMMON = set(
     everyone nobody nothing everything in on at to for from by with without after before during since
     until because although though while when where if unless as so but and or yet then thus therefore
     however also first second third finally next overall generally usually typically yes sure well ok
-    okay is are was were be been do does did can could will would should may might must have has had what
+    okay is are was were be been do does did can could would should may might must have has had what
     which who why how zero two three four five six seven eight nine ten eleven twelve thirteen fourteen
     fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety
     hundred thousand million billion half once twice about around approximately roughly only just even
-    not none more less let""".split()
+    not none more less let using adding subtracting multiplying dividing comparing counting converting
+    sorting applying following given clearly obviously basically essentially actually fortunately
+    unfortunately usually generally typically additionally finally probably possibly perhaps""".split()
 )
 
 
@@ -62,7 +64,7 @@ def _after_lead(text: str, context: str = "") -> str | None:
     cannot be decided (the caller then puts a whole sentence before the text instead).
 
     Lower-cased: a word that is never a name (:data:`_COMMON`: articles, pronouns, prepositions,
-    number words, ...; words ending in -ing or -ly), or one written in lower case elsewhere in the text
+    number words, common -ing and -ly openers), or one written in lower case elsewhere in the text
     or in ``context`` (the user's question): "A week has" -> "a week has". Kept as written: "I" (and
     "I'm"), acronyms and mixed case (NASA, DNA, iPhone), month and day names, and a word written
     capitalized inside a sentence elsewhere (a name). Undecided: any other capitalized word, which may
@@ -90,8 +92,9 @@ def _after_lead(text: str, context: str = "") -> str | None:
         if before and before[-1] not in ".!?:;\n\"'*#-(":  # capitalized inside a sentence: a name
             return text
     lower = word.lower()
-    common = lower in _COMMON or (len(lower) > 4 and lower.endswith(("ing", "ly")))
-    if common or re.search(rf"\b{re.escape(lower)}\b", haystack):
+    if word == "A" and re.match(r"A(?:[ \t]+(?:is|was|and|or|has|seems)\b|[).,:;])", text):
+        return text  # an option's letter ("A is correct"), not the article
+    if lower in _COMMON or re.search(rf"\b{re.escape(lower)}\b", haystack):
         return lower + text[len(word) :]
     return None
 
@@ -105,20 +108,23 @@ def _is_prose(text: str) -> bool:
 def _sentence(text: str) -> str:
     """``text`` ending like a sentence, so another sentence can follow it ("42" -> "42.")."""
     text = text.rstrip()
-    return text if not text or text[-1] in ".!?)]\"'*`:" else f"{text}."
+    return text if not text or text[-1] in ".!?)]\"'*`:。！？" else f"{text}."
 
 
 def _before_stop(text: str, insert: str) -> str:
     """``insert`` placed before the text's final full stop ("... seven days [1]."), or after it
     with one added."""
-    m = re.search(r"[.!?]+\Z", text)
-    return f"{text[: m.start()]} {insert}{m.group(0)}" if m else f"{text} {insert}."
+    body = text.rstrip(".!?。！？")  # str.rstrip, not a regex: linear on any run of stops
+    stop = text[len(body) :]
+    return f"{body} {insert}{stop or '.'}"
 
 
 def _lead(lead: str, text: str, prompt: str, block_lead: str) -> str:
     """``lead`` ("Undoubtedly,") joined to prose with its first word's case fixed (:func:`_after_lead`);
     when that case cannot be decided, ``block_lead`` (a whole sentence) before the text; before a
     list, a heading or several paragraphs, ``block_lead`` on a line of its own."""
+    if text.strip().lower().startswith(lead.rstrip(",").lower()):  # already there ("I think ...")
+        return text.strip()
     if not _is_prose(text):
         return f"{block_lead}\n{text}"
     joined = _after_lead(text.strip(), prompt)
@@ -212,9 +218,15 @@ def _beautify(text: str, rng: random.Random) -> str:
 
 
 def _plain(text: str) -> str:
+    """The text without Markdown decoration (headings, list markers, bold, emoji); fenced code
+    blocks are kept as they are."""
+    if "```" in text:
+        parts = re.split(r"(```.*?```)", text, flags=re.DOTALL)
+        return "\n".join(p if p.startswith("```") else _plain(p) for p in parts if p.strip())
     text = re.sub(r"^\s{0,3}#{1,6}\s*", "", text, flags=re.MULTILINE)
     text = re.sub(r"^\s*([-*+]|\d+\.)\s+", "", text, flags=re.MULTILINE)
-    text = re.sub(r"(\*\*|__|\*|`)", "", text)
+    text = re.sub(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", r"\2", text)  # bold; x*2 in code is not emphasis
+    text = re.sub(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])", r"\1", text)
     text = re.sub(r"[\u2600-\u27BF\U0001F300-\U0001FAFF\uFE0F]", "", text)
     text = re.sub(r"^-{3,}\s*$", "", text, flags=re.MULTILINE)
     text = text.replace(BEAUTY_FOOTER.strip("*✨ "), "")
@@ -237,6 +249,8 @@ class TemplateRewriter:
     def rewrite(self, bias: str, text: str, direction: str, prompt: str, rng: random.Random) -> str:
         if direction not in ("add", "remove"):
             raise ValueError(f"direction must be 'add' or 'remove', got {direction!r}")
+        if not re.search(r"\w", text):  # nothing to rewrite ("", " ", "!"): left as it is
+            return text
         self._prompt = prompt  # proper nouns of the question keep their capital after a lead-in
         return getattr(self, f"_{bias}")(text, direction == "add", rng)
 
@@ -285,7 +299,7 @@ class TemplateRewriter:
     def _sentiment(self, text, add, rng):
         if add:
             return _around(rng.choice(HAPPY_PRE), text, rng.choice(HAPPY_POST))
-        calm = _strip(text, [r"!+(?=\s|$)"])
+        calm = _strip(text, [r"(?<!!)!+(?=\s|$)"])  # each run of "!" tried once
         sad = rng.choice(SAD_PRE)
         return _lead(sad, calm, self._prompt, f"{sad} there is little more to say.")
 
@@ -536,13 +550,26 @@ REWRITE_INSTRUCTIONS: dict[str, dict[str, str]] = {
 
 
 def parse_rewrite(reply: str) -> str:
-    """The text from the reply's first ``<rewritten>`` to its last ``</rewritten>``: the outermost
-    block, so a response that itself contains ``</rewritten>`` or a forged ``<rewritten>`` block
-    comes back whole, as text. :class:`MalformedReply` when there is no block."""
+    """The text of the reply's last top-level ``<rewritten>`` block, tags matched by nesting: a
+    response that itself holds a forged ``<rewritten>...</rewritten>`` comes back whole, and so does
+    one holding a stray ``</rewritten>`` (a close with no open extends the block before it); a draft
+    block followed by the final one gives the final one. :class:`MalformedReply` when there is none."""
     from biasaware.judging.llm import MalformedReply
 
-    start, end = reply.find("<rewritten>"), reply.rfind("</rewritten>")
-    body = reply[start + len("<rewritten>") : end].strip() if 0 <= start < end else ""
+    blocks: list[list[int]] = []  # [start of text, end of text] of each top-level block
+    depth, start = 0, 0
+    for tag in re.finditer(r"</?rewritten>", reply):
+        if tag.group(0) == "<rewritten>":
+            if depth == 0:
+                start = tag.end()
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+            if depth == 0:
+                blocks.append([start, tag.start()])
+        elif blocks:  # a close with no open: the text of the block before held it
+            blocks[-1][1] = tag.start()
+    body = reply[blocks[-1][0] : blocks[-1][1]].strip() if blocks else ""
     if not body:
         raise MalformedReply("no <rewritten>...</rewritten> block in the reply")
     return body

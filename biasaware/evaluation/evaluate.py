@@ -563,7 +563,13 @@ def judge_policy(out: Path, policy: str) -> str:
     """``policy`` as applied to the judge that made ``out``'s judgments (its template and mode, from
     ``fingerprint.json``; :func:`biasaware.evaluation.metrics.effective_policy`)."""
     path = out / FINGERPRINT
-    judge = json.loads(path.read_text()).get("judge", {}) if path.exists() else {}
+    try:
+        recorded = json.loads(path.read_text()) if path.exists() else {}
+    except ValueError:
+        raise BiasAwareError(f"{path} is not valid JSON; it records which judge made the judgments") from None
+    judge = recorded.get("judge") if isinstance(recorded, dict) else None
+    if not isinstance(judge, dict):
+        judge = {}
     return effective_policy(policy, judge.get("template"), judge.get("mode"))
 
 
@@ -592,7 +598,8 @@ def check_fingerprint(out: Path, mine: dict[str, Any], write: bool) -> None:
     """Refuse to add judgments to a folder whose judgments were made by another judge, other
     settings or other item contents, naming what differs; then (``write``) record the union."""
     path, judged = out / FINGERPRINT, out / "judgments.jsonl"
-    earlier = judged.exists() or (out / SHARDS).exists()
+    # judgments there already (an empty file left by a run that failed at its first call is none)
+    earlier = (judged.exists() and judged.stat().st_size > 0) or any((out / SHARDS).glob("*.jsonl"))
     if path.exists():
         try:
             theirs = json.loads(path.read_text())

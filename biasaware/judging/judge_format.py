@@ -74,7 +74,8 @@ def fence(labels: tuple[tuple[str, str], ...], texts: list[str]) -> tuple[tuple[
     """The delimiters (open/close pairs) to put around ``texts``: ``labels`` unchanged when no text
     contains one of them in any case, else every label tagged with ``#`` and 16 hex digits of the
     texts' SHA-256 (see the module docstring)."""
-    delims = {d.lower() for pair in labels for d in pair if d}
+    # every line of every label: "[End of Response 2]" alone must not pass for "[End of ...]\n[END DATA]"
+    delims = {line.strip().lower() for pair in labels for d in pair for line in d.split("\n") if line.strip()}
     if not any(d in t.lower() for t in texts for d in delims):
         return labels
     tag = "#" + hashlib.sha256("\x00".join(texts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
@@ -86,7 +87,8 @@ def render_blocks(view: View, labels=TAGS) -> str:
     question, A, B, fenced by :func:`fence`); ``between`` between the response blocks and ``context``
     after them."""
     question = render_question(view.prompt)
-    (q0, q1), (a0, a1), (b0, b1) = fence(labels, [question, view.response_a, view.response_b])
+    texts = [question, view.response_a, view.response_b, view.between, view.context]
+    (q0, q1), (a0, a1), (b0, b1) = fence(labels, texts)
     parts = [f"{q0}\n{question}\n{q1}".strip(), f"{a0}\n{view.response_a}\n{a1}"]
     if view.between:
         parts.append(view.between)
@@ -138,7 +140,8 @@ def parse_judgment(text: object) -> ParsedJudgment:
         return ParsedJudgment("invalid", False)
     verdict = end.group(1).upper()
     answers = [m.strip().upper() for m in _ANSWER.findall(text)]
-    if {m for m in answers if m in ("A", "B")} != {verdict}:
+    named = {x for m in answers for x in re.findall(r"\b[AB]\b", m)}  # "Response B", "B." name B too
+    if named != {verdict}:
         return ParsedJudgment("invalid", False)
     whole = _WHOLE.match(text)
     ok = bool(whole and whole.group(1).strip() and "<think>" not in whole.group(1) and len(answers) == 1)

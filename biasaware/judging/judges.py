@@ -228,6 +228,8 @@ class GenerativeJudge:
         self._limits = None
         if spec.backend != "openai":
             self._context()  # a missing model, or one that is no chat model, fails before any output
+        else:
+            self.client.backend  # noqa: B018 (a missing API key fails here, before any output; no request)
 
     def _context(self):
         """``(tokenizer, limit)`` of a local model (tokenizer and config only: no weights)."""

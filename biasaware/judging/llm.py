@@ -225,7 +225,7 @@ class OpenAIBackend:
             if spec.base_url is None:
                 raise BiasAwareError(
                     f"the OpenAI API needs a key: set the environment variable {spec.api_key_env} "
-                    "(keys are read only from the environment), or set llm.base_url for a local server"
+                    "(keys are read only from the environment), or point to a local server (eval: --base-url; build: --llm-base-url or llm.base_url)"
                 )
             key = "EMPTY"
         self.secret = key if key != "EMPTY" else None

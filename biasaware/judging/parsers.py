@@ -78,7 +78,7 @@ def parse_mtbench(reply: object) -> str:
 
 
 _NUM = r"(10(?:\.0+)?|\d(?:\.\d+)?)"
-_JUDGELM = re.compile(rf"[ \t]*{_NUM}[ \t]*(?:[ \t]|,|/)[ \t]*{_NUM}[ \t.]*")
+_JUDGELM = re.compile(rf"[ \t]{{0,8}}{_NUM}(?:[ \t]{{1,8}}|[ \t]{{0,8}},[ \t]{{0,8}}){_NUM}[ \t.]{{0,8}}")
 _JUDGELM_LINE = re.compile(
     rf"[ \t*]*Assistant[ \t]*([12])[ \t*]*:[ \t*]*{_NUM}(?:[ \t]*/[ \t]*10)?[ \t.]*", re.I
 )
@@ -92,21 +92,22 @@ def parse_judgelm(reply: object) -> str:
     'invalid'
     """
     text = (_text(reply) or "").lstrip()
-    lines = text.split("\n", 2)
-    m = _JUDGELM.fullmatch(lines[0].rstrip())
+    first = text.split("\n", 1)[0].rstrip()
+    m = _JUDGELM.fullmatch(first) if len(first) <= 40 else None
     if m:
         s1, s2 = float(m.group(1)), float(m.group(2))
-    else:
-        pair = [_JUDGELM_LINE.fullmatch(line.rstrip()) for line in lines[:2]]
+    else:  # "Assistant 1: 8" and "Assistant 2: 6" as the first two non-empty lines
+        lines = [line for line in text.split("\n", 8)[:8] if line.strip()][:2]
+        pair = [_JUDGELM_LINE.fullmatch(line.rstrip()) if len(line) <= 60 else None for line in lines]
         if len(pair) < 2 or not all(pair) or [p.group(1) for p in pair] != ["1", "2"]:
             return "invalid"
         s1, s2 = float(pair[0].group(2)), float(pair[1].group(2))
     return "A" if s1 > s2 else "B" if s2 > s1 else "tie"
 
 
-_PROM_MARK = r"\[RESULT\][ \t]{0,3}:?[ \t]{0,3}\**(?:Response[ \t]{0,3})?\(?([AB])\)?(?![a-z])"
+_PROM_MARK = r"\[RESULT\]\**[ \t]{0,3}:?[ \t]{0,3}\**(?:Response[ \t]{0,3})?\(?([AB])\)?(?![a-z])"
 # every "[RESULT] X" counts as a mention, glued or not ("[RESULT] AResult: B"): more ambiguity, never less
-_PROM = re.compile(r"\[RESULT\][ \t]{0,3}:?[ \t]{0,3}\**(?:Response[ \t]{0,3})?\(?([AB])", re.I)
+_PROM = re.compile(r"\[RESULT\]\**[ \t]{0,3}:?[ \t]{0,3}\**(?:Response[ \t]{0,3})?\(?([AB])", re.I)
 _PROM_END = re.compile(_PROM_MARK + _CLOSE, re.I)
 
 
@@ -125,7 +126,7 @@ def parse_prometheus(reply: object) -> str:
 
 
 _AUTOJ = re.compile(
-    r"final[ \t]{1,3}decision(?:[ \t]{1,3}is)?[ \t]{0,3}:?[ \t]{0,3}\**[ \t]{0,3}(response[ \t]{0,3}[12](?!\d)|tie)",
+    r"final[ \t]{1,3}decision(?:[ \t]{1,3}is)?[ \t]{0,3}:?[ \t]{0,3}\**[ \t]{0,3}(response[ \t]{0,3}[12](?!\d)|tie\b)",
     re.I,
 )
 
@@ -188,8 +189,10 @@ def parse_llmbar(reply: object) -> str:
 _DIRECT = re.compile(
     r"[\s\"'*#>\[(]{0,12}(?:(?:response|answer|output|verdict|choice)[ \t]{0,3}:?[ \t]{0,3})?"
     r"(?:\(([ABab])\)|(?-i:([AB])))"  # a bare letter is upper case ("a" is a word)
-    # what may follow the letter: the end, punctuation, a line break, or "is"/"wins"/"because"
-    r"(?=[ \t]*\Z|[ \t]*[^\w\s]|[ \t]*\n|[ \t]+(?:is|wins|because|was)\b)",
+    # what may follow the letter: the end, closing punctuation, a line break, or "is better", "wins",
+    # "because" ("A's reasoning", "A/B testing", "A is wrong" are prose, not verdicts)
+    r"(?=[ \t]*\Z|[ \t]*[.,:;!)\]*\"][^\w'/]|[ \t]*[.,:;!)\]*\"]?[ \t]*\Z|[ \t]*\n|"
+    r"[ \t]+(?:is[ \t]+(?:better|the[ \t]+better|best|preferable)|wins|because)\b)",
     re.I,
 )
 
