@@ -46,13 +46,13 @@ def main() -> int:
     ok = True
     for name, parse in PARSERS.items():
         worst = None
-        for filler in FILLERS:
-            small = filler * (10_000 // len(filler))
-            large = filler * (100_000 // len(filler))
+        for filler, (head, tail) in ((f, ht) for f in FILLERS for ht in (("", ""), ("1", "x"))):
+            small = head + filler * (10_000 // len(filler)) + tail  # alone, and after a number (judgelm)
+            large = head + filler * (100_000 // len(filler)) + tail
             t10, t100 = best_ms(parse, small, args.repeat), best_ms(parse, large, args.repeat)
             base = best_ms(read_once, large, args.repeat)
             if worst is None or t100 > worst[1]:
-                worst = (t10, t100, filler, base)
+                worst = (t10, t100, head + filler + tail, base)
         t10, t100, filler, base = worst
         ok &= t100 < GOAL_MS
         print(
