@@ -256,7 +256,14 @@ def test_local_transformers_teacher(tmp_path):
         "cache_dir": str(tmp_path),
     }
     cfg = BuildConfig(corpus_size=300, teacher="llm", llm=llm, biases="bandwagon,gender", n_traces_per_bias=3)
-    manifest = build_traces(cfg, tmp_path / "out")
+    try:
+        manifest = build_traces(cfg, tmp_path / "out")
+    except BiasAwareError as exc:  # a 135M model rarely keeps the format: no trace at all is an error
+        counts = re.findall(
+            r"(\d+) kept but the teacher's replies gave (\d+) wrong verdicts and (\d+) not", str(exc)
+        )
+        assert len(counts) == 2 and all(int(k) == int(w) + int(b) == 3 for k, w, b in counts), str(exc)
+        return
     assert manifest["llm"]["teacher"]["calls"] == 6 and manifest["llm"]["teacher"]["completion_tokens"] > 0
-    for m in manifest["biases"].values():  # a 135M model rarely keeps the format; each reply is accounted for
+    for m in manifest["biases"].values():  # each reply is accounted for
         assert m["traces"] + m["wrong_verdict"] + m["bad_format"] == m["kept"] == 3

@@ -568,6 +568,12 @@ class _Build:
             shutil.rmtree(self.out / ".work", ignore_errors=True)
             counts = "; ".join(
                 f"{bias}{' (mirror)' if side == 'mirror' else ''}: {c['sampled']} sampled, {c['dropped']} dropped"
+                + (
+                    f", {c['kept']} kept but the teacher's replies gave {c['wrong_verdict']} wrong verdicts and "
+                    f"{c['bad_format']} not in the judge format"
+                    if "bad_format" in c
+                    else ""
+                )
                 for side in ("biases", "mirror")
                 for bias, c in manifest.get(side, {}).items()
             )
