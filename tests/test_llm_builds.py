@@ -122,6 +122,28 @@ def test_llm_build_killed_three_times_equals_uninterrupted(tmp_path):
         assert json.loads((out / "manifest.json").read_text()) == manifest  # a no-op rerun rewrites nothing
 
 
+def test_ctrl_c_stops_a_build_and_keeps_every_answer_that_arrived(tmp_path):
+    """SIGINT mid-build: queued calls never start, and every answer that arrived (in flight at the
+    interrupt included) is in the cache, so the rerun asks only for the rest."""
+    settings = dict(biases="authority,length", n_per_bias=24)
+    with FakeChatServer(latency=0.2) as server:
+        cfg = llm_cfg(server, tmp_path, **settings)
+        cfg.llm["concurrency"] = 4
+        config = tmp_path / "build.yaml"
+        fields = (*settings, "corpus_size", "rewriter", "verifier", "llm", "chunk_size", "direction")
+        config.write_text(yaml.safe_dump({k: getattr(cfg, k) for k in fields}))
+        proc = _run_cli(config, tmp_path / "out")
+        deadline = time.time() + 60
+        while sum(server.served.values()) < 12 and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=120) == 130, proc.stderr.read().decode()
+        first = dict(server.served)
+        assert _run_cli(config, tmp_path / "out").wait(timeout=120) == 0
+        repeated = sum(n - 1 for n in server.served.values())
+        assert repeated == 0 and len(first) < len(server.served), (repeated, len(first), len(server.served))
+
+
 def test_failed_calls_leave_items_for_a_rerun(tmp_path):
     def broken(messages):
         text = default_responder(messages)

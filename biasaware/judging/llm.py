@@ -173,10 +173,13 @@ class ResponseCache:
 
     def put(self, key: str, model: str, value: dict[str, Any]) -> None:
         with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?)", (key, model, json.dumps(value))
-            )
-            self._db.commit()
+            try:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO replies VALUES (?, ?, ?)", (key, model, json.dumps(value))
+                )
+                self._db.commit()
+            except sqlite3.ProgrammingError:  # closed: an answer that arrived after its run was stopped
+                pass
 
     def __len__(self) -> int:
         with self._lock:
@@ -515,6 +518,19 @@ class LLMClient:
             raise LLMFailure(self.stats.last_error or "the request failed")
         return text
 
+    def _fetch(self, batch: list[tuple[str, Messages]], check) -> list[Reply | None]:
+        """One batch's replies, each valid one cached the moment it arrives (in the worker thread), so
+        an interrupted run never pays for an answer twice."""
+        replies = self._with_retries([m for _, m in batch], check)
+        if self.cache is not None:
+            for (key, _), reply in zip(batch, replies, strict=True):
+                if reply is not None and not isinstance(reply, TooLong):
+                    value = {"text": reply.text, "prompt_tokens": reply.prompt_tokens}
+                    self.cache.put(
+                        key, self.spec.model, {**value, "completion_tokens": reply.completion_tokens}
+                    )
+        return replies
+
     def _run(self, todo: dict[str, Messages], answers: dict[str, str | None], check, desc: str) -> None:
         from biasaware.progress import progress_bar
 
@@ -525,8 +541,9 @@ class LLMClient:
         batches = [items[i : i + size] for i in range(0, len(items), size)]
         t0 = time.time()
         bar = progress_bar(len(items), desc=desc, unit="call", leave=False, enabled=self.spec.progress)
-        with ThreadPoolExecutor(max_workers=min(self.backend.parallel, len(batches))) as pool:
-            futures = {pool.submit(self._with_retries, [m for _, m in b], check): b for b in batches}
+        pool = ThreadPoolExecutor(max_workers=min(self.backend.parallel, len(batches)))
+        futures = {pool.submit(self._fetch, b, check): b for b in batches}
+        try:
             for future in as_completed(futures):
                 batch = futures[future]
                 for (key, _), reply in zip(batch, future.result(), strict=True):
@@ -543,18 +560,12 @@ class LLMClient:
                         self._failed.add(key)
                         answers[key] = None
                         continue
-                    answers[key] = self._memo[key] = reply.text
-                    if self.cache is not None:
-                        self.cache.put(
-                            key,
-                            self.spec.model,
-                            {
-                                "text": reply.text,
-                                "prompt_tokens": reply.prompt_tokens,
-                                "completion_tokens": reply.completion_tokens,
-                            },
-                        )
+                    answers[key] = self._memo[key] = reply.text  # the worker cached it
                 bar.update(len(batch))
+        except BaseException:  # Ctrl-C or an error: queued batches never start; answers in flight are
+            pool.shutdown(wait=False, cancel_futures=True)  # cached by their workers as they arrive
+            raise
+        pool.shutdown()
         bar.close()
         log.info("%s: %d requests in %.1fs (%s)", desc, len(items), time.time() - t0, self.stats.line())
 
