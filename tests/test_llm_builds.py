@@ -67,6 +67,8 @@ def _run_cli(config: Path, out: Path) -> subprocess.Popen:
         [sys.executable, "-m", "biasaware.cli", "build", "bench", "--config", str(config), "--out", str(out)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        # a shell's background job (CI) ignores SIGINT, and so would the child: give it back Ctrl-C
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
