@@ -746,23 +746,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _children(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return [child for a in actions for child in dict.fromkeys(a.choices.values())]
+
+
 def all_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
-    found = []
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for child in dict.fromkeys(action.choices.values()):
-                found += [child, *all_parsers(child)]
-    return found
+    """Every command and stage parser below ``parser``."""
+    return [p for child in _children(parser) for p in (child, *all_parsers(child))]
 
 
 def leaf_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     """The parsers that run something: every command, or each stage of a command that has stages."""
-    found = []
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for child in dict.fromkeys(action.choices.values()):
-                found += leaf_parsers(child) or [child]
-    return found
+    return [p for p in all_parsers(parser) if not _children(p)]
 
 
 def add_common_options(parser, default=None) -> None:
