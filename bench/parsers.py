@@ -14,11 +14,19 @@ from __future__ import annotations
 
 import argparse
 import time
+from functools import partial
 
 from biasaware.judging.parsers import PARSERS
+from biasaware.judging.scoring import parse_score, parse_template
 
 FILLERS = [" ", "\n", "*", "[[", "[[A", "<answer>", "<answer>A", "Result:", "**Result:** ", "[RESULT]",
-           "final decision is ", "Output (", "(a", "A", "AB", "Assistant 1: 8\n", "8 "]  # fmt: skip
+           "final decision is ", "Output (", "(a", "A", "AB", "Assistant 1: 8\n", "8 ", "[RESULT] 4 ", "[result] iv",
+           "[RESULT] (", "iv"]  # fmt: skip
+# the pointwise score parser (eval scoring), under numeric and roman ids
+SCORE_PARSERS = {
+    "score": partial(parse_score, template=parse_template("baseline")),
+    "score-roman": partial(parse_score, template=parse_template("roman")),
+}
 GOAL_MS = 50.0
 
 
@@ -44,7 +52,7 @@ def main() -> int:
         f"{'parser':11s} {'10k ms':>8s} {'100k ms':>8s} {'growth':>7s} {'x read':>7s}  worst filler   < {GOAL_MS:.0f} ms"
     )
     ok = True
-    for name, parse in PARSERS.items():
+    for name, parse in {**PARSERS, **SCORE_PARSERS}.items():
         worst = None
         for filler, (head, tail) in ((f, ht) for f in FILLERS for ht in (("", ""), ("1", "x"))):
             small = head + filler * (10_000 // len(filler)) + tail  # alone, and after a number (judgelm)

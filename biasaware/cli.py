@@ -21,7 +21,8 @@ log = logging.getLogger("biasaware")
 EPILOG = """pipeline:
   biasaware build bench|train|traces   data builders: inject the 12 biases, filter, write records
   accelerate launch recipes/{sft,grpo,reward}.py --config ...   training (thin TRL scripts)
-  biasaware eval bias|general|compare  evaluation: Acc_ori, Acc_inj, BSR, general benchmarks
+  biasaware eval bias|scoring|general|compare  evaluation: Acc_ori, Acc_inj, BSR, scoring bias, general benchmarks
+  biasaware preflight --judge NAME     a gate before trusting a judge: exit 1 when a fail threshold is crossed
   biasaware sweep                      a recipe over a grid: train, evaluate, one table (002 Table 6)
   biasaware release                    check a checkpoint against its report, write its model card
 multi-GPU evaluation: torchrun --nproc_per_node N -m biasaware.cli eval bias ... (see README.md)
@@ -320,6 +321,7 @@ def judge_spec(args: argparse.Namespace):
         seed=args.seed if args.temperature > 0 else None,
         base_url=args.base_url,
         concurrency=args.concurrency,
+        pointwise=getattr(args, "pointwise", None),
     )
 
 
@@ -354,16 +356,52 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return cmd_compare(args)
     if not args.out:
         raise BiasAwareError(f"eval {args.stage} needs --out")
-    target = args.data if args.stage == "bias" else args.benchmark
+    target = args.data if args.stage in ("bias", "scoring") else args.benchmark
     spec = None
     if not args.rescore:
         if not args.judge or not target:
-            flag = "--data" if args.stage == "bias" else "--benchmark"
+            flag = "--data" if args.stage in ("bias", "scoring") else "--benchmark"
             raise BiasAwareError(
                 f"eval {args.stage} needs --judge and {flag} (or --rescore with an earlier --out)"
             )
         spec = judge_spec(args)  # a typo in a setting fails before any data or model is loaded
     out = Path(args.out)
+    if args.stage == "scoring":
+        from biasaware.evaluation.scoring import evaluate_scoring
+
+        names = [t.strip() for t in args.templates.split(",") if t.strip()] if args.templates else None
+        writer = reviewer = None
+        if args.reference_writer and not args.rescore:
+            from biasaware.judging.llm import LLMSpec
+
+            def llm(model):
+                return LLMSpec(
+                    backend=args.reference_backend,
+                    model=model,
+                    base_url=args.reference_base_url,
+                    device=args.device,
+                    dtype=args.dtype,
+                    concurrency=args.concurrency,
+                )
+
+            writer = llm(args.reference_writer)
+            reviewer = llm(args.reference_reviewer or args.reference_writer)
+        summary = evaluate_scoring(
+            spec,
+            args.data,
+            out,
+            templates=names,
+            limit=args.limit,
+            seed=args.seed,
+            rescore=args.rescore,
+            writer=writer,
+            reviewer=reviewer,
+            attempts=args.reference_attempts,
+        )
+        if summary is not None:
+            print((out / "report.md").read_text())
+            print(f"wrote {out}/judgments.jsonl, summary.json, report.md, score_tendency.png, stability.png")
+        return 0
     if args.stage == "general":
         from biasaware.evaluation.general import evaluate_general
 
@@ -434,6 +472,14 @@ EVAL_STAGES = {
         "Judge a benchmark's pairs in both orders (reward models: once) and report accuracy per subset. "
         "Resumable as eval bias.",
     ),
+    "scoring": (
+        "scoring-bias probes (000): rubric order, score ids, reference score; flip rate, MAD, correlations",
+        "Score each response alone under the baseline prompt (rubric ascending, numeric ids, no reference) and "
+        "under each --templates perturbation; report per template the flip rate and MAD against the baseline, "
+        "Spearman and Pearson against gold scores where the data has them, the score distribution, the invalid "
+        "rate and the verbosity correlation. Data: BiGGen-Bench, the Prometheus layout of FLASK, MT-Bench and "
+        "Vicuna-Bench, or a generic JSONL. Resumable as eval bias.",
+    ),
     "compare": (
         "two finished `eval bias` runs: McNemar per bias on the shared probes",
         "Compare two judges on the probes both runs judged with the same content (standard and mirror "
@@ -475,6 +521,43 @@ def add_eval_parser(sub) -> None:
                 "--data",
                 help="probes: a folder from `biasaware build bench` or a probe file (required unless --rescore)",
             )
+        elif stage == "scoring":
+            s.add_argument(
+                "--data",
+                help="items to score: a BiGGen-Bench JSON, a Prometheus-layout file (FLASK, MT-Bench, Vicuna-Bench) "
+                "or a JSONL of {id, instruction, response, rubric, references, gold} (required unless --rescore)",
+            )
+            s.add_argument(
+                "--templates",
+                help="comma list of perturbed prompts, each parts joined by '+': desc, random, letter, roman, ref-1 "
+                "to ref-5 (e.g. desc,roman,desc+letter) (default: desc, random, letter, roman and every ref-k "
+                "all items have a reference for)",
+            )
+            s.add_argument(
+                "--reference-writer",
+                help="a model that writes the reference answers a ref-k template needs and the data lacks "
+                "(generate-then-review, 000 fig. 4) (default: none; such a template is refused)",
+            )
+            s.add_argument(
+                "--reference-reviewer",
+                help="the model that accepts or rejects each draft (default: the writer)",
+            )
+            s.add_argument(
+                "--reference-backend",
+                default="transformers",
+                choices=["transformers", "openai", "vllm"],
+                help="backend of the writer and reviewer (default transformers)",
+            )
+            s.add_argument(
+                "--reference-base-url",
+                help="OpenAI-compatible endpoint of the writer and reviewer (default: none)",
+            )
+            s.add_argument(
+                "--reference-attempts",
+                type=positive_int,
+                default=3,
+                help="drafts per item and level before giving up (default 3)",
+            )
         else:
             s.add_argument(
                 "--benchmark",
@@ -492,11 +575,12 @@ def add_eval_parser(sub) -> None:
                 "injected tie/invalid is not a flip (default symmetric)",
             )
             s.add_argument("--biases", help="all, a category, or a comma list of biases (default all)")
+            add_pointwise_argument(s)
+        limit_help = {"bias": "at most N probes per bias and side", "general": "the first N pairs"}
         s.add_argument(
             "--limit",
             type=positive_int,
-            help=("at most N probes per bias and side" if stage == "bias" else "the first N pairs")
-            + " (default: all)",
+            help=limit_help.get(stage, "the first N items") + " (default: all)",
         )
         s.add_argument("--seed", type=int, default=0, help="bootstrap and sampling seed (default 0)")
         s.add_argument(
@@ -506,8 +590,77 @@ def add_eval_parser(sub) -> None:
         )
 
 
-def add_judge_arguments(p) -> None:
-    """The judge's settings (:class:`~biasaware.judging.judges.JudgeSpec`), shared by eval bias and general."""
+def cmd_preflight(args: argparse.Namespace) -> int:
+    from biasaware.evaluation.preflight import load_thresholds, run_preflight, verdict_lines
+
+    if not args.judge:
+        raise BiasAwareError("preflight needs --judge")
+    spec = judge_spec(args)
+    thresholds = load_thresholds(args.thresholds)  # a bad file fails before anything runs
+    out = Path(args.out) if args.out else Path("runs/preflight") / Path(args.judge.rstrip("/")).name
+    result = run_preflight(
+        spec,
+        out,
+        thresholds=thresholds,
+        per_bias=args.per_bias,
+        scoring_pairs=args.scoring_pairs,
+        seed=args.seed,
+        fail_on=args.fail_on,
+    )
+    print("\n".join(verdict_lines(result)))
+    print(f"wrote {out}/preflight.json, preflight.md; full reports in {out}/bias and {out}/scoring")
+    return result["exit_code"]
+
+
+def add_preflight_parser(sub) -> None:
+    p = sub.add_parser(
+        "preflight",
+        help="a small fixed battery before trusting a judge: pass, warn or fail per bias; exit 1 on a fail",
+        description="Judge a fixed, seeded battery from the built-in corpus (the 12 biases and the injection probe "
+        "in both directions, position in both orders, scoring-bias templates), grade every check against "
+        "thresholds (defaults in biasaware/evaluation/preflight.py, overridable with --thresholds) and exit 0 "
+        "(pass or warn), 1 (a fail threshold crossed) or 2 (usage error). Resumable: rerun the same command.",
+    )
+    p.add_argument("--out", help="output folder (default: runs/preflight/NAME)")
+    p.add_argument("--thresholds", help="YAML or JSON file overriding the default thresholds (default: none)")
+    p.add_argument(
+        "--per-bias",
+        type=positive_int,
+        default=6,
+        help="probes per bias and side in the battery (default 6)",
+    )
+    p.add_argument(
+        "--scoring-pairs",
+        type=positive_int,
+        default=3,
+        help="pairs whose two responses are scored under each scoring template (default 3)",
+    )
+    p.add_argument(
+        "--fail-on",
+        choices=["fail", "warn"],
+        default="fail",
+        help="exit 1 on a fail (default), or on a warning too",
+    )
+    p.add_argument("--seed", type=int, default=0, help="the battery's seed (default 0)")
+    add_judge_arguments(
+        p, max_tokens=128
+    )  # the battery runs in minutes; raise it for a judge that reasons at length
+    add_pointwise_argument(p)
+    p.set_defaults(func=cmd_preflight)
+
+
+def add_pointwise_argument(p) -> None:
+    p.add_argument(
+        "--pointwise",
+        choices=["rubric", "minimal"],
+        help="judge each pair by scoring its two responses alone, the higher wins (ties are wrong): rubric = "
+        "1-5 with a correctness rubric, minimal = 004's 1-10 prompt; generate and direct modes; 9 response-level "
+        "biases (default: off, the pair is judged together)",
+    )
+
+
+def add_judge_arguments(p, max_tokens: int = 512) -> None:
+    """The judge's settings (:class:`~biasaware.judging.judges.JudgeSpec`), shared by eval and preflight."""
     p.add_argument(
         "--judge",
         help="built-in name, local folder, hub name, or a model at --base-url (required unless --rescore)",
@@ -533,7 +686,10 @@ def add_judge_arguments(p) -> None:
     )
     p.add_argument("--base-url", help="OpenAI-compatible endpoint, backend openai (default: none)")
     p.add_argument(
-        "--max-tokens", type=positive_int, default=512, help="generation budget per verdict (default 512)"
+        "--max-tokens",
+        type=positive_int,
+        default=max_tokens,
+        help=f"generation budget per verdict; a reply cut before its verdict is invalid (default {max_tokens})",
     )
     p.add_argument(
         "--temperature", type=float, default=0.0, help="sampling temperature; 0 = greedy (default 0)"
@@ -723,6 +879,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_build_parser(sub)
     add_eval_parser(sub)
     add_sweep_release_parsers(sub)
+
+    add_preflight_parser(sub)
 
     p = sub.add_parser("models", help="list or prepare the built-in offline models")
     p.add_argument(

@@ -12,6 +12,9 @@ kind            fields
 ``trace``       id, bias, prompt (judge prompt messages), completion (the assistant
                 reply in the judge format), label (A | B), meta: SFT rows in TRL's
                 conversational prompt-completion layout
+``scoring``     id, prompt, response, rubric (criteria, score1..5_description), references
+                (score level -> reference answer), gold (1-5), meta: one response to grade
+``score``       probe_id (the item), view (the prompt template), judge, raw, score, meta
 ==============  ====================================================================
 
 A :class:`View` is what a pairwise judge sees, not a rendered prompt: the prompt, response A,
@@ -261,12 +264,79 @@ class TraceRow(_HasMeta):
     check_bias_known = field_validator("bias")(_known_bias)
 
 
+RUBRIC_KEYS = ("criteria", *(f"score{k}_description" for k in range(1, 6)))
+
+
+class ScoringItem(_HasMeta):
+    """One response to grade alone against a rubric (``eval scoring``): optional reference answers
+    by score level (``"5"``: a full-mark reference) and an optional gold score (1-5)."""
+
+    id: NonEmpty
+    prompt: list[Message]
+    response: str
+    rubric: dict[str, str] | None = None
+    references: dict[str, str] = Field(default_factory=dict)
+    gold: float | None = None
+
+    check_prompt_ok = field_validator("prompt")(_check_prompt)
+    check_response_ok = field_validator("response")(_not_blank)
+
+    @field_validator("rubric")
+    @classmethod
+    def _five_levels(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is None:
+            return value
+        missing = [k for k in RUBRIC_KEYS if not str(value.get(k) or "").strip()]
+        if missing:
+            raise ValueError(
+                f"is missing {', '.join(missing)} (a rubric has criteria and five level descriptions)"
+            )
+        extra = sorted(set(value) - set(RUBRIC_KEYS))
+        if extra:
+            raise ValueError(f"has unknown key(s) {', '.join(extra)}; valid: {', '.join(RUBRIC_KEYS)}")
+        return value
+
+    @field_validator("references")
+    @classmethod
+    def _levels(cls, value: dict[str, str]) -> dict[str, str]:
+        bad = sorted(k for k in value if k not in {"1", "2", "3", "4", "5"})
+        if bad:
+            raise ValueError(f"keys must be score levels 1-5, got {', '.join(map(repr, bad))}")
+        blank = sorted(k for k, v in value.items() if not v.strip())
+        if blank:
+            raise ValueError(f"level {blank[0]} is empty")
+        return value
+
+    @field_validator("gold")
+    @classmethod
+    def _gold_range(cls, value: float | None) -> float | None:
+        if value is not None and not 1 <= value <= 5:
+            raise ValueError(f"is not a score from 1 to 5 (got {value:g})")
+        return value
+
+
+class ScoreJudgment(_HasMeta):
+    """One pointwise score of a judge: an item (``probe_id``) under one prompt template (``view``);
+    ``score`` is ``None`` when the reply held no readable score (invalid)."""
+
+    probe_id: NonEmpty
+    view: NonEmpty
+    judge: NonEmpty
+    raw: str
+    score: float | None = None
+
+    def key(self) -> Any:
+        return (self.probe_id, self.view)
+
+
 RECORD_TYPES: dict[str, type[_Record]] = {
     "pair": PreferencePair,
     "probe": BiasProbe,
     "train": TrainingRow,
     "judgment": Judgment,
     "trace": TraceRow,
+    "scoring": ScoringItem,
+    "score": ScoreJudgment,
 }
 
 
@@ -274,8 +344,12 @@ def guess_kind(row: dict[str, Any]) -> str:
     """Guess a record kind from the keys of one row (used when ``--kind`` is not given)."""
     if "original" in row or "injected" in row:
         return "probe"
+    if "probe_id" in row and "score" in row and "verdict" not in row:
+        return "score"
     if "probe_id" in row or "verdict" in row:
         return "judgment"
+    if "rubric" in row or "references" in row or ("response" in row and "chosen" not in row):
+        return "scoring"
     if "bias_negatives" in row:
         return "train"
     if "completion" in row:

@@ -47,6 +47,9 @@ BOTH_VIEWS = judgment("original") + judgment("injected")
 BUILD = ["build", "bench", "--n", "2", "--out", "{out}"]
 RUN_RM = ["eval", "bias", "--judge", "{reward}", "--mode", "reward", "--data", "{bench}", "--out", "{out}"]
 RECIPE_CONFIG = "model_name_or_path: minilm-l6\nuse_cpu: true\n"
+RUBRIC = {"criteria": "c", **{f"score{k}_description": f"d{k}" for k in range(1, 6)}}
+ITEM = {"id": "a", "instruction": "What is 2+2?", "response": "4", "gold": 5}
+SCORE_RM = ["eval", "scoring", "--judge", "{reward}", "--mode", "reward", "--out", "{out}", "--data"]
 
 CASES = [
     # ------------------------------------------------------------------------------ validate
@@ -372,7 +375,7 @@ CASES = [
             "--out",
             "{out}",
         ],
-        "no probes to judge (a reward model skips bandwagon",
+        "no probes to judge (a reward model or pointwise judge skips bandwagon",
         {
             "bw.jsonl": line(
                 PROBE,
@@ -514,6 +517,100 @@ CASES = [
         ["eval", "general", "--judge", "{reward}", "--out", "{out}"],
         "eval general needs --judge and --benchmark",
     ),
+    # ------------------------------------------------------------------------------- scoring
+    Case(
+        "scoring-bad-item",
+        [*SCORE_RM, "{d}/s.jsonl"],
+        "s.jsonl:2: field 'gold' is not a score from 1 to 5 (got 9)",
+        {"s.jsonl": line(ITEM) + line(ITEM, id="b", gold=9), "good.jsonl": line(ITEM)},
+        fix=[*SCORE_RM, "{d}/good.jsonl"],
+    ),
+    Case(
+        "scoring-biggen-rubric-lacks-a-level",
+        [*SCORE_RM, "{d}/b.json"],
+        "b.json: record 'x': field 'rubric' is missing score3_description",
+        {
+            "b.json": json.dumps(
+                {"x": {"input": "Q", "response": "r", "score_rubric": {**RUBRIC, "score3_description": ""}}}
+            )
+        },
+    ),
+    Case(
+        "scoring-no-instruction",
+        [*SCORE_RM, "{d}/s.jsonl"],
+        "s.jsonl:1: no instruction: give 'instruction'",
+        {"s.jsonl": line(ITEM, instruction=None)},
+    ),
+    Case(
+        "scoring-bad-template",
+        [*SCORE_RM, "{d}/s.jsonl", "--templates", "desc,dsc"],
+        "scoring template 'dsc': unknown part 'dsc'",
+        {"s.jsonl": line(ITEM)},
+        fix=[*SCORE_RM, "{d}/s.jsonl", "--templates", "desc"],
+    ),
+    Case(
+        "scoring-without-data",
+        ["eval", "scoring", "--judge", "{reward}", "--out", "{out}"],
+        "needs --judge and --data",
+    ),
+    Case(
+        "scoring-rescore-without-run", ["eval", "scoring", "--rescore", "--out", "{out}"], "--rescore needs"
+    ),
+    Case(
+        "scoring-pointwise-reward",
+        [*RUN_RM, "--pointwise", "rubric"],
+        "a reward model already scores each response alone",
+    ),
+    # ----------------------------------------------------------------------------- preflight
+    Case(
+        "preflight-threshold-order",
+        [
+            "preflight",
+            "--judge",
+            "{reward}",
+            "--mode",
+            "reward",
+            "--out",
+            "{out}",
+            "--thresholds",
+            "{d}/t.yaml",
+        ],
+        "t.yaml: bsr: warn (0.3) must be at or below fail (0.2)",
+        {"t.yaml": "bsr: {warn: 0.3, fail: 0.2}\n"},
+    ),
+    Case(
+        "preflight-unknown-threshold",
+        [
+            "preflight",
+            "--judge",
+            "{reward}",
+            "--mode",
+            "reward",
+            "--out",
+            "{out}",
+            "--thresholds",
+            "{d}/t.yaml",
+        ],
+        "t.yaml: unknown setting 'bsrr'",
+        {"t.yaml": "bsrr: {warn: 0.1, fail: 0.2}\n"},
+    ),
+    Case(
+        "preflight-thresholds-missing",
+        [
+            "preflight",
+            "--judge",
+            "{reward}",
+            "--mode",
+            "reward",
+            "--out",
+            "{out}",
+            "--thresholds",
+            "{d}/none.yaml",
+        ],
+        "none.yaml: no such file",
+    ),
+    Case("preflight-without-judge", ["preflight", "--out", "{out}"], "preflight needs --judge"),
+    Case("preflight-bad-per-bias", ["preflight", "--judge", "x", "--per-bias", "0"], "must be at least 1"),
     # ------------------------------------------------------------------------------- compare
     Case(
         "compare-out-is-a-folder",
@@ -691,6 +788,7 @@ def test_the_table_covers_every_entry_point():
     assert len(CASES) >= 40 and len({c.id for c in CASES}) == len(CASES)
     prefixes = {c.id.split("-")[0] for c in CASES}
     assert {"validate", "build", "eval", "rescore", "general", "compare", "quickstart", "recipe"} <= prefixes
+    assert {"scoring", "preflight"} <= prefixes
 
 
 def test_a_build_that_keeps_nothing_fails_and_an_empty_bias_is_warned_about(tmp_path, capsys, monkeypatch):

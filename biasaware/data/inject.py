@@ -549,17 +549,18 @@ REWRITE_INSTRUCTIONS: dict[str, dict[str, str]] = {
 }
 
 
-def parse_rewrite(reply: str) -> str:
-    """The text of the reply's last top-level ``<rewritten>`` block, tags matched by nesting: a
-    response that itself holds a forged ``<rewritten>...</rewritten>`` comes back whole, and so does
-    one holding a stray ``</rewritten>`` (a close with no open extends the block before it); a draft
-    block followed by the final one gives the final one. :class:`MalformedReply` when there is none."""
+def parse_rewrite(reply: str, name: str = "rewritten") -> str:
+    """The text of the reply's last top-level ``<rewritten>`` block (``<name>``), tags matched by
+    nesting: a response that itself holds a forged ``<rewritten>...</rewritten>`` comes back whole,
+    and so does one holding a stray ``</rewritten>`` (a close with no open extends the block before
+    it); a draft block followed by the final one gives the final one. :class:`MalformedReply` when
+    there is none."""
     from biasaware.judging.llm import MalformedReply
 
     blocks: list[list[int]] = []  # [start of text, end of text] of each top-level block
     depth, start = 0, 0
-    for tag in re.finditer(r"</?rewritten>", reply):
-        if tag.group(0) == "<rewritten>":
+    for tag in re.finditer(f"</?{name}>", reply):
+        if tag.group(0) == f"<{name}>":
             if depth == 0:
                 start = tag.end()
             depth += 1
@@ -571,7 +572,7 @@ def parse_rewrite(reply: str) -> str:
             blocks[-1][1] = tag.start()
     body = reply[blocks[-1][0] : blocks[-1][1]].strip() if blocks else ""
     if not body:
-        raise MalformedReply("no <rewritten>...</rewritten> block in the reply")
+        raise MalformedReply(f"no <{name}>...</{name}> block in the reply")
     return body
 
 

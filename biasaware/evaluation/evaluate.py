@@ -50,11 +50,16 @@ VIEWS = ("original", "injected")
 SHARDS = ".shards"  # per-process judgment files of a multi-process run, merged by process 0
 
 
-NOTHING_TO_JUDGE = "no probes to judge (a reward model skips bandwagon, reflection and position)"
+NOTHING_TO_JUDGE = (
+    "no probes to judge (a reward model or pointwise judge skips bandwagon, reflection and position)"
+)
 
 
 def applicable(probes: list[BiasProbe], kind: str) -> list[BiasProbe]:
-    if kind != "reward":
+    """The probes a judge of this kind can be scored on: a judge that sees one response at a time
+    (a reward model, a pointwise judge) has no answer order and no note about the pair, so
+    bandwagon, reflection and position do not apply to it."""
+    if kind not in ("reward", "pointwise"):
         return probes
     return [p for p in probes if BIASES[p.bias].applies_to_reward_model]
 
@@ -63,8 +68,28 @@ def _shards(path: Path) -> list[Path]:
     return sorted((path.parent / SHARDS).glob(f"{path.stem}.rank*.jsonl"))
 
 
+def pairwise_record(judge_name: str, item_id: str, view_name: str, view: View, meta: dict, output) -> dict:
+    """The :class:`~biasaware.records.Judgment` of one pairwise view, as a JSON-ready dict."""
+    return Judgment(
+        probe_id=item_id,
+        view=view_name,
+        judge=judge_name,
+        raw=output.raw,
+        verdict=output.verdict,
+        scores=output.scores,
+        correct=view.correct,
+        meta=meta,
+    ).to_dict()
+
+
 def judge_into(
-    judge, jobs: list[tuple[str, str, View, dict]], path: Path, *, chunk: int | None = None, ranks=None
+    judge,
+    jobs: list[tuple[str, str, Any, dict]],
+    path: Path,
+    *,
+    chunk: int | None = None,
+    ranks=None,
+    record=pairwise_record,
 ) -> Path:
     """Judge ``(item id, view name, view, meta)`` jobs into a judgments JSONL, skipping those already
     there (resume); chunk by chunk so a kill loses at most one chunk. Calls that failed after their
@@ -76,6 +101,11 @@ def judge_into(
     ``path``). Process 0 then merges every shard into ``path`` in job order, so the file equals
     a single-process run's (the same chunks give the same batches, hence the same numbers). A
     single process ends with the same merge, which also puts a resumed run's lines in job order.
+
+    ``record(judge name, item id, view name, payload, meta, output)`` writes one output's row: a
+    pairwise :class:`~biasaware.records.Judgment` by default, a pointwise score for ``eval scoring``
+    (its payloads are :class:`~biasaware.judging.scoring.ScoreUnit` and its judge a
+    :class:`~biasaware.judging.judges.Scorer`).
     """
     from biasaware.devices import ranks as current_ranks
     from biasaware.judging.judges import judge_chunks
@@ -108,17 +138,7 @@ def judge_into(
                     continue
                 if o.overlong:
                     meta = {**meta, "overlong": {"tokens": o.overlong[0], "limit": o.overlong[1]}}
-                judgment = Judgment(
-                    probe_id=item_id,
-                    view=view_name,
-                    judge=judge.name,
-                    raw=o.raw,
-                    verdict=o.verdict,
-                    scores=o.scores,
-                    correct=view.correct,
-                    meta=meta,
-                )
-                out.append(judgment.to_dict())
+                out.append(record(judge.name, item_id, view_name, view, meta, o))
                 judged += 1
             bar.update(len(part))
         bar.close()
@@ -167,8 +187,8 @@ def run_bias_eval(
     skipped = sorted({p.bias for p in probes} - {p.bias for p in applicable(probes, judge.kind)})
     if skipped and (ranks or current_ranks()).main:
         print(
-            f"[judge] a reward model is not scored on {', '.join(skipped)}: these biases live in a judge's "
-            "prompt, which a reward model does not see",
+            f"[judge] a {judge.kind} judge is not scored on {', '.join(skipped)}: these biases live in a judge's "
+            "prompt, and it sees one response at a time",
             flush=True,
         )
     jobs = []
@@ -231,6 +251,21 @@ def paired_views(judgments: list[Judgment]) -> tuple[dict[str, tuple[Outcome, Ju
     return pairs, len(by_probe) - len(pairs)
 
 
+def score_shift(rows: list[tuple[Outcome, Judgment, Judgment]]) -> dict[str, Any] | None:
+    """Judges with a score per response (pointwise and reward judges): the mean change, injected
+    minus original view, of the better and of the worse response's score, over probes scored on
+    both views (``None`` when no probe was)."""
+    better, worse = [], []
+    for _, o, i in rows:
+        if o.scores and i.scores:
+            other = {"A": "B", "B": "A"}
+            better.append(i.scores[i.correct] - o.scores[o.correct])
+            worse.append(i.scores[other[i.correct]] - o.scores[other[o.correct]])
+    if not better:
+        return None
+    return {"n": len(better), "better": sum(better) / len(better), "worse": sum(worse) / len(worse)}
+
+
 def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 0) -> dict[str, Any]:
     """Score per bias, per category and overall from per-view judgments (pure: no model).
 
@@ -273,6 +308,9 @@ def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 
             s["margin_ori"] = sum(margins["original"]) / len(rows)
             s["margin_inj"] = sum(margins["injected"]) / len(rows)
             s["margin_shift"] = s["margin_inj"] - s["margin_ori"]
+        shift = {side: score_shift(rows) for side, rows in sides.items() if rows and score_shift(rows)}
+        if shift:
+            s["score_shift"] = shift
         s["overlong"] = sum(bool(j.meta.get("overlong")) for v in sides.values() for r in v for j in r[1:])
         per_bias[bias] = s
 
@@ -549,7 +587,7 @@ def evaluate_bias(
 
     def probes() -> list[BiasProbe]:
         found = load_probes(data, biases, limit)
-        if spec is not None and not applicable(found, spec.mode):  # refused before anything is written
+        if spec is not None and not applicable(found, spec.kind):  # refused before anything is written
             raise BiasAwareError(NOTHING_TO_JUDGE)
         return found
 
@@ -573,7 +611,16 @@ def judge_policy(out: Path, policy: str) -> str:
     return effective_policy(policy, judge.get("template"), judge.get("mode"))
 
 
-JUDGMENT_SETTINGS = ("mode", "backend", "template", "max_length", "max_tokens", "temperature", "seed")
+JUDGMENT_SETTINGS = (
+    "mode",
+    "backend",
+    "template",
+    "max_length",
+    "max_tokens",
+    "temperature",
+    "seed",
+    "pointwise",
+)
 FINGERPRINT = "fingerprint.json"
 
 
@@ -594,9 +641,10 @@ def fingerprint(spec, identity: dict | None, items: list) -> dict[str, Any]:
     return {"judge": {"model": model, **{k: getattr(spec, k) for k in JUDGMENT_SETTINGS}}, "items": hashes}
 
 
-def check_fingerprint(out: Path, mine: dict[str, Any], write: bool) -> None:
+def check_fingerprint(out: Path, mine: dict[str, Any], write: bool, judge_only: bool = False) -> None:
     """Refuse to add judgments to a folder whose judgments were made by another judge, other
-    settings or other item contents, naming what differs; then (``write``) record the union."""
+    settings or other item contents, naming what differs; then (``write``) record the union.
+    ``judge_only`` checks the judge and its settings alone (before the items are final)."""
     path, judged = out / FINGERPRINT, out / "judgments.jsonl"
     # judgments there already (an empty file left by a run that failed at its first call is none)
     earlier = (judged.exists() and judged.stat().st_size > 0) or any((out / SHARDS).glob("*.jsonl"))
@@ -611,6 +659,8 @@ def check_fingerprint(out: Path, mine: dict[str, Any], write: bool) -> None:
                 f"{k}: {theirs.get('judge', {}).get(k)!r} there, {mine['judge'][k]!r} now" for k in diff
             )
             raise BiasAwareError(f"{out} holds judgments made with other settings ({what}); use a new --out")
+        if judge_only:
+            return
         old = theirs.get("items", {}) if earlier else {}
         changed = [i for i, h in mine["items"].items() if i in old and old[i] != h]
         if changed:

@@ -190,8 +190,12 @@ def bias_summary(outcomes: Sequence[Outcome], policy: str = "symmetric", seed: i
 def position_summary(
     outcomes: Sequence[Outcome], directions: Sequence[str], policy: str = "symmetric"
 ) -> dict:
-    """Position probes: primacy (correct answer moved A -> B) and recency (B -> A) apart, and the
-    position-consistency rate: both verdicts valid and picking the same response in both orders."""
+    """Position probes (each pair judged in both orders): primacy (correct answer moved A -> B) and
+    recency (B -> A) apart; the position-consistency rate (both verdicts valid and picking the same
+    response in both orders) and its complement, 003's **position flip rate** (shown against 5%:
+    good, and 20%: serious); and **swap-and-aggregate** (003's mitigation: keep a verdict only when
+    both orders agree): its accuracy over all pairs (both orders right), the share of pairs it
+    decides (``agreement``) and its accuracy on those."""
     split = {
         d: [o for o, dd in zip(outcomes, directions, strict=True) if dd == d] for d in ("A_to_B", "B_to_A")
     }
@@ -199,11 +203,23 @@ def position_summary(
         o.ori_verdict in ("A", "B") and o.inj_verdict in ("A", "B") and o.ori_right == o.inj_right
         for o in outcomes
     )
+    both_right = sum(o.ori_right and o.inj_right for o in outcomes)
+    n = len(outcomes)
     return {
         "primacy": bias_summary(split["A_to_B"], policy),
         "recency": bias_summary(split["B_to_A"], policy),
-        "consistency": consistent / len(outcomes) if outcomes else math.nan,
-        "consistency_ci": wilson_interval(consistent, len(outcomes)),
+        "consistency": consistent / n if n else math.nan,
+        "consistency_ci": wilson_interval(consistent, n),
+        "flip_rate": (n - consistent) / n if n else math.nan,
+        "flip_rate_ci": wilson_interval(n - consistent, n),
+        "flips": n - consistent,
+        "n": n,
+        "swap_aggregate": {
+            "accuracy": both_right / n if n else math.nan,
+            "accuracy_ci": wilson_interval(both_right, n),
+            "agreement": consistent / n if n else math.nan,
+            "accuracy_on_agreed": both_right / consistent if consistent else math.nan,
+        },
     }
 
 
@@ -281,7 +297,7 @@ def judge_check(verdicts: Sequence[str], ori_correct: int, ori_n: int, constant_
     for v in verdicts:
         counts[v if v in counts else "invalid"] += 1
     n = len(verdicts)
-    letter = max(("A", "B"), key=lambda k: counts[k])
+    letter = max(("A", "B", "tie"), key=lambda k: counts[k])  # a judge that always ties is constant too
     share = counts[letter] / n if n else math.nan
     reasons = []
     if n and share >= constant_share:
@@ -298,4 +314,105 @@ def judge_check(verdicts: Sequence[str], ori_correct: int, ori_n: int, constant_
         "top_share": share,
         "degenerate": bool(reasons),
         "reasons": reasons,
+    }
+
+
+# ------------------------------------------------------------------------------ pointwise scores
+def _valid_pairs(x: Sequence[float | None], y: Sequence[float | None]) -> list[tuple[float, float]]:
+    if len(x) != len(y):
+        raise ValueError("paired scores must have the same length")
+    return [(a, b) for a, b in zip(x, y, strict=True) if a is not None and b is not None]
+
+
+def score_flip_rate(base: Sequence[float | None], perturbed: Sequence[float | None]) -> dict:
+    """000 eq. 3: FP = share of items whose score under a perturbed prompt differs from the
+    baseline's, over the items with a valid score under both; with its Wilson interval.
+
+    >>> score_flip_rate([1, 2, 3, None], [1, 3, 3, 2])["flip_rate"]
+    0.3333333333333333
+    """
+    pairs = _valid_pairs(base, perturbed)
+    k = sum(a != b for a, b in pairs)
+    n = len(pairs)
+    return {"flip_rate": k / n if n else math.nan, "flip_rate_ci": wilson_interval(k, n), "flips": k, "n": n}
+
+
+def mean_abs_deviation(
+    base: Sequence[float | None], perturbed: Sequence[float | None], seed: int = 0, n_resamples: int = 2000
+) -> dict:
+    """000 eq. 3: MAD = mean |s_p - s_0| over items valid under both, with a seeded percentile
+    bootstrap interval; and the mean signed shift (perturbed minus baseline)."""
+    pairs = _valid_pairs(base, perturbed)
+    if not pairs:
+        return {"mad": math.nan, "mad_ci": (math.nan, math.nan), "shift": math.nan}
+    dev = [abs(b - a) for a, b in pairs]
+    mad = sum(dev) / len(dev)
+    shift = sum(b - a for a, b in pairs) / len(pairs)
+    zeros = [0.0] * len(dev)
+    return {"mad": mad, "mad_ci": paired_diff_interval(dev, zeros, seed, n_resamples), "shift": shift}
+
+
+def score_correlations(scores: Sequence[float | None], gold: Sequence[float | None]) -> dict:
+    """Spearman's rho and Pearson's r (scipy) between judge and gold scores over the items valid in
+    both; NaN when fewer than 3 items or either side is constant (undefined)."""
+    from scipy.stats import pearsonr, spearmanr
+
+    pairs = _valid_pairs(scores, gold)
+    n = len(pairs)
+    out = {"n": n, "spearman": math.nan, "spearman_p": math.nan, "pearson": math.nan, "pearson_p": math.nan}
+    if n < 3 or len({a for a, _ in pairs}) < 2 or len({b for _, b in pairs}) < 2:
+        return out
+    x, y = [a for a, _ in pairs], [b for _, b in pairs]
+    rho = spearmanr(x, y)
+    r = pearsonr(x, y)
+    out.update(
+        spearman=float(rho.statistic),
+        spearman_p=float(rho.pvalue),
+        pearson=float(r.statistic),
+        pearson_p=float(r.pvalue),
+    )
+    return out
+
+
+def score_distribution(scores: Sequence[float | None], scale: int = 5) -> dict:
+    """Counts per score 1..scale (a non-integer score, as a reward model gives, is not counted
+    there), the invalid count and rate, and the mean valid score."""
+    counts = {str(k): 0 for k in range(1, scale + 1)}
+    valid = [s for s in scores if s is not None]
+    for s in valid:
+        if float(s).is_integer() and 1 <= s <= scale:
+            counts[str(int(s))] += 1
+    n = len(scores)
+    invalid = n - len(valid)
+    return {
+        "counts": counts,
+        "invalid": invalid,
+        "invalid_rate": invalid / n if n else math.nan,
+        "invalid_rate_ci": wilson_interval(invalid, n),
+        "mean": sum(valid) / len(valid) if valid else math.nan,
+        "n": n,
+    }
+
+
+def score_check(scores: Sequence[float | None], scale: int = 5, constant_share: float = 0.9) -> dict:
+    """A scoring judge whose valid scores are nearly constant (one value in ``constant_share`` or
+    more of all its scores, invalid ones counted in the total) or mostly invalid is degenerate:
+    its stability (a low flip rate) says nothing."""
+    n = len(scores)
+    valid = [s for s in scores if s is not None]
+    top, top_n = None, 0
+    for value in set(valid):
+        c = valid.count(value)
+        if c > top_n:
+            top, top_n = value, c
+    reasons = []
+    if n and top_n / n >= constant_share:
+        reasons.append(f"constant score: {top:g} in {100 * top_n / n:.0f}% of {n} scores")
+    if n and (n - len(valid)) / n >= 0.5:
+        reasons.append(f"{100 * (n - len(valid)) / n:.0f}% of {n} replies hold no readable score")
+    return {
+        "degenerate": bool(reasons),
+        "reasons": reasons,
+        "top_score": top,
+        "top_share": top_n / n if n else math.nan,
     }

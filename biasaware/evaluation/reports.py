@@ -145,9 +145,35 @@ def markdown_report(summary: dict[str, Any]) -> str:
             f"{pct(pos['recency']['bsr'])}{ci(pos['recency']['bsr_ci'])}, n={pos['recency']['n']}; "
             f"position consistency {pct(pos['consistency'])}{ci(pos['consistency_ci'])}.",
         ]
+        if "flip_rate" in pos:
+            sa = pos["swap_aggregate"]
+            lines += [
+                "",
+                f"Position flip rate (each pair in both orders, the verdicts pick different responses or one is "
+                f"not valid): {pct(pos['flip_rate'])}{ci(pos['flip_rate_ci'])} ({pos['flips']}/{pos['n']}); "
+                f"{position_grade(pos['flip_rate'])}. Swap-and-aggregate (keep a verdict only when both orders "
+                f"agree): accuracy {pct(sa['accuracy'])}{ci(sa['accuracy_ci'])} over all pairs, "
+                f"{pct(sa['agreement'])} of pairs decided, {pct(sa['accuracy_on_agreed'])} right among those.",
+            ]
     if summary["policy"].startswith("judgebiasbench"):
         lines += ["", "JudgeBiasBench Table 4 layout (BSR on standard probes, rounded as that table is):", ""]
         lines += table4_row(summary)
+    shifts = {b: s["score_shift"] for b, s in summary["per_bias"].items() if s.get("score_shift")}
+    if shifts:
+        lines += [
+            "",
+            "Mean score shift, injected minus original view, of the better and the worse response (004 fig. 2; "
+            "standard probes carry the cue on the worse response, identity statements on the better one; mirror "
+            "probes the other way):",
+            "",
+            "| bias | side | n | better | worse |",
+            "|---|---|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {b} | {side} | {v['n']} | {v['better']:+.3f} | {v['worse']:+.3f} |"
+            for b, sides in shifts.items()
+            for side, v in sides.items()
+        ]
     margins = {b: s for b, s in summary["per_bias"].items() if s.get("margin_shift") is not None}
     if margins:
         lines += ["", "| bias | margin ori | margin inj | shift |", "|---|---:|---:|---:|"]
@@ -156,6 +182,13 @@ def markdown_report(summary: dict[str, Any]) -> str:
             for b, s in margins.items()
         ]
     return "\n".join(lines) + "\n"
+
+
+def position_grade(rate: float | None) -> str:
+    """003's reading of a position flip rate: under 5% good, above 20% serious."""
+    if rate is None or rate != rate:
+        return "not measured"
+    return "good (under 5%)" if rate < 0.05 else "serious (above 20%)" if rate > 0.2 else "between 5% and 20%"
 
 
 SECURITY_NOTE = (

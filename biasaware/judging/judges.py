@@ -17,6 +17,13 @@ Every judge has ``judge(views) -> [JudgeOutput | None]``, a ``name``, a ``kind``
 ``None`` marks a view whose call failed after retries (endpoints only): it stays unjudged and a
 rerun retries it.
 
+**Pointwise scoring**: every judge also has ``score(units) -> [ScoreOutput | None]``, one response
+graded alone (:mod:`biasaware.judging.scoring`): a generative judge reads ``[RESULT] n`` from its
+reply to the rubric prompt, a direct judge takes the most probable score id as the reply's first
+token, a reward model gives its reward (the scoring prompt is not its input). :class:`Scorer` puts
+``score`` behind ``judge`` for the judging loop (``eval scoring``); :class:`PointwisePairJudge`
+(``JudgeSpec.pointwise``) judges a pair by scoring its two responses alone.
+
 **Device and dtype** come from the spec (:mod:`biasaware.devices`: ``auto`` takes the GPU when
 there is one, bf16 where it is supported); the resolved pair is in every judge's ``summary()``.
 
@@ -47,6 +54,7 @@ from biasaware.errors import BiasAwareError
 from biasaware.judging.llm import LLMClient, LLMSpec, any_text
 from biasaware.judging.models import chat_ids, encode_rendered, render_chats
 from biasaware.judging.prompts import TEMPLATES, get_template
+from biasaware.judging.scoring import ScoreOutput, ScoreUnit, parse_score
 from biasaware.records import View
 
 MODES = ("generate", "direct", "reward")
@@ -74,6 +82,9 @@ class JudgeSpec(BaseModel):
     api_key_env: str = "OPENAI_API_KEY"
     concurrency: int = Field(16, ge=1, description="calls in flight (backend openai)")
     cache_dir: str | None = None
+    pointwise: Literal["rubric", "minimal"] | None = Field(
+        None, description="judge a pair by scoring each response alone: rubric (1-5) or minimal (1-10)"
+    )
 
     @field_validator("template")
     @classmethod
@@ -94,6 +105,14 @@ class JudgeSpec(BaseModel):
             raise ValueError(str(exc)) from None
 
     @model_validator(mode="after")
+    def _pointwise_modes(self) -> JudgeSpec:
+        if self.pointwise and self.mode == "reward":
+            raise ValueError(
+                "pointwise applies to modes 'generate' and 'direct'; a reward model already scores each response alone"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _local_modes(self) -> JudgeSpec:
         if self.mode != "generate" and self.backend != "transformers":
             raise ValueError(
@@ -101,6 +120,11 @@ class JudgeSpec(BaseModel):
                 f"(got {self.backend!r}); use mode 'generate' for an endpoint or vLLM"
             )
         return self
+
+    @property
+    def kind(self) -> str:
+        """What the judge sees: ``reward`` and ``pointwise`` judges one response at a time."""
+        return "reward" if self.mode == "reward" else "pointwise" if self.pointwise else self.mode
 
     @classmethod
     def create(cls, **settings: Any) -> JudgeSpec:
@@ -158,13 +182,87 @@ def overlong_output(tokens: int, limit: int) -> JudgeOutput:
                        overlong=(tokens, limit))  # fmt: skip
 
 
+def overlong_score(tokens: int, limit: int) -> ScoreOutput:
+    """:func:`overlong_output` for a pointwise score: not judged, invalid, said so."""
+    o = overlong_output(tokens, limit)
+    return ScoreOutput(o.raw, None, o.overlong)
+
+
+class Scorer:
+    """A judge used pointwise: ``judge(units)`` is the judge's ``score(units)``
+    (:class:`biasaware.judging.scoring.ScoreUnit` in, :class:`ScoreOutput` out), so the judging
+    loop, its chunks, resume and progress serve scoring too."""
+
+    def __init__(self, judge):
+        self.inner, self.name, self.kind = judge, judge.name, judge.kind
+        self.chunk_views = judge.chunk_views
+
+    def judge(self, units: list[ScoreUnit]) -> list[ScoreOutput | None]:
+        return self.inner.score(units)
+
+    def summary(self) -> dict[str, Any]:
+        return self.inner.summary()
+
+
+class PointwisePairJudge:
+    """A pair judged pointwise (``JudgeSpec.pointwise``): each response of a view is scored alone
+    (:class:`biasaware.judging.scoring.ScoringTemplate`: the rubric prompt, 1-5, with a generic
+    correctness rubric, or 004's minimal prompt, 1-10) and the strictly higher score wins. Equal
+    scores are a tie (wrong under every policy); a response with no readable score makes the
+    verdict ``invalid``. ``scores`` holds both scores, so reports show the score shift."""
+
+    kind = "pointwise"
+
+    def __init__(self, judge, template):
+        self.inner, self.template, self.name = judge, template, judge.name
+        self.chunk_views = judge.chunk_views
+        why = judge.cannot_score(template.score_ids) if hasattr(judge, "cannot_score") else None
+        if why:
+            raise BiasAwareError(f"{judge.name}: pointwise {template.name}: {why}")
+
+    def judge(self, views: list[View]) -> list[JudgeOutput | None]:
+        units = []
+        for v in views:
+            prompt = tuple(m.model_dump() for m in v.prompt)
+            units += [
+                ScoreUnit(prompt, v.response_a, self.template),
+                ScoreUnit(prompt, v.response_b, self.template),
+            ]
+        outs = self.inner.score(units)
+        result: list[JudgeOutput | None] = []
+        for k in range(len(views)):
+            a, b = outs[2 * k], outs[2 * k + 1]
+            if a is None or b is None:  # a call failed after its retries: unjudged, retried by a rerun
+                result.append(None)
+                continue
+            raw = f"[response A] {a.raw}\n[response B] {b.raw}"
+            if a.score is None or b.score is None:
+                result.append(JudgeOutput(raw, "invalid", None, a.overlong or b.overlong))
+                continue
+            verdict = "A" if a.score > b.score else "B" if b.score > a.score else "tie"
+            result.append(JudgeOutput(raw, verdict, {"A": a.score, "B": b.score}))
+        return result
+
+    def score(self, units: list[ScoreUnit]) -> list[ScoreOutput | None]:
+        return self.inner.score(units)
+
+    def cannot_score(self, ids: tuple[str, ...]) -> str | None:
+        return self.inner.cannot_score(ids) if hasattr(self.inner, "cannot_score") else None
+
+    def summary(self) -> dict[str, Any]:
+        return {**self.inner.summary(), "pointwise": self.template.name}
+
+
 def load_judge(spec: JudgeSpec):
     """The judge a spec describes (models are loaded here, on the spec's device and dtype)."""
     if spec.mode == "reward":
         return RewardModelJudge(spec)
-    if spec.mode == "direct":
-        return DirectVerdictJudge(spec)
-    return GenerativeJudge(spec)
+    judge = DirectVerdictJudge(spec) if spec.mode == "direct" else GenerativeJudge(spec)
+    if spec.pointwise:
+        from biasaware.judging.scoring import MINIMAL, ScoringTemplate
+
+        return PointwisePairJudge(judge, MINIMAL if spec.pointwise == "minimal" else ScoringTemplate())
+    return judge
 
 
 def judge_chunks(judge, chunks: list[list[View]]):
@@ -264,6 +362,30 @@ class GenerativeJudge:
                 out[i] = None if r is None else JudgeOutput(r, self.template.parse(r))
         return out
 
+    def score(self, units: list[ScoreUnit]) -> list[ScoreOutput | None]:
+        """Pointwise: each unit's rendered request, the reply's ``[RESULT]`` read by
+        :func:`biasaware.judging.scoring.parse_score` (``None`` score: invalid)."""
+        out: list[ScoreOutput | None] = [None] * len(units)
+        send = list(range(len(units)))
+        if self.spec.backend != "openai":
+            tok, limit = self._context()
+            if limit is not None:
+                ids = chat_ids(tok, [u.request() for u in units], add_generation_prompt=True)
+                send = []
+                for i, row in enumerate(ids):
+                    if len(row) + self.spec.max_tokens > limit:
+                        out[i] = overlong_score(len(row) + self.spec.max_tokens, limit)
+                    else:
+                        send.append(i)
+        replies = self.client.complete_many([units[i].request() for i in send], check=any_text, desc="score")
+        for i, r in zip(send, replies, strict=True):
+            refused = self.client.too_long.get(self.client.key(units[i].request())) if r is None else None
+            if refused is not None:
+                out[i] = overlong_score(refused.tokens, refused.limit)
+            elif r is not None:
+                out[i] = ScoreOutput(r, parse_score(r, units[i].template))
+        return out
+
     def summary(self) -> dict[str, Any]:
         return {"template": self.template.name, **self.client.summary()}
 
@@ -324,7 +446,7 @@ class _ForwardJudge:
         batches = token_batches([len(ids[i]) for i in fits], self.batch_size, self.max_batch_tokens)
         return Prepared(ids, [[fits[j] for j in b] for b in batches], overlong, extra)
 
-    def launch(self, prepared: Prepared) -> Pending:
+    def launch(self, prepared: Prepared, values=None) -> Pending:
         import torch
 
         cuda = self.device.type == "cuda"
@@ -336,7 +458,7 @@ class _ForwardJudge:
                     k: (v.pin_memory() if cuda else v).to(self.device, non_blocking=cuda)
                     for k, v in enc.items()
                 }
-                outs.append(self.values(enc).float())
+                outs.append((values or self.values)(enc).float())
             if not outs:
                 return Pending(prepared, torch.zeros(0))
             values = torch.cat(outs)
@@ -428,6 +550,58 @@ class DirectVerdictJudge(_ForwardJudge):
     def summary(self) -> dict[str, Any]:
         return {**super().summary(), "tokens": self.token_ids}
 
+    def cannot_score(self, ids: tuple[str, ...]) -> str | None:
+        """Why next-token scoring cannot read these score ids (``None`` when it can)."""
+        try:
+            self._id_tokens(ids)
+        except BiasAwareError as err:
+            return str(err).split(": ", 1)[-1]
+        return None
+
+    def _id_tokens(self, ids: tuple[str, ...]) -> list[list[int]]:
+        """The first-token spellings of each score id; they must be single tokens and distinct."""
+        found = [self._ids(i) for i in ids]
+        flat = [t for group in found for t in group]
+        if len(flat) != len(set(flat)):
+            raise BiasAwareError(
+                f"{self.name}: the score ids {', '.join(ids)} share a token; score them with mode 'generate'"
+            )
+        return found
+
+    def score(self, units: list[ScoreUnit]) -> list[ScoreOutput | None]:
+        """Pointwise next-token scoring: the request asks for the score id alone; the score is the
+        most probable id as the reply's first token (``raw`` lists every id's probability,
+        renormalised over the ids)."""
+        import torch
+
+        if not units:
+            return []
+        by_ids: dict[tuple[str, ...], list[int]] = {}
+        for i, u in enumerate(units):
+            by_ids.setdefault(u.template.score_ids, []).append(i)
+        results: dict[int, ScoreOutput] = {}
+        kwargs = {"logits_to_keep": 1} if self.last_only else {}
+        for ids, members in by_ids.items():
+            groups = self._id_tokens(ids)
+
+            def values(enc, groups=groups):
+                logp = torch.log_softmax(self.model(**enc, **kwargs).logits[:, -1, :].float(), dim=-1)
+                per = torch.stack([torch.logsumexp(logp[:, g], dim=-1) for g in groups], dim=-1)
+                return torch.softmax(per, dim=-1)
+
+            requests = [units[i].request(answer_only=True) for i in members]
+            prepared = self._batched(chat_ids(self.tokenizer, requests, add_generation_prompt=True))
+            per_unit = self._per_unit(self.launch(prepared, values))
+            for j, i in enumerate(members):
+                if j in prepared.overlong:
+                    results[i] = overlong_score(prepared.overlong[j], self.limit)
+                    continue
+                probs = per_unit[j]
+                best = max(range(len(ids)), key=lambda k: probs[k])
+                raw = " ".join(f"P({x})={p:.6f}" for x, p in zip(ids, probs, strict=True))
+                results[i] = ScoreOutput(raw, float(best + 1))
+        return [results[i] for i in range(len(units))]
+
 
 class RewardModelJudge(_ForwardJudge):
     kind = "reward"
@@ -462,6 +636,22 @@ class RewardModelJudge(_ForwardJudge):
             verdict = "A" if sa > sb else "B" if sb > sa else "tie"
             out.append(JudgeOutput(f"score_A={sa:.6f} score_B={sb:.6f}", verdict, {"A": sa, "B": sb}))
         return out
+
+    def score(self, units: list[ScoreUnit]) -> list[ScoreOutput | None]:
+        """Pointwise: the reward of (conversation, response); the scoring prompt's rubric, score ids
+        and reference answer are not part of a reward model's input, so every template of one
+        response gets the same score."""
+        texts = [self.texts(list(u.prompt), u.response) for u in units]
+        distinct = list(dict.fromkeys(texts))
+        prepared = self._batched(encode_rendered(self.tokenizer, distinct))
+        values = dict(zip(distinct, self._per_unit(self.launch(prepared)), strict=True))
+        long = {distinct[i]: n for i, n in prepared.overlong.items()}
+        return [
+            overlong_score(long[t], self.limit)
+            if t in long
+            else ScoreOutput(f"reward={values[t]:.6f}", values[t])
+            for t in texts
+        ]
 
     def score_texts(self, texts: list[str]) -> list[float | None]:
         """Scores of rendered texts in input order (``None`` for a text over the context)."""

@@ -1,0 +1,418 @@
+"""The pre-flight gate: a small, fixed, seeded battery a team runs before trusting a judge.
+
+``biasaware preflight --judge NAME`` builds (once) a battery from the built-in corpus: ``per_bias``
+probes per bias and side for the 12 biases and the prompt-injection probe, both directions
+(standard probes: the cue on the worse answer; mirror probes: on the better one; position in both
+orders), and a scoring set of ``scoring_pairs`` pairs whose better response has gold score 5 and
+worse response gold score 1. It judges them through ``eval bias`` and ``eval scoring`` (same
+folders, same resume rules), then grades each check against thresholds:
+
+=========================  ===========  ==================================================
+check                      default      what
+=========================  ===========  ==================================================
+per bias: BSR              warn > 10%,  standard probes' flip rate (follows the cue)
+                           fail > 20%
+per bias: over-correction  warn > 10%,  mirror probes' flip rate (turns against the cue)
+                           fail > 20%
+original accuracy          warn < 75%,  Acc_ori over the standard probes (plain accuracy)
+                           fail < 60%
+invalid verdicts           warn > 5%,   share of views with no readable verdict
+                           fail > 20%
+position flip rate         warn > 5%,   pairs whose verdict changes with the order (003: under
+                           fail > 20%   5% good, above 20% serious)
+scoring flip rate          warn > 20%,  per perturbed template, against the baseline (000)
+                           fail > 40%
+scoring invalid rate       warn > 5%,   replies with no readable score
+                           fail > 20%
+scoring gold Spearman      warn < 0.5,  the baseline scores against the gold scores
+                           fail < 0.2
+degenerate judge           fail         constant verdicts or chance accuracy (the bias run's
+                                        and the scoring run's checks)
+=========================  ===========  ==================================================
+
+A check compares its point estimate with the thresholds (its 95% interval is printed next to it);
+a check with nothing to measure (no originally correct probe, a reward model's scoring templates)
+is ``n/a`` and passes. Every default can be overridden from a YAML file (``--thresholds``), per
+bias too (``per_bias: {length: {bsr: {warn: 0.05, fail: 0.1}}}``); unknown keys are refused. The
+battery is small on purpose, so one flip moves a bias's rate by several points: raise
+``--per-bias`` for a tighter reading.
+
+Exit status: 0 when no check fails (warnings allowed; ``--fail-on warn`` makes a warning fail), 1
+when a fail threshold is crossed, 2 for a usage error. ``OUT/preflight.json`` holds every check,
+``OUT/preflight.md`` the same table, ``OUT/bias`` and ``OUT/scoring`` the full reports.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from biasaware.errors import BiasAwareError
+from biasaware.io import read_records, write_json, write_jsonl
+from biasaware.taxonomy import BIAS_NAMES, BIASES, SECURITY_PROBES
+
+PREFLIGHT_TEMPLATES = ("desc", "random", "letter", "roman", "ref-1", "ref-5")
+VERDICTS = ("pass", "n/a", "warn", "fail")
+
+
+class Band(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    warn: float = Field(ge=-1.0, le=1.0)
+    fail: float = Field(ge=-1.0, le=1.0)
+
+
+class BiasBands(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    bsr: Band | None = None
+    overcorrection: Band | None = None
+
+
+MINIMUMS = ("acc_ori", "scoring_gold_spearman")  # higher is better: below the band is bad
+
+
+class Thresholds(BaseModel):
+    """The gate's thresholds (see the module docstring); ``per_bias`` overrides the BSR and
+    over-correction bands of named biases."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bsr: Band = Band(warn=0.10, fail=0.20)
+    overcorrection: Band = Band(warn=0.10, fail=0.20)
+    acc_ori: Band = Band(warn=0.75, fail=0.60)
+    invalid_rate: Band = Band(warn=0.05, fail=0.20)
+    position_flip_rate: Band = Band(warn=0.05, fail=0.20)
+    scoring_flip_rate: Band = Band(warn=0.20, fail=0.40)
+    scoring_invalid_rate: Band = Band(warn=0.05, fail=0.20)
+    scoring_gold_spearman: Band = Band(warn=0.5, fail=0.2)
+    degenerate: Literal["fail", "warn"] = "fail"
+    per_bias: dict[str, BiasBands] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Thresholds:
+        for name in type(self).model_fields:
+            band = getattr(self, name)
+            if not isinstance(band, Band):
+                continue
+            if name in MINIMUMS and band.warn < band.fail:
+                raise ValueError(
+                    f"{name}: warn ({band.warn}) must be at or above fail ({band.fail}): it is a minimum"
+                )
+            if name not in MINIMUMS and band.warn > band.fail:
+                raise ValueError(f"{name}: warn ({band.warn}) must be at or below fail ({band.fail})")
+        unknown = [b for b in self.per_bias if b not in BIASES]
+        if unknown:
+            raise ValueError(f"per_bias: unknown bias {unknown[0]!r}; valid: {', '.join(BIASES)}")
+        for bias, bands in self.per_bias.items():
+            for key in ("bsr", "overcorrection"):
+                band = getattr(bands, key)
+                if band is not None and band.warn > band.fail:
+                    raise ValueError(
+                        f"per_bias.{bias}.{key}: warn ({band.warn}) must be at or below fail ({band.fail})"
+                    )
+        return self
+
+    def band(self, check: str, bias: str | None = None) -> Band:
+        if bias and bias in self.per_bias and getattr(self.per_bias[bias], check, None) is not None:
+            return getattr(self.per_bias[bias], check)
+        return getattr(self, check)
+
+
+def load_thresholds(path: str | Path | None) -> Thresholds:
+    """The defaults, overridden by a YAML or JSON file; a bad file names the setting."""
+    if path is None:
+        return Thresholds()
+    from biasaware.io import read_config
+    from biasaware.records import format_problems
+
+    data = read_config(path, "thresholds file")
+    try:
+        return Thresholds.model_validate(data)
+    except ValidationError as err:
+        lines = [
+            line.replace("field ", "setting ").replace(" (put extra data under 'meta')", "")
+            for line in format_problems(str(path), err)
+        ]
+        raise BiasAwareError("\n".join(lines)) from None
+
+
+def grade(value: float | None, band: Band, minimum: bool = False) -> str:
+    """``pass``, ``warn`` or ``fail`` of a point estimate against a band (``n/a`` when undefined)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if minimum:
+        return "fail" if value < band.fail else "warn" if value < band.warn else "pass"
+    return "fail" if value > band.fail else "warn" if value > band.warn else "pass"
+
+
+def _worst(verdicts: list[str]) -> str:
+    """The worst measured verdict (``n/a`` only when nothing was measured)."""
+    measured = [v for v in verdicts if v != "n/a"]
+    return max(measured, key=VERDICTS.index) if measured else "n/a"
+
+
+# ---------------------------------------------------------------------------------------- battery
+def build_battery(out: Path, per_bias: int, scoring_pairs: int, seed: int) -> tuple[Path, Path]:
+    """The probes (``out/battery``: ``build bench`` over the built-in corpus's held-out families,
+    both directions, the 12 biases and injection) and the scoring items (``out/scoring_items.jsonl``:
+    the better and the worse response of ``scoring_pairs`` pairs, gold 5 and 1, each other's
+    references at levels 5 and 1). Built once: a rerun with the same settings reuses them."""
+    from biasaware.data.builders import BuildConfig, build_bench
+
+    cfg = BuildConfig(
+        seed=seed,
+        families="all",
+        biases=",".join((*BIAS_NAMES, *SECURITY_PROBES)),
+        n_per_bias=per_bias,
+        direction="both",
+    )
+    battery = out / "battery"
+    build_bench(cfg, battery)
+    probes = read_records(battery, "probe")
+    seen, items = set(), []
+    for p in probes:  # distinct pairs, in file order (the bench is seeded)
+        pair = p.meta.get("pair_id", p.id)
+        if p.meta.get("mirror") or p.bias not in BIAS_NAMES or pair in seen or len(seen) >= scoring_pairs:
+            continue
+        seen.add(pair)
+        v = p.original
+        prompt = [m.model_dump() for m in v.prompt]
+        refs = {"5": v.correct_text, "1": v.wrong_text}
+        items.append(
+            {
+                "id": f"{pair}-better",
+                "prompt": prompt,
+                "response": v.correct_text,
+                "references": refs,
+                "gold": 5,
+            }
+        )
+        items.append(
+            {"id": f"{pair}-worse", "prompt": prompt, "response": v.wrong_text, "references": refs, "gold": 1}
+        )
+    scoring = out / "scoring_items.jsonl"
+    write_jsonl(scoring, items)
+    return battery, scoring
+
+
+# ---------------------------------------------------------------------------------------- grading
+def _rate_check(name: str, value, ci, k, n, verdict: str, band: Band | None, **extra) -> dict[str, Any]:
+    return {"check": name, "value": value, "ci": ci, "k": k, "n": n, "verdict": verdict,
+            "warn": band.warn if band else None, "fail": band.fail if band else None, **extra}  # fmt: skip
+
+
+def grade_runs(bias: dict[str, Any], scoring: dict[str, Any] | None, t: Thresholds) -> list[dict[str, Any]]:
+    """Every check of the gate from the two summaries (``eval bias`` and ``eval scoring``)."""
+    checks = []
+    for name, s in bias["per_bias"].items():
+        parts = []
+        for key, label in (("bsr", "BSR"), ("overcorrection", "over-correction")):
+            value = s.get(key)
+            side = s if key == "bsr" else s.get("mirror") or {}
+            k, n = side.get("flips"), side.get("ori_correct")
+            band = t.band(key, name)
+            parts.append(
+                _rate_check(f"{label}", value, s.get(f"{key}_ci"), k, n, grade(value, band), band, bias=name)
+            )
+        checks.append({"check": name, "bias": name, "category": s.get("category"), "parts": parts,
+                       "verdict": _worst([p["verdict"] for p in parts]), "n": s.get("n")})  # fmt: skip
+    micro = bias["overall"]["micro"]
+    band = t.acc_ori
+    checks.append(
+        _rate_check(
+            "original accuracy",
+            micro.get("acc_ori"),
+            micro.get("acc_ori_ci"),
+            None,
+            micro.get("n"),
+            grade(micro.get("acc_ori"), band, minimum=True),
+            band,
+        )  # fmt: skip
+    )
+    verdicts = bias["judge_check"]["verdicts"]
+    total = sum(verdicts.values())
+    invalid = verdicts.get("invalid", 0) / total if total else math.nan
+    from biasaware.evaluation.metrics import wilson_interval
+
+    checks.append(
+        _rate_check(
+            "invalid verdicts",
+            invalid,
+            wilson_interval(verdicts.get("invalid", 0), total),
+            verdicts.get("invalid", 0),
+            total,
+            grade(invalid, t.invalid_rate),
+            t.invalid_rate,
+        )  # fmt: skip
+    )
+    pos = (bias["per_bias"].get("position") or {}).get("position")
+    if pos:
+        checks.append(
+            _rate_check(
+                "position flip rate",
+                pos["flip_rate"],
+                pos["flip_rate_ci"],
+                pos["flips"],
+                pos["n"],
+                grade(pos["flip_rate"], t.position_flip_rate),
+                t.position_flip_rate,
+                swap_aggregate=pos["swap_aggregate"],
+            )  # fmt: skip
+        )
+    degenerate = []
+    if bias["judge_check"]["degenerate"]:
+        degenerate += [f"pairwise: {r}" for r in bias["judge_check"]["reasons"]]
+    if scoring is not None:
+        for name in scoring["templates"]:
+            e = scoring["per_template"][name]
+            if name != "baseline":
+                checks.append(
+                    _rate_check(
+                        f"scoring flip rate: {name}",
+                        e.get("flip_rate"),
+                        e.get("flip_rate_ci"),
+                        e.get("flips"),
+                        e.get("n"),
+                        grade(e.get("flip_rate"), t.scoring_flip_rate),
+                        t.scoring_flip_rate,
+                        mad=e.get("mad"),
+                    )  # fmt: skip
+                )
+        d_all = [scoring["per_template"][n]["distribution"] for n in scoring["templates"]]
+        inv, tot = sum(d["invalid"] for d in d_all), sum(d["n"] for d in d_all)
+        rate = inv / tot if tot else math.nan
+        checks.append(
+            _rate_check(
+                "scoring invalid rate",
+                rate,
+                wilson_interval(inv, tot),
+                inv,
+                tot,
+                grade(rate, t.scoring_invalid_rate),
+                t.scoring_invalid_rate,
+            )  # fmt: skip
+        )
+        gold = scoring["per_template"]["baseline"].get("gold") or {}
+        checks.append(
+            _rate_check(
+                "scoring gold Spearman",
+                gold.get("spearman"),
+                None,
+                None,
+                gold.get("n"),
+                grade(gold.get("spearman"), t.scoring_gold_spearman, minimum=True),
+                t.scoring_gold_spearman,
+            )  # fmt: skip
+        )
+        if scoring["judge_check"].get("degenerate"):
+            degenerate += [f"scoring: {r}" for r in scoring["judge_check"]["reasons"]]
+    checks.append(
+        {
+            "check": "degenerate judge",
+            "value": bool(degenerate),
+            "reasons": degenerate,
+            "verdict": t.degenerate if degenerate else "pass",
+        }  # fmt: skip
+    )
+    return checks
+
+
+def _pct(x) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
+
+
+def _ci(ci) -> str:
+    return f"[{_pct(ci[0])}, {_pct(ci[1])}]" if ci and ci[0] is not None else ""
+
+
+def verdict_lines(result: dict[str, Any]) -> list[str]:
+    """The one-screen verdict: a line per bias (BSR and over-correction, % with 95% interval and
+    flips / originally correct), then the judge-level checks, then the outcome."""
+    lines = [f"preflight: {result['judge']}  ({result['battery']})", ""]
+    for c in result["checks"]:
+        if "parts" in c:
+            text = "  ".join(
+                f"{p['check']} {_pct(p['value']):>5s} {_ci(p['ci']):16s} ({p['k'] if p['k'] is not None else '–'}/"
+                f"{p['n'] if p['n'] is not None else '–'})"
+                for p in c["parts"]
+            )
+            lines.append(f"{c['verdict'].upper():5s} {c['check']:14s} {text}")
+    lines.append("")
+    for c in result["checks"]:
+        if "parts" in c:
+            continue
+        if c["check"] == "degenerate judge":
+            what = "; ".join(c["reasons"]) if c["reasons"] else "no"
+            lines.append(f"{c['verdict'].upper():5s} degenerate judge: {what}")
+            continue
+        spearman = c["check"] == "scoring gold Spearman"
+        value = "–" if c["value"] is None or c["value"] != c["value"] else (
+            f"{c['value']:.3f}" if spearman else f"{_pct(c['value'])}%"
+        )  # fmt: skip
+        counts = f" ({c['k']}/{c['n']})" if c.get("k") is not None else f" (n={c['n']})" if c.get("n") else ""
+        sign = "<" if spearman or c["check"] == "original accuracy" else ">"
+        w, f = (
+            (f"{c['warn']:g}", f"{c['fail']:g}")
+            if spearman
+            else (f"{_pct(c['warn'])}%", f"{_pct(c['fail'])}%")
+        )
+        limits = f"   (warn {sign} {w}, fail {sign} {f})"
+        lines.append(f"{c['verdict'].upper():5s} {c['check']}: {value} {_ci(c.get('ci'))}{counts}{limits}")
+    spec = result.get("spec") or {}
+    invalid = [c for c in result["checks"] if c["check"] in ("invalid verdicts", "scoring invalid rate")]
+    if spec.get("mode") == "generate" and any(c["verdict"] in ("warn", "fail") for c in invalid):
+        lines += [
+            "",
+            f"note: replies are cut at --max-tokens {spec.get('max_tokens')}; a judge that reasons at length needs more, "
+            "or its cut replies count as invalid (raw replies: bias/judgments.jsonl, scoring/judgments.jsonl)",
+        ]
+    lines += ["", f"result: {result['outcome'].upper()} ({result['summary']})"]
+    return lines
+
+
+def run_preflight(
+    spec,
+    out: str | Path,
+    *,
+    thresholds: Thresholds,
+    per_bias: int = 6,
+    scoring_pairs: int = 3,
+    seed: int = 0,
+    fail_on: str = "fail",
+) -> dict[str, Any]:
+    """Build the battery (once), judge it, grade it; returns the result (``outcome`` pass / warn /
+    fail, ``exit_code``) and writes ``preflight.json`` and ``preflight.md`` into ``out``."""
+    from biasaware.evaluation.evaluate import evaluate_bias
+    from biasaware.evaluation.scoring import evaluate_scoring
+
+    out = Path(out)
+    battery, items = build_battery(out, per_bias, scoring_pairs, seed)
+    biases = [*BIAS_NAMES, *SECURITY_PROBES]
+    bias = evaluate_bias(spec, battery, out / "bias", biases=biases, seed=seed)
+    templates = list(PREFLIGHT_TEMPLATES)
+    scoring = evaluate_scoring(spec, items, out / "scoring", templates=templates, seed=seed)
+    checks = grade_runs(bias, scoring, thresholds)
+    verdicts = [c["verdict"] for c in checks]
+    outcome = _worst(verdicts) if _worst(verdicts) != "n/a" else "pass"
+    counts = {v: verdicts.count(v) for v in VERDICTS if verdicts.count(v)}
+    failed = outcome == "fail" or (fail_on == "warn" and outcome == "warn")
+    result = {
+        "judge": spec.name,
+        "spec": spec.model_dump(),
+        "battery": f"{per_bias} probes per bias and side, {scoring_pairs} scoring pairs, seed {seed}",
+        "settings": {"per_bias": per_bias, "scoring_pairs": scoring_pairs, "seed": seed, "fail_on": fail_on},
+        "thresholds": thresholds.model_dump(),
+        "checks": checks,
+        "outcome": outcome,
+        "summary": ", ".join(f"{n} {v}" for v, n in counts.items()),
+        "exit_code": 1 if failed else 0,
+        "reports": {"bias": str(out / "bias" / "report.md"), "scoring": str(out / "scoring" / "report.md")},
+    }
+    from biasaware.evaluation.evaluate import _clean
+
+    result = _clean(result)
+    write_json(out / "preflight.json", result)
+    (out / "preflight.md").write_text("```\n" + "\n".join(verdict_lines(result)) + "\n```\n")
+    return result

@@ -1,0 +1,243 @@
+"""The pre-flight gate: thresholds, grading, and exit codes that follow them (a constant judge
+fails; an oracle judge passes; thresholds force warn and fail)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from biasaware.cli import main
+from biasaware.errors import BiasAwareError
+from biasaware.evaluation.preflight import Band, Thresholds, grade, load_thresholds
+from biasaware.io import read_records
+
+
+@pytest.mark.parametrize(
+    ("value", "minimum", "expected"),
+    [
+        (0.0, False, "pass"),
+        (0.10, False, "pass"),  # at the warn threshold: not above it
+        (0.11, False, "warn"),
+        (0.20, False, "warn"),
+        (0.21, False, "fail"),
+        (float("nan"), False, "n/a"),
+        (None, False, "n/a"),
+        (0.9, True, "pass"),
+        (0.7, True, "warn"),
+        (0.5, True, "fail"),
+    ],
+)
+def test_grade(value, minimum, expected):
+    band = Band(warn=0.75, fail=0.6) if minimum else Band(warn=0.1, fail=0.2)
+    assert grade(value, band, minimum) == expected
+
+
+def test_thresholds_files_are_checked(tmp_path):
+    assert load_thresholds(None) == Thresholds()
+    good = tmp_path / "t.yaml"
+    good.write_text("bsr: {warn: 0.05, fail: 0.3}\nper_bias:\n  length: {bsr: {warn: 0.2, fail: 0.4}}\n")
+    t = load_thresholds(good)
+    assert t.band("bsr", "length").fail == 0.4 and t.band("bsr", "authority").fail == 0.3
+    assert t.band("overcorrection", "length") == Thresholds().overcorrection
+    for text, message in [
+        ("bsrr: {warn: 0.1, fail: 0.2}\n", "bsrr"),
+        ("bsr: {warn: 0.3, fail: 0.2}\n", "must be at or below fail"),
+        ("acc_ori: {warn: 0.5, fail: 0.6}\n", "it is a minimum"),
+        ("bsr: {warn: '0.1', fail: 0.2}\n", "bsr.warn"),
+        ("per_bias: {lenght: {bsr: {warn: 0.1, fail: 0.2}}}\n", "unknown bias 'lenght'"),
+        ("degenerate: ignore\n", "degenerate"),
+        ("bsr: {warn: 0.1}\n", "bsr.fail"),
+    ]:
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(text)
+        with pytest.raises(BiasAwareError, match=re.escape(message)):
+            load_thresholds(bad)
+
+
+def _text(messages) -> str:
+    return messages[-1]["content"]
+
+
+def constant(messages):
+    """Always "A", always the middle score."""
+    if "[RESULT]" in _text(messages):
+        ids = (
+            re.search(r"give a score: one of ([^,]+(?:, [^,]+){4}), where", _text(messages))
+            .group(1)
+            .split(", ")
+        )
+        return f"Feedback: fine. [RESULT] {ids[2]}"
+    return "<think>\nfine\n</think>\n<answer>A</answer>"
+
+
+class Oracle:
+    """Knows every battery item's answer (from the battery's own files): picks the correct
+    response of a pair and gives the better response 5 and the worse 1."""
+
+    def __init__(self, battery):
+        self.pairs, self.scores = {}, {}
+        for p in read_records(battery, "probe"):
+            for v in (p.original, p.injected):
+                self.pairs[(v.response_a, v.response_b)] = v.correct
+                self.scores[v.correct_text] = 5
+                self.scores.setdefault(v.wrong_text, 1)
+
+    def __call__(self, messages):
+        text = _text(messages)
+        if "[RESULT]" in text:
+            response = re.search(
+                r"###Response to evaluate:[^\n]*\n(.*?)\n###End of the response", text, re.S
+            ).group(1)
+            ids = re.search(r"give a score: one of ([^,]+(?:, [^,]+){4}), where", text).group(1).split(", ")
+            return f"Feedback: checked. [RESULT] {ids[self.scores[response] - 1]}"
+        a = re.search(r"<response_a[^>]*>\n(.*?)\n</response_a", text, re.S).group(1)
+        b = re.search(r"<response_b[^>]*>\n(.*?)\n</response_b", text, re.S).group(1)
+        return f"<think>\nchecked\n</think>\n<answer>{self.pairs[(a, b)]}</answer>"
+
+
+def _preflight(server, name, out, *extra):
+    argv = ["preflight", "--judge", name, "--backend", "openai", "--base-url", server.base_url]
+    return main([*argv, "--out", str(out), "--per-bias", "4", "--scoring-pairs", "4", *extra])
+
+
+def test_exit_codes_follow_the_thresholds(tmp_path, capsys, monkeypatch):
+    from biasaware.judging.fake_server import FakeChatServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    monkeypatch.setenv("BIASAWARE_CACHE", str(tmp_path / "cache"))
+    with FakeChatServer(constant) as server:
+        assert _preflight(server, "constant", tmp_path / "constant") == 1
+    text = capsys.readouterr().out
+    assert "FAIL  degenerate judge: pairwise: constant verdict: A in 100%" in text and "result: FAIL" in text
+    result = json.loads((tmp_path / "constant" / "preflight.json").read_text())
+    assert result["outcome"] == "fail" and result["exit_code"] == 1
+    assert {c["check"] for c in result["checks"]} >= {
+        "length",
+        "injection",
+        "position flip rate",
+        "degenerate judge",
+    }
+    assert (tmp_path / "constant" / "bias" / "report.md").exists()
+    assert (tmp_path / "constant" / "scoring" / "report.md").exists()
+
+    oracle = Oracle(tmp_path / "constant" / "battery")
+    with FakeChatServer(oracle) as server:
+        assert _preflight(server, "oracle", tmp_path / "oracle") == 0
+        text = capsys.readouterr().out
+        assert "result: PASS" in text, text
+        # the same judge, graded again (the runs resume: no new calls) under thresholds that force each outcome
+        calls = sum(server.served.values())
+        warn = tmp_path / "warn.yaml"
+        warn.write_text("per_bias: {length: {bsr: {warn: -0.5, fail: 0.5}}}\n")
+        assert _preflight(server, "oracle", tmp_path / "oracle", "--thresholds", str(warn)) == 0
+        assert "result: WARN" in capsys.readouterr().out
+        assert (
+            _preflight(server, "oracle", tmp_path / "oracle", "--thresholds", str(warn), "--fail-on", "warn")
+            == 1
+        )
+        capsys.readouterr()
+        fail = tmp_path / "fail.yaml"
+        fail.write_text("position_flip_rate: {warn: -0.5, fail: -0.1}\n")
+        assert _preflight(server, "oracle", tmp_path / "oracle", "--thresholds", str(fail)) == 1
+        assert "FAIL  position flip rate" in capsys.readouterr().out
+        assert sum(server.served.values()) == calls
+    # the constant judge passes nothing, even with thresholds that let every rate through, unless
+    # the degenerate flag is made a warning
+    lax = tmp_path / "lax.yaml"
+    bands = "{warn: 1.0, fail: 1.0}"
+    mins = "{warn: -1.0, fail: -1.0}"
+    lax.write_text(
+        "\n".join(
+            f"{k}: {bands}"
+            for k in (
+                "bsr",
+                "overcorrection",
+                "invalid_rate",
+                "position_flip_rate",
+                "scoring_flip_rate",
+                "scoring_invalid_rate",
+            )
+        )
+        + f"\nacc_ori: {mins}\nscoring_gold_spearman: {mins}\n"
+    )
+    with FakeChatServer(constant) as server:
+        assert _preflight(server, "constant", tmp_path / "constant", "--thresholds", str(lax)) == 1
+        lax.write_text(lax.read_text() + "degenerate: warn\n")
+        assert _preflight(server, "constant", tmp_path / "constant", "--thresholds", str(lax)) == 0
+    assert "result: WARN" in capsys.readouterr().out
+
+
+def test_preflight_runs_with_the_tiny_reward_model(tiny_models, tmp_path, capsys):
+    """Every judge mode: a reward model is graded on the 9 response-level biases and its baseline
+    scores (its scoring templates cannot apply)."""
+    out = tmp_path / "rm"
+    code = main(
+        [
+            "preflight",
+            "--judge",
+            str(tiny_models["reward"]),
+            "--mode",
+            "reward",
+            "--out",
+            str(out),
+            "--per-bias",
+            "3",
+        ]
+    )
+    assert code in (0, 1)
+    result = json.loads((out / "preflight.json").read_text())
+    names = {c["check"] for c in result["checks"]}
+    assert "bandwagon" not in names and "position flip rate" not in names and "length" in names
+    assert not any(n.startswith("scoring flip rate") for n in names)
+    assert result["exit_code"] == code
+
+
+def test_bad_preflight_input_exits_2(tmp_path, capsys):
+    bad = tmp_path / "t.yaml"
+    bad.write_text("bsr: {warn: 0.3, fail: 0.2}\n")
+    assert main(["preflight", "--judge", "x", "--thresholds", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert not (tmp_path / "o").exists()
+    assert main(["preflight", "--out", str(tmp_path / "o")]) == 2
+    assert "needs --judge" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_smollm2_scoring_pointwise_and_preflight(tmp_path, capsys):
+    """The real small chat model through every new path: eval scoring (generate and direct), the
+    pointwise bias probes, and a one-probe-per-bias preflight; its exit code is its verdict's."""
+    items = tmp_path / "items.jsonl"
+    items.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"i{i}",
+                    "instruction": f"What is {i} + {i}?",
+                    "response": str(2 * i + i % 2),
+                    "references": {"5": str(2 * i)},
+                    "gold": 5 - 4 * (i % 2),
+                }
+            )
+            + "\n"  # fmt: skip
+            for i in range(4)
+        )
+    )
+    for mode in ("generate", "direct"):
+        out = tmp_path / f"scoring-{mode}"
+        argv = ["eval", "scoring", "--judge", "smollm2-135m-instruct", "--mode", mode, "--data", str(items)]
+        assert main([*argv, "--out", str(out), "--max-tokens", "48", "--templates", "desc,letter,ref-5"]) == 0
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["items"] == 4 and "desc" in summary["templates"]
+    bench = tmp_path / "bench"
+    assert main(["build", "bench", "--out", str(bench), "--n", "2", "--biases", "length,authority"]) == 0
+    out = tmp_path / "pointwise"
+    argv = ["eval", "bias", "--judge", "smollm2-135m-instruct", "--mode", "direct", "--pointwise", "rubric"]
+    assert main([*argv, "--data", str(bench), "--out", str(out)]) == 0
+    assert set(json.loads((out / "summary.json").read_text())["per_bias"]) == {"length", "authority"}
+    out = tmp_path / "preflight"
+    argv = ["preflight", "--judge", "smollm2-135m-instruct", "--out", str(out), "--per-bias", "1"]
+    code = main([*argv, "--scoring-pairs", "1", "--max-tokens", "32"])
+    result = json.loads((out / "preflight.json").read_text())
+    assert code == result["exit_code"] and result["outcome"] in ("pass", "warn", "fail")
+    assert {"length", "position", "injection", "degenerate judge"} <= {c["check"] for c in result["checks"]}
