@@ -400,7 +400,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
         if summary is not None:
             print((out / "report.md").read_text())
-            print(f"wrote {out}/judgments.jsonl, summary.json, report.md, score_tendency.png, stability.png")
+            print(f"wrote {out}/{', '.join(summary['files'])}")
         return 0
     if args.stage == "general":
         from biasaware.evaluation.general import evaluate_general
@@ -606,7 +606,10 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         scoring_pairs=args.scoring_pairs,
         seed=args.seed,
         fail_on=args.fail_on,
+        scoring_max_tokens=args.scoring_max_tokens,
     )
+    if result is None:  # another process of a multi-process launch: process 0 grades and reports
+        return 0
     print("\n".join(verdict_lines(result)))
     print(f"wrote {out}/preflight.json, preflight.md; full reports in {out}/bias and {out}/scoring")
     return result["exit_code"]
@@ -642,9 +645,14 @@ def add_preflight_parser(sub) -> None:
         help="exit 1 on a fail (default), or on a warning too",
     )
     p.add_argument("--seed", type=int, default=0, help="the battery's seed (default 0)")
-    add_judge_arguments(
-        p, max_tokens=128
-    )  # the battery runs in minutes; raise it for a judge that reasons at length
+    p.add_argument(
+        "--scoring-max-tokens",
+        type=positive_int,
+        default=256,
+        help="generation budget per score: the scoring prompt asks for feedback before the score (default 256)",
+    )
+    # the battery runs in minutes on a CPU; raise --max-tokens for a judge that reasons at length
+    add_judge_arguments(p, max_tokens=128)
     add_pointwise_argument(p)
     p.set_defaults(func=cmd_preflight)
 

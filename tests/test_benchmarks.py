@@ -163,3 +163,38 @@ def test_reward_model_and_cli(tmp_path, tiny_models, capsys):
     assert main(args) == 0 and "| **overall** | 4 |" in capsys.readouterr().out
     assert main(["eval", "general", "--out", str(out), "--rescore"]) == 0
     assert json.loads((out / "summary.json").read_text())["benchmark"] == path
+
+
+class LongerWins:
+    name, kind, chunk_views = "longer", "generative", 64
+
+    def judge(self, views):
+        return [
+            JudgeOutput("x", "A" if len(v.response_a.split()) > len(v.response_b.split()) else "B")
+            for v in views
+        ]
+
+    def summary(self):
+        return {}
+
+
+def test_verbosity_of_a_judge_that_picks_the_longer_response(tmp_path):
+    """003's verbosity probe on a general benchmark: the longer response is the better one in 2 of 6
+    pairs; a judge that always picks the longer one picks it in every decided view."""
+    path = tmp_path / "rb.jsonl"
+    rows = [
+        {"prompt": f"q{i}", "chosen": "good " * (3 if i < 2 else 1), "rejected": "bad " * 2} for i in range(6)
+    ]
+    jsonl(path, rows)
+    s = summarize_general(
+        read_records(run_general_eval(LongerWins(), load_benchmark(str(path)), tmp_path / "o"), "judgment")
+    )
+    v = s["verbosity"]
+    assert v["views"] == 12 and v["longer_picked"]["value"] == 1.0
+    assert v["longer_is_better"]["value"] == pytest.approx(2 / 6)
+    assert v["spearman"] == pytest.approx(1.0)
+    assert "the longer response was picked in 100.0" in general_markdown(s, "rb")
+    first = summarize_general(
+        read_records(run_general_eval(FirstWins(), load_benchmark(str(path)), tmp_path / "f"), "judgment")
+    )
+    assert first["verbosity"]["longer_picked"]["value"] == 0.5

@@ -54,6 +54,14 @@ PARSE_CASES = [
     ('The format asks "[RESULT] (an integer)". Feedback: fine. [RESULT] 4', NUMERIC, 4),
     ("Feedback: [RESULT] 4 ... on reflection [RESULT] 4", NUMERIC, 4),
     ("Feedback: [RESULT] 2 ... no, [RESULT] 3", NUMERIC, None),
+    ("Feedback: [RESULT] 1/10 ... on a 5 scale [RESULT] 4", NUMERIC, None),
+    ("Feedback: [RESULT] B ... rather [RESULT] 4", NUMERIC, None),
+    (
+        "İyi. İçerik doğru. İşte: [RESULT] 4",
+        NUMERIC,
+        4,
+    ),  # lower() lengthens "İ": markers are found in the reply
+    ("İİ [RESULT] 14", NUMERIC, None),
     ("Feedback: ok [RESULT] 6", NUMERIC, None),
     ("Feedback: ok [RESULT] 0", NUMERIC, None),
     ("Feedback: ok [RESULT] 45", NUMERIC, None),
@@ -318,7 +326,7 @@ def test_repeated_ids_and_missing_references_are_refused(tmp_path):
         "letter",
         "roman",
     ]
-    with pytest.raises(BiasAwareError, match="have none at that level"):
+    with pytest.raises(BiasAwareError, match="no item has one at that level"):
         choose_templates(["ref-3"], items, "generate")
     assert [t.name for t in choose_templates(["desc", "ref-3"], items, "reward")] == ["baseline"]
 
@@ -471,47 +479,81 @@ def test_generate_then_review_references(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     monkeypatch.setenv("BIASAWARE_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "items.jsonl"
-    path.write_text(
-        "".join(
-            json.dumps({"id": f"i{i}", "instruction": f"Q{i}?", "response": "a good answer", "gold": 5})
-            + "\n"
-            for i in range(3)
-        )
-    )
+    rows = [
+        {"id": f"i{i}", "instruction": f"Q{i}?", "response": "a good answer", "gold": 5} for i in range(3)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "out"
+
+    def argv(server, writer="w", templates="ref-1,desc"):
+        args = ["eval", "scoring", "--judge", "j", "--backend", "openai", "--base-url", server.base_url]
+        args += ["--data", str(path), "--out", str(out), "--templates", templates]
+        if writer:
+            args += [
+                "--reference-writer",
+                writer,
+                "--reference-backend",
+                "openai",
+                "--reference-base-url",
+                server.base_url,
+            ]
+        return args
+
     with FakeChatServer(writer_and_reviewer) as server:
-        argv = ["eval", "scoring", "--judge", "j", "--backend", "openai", "--base-url", server.base_url]
-        argv += [
-            "--data",
-            str(path),
-            "--out",
-            str(out),
-            "--reference-writer",
-            "w",
-            "--reference-backend",
-            "openai",
-        ]
-        argv += ["--reference-base-url", server.base_url]
-        assert main([*argv, "--templates", "ref-3"]) == 2  # the reviewer accepts no level-3 draft
+        assert main(argv(server, templates="ref-3")) == 2  # the reviewer accepts no level-3 draft
         assert "the reviewer accepted none" in capsys.readouterr().err
-        rows = [json.loads(line) for line in (out / "references.jsonl").read_text().splitlines()]
-        assert [(r["level"], r["accepted"], r["attempts"]) for r in rows] == [(3, False, 3)] * 3
-        assert main([*argv, "--templates", "ref-1,desc"]) == 0
+        saved = [json.loads(line) for line in (out / "references.jsonl").read_text().splitlines()]
+        assert sorted((r["id"], r["draft"], r["accepted"]) for r in saved) == [
+            (f"i{i}", d, False) for i in range(3) for d in (1, 2, 3)
+        ]
+        assert main(argv(server)) == 0
         calls = sum(server.served.values())
-        assert main([*argv, "--templates", "ref-1,desc"]) == 0  # a rerun: no new call
+        assert main(argv(server)) == 0  # a rerun: no new call
+        # the earlier references serve a run without a writer; another writer is refused
+        assert main(argv(server, writer=None)) == 0
         assert sum(server.served.values()) == calls
-    rows = [json.loads(line) for line in (out / "references.jsonl").read_text().splitlines()]
-    level1 = [r for r in rows if r["level"] == 1]
-    assert [(r["accepted"], r["attempts"], r["text"]) for r in level1] == [
-        (True, 2, "draft 2 of level 1")
-    ] * 3
+        assert main(argv(server, writer="w2", templates="ref-2")) == 2
+        assert "references generated with other settings" in capsys.readouterr().err
+    saved = [json.loads(line) for line in (out / "references.jsonl").read_text().splitlines()]
+    level1 = [r for r in saved if r["level"] == 1]
+    assert sorted((r["id"], r["draft"], r["accepted"]) for r in level1) == [
+        (f"i{i}", d, d == 2) for i in range(3) for d in (1, 2)
+    ]
+    assert {r["text"] for r in level1 if r["accepted"]} == {"draft 2 of level 1"}
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["references"]["accepted"] == 3 and summary["references"]["rejected"] == 3
+    assert summary["references"]["accepted"] == 3 and summary["references"]["given_up"] == 3
     assert (
         summary["per_template"]["ref-1"]["distribution"]["counts"]["1"] == 3
     )  # the anchored judge follows it
-    judged = (out / "judgments.jsonl").read_text()
-    assert "ref-3" not in judged
+    assert "ref-3" not in (out / "judgments.jsonl").read_text()
+
+
+def test_failed_reference_calls_decide_nothing(tmp_path, monkeypatch):
+    """A writer that is down: nothing is recorded as rejected, the run stops saying so, and the
+    same call with the writer back generates the reference (two drafts: the first is rejected)."""
+    from biasaware.evaluation.scoring import generate_references
+    from biasaware.judging.fake_server import FakeChatServer
+    from biasaware.judging.llm import LLMClient, LLMSpec
+
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    (item,) = load_scoring_items(_items(tmp_path, n=1))
+    item = item.model_copy(update={"references": {}})
+    out = tmp_path / "out"
+
+    def clients(server):
+        spec = LLMSpec(backend="openai", model="w", base_url=server.base_url, max_retries=0, progress=False,
+                       cache_dir=str(tmp_path / "cache"))  # fmt: skip
+        return LLMClient(spec, role="writer"), LLMClient(spec, role="reviewer")
+
+    with FakeChatServer(writer_and_reviewer, fault_rate=1.0, faults=("500",), max_faults=99) as server:
+        with pytest.raises(BiasAwareError, match="failed after all retries"):
+            generate_references([item], [1], *clients(server), out)
+    assert (out / "references.jsonl").read_text().strip() == ""
+    with FakeChatServer(writer_and_reviewer) as server:
+        (done,) = generate_references([item], [1], *clients(server), out)
+    assert done.references["1"] == "draft 2 of level 1"
+    saved = [json.loads(line) for line in (out / "references.jsonl").read_text().splitlines()]
+    assert [(r["draft"], r["accepted"]) for r in saved] == [(1, False), (2, True)]
 
 
 def length_swayed(messages):

@@ -194,6 +194,8 @@ def run_bias_eval(
     jobs = []
     for p in applicable(probes, judge.kind):
         meta = {"bias": p.bias, "category": p.category}
+        if judge.kind in ("reward", "pointwise"):
+            meta["scored"] = True  # scores are per response (not P(A) vs P(B)): the score shift applies
         for key in ("direction", "mirror"):
             if key in p.meta:
                 meta[key] = p.meta[key]
@@ -252,12 +254,12 @@ def paired_views(judgments: list[Judgment]) -> tuple[dict[str, tuple[Outcome, Ju
 
 
 def score_shift(rows: list[tuple[Outcome, Judgment, Judgment]]) -> dict[str, Any] | None:
-    """Judges with a score per response (pointwise and reward judges): the mean change, injected
-    minus original view, of the better and of the worse response's score, over probes scored on
-    both views (``None`` when no probe was)."""
+    """Judges with a score per response (pointwise and reward judges; ``meta.scored``): the mean
+    change, injected minus original view, of the better and of the worse response's score, over
+    probes scored on both views (``None`` when no probe was)."""
     better, worse = [], []
     for _, o, i in rows:
-        if o.scores and i.scores:
+        if o.scores and i.scores and o.meta.get("scored"):
             other = {"A": "B", "B": "A"}
             better.append(i.scores[i.correct] - o.scores[o.correct])
             worse.append(i.scores[other[i.correct]] - o.scores[other[o.correct]])
@@ -308,7 +310,8 @@ def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 
             s["margin_ori"] = sum(margins["original"]) / len(rows)
             s["margin_inj"] = sum(margins["injected"]) / len(rows)
             s["margin_shift"] = s["margin_inj"] - s["margin_ori"]
-        shift = {side: score_shift(rows) for side, rows in sides.items() if rows and score_shift(rows)}
+        shift = {side: score_shift(rows) for side, rows in sides.items() if rows}
+        shift = {side: v for side, v in shift.items() if v}
         if shift:
             s["score_shift"] = shift
         s["overlong"] = sum(bool(j.meta.get("overlong")) for v in sides.values() for r in v for j in r[1:])
@@ -585,8 +588,11 @@ def evaluate_bias(
             f"--out {out} is the benchmark folder {data}: judgments there would break it; write elsewhere"
         )
 
+    loaded: list[list[BiasProbe]] = []
+
     def probes() -> list[BiasProbe]:
         found = load_probes(data, biases, limit)
+        loaded.append(found)
         if spec is not None and not applicable(found, spec.kind):  # refused before anything is written
             raise BiasAwareError(NOTHING_TO_JUDGE)
         return found
@@ -594,6 +600,9 @@ def evaluate_bias(
     extra = judge_or_rescore(spec, out, rescore, probes, run_bias_eval, target=data)
     if not ranks().main:
         return None
+    if loaded and spec.kind in ("reward", "pointwise"):  # the report names what was not scored
+        found = loaded[0]
+        extra["not_scored"] = sorted({p.bias for p in found} - {p.bias for p in applicable(found, spec.kind)})
     return write_reports(out / "judgments.jsonl", out, judge_policy(out, policy), seed, extra)
 
 

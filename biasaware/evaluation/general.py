@@ -6,6 +6,12 @@ reported: single-order accuracy over all views (``single_acc``), the share of pa
 verdicts pick the same response (``consistency``, both verdicts valid), and invalid verdicts.
 Reward models score each pair once (view ``pair``): correct when the chosen response scores
 strictly higher (``accuracy``; equal scores are wrong and counted as ``ties``).
+
+**Verbosity** (003): over the decided views whose responses differ in length (words), how often
+the judge picked the longer one (``longer_picked``), next to how often the longer one is the
+better one in the data (``longer_is_better``): a judge that picks the longer response more often
+than the data warrants leans on length; and Spearman's rho between the length difference (A
+minus B) and the verdict (A: 1, B: 0).
 """
 
 from __future__ import annotations
@@ -31,7 +37,8 @@ def general_jobs(pairs: list[PreferencePair], kind: str) -> list[tuple[str, str,
             correct = ORDERS.get(name, "A")
             a, b = (p.chosen, p.rejected) if correct == "A" else (p.rejected, p.chosen)
             view = View(prompt=p.prompt, response_a=a, response_b=b, correct=correct)
-            jobs.append((p.id, name, view, {"subset": p.meta.get("subset", "all")}))
+            meta = {"subset": p.meta.get("subset", "all"), "words": [len(a.split()), len(b.split())]}
+            jobs.append((p.id, name, view, meta))
     return jobs
 
 
@@ -69,6 +76,28 @@ def _score(groups: list[dict[str, Judgment]]) -> dict[str, Any]:
     }
 
 
+def verbosity(views: list[Judgment]) -> dict[str, Any] | None:
+    """See the module docstring; ``None`` when no view records its responses' lengths."""
+    from biasaware.evaluation.metrics import score_correlations
+
+    rows = [j for j in views if j.meta.get("words") and j.meta["words"][0] != j.meta["words"][1]]
+    decided = [j for j in rows if j.verdict in ("A", "B")]
+    if not decided:
+        return None
+    longer = {id(j): "A" if j.meta["words"][0] > j.meta["words"][1] else "B" for j in rows}
+    picked = sum(j.verdict == longer[id(j)] for j in decided)
+    better = sum(j.correct == longer[id(j)] for j in decided)
+    rho = score_correlations(
+        [j.meta["words"][0] - j.meta["words"][1] for j in decided], [float(j.verdict == "A") for j in decided]
+    )
+    return {
+        "longer_picked": _rate(picked, len(decided)),
+        "longer_is_better": _rate(better, len(decided)),
+        "spearman": rho["spearman"],
+        "views": len(decided),
+    }
+
+
 def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
     by_item: dict[str, dict[str, Judgment]] = defaultdict(dict)
     for j in judgments:
@@ -87,6 +116,7 @@ def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
             "incomplete_items": len(by_item) - len(complete),
             "per_subset": {s: _score(g) for s, g in sorted(subsets.items())},
             "overall": _score(complete),
+            "verbosity": verbosity(views),
         }
     )
 
@@ -118,6 +148,15 @@ def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
             f"{summary['overall']['overlong']} view(s) did not fit the judge's context and were not judged "
             "(verdict `invalid`, counted as wrong).\n\n"
         )
+    v = summary.get("verbosity")
+    if v:
+        rho = "–" if v["spearman"] is None else f"{v['spearman']:.3f}"
+        lines += [
+            "",
+            f"Verbosity (003), over {v['views']} decided views whose responses differ in length: the longer response "
+            f"was picked in {_fmt(v['longer_picked'])} % of them; it is the better one in {_fmt(v['longer_is_better'])} "
+            f"% of them in the data; Spearman (length difference A - B vs verdict A) {rho}.",
+        ]
     return head + "\n".join(lines) + "\n"
 
 

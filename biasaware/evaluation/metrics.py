@@ -192,10 +192,12 @@ def position_summary(
 ) -> dict:
     """Position probes (each pair judged in both orders): primacy (correct answer moved A -> B) and
     recency (B -> A) apart; the position-consistency rate (both verdicts valid and picking the same
-    response in both orders) and its complement, 003's **position flip rate** (shown against 5%:
-    good, and 20%: serious); and **swap-and-aggregate** (003's mitigation: keep a verdict only when
-    both orders agree): its accuracy over all pairs (both orders right), the share of pairs it
-    decides (``agreement``) and its accuracy on those."""
+    response in both orders); 003's **position flip rate**: over the pairs with a valid verdict
+    in both orders, the share whose two verdicts pick different responses (shown against 5%:
+    good, and 20%: serious; pairs with a tie or invalid verdict are counted apart as
+    ``undecided``, and graded as invalid verdicts, not as flips); and **swap-and-aggregate**
+    (003's mitigation: keep a verdict only when both orders agree): its accuracy over all pairs
+    (both orders right), the share of pairs it decides (``agreement``) and its accuracy on those."""
     split = {
         d: [o for o, dd in zip(outcomes, directions, strict=True) if dd == d] for d in ("A_to_B", "B_to_A")
     }
@@ -205,15 +207,18 @@ def position_summary(
     )
     both_right = sum(o.ori_right and o.inj_right for o in outcomes)
     n = len(outcomes)
+    decided = sum(o.ori_verdict in ("A", "B") and o.inj_verdict in ("A", "B") for o in outcomes)
+    flips = decided - consistent
     return {
         "primacy": bias_summary(split["A_to_B"], policy),
         "recency": bias_summary(split["B_to_A"], policy),
         "consistency": consistent / n if n else math.nan,
         "consistency_ci": wilson_interval(consistent, n),
-        "flip_rate": (n - consistent) / n if n else math.nan,
-        "flip_rate_ci": wilson_interval(n - consistent, n),
-        "flips": n - consistent,
-        "n": n,
+        "flip_rate": flips / decided if decided else math.nan,
+        "flip_rate_ci": wilson_interval(flips, decided),
+        "flips": flips,
+        "n": decided,
+        "undecided": n - decided,
         "swap_aggregate": {
             "accuracy": both_right / n if n else math.nan,
             "accuracy_ci": wilson_interval(both_right, n),

@@ -157,8 +157,9 @@ def _worst(verdicts: list[str]) -> str:
 def build_battery(out: Path, per_bias: int, scoring_pairs: int, seed: int) -> tuple[Path, Path]:
     """The probes (``out/battery``: ``build bench`` over the built-in corpus's held-out families,
     both directions, the 12 biases and injection) and the scoring items (``out/scoring_items.jsonl``:
-    the better and the worse response of ``scoring_pairs`` pairs, gold 5 and 1, each other's
-    references at levels 5 and 1). Built once: a rerun with the same settings reuses them."""
+    the better and the worse response of ``scoring_pairs`` pairs, gold 5 and 1, each with the
+    other as its reference: the worse response as the better one's score-1 reference, the better
+    as the worse one's score-5 reference). Built once: a rerun with the same settings reuses them."""
     from biasaware.data.builders import BuildConfig, build_bench
 
     cfg = BuildConfig(
@@ -179,18 +180,26 @@ def build_battery(out: Path, per_bias: int, scoring_pairs: int, seed: int) -> tu
         seen.add(pair)
         v = p.original
         prompt = [m.model_dump() for m in v.prompt]
-        refs = {"5": v.correct_text, "1": v.wrong_text}
+        # each response is shown the other one as its reference: the better one the worse as "score 1"
+        # (ref-1), the worse one the better as "score 5" (ref-5); a judge pulled by the reference's score moves
+        better, worse = v.correct_text, v.wrong_text
         items.append(
             {
                 "id": f"{pair}-better",
                 "prompt": prompt,
-                "response": v.correct_text,
-                "references": refs,
+                "response": better,
+                "references": {"1": worse},
                 "gold": 5,
             }
         )
         items.append(
-            {"id": f"{pair}-worse", "prompt": prompt, "response": v.wrong_text, "references": refs, "gold": 1}
+            {
+                "id": f"{pair}-worse",
+                "prompt": prompt,
+                "response": worse,
+                "references": {"5": better},
+                "gold": 1,
+            }
         )
     scoring = out / "scoring_items.jsonl"
     write_jsonl(scoring, items)
@@ -280,19 +289,23 @@ def grade_runs(bias: dict[str, Any], scoring: dict[str, Any] | None, t: Threshol
                         mad=e.get("mad"),
                     )  # fmt: skip
                 )
-        d_all = [scoring["per_template"][n]["distribution"] for n in scoring["templates"]]
-        inv, tot = sum(d["invalid"] for d in d_all), sum(d["n"] for d in d_all)
-        rate = inv / tot if tot else math.nan
+        # the worst template's: a template whose every reply is unreadable has no flip rate to grade
+        worst = max(
+            scoring["templates"],
+            key=lambda n: scoring["per_template"][n]["distribution"]["invalid_rate"] or 0,
+        )
+        d = scoring["per_template"][worst]["distribution"]
+        band = t.scoring_invalid_rate
         checks.append(
             _rate_check(
-                "scoring invalid rate",
-                rate,
-                wilson_interval(inv, tot),
-                inv,
-                tot,
-                grade(rate, t.scoring_invalid_rate),
-                t.scoring_invalid_rate,
-            )  # fmt: skip
+                f"scoring invalid rate (worst template: {worst})",
+                d["invalid_rate"],
+                wilson_interval(d["invalid"], d["n"]),
+                d["invalid"],
+                d["n"],
+                grade(d["invalid_rate"], band),
+                band,
+            )
         )
         gold = scoring["per_template"]["baseline"].get("gold") or {}
         checks.append(
@@ -361,12 +374,15 @@ def verdict_lines(result: dict[str, Any]) -> list[str]:
         limits = f"   (warn {sign} {w}, fail {sign} {f})"
         lines.append(f"{c['verdict'].upper():5s} {c['check']}: {value} {_ci(c.get('ci'))}{counts}{limits}")
     spec = result.get("spec") or {}
-    invalid = [c for c in result["checks"] if c["check"] in ("invalid verdicts", "scoring invalid rate")]
+    invalid = [
+        c for c in result["checks"] if c["check"].startswith(("invalid verdicts", "scoring invalid rate"))
+    ]
     if spec.get("mode") == "generate" and any(c["verdict"] in ("warn", "fail") for c in invalid):
         lines += [
             "",
-            f"note: replies are cut at --max-tokens {spec.get('max_tokens')}; a judge that reasons at length needs more, "
-            "or its cut replies count as invalid (raw replies: bias/judgments.jsonl, scoring/judgments.jsonl)",
+            f"note: replies are cut at --max-tokens {spec.get('max_tokens')} (pairwise) and --scoring-max-tokens "
+            f"{result['settings']['scoring_max_tokens']} (scoring); a judge that reasons at length needs more, or its cut "
+            "replies count as invalid (raw replies: bias/judgments.jsonl, scoring/judgments.jsonl)",
         ]
     lines += ["", f"result: {result['outcome'].upper()} ({result['summary']})"]
     return lines
@@ -381,18 +397,27 @@ def run_preflight(
     scoring_pairs: int = 3,
     seed: int = 0,
     fail_on: str = "fail",
-) -> dict[str, Any]:
+    scoring_max_tokens: int = 256,
+) -> dict[str, Any] | None:
     """Build the battery (once), judge it, grade it; returns the result (``outcome`` pass / warn /
-    fail, ``exit_code``) and writes ``preflight.json`` and ``preflight.md`` into ``out``."""
+    fail, ``exit_code``) and writes ``preflight.json`` and ``preflight.md`` into ``out``. The scoring
+    run generates up to ``scoring_max_tokens`` (its prompt asks for feedback before the score).
+    In a multi-process launch every process judges its share and process 0 grades; the others
+    return ``None``."""
     from biasaware.evaluation.evaluate import evaluate_bias
     from biasaware.evaluation.scoring import evaluate_scoring
 
     out = Path(out)
     battery, items = build_battery(out, per_bias, scoring_pairs, seed)
     biases = [*BIAS_NAMES, *SECURITY_PROBES]
+    from biasaware.devices import ranks
+
     bias = evaluate_bias(spec, battery, out / "bias", biases=biases, seed=seed)
     templates = list(PREFLIGHT_TEMPLATES)
-    scoring = evaluate_scoring(spec, items, out / "scoring", templates=templates, seed=seed)
+    scoring_spec = spec.model_copy(update={"max_tokens": scoring_max_tokens})
+    scoring = evaluate_scoring(scoring_spec, items, out / "scoring", templates=templates, seed=seed)
+    if not ranks().main:
+        return None
     checks = grade_runs(bias, scoring, thresholds)
     verdicts = [c["verdict"] for c in checks]
     outcome = _worst(verdicts) if _worst(verdicts) != "n/a" else "pass"
@@ -402,7 +427,13 @@ def run_preflight(
         "judge": spec.name,
         "spec": spec.model_dump(),
         "battery": f"{per_bias} probes per bias and side, {scoring_pairs} scoring pairs, seed {seed}",
-        "settings": {"per_bias": per_bias, "scoring_pairs": scoring_pairs, "seed": seed, "fail_on": fail_on},
+        "settings": {
+            "per_bias": per_bias,
+            "scoring_pairs": scoring_pairs,
+            "seed": seed,
+            "fail_on": fail_on,
+            "scoring_max_tokens": scoring_max_tokens,
+        },
         "thresholds": thresholds.model_dump(),
         "checks": checks,
         "outcome": outcome,

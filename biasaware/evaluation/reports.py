@@ -136,6 +136,12 @@ def markdown_report(summary: dict[str, Any]) -> str:
             + ", ".join(f"{b} {s['overlong']}" for b, s in summary["per_bias"].items() if s.get("overlong"))
             + ".",
         ]
+    if summary.get("not_scored"):
+        lines += [
+            "",
+            f"Not scored: {', '.join(summary['not_scored'])}. A judge that sees one response at a time (a reward model, "
+            "a pointwise judge) has no answer order and no note about the pair.",
+        ]
     pos = summary["per_bias"].get("position", {}).get("position")
     if pos:
         lines += [
@@ -149,8 +155,9 @@ def markdown_report(summary: dict[str, Any]) -> str:
             sa = pos["swap_aggregate"]
             lines += [
                 "",
-                f"Position flip rate (each pair in both orders, the verdicts pick different responses or one is "
-                f"not valid): {pct(pos['flip_rate'])}{ci(pos['flip_rate_ci'])} ({pos['flips']}/{pos['n']}); "
+                f"Position flip rate (each pair in both orders; of the pairs with a valid verdict in both, the share "
+                f"whose verdicts pick different responses): {pct(pos['flip_rate'])}{ci(pos['flip_rate_ci'])} "
+                f"({pos['flips']}/{pos['n']}; {pos['undecided']} pair(s) with a tie or invalid verdict apart); "
                 f"{position_grade(pos['flip_rate'])}. Swap-and-aggregate (keep a verdict only when both orders "
                 f"agree): accuracy {pct(sa['accuracy'])}{ci(sa['accuracy_ci'])} over all pairs, "
                 f"{pct(sa['agreement'])} of pairs decided, {pct(sa['accuracy_on_agreed'])} right among those.",

@@ -35,6 +35,7 @@ raw reply next to it), ``fingerprint.json``, ``summary.json``, ``report.md``, ``
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from pathlib import Path
@@ -89,7 +90,7 @@ def to_scoring_row(row: dict, index: int, where: str = "<row>") -> dict:
             "id": str(row.get("id") or index),
             "prompt": _prompt(row.get("input"), row.get("system_prompt")),
             "response": row.get("response"),
-            "rubric": rubric if isinstance(rubric, dict) else rubric,
+            "rubric": rubric,
             "references": {"5": ref} if isinstance(ref, str) and ref.strip() else {},
             "gold": _gold(row),
             "meta": {k: row[k] for k in ("capability", "task", "response_model_name") if k in row},
@@ -258,6 +259,76 @@ def _written(reply: str) -> str:
     return parse_rewrite(reply, "response")
 
 
+REFERENCES = "references.jsonl"
+REFERENCE_SETTINGS = "references.json"
+
+
+def reference_settings(writer, reviewer, attempts: int) -> dict[str, Any]:
+    """What decides the generated references: the two models, their sampling settings and the
+    number of drafts (not where they run)."""
+
+    def llm(spec):
+        return {
+            "model": spec.model,
+            "backend": spec.backend,
+            "temperature": spec.temperature,
+            "max_tokens": spec.max_tokens,
+        }
+
+    return {"writer": llm(writer), "reviewer": llm(reviewer), "attempts": attempts}
+
+
+def check_reference_settings(out: Path, settings: dict[str, Any]) -> None:
+    """Refuse to add references made with another writer, reviewer or number of drafts."""
+    recorded = out / REFERENCE_SETTINGS
+    if recorded.exists() and (out / REFERENCES).exists():
+        theirs = json.loads(recorded.read_text())
+        if theirs != settings:
+            diff = ", ".join(
+                f"{k}: {theirs.get(k)!r} there, {v!r} now" for k, v in settings.items() if theirs.get(k) != v
+            )
+            raise BiasAwareError(
+                f"{out} holds references generated with other settings ({diff}); use a new --out"
+            )
+
+
+def accepted_references(out: Path, items: list[ScoringItem]) -> list[ScoringItem]:
+    """``items`` with the references an earlier run generated and the reviewer accepted
+    (``out/references.jsonl``) added where the data has none."""
+    path = out / REFERENCES
+    if not path.exists():
+        return items
+    accepted: dict[str, dict[str, str]] = {}
+    for row in read_whole_lines(path):
+        if row.get("accepted"):
+            accepted.setdefault(row["id"], {})[str(row["level"])] = row["text"]
+    return [
+        it.model_copy(update={"references": {**accepted.get(it.id, {}), **it.references}})
+        if it.id in accepted
+        else it
+        for it in items
+    ]
+
+
+def reference_state(rows: list[dict], items: list[ScoringItem], levels: list[int], attempts: int):
+    """From the saved verdicts: the accepted (id, level) pairs, the last rejected draft of each,
+    and the (item, level) pairs still to draft."""
+    accepted = {(r["id"], r["level"]) for r in rows if r["accepted"]}
+    rejected: dict[tuple[str, int], int] = {}
+    for r in rows:
+        if not r["accepted"]:
+            rejected[(r["id"], r["level"])] = max(rejected.get((r["id"], r["level"]), 0), r["draft"])
+    pending = [
+        (it, k)
+        for it in items
+        for k in levels
+        if str(k) not in it.references
+        and (it.id, k) not in accepted
+        and rejected.get((it.id, k), 0) < attempts
+    ]
+    return accepted, rejected, pending
+
+
 def generate_references(
     items: list[ScoringItem],
     levels: list[int],
@@ -269,58 +340,55 @@ def generate_references(
     """000's generate-then-review loop: for each item lacking a reference at a level, the writer
     (an :class:`~biasaware.judging.llm.LLMClient`) drafts a response matching that level's rubric
     description and the reviewer accepts or rejects it; a rejected draft is redrafted, at most
-    ``attempts`` drafts. Every call is cached; decisions are saved to ``out/references.jsonl`` as
-    each round ends, so a rerun redoes nothing. Returns the items with the accepted references
-    added; a level never accepted stays missing (its ``ref-k`` template skips that item)."""
+    ``attempts`` drafts. Every call is cached, and each verdict is saved to ``out/references.jsonl``
+    as its round ends, so a rerun repeats no call. A call that failed after its retries decides
+    nothing: the item stays undecided and the run stops saying so (rerun to retry). Returns the
+    items with the accepted references added; a level rejected ``attempts`` times stays missing
+    (its ``ref-k`` template skips that item). The writer, reviewer and attempts are recorded in
+    ``out/references.json``; a rerun with others is refused."""
     from biasaware.io import JsonlAppender
 
-    path = out / "references.jsonl"
     out.mkdir(parents=True, exist_ok=True)
-    with JsonlAppender(path) as log:
-        decided = {(r["id"], r["level"]): r for r in log.existing()}
-        pending = [
-            (it, k)
-            for it in items
-            for k in levels
-            if str(k) not in it.references and (it.id, k) not in decided
-        ]
-        for attempt in range(1, attempts + 1):
-            if not pending:
-                break
-            drafts = writer.complete_many(
-                [writer_messages(it, k, attempt) for it, k in pending],
+    settings = reference_settings(writer.spec, reviewer.spec, attempts)
+    check_reference_settings(out, settings)
+    write_json(out / REFERENCE_SETTINGS, settings)
+    with JsonlAppender(out / REFERENCES) as log:
+        accepted, rejected, pending = reference_state(log.existing(), items, levels, attempts)
+        failed = 0
+        while pending:
+            drafts = [rejected.get((it.id, k), 0) + 1 for it, k in pending]
+            replies = writer.complete_many(
+                [writer_messages(it, k, d) for (it, k), d in zip(pending, drafts, strict=True)],
                 check=_written,
-                desc=f"references draft {attempt}",
+                desc="reference drafts",
             )
-            texts = [_written(d) if d is not None else None for d in drafts]
-            asked = [(p, t) for p, t in zip(pending, texts, strict=True) if t is not None]
+            texts = [_written(r) if r is not None else None for r in replies]
+            asked = [(p, d, t) for p, d, t in zip(pending, drafts, texts, strict=True) if t is not None]
             reviews = reviewer.complete_many(
-                [reviewer_messages(it, k, t) for (it, k), t in asked],
+                [reviewer_messages(it, k, t) for (it, k), _, t in asked],
                 check=parse_review,
-                desc=f"references review {attempt}",
+                desc="reference reviews",
             )
-            still = [p for p, t in zip(pending, texts, strict=True) if t is None]  # a failed call: next draft
-            for ((it, k), text), review in zip(asked, reviews, strict=True):
-                if review is not None and parse_review(review):
-                    row = {"id": it.id, "level": k, "text": text, "attempts": attempt, "accepted": True}
-                    log.append(row)
-                    decided[(it.id, k)] = row
+            failed += len(pending) - len(asked) + sum(r is None for r in reviews)
+            still = []
+            for ((it, k), draft, text), review in zip(asked, reviews, strict=True):
+                if review is None:
+                    continue  # the review call failed: undecided, retried by a rerun
+                ok = parse_review(review)
+                log.append({"id": it.id, "level": k, "draft": draft, "text": text, "accepted": ok})
+                if ok:
+                    accepted.add((it.id, k))
                 else:
-                    still.append((it, k))
+                    rejected[(it.id, k)] = draft
+                    if draft < attempts:
+                        still.append((it, k))
             pending = still
-        for it, k in pending:
-            row = {"id": it.id, "level": k, "text": None, "attempts": attempts, "accepted": False}
-            log.append(row)
-            decided[(it.id, k)] = row
-    result = []
-    for it in items:
-        refs = dict(it.references)
-        for k in levels:
-            row = decided.get((it.id, k))
-            if row and row["accepted"] and str(k) not in refs:
-                refs[str(k)] = row["text"]
-        result.append(it.model_copy(update={"references": refs}))
-    return result
+    if failed:
+        raise BiasAwareError(
+            f"{failed} reference draft(s) or review(s) failed after all retries; the verdicts so far are saved in "
+            f"{out / REFERENCES}: rerun the same command to retry only those"
+        )
+    return accepted_references(out, items)
 
 
 # ---------------------------------------------------------------------------------------- judging
@@ -336,9 +404,9 @@ def choose_templates(
     names: list[str] | None, items: list[ScoringItem], kind: str, generated: bool = False
 ) -> list[ScoringTemplate]:
     """The baseline and the named templates (default: :data:`DEFAULT_TEMPLATES` whose references
-    every item has). A named ``ref-k`` needs a level-k reference on every item, unless references
-    were ``generated`` (then it scores the items whose level-k reference the reviewer accepted). A
-    reward model gets the baseline only (the prompt is not its input)."""
+    every item has). A named ``ref-k`` scores the items that have a level-k reference (from the
+    data, or generated and accepted); one that no item has is refused. A reward model gets the
+    baseline only (the prompt is not its input)."""
     if kind == "reward":
         return [BASELINE]
     explicit = names is not None
@@ -349,14 +417,12 @@ def choose_templates(
             raise BiasAwareError(f"scoring template {name!r}: eval scoring uses the 5-level rubric prompt")
         if t.reference is not None:
             lacking = [it.id for it in items if str(t.reference) not in it.references]
-            if lacking and generated and len(lacking) < len(items):
-                pass
-            elif lacking:
-                if not explicit:
-                    continue
+            if lacking and not explicit:
+                continue
+            if lacking and len(lacking) == len(items):
                 raise BiasAwareError(
-                    f"template {t.name!r} shows a reference answer with score {t.reference}, but {len(lacking)} item(s) "
-                    f"have none at that level (e.g. {lacking[0]!r}); add references.{t.reference} to the data or "
+                    f"template {t.name!r} shows a reference answer with score {t.reference}, but no item has one at "
+                    f"that level (e.g. {lacking[0]!r}); add references.{t.reference} to the data or "
                     "generate them (--reference-writer MODEL)"
                     + (" (the reviewer accepted none)" if generated else "")
                 )
@@ -485,6 +551,16 @@ def scoring_markdown(summary: dict[str, Any], note: str = "") -> str:
         "intervals. Invalid: replies with no readable score.",
         "",
     ]
+    for name, why in (summary.get("skipped_templates") or {}).items():
+        lines += [f"Template {name} was not scored: {why}.", ""]
+    refs = summary.get("references")
+    if refs:
+        lines += [
+            f"Generated reference answers (writer {refs['writer']['model']}, reviewer {refs['reviewer']['model']}, at "
+            f"most {refs['attempts']} drafts): {refs['accepted']} accepted, {refs['given_up']} given up; a ref-k "
+            "template scores only the items with a level-k reference.",
+            "",
+        ]
     scale = summary["scale"]
     head = "| template | flip rate % | MAD | shift | Spearman (gold) | Pearson (gold) | invalid % | mean | "
     head += " | ".join(str(k) for k in range(1, scale + 1)) + " | verbosity rho |"
@@ -590,14 +666,16 @@ REWARD_NOTE = (
 
 
 def write_scoring_reports(out: Path, seed: int, extra: dict | None = None) -> dict[str, Any]:
+    """summary.json, report.md and the plots; ``summary["files"]`` lists what was written."""
     summary = summarize_scoring(read_records(out / "judgments.jsonl", "score"), seed)
     summary.update(extra or {})
     note = REWARD_NOTE if summary.get("continuous") else ""
     if note:
         summary["note"] = note
-    write_json(out / "summary.json", summary)
     (out / "report.md").write_text(scoring_markdown(summary, note))
-    plot_scoring(summary, out)
+    plots = plot_scoring(summary, out)
+    summary["files"] = ["judgments.jsonl", "summary.json", "report.md", *(p.name for p in plots)]
+    write_json(out / "summary.json", summary)
     return summary
 
 
@@ -617,7 +695,10 @@ def evaluate_scoring(
     """``eval scoring``: score every item of ``data`` under the baseline and each template into
     ``out`` (resumable; another judge, seed or item content is refused), then write the reports.
     ``writer`` / ``reviewer`` (:class:`~biasaware.judging.llm.LLMSpec`) generate the reference
-    answers the ``ref-k`` templates need and the data lacks (:func:`generate_references`)."""
+    answers the ``ref-k`` templates need and the data lacks (:func:`generate_references`);
+    references an earlier run generated into ``out`` are reused without them. With ``rescore``,
+    only the reports are written again, from ``out/judgments.jsonl`` and the earlier run record.
+    In a multi-process launch process 0 returns the summary, the others ``None``."""
     from biasaware.devices import ranks
     from biasaware.evaluation.evaluate import (
         check_fingerprint,
@@ -633,11 +714,11 @@ def evaluate_scoring(
     if rescore:
         if not (out / "judgments.jsonl").exists():
             raise BiasAwareError(f"--rescore needs {out / 'judgments.jsonl'} from an earlier run")
-        return write_scoring_reports(out, seed)
+        return write_scoring_reports(out, _recorded_seed(out, seed), _earlier_run(out))
     if data and out.resolve() == Path(data).resolve():
         raise BiasAwareError(f"--out {out} is the data file {data}; write elsewhere")
     spec.where()
-    items = load_scoring_items(data, limit)
+    items = accepted_references(out, load_scoring_items(data, limit))  # an earlier run's generated references
     for name in templates or []:
         parse_template(name)  # a bad name fails before any call
     identity = (
@@ -648,41 +729,53 @@ def evaluate_scoring(
     mine = fingerprint(spec, identity, items)
     mine["judge"]["scoring_seed"] = seed  # a random rubric order depends on it
     check_fingerprint(
-        out, mine, write=False, judge_only=True
-    )  # another judge's folder: refused before any call
+        out, mine, write=False
+    )  # another judge's or other items' folder: refused before any call
     levels = missing_levels(templates, items) if spec.mode != "reward" else []
     generated = bool(levels and writer is not None)
+    r = ranks()
     if generated:
         from biasaware.judging.llm import LLMClient
 
-        print(
-            f"[scoring] generating reference answers for score level(s) {', '.join(map(str, levels))}",
-            flush=True,
-        )
+        check_reference_settings(out, reference_settings(writer, reviewer or writer, attempts))
         write_client = LLMClient(writer, role="reference writer")
         review_client = LLMClient(reviewer or writer, role="reference reviewer")
+        rows = read_whole_lines(out / REFERENCES) if (out / REFERENCES).exists() else []
+        todo = reference_state(rows, items, levels, attempts)[2]
+        judged = out / "judgments.jsonl"
+        if todo and judged.exists() and judged.stat().st_size > 0:
+            raise BiasAwareError(
+                f"{out} holds judgments of these items made without references at level(s) "
+                f"{', '.join(map(str, levels))}; generating them would change the items: use a new --out"
+            )
+        if todo and r.main:
+            print(
+                f"[scoring] generating reference answers for score level(s) {', '.join(map(str, levels))}",
+                flush=True,
+            )
         items = generate_references(items, levels, write_client, review_client, out, attempts)
         for client in (write_client, review_client):
-            print(f"[scoring] {client.role} ({client.spec.model}): {client.stats.line()}", flush=True)
+            if r.main:
+                print(f"[scoring] {client.role} ({client.spec.model}): {client.stats.line()}", flush=True)
+        mine = {
+            "judge": mine["judge"],
+            "items": fingerprint(spec, identity, items)["items"],
+        }  # with the references
     chosen = choose_templates(templates, items, spec.mode, generated)
-    mine = {
-        "judge": mine["judge"],
-        "items": fingerprint(spec, identity, items)["items"],
-    }  # with the references
-    check_fingerprint(out, mine, write=False)
     judge = start_judge(spec)
-    r = ranks()
     check_fingerprint(out, mine, write=r.main)
     r.barrier()
     if spec.mode == "reward" and r.main:
         print(f"[scoring] {REWARD_NOTE}", flush=True)
+    skipped = {}
     if hasattr(judge, "cannot_score"):  # next-token scoring reads one token per score id
         for t in list(chosen):
             why = judge.cannot_score(t.score_ids)
             if why:
-                chosen.remove(t)
-                if t is BASELINE or t == BASELINE:
+                if t == BASELINE:
                     raise BiasAwareError(f"{spec.name}: {why}")
+                chosen.remove(t)
+                skipped[t.name] = why
                 if r.main:
                     print(f"[scoring] {t.name} skipped: {why}", flush=True)
     t0 = time.time()
@@ -691,14 +784,36 @@ def evaluate_scoring(
         return None
     extra = run_record(spec, judge, data, time.time() - t0, identity)
     extra["templates_requested"] = [t.name for t in chosen]
-    if generated:
-        rows = read_whole_lines(out / "references.jsonl")
+    if skipped:
+        extra["skipped_templates"] = skipped
+    if (out / REFERENCES).exists() and (out / REFERENCE_SETTINGS).exists():
+        rows = read_whole_lines(out / REFERENCES)
+        accepted = {(row["id"], row["level"]) for row in rows if row["accepted"]}
+        tried = {(row["id"], row["level"]) for row in rows}
         extra["references"] = {
-            "levels": levels,
-            "writer": writer.model,
-            "reviewer": (reviewer or writer).model,
-            "attempts": attempts,
-            "accepted": sum(r["accepted"] for r in rows),
-            "rejected": sum(not r["accepted"] for r in rows),
+            **json.loads((out / REFERENCE_SETTINGS).read_text()),
+            "accepted": len(accepted),
+            "given_up": len(tried - accepted),
+            "drafts_reviewed": len(rows),
         }
     return write_scoring_reports(out, seed, extra)
+
+
+def _earlier_run(out: Path) -> dict[str, Any]:
+    """What the earlier summary recorded about its run (kept by a rescore, marked ``rescored``)."""
+    try:
+        earlier = json.loads((out / "summary.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    keep = {k: earlier[k] for k in ("templates_requested", "skipped_templates", "references") if k in earlier}
+    if isinstance(earlier.get("run"), dict):
+        keep["run"] = {**earlier["run"], "rescored": True}
+    return keep
+
+
+def _recorded_seed(out: Path, seed: int) -> int:
+    """The seed the run's random rubric orders used (``fingerprint.json``), else ``seed``."""
+    try:
+        return int(json.loads((out / "fingerprint.json").read_text())["judge"]["scoring_seed"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return seed

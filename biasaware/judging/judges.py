@@ -559,7 +559,11 @@ class DirectVerdictJudge(_ForwardJudge):
         return None
 
     def _id_tokens(self, ids: tuple[str, ...]) -> list[list[int]]:
-        """The first-token spellings of each score id; they must be single tokens and distinct."""
+        """The first-token spellings of each score id ("4", " 4"); the bare id must be one token (the
+        reply's first token after a chat template has no space before it), and all distinct."""
+        for i in ids:
+            if len(self.tokenizer.encode(i, add_special_tokens=False)) != 1:
+                raise BiasAwareError(f"{self.name}: {i!r} is not one token; use generation mode instead")
         found = [self._ids(i) for i in ids]
         flat = [t for group in found for t in group]
         if len(flat) != len(set(flat)):

@@ -28,8 +28,9 @@ material, not instructions.
 colon allowed, followed by one score id of the template's set (letters and roman numerals in any
 case, optionally "Score", brackets or "/5", "out of 5"), then only whitespace and punctuation to
 the end of the reply. Anything else is ``None`` (invalid): no marker, an id of another set (``B``
-under numeric ids: never guessed), text after the score, two markers with different scores. It
-never raises and runs in linear time.
+under numeric ids: never guessed), text after the score, an earlier marker with another score or
+with a score-like token outside the set (``[RESULT] 1/10 ... [RESULT] 4``). It never raises and
+runs in linear time.
 """
 
 from __future__ import annotations
@@ -259,10 +260,11 @@ class ScoreUnit:
 
     @property
     def instruction(self) -> str:
-        turns = [m for m in self.prompt if m["role"] != "system"]
-        if len(turns) == 1:
-            return turns[0]["content"]
-        return "\n\n".join(f"{m['role'].capitalize()}: {m['content']}" for m in turns)
+        """The user's turn alone, or the labelled conversation (a system prompt included: it is
+        part of the task the response was written for)."""
+        if len(self.prompt) == 1:
+            return self.prompt[0]["content"]
+        return "\n\n".join(f"{m['role'].capitalize()}: {m['content']}" for m in self.prompt)
 
     def request(self, answer_only: bool = False) -> list[dict[str, str]]:
         return render_scoring(
@@ -284,7 +286,7 @@ class ScoreOutput:
     overlong: tuple[int, int] | None = None
 
 
-_MARKER = "[result]"
+_MARKERS = re.compile(r"\[result\]", re.IGNORECASE)
 _AFTER = 60  # characters after a marker where its score is read
 _SCORE = re.compile(
     r"\A[\s*:]{0,8}(?:score[\s:]{0,3})?[(\[]?\s{0,2}([0-9]{1,2}|[a-e]|i{1,3}|iv|v)(?![a-z0-9])\s{0,2}[)\]]?"
@@ -294,15 +296,20 @@ _SCORE = re.compile(
 _END = re.compile(r"[.!*\"'`]{0,12}\Z")
 
 
+UNREADABLE = 0  # a marker followed by a score-like token that is not one of the template's ids
+
+
 def _read(after: str, ids: tuple[str, ...], scale: int) -> tuple[int | None, int]:
-    """The score right after a marker (or ``None``) and where its match ends in ``after``."""
+    """The score right after a marker: its value, :data:`UNREADABLE` for a score-like token that
+    is not one of ``ids`` (or out of ``scale``), ``None`` when no score-like token follows; and
+    where the match ends in ``after``."""
     m = _SCORE.match(after[:_AFTER])
     if not m:
         return None, 0
     token, denominator = m.group(1).lower(), m.group(2)
     if denominator is not None and int(denominator) != scale:
-        return None, m.end()
-    return {i.lower(): n for n, i in enumerate(ids, 1)}.get(token), m.end()
+        return UNREADABLE, m.end()
+    return {i.lower(): n for n, i in enumerate(ids, 1)}.get(token, UNREADABLE), m.end()
 
 
 def parse_score(reply: object, template: ScoringTemplate = BASELINE) -> int | None:
@@ -317,18 +324,14 @@ def parse_score(reply: object, template: ScoringTemplate = BASELINE) -> int | No
     """
     if not isinstance(reply, str):
         return None
-    lower = reply.lower()
     ids, scale = template.score_ids, template.scale
-    starts = []
-    i = lower.find(_MARKER)
-    while i >= 0:
-        starts.append(i + len(_MARKER))
-        i = lower.find(_MARKER, i + 1)
+    starts = [m.end() for m in _MARKERS.finditer(reply)]  # on the reply itself: lower() can change lengths
     if not starts:
         return None
     last, end = _read(reply[starts[-1] :], ids, scale)
     rest = reply[starts[-1] + end :]
-    if last is None or len(rest) > 200 or not _END.match(rest.rstrip()):
+    if not last or len(rest) > 200 or not _END.match(rest.rstrip()):
         return None
+    # an earlier marker with another score, or with a score-like token that is none of the ids, is a conflict
     earlier = {_read(reply[s:], ids, scale)[0] for s in starts[:-1]} - {None}
     return last if earlier <= {last} else None
