@@ -551,6 +551,14 @@ def scoring_markdown(summary: dict[str, Any], note: str = "") -> str:
         "intervals. Invalid: replies with no readable score.",
         "",
     ]
+    overlong = {n: e["overlong"] for n, e in summary["per_template"].items() if e.get("overlong")}
+    if overlong:
+        lines += [
+            "Responses that did not fit the judge's context were not judged and count as invalid: "
+            + ", ".join(f"{n} {k}" for n, k in overlong.items())
+            + ".",
+            "",
+        ]
     for name, why in (summary.get("skipped_templates") or {}).items():
         lines += [f"Template {name} was not scored: {why}.", ""]
     refs = summary.get("references")
