@@ -652,7 +652,7 @@ def add_preflight_parser(sub) -> None:
         help="generation budget per score: the scoring prompt asks for feedback before the score (default 256)",
     )
     # the battery runs in minutes on a CPU; raise --max-tokens for a judge that reasons at length
-    add_judge_arguments(p, max_tokens=128)
+    add_judge_arguments(p, max_tokens=128, required="required")
     add_pointwise_argument(p)
     p.set_defaults(func=cmd_preflight)
 
@@ -667,11 +667,10 @@ def add_pointwise_argument(p) -> None:
     )
 
 
-def add_judge_arguments(p, max_tokens: int = 512) -> None:
+def add_judge_arguments(p, max_tokens: int = 512, required: str = "required unless --rescore") -> None:
     """The judge's settings (:class:`~biasaware.judging.judges.JudgeSpec`), shared by eval and preflight."""
     p.add_argument(
-        "--judge",
-        help="built-in name, local folder, hub name, or a model at --base-url (required unless --rescore)",
+        "--judge", help=f"built-in name, local folder, hub name, or a model at --base-url ({required})"
     )
     p.add_argument(
         "--mode",

@@ -610,6 +610,11 @@ CASES = [
         "none.yaml: no such file",
     ),
     Case("preflight-without-judge", ["preflight", "--out", "{out}"], "preflight needs --judge"),
+    Case(
+        "preflight-unknown-judge",
+        ["preflight", "--judge", "smollm2-135m-instrct", "--out", "{out}"],
+        "'smollm2-135m-instrct' is not a local path",
+    ),
     Case("preflight-bad-per-bias", ["preflight", "--judge", "x", "--per-bias", "0"], "must be at least 1"),
     # ------------------------------------------------------------------------------- compare
     Case(

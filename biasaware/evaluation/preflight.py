@@ -388,6 +388,21 @@ def verdict_lines(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+def check_judge(spec) -> None:
+    """The judge's device, and a local or cached model (a name the hub would be asked for is
+    refused offline), or an endpoint's API key: what fails before anything is written."""
+    from biasaware.evaluation.evaluate import KINDS
+    from biasaware.judging.models import ModelFolders, hub_check
+
+    spec.where()
+    if spec.backend == "openai":
+        from biasaware.judging.llm import LLMClient
+
+        LLMClient(spec.llm_spec(), role="judge").backend  # noqa: B018 (a missing API key fails here)
+    else:
+        hub_check(ModelFolders.of(spec.name, KINDS[spec.mode]))
+
+
 def run_preflight(
     spec,
     out: str | Path,
@@ -408,6 +423,7 @@ def run_preflight(
     from biasaware.evaluation.scoring import evaluate_scoring
 
     out = Path(out)
+    check_judge(spec)  # a typo in the judge fails before the battery is written
     battery, items = build_battery(out, per_bias, scoring_pairs, seed)
     biases = [*BIAS_NAMES, *SECURITY_PROBES]
     from biasaware.devices import ranks
