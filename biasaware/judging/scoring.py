@@ -328,10 +328,10 @@ def parse_score(reply: object, template: ScoringTemplate = BASELINE) -> int | No
     starts = [m.end() for m in _MARKERS.finditer(reply)]  # on the reply itself: lower() can change lengths
     if not starts:
         return None
-    last, end = _read(reply[starts[-1] :], ids, scale)
+    last, end = _read(reply[starts[-1] : starts[-1] + _AFTER], ids, scale)
     rest = reply[starts[-1] + end :]
     if not last or len(rest) > 200 or not _END.match(rest.rstrip()):
         return None
     # an earlier marker with another score, or with a score-like token that is none of the ids, is a conflict
-    earlier = {_read(reply[s:], ids, scale)[0] for s in starts[:-1]} - {None}
+    earlier = {_read(reply[s : s + _AFTER], ids, scale)[0] for s in starts[:-1]} - {None}
     return last if earlier <= {last} else None
