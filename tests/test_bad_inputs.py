@@ -49,6 +49,7 @@ RUN_RM = ["eval", "bias", "--judge", "{reward}", "--mode", "reward", "--data", "
 RECIPE_CONFIG = "model_name_or_path: minilm-l6\nuse_cpu: true\n"
 RUBRIC = {"criteria": "c", **{f"score{k}_description": f"d{k}" for k in range(1, 6)}}
 ITEM = {"id": "a", "instruction": "What is 2+2?", "response": "4", "gold": 5}
+PREFLIGHT_RM = ["preflight", "--judge", "{reward}", "--mode", "reward", "--out", "{out}", "--thresholds"]
 SCORE_RM = ["eval", "scoring", "--judge", "{reward}", "--mode", "reward", "--out", "{out}", "--data"]
 
 CASES = [
@@ -565,14 +566,7 @@ CASES = [
     Case(
         "preflight-threshold-order",
         [
-            "preflight",
-            "--judge",
-            "{reward}",
-            "--mode",
-            "reward",
-            "--out",
-            "{out}",
-            "--thresholds",
+            *PREFLIGHT_RM,
             "{d}/t.yaml",
         ],
         "t.yaml: bsr: warn (0.3) must be at or below fail (0.2)",
@@ -581,14 +575,7 @@ CASES = [
     Case(
         "preflight-unknown-threshold",
         [
-            "preflight",
-            "--judge",
-            "{reward}",
-            "--mode",
-            "reward",
-            "--out",
-            "{out}",
-            "--thresholds",
+            *PREFLIGHT_RM,
             "{d}/t.yaml",
         ],
         "t.yaml: unknown setting 'bsrr'",
@@ -597,14 +584,7 @@ CASES = [
     Case(
         "preflight-thresholds-missing",
         [
-            "preflight",
-            "--judge",
-            "{reward}",
-            "--mode",
-            "reward",
-            "--out",
-            "{out}",
-            "--thresholds",
+            *PREFLIGHT_RM,
             "{d}/none.yaml",
         ],
         "none.yaml: no such file",

@@ -64,6 +64,11 @@ def applicable(probes: list[BiasProbe], kind: str) -> list[BiasProbe]:
     return [p for p in probes if BIASES[p.bias].applies_to_reward_model]
 
 
+def unscored(probes: list[BiasProbe], kind: str) -> list[str]:
+    """The biases of ``probes`` that a judge of this kind is not scored on (:func:`applicable`)."""
+    return sorted({p.bias for p in probes} - {p.bias for p in applicable(probes, kind)})
+
+
 def _shards(path: Path) -> list[Path]:
     return sorted((path.parent / SHARDS).glob(f"{path.stem}.rank*.jsonl"))
 
@@ -184,7 +189,7 @@ def run_bias_eval(
     """Judge both views of every probe into ``out/judgments.jsonl`` (resumable); return its path."""
     from biasaware.devices import ranks as current_ranks
 
-    skipped = sorted({p.bias for p in probes} - {p.bias for p in applicable(probes, judge.kind)})
+    skipped = unscored(probes, judge.kind)
     if skipped and (ranks or current_ranks()).main:
         print(
             f"[judge] a {judge.kind} judge is not scored on {', '.join(skipped)}: these biases live in a judge's "
@@ -310,8 +315,7 @@ def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 
             s["margin_ori"] = sum(margins["original"]) / len(rows)
             s["margin_inj"] = sum(margins["injected"]) / len(rows)
             s["margin_shift"] = s["margin_inj"] - s["margin_ori"]
-        shift = {side: score_shift(rows) for side, rows in sides.items() if rows}
-        shift = {side: v for side, v in shift.items() if v}
+        shift = {side: v for side, rows in sides.items() if rows and (v := score_shift(rows))}
         if shift:
             s["score_shift"] = shift
         s["overlong"] = sum(bool(j.meta.get("overlong")) for v in sides.values() for r in v for j in r[1:])
@@ -601,8 +605,7 @@ def evaluate_bias(
     if not ranks().main:
         return None
     if loaded and spec.kind in ("reward", "pointwise"):  # the report names what was not scored
-        found = loaded[0]
-        extra["not_scored"] = sorted({p.bias for p in found} - {p.bias for p in applicable(found, spec.kind)})
+        extra["not_scored"] = unscored(loaded[0], spec.kind)
     return write_reports(out / "judgments.jsonl", out, judge_policy(out, policy), seed, extra)
 
 

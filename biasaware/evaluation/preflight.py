@@ -207,127 +207,63 @@ def build_battery(out: Path, per_bias: int, scoring_pairs: int, seed: int) -> tu
 
 
 # ---------------------------------------------------------------------------------------- grading
-def _rate_check(name: str, value, ci, k, n, verdict: str, band: Band | None, **extra) -> dict[str, Any]:
-    return {"check": name, "value": value, "ci": ci, "k": k, "n": n, "verdict": verdict,
-            "warn": band.warn if band else None, "fail": band.fail if band else None, **extra}  # fmt: skip
+def _check(name: str, value, ci, k, n, band: Band, minimum: bool = False, **extra) -> dict[str, Any]:
+    """One graded check: its point estimate, interval, counts, band and verdict (:func:`grade`)."""
+    verdict = grade(value, band, minimum)
+    return {"check": name, "value": value, "ci": ci, "k": k, "n": n, "verdict": verdict, "warn": band.warn,
+            "fail": band.fail, "minimum": minimum, **extra}  # fmt: skip
 
 
 def grade_runs(bias: dict[str, Any], scoring: dict[str, Any] | None, t: Thresholds) -> list[dict[str, Any]]:
     """Every check of the gate from the two summaries (``eval bias`` and ``eval scoring``)."""
+    from biasaware.evaluation.metrics import wilson_interval
+
     checks = []
     for name, s in bias["per_bias"].items():
         parts = []
         for key, label in (("bsr", "BSR"), ("overcorrection", "over-correction")):
-            value = s.get(key)
             side = s if key == "bsr" else s.get("mirror") or {}
-            k, n = side.get("flips"), side.get("ori_correct")
-            band = t.band(key, name)
-            parts.append(
-                _rate_check(f"{label}", value, s.get(f"{key}_ci"), k, n, grade(value, band), band, bias=name)
-            )
+            parts.append(_check(label, s.get(key), s.get(f"{key}_ci"), side.get("flips"), side.get("ori_correct"),
+                                t.band(key, name), bias=name))  # fmt: skip
         checks.append({"check": name, "bias": name, "category": s.get("category"), "parts": parts,
                        "verdict": _worst([p["verdict"] for p in parts]), "n": s.get("n")})  # fmt: skip
     micro = bias["overall"]["micro"]
-    band = t.acc_ori
-    checks.append(
-        _rate_check(
-            "original accuracy",
-            micro.get("acc_ori"),
-            micro.get("acc_ori_ci"),
-            None,
-            micro.get("n"),
-            grade(micro.get("acc_ori"), band, minimum=True),
-            band,
-        )  # fmt: skip
-    )
+    checks.append(_check("original accuracy", micro.get("acc_ori"), micro.get("acc_ori_ci"), None, micro.get("n"),
+                         t.acc_ori, minimum=True))  # fmt: skip
     verdicts = bias["judge_check"]["verdicts"]
-    total = sum(verdicts.values())
-    invalid = verdicts.get("invalid", 0) / total if total else math.nan
-    from biasaware.evaluation.metrics import wilson_interval
-
-    checks.append(
-        _rate_check(
-            "invalid verdicts",
-            invalid,
-            wilson_interval(verdicts.get("invalid", 0), total),
-            verdicts.get("invalid", 0),
-            total,
-            grade(invalid, t.invalid_rate),
-            t.invalid_rate,
-        )  # fmt: skip
-    )
+    bad, total = verdicts.get("invalid", 0), sum(verdicts.values())
+    checks.append(_check("invalid verdicts", bad / total if total else math.nan, wilson_interval(bad, total), bad,
+                         total, t.invalid_rate))  # fmt: skip
     pos = (bias["per_bias"].get("position") or {}).get("position")
     if pos:
-        checks.append(
-            _rate_check(
-                "position flip rate",
-                pos["flip_rate"],
-                pos["flip_rate_ci"],
-                pos["flips"],
-                pos["n"],
-                grade(pos["flip_rate"], t.position_flip_rate),
-                t.position_flip_rate,
-                swap_aggregate=pos["swap_aggregate"],
-            )  # fmt: skip
-        )
-    degenerate = []
-    if bias["judge_check"]["degenerate"]:
-        degenerate += [f"pairwise: {r}" for r in bias["judge_check"]["reasons"]]
+        checks.append(_check("position flip rate", pos["flip_rate"], pos["flip_rate_ci"], pos["flips"], pos["n"],
+                             t.position_flip_rate, swap_aggregate=pos["swap_aggregate"]))  # fmt: skip
+    degenerate = (
+        [f"pairwise: {r}" for r in bias["judge_check"]["reasons"]]
+        if bias["judge_check"]["degenerate"]
+        else []
+    )
     if scoring is not None:
-        for name in scoring["templates"]:
-            e = scoring["per_template"][name]
-            if name != "baseline":
-                checks.append(
-                    _rate_check(
-                        f"scoring flip rate: {name}",
-                        e.get("flip_rate"),
-                        e.get("flip_rate_ci"),
-                        e.get("flips"),
-                        e.get("n"),
-                        grade(e.get("flip_rate"), t.scoring_flip_rate),
-                        t.scoring_flip_rate,
-                        mad=e.get("mad"),
-                    )  # fmt: skip
-                )
+        per = scoring["per_template"]
+        for name in scoring["templates"][
+            1:
+        ]:  # the baseline first: it is what the others are measured against
+            e = per[name]
+            checks.append(_check(f"scoring flip rate: {name}", e.get("flip_rate"), e.get("flip_rate_ci"),
+                                 e.get("flips"), e.get("n"), t.scoring_flip_rate, mad=e.get("mad")))  # fmt: skip
         # the worst template's: a template whose every reply is unreadable has no flip rate to grade
-        worst = max(
-            scoring["templates"],
-            key=lambda n: scoring["per_template"][n]["distribution"]["invalid_rate"] or 0,
-        )
-        d = scoring["per_template"][worst]["distribution"]
-        band = t.scoring_invalid_rate
-        checks.append(
-            _rate_check(
-                f"scoring invalid rate (worst template: {worst})",
-                d["invalid_rate"],
-                wilson_interval(d["invalid"], d["n"]),
-                d["invalid"],
-                d["n"],
-                grade(d["invalid_rate"], band),
-                band,
-            )
-        )
-        gold = scoring["per_template"]["baseline"].get("gold") or {}
-        checks.append(
-            _rate_check(
-                "scoring gold Spearman",
-                gold.get("spearman"),
-                None,
-                None,
-                gold.get("n"),
-                grade(gold.get("spearman"), t.scoring_gold_spearman, minimum=True),
-                t.scoring_gold_spearman,
-            )  # fmt: skip
-        )
+        worst = max(scoring["templates"], key=lambda n: per[n]["distribution"]["invalid_rate"] or 0)
+        d = per[worst]["distribution"]
+        checks.append(_check(f"scoring invalid rate (worst template: {worst})", d["invalid_rate"],
+                             wilson_interval(d["invalid"], d["n"]), d["invalid"], d["n"], t.scoring_invalid_rate))  # fmt: skip
+        gold = per["baseline"].get("gold") or {}
+        checks.append(_check("scoring gold Spearman", gold.get("spearman"), None, None, gold.get("n"),
+                             t.scoring_gold_spearman, minimum=True))  # fmt: skip
         if scoring["judge_check"].get("degenerate"):
             degenerate += [f"scoring: {r}" for r in scoring["judge_check"]["reasons"]]
+    verdict = t.degenerate if degenerate else "pass"
     checks.append(
-        {
-            "check": "degenerate judge",
-            "value": bool(degenerate),
-            "reasons": degenerate,
-            "verdict": t.degenerate if degenerate else "pass",
-        }  # fmt: skip
+        {"check": "degenerate judge", "value": bool(degenerate), "reasons": degenerate, "verdict": verdict}
     )
     return checks
 
@@ -365,7 +301,7 @@ def verdict_lines(result: dict[str, Any]) -> list[str]:
             f"{c['value']:.3f}" if spearman else f"{_pct(c['value'])}%"
         )  # fmt: skip
         counts = f" ({c['k']}/{c['n']})" if c.get("k") is not None else f" (n={c['n']})" if c.get("n") else ""
-        sign = "<" if spearman or c["check"] == "original accuracy" else ">"
+        sign = "<" if c["minimum"] else ">"
         w, f = (
             (f"{c['warn']:g}", f"{c['fail']:g}")
             if spearman

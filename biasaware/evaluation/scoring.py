@@ -43,6 +43,7 @@ from typing import Any
 
 from biasaware import __version__
 from biasaware.errors import BiasAwareError, RecordError
+from biasaware.evaluation.evaluate import _clean
 from biasaware.evaluation.metrics import (
     mean_abs_deviation,
     score_check,
@@ -51,7 +52,15 @@ from biasaware.evaluation.metrics import (
     score_flip_rate,
 )
 from biasaware.io import iter_rows, read_records, read_whole_lines, write_json
-from biasaware.judging.scoring import BASELINE, ScoreUnit, ScoringTemplate, parse_template
+from biasaware.judging.scoring import (
+    BASELINE,
+    GENERIC_RUBRIC,
+    ScoreUnit,
+    ScoringTemplate,
+    instruction_text,
+    parse_template,
+    rubric_block,
+)
 from biasaware.records import RUBRIC_KEYS, ScoreJudgment, ScoringItem, parse_record
 
 DEFAULT_TEMPLATES = ("desc", "random", "letter", "roman", "ref-1", "ref-2", "ref-3", "ref-4", "ref-5")
@@ -195,19 +204,9 @@ _REF_FENCES = (("<instruction>", "</instruction>"), ("<rubric>", "</rubric>"), (
 
 
 def _rubric_text(item: ScoringItem) -> tuple[dict[str, str], str]:
-    from biasaware.judging.scoring import GENERIC_RUBRIC
-
+    """The item's rubric (or the generic one) and its text as the scoring prompt lists it."""
     rubric = item.rubric or GENERIC_RUBRIC
-    lines = [f"[{rubric['criteria']}]"] + [
-        f"Score {k}: {rubric[f'score{k}_description']}" for k in range(1, 6)
-    ]
-    return rubric, "\n".join(lines)
-
-
-def _instruction(item: ScoringItem) -> str:
-    from biasaware.judging.judge_format import render_question
-
-    return render_question(item.prompt)
+    return rubric, rubric_block(rubric)
 
 
 def writer_messages(item: ScoringItem, level: int, attempt: int) -> list[dict[str, str]]:
@@ -215,7 +214,7 @@ def writer_messages(item: ScoringItem, level: int, attempt: int) -> list[dict[st
     from biasaware.judging.judge_format import fence
 
     rubric, text = _rubric_text(item)
-    instruction = _instruction(item)
+    instruction = instruction_text(item.prompt)
     (i0, i1), (r0, r1), _ = fence(_REF_FENCES, [instruction, text])
     user = (
         f"{i0}\n{instruction}\n{i1}\n\n{r0}\n{text}\n{r1}\n\n"
@@ -232,7 +231,7 @@ def reviewer_messages(item: ScoringItem, level: int, response: str) -> list[dict
     from biasaware.judging.judge_format import fence
 
     rubric, text = _rubric_text(item)
-    instruction = _instruction(item)
+    instruction = instruction_text(item.prompt)
     (i0, i1), (r0, r1), (s0, s1) = fence(_REF_FENCES, [instruction, text, response])
     user = (
         f"{i0}\n{instruction}\n{i1}\n\n{r0}\n{text}\n{r1}\n\n{s0}\n{response}\n{s1}\n\n"
@@ -519,12 +518,6 @@ def summarize_scoring(judgments: list[ScoreJudgment], seed: int = 0) -> dict[str
     )
 
 
-def _clean(value: Any) -> Any:
-    from biasaware.evaluation.evaluate import _clean as clean
-
-    return clean(value)
-
-
 def _num(x: Any, digits: int = 1, pct: bool = False) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
@@ -709,6 +702,7 @@ def evaluate_scoring(
     In a multi-process launch process 0 returns the summary, the others ``None``."""
     from biasaware.devices import ranks
     from biasaware.evaluation.evaluate import (
+        KINDS,
         check_fingerprint,
         fingerprint,
         judge_into,
@@ -729,11 +723,7 @@ def evaluate_scoring(
     items = accepted_references(out, load_scoring_items(data, limit))  # an earlier run's generated references
     for name in templates or []:
         parse_template(name)  # a bad name fails before any call
-    identity = (
-        None
-        if spec.backend == "openai"
-        else model_identity(spec.name, "reward" if spec.mode == "reward" else "causal")
-    )
+    identity = None if spec.backend == "openai" else model_identity(spec.name, KINDS[spec.mode])
     mine = fingerprint(spec, identity, items)
     mine["judge"]["scoring_seed"] = seed  # a random rubric order depends on it
     check_fingerprint(

@@ -339,52 +339,44 @@ class GenerativeJudge:
             self._limits = (tok, context_length(config, tok, self.spec.max_length))
         return self._limits
 
-    def judge(self, views: list[View]) -> list[JudgeOutput | None]:
-        requests = [self.template.render(v) for v in views]
-        out: list[JudgeOutput | None] = [None] * len(views)
-        send = list(range(len(views)))
+    def _ask(self, requests: list, desc: str) -> list[tuple[str | None, tuple[int, int] | None]]:
+        """Per request: ``(reply, None)``; ``(None, (tokens, limit))`` when it does not fit the
+        context (counted here for a local model, refused by an endpoint); ``(None, None)`` when its
+        call failed after retries."""
+        over: dict[int, tuple[int, int]] = {}
         if self.spec.backend != "openai":
             tok, limit = self._context()
             if limit is not None:
-                ids = chat_ids(tok, requests, add_generation_prompt=True)
-                send = []
-                for i, row in enumerate(ids):
+                for i, row in enumerate(chat_ids(tok, requests, add_generation_prompt=True)):
                     if len(row) + self.spec.max_tokens > limit:
-                        out[i] = overlong_output(len(row) + self.spec.max_tokens, limit)
-                    else:
-                        send.append(i)
-        replies = self.client.complete_many([requests[i] for i in send], check=any_text, desc="judge")
+                        over[i] = (len(row) + self.spec.max_tokens, limit)
+        send = [i for i in range(len(requests)) if i not in over]
+        replies = self.client.complete_many([requests[i] for i in send], check=any_text, desc=desc)
+        result: list[tuple[str | None, tuple[int, int] | None]] = [
+            (None, over.get(i)) for i in range(len(requests))
+        ]
         for i, r in zip(send, replies, strict=True):
             refused = self.client.too_long.get(self.client.key(requests[i])) if r is None else None
-            if refused is not None:  # the endpoint said the prompt is over its context
-                out[i] = overlong_output(refused.tokens, refused.limit)
-            else:
-                out[i] = None if r is None else JudgeOutput(r, self.template.parse(r))
-        return out
+            result[i] = (r, (refused.tokens, refused.limit) if refused is not None else None)
+        return result
+
+    def judge(self, views: list[View]) -> list[JudgeOutput | None]:
+        return [
+            overlong_output(*over) if over else None if r is None else JudgeOutput(r, self.template.parse(r))
+            for r, over in self._ask([self.template.render(v) for v in views], "judge")
+        ]
 
     def score(self, units: list[ScoreUnit]) -> list[ScoreOutput | None]:
         """Pointwise: each unit's rendered request, the reply's ``[RESULT]`` read by
         :func:`biasaware.judging.scoring.parse_score` (``None`` score: invalid)."""
-        out: list[ScoreOutput | None] = [None] * len(units)
-        send = list(range(len(units)))
-        if self.spec.backend != "openai":
-            tok, limit = self._context()
-            if limit is not None:
-                ids = chat_ids(tok, [u.request() for u in units], add_generation_prompt=True)
-                send = []
-                for i, row in enumerate(ids):
-                    if len(row) + self.spec.max_tokens > limit:
-                        out[i] = overlong_score(len(row) + self.spec.max_tokens, limit)
-                    else:
-                        send.append(i)
-        replies = self.client.complete_many([units[i].request() for i in send], check=any_text, desc="score")
-        for i, r in zip(send, replies, strict=True):
-            refused = self.client.too_long.get(self.client.key(units[i].request())) if r is None else None
-            if refused is not None:
-                out[i] = overlong_score(refused.tokens, refused.limit)
-            elif r is not None:
-                out[i] = ScoreOutput(r, parse_score(r, units[i].template))
-        return out
+        return [
+            overlong_score(*over)
+            if over
+            else None
+            if r is None
+            else ScoreOutput(r, parse_score(r, u.template))
+            for u, (r, over) in zip(units, self._ask([u.request() for u in units], "score"), strict=True)
+        ]
 
     def summary(self) -> dict[str, Any]:
         return {"template": self.template.name, **self.client.summary()}

@@ -173,6 +173,26 @@ _RESPONSE = ("###Response to evaluate:", "###End of the response")
 _RUBRIC = ("###Score Rubrics:", "###End of the score rubrics")
 
 
+def rubric_block(
+    rubric: dict[str, str] | None, ids: tuple[str, ...] = SCORE_IDS["numeric"], levels=LEVELS
+) -> str:
+    """The rubric as the prompt lists it: ``[criteria]``, then ``Score <id>: <description>`` per
+    level in ``levels``' order (``rubric`` ``None``: :data:`GENERIC_RUBRIC`)."""
+    rubric = rubric or GENERIC_RUBRIC
+    lines = [f"[{rubric.get('criteria', '').strip()}]"]
+    lines += [f"Score {ids[k - 1]}: {rubric[f'score{k}_description'].strip()}" for k in levels]
+    return "\n".join(lines)
+
+
+def instruction_text(prompt) -> str:
+    """What the response answers, as one text: the user's turn alone, or the labelled conversation
+    (a system prompt included: it is part of the task the response was written for)."""
+    messages = [m if isinstance(m, dict) else m.model_dump() for m in prompt]
+    if len(messages) == 1:
+        return messages[0]["content"]
+    return "\n\n".join(f"{m['role'].capitalize()}: {m['content']}" for m in messages)
+
+
 def render_scoring(
     instruction: str,
     response: str,
@@ -201,12 +221,7 @@ def render_scoring(
             f"{q0}\n{instruction}\n{q1}\n\n{r0}\n{response}\n{r1}"
         )
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": body}]
-    rubric = rubric or GENERIC_RUBRIC
-    lines = [f"[{rubric.get('criteria', '').strip()}]"] + [
-        f"Score {ids[k - 1]}: {rubric[f'score{k}_description'].strip()}"
-        for k in rubric_order(template, key, seed)
-    ]
-    rubric_text = "\n".join(lines)
+    rubric_text = rubric_block(rubric, ids, rubric_order(template, key, seed))
     show_ref = template.reference is not None and reference is not None
     ref_id = ids[template.reference - 1] if show_ref else ""
     labels = (
@@ -260,11 +275,7 @@ class ScoreUnit:
 
     @property
     def instruction(self) -> str:
-        """The user's turn alone, or the labelled conversation (a system prompt included: it is
-        part of the task the response was written for)."""
-        if len(self.prompt) == 1:
-            return self.prompt[0]["content"]
-        return "\n\n".join(f"{m['role'].capitalize()}: {m['content']}" for m in self.prompt)
+        return instruction_text(self.prompt)
 
     def request(self, answer_only: bool = False) -> list[dict[str, str]]:
         return render_scoring(
