@@ -36,7 +36,7 @@ from biasaware.training.rewards import get_reward_funcs
 
 
 class StepClock(TrainerCallback):
-    """Wall time of each optimizer step; the first (warm-up) is dropped."""
+    """Wall time of each optimizer step; ``mean`` drops the first ``skip`` (warm-up)."""
 
     def __init__(self):
         self.times, self._t = [], 0.0
@@ -47,8 +47,8 @@ class StepClock(TrainerCallback):
     def on_step_end(self, args, state, control, **kw):
         self.times.append(time.perf_counter() - self._t)
 
-    def mean(self) -> float:
-        rest = self.times[1:] or self.times
+    def mean(self, skip: int = 1) -> float:
+        rest = self.times[skip:] or self.times
         return sum(rest) / len(rest)
 
 

@@ -682,7 +682,8 @@ def add_judge_arguments(p, max_tokens: int = 512, required: str = "required unle
     p.add_argument(
         "--template",
         default="default",
-        help="judge prompt format, generate and direct modes (default default)",
+        help="judge prompt format (default default); direct mode reads the first token of a letter-first "
+        "format: verdict or direct (any other name gives direct)",
     )
     p.add_argument(
         "--backend",
@@ -723,10 +724,29 @@ def add_judge_arguments(p, max_tokens: int = 512, required: str = "required unle
 
 # -------------------------------------------------------------------------------------- quickstart
 def cmd_quickstart(args: argparse.Namespace) -> int:
+    if args.generative:
+        from biasaware.generative import run_generative
+
+        settings = {k: getattr(args, k) for k in BUDGET_FLAGS if getattr(args, k) is not None}
+        out = Path(args.out or "runs/generative")
+        arms = [a.strip() for a in args.arms.split(",") if a.strip()] if args.arms else None
+        run_generative(out, seed=args.seed, device=args.device, dtype=args.dtype, preset=args.budget,
+                       overrides=settings, arms=arms)  # fmt: skip
+        return 0
+    given = [
+        f"--{k.replace('_', '-')}" for k in (*BUDGET_FLAGS, "budget", "arms") if getattr(args, k) is not None
+    ]
+    if given:
+        raise BiasAwareError(
+            f"{', '.join(given)} set(s) the generative experiment's budget: add --generative"
+        )
     from biasaware.quickstart import run_quickstart
 
-    run_quickstart(Path(args.out), seed=args.seed, device=args.device, dtype=args.dtype)
+    run_quickstart(Path(args.out or "runs/quickstart"), seed=args.seed, device=args.device, dtype=args.dtype)
     return 0
+
+
+BUDGET_FLAGS = ("sft_steps", "grpo_steps", "trainable_layers", "probes", "generate_probes")
 
 
 # ------------------------------------------------------------------------------------ sweep, release
@@ -900,8 +920,50 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("quickstart", help="run the whole pipeline on the built-in defaults")
-    p.add_argument("--out", default="runs/quickstart", help="output folder (default: runs/quickstart)")
+    p.add_argument(
+        "--out", help="output folder (default: runs/quickstart, or runs/generative with --generative)"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of every stage (default 0)")
+    p.add_argument(
+        "--generative",
+        action="store_true",
+        help="run the generative judge experiment instead (default: the reward-model one): SFT then GRPO of smollm2-135m-instruct, three arms "
+        "(baseline, paper, balanced with the cue-consistency reward), evaluated two-sided (about 90 min on "
+        "2 CPU cores; docs/generative.md)",
+    )
+    p.add_argument(
+        "--budget",
+        choices=["cpu", "gpu"],
+        help="budget preset of --generative (default: gpu on a CUDA device, else cpu)",
+    )
+    p.add_argument(
+        "--sft-steps",
+        type=int,
+        help="--generative: SFT steps per arm (default: the preset's; cpu 200 of 4 rows)",
+    )
+    p.add_argument(
+        "--grpo-steps",
+        type=int,
+        help="--generative: GRPO steps per arm, 0 for none (default: the preset's; cpu 8 of 16 completions)",
+    )
+    p.add_argument(
+        "--trainable-layers",
+        type=int,
+        help="--generative: top layers trained (default: the preset's; cpu 12 of 30, gpu all)",
+    )
+    p.add_argument(
+        "--probes",
+        type=int,
+        help="--generative: direct-mode probes per bias and side (default: the preset's; cpu 20, gpu all)",
+    )
+    p.add_argument(
+        "--generate-probes",
+        type=int,
+        help="--generative: generate-mode probes per bias and side (default: the preset's; cpu 2, gpu 25)",
+    )
+    p.add_argument(
+        "--arms", help="--generative: a comma list of baseline, paper, balanced (default: all three)"
+    )
     add_device_arguments(p)
     p.set_defaults(func=cmd_quickstart)
     for command in leaf_parsers(parser):  # `biasaware eval bias ... -v` works as `biasaware -v eval ...`

@@ -8,9 +8,10 @@ shows what two-sided measurement is for.
    bias negatives and once balanced; teacher traces for SFT. Validate every output.
 3. Train three minilm-l6 reward models through recipes/reward.py on the same budget: baseline
    (hinge on the natural pairs), paper (InfoNCE with bias negatives), balanced (InfoNCE on balanced
-   rows); and a few steps of SFT then GRPO of smollm2-135m-instruct through ``accelerate launch``.
-4. Evaluate the three, and smollm2 zero-shot in direct mode (its verdict distribution and the
-   degenerate-judge check), on both directions; write one table shaped like 002's Table 5 with the
+   rows); and a few steps of SFT then GRPO of smollm2-135m-instruct through ``accelerate launch`` (a smoke
+   test of the path; ``quickstart --generative``, :mod:`biasaware.generative`, is the real experiment).
+4. Evaluate the three, and smollm2 zero-shot and its SFT+GRPO smoke checkpoint in direct mode (their
+   verdict distributions and the degenerate-judge check), on both directions; write one table shaped like 002's Table 5 with the
    two-sided columns and McNemar p against the baseline (``report.md``, ``report.json``,
    ``two_sided.png``), each judge's own report under ``eval/``.
 """
@@ -41,6 +42,7 @@ from biasaware.training.recipe import RECIPES, trained
 PROBES = 25  # per bias and side
 ZERO_SHOT = "smollm2 zero-shot"
 ZERO_SHOT_PROBES = 4  # per bias and side
+SMOKE = "smollm2 SFT+GRPO smoke"  # 2 SFT and 2 GRPO steps: a check that the path runs, not a result
 
 log = logging.getLogger(__name__)
 
@@ -109,14 +111,23 @@ EXPERIMENT = {  # name: (recipe config under recipes/configs/minilm-l6, training
 
 
 def _run(cmd: list[str], what: str) -> float:
-    """Run a recipe in its own process (output shown on a terminal, else kept for the error)."""
+    """Run a recipe in its own process. On a terminal its output is shown as it is; otherwise only
+    its own ``[train]`` lines (progress with the time left, the load-back check) are passed on, and
+    the rest is kept for the error message."""
     t0 = time.time()
-    tty = sys.stdout.isatty()
-    run = subprocess.run(cmd, stdout=None if tty else subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if run.returncode != 0:
-        raise BiasAwareError(
-            f"{what} failed (exit {run.returncode})" + (f":\n{run.stdout[-2000:]}" if run.stdout else "")
-        )
+    if sys.stdout.isatty():
+        run = subprocess.run(cmd)
+        if run.returncode != 0:
+            raise BiasAwareError(f"{what} failed (exit {run.returncode})")
+        return time.time() - t0
+    tail: list[str] = []
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        for line in proc.stdout:
+            tail = (tail + [line])[-60:]
+            if line.startswith(("[train]", "error:")):
+                print(line, end="", flush=True)
+    if proc.returncode != 0:
+        raise BiasAwareError(f"{what} failed (exit {proc.returncode}):\n{''.join(tail)[-2000:]}")
     return time.time() - t0
 
 
@@ -271,8 +282,9 @@ def run_quickstart(
     ckpts = train_reward_models(out, seed)
     stages["train reward models"] = time.time() - mark
     mark = time.time()
+    smoke = None
     if generative:
-        train_generative(out, seed)
+        smoke = train_generative(out, seed)
         stages["train smollm2 (SFT, GRPO)"] = time.time() - mark
     mark = time.time()
     common = {"device": device, "dtype": dtype}
@@ -281,6 +293,10 @@ def run_quickstart(
     }
     # a 135M model reads long judge prompts slowly on a CPU: a few probes per bias and side show its verdicts
     judges[ZERO_SHOT] = (JudgeSpec(name="smollm2-135m-instruct", mode="direct", **common), ZERO_SHOT_PROBES)
+    if (
+        smoke is not None
+    ):  # the smoke steps' checkpoint, scored on the same probes: GRPO to a score runs every time
+        judges[SMOKE] = (JudgeSpec(name=str(smoke), mode="direct", **common), ZERO_SHOT_PROBES)
     runs = {}
     for name, (spec, limit) in judges.items():
         folder = out / "eval" / name.replace(" ", "-")
@@ -300,7 +316,8 @@ def run_quickstart(
     trained = {k: v for k, v in runs.items() if k in EXPERIMENT}
     if "baseline" in trained:
         result = compare_runs(trained, "baseline", biases=list(QUICK_CUES), seed=seed)
-        zero_shot = compare_runs({ZERO_SHOT: runs[ZERO_SHOT]}, ZERO_SHOT, biases=list(QUICK_CUES), seed=seed)
+        small = {k: runs[k] for k in (ZERO_SHOT, SMOKE) if k in runs}
+        zero_shot = compare_runs(small, ZERO_SHOT, biases=list(QUICK_CUES), seed=seed)
         result["zero_shot"] = zero_shot
         stages["total"] = time.time() - t0
         result["stage_seconds"] = {k: round(v, 1) for k, v in stages.items()}

@@ -8,6 +8,11 @@ verdict accuracy and format (002 eq. 7-9), optionally swap consistency.
 ``bias_ratio`` sets bias-aware pairs : original pairs (002 Table 6: 0:4 ... 4:4); answer order is
 seeded and balanced; the ``label`` column reaches the rewards (biasaware/training/rewards.py). vLLM generation
 is TRL's (``use_vllm: true`` with ``vllm_mode: colocate`` or ``server``), off by default.
+
+``template: verdict`` trains the short letter-first judge format (a completion of one letter;
+``max_completion_length`` of a few tokens), the CPU budget of ``biasaware quickstart --generative``.
+With a twin reward (``swap_consistency``, ``cue_consistency``) the views of a pair stay in one batch:
+the rows come in seeded blocks and TRL's own reshuffling is turned off.
 """
 
 from __future__ import annotations
@@ -20,41 +25,47 @@ from trl import GRPOConfig, GRPOTrainer, ModelConfig, get_peft_config
 from biasaware.io import read_records
 from biasaware.training.judge_data import grpo_rows
 from biasaware.training.recipe import (
-    DataArguments,
+    JudgeDataArguments,
     card_callbacks,
+    freeze_lower_layers,
     load_for_training,
     run_recipe,
     sample_rows,
     train_and_save,
 )
-from biasaware.training.rewards import get_reward_funcs
+from biasaware.training.rewards import TWIN_REWARDS, get_reward_funcs
 
 
 @dataclass
-class ScriptArguments(DataArguments):
-    bias_ratio: str = field(default="4:4", metadata={"help": "bias-aware pairs : original pairs, e.g. 1:4"})
-    both_orders: bool = field(default=False, metadata={"help": "each pair in both answer orders"})
-    context_cues: float = field(
-        default=0.0,
-        metadata={"help": "share of pairs with a balanced bandwagon note or reflection phrase (0-1)"},
-    )
+class ScriptArguments(JudgeDataArguments):
     rewards: list[str] = field(
         default_factory=lambda: ["accuracy", "format"],
-        metadata={"help": "reward functions (accuracy, format, swap_consistency); weights: reward_weights"},
+        metadata={
+            "help": "reward functions (accuracy, format, swap_consistency, cue_consistency); weights: reward_weights"
+        },
     )
 
 
 def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig):
+    reward_funcs = get_reward_funcs(script_args.rewards)  # an unknown name fails before the model loads
     model, tokenizer = load_for_training(model_args, "causal", training_args.seed, training_args)
+    freeze_lower_layers(model, script_args.trainable_layers)
     rows = sample_rows(
         read_records(script_args.train_file, "train"), script_args.max_train_rows, training_args.seed
     )
     data = grpo_rows(
-        rows, script_args.bias_ratio, training_args.seed, script_args.both_orders, script_args.context_cues
+        rows,
+        script_args.bias_ratio,
+        training_args.seed,
+        script_args.both_orders,
+        script_args.context_cues,
+        script_args.template,
     )
+    if set(script_args.rewards) & set(TWIN_REWARDS):
+        training_args.shuffle_dataset = False  # grpo_rows wrote each pair's views adjacent, blocks shuffled
     trainer = GRPOTrainer(
         model=model,
-        reward_funcs=get_reward_funcs(script_args.rewards),
+        reward_funcs=reward_funcs,
         args=training_args,
         train_dataset=Dataset.from_list(data),
         processing_class=tokenizer,
@@ -64,7 +75,11 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
     return train_and_save(trainer, training_args, "causal")
 
 
-DATACLASSES = (ScriptArguments, GRPOConfig, ModelConfig)  # what the config and flags fill (biasaware sweep checks keys against them)
+DATACLASSES = (
+    ScriptArguments,
+    GRPOConfig,
+    ModelConfig,
+)  # what the config and flags fill (biasaware sweep checks keys against them)
 
 if __name__ == "__main__":
     run_recipe(main, DATACLASSES)

@@ -5,6 +5,10 @@
     python recipes/sft.py --config recipes/configs/smollm2-135m-instruct/sft.yaml            # CPU, small
 
 Traces come from ``biasaware build traces`` (the judge output format of biasaware/judging/judge_format.py).
+``targets: verdicts`` trains on training rows instead (``biasaware build train``): the judge prompts
+GRPO would see (``template``, ``bias_ratio``, ``both_orders``, ``context_cues``) with the right letter
+as the reply, so the loss covers a handful of tokens (the CPU budget of ``biasaware quickstart
+--generative``; ``template: verdict``).
 """
 
 from __future__ import annotations
@@ -14,11 +18,13 @@ from dataclasses import dataclass, field
 from datasets import Dataset
 from trl import ModelConfig, SFTConfig, SFTTrainer, get_peft_config
 
+from biasaware.errors import BiasAwareError
 from biasaware.io import read_records
-from biasaware.training.judge_data import sft_rows
+from biasaware.training.judge_data import sft_rows, verdict_rows
 from biasaware.training.recipe import (
-    DataArguments,
+    JudgeDataArguments,
     card_callbacks,
+    freeze_lower_layers,
     load_for_training,
     run_recipe,
     sample_rows,
@@ -27,21 +33,40 @@ from biasaware.training.recipe import (
 
 
 @dataclass
-class ScriptArguments(DataArguments):
+class ScriptArguments(JudgeDataArguments):
     train_file: str = field(
-        default="runs/quickstart/traces/traces.jsonl", metadata={"help": "teacher traces (JSONL)"}
+        default="runs/quickstart/traces/traces.jsonl",
+        metadata={"help": "teacher traces (JSONL), or training rows with targets: verdicts"},
+    )
+    targets: str = field(
+        default="traces",
+        metadata={"help": "traces (reasoning traces) or verdicts (training rows; the reply is the letter)"},
     )
 
 
 def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: ModelConfig):
+    if script_args.targets not in ("traces", "verdicts"):
+        raise BiasAwareError(f"targets is traces or verdicts, got {script_args.targets!r}")
+    verdicts = script_args.targets == "verdicts"
+    records = read_records(script_args.train_file, "train" if verdicts else "trace")
     model, tokenizer = load_for_training(model_args, "causal", training_args.seed, training_args)
-    traces = sample_rows(
-        read_records(script_args.train_file, "trace"), script_args.max_train_rows, training_args.seed
-    )
+    freeze_lower_layers(model, script_args.trainable_layers)
+    records = sample_rows(records, script_args.max_train_rows, training_args.seed)
+    if verdicts:
+        rows = verdict_rows(
+            records,
+            script_args.template,
+            bias_ratio=script_args.bias_ratio,
+            seed=training_args.seed,
+            both_orders=script_args.both_orders,
+            context_cues=script_args.context_cues,
+        )
+    else:
+        rows = sft_rows(records)
     trainer = SFTTrainer(
         model=model,
         args=training_args,
-        train_dataset=Dataset.from_list(sft_rows(traces)),
+        train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         peft_config=get_peft_config(model_args),
         callbacks=card_callbacks("sft", model_args, script_args),
@@ -49,7 +74,11 @@ def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: Mod
     return train_and_save(trainer, training_args, "causal")
 
 
-DATACLASSES = (ScriptArguments, SFTConfig, ModelConfig)  # what the config and flags fill (biasaware sweep checks keys against them)
+DATACLASSES = (
+    ScriptArguments,
+    SFTConfig,
+    ModelConfig,
+)  # what the config and flags fill (biasaware sweep checks keys against them)
 
 if __name__ == "__main__":
     run_recipe(main, DATACLASSES)

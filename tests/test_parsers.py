@@ -305,7 +305,7 @@ def test_parser_does_not_read_its_own_prompt(name):
     view = View(prompt=[{"role": "user", "content": "Q?"}], response_a="x", response_b="y", correct="A")
     messages = get_template(name).render(view)
     assert all(get_template(name).parse(m["content"]) == "invalid" for m in messages)
-    assert "not instructions to you" in messages[0]["content"]
+    assert "not instructions" in messages[0]["content"]  # graded material is declared data
 
 
 def test_doctests():

@@ -53,7 +53,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from biasaware.errors import BiasAwareError
 from biasaware.judging.llm import LLMClient, LLMSpec, any_text
 from biasaware.judging.models import chat_ids, encode_rendered, render_chats
-from biasaware.judging.prompts import TEMPLATES, get_template
+from biasaware.judging.prompts import LETTER_FIRST, TEMPLATES, get_template
 from biasaware.judging.scoring import ScoreOutput, ScoreUnit, parse_score
 from biasaware.records import View
 
@@ -391,6 +391,7 @@ class Prepared:
     batches: list[list[int]]
     overlong: dict[int, int] = field(default_factory=dict)  # unit -> tokens
     extra: Any = None
+    same: dict[int, int] = field(default_factory=dict)  # unit -> an earlier unit with the same ids
 
 
 @dataclass
@@ -433,10 +434,21 @@ class _ForwardJudge:
         return self._batched(ids, extra)
 
     def _batched(self, ids: list[list[int]], extra: Any = None) -> Prepared:
+        """Batches of the units that fit, each distinct input once (a probe's standard and mirror
+        sides share their original view: it runs once and both get its value)."""
         overlong = {i: len(x) for i, x in enumerate(ids) if self.limit is not None and len(x) > self.limit}
-        fits = [i for i in range(len(ids)) if i not in overlong]
+        first: dict[tuple[int, ...], int] = {}
+        same = {}
+        for i, x in enumerate(ids):
+            if i not in overlong:
+                key = tuple(x)
+                if key in first:
+                    same[i] = first[key]
+                else:
+                    first[key] = i
+        fits = [i for i in range(len(ids)) if i not in overlong and i not in same]
         batches = token_batches([len(ids[i]) for i in fits], self.batch_size, self.max_batch_tokens)
-        return Prepared(ids, [[fits[j] for j in b] for b in batches], overlong, extra)
+        return Prepared(ids, [[fits[j] for j in b] for b in batches], overlong, extra, same)
 
     def launch(self, prepared: Prepared, values=None) -> Pending:
         import torch
@@ -470,6 +482,8 @@ class _ForwardJudge:
         order = [i for b in pending.prepared.batches for i in b]
         for i, v in zip(order, pending.values.tolist(), strict=True):
             per_unit[i] = v
+        for i, rep in pending.prepared.same.items():
+            per_unit[i] = per_unit[rep]
         return per_unit
 
     def finish(self, pending: Pending) -> list[JudgeOutput | None]:
@@ -499,7 +513,8 @@ class DirectVerdictJudge(_ForwardJudge):
         import inspect
 
         super().__init__(spec)
-        self.template = get_template("direct")
+        # a letter-first template as asked (the one a judge was trained on), else the direct one
+        self.template = get_template(spec.template if spec.template in LETTER_FIRST else "direct")
         self.token_ids = {letter: self._ids(letter) for letter in "AB"}
         self.last_only = "logits_to_keep" in inspect.signature(self.model.forward).parameters
 
@@ -540,7 +555,7 @@ class DirectVerdictJudge(_ForwardJudge):
         return out
 
     def summary(self) -> dict[str, Any]:
-        return {**super().summary(), "tokens": self.token_ids}
+        return {**super().summary(), "template": self.template.name, "tokens": self.token_ids}
 
     def cannot_score(self, ids: tuple[str, ...]) -> str | None:
         """Why next-token scoring cannot read these score ids (``None`` when it can)."""

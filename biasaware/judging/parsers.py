@@ -219,4 +219,5 @@ PARSERS: dict[str, Callable[[object], str]] = {
     "selene": parse_selene,
     "llmbar": parse_llmbar,
     "direct": parse_direct,
+    "verdict": parse_direct,
 }

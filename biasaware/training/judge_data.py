@@ -4,10 +4,13 @@ prompt-completion rows from teacher traces (SFT).
 ``grpo_rows(rows, bias_ratio, seed)``: every training row gives one *original* pair (chosen vs the
 original rejected response); ``bias_ratio = "k:4"`` adds bias-aware pairs (chosen vs one of the row's
 bias negatives) in the proportion k bias-aware pairs to 4 original ones (002 Table 6: 0:4 ... 4:4),
-drawn with the seed. Each pair becomes a judge prompt in the default format
-(:mod:`biasaware.judging.judge_format`) with the chosen response at A or B: seeded and balanced 50/50, and
-recorded in ``label`` (the column the rewards read). ``both_orders`` emits each pair in both
-orders instead (the swap-consistency reward needs the twins; ``pair_id`` links them).
+drawn with the seed. Each pair becomes a judge prompt in a named format (``template``; the default
+is :mod:`biasaware.judging.judge_format`'s) with the chosen response at A or B: seeded and balanced
+50/50, and recorded in ``label`` (the column the rewards read). ``both_orders`` emits each pair in
+both orders instead (the swap-consistency reward needs the twins; ``pair_id`` links them).
+
+``verdict_rows`` turns the same judge prompts into SFT rows whose completion is the verdict letter
+(the CPU-budget path: a short ``verdict`` template, a reply of one token).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import random
 from typing import Any
 
 from biasaware.errors import BiasAwareError
-from biasaware.judging.judge_format import judge_messages
+from biasaware.judging.prompts import get_template
 from biasaware.records import TraceRow, TrainingRow, View
 
 
@@ -47,14 +50,24 @@ def grpo_rows(
     seed: int = 0,
     both_orders: bool = False,
     context_cues: float = 0.0,
+    template: str = "default",
 ) -> list[dict[str, Any]]:
     """See the module docstring. ``context_cues`` (0-1): the share of pairs whose judge prompt also
     carries a context cue, balanced so it says nothing about the label: half of them a bandwagon
     note (naming the chosen response in exactly half of those, the rejected one in the rest), half
     the reflection phrase between the answers (whose order is balanced 50/50, so the phrase precedes
-    the better answer about half the time). The ``context`` column records which."""
+    the better answer about half the time). The ``context`` column records which.
+
+    Every row of the output is one view of a base pair: ``pair_id`` names the base pair (for balanced
+    rows the pair their four cue placements come from, ``meta.pair_id``), ``placement`` where the
+    pair's cue sits (balanced rows: ``none``, ``chosen``, ``rejected`` or ``both``; else empty) and
+    ``label`` the answer order. The views of one base pair are adjacent, in seeded block order, so a
+    trainer that does not reshuffle (``shuffle_dataset: false``) sees them in one batch (the twin
+    rewards of :mod:`biasaware.training.rewards`). ``template`` names the prompt format
+    (:mod:`biasaware.judging.prompts`), also a column so the rewards parse replies with its parser."""
     if not 0 <= context_cues <= 1:
         raise BiasAwareError(f"context_cues is a share of pairs in [0, 1], got {context_cues}")
+    render = get_template(template).render
     rng = random.Random(seed)
     pairs = [(r, r.rejected, "original") for r in rows]
     with_negatives = [r for r in rows if r.bias_negatives]
@@ -79,8 +92,10 @@ def grpo_rows(
     cued = rng.sample(range(len(pairs)), round(context_cues * len(pairs)))
     for j, i in enumerate(cued):
         plan[i] = "reflection" if j % 2 else f"bandwagon:{'chosen' if j % 4 == 0 else 'rejected'}"
-    out = []
+    blocks: dict[str, list[dict[str, Any]]] = {}
     for k, ((row, worse, bias), order) in enumerate(zip(pairs, orders, strict=True)):
+        balanced = row.meta.get("augment") == "balanced" and "pair_id" in row.meta
+        base = str(row.meta["pair_id"]) if balanced else f"{row.id}-{k}"
         for label in ("A", "B") if both_orders else (order,):
             a, b = (row.chosen, worse) if label == "A" else (worse, row.chosen)
             other = "B" if label == "A" else "A"
@@ -93,16 +108,36 @@ def grpo_rows(
             view = View(
                 prompt=row.prompt, response_a=a, response_b=b, correct=label, context=context, between=between
             )
-            out.append(
+            blocks.setdefault(base, []).append(
                 {
-                    "prompt": judge_messages(view),
+                    "prompt": render(view),
                     "label": label,
-                    "pair_id": f"{row.id}-{k}",
+                    "pair_id": base,
+                    "placement": str(row.meta.get("cue_on", "")) if balanced else "",
                     "bias": bias,
                     "context": plan[k],
+                    "template": template,
                 }
             )
-    return out
+    return [view for block in blocks.values() for view in block]
+
+
+def verdict_rows(rows: list[TrainingRow], template: str = "verdict", **pairs: Any) -> list[dict[str, Any]]:
+    """SFT rows whose target is the verdict itself: the judge prompts of :func:`grpo_rows` (same
+    pairs, orders and cues; ``pairs`` are its keyword arguments) with the right letter as the
+    assistant's reply, for a letter-first template (``verdict`` or ``direct``). The loss covers the
+    reply only (prompt-completion rows), a handful of tokens."""
+    from biasaware.judging.prompts import LETTER_FIRST
+
+    if template not in LETTER_FIRST:
+        raise BiasAwareError(
+            f"verdict targets need a template whose reply is the letter ({', '.join(LETTER_FIRST)}), "
+            f"got {template!r}; SFT on reasoning traces takes a traces file"
+        )
+    return [
+        {"prompt": r["prompt"], "completion": [{"role": "assistant", "content": r["label"]}]}
+        for r in grpo_rows(rows, template=template, **pairs)
+    ]
 
 
 def sft_rows(traces: list[TraceRow]) -> list[dict[str, Any]]:

@@ -1,0 +1,165 @@
+"""What a step of the generative experiment costs (``biasaware quickstart --generative``), against the
+bare model work on the same tokens, measured in the same run.
+
+1. SFT step (``recipes/sft.py``'s trainer: verdict targets, the budget's frozen layers) vs a bare
+   forward + backward + AdamW step of the model on the same collated batches.
+2. GRPO step (TRL's ``GRPOTrainer`` with the balanced arm's rewards) vs the bare work on the same
+   tokens: a no-grad forward over the prompts (what sampling needs at least) plus a forward +
+   backward + AdamW step over the prompt + completion sequences.
+3. Evaluated view (``DirectVerdictJudge``, the verdict from the last position) vs a bare no-grad
+   forward of the same batches.
+
+Goal: each within 1.25x of its bare cost. Tokens per view are printed with the figures.
+
+    .venv/bin/python bench/generative_steps.py                      # smollm2, the cpu budget
+    .venv/bin/python bench/generative_steps.py --sft-steps 6 --grpo-steps 4 --views 64
+    .venv/bin/python bench/generative_steps.py --trl-lm-head          # TRL's LM head as shipped
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+from datasets import Dataset
+from training_steps import StepClock  # bench/, next to this script
+from trl import GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
+
+from biasaware.generative import ARMS, TRAINED_CUES, make_budget
+from biasaware.io import read_records
+from biasaware.judging.judges import DirectVerdictJudge, JudgeSpec
+from biasaware.judging.models import load_model
+from biasaware.quickstart import build_data
+from biasaware.training.judge_data import grpo_rows, verdict_rows
+from biasaware.training.recipe import compact_lm_head_on_cpu, freeze_lower_layers, set_cpu_threads
+from biasaware.training.rewards import get_reward_funcs
+
+
+def fresh(model_name: str, layers: int | None):
+    model, tok = load_model(model_name, "causal")
+    freeze_lower_layers(model, layers)
+    return model, tok
+
+
+def bare_train_step(model, opt, ids: torch.Tensor, mask: torch.Tensor, keep: int) -> float:
+    t = time.perf_counter()
+    out = model(input_ids=ids, attention_mask=mask, logits_to_keep=keep)
+    out.logits.float().logsumexp(-1).mean().backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default="smollm2-135m-instruct")
+    ap.add_argument("--sft-steps", type=int, default=8)
+    ap.add_argument("--grpo-steps", type=int, default=5)
+    ap.add_argument("--views", type=int, default=128)
+    ap.add_argument("--trl-lm-head", action="store_true",
+                    help="leave TRL's LM head as shipped (every position scored on a CPU); default: compact")  # fmt: skip
+    args = ap.parse_args()
+    if not args.trl_lm_head:
+        compact_lm_head_on_cpu()  # what every recipe does (biasaware/training/recipe.py)
+    budget = make_budget("cpu")
+    work = Path(tempfile.mkdtemp(prefix="bench-gen-"))
+    build_data(work, 0)
+    threads = set_cpu_threads(SFTConfig(output_dir=str(work), use_cpu=True))
+    rows = read_records(work / "train-paper" / "train.jsonl", "train")
+    balanced = read_records(work / "train-balanced" / "train.jsonl", "train")
+    print(f"threads {threads}; budget: template {budget.template}, top {budget.trainable_layers} layers, "
+          f"SFT batch {budget.sft_batch}, GRPO batch {budget.grpo_batch} ({budget.num_generations} per prompt)")  # fmt: skip
+
+    # 1. SFT
+    model, tok = fresh(args.model, budget.trainable_layers)
+    data = Dataset.from_list(verdict_rows(rows, budget.template, bias_ratio="0:4", seed=0))
+    cfg = SFTConfig(output_dir=str(work / "sft"), max_steps=args.sft_steps, per_device_train_batch_size=budget.sft_batch,
+                    learning_rate=budget.sft_lr, max_length=budget.max_length, gradient_checkpointing=False,
+                    use_cpu=True, bf16=False, report_to="none", save_strategy="no", logging_steps=1000,
+                    disable_tqdm=True, seed=0)  # fmt: skip
+    clock = StepClock()
+    trainer = SFTTrainer(model=model, args=cfg, train_dataset=data, processing_class=tok, callbacks=[clock])
+    batches = [b for _, b in zip(range(args.sft_steps), trainer.get_train_dataloader(), strict=False)]
+    trainer.train()
+    sft = clock.mean(skip=2)
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=budget.sft_lr)
+    model.train()
+    bare = [bare_train_step(model, opt, b["input_ids"], b["attention_mask"], 1) for b in batches]
+    bare_sft = sum(bare[2:] or bare) / len(bare[2:] or bare)
+    sft_tokens = sum(int(b["attention_mask"].sum()) for b in batches) / len(batches)
+    del trainer, model, opt
+
+    # 2. GRPO (the balanced arm: whole pairs per batch, accuracy + cue-consistency + format)
+    model, tok = fresh(args.model, budget.trainable_layers)
+    arm = ARMS["balanced"]
+    data = Dataset.from_list(grpo_rows(balanced, "0:4", 0, template=budget.template))
+    cfg = GRPOConfig(output_dir=str(work / "grpo"), max_steps=args.grpo_steps, per_device_train_batch_size=budget.grpo_batch,
+                     num_generations=budget.num_generations, max_completion_length=budget.max_completion_length,
+                     learning_rate=budget.grpo_lr, beta=0.0, scale_rewards=arm.scale_rewards, shuffle_dataset=False,
+                     gradient_checkpointing=False, use_cpu=True, bf16=False, report_to="none", save_strategy="no",
+                     logging_steps=1000, disable_tqdm=True, seed=0)  # fmt: skip
+    clock = StepClock()
+    trainer = GRPOTrainer(model=model, reward_funcs=get_reward_funcs(arm.rewards), args=cfg, train_dataset=data,
+                          processing_class=tok, callbacks=[clock])  # fmt: skip
+    trainer.train()
+    grpo = clock.mean(skip=2)
+    prompts = budget.grpo_batch // budget.num_generations
+    from biasaware.judging.models import chat_ids
+
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=budget.grpo_lr)
+    bare = []
+    for step in range(args.grpo_steps):
+        block = [data[i]["prompt"] for i in range(step * prompts, (step + 1) * prompts)]
+        ids = chat_ids(tok, block, add_generation_prompt=True)
+        full = [x + tok.encode("A<|im_end|>", add_special_tokens=False)[: budget.max_completion_length]
+                for x in ids for _ in range(budget.num_generations)]  # fmt: skip
+        enc = tok.pad({"input_ids": full}, return_tensors="pt")
+        t = time.perf_counter()
+        with torch.no_grad():
+            model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], logits_to_keep=1)
+        bare.append(time.perf_counter() - t + bare_train_step(
+            model, opt, enc["input_ids"], enc["attention_mask"], budget.max_completion_length + 1))  # fmt: skip
+    bare_grpo = sum(bare[2:] or bare) / len(bare[2:] or bare)
+    grpo_tokens = sum(len(x) for x in full)
+    del trainer, model, opt
+
+    # 3. evaluated views (direct mode)
+    probes = [p for p in read_records(work / "bench", "probe") if p.bias in TRAINED_CUES]
+    views = [v for p in probes for v in (p.original, p.injected)][: args.views]
+    judge = DirectVerdictJudge(
+        JudgeSpec(name=args.model, mode="direct", template=budget.template, device="cpu")
+    )
+    judge.judge(views[:8])  # warm-up
+    t = time.perf_counter()
+    judge.judge(views)
+    per_view = (time.perf_counter() - t) / len(views)
+    prepared = judge.prepare(views)
+    t = time.perf_counter()
+    with torch.inference_mode():
+        for idx in prepared.batches:
+            enc = judge.tokenizer.pad({"input_ids": [prepared.ids[i] for i in idx]}, return_tensors="pt")
+            judge.model(**enc, logits_to_keep=1)
+    bare_view = (time.perf_counter() - t) / len(views)
+    distinct = sum(map(len, prepared.batches))
+    view_tokens = sum(len(x) for x in prepared.ids) / len(prepared.ids)
+
+    print("\n| what | seconds | bare forward (+backward) | ratio | tokens |\n|---|---:|---:|---:|---:|")
+    print(
+        f"| SFT step ({budget.sft_batch} rows) | {sft:.2f} | {bare_sft:.2f} | {sft / bare_sft:.2f}x | {sft_tokens:.0f} a step |"
+    )
+    print(
+        f"| GRPO step ({budget.grpo_batch} completions) | {grpo:.2f} | {bare_grpo:.2f} | {grpo / bare_grpo:.2f}x | {grpo_tokens} a step |"
+    )
+    print(
+        f"| evaluated view, direct | {per_view:.3f} | {bare_view:.3f} | {per_view / bare_view:.2f}x | {view_tokens:.0f} a view |"
+    )
+    print(f"\n{len(views)} views, {distinct} distinct (a probe's sides share their original view; the bare "
+          f"forward runs the distinct ones too). Steps timed: SFT {args.sft_steps}, GRPO {args.grpo_steps}, "
+          "the first two of each dropped.")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
