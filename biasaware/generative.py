@@ -39,7 +39,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -48,10 +47,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from biasaware.errors import BiasAwareError
 from biasaware.io import write_json
+from biasaware.quickstart import QUICK_CUES as TRAINED_CUES
+from biasaware.quickstart import _quiet_flags, _recipe, _run, accelerate_launch, build_data
 
 ZERO_SHOT = "zero-shot"
 BASE_MODEL = "smollm2-135m-instruct"
-TRAINED_CUES = ("length", "beauty", "authority", "assertiveness", "sycophancy")  # = quickstart.QUICK_CUES
 
 
 class Arm(BaseModel):
@@ -186,22 +186,16 @@ def claim(out: Path, seed: int, budget: Budget, device: str, model: str, arms: l
     write_json(stamp, mine)
 
 
-def _launch() -> list[str]:
-    return [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "1", "--num_machines", "1",
-            "--mixed_precision", "no", "--dynamo_backend", "no"]  # fmt: skip
-
-
 def train_arm(
     out: Path,
     name: str,
     arm: Arm,
     budget: Budget,
     seed: int,
-    device: str,
-    model: str = "smollm2-135m-instruct",
+    cpu: bool,
+    model: str = BASE_MODEL,
 ) -> tuple[Path, Path, bool]:
     """SFT then GRPO of one arm; returns the two checkpoints and whether anything was trained."""
-    from biasaware.quickstart import _quiet_flags, _recipe, _run
     from biasaware.training.recipe import RECIPES, trained
 
     sft_script, grpo_script = _recipe("sft"), _recipe("grpo")
@@ -210,8 +204,7 @@ def train_arm(
             "the generative experiment needs recipes/sft.py and recipes/grpo.py (run from a clone)"
         )
     configs = RECIPES / "configs" / "smollm2-135m-instruct"
-    cpu = device == "cpu" or (device == "auto" and not _cuda())
-    launch = [*_launch(), *(["--cpu"] if cpu else [])]
+    launch = accelerate_launch(cpu)
     data = str(out / arm.rows / "train.jsonl")
     common = ["--seed", str(seed), "--template", budget.template, "--bias_ratio", arm.bias_ratio,
               "--save_strategy", "no", "--use_cpu", str(cpu).lower(), *_quiet_flags()]  # fmt: skip
@@ -254,13 +247,7 @@ def train_arm(
     return sft, grpo, worked
 
 
-def _cuda() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
-
-
-def tokens_per_view(bench: Path, template: str, model: str = "smollm2-135m-instruct") -> dict[str, float]:
+def tokens_per_view(bench: Path, template: str, model: str = BASE_MODEL) -> dict[str, float]:
     """Mean and largest prompt length (tokens, chat template included) of the evaluated views."""
     from biasaware.evaluation.evaluate import load_probes
     from biasaware.judging.models import chat_ids, load_tokenizer
@@ -273,7 +260,7 @@ def tokens_per_view(bench: Path, template: str, model: str = "smollm2-135m-instr
     return {"mean": round(sum(lengths) / len(lengths), 1), "max": max(lengths), "views": len(lengths)}
 
 
-def judges_of(ckpts: dict[str, tuple[Path, Path]], model: str = "smollm2-135m-instruct") -> dict[str, str]:
+def judges_of(ckpts: dict[str, tuple[Path, Path]], model: str = BASE_MODEL) -> dict[str, str]:
     """Display name -> model (the zero-shot model, then each arm's SFT and SFT+GRPO checkpoints)."""
     judges = {ZERO_SHOT: model}
     for name, (sft, grpo) in ckpts.items():
@@ -321,11 +308,7 @@ def tables(runs: dict[str, dict[str, Path]], seed: int) -> dict[str, Any]:
 
     out = {}
     for mode, folders in runs.items():
-        base = (
-            BASELINE
-            if BASELINE in folders
-            else next((k for k in folders if k.startswith("baseline")), ZERO_SHOT)
-        )
+        base = next(k for k in (BASELINE, "baseline SFT", ZERO_SHOT) if k in folders)
         out[mode] = compare_runs(folders, base, biases=list(TRAINED_CUES), seed=seed)
     return out
 
@@ -381,7 +364,6 @@ def run_generative(
     """The experiment (module docstring); returns what ``generative.json`` holds. ``model`` is the
     judge to start from (tests use a tiny one)."""
     from biasaware.devices import where
-    from biasaware.quickstart import build_data
 
     place = where(device, dtype)
     preset = preset or ("gpu" if place["device"].startswith("cuda") else "cpu")
@@ -402,7 +384,8 @@ def run_generative(
     ckpts = {}
     for name in chosen:
         t0 = time.time()
-        sft, grpo, worked = train_arm(out, name, ARMS[name], budget, seed, device, model)
+        cpu = not place["device"].startswith("cuda")
+        sft, grpo, worked = train_arm(out, name, ARMS[name], budget, seed, cpu, model)
         ckpts[name] = (sft, grpo)
         stages.record(f"train {name}", time.time() - t0, worked)
     t0 = time.time()

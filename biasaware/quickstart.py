@@ -131,6 +131,12 @@ def _run(cmd: list[str], what: str) -> float:
     return time.time() - t0
 
 
+def accelerate_launch(cpu: bool) -> list[str]:
+    """The command line that starts a recipe as one process through ``accelerate launch``."""
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "1", "--num_machines", "1"]
+    return [*cmd, "--mixed_precision", "no", "--dynamo_backend", "no", *(["--cpu"] if cpu else [])]
+
+
 def _recipe(name: str) -> Path | None:
     script = RECIPES / f"{name}.py"
     if not script.exists():  # an installed package without the repository's recipes/
@@ -172,8 +178,7 @@ def train_generative(out: Path, seed: int) -> Path | None:
     sft, grpo = _recipe("sft"), _recipe("grpo")
     if sft is None or grpo is None:
         return None
-    launch = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "1", "--cpu"]
-    launch += ["--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
+    launch = accelerate_launch(cpu=True)
     configs = RECIPES / "configs" / "smollm2-135m-instruct"
     common = ["--seed", str(seed), "--save_strategy", "no", "--logging_steps", "1", *_quiet_flags()]
     if trained(out / "ckpt" / "smollm2-grpo"):
@@ -293,9 +298,8 @@ def run_quickstart(
     }
     # a 135M model reads long judge prompts slowly on a CPU: a few probes per bias and side show its verdicts
     judges[ZERO_SHOT] = (JudgeSpec(name="smollm2-135m-instruct", mode="direct", **common), ZERO_SHOT_PROBES)
-    if (
-        smoke is not None
-    ):  # the smoke steps' checkpoint, scored on the same probes: GRPO to a score runs every time
+    # the smoke steps' checkpoint, scored on the same probes: GRPO to a score runs every time
+    if smoke is not None:
         judges[SMOKE] = (JudgeSpec(name=str(smoke), mode="direct", **common), ZERO_SHOT_PROBES)
     runs = {}
     for name, (spec, limit) in judges.items():

@@ -27,7 +27,6 @@ from biasaware.training.judge_data import grpo_rows
 from biasaware.training.recipe import (
     JudgeDataArguments,
     card_callbacks,
-    freeze_lower_layers,
     load_for_training,
     run_recipe,
     sample_rows,
@@ -48,8 +47,9 @@ class ScriptArguments(JudgeDataArguments):
 
 def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig):
     reward_funcs = get_reward_funcs(script_args.rewards)  # an unknown name fails before the model loads
-    model, tokenizer = load_for_training(model_args, "causal", training_args.seed, training_args)
-    freeze_lower_layers(model, script_args.trainable_layers)
+    model, tokenizer = load_for_training(
+        model_args, "causal", training_args.seed, training_args, script_args.trainable_layers
+    )
     rows = sample_rows(
         read_records(script_args.train_file, "train"), script_args.max_train_rows, training_args.seed
     )
@@ -75,11 +75,8 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
     return train_and_save(trainer, training_args, "causal")
 
 
-DATACLASSES = (
-    ScriptArguments,
-    GRPOConfig,
-    ModelConfig,
-)  # what the config and flags fill (biasaware sweep checks keys against them)
+# what the config and flags fill (biasaware sweep checks keys against them)
+DATACLASSES = (ScriptArguments, GRPOConfig, ModelConfig)
 
 if __name__ == "__main__":
     run_recipe(main, DATACLASSES)

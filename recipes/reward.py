@@ -22,7 +22,6 @@ from biasaware.training.judge_data import add_offtopic_negatives
 from biasaware.training.recipe import (
     DataArguments,
     card_callbacks,
-    freeze_lower_layers,
     load_for_training,
     run_recipe,
     sample_rows,
@@ -56,8 +55,9 @@ def load_rows(path: str, limit: int | None = None, seed: int = 0) -> Dataset:
 
 
 def main(script_args: ScriptArguments, training_args: SetRewardConfig, model_args: ModelConfig):
-    model, tokenizer = load_for_training(model_args, "reward", training_args.seed, training_args)
-    freeze_lower_layers(model, script_args.trainable_layers)
+    model, tokenizer = load_for_training(
+        model_args, "reward", training_args.seed, training_args, script_args.trainable_layers
+    )
     model_args.lora_task_type = "SEQ_CLS"  # a reward head: LoRA keeps the head trainable
     trainer = SetRewardTrainer(
         model=model,
@@ -77,11 +77,8 @@ def main(script_args: ScriptArguments, training_args: SetRewardConfig, model_arg
     return train_and_save(trainer, training_args, "reward")
 
 
-DATACLASSES = (
-    ScriptArguments,
-    SetRewardConfig,
-    ModelConfig,
-)  # what the config and flags fill (biasaware sweep checks keys against them)
+# what the config and flags fill (biasaware sweep checks keys against them)
+DATACLASSES = (ScriptArguments, SetRewardConfig, ModelConfig)
 
 if __name__ == "__main__":
     run_recipe(main, DATACLASSES)

@@ -24,7 +24,6 @@ from biasaware.training.judge_data import sft_rows, verdict_rows
 from biasaware.training.recipe import (
     JudgeDataArguments,
     card_callbacks,
-    freeze_lower_layers,
     load_for_training,
     run_recipe,
     sample_rows,
@@ -49,8 +48,9 @@ def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: Mod
         raise BiasAwareError(f"targets is traces or verdicts, got {script_args.targets!r}")
     verdicts = script_args.targets == "verdicts"
     records = read_records(script_args.train_file, "train" if verdicts else "trace")
-    model, tokenizer = load_for_training(model_args, "causal", training_args.seed, training_args)
-    freeze_lower_layers(model, script_args.trainable_layers)
+    model, tokenizer = load_for_training(
+        model_args, "causal", training_args.seed, training_args, script_args.trainable_layers
+    )
     records = sample_rows(records, script_args.max_train_rows, training_args.seed)
     if verdicts:
         rows = verdict_rows(
@@ -74,11 +74,8 @@ def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: Mod
     return train_and_save(trainer, training_args, "causal")
 
 
-DATACLASSES = (
-    ScriptArguments,
-    SFTConfig,
-    ModelConfig,
-)  # what the config and flags fill (biasaware sweep checks keys against them)
+# what the config and flags fill (biasaware sweep checks keys against them)
+DATACLASSES = (ScriptArguments, SFTConfig, ModelConfig)
 
 if __name__ == "__main__":
     run_recipe(main, DATACLASSES)

@@ -285,17 +285,22 @@ def check_processes(training_args: Any) -> None:
         )
 
 
-def load_for_training(model_args: Any, kind: str, seed: int = 0, training_args: Any = None):
+def load_for_training(
+    model_args: Any, kind: str, seed: int = 0, training_args: Any = None, trainable_layers: int | None = None
+):
     """``(model, tokenizer)`` for a recipe (:func:`biasaware.judging.models.load_model`); weights missing
     from the checkpoint (a new reward head) are drawn with ``seed``, the training seed. With
-    ``training_args``, first refuses a launch whose processes would not train together."""
+    ``training_args``, first refuses a launch whose processes would not train together, then sets the
+    CPU threads and TRL's compact LM head. ``trainable_layers``: :func:`freeze_lower_layers`."""
     from biasaware.judging.models import load_model
 
     if training_args is not None:
         check_processes(training_args)
         set_cpu_threads(training_args)
         compact_lm_head_on_cpu()
-    return load_model(model_args.model_name_or_path, kind, dtype=model_args.dtype, seed=seed)
+    model, tokenizer = load_model(model_args.model_name_or_path, kind, dtype=model_args.dtype, seed=seed)
+    freeze_lower_layers(model, trainable_layers)
+    return model, tokenizer
 
 
 class StepProgress(TrainerCallback):
