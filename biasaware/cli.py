@@ -23,9 +23,9 @@ EPILOG = """pipeline:
   accelerate launch recipes/{sft,grpo,reward}.py --config ...   training (thin TRL scripts)
   biasaware eval bias|scoring|general|compare  evaluation: Acc_ori, Acc_inj, BSR, scoring bias, general benchmarks
   biasaware preflight --judge NAME     a gate before trusting a judge: exit 1 when a fail threshold is crossed
-  biasaware sweep                      a recipe over a grid: train, evaluate, one table (002 Table 6)
+  biasaware sweep                      a recipe over a grid: train, evaluate, one table (JudgeBiasBench Table 6)
   biasaware release                    check a checkpoint against its report, write its model card
-multi-GPU evaluation: torchrun --nproc_per_node N -m biasaware.cli eval bias ... (see README.md)
+multi-GPU evaluation: torchrun --nproc_per_node N -m biasaware.cli eval bias ... (see docs/evaluation.md)
 """
 
 
@@ -473,7 +473,7 @@ EVAL_STAGES = {
         "Resumable as eval bias.",
     ),
     "scoring": (
-        "scoring-bias probes (000): rubric order, score ids, reference score; flip rate, MAD, correlations",
+        "scoring-bias probes (Li et al. 2025): rubric order, score ids, reference score; flip rate, MAD, correlations",
         "Score each response alone under the baseline prompt (rubric ascending, numeric ids, no reference) and "
         "under each --templates perturbation; report per template the flip rate and MAD against the baseline, "
         "Spearman and Pearson against gold scores where the data has them, the score distribution, the invalid "
@@ -514,8 +514,12 @@ def add_eval_parser(sub) -> None:
             )
             s.add_argument("--out", help="also write the comparison to this JSON file (default: none)")
             continue
-        p_out = "output folder (judgments.jsonl, summary.json, report.md, PNGs; required)"
-        s.add_argument("--out", help=p_out)
+        outputs = {
+            "bias": "judgments.jsonl, summary.json, report.md, sensitivity.png, accuracy.png",
+            "general": "judgments.jsonl, summary.json, report.md",
+            "scoring": "judgments.jsonl, summary.json, report.md, score_tendency.png, stability.png",
+        }.get(stage, "judgments.jsonl, summary.json, report.md")
+        s.add_argument("--out", help=f"output folder ({outputs}; required)")
         if stage == "bias":
             s.add_argument(
                 "--data",
@@ -536,7 +540,7 @@ def add_eval_parser(sub) -> None:
             s.add_argument(
                 "--reference-writer",
                 help="a model that writes the reference answers a ref-k template needs and the data lacks "
-                "(generate-then-review, 000 fig. 4) (default: none; such a template is refused)",
+                "(generate-then-review, Li et al. 2025 fig. 4) (default: none; such a template is refused)",
             )
             s.add_argument(
                 "--reference-reviewer",
@@ -662,7 +666,7 @@ def add_pointwise_argument(p) -> None:
         "--pointwise",
         choices=["rubric", "minimal"],
         help="judge each pair by scoring its two responses alone, the higher wins (ties are wrong): rubric = "
-        "1-5 with a correctness rubric, minimal = 004's 1-10 prompt; generate and direct modes; 9 response-level "
+        "1-5 with a correctness rubric, minimal = Gao et al.'s 1-10 prompt; generate and direct modes; 9 response-level "
         "biases (default: off, the pair is judged together)",
     )
 
@@ -674,10 +678,10 @@ def add_judge_arguments(p, max_tokens: int = 512, required: str = "required unle
     )
     p.add_argument(
         "--mode",
-        default="generate",
         choices=["generate", "direct", "reward"],
         help="generate: a reasoning judge; direct: P(A) vs P(B) of the next token; reward: a reward model "
-        "(minilm-l6 is one) (default generate)",
+        "(minilm-l6 is one) (default: what the judge's folder holds: reward for a sequence-classification "
+        "model, generate otherwise; a mode that contradicts the folder is refused)",
     )
     p.add_argument(
         "--template",
@@ -746,7 +750,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     return 0
 
 
-BUDGET_FLAGS = ("sft_steps", "grpo_steps", "trainable_layers", "probes", "generate_probes")
+BUDGET_FLAGS = ("start_steps", "sft_steps", "grpo_steps", "trainable_layers", "probes", "generate_probes")
 
 
 # ------------------------------------------------------------------------------------ sweep, release
@@ -796,7 +800,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 def add_sweep_release_parsers(sub) -> None:
     p = sub.add_parser(
         "sweep",
-        help="train and evaluate a recipe over a grid of settings (002 Table 6)",
+        help="train and evaluate a recipe over a grid of settings (JudgeBiasBench Table 6)",
         description="Train each grid point through the real recipe, evaluate it on the bias benchmark in both "
         "directions (and general benchmarks), and write table.md, table.json and tradeoff.png. Resumable: "
         "rerun the same command. Settings: a YAML --config (biasaware/sweep.py, SweepSpec) and these flags.",
@@ -895,7 +899,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--kind",
         default="auto",
         choices=["auto", *RECORD_TYPES],
-        help="record kind (default: guessed from the first record)",
+        help="record kind (default auto: guessed from the first record)",
     )
     p.add_argument("--split", default="train", help="split to read from a HF dataset (default: train)")
     p.add_argument(
@@ -937,9 +941,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="budget preset of --generative (default: gpu on a CUDA device, else cpu)",
     )
     p.add_argument(
+        "--start-steps",
+        type=int,
+        help="--generative: SFT steps of the starting judge every arm starts from, on natural pairs (0: the "
+        "arms start from the base model; default: the preset's; cpu 200 of 4 rows)",
+    )
+    p.add_argument(
         "--sft-steps",
         type=int,
-        help="--generative: SFT steps per arm (default: the preset's; cpu 200 of 4 rows)",
+        help="--generative: each arm's own SFT steps (default: the preset's; cpu 80 of 4 rows)",
     )
     p.add_argument(
         "--grpo-steps",
@@ -995,7 +1005,7 @@ def add_common_options(parser, default=None) -> None:
         "-v",
         "--verbose",
         action="store_true",
-        help="show the library's logs; progress bars: --progress (default off)",
+        help="show the library's logs (default off; progress bars are --progress)",
         **flag,
     )
     parser.add_argument(

@@ -21,7 +21,7 @@ kept in ``stages.json`` and the rerun's own time added):
    checkpoint, each through ``accelerate launch``, on the same budget:
 
    * ``baseline``: natural pairs (``bias_ratio 0:4``); GRPO with accuracy and format rewards;
-   * ``paper`` (002's recipe): natural pairs plus as many bias-aware pairs, the chosen answer
+   * ``paper`` (JudgeBiasBench's recipe): natural pairs plus as many bias-aware pairs, the chosen answer
      against one of its bias negatives (``bias_ratio 4:4``), for SFT and GRPO; accuracy and format;
    * ``balanced``: balanced rows (each pair's cue on neither, either and both answers) for SFT and
      GRPO; accuracy, cue-consistency (:mod:`biasaware.training.rewards`) and format, with GRPO's
@@ -48,7 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from biasaware.errors import BiasAwareError
 from biasaware.io import write_json
 from biasaware.quickstart import QUICK_CUES as TRAINED_CUES
-from biasaware.quickstart import _quiet_flags, _recipe, _run, accelerate_launch, build_data
+from biasaware.quickstart import Stages, _quiet_flags, _recipe, _run, accelerate_launch, build_data
 
 ZERO_SHOT = "zero-shot"
 BASE_MODEL = "smollm2-135m-instruct"
@@ -69,7 +69,7 @@ ARMS: dict[str, Arm] = {
     ),
     "paper": Arm(
         rows="train-paper", bias_ratio="4:4", rewards=["accuracy", "format"],
-        what="natural pairs + bias-aware pairs 4:4 (002); GRPO: accuracy + format",
+        what="natural pairs + bias-aware pairs 4:4 (JudgeBiasBench); GRPO: accuracy + format",
     ),
     "balanced": Arm(
         rows="train-balanced", bias_ratio="0:4", rewards=["accuracy", "cue_consistency", "format"],
@@ -88,7 +88,12 @@ class Budget(BaseModel):
     template: str = "verdict"
     trainable_layers: int | None = Field(12, ge=1)
     max_length: int = Field(512, ge=16)
-    sft_steps: int = Field(200, ge=1)
+    start_steps: int = Field(
+        200,
+        ge=0,
+        description="SFT steps of the shared starting judge on natural pairs (0: every arm starts from the base model)",
+    )
+    sft_steps: int = Field(80, ge=1, description="each arm's own SFT steps, from the starting judge")
     sft_batch: int = Field(4, ge=1)
     sft_lr: float = Field(2e-4, gt=0)
     sft_schedule: str = Field("constant_with_warmup", description="transformers' lr_scheduler_type")
@@ -109,6 +114,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     # a GPU affords all layers, more steps and more probes in generate mode (not measured here)
     "gpu": {
         "trainable_layers": None,
+        "start_steps": 400,
         "sft_steps": 400,
         "sft_batch": 8,
         "grpo_steps": 100,
@@ -142,25 +148,6 @@ def machine() -> dict[str, Any]:
     }
 
 
-class Stages:
-    """Per-stage wall times in ``stages.json``: a stage finished earlier keeps its first time; a
-    rerun's own (short) time for it is kept apart under ``resumed``."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.data: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
-        self.data.setdefault("seconds", {})
-        self.data.setdefault("resumed", {})
-
-    def record(self, name: str, seconds: float, did_work: bool) -> None:
-        if did_work or name not in self.data["seconds"]:
-            self.data["seconds"][name] = round(seconds, 1)
-            self.data["resumed"].pop(name, None)
-        else:
-            self.data["resumed"][name] = round(seconds, 1)
-        write_json(self.path, self.data)
-
-
 def claim(out: Path, seed: int, budget: Budget, device: str, model: str, arms: list[str]) -> None:
     """Refuse a folder holding another experiment's settings (data, checkpoints and judgments
     would mix); record them in a new one."""
@@ -186,6 +173,61 @@ def claim(out: Path, seed: int, budget: Budget, device: str, model: str, arms: l
     write_json(stamp, mine)
 
 
+def _scripts() -> tuple[Path, Path]:
+    sft_script, grpo_script = _recipe("sft"), _recipe("grpo")
+    if sft_script is None or grpo_script is None:
+        raise BiasAwareError(
+            "the generative experiment needs recipes/sft.py and recipes/grpo.py (run from a clone)"
+        )
+    return sft_script, grpo_script
+
+
+def _common(arm: Arm, budget: Budget, seed: int, cpu: bool) -> list[str]:
+    common = ["--seed", str(seed), "--template", budget.template, "--bias_ratio", arm.bias_ratio,
+              "--save_strategy", "no", "--use_cpu", str(cpu).lower(), *_quiet_flags()]  # fmt: skip
+    if budget.trainable_layers is not None:
+        common += ["--trainable_layers", str(budget.trainable_layers)]
+    return common
+
+
+def _sft(out: Path, arm: Arm, budget: Budget, seed: int, cpu: bool, model: str, target: Path, steps: int,
+         what: str) -> None:  # fmt: skip
+    """``steps`` of SFT on verdicts of ``arm``'s rows from ``model`` into ``target``."""
+    from biasaware.training.recipe import RECIPES
+
+    configs = RECIPES / "configs" / "smollm2-135m-instruct"
+    _run([*accelerate_launch(cpu), str(_scripts()[0]), "--config", str(configs / "sft_verdict.yaml"),
+          "--model_name_or_path", model, "--train_file", str(out / arm.rows / "train.jsonl"),
+          "--output_dir", str(target), "--max_steps", str(steps), "--per_device_train_batch_size",
+          str(budget.sft_batch), "--learning_rate", str(budget.sft_lr), "--lr_scheduler_type", budget.sft_schedule,
+          "--max_length", str(budget.max_length), *_common(arm, budget, seed, cpu)], f"SFT of {what}",
+         out / "run.log")  # fmt: skip
+
+
+START = "start"  # the shared starting judge's name in the tables
+
+
+def train_start(out: Path, budget: Budget, seed: int, cpu: bool, model: str = BASE_MODEL) -> tuple[str, bool]:
+    """The judge every arm starts from: ``start_steps`` of SFT of the base model on the natural
+    pairs (the baseline arm's data: the judge a team has before it debiases). Returns the model the
+    arms start from and whether anything was trained now; ``start_steps`` 0: the base model."""
+    from biasaware.training.recipe import trained
+
+    if budget.start_steps == 0:
+        return model, False
+    ckpt = out / "ckpt" / "start-sft"
+    if trained(ckpt):
+        print(f"[train] starting judge: already trained ({ckpt})", flush=True)
+        return str(ckpt), False
+    arm = ARMS["baseline"]
+    print(f"[train] starting judge: SFT of {model}, {budget.start_steps} steps of {budget.sft_batch} rows "
+          f"({arm.rows}: natural pairs) ...", flush=True)  # fmt: skip
+    t0 = time.time()
+    _sft(out, arm, budget, seed, cpu, model, ckpt, budget.start_steps, "the starting judge")
+    print(f"[train] starting judge: SFT done in {time.time() - t0:.0f}s: {ckpt}", flush=True)
+    return str(ckpt), True
+
+
 def train_arm(
     out: Path,
     name: str,
@@ -195,21 +237,14 @@ def train_arm(
     cpu: bool,
     model: str = BASE_MODEL,
 ) -> tuple[Path, Path, bool]:
-    """SFT then GRPO of one arm; returns the two checkpoints and whether anything was trained."""
+    """SFT then GRPO of one arm from ``model`` (the shared starting judge, or the base model);
+    returns the two checkpoints and whether anything was trained."""
     from biasaware.training.recipe import RECIPES, trained
 
-    sft_script, grpo_script = _recipe("sft"), _recipe("grpo")
-    if sft_script is None or grpo_script is None:
-        raise BiasAwareError(
-            "the generative experiment needs recipes/sft.py and recipes/grpo.py (run from a clone)"
-        )
     configs = RECIPES / "configs" / "smollm2-135m-instruct"
-    launch = accelerate_launch(cpu)
+    launch, (_, grpo_script) = accelerate_launch(cpu), _scripts()
     data = str(out / arm.rows / "train.jsonl")
-    common = ["--seed", str(seed), "--template", budget.template, "--bias_ratio", arm.bias_ratio,
-              "--save_strategy", "no", "--use_cpu", str(cpu).lower(), *_quiet_flags()]  # fmt: skip
-    if budget.trainable_layers is not None:
-        common += ["--trainable_layers", str(budget.trainable_layers)]
+    common = _common(arm, budget, seed, cpu)
     sft, grpo = out / "ckpt" / f"{name}-sft", out / "ckpt" / f"{name}-grpo"
     worked = False
     if not trained(sft):
@@ -218,12 +253,7 @@ def train_arm(
             flush=True,
         )
         t0 = time.time()
-        _run([*launch, str(sft_script), "--config", str(configs / "sft_verdict.yaml"), "--model_name_or_path", model,
-              "--train_file", data,
-              "--output_dir", str(sft), "--max_steps", str(budget.sft_steps), "--per_device_train_batch_size",
-              str(budget.sft_batch), "--learning_rate", str(budget.sft_lr), "--lr_scheduler_type", budget.sft_schedule,
-              "--max_length", str(budget.max_length),
-              *common], f"SFT of {name}")  # fmt: skip
+        _sft(out, arm, budget, seed, cpu, model, sft, budget.sft_steps, name)
         print(f"[train] {name}: SFT done in {time.time() - t0:.0f}s: {sft}", flush=True)
         worked = True
     else:
@@ -239,7 +269,7 @@ def train_arm(
               "--per_device_train_batch_size", str(budget.grpo_batch), "--num_generations", str(budget.num_generations),
               "--max_completion_length", str(budget.max_completion_length), "--learning_rate", str(budget.grpo_lr),
               "--rewards", *arm.rewards, "--reward_weights", *["1.0"] * len(arm.rewards),
-              "--scale_rewards", arm.scale_rewards, *common], f"GRPO of {name}")  # fmt: skip
+              "--scale_rewards", arm.scale_rewards, *common], f"GRPO of {name}", out / "run.log")  # fmt: skip
         print(f"[train] {name}: GRPO done in {time.time() - t0:.0f}s: {grpo}", flush=True)
         worked = True
     else:
@@ -260,9 +290,14 @@ def tokens_per_view(bench: Path, template: str, model: str = BASE_MODEL) -> dict
     return {"mean": round(sum(lengths) / len(lengths), 1), "max": max(lengths), "views": len(lengths)}
 
 
-def judges_of(ckpts: dict[str, tuple[Path, Path]], model: str = BASE_MODEL) -> dict[str, str]:
-    """Display name -> model (the zero-shot model, then each arm's SFT and SFT+GRPO checkpoints)."""
+def judges_of(
+    ckpts: dict[str, tuple[Path, Path]], model: str = BASE_MODEL, start: str | None = None
+) -> dict[str, str]:
+    """Display name -> model (the zero-shot model, the starting judge when there is one, then each
+    arm's SFT and SFT+GRPO checkpoints)."""
     judges = {ZERO_SHOT: model}
+    if start is not None and start != model:
+        judges[f"{START} SFT"] = start
     for name, (sft, grpo) in ckpts.items():
         judges[f"{name} SFT"] = str(sft)
         if grpo != sft:
@@ -344,8 +379,9 @@ def markdown(result: dict[str, Any]) -> str:
     minutes = result["stage_seconds"].get("total", 0) / 60
     parts.append(
         f"smollm2-135m-instruct, template `{budget['template']}` ({result['tokens_per_view']['mean']} tokens a view), "
-        f"top {budget['trainable_layers'] or 'all'} layers trained, SFT {budget['sft_steps']} steps x "
-        f"{budget['sft_batch']} rows, GRPO {budget['grpo_steps']} steps x {budget['grpo_batch']} completions; "
+        f"top {budget['trainable_layers'] or 'all'} layers trained, "
+        + (f"starting judge SFT {budget['start_steps']} steps, " if budget.get("start_steps") else "")
+        + f"arm SFT {budget['sft_steps']} steps x {budget['sft_batch']} rows, GRPO {budget['grpo_steps']} steps x {budget['grpo_batch']} completions; "
         f"{m['cores']} CPU cores{', GPU ' + m['gpu'] if m.get('gpu') else ''}; {minutes:.0f} min in all."
     )
     return "\n".join(parts) + "\n"
@@ -382,15 +418,19 @@ def run_generative(
     build_data(out, seed)
     stages.record("build", time.time() - t0, not done_before)
     ckpts = {}
+    cpu = not place["device"].startswith("cuda")
+    t0 = time.time()
+    start, worked = train_start(out, budget, seed, cpu, model)
+    if budget.start_steps:
+        stages.record("train starting judge", time.time() - t0, worked)
     for name in chosen:
         t0 = time.time()
-        cpu = not place["device"].startswith("cuda")
-        sft, grpo, worked = train_arm(out, name, ARMS[name], budget, seed, cpu, model)
+        sft, grpo, worked = train_arm(out, name, ARMS[name], budget, seed, cpu, start)
         ckpts[name] = (sft, grpo)
         stages.record(f"train {name}", time.time() - t0, worked)
     t0 = time.time()
     judged_before = (out / "eval").exists()
-    runs = evaluate(out, judges_of(ckpts, model), budget, seed, device, dtype)
+    runs = evaluate(out, judges_of(ckpts, model, start), budget, seed, device, dtype)
     stages.record("evaluate", time.time() - t0, not judged_before)
     result = {
         "experiment": "generative",
@@ -404,13 +444,7 @@ def run_generative(
         "tokens_per_view": tokens_per_view(out / "bench", budget.template, model),
         "tables": tables(runs, seed),
     }
-    stages.data["seconds"]["total"] = round(
-        sum(v for k, v in stages.data["seconds"].items() if k != "total"), 1
-    )
-    stages.data["resumed"]["this run"] = round(time.time() - t_all, 1)
-    write_json(stages.path, stages.data)
-    result["stage_seconds"] = stages.data["seconds"]
-    result["resumed_seconds"] = stages.data["resumed"]
+    result["stage_seconds"], result["resumed_seconds"] = stages.finish(time.time() - t_all)
     result["checks"] = {mode: checks(t) for mode, t in result["tables"].items()}
     write_json(out / "generative.json", result)
     text = markdown(result)
@@ -419,8 +453,8 @@ def run_generative(
         + text
         + "\nChecks:\n\n"
         + "\n".join(f"- {mode}: {line}" for mode, lines in result["checks"].items() for line in lines)
-        + "\n\nSeconds per stage: "
-        + ", ".join(f"{k} {v}" for k, v in result["stage_seconds"].items())
+        + "\n\n"
+        + Stages.describe(result["stage_seconds"], result["resumed_seconds"])
         + "\n"
     )
     print("\n" + text)

@@ -11,7 +11,7 @@ shows what two-sided measurement is for.
    rows); and a few steps of SFT then GRPO of smollm2-135m-instruct through ``accelerate launch`` (a smoke
    test of the path; ``quickstart --generative``, :mod:`biasaware.generative`, is the real experiment).
 4. Evaluate the three, and smollm2 zero-shot and its SFT+GRPO smoke checkpoint in direct mode (their
-   verdict distributions and the degenerate-judge check), on both directions; write one table shaped like 002's Table 5 with the
+   verdict distributions and the degenerate-judge check), on both directions; write one table shaped like JudgeBiasBench's Table 5 with the
    two-sided columns and McNemar p against the baseline (``report.md``, ``report.json``,
    ``two_sided.png``), each judge's own report under ``eval/``.
 """
@@ -20,11 +20,15 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import shlex
+import shutil
 import subprocess
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from biasaware.data.builders import BuildConfig, build_bench, build_traces, build_train
 from biasaware.data.facts import FACT_TEST_FAMILIES
@@ -105,29 +109,56 @@ def example_records() -> dict[str, list]:
 QUICK_CUES = ("length", "beauty", "authority", "assertiveness", "sycophancy")  # = builders.NATURAL_CUE_RATES
 EXPERIMENT = {  # name: (recipe config under recipes/configs/minilm-l6, training rows folder, what it is)
     "baseline": ("reward_two_sided_baseline.yaml", "train-paper", "hinge on natural pairs"),
-    "paper": ("reward_two_sided_paper.yaml", "train-paper", "InfoNCE + 4 bias negatives (002)"),
+    "paper": ("reward_two_sided_paper.yaml", "train-paper", "InfoNCE + 4 bias negatives (JudgeBiasBench)"),
     "balanced": ("reward_two_sided_balanced.yaml", "train-balanced", "InfoNCE on balanced rows"),
 }
 
 
-def _run(cmd: list[str], what: str) -> float:
-    """Run a recipe in its own process. On a terminal its output is shown as it is; otherwise only
-    its own ``[train]`` lines (progress with the time left, the load-back check) are passed on, and
-    the rest is kept for the error message."""
+TRAIN_STEP = re.compile(r"\[train\] step (\d+)/(\d+) \| loss (\S+)(?: \| reward (\S+))?")
+
+
+def _run(cmd: list[str], what: str, log: Path | None = None) -> float:
+    """Run a recipe in its own process. Its whole output (library warnings, TRL's log dicts) is
+    appended to ``log``, the output folder's ``run.log``; the console gets its ``[train]`` lines (one
+    per logging step, the load-back check) and, where progress bars show, a bar with loss and
+    reward. With ``-v`` everything is shown as well. A failure quotes the output's last lines."""
+    from biasaware.progress import progress_bar
+
+    verbose = logging.getLogger("biasaware").isEnabledFor(logging.INFO)
     t0 = time.time()
-    if sys.stdout.isatty():
-        run = subprocess.run(cmd)
-        if run.returncode != 0:
-            raise BiasAwareError(f"{what} failed (exit {run.returncode})")
-        return time.time() - t0
     tail: list[str] = []
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
-        for line in proc.stdout:
-            tail = (tail + [line])[-60:]
-            if line.startswith(("[train]", "error:")):
-                print(line, end="", flush=True)
+    bar = None
+    sink = log.open("a") if log is not None else None
+    try:
+        if sink:
+            sink.write(f"\n$ {shlex.join(cmd)}\n")
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+            for line in proc.stdout:
+                if sink:
+                    sink.write(line)
+                tail = (tail + [line])[-60:]
+                if verbose:
+                    print(line, end="", flush=True)
+                    continue
+                step = TRAIN_STEP.match(line)
+                if step:
+                    if bar is None:
+                        bar = progress_bar(int(step[2]), desc=what, unit="step", leave=False)
+                    bar.n = int(step[1])
+                    bar.set_postfix(
+                        {"loss": step[3], **({"reward": step[4]} if step[4] else {})}, refresh=True
+                    )
+                if line.startswith(("[train]", "error:")):
+                    (bar.write if bar is not None else print)(line.rstrip("\n"))
+                    sys.stdout.flush()
+    finally:
+        if bar is not None:
+            bar.close()
+        if sink:
+            sink.close()
     if proc.returncode != 0:
-        raise BiasAwareError(f"{what} failed (exit {proc.returncode}):\n{''.join(tail)[-2000:]}")
+        where = f" (whole output: {log})" if log is not None else ""
+        raise BiasAwareError(f"{what} failed (exit {proc.returncode}){where}:\n{''.join(tail)[-2000:]}")
     return time.time() - t0
 
 
@@ -146,8 +177,8 @@ def _recipe(name: str) -> Path | None:
 
 
 def _quiet_flags() -> list[str]:
-    # on a terminal TRL's own progress bar shows; otherwise a line before and after
-    return ["--disable_tqdm", "false" if sys.stdout.isatty() else "true"]
+    # the recipe prints a [train] line per logging step; the bar is drawn here, from those lines (_run)
+    return ["--disable_tqdm", "true"]
 
 
 def train_reward_models(out: Path, seed: int) -> dict[str, Path]:
@@ -166,7 +197,7 @@ def train_reward_models(out: Path, seed: int) -> dict[str, Path]:
         cmd += ["--train_file", str(out / rows / "train.jsonl"), "--output_dir", str(target)]
         cmd += ["--seed", str(seed), *_quiet_flags()]
         print(f"[train] {name}: minilm-l6, {what} (recipes/configs/minilm-l6/{config}) ...", flush=True)
-        seconds = _run(cmd, f"the reward recipe ({name})")
+        seconds = _run(cmd, f"the reward recipe ({name})", out / "run.log")
         print(f"[train] {name} done in {seconds:.0f}s: {target}", flush=True)
     return done
 
@@ -189,19 +220,24 @@ def train_generative(out: Path, seed: int) -> Path | None:
         "[train] smollm2-135m-instruct: SFT (2 steps) then GRPO (2 steps) via accelerate launch ...",
         flush=True,
     )
-    _run(
-        [*launch, str(sft), "--config", str(configs / "sft.yaml"), "--train_file", str(out / "traces" / "traces.jsonl"),
-         "--output_dir", str(out / "ckpt" / "smollm2-sft"), "--max_steps", "2", "--per_device_train_batch_size", "2",
-         *common],
-        "the SFT recipe",
-    )  # fmt: skip
+    if not trained(out / "ckpt" / "smollm2-sft"):  # an interrupted GRPO step starts from the SFT one
+        _run(
+            [*launch, str(sft), "--config", str(configs / "sft.yaml"), "--train_file",
+             str(out / "traces" / "traces.jsonl"), "--output_dir", str(out / "ckpt" / "smollm2-sft"), "--max_steps",
+             "2", "--per_device_train_batch_size", "2", *common],
+            "the SFT recipe",
+            out / "run.log",
+        )  # fmt: skip
     _run(
         [*launch, str(grpo), "--config", str(configs / "grpo.yaml"), "--model_name_or_path",
          str(out / "ckpt" / "smollm2-sft"), "--train_file", str(out / "train-paper" / "train.jsonl"),
          "--output_dir", str(out / "ckpt" / "smollm2-grpo"), "--max_steps", "2", "--max_completion_length", "48",
          *common],
         "the GRPO recipe",
+        out / "run.log",
     )  # fmt: skip
+    # only the GRPO checkpoint is scored: the SFT one (517 MB) was its starting point
+    shutil.rmtree(out / "ckpt" / "smollm2-sft", ignore_errors=True)
     print(
         f"[train] smollm2 SFT+GRPO done in {time.time() - t0:.0f}s: {out / 'ckpt' / 'smollm2-grpo'}",
         flush=True,
@@ -261,6 +297,45 @@ def claim_folder(out: Path, seed: int) -> None:
     write_json(stamp, {"seed": seed})
 
 
+class Stages:
+    """Per-stage wall times in ``stages.json``: a stage finished earlier keeps its first time; a
+    rerun's own (short) time for a stage it skipped is kept apart under ``resumed``, so a report
+    after a resume still shows what the work cost."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.data: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+        self.data.setdefault("seconds", {})
+        self.data.setdefault("resumed", {})
+
+    def record(self, name: str, seconds: float, did_work: bool) -> None:
+        if did_work or name not in self.data["seconds"]:
+            self.data["seconds"][name] = round(seconds, 1)
+            self.data["resumed"].pop(name, None)
+        else:
+            self.data["resumed"][name] = round(seconds, 1)
+        write_json(self.path, self.data)
+
+    def finish(self, this_run: float) -> tuple[dict[str, float], dict[str, float]]:
+        """Close the run: ``total`` sums the stages' own times; a rerun's wall time is ``this run``
+        under ``resumed``. Returns (seconds, resumed)."""
+        seconds = self.data["seconds"]
+        seconds["total"] = round(sum(v for k, v in seconds.items() if k != "total"), 1)
+        resumed = self.data["resumed"]
+        resumed.pop("this run", None)
+        if resumed:
+            resumed["this run"] = round(this_run, 1)
+        write_json(self.path, self.data)
+        return seconds, self.data["resumed"]
+
+    @staticmethod
+    def describe(seconds: dict[str, float], resumed: dict[str, float]) -> str:
+        text = "Seconds per stage: " + ", ".join(f"{k} {v}" for k, v in seconds.items())
+        if resumed:
+            text += " (first run); resumed run: " + ", ".join(f"{k} {v}" for k, v in resumed.items())
+        return text
+
+
 def run_quickstart(
     out: Path, seed: int = 0, device: str = "auto", dtype: str = "auto", generative: bool = True
 ) -> None:
@@ -269,7 +344,7 @@ def run_quickstart(
     place = where(device, dtype)  # an unavailable device fails before anything is written
     claim_folder(out, seed)
     t0 = time.time()
-    stages: dict[str, float] = {}
+    stages = Stages(out / "stages.json")
     print(f"[models] judges run on {place['device']} in {place['dtype']}")
     for name, spec in BUILTIN_MODELS.items():
         model, _ = load_model(name, spec.kinds[0])
@@ -279,19 +354,20 @@ def run_quickstart(
         path = write_jsonl(out / "examples" / f"{kind}.jsonl", records)
         back = read_records(path, kind)
         print(f"[data] {path}: {len(back)} valid {kind} record(s)")
-    stages["models and examples"] = time.time() - t0
-    mark = time.time()
+    stages.record("models and examples", time.time() - t0, True)
+    mark, built = time.time(), (out / "bench" / "manifest.json").exists()
     build_data(out, seed)
-    stages["build"] = time.time() - mark
-    mark = time.time()
+    stages.record("build", time.time() - mark, not built)
+    mark, todo = time.time(), not all(trained(out / "ckpt" / name) for name in EXPERIMENT)
     ckpts = train_reward_models(out, seed)
-    stages["train reward models"] = time.time() - mark
+    stages.record("train reward models", time.time() - mark, todo)
     mark = time.time()
     smoke = None
     if generative:
+        todo = not trained(out / "ckpt" / "smollm2-grpo")
         smoke = train_generative(out, seed)
-        stages["train smollm2 (SFT, GRPO)"] = time.time() - mark
-    mark = time.time()
+        stages.record("train smollm2 (SFT, GRPO)", time.time() - mark, todo)
+    mark, judged = time.time(), (out / "eval").exists()
     common = {"device": device, "dtype": dtype}
     judges = {
         name: (JudgeSpec(name=str(path), mode="reward", **common), None) for name, path in ckpts.items()
@@ -316,15 +392,14 @@ def run_quickstart(
             f"tie {v['tie']} invalid {v['invalid']}{flag}",
             flush=True,
         )
-    stages["evaluate"] = time.time() - mark
-    trained = {k: v for k, v in runs.items() if k in EXPERIMENT}
-    if "baseline" in trained:
-        result = compare_runs(trained, "baseline", biases=list(QUICK_CUES), seed=seed)
+    stages.record("evaluate", time.time() - mark, not judged)
+    experiment_runs = {k: v for k, v in runs.items() if k in EXPERIMENT}
+    if "baseline" in experiment_runs:
+        result = compare_runs(experiment_runs, "baseline", biases=list(QUICK_CUES), seed=seed)
         small = {k: runs[k] for k in (ZERO_SHOT, SMOKE) if k in runs}
         zero_shot = compare_runs(small, ZERO_SHOT, biases=list(QUICK_CUES), seed=seed)
         result["zero_shot"] = zero_shot
-        stages["total"] = time.time() - t0
-        result["stage_seconds"] = {k: round(v, 1) for k, v in stages.items()}
+        result["stage_seconds"], result["resumed_seconds"] = stages.finish(time.time() - t0)
         write_json(out / "report.json", result)
         experiment_plot(result, out / "two_sided.png")
         tables = experiment_markdown(result) + "\n" + experiment_markdown(zero_shot)
@@ -363,7 +438,7 @@ def experiment_report(result: dict, table: str, runs: dict[str, Path], out: Path
         "",
         "Three minilm-l6 reward models trained on the same budget (1,200 scored candidates) on six fact families "
         "whose superficial cue sits on the chosen answer in 70% of pairs (`build train --cues natural`): the "
-        "baseline (hinge on those pairs), paper-style (InfoNCE with 4 bias negatives per row, 002 sec. 5.1) and "
+        "baseline (hinge on those pairs), paper-style (InfoNCE with 4 bias negatives per row, JudgeBiasBench sec. 5.1) and "
         "balanced (InfoNCE on rows with the cue on neither, either and both answers). Evaluated on four held-out "
         f"fact families with standard probes (the cue on the worse answer) and mirror probes (the same cue on the "
         f"better answer), {PROBES} per bias and side; the table pools the five trained cues. Below it, "
@@ -377,6 +452,6 @@ def experiment_report(result: dict, table: str, runs: dict[str, Path], out: Path
         "Per-judge reports (every bias, per-instance judgments next to each): "
         + ", ".join(f"[{name}]({Path(folder).relative_to(out)}/report.md)" for name, folder in runs.items()),
         "",
-        "Seconds per stage: " + ", ".join(f"{k} {v}" for k, v in result.get("stage_seconds", {}).items()),
+        Stages.describe(result.get("stage_seconds", {}), result.get("resumed_seconds", {})),
     ]
     return "\n".join(lines) + "\n"

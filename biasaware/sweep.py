@@ -1,9 +1,9 @@
-"""``biasaware sweep``: one recipe over a grid of settings (002 sec. 5.5, Table 6).
+"""``biasaware sweep``: one recipe over a grid of settings (JudgeBiasBench sec. 5.5, Table 6).
 
 Every point of the grid trains through the real recipe (``recipes/<recipe>.py``, launched the way
 the sweep says: ``python``, ``inline`` in this process, or an accelerate config file for
 ``accelerate launch``), is evaluated on the bias benchmark in both directions (and on general
-benchmarks when given), and becomes one row of a table shaped like 002's Table 6 (Acc_ori,
+benchmarks when given), and becomes one row of a table shaped like JudgeBiasBench's Table 6 (Acc_ori,
 Acc_inj, BSR, over-correction, two-sided sensitivity, general agreement; intervals for one seed,
 mean and spread over several) and one point of a trade-off plot.
 

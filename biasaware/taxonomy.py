@@ -1,4 +1,4 @@
-"""The 12 bias types of the JudgeBiasBench taxonomy (paper 002, Table 2), in 4 categories, and one
+"""The 12 bias types of the JudgeBiasBench taxonomy (paper JudgeBiasBench, Table 2), in 4 categories, and one
 security probe outside it (``injection``: an instruction or forged verdict inside a graded
 response), which ``all`` leaves out and every summary reports apart from the 12.
 

@@ -1,4 +1,4 @@
-"""Scoring-bias probes (000): rubric order, score ids and reference-answer scores.
+"""Scoring-bias probes (Li et al. 2025): rubric order, score ids and reference-answer scores.
 
     python eval/scoring_bias.py --judge smollm2-135m-instruct --data ../shared/data/biggen/sample_responses.json --limit 20 --out runs/scoring
     python eval/scoring_bias.py --judge gpt-4o --backend openai --data items.jsonl --templates desc,roman,ref-1,ref-5 --out runs/gpt4o-scoring

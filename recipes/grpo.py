@@ -1,11 +1,11 @@
 """GRPO for generative judges: pairwise judge prompts from bias-augmented training rows; rewards for
-verdict accuracy and format (002 eq. 7-9), optionally swap consistency.
+verdict accuracy and format (JudgeBiasBench eq. 7-9), optionally swap consistency.
 
     accelerate launch --config_file accelerate_configs/zero3.yaml recipes/grpo.py \
         --config recipes/configs/qwen2.5-7b-instruct/grpo.yaml
     python recipes/grpo.py --config recipes/configs/smollm2-135m-instruct/grpo.yaml          # CPU, small
 
-``bias_ratio`` sets bias-aware pairs : original pairs (002 Table 6: 0:4 ... 4:4); answer order is
+``bias_ratio`` sets bias-aware pairs : original pairs (JudgeBiasBench Table 6: 0:4 ... 4:4); answer order is
 seeded and balanced; the ``label`` column reaches the rewards (biasaware/training/rewards.py). vLLM generation
 is TRL's (``use_vllm: true`` with ``vllm_mode: colocate`` or ``server``), off by default.
 

@@ -179,7 +179,7 @@ class LongerWins:
 
 
 def test_verbosity_of_a_judge_that_picks_the_longer_response(tmp_path):
-    """003's verbosity probe on a general benchmark: the longer response is the better one in 2 of 6
+    """the LLM judge pitfalls guide's verbosity probe on a general benchmark: the longer response is the better one in 2 of 6
     pairs; a judge that always picks the longer one picks it in every decided view."""
     path = tmp_path / "rb.jsonl"
     rows = [

@@ -1,6 +1,7 @@
 """The biasaware command: validate's exit codes and messages, help, version."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -122,7 +123,7 @@ def test_quickstart_runs_the_two_sided_experiment(tmp_path, capsys):
 
     run_quickstart(tmp_path, generative=False)  # reduced: no smollm2 SFT/GRPO steps (the CLI runs them)
     printed = capsys.readouterr().out
-    assert "[done]" in printed and "| baseline (baseline) |" in printed
+    assert "[done]" in printed and "| baseline |" in printed
     assert main(["validate", str(tmp_path / "examples" / "probe.jsonl")]) == 0
     result = json.loads((tmp_path / "report.json").read_text())
     runs = result["runs"]
@@ -143,6 +144,33 @@ def test_quickstart_runs_the_two_sided_experiment(tmp_path, capsys):
     assert "not interpretable" in (tmp_path / "eval" / "smollm2-zero-shot" / "report.md").read_text()
     assert (tmp_path / "two_sided.png").exists()
     assert "Seconds per stage" in (tmp_path / "report.md").read_text()
+    first = result["stage_seconds"]
+    run_quickstart(tmp_path, generative=False)  # everything is finished: nothing is redone
+    again = json.loads((tmp_path / "report.json").read_text())
+    assert again["stage_seconds"]["train reward models"] == first["train reward models"]
+    assert again["stage_seconds"]["evaluate"] == first["evaluate"]
+    assert {"train reward models", "evaluate", "this run"} <= set(again["resumed_seconds"])
+    assert "resumed run:" in (tmp_path / "report.md").read_text()
+
+
+def test_stages_keep_the_first_time_of_a_finished_stage(tmp_path):
+    from biasaware.quickstart import Stages
+
+    stages = Stages(tmp_path / "stages.json")
+    stages.record("build", 10.0, True)
+    stages.record("train", 100.0, True)
+    assert stages.finish(110.0) == ({"build": 10.0, "train": 100.0, "total": 110.0}, {})
+    rerun = Stages(tmp_path / "stages.json")  # a second run: train was skipped, build redone
+    rerun.record("build", 9.0, True)
+    rerun.record("train", 0.5, False)
+    seconds, resumed = rerun.finish(9.6)
+    assert seconds == {"build": 9.0, "train": 100.0, "total": 109.0}
+    assert resumed == {"train": 0.5, "this run": 9.6}
+    text = Stages.describe(seconds, resumed)
+    assert "train 100.0" in text and "resumed run: train 0.5, this run 9.6" in text
+    again = Stages(tmp_path / "stages.json")  # the stage is trained again: its new time replaces the old
+    again.record("train", 90.0, True)
+    assert again.finish(90.0) == ({"build": 9.0, "train": 90.0, "total": 99.0}, {})
 
 
 def test_build_traces_and_llm_errors(tmp_path, capsys):
@@ -201,3 +229,29 @@ def test_gzip_files_are_read_transparently(tmp_path, pair_row, capsys):
     assert main(["validate", str(tmp_path / "pairs.jsonl.gz")]) == 0
     assert main(["validate", str(tmp_path)]) == 0  # and inside a folder
     assert "1 valid pair record(s), ok" in capsys.readouterr().err
+
+
+def test_every_help_states_the_parser_s_real_default():
+    """A help that says "(default X)" says the default the parser uses: the value itself (its first
+    word), or for a switch, that it is off."""
+    import argparse
+
+    from biasaware.cli import build_parser, leaf_parsers
+
+    checked = 0
+    for leaf in leaf_parsers(build_parser()):
+        for action in leaf._actions:
+            found = re.search(r"\(default:? ([^;)]*)", action.help or "")
+            if not found or action.default is argparse.SUPPRESS:
+                continue
+            stated, default = found.group(1).strip(), action.default
+            first = stated.split()[0].rstrip(",.:") if stated else ""
+            where = f"{leaf.prog} {action.option_strings or action.dest}: help says {stated!r}, parser {default!r}"
+            if isinstance(default, bool):
+                assert (first in ("on", "true", "yes")) == default, where
+            elif isinstance(default, int | float):
+                assert float(first) == float(default), where
+            elif default is not None:  # None: resolved later (a config's value), which the help may name
+                assert first == str(default), where
+            checked += 1
+    assert checked > 50

@@ -8,7 +8,7 @@ Slow (process start-up, DeepSpeed's first JIT build): run with --slow.
 
 FSDP is not here: accelerate turns FSDP on only for accelerator devices (MULTI_CPU is not among the
 distributed types it wraps with FSDP), so on a CPU an FSDP launch would run unsharded; the recipes
-refuse such a launch (tests/test_saving.py). See README, "Launch configurations".
+refuse such a launch (tests/test_saving.py). See docs/training.md, "Launch configurations".
 """
 
 import json

@@ -470,3 +470,37 @@ def test_rescore_under_judgebiasbench_applies_the_autoj_rule_and_keeps_the_run_r
     assert "| Model | Len. |" in printed and "| autoj-13b | 50.0 |" in printed
     assert main(["eval", "bias", "--out", str(out), "--rescore"]) == 0  # symmetric: the tie flips too
     assert json.loads((out / "summary.json").read_text())["per_bias"]["length"]["flips"] == 3
+
+
+def test_every_plotted_rate_has_its_interval_and_a_degenerate_judge_is_marked(tmp_path, monkeypatch):
+    """accuracy.png draws whiskers on the mirror bars too (their interval lives under ``mirror``),
+    and both plots of a degenerate judge say in the title that its rates are not interpretable."""
+    import matplotlib.figure
+
+    import biasaware.evaluation.reports as reports
+
+    bars, titles = [], []
+    real_bars = reports._bars
+    monkeypatch.setattr(
+        reports, "_bars", lambda ax, xs, v, errs, *a: bars.append((v, errs)) or real_bars(ax, xs, v, errs, *a)
+    )
+    real_title = matplotlib.figure.Figure.suptitle
+    monkeypatch.setattr(
+        matplotlib.figure.Figure, "suptitle", lambda fig, t, **k: titles.append(t) or real_title(fig, t, **k)
+    )
+    row = {
+        "n": 10, "bsr": 0.2, "bsr_ci": [0.05, 0.5], "overcorrection": 0.1, "overcorrection_ci": [0.02, 0.4],
+        "acc_ori": 0.8, "acc_ori_ci": [0.5, 0.95], "acc_inj": 0.6, "acc_inj_ci": [0.3, 0.85],
+        "acc_inj_mirror": 0.7, "flips": 2, "ori_correct": 8,
+        "mirror": {"acc_inj_ci": [0.4, 0.9], "flips": 1, "ori_correct": 8},
+    }  # fmt: skip
+    summary = {"judge": "j", "per_bias": {"length": row}, "judge_check": {"degenerate": True}}
+    reports.plot_report(summary, tmp_path)
+    mirror_values, mirror_errs = bars[-1]
+    assert (
+        mirror_values == [0.7]
+        and mirror_errs[0][0] == pytest.approx(0.3)
+        and mirror_errs[1][0] == pytest.approx(0.2)
+    )
+    assert all(any(e > 0 for side in errs for e in side) for _, errs in bars)  # every series has whiskers
+    assert len(titles) == 2 and all("degenerate judge: not interpretable" in t for t in titles)

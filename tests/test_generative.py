@@ -117,7 +117,8 @@ def test_generative_experiment_end_to_end_tiny(tiny_models, tmp_path, capsys):
     from biasaware.generative import run_generative
 
     out = tmp_path / "gen"
-    budget = {"sft_steps": 1, "grpo_steps": 1, "trainable_layers": 1, "probes": 1, "generate_probes": 1}
+    budget = {"start_steps": 1, "sft_steps": 1, "grpo_steps": 1, "trainable_layers": 1, "probes": 1,
+              "generate_probes": 1}  # fmt: skip
     result = run_generative(
         out, overrides=budget, arms=["baseline", "balanced"], model=str(tiny_models["causal"]), device="cpu"
     )
@@ -126,6 +127,7 @@ def test_generative_experiment_end_to_end_tiny(tiny_models, tmp_path, capsys):
     direct = saved["tables"]["direct"]["runs"]
     assert set(direct) == {
         "zero-shot",
+        "start SFT",
         "baseline SFT",
         "baseline SFT+GRPO",
         "balanced SFT",
@@ -148,11 +150,23 @@ def test_generative_experiment_end_to_end_tiny(tiny_models, tmp_path, capsys):
         "format",
     ]
     assert card["training_args"]["shuffle_dataset"] is False
-    assert set(saved["stage_seconds"]) >= {"build", "train baseline", "train balanced", "evaluate", "total"}
+    stages = {"build", "train starting judge", "train baseline", "train balanced", "evaluate", "total"}
+    assert set(saved["stage_seconds"]) >= stages
+    for arm in ("baseline", "balanced"):  # every arm starts from the one starting judge
+        arm_card = json.loads((out / "ckpt" / f"{arm}-sft" / "biasaware_card.json").read_text())
+        assert arm_card["base_model"] == str(out / "ckpt" / "start-sft")
     assert saved["budget"]["sft_steps"] == 1 and saved["machine"]["cores"] >= 1
     assert "| baseline SFT+GRPO (baseline) |" in (out / "report.md").read_text()
     first = saved["stage_seconds"]
-    capsys.readouterr()
+    # a quiet console: the recipes' [train] lines are shown, their library output is kept in run.log
+    printed = capsys.readouterr().out
+    assert (
+        "[train] starting judge: SFT done" in printed
+        and "{'loss'" not in printed
+        and "Setting accelerator" not in printed
+    )
+    log = (out / "run.log").read_text()
+    assert "{'train_runtime'" in log and "{'train_runtime'" not in printed and "\n$ " in log
     run_generative(
         out, overrides=budget, arms=["baseline", "balanced"], model=str(tiny_models["causal"]), device="cpu"
     )
@@ -171,13 +185,14 @@ def test_generative_experiment_minimal_budget_smollm2(tmp_path):
     """The real model at a minimal budget: every stage ran and every arm was scored."""
     from biasaware.generative import ARMS, run_generative
 
-    budget = {"sft_steps": 2, "grpo_steps": 1, "probes": 1, "generate_probes": 1}
+    budget = {"start_steps": 2, "sft_steps": 2, "grpo_steps": 1, "probes": 1, "generate_probes": 1}
     result = run_generative(tmp_path / "gen", overrides=budget, device="cpu")
     for mode in ("direct", "generate"):
         runs = result["tables"][mode]["runs"]
-        assert set(runs) == {"zero-shot"} | {f"{a} SFT" for a in ARMS} | {f"{a} SFT+GRPO" for a in ARMS}
+        arms = {f"{a} SFT" for a in ARMS} | {f"{a} SFT+GRPO" for a in ARMS}
+        assert set(runs) == {"zero-shot", "start SFT"} | arms
         assert all(r["n"] > 0 for r in runs.values())
-    assert all(f"train {a}" in result["stage_seconds"] for a in ARMS)
+    assert all(f"train {a}" in result["stage_seconds"] for a in [*ARMS, "starting judge"])
 
 
 def test_compact_lm_head_gives_trl_numbers(tiny_models):

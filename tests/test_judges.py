@@ -3,6 +3,7 @@ evaluation (2 gloo processes on the CPU must write the judgments a single proces
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -93,6 +94,53 @@ def test_the_cli_and_quickstart_build_judges_through_load_judge(monkeypatch, tin
     assert "load_judge(" in inspect.getsource(biasaware.evaluation.evaluate.start_judge)
 
 
+def test_the_judge_kind_is_read_from_the_folder(tiny_models, bench, tmp_path, capsys):
+    """No --mode: a sequence-classification folder is judged as a reward model, a causal LM as a
+    generative judge; a --mode that contradicts the folder is exit 2 naming what it holds."""
+    import json
+
+    from biasaware.judging.judges import JudgeSpec
+    from biasaware.judging.models import folder_kind
+
+    reward, causal = str(tiny_models["reward"]), str(tiny_models["causal"])
+    assert JudgeSpec.create(name=reward).mode == "reward"
+    assert JudgeSpec.create(name=causal).mode == "generate"
+    assert JudgeSpec.create(name=causal, mode="direct").mode == "direct"
+    assert JudgeSpec.create(name="minilm-l6").mode == "reward"
+    assert (
+        JudgeSpec.create(name="smollm2-135m-instruct", mode="reward").mode == "reward"
+    )  # a built-in's kinds
+    assert JudgeSpec.create(name="gpt-4o-mini", backend="openai").mode == "generate"
+    assert folder_kind(str(tmp_path / "absent")) is None
+    args = ["eval", "bias", "--judge", reward, "--limit", "1", "--data", str(bench)]
+    assert main([*args, "--out", str(tmp_path / "e")]) == 0
+    assert json.loads((tmp_path / "e" / "summary.json").read_text())["run"]["mode"] == "reward"
+    capsys.readouterr()
+    assert main([*args, "--mode", "generate", "--out", str(tmp_path / "g")]) == 2
+    err = capsys.readouterr().err
+    assert "sequence-classification" in err and "--mode reward" in err and "Traceback" not in err
+    assert not (tmp_path / "g").exists()
+    wrong = [
+        "eval",
+        "bias",
+        "--judge",
+        causal,
+        "--mode",
+        "reward",
+        "--data",
+        str(bench),
+        "--out",
+        str(tmp_path / "r"),
+    ]
+    assert main(wrong) == 2
+    assert "causal language model" in capsys.readouterr().err
+    card = tmp_path / "carded"  # a trained folder's card says what it is, before its config does
+    card.mkdir()
+    (card / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"]}))
+    (card / "biasaware_card.json").write_text(json.dumps({"recipe": "reward"}))
+    assert folder_kind(str(card))[0] == "reward"
+
+
 # ----------------------------------------------------------------------------------------- batching
 @given(
     st.lists(st.integers(1, 300), max_size=60), st.integers(1, 9), st.one_of(st.none(), st.integers(1, 900))
@@ -149,11 +197,18 @@ def test_overlong_views_are_skipped_counted_and_reported(tiny_models, bench, tmp
     s = summarize(judgments)
     assert s["overlong_views"] == len(long) == sum(b["overlong"] for b in s["per_bias"].values())
     # the CLI says so too, exit 0, no traceback
-    args = ["eval", "bias", "--judge", str(tiny_models["causal"]), "--mode", "direct", "--max-length", "150"]
+    args = ["eval", "bias", "--judge", str(tiny_models["causal"]), "--mode", "direct", "--max-length", "300"]
     assert main([*args, "--data", str(bench), "--limit", "3", "--out", str(tmp_path / "d")]) == 0
     out = capsys.readouterr().out
     assert "did not fit the judge's context" in out
     assert "did not fit the judge's context" in (tmp_path / "d" / "report.md").read_text()
+    assert re.search(r"warning: \d+ of \d+ views did not fit the context of \S+ \(300 tokens", out)
+    # nearly every view over the limit: the run measures nothing, so it is an error, and the
+    # corrected command into the same folder is not blocked by what it wrote
+    tight = [*args[:-1], "150", "--data", str(bench), "--limit", "3", "--out", str(tmp_path / "t")]
+    assert main(tight) == 2
+    assert "the judge cannot read these inputs" in capsys.readouterr().err
+    assert main([*args, "--data", str(bench), "--limit", "3", "--out", str(tmp_path / "t")]) == 0
 
 
 def test_overlong_generation_prompts_are_not_sent(tiny_models, bench, tmp_path):
@@ -280,7 +335,19 @@ def test_a_shard_left_by_a_killed_process_is_resumed_and_merged(tiny_models, ben
 
 
 def test_a_judge_that_cannot_load_fails_before_any_output(bench, tmp_path, capsys):
-    """A reward-only model in generate mode (the default): exit 2 and no --out folder."""
+    """A reward-only model asked for in generate mode: exit 2 and no --out folder."""
     out = tmp_path / "out"
-    assert main(["eval", "bias", "--judge", "minilm-l6", "--data", str(bench), "--out", str(out)]) == 2
-    assert "cannot be loaded as a causal model" in capsys.readouterr().err and not out.exists()
+    args = [
+        "eval",
+        "bias",
+        "--judge",
+        "minilm-l6",
+        "--mode",
+        "generate",
+        "--data",
+        str(bench),
+        "--out",
+        str(out),
+    ]
+    assert main(args) == 2
+    assert "mode 'generate' does not fit minilm-l6" in capsys.readouterr().err and not out.exists()

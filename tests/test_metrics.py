@@ -102,7 +102,7 @@ def test_position_primacy_recency_and_consistency():
     ]
     s = position_summary(items, ["A_to_B", "A_to_B", "B_to_A", "B_to_A"])
     assert s["primacy"]["bsr"] == 0.5 and s["recency"]["bsr"] == 0.5 and s["consistency"] == 0.5
-    # 003's flip rate over the pairs decided in both orders (3): one flip; the invalid pair is apart
+    # the LLM judge pitfalls guide's flip rate over the pairs decided in both orders (3): one flip; the invalid pair is apart
     assert (s["flips"], s["n"], s["undecided"]) == (1, 3, 1) and s["flip_rate"] == 1 / 3
     # swap-and-aggregate: both orders right on 2 of 4 pairs; 2 of 4 decided alike, both right
     sa = s["swap_aggregate"]

@@ -38,7 +38,7 @@ def test_accuracy_plus_format_table(completion, label, accuracy, fmt):
     for c in (completion, conv(completion)):
         assert accuracy_reward([c], [label]) == [accuracy]
         assert format_reward([c]) == [fmt]
-    # 002 eq. 9 with unit weights: the two summed
+    # JudgeBiasBench eq. 9 with unit weights: the two summed
     assert accuracy + fmt in (1.0, 0.0, 0.5, -0.5)
 
 

@@ -1,4 +1,4 @@
-"""Scoring-bias probes (000): templates, the score parser, the metrics against scipy, loaders, and
+"""Scoring-bias probes (Li et al. 2025): templates, the score parser, the metrics against scipy, loaders, and
 ``eval scoring`` end to end (tiny models; a fake endpoint whose judge behaviour is known)."""
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def test_rendered_prompt_follows_the_template():
     lines = [line for line in text.splitlines() if line.startswith("Score ")]
     assert [line.split(":")[0] for line in lines] == ["Score A", "Score B", "Score C", "Score D", "Score E"]
     assert "one of E, D, C, B, A" in text and text.rstrip().endswith("###Feedback:")
-    # the order of the blocks is 000's Figure 3: task, reference, rubric, instruction, response
+    # the order of the blocks is Li et al.'s Figure 3: task, reference, rubric, instruction, response
     positions = [
         text.index(s)
         for s in ("###Task", "###Reference", "###Score Rubrics", "###The instruction", "###Response")
@@ -344,7 +344,7 @@ def _prompt_parts(text: str) -> tuple[str, list[str], int | None]:
 
 def reference_anchored(messages):
     """A judge that scores 5 for a response containing "good", 1 otherwise, unless a reference answer
-    is shown: then it gives the reference's score (a judge wholly pulled by the reference, 000 fig. 5)."""
+    is shown: then it gives the reference's score (a judge wholly pulled by the reference, Li et al. 2025 fig. 5)."""
     response, ids, ref = _prompt_parts(messages[-1]["content"])
     score = ref if ref else (5 if "good" in response else 1)
     return f"Feedback: as the rubric says. [RESULT] {ids[score - 1]}"

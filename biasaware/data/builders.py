@@ -79,7 +79,7 @@ AUGMENTS = ("paper", "balanced")
 ONE_SIDED = ("position",)  # built in both orders already: no mirror probes
 # ``cues: natural``: the share of training pairs whose cue sits on the chosen response. Human
 # preference data favours longer, more formatted, more confident, more flattering answers (e.g. "pick the
-# longer answer" scores 100% on RewardBench's alpacaeval subsets; ../shared/notes/prior-art.md). 0.7 is our
+# longer answer" scores 100% on RewardBench's alpacaeval subsets). 0.7 is our
 # choice of a clear but imperfect correlation, not a measured rate; every rate is recorded in the manifest
 # and can be set per cue (``cue_rates``).
 NATURAL_CUE_RATES = {"length": 0.7, "beauty": 0.7, "authority": 0.7, "assertiveness": 0.7, "sycophancy": 0.7}
@@ -631,7 +631,7 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
     row) on the chosen response with the cue's rate, else on the rejected one: the correlation
     human preference data has. ``augment`` then decides the rows:
 
-    * ``paper`` (002 sec. 5.1): one row per pair, with ``n_negatives`` bias negatives (the rejected
+    * ``paper`` (JudgeBiasBench sec. 5.1): one row per pair, with ``n_negatives`` bias negatives (the rejected
       response with a cue added);
     * ``balanced``: four rows per pair, its cue on neither, the chosen, the rejected and both
       responses, so the cue carries no information about the label (no bias negatives). The cue is

@@ -12,7 +12,7 @@ per item (seeded), one of two kinds of mistake that judges must catch:
 
 Both answers of a pair use the same phrasing, so length, tone and format carry no signal of
 quality; only whether the answer is about the asked entity and true decides. Why both kinds: in a
-feasibility run (``../shared/notes/two-sided-pilot.md``) off-topic mistakes alone were so easy that
+feasibility run off-topic mistakes alone were so easy that
 a reward model ignored every cue, and factual errors alone so hard for a 22M encoder that it learned
 only the cue; the mix gives a quality signal a small model learns and still leaves room for a
 shortcut.

@@ -4,7 +4,7 @@ Every injector has the signature ``inject_*(pair, order, rng, ctx) -> BiasProbe`
 where the correct answer sits in the original view ("A" or "B", seeded and balanced by the
 builder), ``rng`` a ``random.Random`` seeded per item, ``ctx`` an :class:`InjectContext` with the
 rewriter and the settings. The original and injected views keep the same order except for
-position (whose point is the swap) and reflection (the correct answer goes first, as in 002).
+position (whose point is the swap) and reflection (the correct answer goes first, as in JudgeBiasBench).
 
 The seven superficial-quality biases rewrite both sides in opposite directions: the chosen
 response loses the feature, the rejected one gains it. :class:`TemplateRewriter` does that
@@ -380,7 +380,7 @@ def inject_bandwagon(pair, order, rng, ctx):
 
 
 def inject_reflection(pair, order, rng, ctx):
-    """The reflection phrase between the two answers; the correct answer first (002's setting;
+    """The reflection phrase between the two answers; the correct answer first (JudgeBiasBench's setting;
     mirror: second, right after the phrase)."""
     first = "B" if ctx.mirror else "A"
     return _probe(

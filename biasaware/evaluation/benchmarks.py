@@ -17,7 +17,7 @@ benchmark          columns                                                 pairs
 =================  =====================================================  ===========================
 
 (The RMB and RM-Bench layouts follow their published READMEs; the LLMBar and EvalBiasBench ones
-were checked against the real files in ``../shared/data``.)
+were checked against copies of the released files.)
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ over-corrections, the standard probes' flips the BSR (:func:`biasaware.evaluatio
 
 Outputs: ``judgments.jsonl`` (per view), ``summary.json`` (per bias, per category, overall macro
 and micro, both sides, the degenerate-judge check, position primacy/recency/consistency,
-reward-model margins), ``report.md`` (shaped like 002's Tables 4 and 5) and ``sensitivity.png`` /
+reward-model margins), ``report.md`` (shaped like JudgeBiasBench's Tables 4 and 5) and ``sensitivity.png`` /
 ``accuracy.png`` (:mod:`biasaware.evaluation.reports`).
 
 Reward-model judges are scored on the 9 response-level biases only (bandwagon, reflection and
@@ -122,6 +122,7 @@ def judge_into(
     own = path if r.world == 1 else path.parent / SHARDS / f"{path.stem}.rank{r.rank}-of-{r.world}.jsonl"
     earlier = [row for p in {path, *_shards(path)} - {own} for row in read_whole_lines(p)]
     failed = judged = 0
+    overlong: list[tuple[int, int]] = []
     t0 = time.time()
     with JsonlAppender(own) as out:
         existing = earlier + out.existing()
@@ -143,6 +144,7 @@ def judge_into(
                     continue
                 if o.overlong:
                     meta = {**meta, "overlong": {"tokens": o.overlong[0], "limit": o.overlong[1]}}
+                    overlong.append(o.overlong)
                 out.append(record(judge.name, item_id, view_name, view, meta, o))
                 judged += 1
             bar.update(len(part))
@@ -156,6 +158,8 @@ def judge_into(
             f"[judge] {Path(judge.name).name}: {judged} views judged in {seconds:.1f}s{rate}{where}{resumed}"
         )
         print(line, flush=True)
+    if overlong:
+        _too_long(overlong, judged, judge.name, own if not done else None)
     r.barrier()
     if r.main:
         _merge(jobs, path)
@@ -165,6 +169,30 @@ def judge_into(
             f"in {path}: rerun the same command to judge only those"
         )
     return path
+
+
+NEARLY_ALL_OVERLONG = 0.9
+
+
+def _too_long(overlong: list[tuple[int, int]], judged: int, name: str, fresh: Path | None) -> None:
+    """Views that did not fit the judge's context: a warning with the count and the limit; an
+    error when nearly all of them (``NEARLY_ALL_OVERLONG``) did, since such a run measures nothing
+    (the judgments of this run are removed when they are all it wrote, so the corrected command
+    starts clean)."""
+    limit = min(lim for _, lim in overlong)
+    longest = max(tokens for tokens, _ in overlong)
+    text = (
+        f"{len(overlong)} of {judged} views did not fit the context of {Path(name).name} ({limit} tokens; the "
+        f"longest has {longest})"
+    )
+    if judged >= 10 and len(overlong) >= NEARLY_ALL_OVERLONG * judged:
+        if fresh is not None:
+            fresh.unlink(missing_ok=True)
+        raise BiasAwareError(
+            f"{text}: the judge cannot read these inputs. Check --mode (a reward model read as a text "
+            "generator?), --template, or raise --max-length if the model allows it"
+        )
+    print(f"[judge] warning: {text}: not judged, counted as invalid", flush=True)
 
 
 def _merge(jobs: list[tuple[str, str, View, dict]], path: Path) -> None:

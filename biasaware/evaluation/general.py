@@ -1,4 +1,4 @@
-"""General judge benchmarks: accuracy with the 002 protocol.
+"""General judge benchmarks: accuracy with the JudgeBiasBench protocol.
 
 Generative judges see every pair in both orders (views ``chosen_first`` and ``chosen_second``); a
 pair counts as correct only when both verdicts pick the chosen response (``pair_acc``). Also
@@ -7,7 +7,7 @@ verdicts pick the same response (``consistency``, both verdicts valid), and inva
 Reward models score each pair once (view ``pair``): correct when the chosen response scores
 strictly higher (``accuracy``; equal scores are wrong and counted as ``ties``).
 
-**Verbosity** (003): over the decided views whose responses differ in length (words), how often
+**Verbosity** (the LLM judge pitfalls guide): over the decided views whose responses differ in length (words), how often
 the judge picked the longer one (``longer_picked``), next to how often the longer one is the
 better one in the data (``longer_is_better``): a judge that picks the longer response more often
 than the data warrants leans on length; and Spearman's rho between the length difference (A
@@ -153,7 +153,7 @@ def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
         rho = "–" if v["spearman"] is None else f"{v['spearman']:.3f}"
         lines += [
             "",
-            f"Verbosity (003), over {v['views']} decided views whose responses differ in length: the longer response "
+            f"Verbosity (the LLM judge pitfalls guide), over {v['views']} decided views whose responses differ in length: the longer response "
             f"was picked in {_fmt(v['longer_picked'])} % of them; it is the better one in {_fmt(v['longer_is_better'])} "
             f"% of them in the data; Spearman (length difference A - B vs verdict A) {rho}.",
         ]

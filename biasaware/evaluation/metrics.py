@@ -1,7 +1,7 @@
 """Bias-sensitivity metrics: pure functions over per-item outcomes.
 
 For one bias, each item has a verdict on its original view and one on its injected view, and the
-correct answer of each. 002 (eq. 4):
+correct answer of each. JudgeBiasBench (eq. 4):
 
 * ``Acc_ori`` = share of items judged correctly on the original view;
 * ``Acc_inj`` = share judged correctly on the injected view;
@@ -192,11 +192,11 @@ def position_summary(
 ) -> dict:
     """Position probes (each pair judged in both orders): primacy (correct answer moved A -> B) and
     recency (B -> A) apart; the position-consistency rate (both verdicts valid and picking the same
-    response in both orders); 003's **position flip rate**: over the pairs with a valid verdict
+    response in both orders); the LLM judge pitfalls guide's **position flip rate**: over the pairs with a valid verdict
     in both orders, the share whose two verdicts pick different responses (shown against 5%:
     good, and 20%: serious; pairs with a tie or invalid verdict are counted apart as
     ``undecided``, and graded as invalid verdicts, not as flips); and **swap-and-aggregate**
-    (003's mitigation: keep a verdict only when both orders agree): its accuracy over all pairs
+    (the LLM judge pitfalls guide's mitigation: keep a verdict only when both orders agree): its accuracy over all pairs
     (both orders right), the share of pairs it decides (``agreement``) and its accuracy on those."""
     split = {
         d: [o for o, dd in zip(outcomes, directions, strict=True) if dd == d] for d in ("A_to_B", "B_to_A")
@@ -330,7 +330,7 @@ def _valid_pairs(x: Sequence[float | None], y: Sequence[float | None]) -> list[t
 
 
 def score_flip_rate(base: Sequence[float | None], perturbed: Sequence[float | None]) -> dict:
-    """000 eq. 3: FP = share of items whose score under a perturbed prompt differs from the
+    """Li et al. 2025 eq. 3: FP = share of items whose score under a perturbed prompt differs from the
     baseline's, over the items with a valid score under both; with its Wilson interval.
 
     >>> score_flip_rate([1, 2, 3, None], [1, 3, 3, 2])["flip_rate"]
@@ -345,7 +345,7 @@ def score_flip_rate(base: Sequence[float | None], perturbed: Sequence[float | No
 def mean_abs_deviation(
     base: Sequence[float | None], perturbed: Sequence[float | None], seed: int = 0, n_resamples: int = 2000
 ) -> dict:
-    """000 eq. 3: MAD = mean |s_p - s_0| over items valid under both, with a seeded percentile
+    """Li et al. 2025 eq. 3: MAD = mean |s_p - s_0| over items valid under both, with a seeded percentile
     bootstrap interval; and the mean signed shift (perturbed minus baseline)."""
     pairs = _valid_pairs(base, perturbed)
     if not pairs:

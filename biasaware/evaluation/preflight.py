@@ -18,9 +18,9 @@ original accuracy          warn < 75%,  Acc_ori over the standard probes (plain 
                            fail < 60%
 invalid verdicts           warn > 5%,   share of views with no readable verdict
                            fail > 20%
-position flip rate         warn > 5%,   pairs whose verdict changes with the order (003: under
+position flip rate         warn > 5%,   pairs whose verdict changes with the order (the LLM judge pitfalls guide: under
                            fail > 20%   5% good, above 20% serious)
-scoring flip rate          warn > 20%,  per perturbed template, against the baseline (000)
+scoring flip rate          warn > 20%,  per perturbed template, against the baseline (Li et al. 2025)
                            fail > 40%
 scoring invalid rate       warn > 5%,   replies with no readable score
                            fail > 20%

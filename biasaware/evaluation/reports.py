@@ -1,6 +1,6 @@
 """Reports of a bias evaluation: the Markdown table, the console lines and the plots, all read from
 ``summary.json`` (:func:`biasaware.evaluation.evaluate.summarize`), plus the table that sets several judges
-side by side (the quickstart's experiment, shaped like 002's Table 5 with both sides).
+side by side (the quickstart's experiment, shaped like JudgeBiasBench's Table 5 with both sides).
 
 Terms, the same everywhere: **BSR** (bias sensitivity rate) = correct-to-wrong flips on standard
 probes (the cue on the worse answer: the judge followed it) / items judged correctly on the
@@ -99,7 +99,7 @@ def _row(label: str, name: str, s: dict, bold: bool = False) -> str:
 
 
 def markdown_report(summary: dict[str, Any]) -> str:
-    """Per-bias rows grouped by category (002 Tables 4-5, with the mirror side), then categories and
+    """Per-bias rows grouped by category (JudgeBiasBench Tables 4-5, with the mirror side), then categories and
     overall."""
     degenerate = (summary.get("judge_check") or {}).get("degenerate")
     lines = [
@@ -169,7 +169,7 @@ def markdown_report(summary: dict[str, Any]) -> str:
     if shifts:
         lines += [
             "",
-            "Mean score shift, injected minus original view, of the better and the worse response (004 fig. 2; "
+            "Mean score shift, injected minus original view, of the better and the worse response (Gao et al. 2025 fig. 2; "
             "standard probes carry the cue on the worse response, identity statements on the better one; mirror "
             "probes the other way):",
             "",
@@ -192,7 +192,7 @@ def markdown_report(summary: dict[str, Any]) -> str:
 
 
 def position_grade(rate: float | None) -> str:
-    """003's reading of a position flip rate: under 5% good, above 20% serious."""
+    """the LLM judge pitfalls guide's reading of a position flip rate: under 5% good, above 20% serious."""
     if rate is None or rate != rate:
         return "not measured"
     return "good (under 5%)" if rate < 0.05 else "serious (above 20%)" if rate > 0.2 else "between 5% and 20%"
@@ -208,7 +208,7 @@ TABLE4 = (("length", "Len."), ("authority", "Auth."), ("beauty", "Beaut."), ("as
 
 
 def table4_row(summary: dict[str, Any]) -> list[str]:
-    """The judge's BSR in the column order of JudgeBiasBench's Table 4 (002), each cell rounded as that
+    """The judge's BSR in the column order of JudgeBiasBench's Table 4 (JudgeBiasBench), each cell rounded as that
     table rounds (:func:`biasaware.evaluation.metrics.table4_cell`); Overall = pooled over the biases
     judged. A bias without standard probes is ``–``."""
     from biasaware.evaluation.metrics import table4_cell
@@ -318,9 +318,14 @@ def plot_report(summary: dict[str, Any], out: Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
     biases = list(summary["per_bias"])
-    rows = [summary["per_bias"][b] for b in biases]
+    # the mirror side's interval lives with its counts (``mirror``): every bar gets its whiskers
+    rows = [
+        {**r, "acc_inj_mirror_ci": (r.get("mirror") or {}).get("acc_inj_ci")}
+        for r in (summary["per_bias"][b] for b in biases)
+    ]
     name = short_name(summary["judge"])
     degenerate = (summary.get("judge_check") or {}).get("degenerate")
+    flag = "  [degenerate judge: not interpretable]" if degenerate else ""
     width = 0.38
     paths = []
 
@@ -344,8 +349,7 @@ def plot_report(summary: dict[str, Any], out: Path) -> list[Path]:
     ax.set_ylabel("bias sensitivity rate\n(flips / originally correct, 95% Wilson)")
     ax.set_ylim(0, 1.05)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=7, frameon=False)
-    title = f"Bias sensitivity: {name}" + ("  [degenerate judge: not interpretable]" if degenerate else "")
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(f"Bias sensitivity: {name}{flag}", fontsize=10)
     fig.tight_layout()
     paths.append(out / "sensitivity.png")
     fig.savefig(paths[-1], dpi=120)
@@ -365,7 +369,7 @@ def plot_report(summary: dict[str, Any], out: Path) -> list[Path]:
     ax.set_ylabel("accuracy (95% Wilson)")
     ax.set_ylim(0, 1.05)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, fontsize=7, frameon=False)
-    fig.suptitle(f"Accuracy: {name}", fontsize=10)
+    fig.suptitle(f"Accuracy: {name}{flag}", fontsize=10)
     fig.tight_layout()
     paths.append(out / "accuracy.png")
     fig.savefig(paths[-1], dpi=120)
@@ -374,7 +378,7 @@ def plot_report(summary: dict[str, Any], out: Path) -> list[Path]:
 
 
 def experiment_markdown(result: dict[str, Any], labels: dict[str, str] | None = None) -> str:
-    """Several judges side by side (002 Table 5 with the mirror side): one row per run, pooled over
+    """Several judges side by side (JudgeBiasBench Table 5 with the mirror side): one row per run, pooled over
     ``result['biases']``, p = McNemar exact against the baseline on paired per-probe indicators."""
     labels = labels or {}
     base = result["baseline"]
@@ -390,7 +394,10 @@ def experiment_markdown(result: dict[str, Any], labels: dict[str, str] | None = 
         mir = (m["flips"], m["ori_correct"]) if m else None
         check = r["judge_check"]
         flag = "degenerate: " + "; ".join(check["reasons"]) if check["degenerate"] else "ok"
-        label = labels.get(name, name) + (" (baseline)" if name == base and len(result["runs"]) > 1 else "")
+        label = labels.get(name, name)
+        # the p-values' reference is marked, unless its label already says "baseline"
+        if name == base and len(result["runs"]) > 1 and label.split(":")[0].strip() != "baseline":
+            label += " (baseline)"
         lines.append(
             f"| {label} | {r['n']} | {pct(r['acc_ori'])}{ci(r['acc_ori_ci'])} | {p_value(pv.get('acc_ori'))} | "
             f"{pct(r.get('acc_inj'))} | {rate(r, 'bsr', std)} | {p_value(pv.get('bsr'))} | "

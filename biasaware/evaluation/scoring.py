@@ -1,16 +1,16 @@
-"""Scoring-bias probes (000): one response graded alone under perturbed scoring prompts.
+"""Scoring-bias probes (Li et al. 2025): one response graded alone under perturbed scoring prompts.
 
 ``eval scoring`` scores every item under the baseline prompt (rubric ascending, numeric ids, no
 reference) and under each named perturbation (:mod:`biasaware.judging.scoring`: rubric order,
 score ids, a reference answer shown with score k, or any combination), then reports per template
-(000 sec. 4):
+(Li et al. 2025 sec. 4):
 
 * **stability** against the baseline: flip rate (share of items whose score changed; Wilson
   interval) and mean absolute deviation (bootstrap interval), plus the mean signed shift;
 * **accuracy** against gold scores where the data has them: Spearman's rho and Pearson's r (scipy);
 * **tendency**: the score distribution and the invalid-output rate (a reply with no readable score
   is invalid: it leaves the stability and accuracy numbers and is counted on its own);
-* **verbosity** (003): Spearman's rho between the baseline score and the response's length in words.
+* **verbosity** (the LLM judge pitfalls guide): Spearman's rho between the baseline score and the response's length in words.
 
 A judge whose baseline scores are nearly constant, or mostly invalid, is flagged degenerate
 (:func:`biasaware.evaluation.metrics.score_check`): its stability says nothing.
@@ -336,7 +336,7 @@ def generate_references(
     out: Path,
     attempts: int = 3,
 ) -> list[ScoringItem]:
-    """000's generate-then-review loop: for each item lacking a reference at a level, the writer
+    """Li et al.'s generate-then-review loop: for each item lacking a reference at a level, the writer
     (an :class:`~biasaware.judging.llm.LLMClient`) drafts a response matching that level's rubric
     description and the reviewer accepts or rejects it; a rejected draft is redrafted, at most
     ``attempts`` drafts. Every call is cached, and each verdict is saved to ``out/references.jsonl``
@@ -531,7 +531,7 @@ def _interval(ci: Any, pct: bool = False, digits: int = 1) -> str:
 
 
 def scoring_markdown(summary: dict[str, Any], note: str = "") -> str:
-    """``report.md``: one row per template (000's Tables 3-4 side by side, with the tendency)."""
+    """``report.md``: one row per template (Li et al.'s Tables 3-4 side by side, with the tendency)."""
     check = summary.get("judge_check") or {}
     lines = [f"# Scoring bias: {summary['judge']}", ""]
     if check.get("degenerate"):

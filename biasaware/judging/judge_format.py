@@ -25,7 +25,8 @@ The prompt puts the graded material inside tags and declares it untrusted: the q
 outside the tags, where a real judging prompt would carry such material.
 
 **Graded text cannot close its block** (:func:`fence`). When a question or response contains one of
-the prompt's delimiters (in any case), every delimiter of that prompt carries a tag derived from the
+the prompt's delimiters (in any case, or a near miss: another script's lookalike letters, spaces or
+zero-width characters inside it, compatibility forms: :func:`_skeleton`), every delimiter of that prompt carries a tag derived from the
 SHA-256 of the graded texts (``</response_b #3f1c...>``, ``[The End of Assistant B's Answer #3f1c...]``);
 no text can contain the tag of a hash over itself, so the only closing delimiter of a block is its
 own. Prompts whose texts hold no delimiter are rendered unchanged (the native formats, and the
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from biasaware.records import Message, View
@@ -70,13 +72,31 @@ def _tagged(label: str, tag: str) -> str:
     return "\n".join(lines)
 
 
+def _skeleton(text: str) -> str:
+    """What a reader takes a text to say, for matching delimiters: NFKC-normalised; each letter of
+    another script that Unicode lists as confusable with an ASCII one (the TR39 data of
+    ``confusable_homoglyphs``: a Cyrillic ``е``, a Greek ``Β``) written as that letter; no case;
+    no whitespace, invisible or combining characters (``</response_b >`` and ``</response_\u200bb>``
+    both read ``</response_b>``). A false match only tags the delimiters; a missed one would not."""
+    from confusable_homoglyphs.confusables import confusables_data
+
+    out = []
+    for ch in unicodedata.normalize("NFKC", text):
+        if ch.isascii():
+            out.append(ch)
+        elif unicodedata.category(ch) not in ("Cf", "Mn", "Me"):
+            out.append(next((h["c"] for h in confusables_data.get(ch, ()) if h["c"].isascii()), ch))
+    return "".join("".join(out).lower().split())
+
+
 def fence(labels: tuple[tuple[str, str], ...], texts: list[str]) -> tuple[tuple[str, str], ...]:
     """The delimiters (open/close pairs) to put around ``texts``: ``labels`` unchanged when no text
     contains one of them in any case, else every label tagged with ``#`` and 16 hex digits of the
     texts' SHA-256 (see the module docstring)."""
     # every line of every label: "[End of Response 2]" alone must not pass for "[End of ...]\n[END DATA]"
-    delims = {line.strip().lower() for pair in labels for d in pair for line in d.split("\n") if line.strip()}
-    if not any(d in t.lower() for t in texts for d in delims):
+    delims = {_skeleton(line) for pair in labels for d in pair for line in d.split("\n") if line.strip()}
+    seen = [_skeleton(t) for t in texts if t]
+    if not any(d in t for t in seen for d in delims):
         return labels
     tag = "#" + hashlib.sha256("\x00".join(texts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return tuple(tuple(_tagged(d, tag) if d else d for d in pair) for pair in labels)

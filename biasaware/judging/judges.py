@@ -104,6 +104,34 @@ class JudgeSpec(BaseModel):
         except BiasAwareError as exc:
             raise ValueError(str(exc)) from None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _mode_from_folder(cls, data: Any) -> Any:
+        """No mode given: the one the judge's files call for (a sequence-classification model is
+        a reward model; anything else is read as a generative judge). A mode that contradicts the
+        files is refused: a reward head on a language model would be freshly initialised, and a
+        reward model cannot write a verdict."""
+        if not isinstance(data, dict) or data.get("backend", "transformers") != "transformers":
+            return data
+        from biasaware.judging.models import BUILTIN_MODELS, folder_kind
+
+        found = folder_kind(str(data.get("name", "")))
+        if found is None:
+            return data
+        kind, why = found
+        mode = data.get("mode")
+        if mode is None:
+            return {**data, "mode": "reward" if kind == "reward" else "generate"}
+        builtin = BUILTIN_MODELS.get(str(data["name"]))
+        allowed = builtin.kinds if builtin is not None else (kind,)
+        if ("reward" if mode == "reward" else "causal") not in allowed:
+            fix = "--mode reward" if kind == "reward" else "--mode generate or direct"
+            raise ValueError(
+                f"mode {mode!r} does not fit {data['name']}: {why}; use {fix}, or leave the mode out "
+                "and it is read from the folder"
+            )
+        return data
+
     @model_validator(mode="after")
     def _pointwise_modes(self) -> JudgeSpec:
         if self.pointwise and self.mode == "reward":
@@ -207,7 +235,7 @@ class Scorer:
 class PointwisePairJudge:
     """A pair judged pointwise (``JudgeSpec.pointwise``): each response of a view is scored alone
     (:class:`biasaware.judging.scoring.ScoringTemplate`: the rubric prompt, 1-5, with a generic
-    correctness rubric, or 004's minimal prompt, 1-10) and the strictly higher score wins. Equal
+    correctness rubric, or Gao et al.'s minimal prompt, 1-10) and the strictly higher score wins. Equal
     scores are a tie (wrong under every policy); a response with no readable score makes the
     verdict ``invalid``. ``scores`` holds both scores, so reports show the score shift."""
 

@@ -190,6 +190,47 @@ def _adapter_config(path: str | Path) -> dict | None:
     return found
 
 
+def folder_kind(name_or_path: str) -> tuple[str, str] | None:
+    """What a judge named by a built-in name or a local folder holds, from its files alone:
+    ``("reward", why)`` for a sequence-classification model, ``("causal", why)`` for a causal
+    language model, ``None`` where nothing here says (a hub name, an endpoint's model). The
+    evidence, in order: a built-in's first kind; a biasaware card's recipe (``reward``: a reward
+    model; ``sft``/``grpo``: a generative judge); a LoRA adapter's ``task_type``; the
+    architectures in ``config.json``."""
+    import json
+
+    builtin = BUILTIN_MODELS.get(name_or_path)
+    if builtin is not None:
+        return builtin.kinds[0], f"the built-in {builtin.name} is a {builtin.kinds[0]} model"
+    folder = Path(name_or_path)
+    if not folder.is_dir():
+        return None
+    card = folder / "biasaware_card.json"
+    if card.exists():
+        try:
+            recipe = json.loads(card.read_text()).get("recipe")
+        except (OSError, ValueError, AttributeError):
+            recipe = None
+        if recipe in ("reward", "sft", "grpo"):
+            kind = "reward" if recipe == "reward" else "causal"
+            return kind, f"its biasaware_card.json says it was trained by recipes/{recipe}.py"
+    adapter = _adapter_config(folder)
+    if adapter is not None:
+        task = adapter.get("task_type")
+        kinds = [k for k, t in ADAPTER_TASKS.items() if t == task]
+        return (kinds[0], f"it is a {task} LoRA adapter") if kinds else None
+    try:
+        architectures = json.loads((folder / "config.json").read_text()).get("architectures") or []
+    except (OSError, ValueError, AttributeError):
+        return None
+    for arch in architectures:
+        if arch.endswith("ForSequenceClassification"):
+            return "reward", f"its config.json names {arch}, a sequence-classification model"
+        if arch.endswith(("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")):
+            return "causal", f"its config.json names {arch}, a causal language model"
+    return None
+
+
 def adapter_base(path: str | Path) -> str | None:
     """The base model named by a LoRA adapter folder (``base_model_name_or_path`` of its
     ``adapter_config.json``), or ``None`` when ``path`` is not an adapter folder."""

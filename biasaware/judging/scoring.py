@@ -1,9 +1,9 @@
 """Pointwise scoring prompts: one response graded alone against a rubric, and the score's parser.
 
-**The rubric prompt** follows the layout of 000's Figure 3 (adapted there from Prometheus), in our
+**The rubric prompt** follows the layout of Li et al.'s Figure 3 (adapted there from Prometheus), in our
 own wording: a task description, an optional reference answer with its score, a score rubric with
 five level descriptions, the instruction, the response; the judge answers ``Feedback: ...
-[RESULT] n``. A :class:`ScoringTemplate` says how the prompt is perturbed (000 sec. 3.2):
+[RESULT] n``. A :class:`ScoringTemplate` says how the prompt is perturbed (Li et al. 2025 sec. 3.2):
 
 ==============  ==========================================================================
 axis            values
@@ -17,7 +17,7 @@ The baseline is ``asc``, ``numeric``, no reference. A template's name lists what
 baseline, joined by ``+`` (``desc``, ``letter``, ``ref-5``, ``desc+roman+ref-2``); the baseline's
 name is ``baseline``. :func:`parse_template` reads such a name back.
 
-**The minimal prompt** (``scale=10``) is 004's naive one: score the answer from 1 to 10, no rubric;
+**The minimal prompt** (``scale=10``) is Gao et al.'s naive one: score the answer from 1 to 10, no rubric;
 it is the 1-10 choice for the pointwise bias probes.
 
 Every graded text (instruction, response, reference, rubric) sits inside delimiters fenced as the

@@ -3,7 +3,7 @@ prompt-completion rows from teacher traces (SFT).
 
 ``grpo_rows(rows, bias_ratio, seed)``: every training row gives one *original* pair (chosen vs the
 original rejected response); ``bias_ratio = "k:4"`` adds bias-aware pairs (chosen vs one of the row's
-bias negatives) in the proportion k bias-aware pairs to 4 original ones (002 Table 6: 0:4 ... 4:4),
+bias negatives) in the proportion k bias-aware pairs to 4 original ones (JudgeBiasBench Table 6: 0:4 ... 4:4),
 drawn with the seed. Each pair becomes a judge prompt in a named format (``template``; the default
 is :mod:`biasaware.judging.judge_format`'s) with the chosen response at A or B: seeded and balanced
 50/50, and recorded in ``label`` (the column the rewards read). ``both_orders`` emits each pair in

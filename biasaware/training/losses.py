@@ -4,8 +4,8 @@
 1.. the rejected ones (the original rejected response, then bias negatives); rows may have fewer
 candidates than columns, and ``mask`` marks the real ones. Each loss is a mean over rows.
 
-* ``infonce`` (002 eq. 10): ``-log( exp(s+/tau) / sum_c exp(s_c/tau) )`` over the row's candidates.
-* ``hinge`` (002 eq. 11): mean over the row's negatives of ``max(0, m - (s+ - s-))``.
+* ``infonce`` (JudgeBiasBench eq. 10): ``-log( exp(s+/tau) / sum_c exp(s_c/tau) )`` over the row's candidates.
+* ``hinge`` (JudgeBiasBench eq. 11): mean over the row's negatives of ``max(0, m - (s+ - s-))``.
 * ``bt``: mean over the row's negatives of ``-log sigmoid(s+ - s-)`` (Bradley-Terry; with one
   negative it is TRL's reward loss).
 """

@@ -26,8 +26,8 @@ from biasaware.training.losses import LOSSES, pad_groups, set_loss
 @dataclass
 class SetRewardConfig(RewardConfig):
     loss: str = field(default="infonce", metadata={"help": "infonce | hinge | bt"})
-    tau: float = field(default=0.5, metadata={"help": "InfoNCE temperature (002: 0.5)"})
-    hinge_margin: float = field(default=1.0, metadata={"help": "hinge margin m (002: 1)"})
+    tau: float = field(default=0.5, metadata={"help": "InfoNCE temperature (JudgeBiasBench: 0.5)"})
+    hinge_margin: float = field(default=1.0, metadata={"help": "hinge margin m (JudgeBiasBench: 1)"})
     num_bias_negatives: int = field(
         default=-1,
         metadata={"help": "bias negatives per row next to the original rejected one (0, 1, 4...); -1 = all"},

@@ -3,7 +3,7 @@
 TRL calls each function as ``f(prompts=..., completions=..., completion_ids=..., **columns)``:
 every dataset column other than the prompt arrives as a list aligned with the completions. Each
 function returns one float per completion (or ``None``: not applicable). The recipe weights them
-with ``reward_weights`` and TRL sums them (002 eq. 7-9: r = r_accuracy + r_format).
+with ``reward_weights`` and TRL sums them (JudgeBiasBench eq. 7-9: r = r_accuracy + r_format).
 
 A completion is read with the parser of its row's prompt format (the ``template`` column of
 :func:`biasaware.training.judge_data.grpo_rows`; without it, the default judge format of
