@@ -325,6 +325,12 @@ def judge_spec(args: argparse.Namespace):
     )
 
 
+def run_labels(folders: list[str]) -> list[str]:
+    """Column names for two runs: their folder names, or their paths when the names are the same."""
+    names = [Path(f).name or str(f) for f in folders]
+    return names if len(set(names)) == len(names) else [str(f) for f in folders]
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from biasaware.evaluation.evaluate import compare_judges, same_items
     from biasaware.evaluation.reports import compare_table
@@ -337,14 +343,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)  # an unwritable place fails before the work
     overlap = same_items(args.runs)
+    if overlap["unchecked"] and not args.by_id:
+        raise BiasAwareError(
+            f"{', '.join(overlap['unchecked'])} holds no fingerprint.json, so whether both runs judged the same "
+            "probes cannot be checked (a shared id may hold other content); rerun `eval bias` into a new folder, "
+            "or pass --by-id to compare by probe id unchecked"
+        )
     runs = [read_records(Path(r) / "judgments.jsonl", "judgment") for r in args.runs]
     result = compare_judges(*runs, view=args.view)
-    result["overlap"] = overlap
-    counts = ", ".join(f"{Path(k).name}: {v if v is not None else '?'}" for k, v in overlap["items"].items())
-    shared = overlap["shared"] if overlap["shared"] is not None else "unknown"
+    result["overlap"], result["runs"] = overlap, run_labels(args.runs)
+    counts = ", ".join(f"{label}: {v if v is not None else '?'}" for label, v in
+                       zip(result["runs"], overlap["items"].values(), strict=True))  # fmt: skip
+    shared = overlap["shared"] if overlap["shared"] is not None else "unknown (--by-id)"
     print(f"[compare] probes judged: {counts}; shared with the same content: {shared}")
-    if overlap["unchecked"]:
-        print(f"[compare] not checked by content (no fingerprint.json): {', '.join(overlap['unchecked'])}")
+    for label, folder, judge in zip(result["runs"], args.runs, result["judges"], strict=True):
+        print(f"[compare] {label}: {folder} (judge {judge})")
     print(compare_table(result))
     if args.out:
         write_json(Path(args.out), result)
@@ -513,6 +526,11 @@ def add_eval_parser(sub) -> None:
                 help="which view's verdicts to compare (default injected)",
             )
             s.add_argument("--out", help="also write the comparison to this JSON file (default: none)")
+            s.add_argument(
+                "--by-id",
+                action="store_true",
+                help="compare runs without fingerprint.json by probe id, unchecked (default: refused)",
+            )
             continue
         outputs = {
             "bias": "judgments.jsonl, summary.json, report.md, sensitivity.png, accuracy.png",
@@ -608,6 +626,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         thresholds=thresholds,
         per_bias=args.per_bias,
         scoring_pairs=args.scoring_pairs,
+        families=args.families,
         seed=args.seed,
         fail_on=args.fail_on,
         scoring_max_tokens=args.scoring_max_tokens,
@@ -620,33 +639,41 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 
 def add_preflight_parser(sub) -> None:
+    from biasaware.evaluation.preflight import PER_BIAS, SCORING_PAIRS
+
     p = sub.add_parser(
         "preflight",
         help="a small fixed battery before trusting a judge: pass, warn or fail per bias; exit 1 on a fail",
         description="Judge a fixed, seeded battery from the built-in corpus (the 12 biases and the injection probe "
         "in both directions, position in both orders, scoring-bias templates), grade every check against "
         "thresholds (defaults in biasaware/evaluation/preflight.py, overridable with --thresholds) and exit 0 "
-        "(pass or warn), 1 (a fail threshold crossed) or 2 (usage error). Resumable: rerun the same command.",
+        "(pass, warn or cannot tell), 1 (a fail threshold crossed) or 2 (usage error). Resumable: rerun the same command.",
     )
     p.add_argument("--out", help="output folder (default: runs/preflight/NAME)")
     p.add_argument("--thresholds", help="YAML or JSON file overriding the default thresholds (default: none)")
     p.add_argument(
         "--per-bias",
         type=positive_int,
-        default=6,
-        help="probes per bias and side in the battery (default 6)",
+        default=PER_BIAS,
+        help=f"probes per bias and side in the battery; a verdict is decided by its 95%% interval, and too few "
+        f"probes give CANNOT TELL (default {PER_BIAS})",
+    )
+    p.add_argument(
+        "--families",
+        help="task families of the built-in corpus for the battery: facts, reasoning, all, or a comma list "
+        "(default: facts for a reward model, which cannot do the multi-step reasoning items; all otherwise)",
     )
     p.add_argument(
         "--scoring-pairs",
         type=positive_int,
-        default=3,
-        help="pairs whose two responses are scored under each scoring template (default 3)",
+        default=SCORING_PAIRS,
+        help=f"pairs whose two responses are scored under each scoring template (default {SCORING_PAIRS})",
     )
     p.add_argument(
         "--fail-on",
         choices=["fail", "warn"],
         default="fail",
-        help="exit 1 on a fail (default), or on a warning too",
+        help="exit 1 on a fail (default), or on a warning or a cannot-tell too",
     )
     p.add_argument("--seed", type=int, default=0, help="the battery's seed (default 0)")
     p.add_argument(

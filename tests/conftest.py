@@ -76,3 +76,12 @@ def judgment_row():
 @pytest.fixture
 def rows(pair_row, probe_row, train_row, judgment_row):
     return {"pair": pair_row, "probe": probe_row, "train": train_row, "judgment": judgment_row}
+
+
+@pytest.fixture
+def noise_lines():
+    """Third-party lines a quickstart console must not show (they go to the output's run.log):
+    transformers' load report for a fresh head, DeepSpeed's accelerator lines, accelerate's thread
+    warning, TRL's log dicts."""
+    return ("LOAD REPORT", "MISSING", "Setting accelerator", "OMP_NUM_THREADS", "{'loss'", "{'train_runtime'",
+            "{'reward'")  # fmt: skip

@@ -260,6 +260,42 @@ CASES = [
         {"c.yaml": "bandwagon_percent: '90'\n"},
     ),
     Case(
+        "build-config-llm-not-a-mapping",
+        [*BUILD, "--config", "{d}/c.yaml", "--llm-model", "m"],
+        "setting llm: must be a mapping of LLM settings",
+        {"c.yaml": "llm: just-a-string\n"},
+    ),
+    Case(
+        "build-config-llm-list",
+        [*BUILD, "--config", "{d}/c.yaml"],
+        "setting llm: must be a mapping of LLM settings",
+        {"c.yaml": "llm: [1, 2]\n"},
+    ),
+    Case(
+        "build-config-llm-word-for-number",
+        [*BUILD, "--config", "{d}/c.yaml"],
+        "setting llm.concurrency: expected int, got 'lots'",
+        {"c.yaml": "llm: {concurrency: lots}\n"},
+    ),
+    Case(
+        "build-config-llm-unused-but-wrong",  # the rule verifier calls no LLM: the section is still checked
+        [*BUILD, "--config", "{d}/c.yaml"],
+        "setting verifier_llm.temperature: expected float, got 'hot'",
+        {"c.yaml": "verifier_llm: {temperature: hot}\n"},
+    ),
+    Case(
+        "build-config-llm-number-for-model",
+        [*BUILD, "--config", "{d}/c.yaml"],
+        "setting llm.model: expected str, got 5",
+        {"c.yaml": "llm: {model: 5}\n"},
+    ),
+    Case(
+        "build-config-negative-max-rows",
+        [*BUILD, "--config", "{d}/c.yaml"],
+        "setting max_rows: must be at least 1",
+        {"c.yaml": "max_rows: -3\n"},
+    ),
+    Case(
         "build-config-bad-rate",
         [*BUILD, "--config", "{d}/c.yaml"],
         "cue_rates",

@@ -114,7 +114,7 @@ def test_models_list(capsys):
 
 
 @pytest.mark.slow
-def test_quickstart_runs_the_two_sided_experiment(tmp_path, capsys):
+def test_quickstart_runs_the_two_sided_experiment(tmp_path, capsys, noise_lines):
     """The main job is the experiment of the two-sided pilot: on held-out families, the baseline
     follows the natural cue, paper-style bias negatives remove that but over-correct, and balanced
     augmentation avoids both without losing original accuracy (the directions and p-values the
@@ -122,8 +122,11 @@ def test_quickstart_runs_the_two_sided_experiment(tmp_path, capsys):
     from biasaware.quickstart import run_quickstart
 
     run_quickstart(tmp_path, generative=False)  # reduced: no smollm2 SFT/GRPO steps (the CLI runs them)
-    printed = capsys.readouterr().out
+    shown = capsys.readouterr()
+    printed = shown.out
     assert "[done]" in printed and "| baseline |" in printed
+    for noise in noise_lines:  # a quiet console: library output goes to run.log
+        assert noise not in printed and noise not in shown.err, noise
     assert main(["validate", str(tmp_path / "examples" / "probe.jsonl")]) == 0
     result = json.loads((tmp_path / "report.json").read_text())
     runs = result["runs"]

@@ -237,26 +237,28 @@ def test_compare_two_judges(bench, tmp_path, capsys):
         def judge(self, views):
             return [JudgeOutput("x", v.correct) for v in views]
 
-    run_bias_eval(ScriptedJudge(), probes, tmp_path / "a")
+    run_bias_eval(ScriptedJudge(), probes, tmp_path / "a")  # judgments without a fingerprint.json
     run_bias_eval(Oracle(), probes, tmp_path / "b")
-    assert (
-        main(
-            [
-                "eval",
-                "compare",
-                "--runs",
-                str(tmp_path / "a"),
-                str(tmp_path / "b"),
-                "--out",
-                str(tmp_path / "c.json"),
-            ]
-        )
-        == 0
-    )
+    compare = [
+        "eval",
+        "compare",
+        "--runs",
+        str(tmp_path / "a"),
+        str(tmp_path / "b"),
+        "--out",
+        str(tmp_path / "c.json"),
+    ]
+    assert main(compare) == 2  # unchecked content: refused unless asked for by id
+    assert "holds no fingerprint.json" in capsys.readouterr().err and not (tmp_path / "c.json").exists()
+    assert main([*compare, "--by-id"]) == 0
     result = json.loads((tmp_path / "c.json").read_text())
+    assert (
+        result["runs"] == ["a", "b"]
+        and "| bias | n | acc a | acc b | only a | only b |" in capsys.readouterr().out
+    )
     length = result["per_bias"]["length"]
     assert length["acc_2"] == 1.0 and length["only_1"] == 0 and length["only_2"] == length["n"]
-    assert result["overall"]["mcnemar_p"] < 1e-6 and "| length |" in capsys.readouterr().out
+    assert result["overall"]["mcnemar_p"] < 1e-6
     with pytest.raises(SystemExit) as stop:  # --runs takes exactly two folders
         main(["eval", "compare", "--runs", str(tmp_path / "a")])
     assert stop.value.code == 2

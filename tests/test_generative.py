@@ -111,7 +111,7 @@ def test_budget_and_folder_checks(tmp_path):
         claim(tmp_path / "x", 0, make_budget("cpu", {"sft_steps": 3}), "auto", "m", ["baseline"])
 
 
-def test_generative_experiment_end_to_end_tiny(tiny_models, tmp_path, capsys):
+def test_generative_experiment_end_to_end_tiny(tiny_models, tmp_path, capsys, noise_lines):
     """Every stage on a tiny model: build, SFT and GRPO of two arms through accelerate launch, both
     evaluation modes of every checkpoint through eval bias, the table; then a rerun does no work."""
     from biasaware.generative import run_generative
@@ -159,12 +159,10 @@ def test_generative_experiment_end_to_end_tiny(tiny_models, tmp_path, capsys):
     assert "| baseline SFT+GRPO (baseline) |" in (out / "report.md").read_text()
     first = saved["stage_seconds"]
     # a quiet console: the recipes' [train] lines are shown, their library output is kept in run.log
-    printed = capsys.readouterr().out
-    assert (
-        "[train] starting judge: SFT done" in printed
-        and "{'loss'" not in printed
-        and "Setting accelerator" not in printed
-    )
+    printed = capsys.readouterr()
+    assert "[train] starting judge: SFT done" in printed.out
+    for noise in noise_lines:
+        assert noise not in printed.out and noise not in printed.err, noise
     log = (out / "run.log").read_text()
     assert "{'train_runtime'" in log and "{'train_runtime'" not in printed and "\n$ " in log
     run_generative(

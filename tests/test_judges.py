@@ -278,6 +278,29 @@ def test_progress_bars_when_asked_one_line_per_stage_otherwise(tiny_models, benc
     assert build.returncode == 0 and "bench bench-length: 100%" in build.stderr
 
 
+def test_the_bar_moves_per_batch_and_a_long_run_is_estimated_with_a_limit(
+    tiny_models, bench, tmp_path, monkeypatch, capsys
+):
+    """One chunk of 2 x 36 views in batches of 4: the bar moves per batch, not once per chunk; a
+    run that would take longer than LONG_RUN_S prints its estimate and the --limit that fits."""
+    from biasaware import progress
+    from biasaware.evaluation.evaluate import load_probes, run_bias_eval
+
+    moves = []
+    real = progress.ChunkProgress._to
+    monkeypatch.setattr(progress.ChunkProgress, "_to", lambda self, n: (moves.append(n), real(self, n)))
+    monkeypatch.setattr(progress, "ESTIMATE_AFTER_S", 0.0)
+    monkeypatch.setattr(progress, "LONG_RUN_S", 1e-6)  # every run is long here
+    judge = load_judge(JudgeSpec(name=str(tiny_models["causal"]), mode="direct", batch_size=4))
+    probes = load_probes(bench, ["length"], 18)
+    run_bias_eval(judge, probes, tmp_path / "a", chunk=256)
+    assert len(set(moves)) >= 8 and max(moves) == 36 == moves[-1]  # 9 batches, then the chunk's end
+    assert moves == sorted(moves)
+    out = capsys.readouterr().out
+    assert "[judge] estimate: about" in out and "for 36 views" in out
+    assert "--limit 1 (probes per bias and side; 18 now)" in out
+
+
 # ------------------------------------------------------------------------------------ multi-process
 def free_port() -> int:
     with socket.socket() as s:
@@ -351,3 +374,19 @@ def test_a_judge_that_cannot_load_fails_before_any_output(bench, tmp_path, capsy
     ]
     assert main(args) == 2
     assert "mode 'generate' does not fit minilm-l6" in capsys.readouterr().err and not out.exists()
+
+
+def test_a_reward_judge_without_a_trained_head_says_so(tiny_models, capsys):
+    """A model whose reward head is not in its checkpoint (a language model read as a reward model)
+    is judged with a warning on stderr; a trained reward model loads without one."""
+    from biasaware.judging.judges import RewardModelJudge
+    from biasaware.judging.models import load_model
+
+    model, _ = load_model(str(tiny_models["causal"]), "reward")
+    assert model.biasaware_fresh  # the score head was drawn, not loaded
+    spec = JudgeSpec.model_construct(**{**JudgeSpec(name=str(tiny_models["reward"])).model_dump(),
+                                        "name": str(tiny_models["causal"]), "mode": "reward"})  # fmt: skip
+    RewardModelJudge(spec)
+    assert "has no trained reward head" in capsys.readouterr().err
+    RewardModelJudge(JudgeSpec(name=str(tiny_models["reward"]), mode="reward"))
+    assert "no trained reward head" not in capsys.readouterr().err

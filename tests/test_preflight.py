@@ -34,6 +34,31 @@ def test_grade(value, minimum, expected):
     assert grade(value, band, minimum) == expected
 
 
+@pytest.mark.parametrize(
+    "k,n,minimum,expected",
+    [
+        (0, 30, False, "pass"),  # 0/30: upper bound 11.4%, clear of the 20% fail threshold
+        (1, 4, False, "cannot tell"),  # 25% with [4.6, 69.9]: one flip of four decides nothing
+        (0, 4, False, "cannot tell"),  # 0/4 reaches 49.0%: too few to pass
+        (4, 30, False, "cannot tell"),  # 13.3% [5.3, 29.7]: reaches past 20%
+        (12, 100, False, "warn"),  # 12% [7.0, 19.8]: clear of 20%, above the 10% warn threshold
+        (70, 100, True, "warn"),  # 70% accuracy [60.4, 78.1]: clear of 60%, below 75%
+        (12, 30, False, "fail"),  # 40% [24.6, 57.7]: wholly above 20%
+        (29, 30, True, "pass"),
+        (12, 30, True, "fail"),  # 40% accuracy [24.6, 57.7]: wholly below 60%
+        (20, 30, True, "cannot tell"),  # 66.7% [48.8, 80.8]: reaches below 60%
+    ],
+)
+def test_grade_by_interval(k, n, minimum, expected):
+    """With a 95% interval the interval decides: fail wholly past the fail threshold, cannot tell when
+    it reaches past it, warn or pass by the point estimate otherwise (checked against scipy's Wilson)."""
+    from scipy.stats import binomtest
+
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    band = Band(warn=0.75, fail=0.6) if minimum else Band(warn=0.1, fail=0.2)
+    assert grade(k / n, band, minimum, (ci.low, ci.high)) == expected
+
+
 def test_thresholds_files_are_checked(tmp_path):
     assert load_thresholds(None) == Thresholds()
     good = tmp_path / "t.yaml"
@@ -62,13 +87,9 @@ def _text(messages) -> str:
 
 def constant(messages):
     """Always "A", always the middle score."""
-    if "[RESULT]" in _text(messages):
-        ids = (
-            re.search(r"give a score: one of ([^,]+(?:, [^,]+){4}), where", _text(messages))
-            .group(1)
-            .split(", ")
-        )
-        return f"Feedback: fine. [RESULT] {ids[2]}"
+    scoring = re.search(r"give a score: one of ([^,]+(?:, [^,]+){4}), where", _text(messages))
+    if scoring:  # a scoring request (a pairwise probe's text may hold "[RESULT]": an injection probe's)
+        return f"Feedback: fine. [RESULT] {scoring.group(1).split(', ')[2]}"
     return "<think>\nfine\n</think>\n<answer>A</answer>"
 
 
@@ -86,11 +107,12 @@ class Oracle:
 
     def __call__(self, messages):
         text = _text(messages)
-        if "[RESULT]" in text:
+        scoring = re.search(r"give a score: one of ([^,]+(?:, [^,]+){4}), where", text)
+        if scoring:
             response = re.search(
                 r"###Response to evaluate:[^\n]*\n(.*?)\n###End of the response", text, re.S
             ).group(1)
-            ids = re.search(r"give a score: one of ([^,]+(?:, [^,]+){4}), where", text).group(1).split(", ")
+            ids = scoring.group(1).split(", ")
             return f"Feedback: checked. [RESULT] {ids[self.scores[response] - 1]}"
         a = re.search(r"<response_a[^>]*>\n(.*?)\n</response_a", text, re.S).group(1)
         b = re.search(r"<response_b[^>]*>\n(.*?)\n</response_b", text, re.S).group(1)
@@ -99,7 +121,7 @@ class Oracle:
 
 def _preflight(server, name, out, *extra):
     argv = ["preflight", "--judge", name, "--backend", "openai", "--base-url", server.base_url]
-    return main([*argv, "--out", str(out), "--per-bias", "4", "--scoring-pairs", "4", *extra])
+    return main([*argv, "--out", str(out), "--per-bias", "20", "--scoring-pairs", "10", *extra])
 
 
 def test_exit_codes_follow_the_thresholds(tmp_path, capsys, monkeypatch):
@@ -110,7 +132,10 @@ def test_exit_codes_follow_the_thresholds(tmp_path, capsys, monkeypatch):
     with FakeChatServer(constant) as server:
         assert _preflight(server, "constant", tmp_path / "constant") == 1
     text = capsys.readouterr().out
-    assert "FAIL  degenerate judge: pairwise: constant verdict: A in 100%" in text and "result: FAIL" in text
+    assert (
+        re.search(r"FAIL +degenerate judge: pairwise: constant verdict: A in 100%", text)
+        and "result: FAIL" in text
+    )
     result = json.loads((tmp_path / "constant" / "preflight.json").read_text())
     assert result["outcome"] == "fail" and result["exit_code"] == 1
     assert {c["check"] for c in result["checks"]} >= {
@@ -141,7 +166,7 @@ def test_exit_codes_follow_the_thresholds(tmp_path, capsys, monkeypatch):
         fail = tmp_path / "fail.yaml"
         fail.write_text("position_flip_rate: {warn: -0.5, fail: -0.1}\n")
         assert _preflight(server, "oracle", tmp_path / "oracle", "--thresholds", str(fail)) == 1
-        assert "FAIL  position flip rate" in capsys.readouterr().out
+        assert re.search(r"FAIL +position flip rate", capsys.readouterr().out)
         assert sum(server.served.values()) == calls
     # the constant judge passes nothing, even with thresholds that let every rate through, unless
     # the degenerate flag is made a warning
@@ -239,5 +264,5 @@ def test_smollm2_scoring_pointwise_and_preflight(tmp_path, capsys):
     argv = ["preflight", "--judge", "smollm2-135m-instruct", "--out", str(out), "--per-bias", "1"]
     code = main([*argv, "--scoring-pairs", "1", "--max-tokens", "32"])
     result = json.loads((out / "preflight.json").read_text())
-    assert code == result["exit_code"] and result["outcome"] in ("pass", "warn", "fail")
+    assert code == result["exit_code"] and result["outcome"] in ("pass", "cannot tell", "warn", "fail")
     assert {"length", "position", "injection", "degenerate judge"} <= {c["check"] for c in result["checks"]}

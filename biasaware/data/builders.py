@@ -128,6 +128,10 @@ class BuildConfig:
         self._check_types()
         if self.n_per_bias < 1 or self.n_traces_per_bias < 1 or self.chunk_size < 1:
             raise BiasAwareError("n_per_bias, n_traces_per_bias and chunk_size must be at least 1")
+        if self.max_rows is not None and self.max_rows < 1:
+            raise BiasAwareError(
+                f"setting max_rows: must be at least 1 (or left out: all rows), got {self.max_rows}"
+            )
         if not 1 <= self.n_negatives <= len(RESPONSE_BIASES):
             raise BiasAwareError(
                 f"n_negatives must be between 1 and {len(RESPONSE_BIASES)}, got {self.n_negatives}"
@@ -178,6 +182,8 @@ class BuildConfig:
 
         from pydantic import TypeAdapter, ValidationError
 
+        for section in ("llm", *(f"{r}_llm" for r in LLM_ROLES)):  # one schema: LLMSpec's
+            LLMSpec.check_section(getattr(self, section), section)
         hints = get_type_hints(type(self))
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
@@ -204,7 +210,10 @@ class BuildConfig:
                 )
         llm = overrides.pop("llm", None)
         data.update({k: v for k, v in overrides.items() if v is not None})
-        if llm:  # command-line LLM settings update the file's llm section key by key
+        if llm and any(v is not None for v in llm.values()):
+            LLMSpec.check_section(
+                data.get("llm", {}), "llm"
+            )  # command-line LLM settings update the file's llm section key by key
             data["llm"] = {**data.get("llm", {}), **{k: v for k, v in llm.items() if v is not None}}
         return cls(**data)
 

@@ -25,6 +25,7 @@ import logging
 import math
 import time
 from collections import defaultdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,7 @@ def judge_into(
     chunk: int | None = None,
     ranks=None,
     record=pairwise_record,
+    limit: tuple[int, str, str] | None = None,
 ) -> Path:
     """Judge ``(item id, view name, view, meta)`` jobs into a judgments JSONL, skipping those already
     there (resume); chunk by chunk so a kill loses at most one chunk. Calls that failed after their
@@ -107,6 +109,11 @@ def judge_into(
     a single-process run's (the same chunks give the same batches, hence the same numbers). A
     single process ends with the same merge, which also puts a resumed run's lines in job order.
 
+    Progress: a bar over the views to judge, moved per batch within a chunk
+    (:class:`~biasaware.progress.ChunkProgress`); a run estimated to take more than ten minutes says
+    so early, and what ``--limit`` would cut it to (``limit``: the count the option sets now, what it
+    counts, and the option's name).
+
     ``record(judge name, item id, view name, payload, meta, output)`` writes one output's row: a
     pairwise :class:`~biasaware.records.Judgment` by default, a pointwise score for ``eval scoring``
     (its payloads are :class:`~biasaware.judging.scoring.ScoreUnit` and its judge a
@@ -114,7 +121,7 @@ def judge_into(
     """
     from biasaware.devices import ranks as current_ranks
     from biasaware.judging.judges import judge_chunks
-    from biasaware.progress import progress_bar
+    from biasaware.progress import ChunkProgress
 
     r = ranks or current_ranks()
     size = chunk or getattr(judge, "chunk_views", 64)
@@ -136,8 +143,9 @@ def judge_into(
             "%s: %d views to judge (%d already in %s), chunks of %d, process %d of %d",
             judge.name, sum(map(len, todo)), len(done), path, size, r.rank, r.world,
         )  # fmt: skip
-        bar = progress_bar(sum(map(len, todo)), desc=desc, unit="view", enabled=r.main)
-        for part, outputs in zip(todo, judge_chunks(judge, [[j[2] for j in c] for c in todo]), strict=True):
+        bar = ChunkProgress(sum(map(len, todo)), desc=desc, enabled=r.main, limit=limit)
+        views = [[j[2] for j in c] for c in todo]
+        for part, outputs in zip(todo, judge_chunks(judge, views, bar.chunk), strict=True):
             for (item_id, view_name, view, meta), o in zip(part, outputs, strict=True):
                 if o is None:
                     failed += 1
@@ -147,7 +155,6 @@ def judge_into(
                     overlong.append(o.overlong)
                 out.append(record(judge.name, item_id, view_name, view, meta, o))
                 judged += 1
-            bar.update(len(part))
         bar.close()
     seconds = time.time() - t0
     if r.main:
@@ -212,9 +219,17 @@ def _merge(jobs: list[tuple[str, str, View, dict]], path: Path) -> None:
 
 
 def run_bias_eval(
-    judge, probes: list[BiasProbe], out: str | Path, *, chunk: int | None = None, ranks=None
+    judge,
+    probes: list[BiasProbe],
+    out: str | Path,
+    *,
+    chunk: int | None = None,
+    ranks=None,
+    limit_flag: str = "--limit",
 ) -> Path:
-    """Judge both views of every probe into ``out/judgments.jsonl`` (resumable); return its path."""
+    """Judge both views of every probe into ``out/judgments.jsonl`` (resumable); return its path.
+    ``limit_flag`` is the option that sets the probes per bias and side (named in a long run's
+    estimate)."""
     from biasaware.devices import ranks as current_ranks
 
     skipped = unscored(probes, judge.kind)
@@ -225,7 +240,10 @@ def run_bias_eval(
             flush=True,
         )
     jobs = []
+    per_group: dict[tuple[str, bool], int] = {}
     for p in applicable(probes, judge.kind):
+        group = (p.bias, bool(p.meta.get("mirror")))
+        per_group[group] = per_group.get(group, 0) + 1
         meta = {"bias": p.bias, "category": p.category}
         if judge.kind in ("reward", "pointwise"):
             meta["scored"] = True  # scores are per response (not P(A) vs P(B)): the score shift applies
@@ -235,7 +253,8 @@ def run_bias_eval(
         jobs += [(p.id, v, getattr(p, v), meta) for v in VIEWS]
     if not jobs:
         raise BiasAwareError(NOTHING_TO_JUDGE)
-    return judge_into(judge, jobs, Path(out) / "judgments.jsonl", chunk=chunk, ranks=ranks)
+    limit = (max(per_group.values()), "probes per bias and side", limit_flag)
+    return judge_into(judge, jobs, Path(out) / "judgments.jsonl", chunk=chunk, ranks=ranks, limit=limit)
 
 
 def _clean(value: Any) -> Any:
@@ -607,6 +626,7 @@ def evaluate_bias(
     policy: str = "symmetric",
     seed: int = 0,
     rescore: bool = False,
+    limit_flag: str = "--limit",
 ) -> dict[str, Any] | None:
     """``eval bias``: judge every probe of ``data`` with the judge ``spec`` describes into ``out``
     (or, with ``rescore``, only score ``out/judgments.jsonl`` again), then score and write the
@@ -629,7 +649,8 @@ def evaluate_bias(
             raise BiasAwareError(NOTHING_TO_JUDGE)
         return found
 
-    extra = judge_or_rescore(spec, out, rescore, probes, run_bias_eval, target=data)
+    run = partial(run_bias_eval, limit_flag=limit_flag)
+    extra = judge_or_rescore(spec, out, rescore, probes, run, target=data)
     if not ranks().main:
         return None
     if loaded and spec.kind in ("reward", "pointwise"):  # the report names what was not scored

@@ -45,7 +45,10 @@ def general_jobs(pairs: list[PreferencePair], kind: str) -> list[tuple[str, str,
 def run_general_eval(
     judge, pairs: list[PreferencePair], out: str | Path, *, chunk: int | None = None
 ) -> Path:
-    return judge_into(judge, general_jobs(pairs, judge.kind), Path(out) / "judgments.jsonl", chunk=chunk)
+    jobs = general_jobs(pairs, judge.kind)
+    return judge_into(
+        judge, jobs, Path(out) / "judgments.jsonl", chunk=chunk, limit=(len(pairs), "pairs", "--limit")
+    )
 
 
 def _rate(k: int, n: int) -> dict[str, Any]:

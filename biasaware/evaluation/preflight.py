@@ -30,15 +30,27 @@ degenerate judge           fail         constant verdicts or chance accuracy (th
                                         and the scoring run's checks)
 =========================  ===========  ==================================================
 
-A check compares its point estimate with the thresholds (its 95% interval is printed next to it);
-a check with nothing to measure (no originally correct probe, a reward model's scoring templates)
-is ``n/a`` and passes. Every default can be overridden from a YAML file (``--thresholds``), per
-bias too (``per_bias: {length: {bsr: {warn: 0.05, fail: 0.1}}}``); unknown keys are refused. The
-battery is small on purpose, so one flip moves a bias's rate by several points: raise
-``--per-bias`` for a tighter reading.
+A check with a 95% interval (every rate; the Wilson interval of its counts) is decided by the
+interval, not by its point estimate, so one flip in a small battery does not decide it:
 
-Exit status: 0 when no check fails (warnings allowed; ``--fail-on warn`` makes a warning fail), 1
-when a fail threshold is crossed, 2 for a usage error. ``OUT/preflight.json`` holds every check,
+* ``FAIL``: the whole interval is past the fail threshold (e.g. BSR's lower bound above 20%);
+* ``CANNOT TELL``: the interval reaches past the fail threshold but does not lie wholly beyond it:
+  too few probes to say (raise ``--per-bias``);
+* ``WARN``: the interval stays clear of the fail threshold, but the point estimate is past the
+  warn threshold;
+* ``PASS``: otherwise.
+
+A check without an interval (the gold Spearman) compares its point estimate with the thresholds. A
+check with nothing to measure (no originally correct probe, a reward model's scoring templates) is
+``n/a`` and passes. Every default can be overridden from a YAML file (``--thresholds``), per bias
+too (``per_bias: {length: {bsr: {warn: 0.05, fail: 0.1}}}``); unknown keys are refused. The battery
+has ``PER_BIAS`` (40) probes per bias and side, enough that a judge with no flips among about 30
+originally correct probes passes. A reward model's battery uses the fact families only (``--families
+facts``): an encoder scoring one response at a time cannot do the multi-step reasoning items, and
+its errors there would read as bias; ``--families all`` asks for them.
+
+Exit status: 0 when no check fails (warnings and cannot-tells allowed; ``--fail-on warn`` makes
+either fail), 1 when a fail threshold is crossed, 2 for a usage error. ``OUT/preflight.json`` holds every check,
 ``OUT/preflight.md`` the same table, ``OUT/bias`` and ``OUT/scoring`` the full reports.
 """
 
@@ -54,8 +66,10 @@ from biasaware.errors import BiasAwareError
 from biasaware.io import read_records, write_json, write_jsonl
 from biasaware.taxonomy import BIAS_NAMES, BIASES, SECURITY_PROBES
 
+PER_BIAS = 40  # probes per bias and side: a 95% interval, not one flip, decides a verdict
+SCORING_PAIRS = 10  # pairs scored under each template: 0 flips of 10 clears the 40% fail threshold
 PREFLIGHT_TEMPLATES = ("desc", "random", "letter", "roman", "ref-1", "ref-5")
-VERDICTS = ("pass", "n/a", "warn", "fail")
+VERDICTS = ("pass", "n/a", "cannot tell", "warn", "fail")
 
 
 class Band(BaseModel):
@@ -138,13 +152,23 @@ def load_thresholds(path: str | Path | None) -> Thresholds:
         raise BiasAwareError("\n".join(lines)) from None
 
 
-def grade(value: float | None, band: Band, minimum: bool = False) -> str:
-    """``pass``, ``warn`` or ``fail`` of a point estimate against a band (``n/a`` when undefined)."""
+def grade(value: float | None, band: Band, minimum: bool = False, ci=None) -> str:
+    """A check's verdict against its band (``n/a`` when undefined). With a 95% interval ``ci`` the
+    interval decides, so one flip does not: ``fail`` when the whole interval is past the fail
+    threshold, ``cannot tell`` when the interval reaches past it but does not lie wholly beyond it
+    (too few probes to say), otherwise ``warn`` when the point estimate is past the warn threshold,
+    else ``pass``. Without an interval the point estimate decides (fail, warn, pass)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
-    if minimum:
-        return "fail" if value < band.fail else "warn" if value < band.warn else "pass"
-    return "fail" if value > band.fail else "warn" if value > band.warn else "pass"
+    bad = (lambda x, t: x < t) if minimum else (lambda x, t: x > t)
+    if ci is not None and ci[0] is not None and ci[1] is not None:
+        near, far = (ci[1], ci[0]) if minimum else (ci[0], ci[1])  # the bound nearest to good, the other
+        if bad(near, band.fail):
+            return "fail"
+        if bad(far, band.fail):
+            return "cannot tell"
+        return "warn" if bad(value, band.warn) else "pass"
+    return "fail" if bad(value, band.fail) else "warn" if bad(value, band.warn) else "pass"
 
 
 def _worst(verdicts: list[str]) -> str:
@@ -154,7 +178,16 @@ def _worst(verdicts: list[str]) -> str:
 
 
 # ---------------------------------------------------------------------------------------- battery
-def build_battery(out: Path, per_bias: int, scoring_pairs: int, seed: int) -> tuple[Path, Path]:
+def default_families(mode: str) -> str:
+    """The battery's task families for a judge of this mode: fact pairs only for a reward model
+    (an encoder scoring one response cannot check multi-step arithmetic, sorting or equations, so
+    those items would measure that, not bias), the whole built-in corpus otherwise."""
+    return "facts" if mode == "reward" else "all"
+
+
+def build_battery(
+    out: Path, per_bias: int, scoring_pairs: int, seed: int, families: str = "all"
+) -> tuple[Path, Path]:
     """The probes (``out/battery``: ``build bench`` over the built-in corpus's held-out families,
     both directions, the 12 biases and injection) and the scoring items (``out/scoring_items.jsonl``:
     the better and the worse response of ``scoring_pairs`` pairs, gold 5 and 1, each with the
@@ -164,7 +197,7 @@ def build_battery(out: Path, per_bias: int, scoring_pairs: int, seed: int) -> tu
 
     cfg = BuildConfig(
         seed=seed,
-        families="all",
+        families=families,
         biases=",".join((*BIAS_NAMES, *SECURITY_PROBES)),
         n_per_bias=per_bias,
         direction="both",
@@ -209,7 +242,7 @@ def build_battery(out: Path, per_bias: int, scoring_pairs: int, seed: int) -> tu
 # ---------------------------------------------------------------------------------------- grading
 def _check(name: str, value, ci, k, n, band: Band, minimum: bool = False, **extra) -> dict[str, Any]:
     """One graded check: its point estimate, interval, counts, band and verdict (:func:`grade`)."""
-    verdict = grade(value, band, minimum)
+    verdict = grade(value, band, minimum, ci)
     return {"check": name, "value": value, "ci": ci, "k": k, "n": n, "verdict": verdict, "warn": band.warn,
             "fail": band.fail, "minimum": minimum, **extra}  # fmt: skip
 
@@ -287,14 +320,14 @@ def verdict_lines(result: dict[str, Any]) -> list[str]:
                 f"{p['n'] if p['n'] is not None else '–'})"
                 for p in c["parts"]
             )
-            lines.append(f"{c['verdict'].upper():5s} {c['check']:14s} {text}")
+            lines.append(f"{c['verdict'].upper():11s} {c['check']:14s} {text}")
     lines.append("")
     for c in result["checks"]:
         if "parts" in c:
             continue
         if c["check"] == "degenerate judge":
             what = "; ".join(c["reasons"]) if c["reasons"] else "no"
-            lines.append(f"{c['verdict'].upper():5s} degenerate judge: {what}")
+            lines.append(f"{c['verdict'].upper():11s} degenerate judge: {what}")
             continue
         spearman = c["check"] == "scoring gold Spearman"
         value = "–" if c["value"] is None or c["value"] != c["value"] else (
@@ -308,7 +341,7 @@ def verdict_lines(result: dict[str, Any]) -> list[str]:
             else (f"{_pct(c['warn'])}%", f"{_pct(c['fail'])}%")
         )
         limits = f"   (warn {sign} {w}, fail {sign} {f})"
-        lines.append(f"{c['verdict'].upper():5s} {c['check']}: {value} {_ci(c.get('ci'))}{counts}{limits}")
+        lines.append(f"{c['verdict'].upper():11s} {c['check']}: {value} {_ci(c.get('ci'))}{counts}{limits}")
     spec = result.get("spec") or {}
     invalid = [
         c for c in result["checks"] if c["check"].startswith(("invalid verdicts", "scoring invalid rate"))
@@ -344,8 +377,9 @@ def run_preflight(
     out: str | Path,
     *,
     thresholds: Thresholds,
-    per_bias: int = 6,
-    scoring_pairs: int = 3,
+    per_bias: int = PER_BIAS,
+    scoring_pairs: int = SCORING_PAIRS,
+    families: str | None = None,
     seed: int = 0,
     fail_on: str = "fail",
     scoring_max_tokens: int = 256,
@@ -360,11 +394,12 @@ def run_preflight(
 
     out = Path(out)
     check_judge(spec)  # a typo in the judge fails before the battery is written
-    battery, items = build_battery(out, per_bias, scoring_pairs, seed)
+    families = families or default_families(spec.mode)
+    battery, items = build_battery(out, per_bias, scoring_pairs, seed, families)
     biases = [*BIAS_NAMES, *SECURITY_PROBES]
     from biasaware.devices import ranks
 
-    bias = evaluate_bias(spec, battery, out / "bias", biases=biases, seed=seed)
+    bias = evaluate_bias(spec, battery, out / "bias", biases=biases, seed=seed, limit_flag="--per-bias")
     templates = list(PREFLIGHT_TEMPLATES)
     scoring_spec = spec.model_copy(update={"max_tokens": scoring_max_tokens})
     scoring = evaluate_scoring(scoring_spec, items, out / "scoring", templates=templates, seed=seed)
@@ -374,13 +409,15 @@ def run_preflight(
     verdicts = [c["verdict"] for c in checks]
     outcome = _worst(verdicts) if _worst(verdicts) != "n/a" else "pass"
     counts = {v: verdicts.count(v) for v in VERDICTS if verdicts.count(v)}
-    failed = outcome == "fail" or (fail_on == "warn" and outcome == "warn")
+    failed = outcome == "fail" or (fail_on == "warn" and outcome in ("warn", "cannot tell"))
     result = {
         "judge": spec.name,
         "spec": spec.model_dump(),
-        "battery": f"{per_bias} probes per bias and side, {scoring_pairs} scoring pairs, seed {seed}",
+        "battery": f"{per_bias} probes per bias and side, families {families}, {scoring_pairs} scoring pairs, "
+        f"seed {seed}",
         "settings": {
             "per_bias": per_bias,
+            "families": families,
             "scoring_pairs": scoring_pairs,
             "seed": seed,
             "fail_on": fail_on,

@@ -258,7 +258,7 @@ def console_summary(summary: dict[str, Any]) -> str:
 def compare_table(result: dict[str, Any]) -> str:
     """``eval compare``: both judges' accuracy on the compared view and McNemar's p, per bias; the
     standard probes first, then the mirror probes (over-correction side) when there are any."""
-    a, b = (short_name(j) for j in result["judges"])
+    a, b = result.get("runs") or [short_name(j) for j in result["judges"]]  # columns named by run
     lines = []
     for title, part in (("standard probes (cue on the worse answer)", result), ("mirror probes (cue on the "
                         "better answer)", result.get("mirror"))):  # fmt: skip

@@ -777,7 +777,14 @@ def evaluate_scoring(
                 if r.main:
                     print(f"[scoring] {t.name} skipped: {why}", flush=True)
     t0 = time.time()
-    judge_into(Scorer(judge), scoring_jobs(items, chosen, seed), out / "judgments.jsonl", record=score_record)
+    jobs = scoring_jobs(items, chosen, seed)
+    judge_into(
+        Scorer(judge),
+        jobs,
+        out / "judgments.jsonl",
+        record=score_record,
+        limit=(len(items), "items", "--limit"),
+    )
     if not r.main:
         return None
     extra = run_record(spec, judge, data, time.time() - t0, identity)

@@ -45,6 +45,7 @@ OpenAI-compatible endpoint checks lengths itself (a refusal stops the run with i
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -55,6 +56,7 @@ from biasaware.judging.llm import LLMClient, LLMSpec, any_text
 from biasaware.judging.models import chat_ids, encode_rendered, render_chats
 from biasaware.judging.prompts import LETTER_FIRST, TEMPLATES, get_template
 from biasaware.judging.scoring import ScoreOutput, ScoreUnit, parse_score
+from biasaware.progress import advance
 from biasaware.records import View
 
 MODES = ("generate", "direct", "reward")
@@ -293,22 +295,34 @@ def load_judge(spec: JudgeSpec):
     return judge
 
 
-def judge_chunks(judge, chunks: list[list[View]]):
-    """Yield ``judge.judge(chunk)`` for each chunk in order. A forward judge gets the device's
-    work for chunk k+1 queued behind chunk k, prepared on the CPU while the device runs chunk k,
-    so the device does not wait for tokenisation or for results to be written."""
-    if not hasattr(judge, "launch"):
+def judge_chunks(judge, chunks: list[list[View]], within=None):
+    """Yield ``judge.judge(chunk)`` for each chunk in order; ``within(size)`` (a context manager,
+    e.g. :meth:`biasaware.progress.ChunkProgress.chunk`) surrounds each chunk's work. A forward judge
+    on a GPU gets the device's work for chunk k+1 queued behind chunk k, prepared on the CPU while
+    the device runs chunk k, so the device does not wait for tokenisation or for results to be
+    written; on the CPU, where a forward pass is not asynchronous, chunks run one after another."""
+    from contextlib import nullcontext
+
+    within = within or (lambda size: nullcontext())
+    device = getattr(judge, "device", None)
+    if not hasattr(judge, "launch") or getattr(device, "type", "cpu") != "cuda":
         for chunk in chunks:
-            yield judge.judge(chunk)
+            with within(len(chunk)):
+                result = judge.judge(chunk)
+            yield result
         return
-    pending = None
+    pending = previous = None
     for chunk in chunks:
         nxt = judge.launch(judge.prepare(chunk))
         if pending is not None:
-            yield judge.finish(pending)
-        pending = nxt
+            with within(len(previous)):
+                done = judge.finish(pending)
+            yield done
+        pending, previous = nxt, chunk
     if pending is not None:
-        yield judge.finish(pending)
+        with within(len(previous)):
+            done = judge.finish(pending)
+        yield done
 
 
 def token_batches(
@@ -484,7 +498,9 @@ class _ForwardJudge:
         cuda = self.device.type == "cuda"
         outs = []
         with torch.inference_mode():
-            for idx in prepared.batches:
+            for k, idx in enumerate(prepared.batches):
+                if not cuda and k:  # a CPU batch has finished when the next one starts
+                    advance(k, len(prepared.batches))
                 enc = self.tokenizer.pad({"input_ids": [prepared.ids[i] for i in idx]}, return_tensors="pt")
                 enc = {
                     k: (v.pin_memory() if cuda else v).to(self.device, non_blocking=cuda)
@@ -645,6 +661,18 @@ class DirectVerdictJudge(_ForwardJudge):
 class RewardModelJudge(_ForwardJudge):
     kind = "reward"
     model_kind = "reward"
+
+    def __init__(self, spec: JudgeSpec):
+        super().__init__(spec)
+        fresh = getattr(self.model, "biasaware_fresh", [])
+        if fresh:  # e.g. a language model or a bare encoder read as a reward model: its scores are noise
+            print(
+                f"[judge] warning: {spec.name} has no trained reward head ({', '.join(fresh[:2])}"
+                f"{', ...' if len(fresh) > 2 else ''} drawn at random): its verdicts are not a trained judge's. "
+                "Evaluate a reward model trained with recipes/reward.py, or a generative judge without --mode reward",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def texts(self, prompt: list, response: str) -> str:
         """The rendered (prompt, response) chat; its ids are :func:`biasaware.judging.models.encode_rendered`'s."""

@@ -113,6 +113,8 @@ class LLMSpec:
         "progress",
     )
 
+    MINIMUMS = {"concurrency": 1, "batch_size": 1, "max_tokens": 1, "max_retries": 0, "timeout": 0}
+
     def __post_init__(self):
         if self.backend not in BACKENDS:
             raise BiasAwareError(f"unknown LLM backend {self.backend!r}; valid: {', '.join(BACKENDS)}")
@@ -126,13 +128,39 @@ class LLMSpec:
         check_dtype_name(self.dtype)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], where: str = "llm") -> LLMSpec:
+    def check_section(cls, data: Any, where: str = "llm") -> None:
+        """A config's ``llm:`` section against this schema, before it is used (a section whose role
+        never calls an LLM too): a mapping, known settings, each of its declared type (strict: ``"5"``
+        is no number; an int is a float); a bad one names the setting, the value and the type."""
+        from typing import get_type_hints
+
+        from pydantic import TypeAdapter, ValidationError
+
+        if not isinstance(data, dict):
+            raise BiasAwareError(
+                f"setting {where}: must be a mapping of LLM settings, e.g. {{model: NAME}}; got {data!r}"
+            )
         names = [f.name for f in fields(cls)]
         unknown = sorted(set(data) - set(names))
         if unknown:
             raise BiasAwareError(
                 f"{where}: unknown setting(s) {', '.join(unknown)}; valid: {', '.join(names)}"
             )
+        hints = get_type_hints(cls)
+        for name, value in data.items():
+            lax = isinstance(value, int) and not isinstance(value, bool)  # 1 for a float setting is fine
+            try:
+                TypeAdapter(hints[name]).validate_python(value, strict=not lax)
+            except ValidationError:
+                kind = getattr(hints[name], "__name__", hints[name])
+                raise BiasAwareError(f"setting {where}.{name}: expected {kind}, got {value!r}") from None
+            least = cls.MINIMUMS.get(name)
+            if least is not None and value < least:
+                raise BiasAwareError(f"setting {where}.{name}: must be at least {least}, got {value}")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str = "llm") -> LLMSpec:
+        cls.check_section(data, where)
         return cls(**data)
 
     def params(self) -> dict[str, Any]:
@@ -532,7 +560,7 @@ class LLMClient:
         return replies
 
     def _run(self, todo: dict[str, Messages], answers: dict[str, str | None], check, desc: str) -> None:
-        from biasaware.progress import progress_bar
+        from biasaware.progress import advance, progress_bar
 
         items = list(todo.items())
         size = self.backend.batch_size
@@ -542,6 +570,7 @@ class LLMClient:
         t0 = time.time()
         bar = progress_bar(len(items), desc=desc, unit="call", leave=False, enabled=self.spec.progress)
         pool = ThreadPoolExecutor(max_workers=min(self.backend.parallel, len(batches)))
+        finished = 0
         futures = {pool.submit(self._fetch, b, check): b for b in batches}
         try:
             for future in as_completed(futures):
@@ -562,6 +591,8 @@ class LLMClient:
                         continue
                     answers[key] = self._memo[key] = reply.text  # the worker cached it
                 bar.update(len(batch))
+                finished += len(batch)
+                advance(finished, len(items))  # a judging loop's bar moves with the calls
         except BaseException:  # Ctrl-C or an error: queued batches never start; answers in flight are
             pool.shutdown(wait=False, cancel_futures=True)  # cached by their workers as they arrive
             raise

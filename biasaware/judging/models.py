@@ -475,9 +475,11 @@ def load_model(name_or_path: str, kind: str = "causal", *, dtype=None, device=No
             if kind == "causal":
                 model = AutoModelForCausalLM.from_pretrained(folders.weights, **kwargs)
             else:
-                model = AutoModelForSequenceClassification.from_pretrained(
-                    folders.weights, num_labels=1, **kwargs
+                model, info = AutoModelForSequenceClassification.from_pretrained(
+                    folders.weights, num_labels=1, output_loading_info=True, **kwargs
                 )
+                # the weights drawn fresh (an untrained reward head): a judge built on them says so
+                model.biasaware_fresh = sorted(info.get("missing_keys") or [])
         if folders.adapter is not None:
             model = _merge_adapter(model, folders, kind)
     except (OSError, ValueError) as exc:
