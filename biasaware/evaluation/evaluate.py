@@ -655,7 +655,21 @@ def evaluate_bias(
         return None
     if loaded and spec.kind in ("reward", "pointwise"):  # the report names what was not scored
         extra["not_scored"] = unscored(loaded[0], spec.kind)
-    return write_reports(out / "judgments.jsonl", out, judge_policy(out, policy), seed, extra)
+    applied = judge_policy(out, policy)
+    extra["cue_baselines"] = cue_baselines(out, loaded[0] if loaded else None, spec, applied, seed)
+    return write_reports(out / "judgments.jsonl", out, applied, seed, extra)
+
+
+def cue_baselines(out: Path, probes: list[BiasProbe] | None, spec, policy: str, seed: int) -> dict | None:
+    """The cue-only heuristics (:mod:`biasaware.evaluation.baselines`) on the probes the judge was
+    scored on; a rescore without the benchmark keeps the earlier run's."""
+    from biasaware.evaluation.baselines import bias_baselines
+
+    if probes is None:
+        earlier = out / "summary.json"
+        return json.loads(earlier.read_text()).get("cue_baselines") if earlier.exists() else None
+    kind = spec.kind if spec is not None else "generative"
+    return bias_baselines(applicable(probes, kind), policy, seed)
 
 
 def judge_policy(out: Path, policy: str) -> str:

@@ -160,6 +160,10 @@ def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
             f"was picked in {_fmt(v['longer_picked'])} % of them; it is the better one in {_fmt(v['longer_is_better'])} "
             f"% of them in the data; Spearman (length difference A - B vs verdict A) {rho}.",
         ]
+    if summary.get("cue_baselines"):
+        from biasaware.evaluation.baselines import baselines_markdown
+
+        lines += baselines_markdown(summary["cue_baselines"])
     return head + "\n".join(lines) + "\n"
 
 
@@ -192,11 +196,22 @@ def evaluate_general(
     if rescore and not benchmark and (out / "summary.json").exists():
         benchmark = json.loads((out / "summary.json").read_text()).get("benchmark")
 
+    seen: list[list[PreferencePair]] = []
+
     def pairs():
         loaded = load_benchmark(benchmark, split)
-        return loaded[:limit] if limit else loaded
+        seen.append(loaded[:limit] if limit else loaded)
+        return seen[-1]
 
     extra = judge_or_rescore(spec, out, rescore, pairs, run_general_eval, target=benchmark)
     if not ranks().main:
         return None
+    if (
+        seen
+    ):  # the cue-only heuristics on the same pairs (a rescore without the benchmark keeps the earlier ones)
+        from biasaware.evaluation.baselines import general_baselines
+
+        extra["cue_baselines"] = general_baselines(seen[-1])
+    elif (out / "summary.json").exists():
+        extra["cue_baselines"] = json.loads((out / "summary.json").read_text()).get("cue_baselines")
     return write_general_reports(out / "judgments.jsonl", out, str(benchmark or "benchmark"), extra)

@@ -188,7 +188,31 @@ def markdown_report(summary: dict[str, Any]) -> str:
             f"| {b} | {s['margin_ori']:.3f} | {s['margin_inj']:.3f} | {s['margin_shift']:+.3f} |"
             for b, s in margins.items()
         ]
+    if summary.get("cue_baselines"):
+        from biasaware.evaluation.baselines import baselines_markdown
+
+        lines += baselines_markdown(summary["cue_baselines"])
     return "\n".join(lines) + "\n"
+
+
+def baseline_console(summary: dict[str, Any]) -> list[str]:
+    """One line of cue-only baselines (Acc_ori, BSR, over-correction of each) and any confound warning."""
+    b = summary.get("cue_baselines")
+    if not b:
+        return []
+    parts = []
+    for name, r in b["heuristics"].items():
+        rates = [f"Acc_ori {pct(r['acc_ori'])}"] if r.get("acc_ori") is not None else []
+        if "bsr" in r:
+            rates += (
+                [f"Acc_inj {pct(r.get('acc_inj'))}"] if r.get("bsr") is None else [f"BSR {pct(r.get('bsr'))}"]
+            )
+            rates += [f"mirror {pct(r.get('acc_inj_mirror'))}"] if r.get("overcorrection") is None else [
+                f"over-correction {pct(r.get('overcorrection'))}"]  # fmt: skip
+        parts.append(f"{name} ({', '.join(rates)})")
+    return [f"cue-only baselines, no model: {'; '.join(parts)}"] + [
+        f"warning: {line}" for line in b["confounded"]
+    ]
 
 
 def position_grade(rate: float | None) -> str:
@@ -248,6 +272,7 @@ def console_summary(summary: dict[str, Any]) -> str:
         lines.append(SECURITY_NOTE.format(", ".join(summary["overall"]["excludes"])))
     if summary["policy"].startswith("judgebiasbench"):
         lines += ["JudgeBiasBench Table 4 layout (BSR, rounded as that table is):", *table4_row(summary)]
+    lines += baseline_console(summary)
     if summary.get("overlong_views"):
         lines.append(
             f"{summary['overlong_views']} view(s) did not fit the judge's context: not judged, counted as invalid"
