@@ -15,7 +15,6 @@ from biasaware.evaluation.baselines import (
     general_baselines,
     longer,
     markdown_marks,
-    words,
 )
 from biasaware.io import read_records
 from biasaware.records import PreferencePair, View
