@@ -325,33 +325,17 @@ def judge_spec(args: argparse.Namespace):
     )
 
 
-def run_labels(folders: list[str]) -> list[str]:
-    """Column names for two runs: their folder names, or their paths when the names are the same."""
-    names = [Path(f).name or str(f) for f in folders]
-    return names if len(set(names)) == len(names) else [str(f) for f in folders]
-
-
 def cmd_compare(args: argparse.Namespace) -> int:
-    from biasaware.evaluation.evaluate import compare_judges, same_items
+    from biasaware.evaluation.evaluate import compare_folders
     from biasaware.evaluation.reports import compare_table
-    from biasaware.io import read_records, write_json
+    from biasaware.io import write_json
 
-    if Path(args.runs[0]).resolve() == Path(args.runs[1]).resolve():
-        raise BiasAwareError(f"--runs names {args.runs[0]} twice; compare two different `eval bias` folders")
     if args.out and Path(args.out).is_dir():
         raise BiasAwareError(f"--out {args.out} is a folder; give a JSON file path")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)  # an unwritable place fails before the work
-    overlap = same_items(args.runs)
-    if overlap["unchecked"] and not args.by_id:
-        raise BiasAwareError(
-            f"{', '.join(overlap['unchecked'])} holds no fingerprint.json, so whether both runs judged the same "
-            "probes cannot be checked (a shared id may hold other content); rerun `eval bias` into a new folder, "
-            "or pass --by-id to compare by probe id unchecked"
-        )
-    runs = [read_records(Path(r) / "judgments.jsonl", "judgment") for r in args.runs]
-    result = compare_judges(*runs, view=args.view)
-    result["overlap"], result["runs"] = overlap, run_labels(args.runs)
+    result = compare_folders(args.runs, view=args.view, by_id=args.by_id)
+    overlap = result["overlap"]
     counts = ", ".join(f"{label}: {v if v is not None else '?'}" for label, v in
                        zip(result["runs"], overlap["items"].values(), strict=True))  # fmt: skip
     shared = overlap["shared"] if overlap["shared"] is not None else "unknown (--by-id)"

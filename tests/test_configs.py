@@ -34,8 +34,10 @@ def test_recipe_config_parses(path):
 
     from biasaware.training.reward_trainer import SetRewardConfig
 
-    method = path.stem.split("_")[0]
-    config_cls = {"sft": SFTConfig, "grpo": GRPOConfig, "reward": SetRewardConfig}[method]
+    method = "policy_grpo" if path.stem.startswith("policy_grpo") else path.stem.split("_")[0]
+    config_cls = {"sft": SFTConfig, "grpo": GRPOConfig, "policy_grpo": GRPOConfig, "reward": SetRewardConfig}[
+        method
+    ]
     parser = TrlParser((load_recipe(method).ScriptArguments, config_cls, ModelConfig))
     # GPU configs ask for bf16, which this CPU machine refuses: run them as if on a CPU, names unchanged
     with warnings.catch_warnings():

@@ -275,3 +275,41 @@ def test_grpo_context_cues_are_balanced_against_the_label(train_rows):
     assert all(d["context"] == "" for d in grpo_rows(rows, "0:4", seed=1))
     with pytest.raises(BiasAwareError, match="context_cues"):
         grpo_rows(rows, "0:4", context_cues=1.5)
+
+
+def test_policy_grpo_with_a_judge_as_reward(tiny_models, tmp_path):
+    """recipes/policy_grpo.py: two GRPO steps of a tiny policy, rewarded by a reward-model judge, then
+    by a direct judge against references (both orders); a prompt line without its reference is named."""
+    import json
+
+    from trl import GRPOConfig, ModelConfig
+
+    from biasaware.errors import BiasAwareError
+
+    r = load_recipe("policy_grpo")
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text("".join(json.dumps({"prompt": f"Name a colour ({i}).", "reference": "Blue."}) + "\n"
+                               for i in range(4)))  # fmt: skip
+    policy = ModelConfig(model_name_or_path=str(tiny_models["causal"]))
+    args = cpu_args(
+        GRPOConfig, tmp_path / "rm", num_generations=2, max_completion_length=6, learning_rate=1e-3
+    )
+    script = r.ScriptArguments(train_file=str(prompts), judge=str(tiny_models["reward"]), judge_device="cpu")
+    trainer = r.main(script, args, policy)
+    assert trainer.state.global_step == 2
+    logged = [h for h in trainer.state.log_history if "rewards/biasaware_judge_reward/mean" in h]
+    assert logged and all(
+        h["rewards/biasaware_judge_reward/mean"] == h["rewards/biasaware_judge_reward/mean"] for h in logged
+    )  # fmt: skip  (a number, not NaN)
+
+    args = cpu_args(GRPOConfig, tmp_path / "direct", num_generations=2, max_completion_length=6)
+    script = r.ScriptArguments(train_file=str(prompts), judge=str(tiny_models["causal"]), judge_mode="direct",
+                               judge_device="cpu")  # fmt: skip
+    trainer = r.main(script, args, policy)
+    assert any("rewards/biasaware_judge_reference/mean" in h for h in trainer.state.log_history)
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"prompt": "q", "reference": "a"}) + "\n" + json.dumps({"prompt": "q"}) + "\n")
+    with pytest.raises(BiasAwareError, match=r"bad.jsonl:2: field reference"):
+        r.main(r.ScriptArguments(train_file=str(bad), judge=str(tiny_models["causal"]), judge_mode="direct"),
+               args, policy)  # fmt: skip

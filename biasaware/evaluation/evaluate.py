@@ -468,6 +468,32 @@ def same_items(folders: list[str | Path]) -> dict[str, Any]:
     }
 
 
+def run_labels(folders: list[str]) -> list[str]:
+    """Column names for two runs: their folder names, or their paths when the names are the same."""
+    names = [Path(f).name or str(f) for f in folders]
+    return names if len(set(names)) == len(names) else [str(f) for f in folders]
+
+
+def compare_folders(folders: list[str], view: str = "injected", by_id: bool = False) -> dict[str, Any]:
+    """``eval compare``: two ``eval bias`` folders on the same probes (:func:`compare_judges`), the
+    content of shared ids checked through each folder's ``fingerprint.json``; a folder without one
+    is refused unless ``by_id``. The result names the runs (``runs``: column labels) and holds the
+    overlap."""
+    if Path(folders[0]).resolve() == Path(folders[1]).resolve():
+        raise BiasAwareError(f"--runs names {folders[0]} twice; compare two different `eval bias` folders")
+    overlap = same_items(folders)
+    if overlap["unchecked"] and not by_id:
+        raise BiasAwareError(
+            f"{', '.join(overlap['unchecked'])} holds no fingerprint.json, so whether both runs judged the same "
+            "probes cannot be checked (a shared id may hold other content); rerun `eval bias` into a new folder, "
+            "or pass --by-id to compare by probe id unchecked"
+        )
+    runs = [read_records(Path(r) / "judgments.jsonl", "judgment") for r in folders]
+    result = compare_judges(*runs, view=view)
+    result["overlap"], result["runs"] = overlap, run_labels(folders)
+    return result
+
+
 def compare_judges(first: list[Judgment], second: list[Judgment], view: str = "injected") -> dict[str, Any]:
     """Two judges on the same probes: per bias and overall, each one's accuracy on ``view`` and
     McNemar's exact test on the items where exactly one of them is right; standard probes at the
@@ -627,11 +653,13 @@ def evaluate_bias(
     seed: int = 0,
     rescore: bool = False,
     limit_flag: str = "--limit",
+    judge=None,
 ) -> dict[str, Any] | None:
     """``eval bias``: judge every probe of ``data`` with the judge ``spec`` describes into ``out``
     (or, with ``rescore``, only score ``out/judgments.jsonl`` again), then score and write the
     reports. In a multi-process launch every process judges its share; process 0 merges, writes
-    and returns the summary, the others return ``None``."""
+    and returns the summary, the others return ``None``. ``judge``: the judge ``spec`` describes,
+    already loaded (the Python API), else it is loaded here."""
     from biasaware.devices import ranks
 
     out = Path(out)
@@ -650,7 +678,7 @@ def evaluate_bias(
         return found
 
     run = partial(run_bias_eval, limit_flag=limit_flag)
-    extra = judge_or_rescore(spec, out, rescore, probes, run, target=data)
+    extra = judge_or_rescore(spec, out, rescore, probes, run, target=data, judge=judge)
     if not ranks().main:
         return None
     if loaded and spec.kind in ("reward", "pointwise"):  # the report names what was not scored
@@ -760,7 +788,9 @@ def check_fingerprint(out: Path, mine: dict[str, Any], write: bool, judge_only: 
         write_json(path, mine)
 
 
-def judge_or_rescore(spec, out: Path, rescore: bool, load_items, run, *, target) -> dict[str, Any]:
+def judge_or_rescore(
+    spec, out: Path, rescore: bool, load_items, run, *, target, judge=None
+) -> dict[str, Any]:
     """The judging half of ``eval bias`` and ``eval general``: with ``rescore`` only check that
     ``out/judgments.jsonl`` exists; otherwise resolve the device (an unavailable one fails first),
     load the items (bad data fails before a model is loaded), load the judge and ``run(judge,
@@ -782,7 +812,7 @@ def judge_or_rescore(spec, out: Path, rescore: bool, load_items, run, *, target)
     identity = None if spec.backend == "openai" else model_identity(spec.name, KINDS.get(spec.mode, "causal"))
     mine = fingerprint(spec, identity, items)
     check_fingerprint(out, mine, write=False)  # a folder of other judgments fails before a model loads
-    judge = start_judge(spec)
+    judge = judge if judge is not None else start_judge(spec)
     r = ranks()
     check_fingerprint(out, mine, write=r.main)  # nothing is written by a run whose judge fails to load
     r.barrier()  # no process judges (and writes a shard) before process 0 has checked and recorded the folder

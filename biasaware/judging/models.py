@@ -211,7 +211,7 @@ def folder_kind(name_or_path: str) -> tuple[str, str] | None:
             recipe = json.loads(card.read_text()).get("recipe")
         except (OSError, ValueError, AttributeError):
             recipe = None
-        if recipe in ("reward", "sft", "grpo"):
+        if recipe in ("reward", "sft", "grpo", "policy_grpo"):
             kind = "reward" if recipe == "reward" else "causal"
             return kind, f"its biasaware_card.json says it was trained by recipes/{recipe}.py"
     adapter = _adapter_config(folder)

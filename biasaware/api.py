@@ -1,0 +1,175 @@
+"""The Python API: a judge in a few lines, in a script or a training loop (``docs/python-api.md``).
+
+Every function here is a thin layer over what the ``biasaware`` command runs, so a figure from a
+script equals the command's::
+
+    import biasaware
+
+    judge = biasaware.load_judge("runs/quickstart/ckpt/balanced")      # the mode is read from the folder
+    judge.pair("Which is larger, 0.9 or 0.11?", "0.9", "0.11")          # Verdict(verdict='A', ...)
+    judge.score("Which is larger, 0.9 or 0.11?", "0.9")                 # a reward model's scalar
+    biasaware.build_bench("runs/bench", biases="length,authority", n_per_bias=20)
+    summary = judge.evaluate("runs/bench", "runs/eval")                   # eval bias: BSR, over-correction
+    biasaware.compare("runs/eval", "runs/eval-other")                     # eval compare
+
+A judge's malformed reply is a verdict ``invalid`` (the parse rules of its prompt format), never a
+guess; a text over the model's context is ``invalid`` too, with ``overlong`` set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from biasaware.errors import BiasAwareError
+from biasaware.records import View
+
+Prompt = str | list[dict[str, str]]
+
+
+def messages(prompt: Prompt) -> list[dict[str, str]]:
+    """A prompt as chat messages: a string is one user turn."""
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}]
+    if not prompt or not all(isinstance(m, dict) and "role" in m and "content" in m for m in prompt):
+        raise BiasAwareError("a prompt is a string or a list of {'role': ..., 'content': ...} messages")
+    return [dict(m) for m in prompt]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's decision on one pair: ``A``, ``B``, ``tie`` or ``invalid``; ``scores`` holds the
+    two rewards (reward model), P(A) and P(B) (direct mode) or nothing (a generated reply)."""
+
+    verdict: str
+    raw: str
+    scores: dict[str, float] | None = None
+    overlong: tuple[int, int] | None = None
+
+
+class Judge:
+    """A loaded judge: its settings (:class:`~biasaware.judging.judges.JudgeSpec`) and its model."""
+
+    def __init__(self, spec, judge):
+        self.spec, self.impl = spec, judge
+
+    @classmethod
+    def load(cls, name: str, **settings: Any) -> Judge:
+        """``name``: a built-in name, a local folder (a trained checkpoint), a hub name, or a model at
+        ``base_url``. ``settings`` are ``eval``'s judge flags (``mode``, ``template``, ``device``,
+        ``dtype``, ``batch_size``, ``max_tokens``, ``backend``, ``base_url``, ...); a mode left out is
+        read from the folder (a sequence-classification model is a reward model)."""
+        from biasaware.judging.judges import JudgeSpec, load_judge
+
+        spec = JudgeSpec.create(name=name, **settings)
+        spec.where()  # an unavailable device fails here
+        return cls(spec, load_judge(spec))
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def mode(self) -> str:
+        return self.spec.mode
+
+    def __repr__(self) -> str:
+        return f"Judge({self.spec.name!r}, mode={self.spec.mode!r})"
+
+    def pairs(self, items: list[tuple[Prompt, str, str]]) -> list[Verdict]:
+        """Judge many ``(prompt, response_a, response_b)`` in batches."""
+        views = [View(prompt=messages(p), response_a=a, response_b=b, correct="A") for p, a, b in items]
+        outputs = self.impl.judge(views) if views else []
+        missing = sum(o is None for o in outputs)
+        if missing:
+            raise BiasAwareError(f"{missing} judge call(s) failed after all retries")
+        return [Verdict(o.verdict, o.raw, o.scores, o.overlong) for o in outputs]
+
+    def pair(self, prompt: Prompt, response_a: str, response_b: str) -> Verdict:
+        """Which of two responses to ``prompt`` is better."""
+        return self.pairs([(prompt, response_a, response_b)])[0]
+
+    def scores(self, items: list[tuple[Prompt, str]]) -> list[float | None]:
+        """Score many ``(prompt, response)``: a reward model's scalar; a generative or direct judge's
+        1-5 score under the rubric prompt (``None``: no readable score, or over the context)."""
+        from biasaware.judging.scoring import ScoreUnit, ScoringTemplate
+
+        template = ScoringTemplate()
+        units = [ScoreUnit(tuple(messages(p)), r, template) for p, r in items]
+        outputs = self.impl.score(units) if units else []
+        if any(o is None for o in outputs):
+            raise BiasAwareError("a judge call failed after all retries")
+        return [o.score for o in outputs]
+
+    def score(self, prompt: Prompt, response: str) -> float | None:
+        """One response's score (see :meth:`scores`)."""
+        return self.scores([(prompt, response)])[0]
+
+    def evaluate(self, bench: str | Path, out: str | Path, **options: Any) -> dict[str, Any]:
+        """``eval bias`` with this judge (see :func:`evaluate`)."""
+        return evaluate(self, bench, out, **options)
+
+
+def load_judge(name: str, **settings: Any) -> Judge:
+    """:meth:`Judge.load`."""
+    return Judge.load(name, **settings)
+
+
+def judge_pair(judge: Judge, prompt: Prompt, response_a: str, response_b: str) -> Verdict:
+    """:meth:`Judge.pair`."""
+    return judge.pair(prompt, response_a, response_b)
+
+
+def score_response(judge: Judge, prompt: Prompt, response: str) -> float | None:
+    """:meth:`Judge.score`."""
+    return judge.score(prompt, response)
+
+
+def build_bench(out: str | Path, **settings: Any) -> dict[str, Any]:
+    """``build bench``: bias probes into ``out`` (resumable; returns the manifest). ``settings``
+    are :class:`~biasaware.data.builders.BuildConfig`'s (``biases``, ``n_per_bias``, ``families``,
+    ``direction``, ``source``, ``seed``, ...)."""
+    from biasaware.data.builders import BuildConfig
+    from biasaware.data.builders import build_bench as build
+
+    return build(BuildConfig(**settings), out)
+
+
+def build_train(out: str | Path, **settings: Any) -> dict[str, Any]:
+    """``build train``: bias-augmented training rows into ``out`` (``augment``: ``paper`` or
+    ``balanced``; ``cues``: ``natural`` for cue-correlated pairs)."""
+    from biasaware.data.builders import BuildConfig
+    from biasaware.data.builders import build_train as build
+
+    return build(BuildConfig(**settings), out)
+
+
+def evaluate(
+    judge: Judge,
+    bench: str | Path,
+    out: str | Path,
+    *,
+    biases: list[str] | None = None,
+    limit: int | None = None,
+    policy: str = "symmetric",
+    seed: int = 0,
+) -> dict[str, Any]:
+    """``eval bias``: judge both views of every probe of ``bench`` into ``out`` (resumable, the same
+    files as the command) and return the summary: per bias, category and overall, Acc_ori, Acc_inj,
+    BSR (standard probes), over-correction (mirror probes), intervals, the degenerate check and the
+    cue-only baselines."""
+    from biasaware.evaluation.evaluate import evaluate_bias
+
+    return evaluate_bias(judge.spec, bench, out, biases=biases, limit=limit, policy=policy, seed=seed,
+                         judge=judge.impl)  # fmt: skip
+
+
+def compare(
+    run_a: str | Path, run_b: str | Path, *, view: str = "injected", by_id: bool = False
+) -> dict[str, Any]:
+    """``eval compare``: two ``eval bias`` folders on the same probes, per bias, with McNemar's exact
+    test (runs without ``fingerprint.json`` only with ``by_id``)."""
+    from biasaware.evaluation.evaluate import compare_folders
+
+    return compare_folders([str(run_a), str(run_b)], view=view, by_id=by_id)

@@ -1,0 +1,86 @@
+"""The Python API: docs/python-api.md runs as written (tiny models in place of its two names), and
+the TRL reward function's rule (both orders, position-inconsistent = 0) on a scripted judge."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import biasaware
+from biasaware.api import Verdict
+from biasaware.errors import BiasAwareError
+from biasaware.training.judge_reward import reward_function
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "python-api.md"
+
+
+def test_the_api_page_runs_as_written(tiny_models, tmp_path, monkeypatch, capsys):
+    script = "\n".join(re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S))
+    script = script.replace('"runs/quickstart/ckpt/balanced"', repr(str(tiny_models["reward"])))
+    script = script.replace('"smollm2-135m-instruct"', repr(str(tiny_models["causal"])))
+    monkeypatch.chdir(tmp_path)
+    exec(compile(script, str(DOC), "exec"), {"__name__": "__main__"})  # noqa: S102 -- the doc's own examples
+    printed = capsys.readouterr().out
+    assert "Judge(" in printed and (tmp_path / "runs" / "api" / "eval-rm" / "summary.json").exists()
+
+
+def test_the_package_exports_what_its_all_lists():
+    assert all(hasattr(biasaware, name) for name in biasaware.__all__)
+    assert {"load_judge", "judge_pair", "score_response", "build_bench", "evaluate", "compare",
+            "reward_function"} <= set(biasaware.__all__)  # fmt: skip
+
+
+class Scripted:
+    """A pairwise judge that prefers the longer response, but always says A for a tie in length."""
+
+    mode = "direct"
+
+    def __init__(self):
+        self.calls = 0
+
+    def pairs(self, items):
+        self.calls += len(items)
+        out = []
+        for _, a, b in items:
+            out.append(Verdict("A" if len(a) >= len(b) else "B", ""))
+        return out
+
+
+def test_reward_against_a_reference_reads_both_orders():
+    judge = Scripted()
+    reward = reward_function(judge)
+    got = reward(
+        prompts=["q"] * 3, completions=["long answer", "x", "same"], reference=["mid", "mid", "four"]
+    )
+    # longer than the reference: wins in both orders (+1); shorter: loses in both (-1); same length:
+    # "A" in both orders, position-inconsistent: neither (0)
+    assert got == [1.0, -1.0, 0.0] and judge.calls == 6
+    assert reward.__name__ == "biasaware_judge_reference"
+    with pytest.raises(BiasAwareError, match="no 'reference' column"):
+        reward(prompts=["q"], completions=["a"])
+    conversational = reward(prompts=[[{"role": "user", "content": "q"}]],
+                            completions=[[{"role": "assistant", "content": "long answer"}]], reference=["mid"])  # fmt: skip
+    assert conversational == [1.0]
+
+
+def test_reward_against_the_group_is_the_mean_over_siblings():
+    judge = Scripted()
+    reward = reward_function(judge, against="group", group_size=3)
+    got = reward(prompts=["q"] * 6, completions=["aaa", "bb", "c", "x", "yy", "zz"])
+    # group 1: aaa beats both (+1), bb beats c, loses to aaa (0), c loses both (-1); group 2: yy and zz
+    # tie in length (0 each way), both beat x
+    assert got == [1.0, 0.0, -1.0, -1.0, 0.5, 0.5]
+    assert judge.calls == 2 * 3 * 2  # each unordered sibling pair in both orders, per group
+    with pytest.raises(BiasAwareError, match="groups of 3"):
+        reward(prompts=["q"] * 4, completions=["a"] * 4)
+    with pytest.raises(BiasAwareError, match="group_size"):
+        reward_function(judge, against="group")
+
+
+def test_a_reward_model_gives_its_scalar(tiny_models):
+    judge = biasaware.load_judge(str(tiny_models["reward"]))
+    reward = reward_function(judge)
+    got = reward(prompts=["q", "q"], completions=["one", "two"])
+    assert got == pytest.approx([judge.score("q", "one"), judge.score("q", "two")])
