@@ -804,6 +804,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         license=args.license,
         push_to=args.push_to_hub,
         private=args.private,
+        name=args.name,
     )
     return 0
 
@@ -861,6 +862,11 @@ def add_sweep_release_parsers(sub) -> None:
     p.add_argument("--checkpoint", required=True, help="the trained model folder (required)")
     p.add_argument("--report", required=True, help="its `eval bias` output folder (required)")
     p.add_argument("--out", help="the release folder (default: CHECKPOINT-release next to it)")
+    p.add_argument(
+        "--name",
+        help="the model's title and hub id in the card, e.g. you/judge-name (default: --push-to-hub, else the "
+        "release folder's name)",
+    )
     p.add_argument(
         "--general",
         action="append",

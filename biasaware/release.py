@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import os
 import shutil
 from pathlib import Path
@@ -213,8 +214,12 @@ def model_card(
     check: dict[str, Any],
     general: list[dict[str, Any]],
     license: str | None,
+    usage_options: dict[str, Any] | None = None,
+    local_paths: list[str] | None = None,
 ) -> str:
-    """README.md: Hugging Face metadata (``huggingface_hub.ModelCardData``) and the evidence."""
+    """README.md: Hugging Face metadata (``huggingface_hub.ModelCardData``), the evidence and a usage
+    snippet that needs transformers only; no local path (``local_paths`` and any absolute path are
+    cut to their last part)."""
     from huggingface_hub import ModelCard, ModelCardData
 
     from biasaware.evaluation.reports import markdown_report, pct
@@ -244,10 +249,12 @@ def model_card(
         else "Judge check: not degenerate (verdicts not constant, original accuracy above chance)."
     )
     what = "reward model (a scalar per response)" if mode == "reward" else f"generative judge ({mode} mode)"
+    url = project_url()
+    toolkit = f"[biasaware]({url})" if url else "biasaware"
     body = [
         f"# {name}",
         "",
-        f"A {what} trained with [biasaware](https://github.com/biasaware/biasaware) to resist judgment bias, "
+        f"A {what} trained with {toolkit} to resist judgment bias, "
         f"released with its two-sided bias report: BSR (the judge follows a cue placed on the worse answer) and "
         f"over-correction (it turns against the same cue placed on the better answer).",
         "",
@@ -319,18 +326,133 @@ def model_card(
         "## Checks",
         "",
         f"- weights sha256 `{identity['weights_sha256']}`: the same as the evaluated model's"
-        + (f" (evaluated at `{identity['report_path']}`)" if identity.get("moved") else ""),
+        + (" (evaluated at another path)" if identity.get("moved") else ""),
         f"- re-judged {check['probes']} probes ({check['views']} views) at release: same verdicts"
         + (f", scores within {check['max_score_diff']:.2g}" if mode == "reward" else ""),
         "",
         "## Use",
         "",
+        *usage(name, mode, usage_options or {}),
+    ]
+    text = scrub_paths("\n".join(body), local_paths or [])
+    return str(ModelCard(f"---\n{data.to_yaml()}\n---\n\n" + text + "\n"))
+
+
+def project_url() -> str | None:
+    """The toolkit's home page from its installed metadata (``[project.urls]``), if one is set."""
+    from importlib.metadata import PackageNotFoundError, metadata
+
+    try:
+        meta = metadata("biasaware")
+    except PackageNotFoundError:
+        return None
+    for entry in meta.get_all("Project-URL") or []:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() in ("homepage", "repository", "source") and url.strip():
+            return url.strip()
+    return meta.get("Home-page") or None
+
+
+_ABSOLUTE = re.compile(r"(?<![\w:/.])/(?:[\w.+-]+/)+([\w.+-]+)")
+
+
+def scrub_paths(text: str, paths: list[str]) -> str:
+    """A card speaks of no local path: each of ``paths`` and any other absolute path becomes its last
+    part (a folder's name)."""
+    for path in sorted(paths, key=len, reverse=True):
+        text = text.replace(path, Path(path).name)
+    return _ABSOLUTE.sub(lambda m: m.group(1), text)
+
+
+def usage(name: str, mode: str, options: dict[str, Any]) -> list[str]:
+    """The card's usage snippet, transformers only (no biasaware): a reward model's score of one
+    response in the chat format it was trained on; a generative judge's verdict as direct mode reads
+    it, from the prompt template saved in the folder, with the parse rule in words."""
+    if mode == "reward":
+        return [
+            "With `transformers` alone: the reward of a response is the model's single logit over the chat "
+            "(the prompt, then the response as the assistant's turn) rendered with the saved chat template.",
+            "",
+            "```python",
+            "import torch",
+            "from transformers import AutoModelForSequenceClassification, AutoTokenizer",
+            "",
+            f'tokenizer = AutoTokenizer.from_pretrained("{name}")',
+            f'model = AutoModelForSequenceClassification.from_pretrained("{name}").eval()',
+            "",
+            "",
+            "def score(prompt: str, response: str) -> float:",
+            '    chat = [{"role": "user", "content": prompt}, {"role": "assistant", "content": response}]',
+            "    text = tokenizer.apply_chat_template(chat, tokenize=False)",
+            f'    ids = tokenizer(text, add_special_tokens={options.get("special_tokens", False)}, return_tensors="pt")',
+            "    with torch.no_grad():",
+            "        return model(**ids).logits[0, 0].item()",
+            "",
+            "",
+            'print(score("Which is larger, 0.9 or 0.11?", "0.9 is larger than 0.11."))',
+            "```",
+            "",
+            "A higher score is a better response; compare two responses to the same prompt by their scores.",
+        ]
+    if mode == "generate":
+        return [
+            f"With `transformers` alone: `judge_prompt.json` holds the prompt format (`{options.get('template')}`) "
+            "with `{question}`, `{response_a}` and `{response_b}` to fill. Generate the reply greedily and read the "
+            f"verdict by this rule: {options.get('parse_rule')}. An unreadable reply is invalid, never guessed.",
+            "",
+            "```python",
+            "import json",
+            "",
+            "from huggingface_hub import hf_hub_download",
+            "from transformers import AutoModelForCausalLM, AutoTokenizer",
+            "",
+            f'tokenizer = AutoTokenizer.from_pretrained("{name}")',
+            f'model = AutoModelForCausalLM.from_pretrained("{name}").eval()',
+            f'prompt = json.load(open(hf_hub_download("{name}", "judge_prompt.json")))',
+            "fill = {'question': 'Which is larger, 0.9 or 0.11?', 'response_a': '0.9.', 'response_b': '0.11.'}",
+            'chat = [{"role": m["role"], "content": m["content"].format(**fill)} for m in prompt["messages"]]',
+            "text = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)",
+            'ids = tokenizer(text, add_special_tokens=False, return_tensors="pt")',
+            "out = model.generate(**ids, max_new_tokens=512, do_sample=False)",
+            'print(tokenizer.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True))',
+            "```",
+        ]
+    return [
+        f"With `transformers` alone: `judge_prompt.json` holds the prompt format (`{options.get('template')}`) with "
+        "`{question}`, `{response_a}` and `{response_b}` to fill. The verdict is read as biasaware's direct mode "
+        "reads it: the more probable of `A` and `B` (with or without a leading space) as the first token of the "
+        "reply; generated replies are read by the format's own rule (`judge_prompt.json`, `parse_rule`), and a "
+        "reply that rule cannot read is invalid, never guessed.",
+        "",
         "```python",
-        "from biasaware.judging.judges import JudgeSpec, load_judge",
-        f'judge = load_judge(JudgeSpec(name="{name}", mode="{mode}"))',
+        "import json",
+        "",
+        "import torch",
+        "from huggingface_hub import hf_hub_download",
+        "from transformers import AutoModelForCausalLM, AutoTokenizer",
+        "",
+        f'tokenizer = AutoTokenizer.from_pretrained("{name}")',
+        f'model = AutoModelForCausalLM.from_pretrained("{name}").eval()',
+        f'prompt = json.load(open(hf_hub_download("{name}", "judge_prompt.json")))',
+        "",
+        "",
+        "def verdict(question: str, response_a: str, response_b: str) -> str:",
+        "    fill = {'question': question, 'response_a': response_a, 'response_b': response_b}",
+        '    chat = [{"role": m["role"], "content": m["content"].format(**fill)} for m in prompt["messages"]]',
+        "    text = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)",
+        '    ids = tokenizer(text, add_special_tokens=False, return_tensors="pt")',
+        "    with torch.no_grad():",
+        "        logp = model(**ids).logits[0, -1].log_softmax(-1)",
+        "    def p(letter):",
+        "        tokens = {tokenizer.encode(t, add_special_tokens=False)[0] for t in (letter, ' ' + letter)",
+        "                  if len(tokenizer.encode(t, add_special_tokens=False)) == 1}",
+        "        return torch.logsumexp(logp[list(tokens)], 0)",
+        '    return "A" if p("A") > p("B") else "B" if p("B") > p("A") else "tie"',
+        "",
+        "",
+        'print(verdict("Which is larger, 0.9 or 0.11?", "0.9 is larger.", "0.11 is larger."))',
         "```",
     ]
-    return str(ModelCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(body) + "\n"))
 
 
 def _copy_model(checkpoint: Path, out: Path) -> None:
@@ -354,9 +476,11 @@ def release(
     license: str | None = None,
     push_to: str | None = None,
     private: bool = False,
+    name: str | None = None,
 ) -> Path:
     """Check, write (and with ``push_to`` upload) the release folder; return its path. Every check
-    runs before anything is written; a failed write leaves no partial folder."""
+    runs before anything is written; a failed write leaves no partial folder. ``name``: the model's
+    title and hub id in the card (default: ``push_to``, else the release folder's name)."""
     import tempfile
 
     checkpoint, report = Path(checkpoint).resolve(), Path(report).resolve()
@@ -421,7 +545,10 @@ def release(
     staging.mkdir(parents=True)
     try:
         write_release(staging, checkpoint, report, summary, card, bench)
-        text = model_card(push_to or out.name, summary, card, identity, check, general_summaries, license)
+        options = usage_options(staging, summary)
+        paths = [str(p) for p in (checkpoint, report, out, staging, Path(bench or ".").resolve())]
+        text = model_card(name or push_to or out.name, summary, card, identity, check, general_summaries, license,
+                          options, paths)  # fmt: skip
         (staging / "README.md").write_text(text)
         (staging / "release.json").write_text(
             json.dumps({"identity": identity, "check": check, "report": str(report)}, indent=2)
@@ -440,6 +567,45 @@ def release(
             f"[release] not pushed; to upload, run the same command with --push-to-hub NAME (or upload {out})"
         )
     return out
+
+
+def usage_options(folder: Path, summary: dict[str, Any]) -> dict[str, Any]:
+    """What the card's transformers-only snippet needs: for a reward model, whether the tokenizer's
+    own special tokens go around the rendered chat (they do for an encoder: biasaware's tokenisation,
+    :func:`biasaware.judging.models.chat_ids`); for a generative judge, its prompt format, written to
+    ``judge_prompt.json`` with ``{question}``, ``{response_a}``, ``{response_b}`` to fill and the
+    parse rule in words."""
+    from biasaware.judging.models import chat_ids, load_tokenizer
+
+    mode = summary["run"]["mode"]
+    if mode == "reward":
+        tokenizer = load_tokenizer(str(folder), "reward")
+        chat = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
+        text = tokenizer.apply_chat_template(chat, tokenize=False)
+        wrapped = tokenizer(text, add_special_tokens=True)["input_ids"] == chat_ids(tokenizer, [chat])[0]
+        return {"special_tokens": wrapped}
+    from biasaware.judging.parsers import parse_rule
+    from biasaware.judging.prompts import LETTER_FIRST, get_template
+    from biasaware.records import View
+
+    asked = ((summary["run"].get("spec") or {}).get("template")) or "default"
+    template = asked if mode == "generate" or asked in LETTER_FIRST else "direct"
+    slots = {
+        "question": "\x00question\x00",
+        "response_a": "\x00response_a\x00",
+        "response_b": "\x00response_b\x00",
+    }
+    view = View(prompt=[{"role": "user", "content": slots["question"]}], response_a=slots["response_a"],
+                response_b=slots["response_b"], correct="A")  # fmt: skip
+    messages = []
+    for m in get_template(template).render(view):
+        content = m["content"].replace("{", "{{").replace("}", "}}")
+        for key, mark in slots.items():
+            content = content.replace(mark, "{" + key + "}")
+        messages.append({"role": m["role"], "content": content})
+    prompt = {"template": template, "mode": mode, "messages": messages, "parse_rule": parse_rule(template)}
+    (folder / "judge_prompt.json").write_text(json.dumps(prompt, indent=2) + "\n")
+    return {"template": template, "parse_rule": prompt["parse_rule"]}
 
 
 def write_release(

@@ -37,3 +37,22 @@ def test_the_readme_is_a_front_page_whose_doc_links_all_exist():
     pages = {p.name for p in (ROOT / "docs").glob("*.md")}
     assert pages <= linked, f"docs pages the README does not link: {sorted(pages - linked)}"
     assert "## References" in text and "arxiv.org/abs/2603.08091" in text
+
+
+def test_the_preflight_tables_are_their_results_files():
+    """docs/results.md shows the preflight verdicts exactly as their committed preflight.json files give them."""
+    import json
+
+    from biasaware.evaluation.preflight import verdicts_markdown
+
+    text = (ROOT / "docs" / "results.md").read_text()
+    results = ROOT / "docs" / "results" / "preflight"
+    three = {
+        n: json.loads((results / f"quickstart-{n}.json").read_text())
+        for n in ("baseline", "paper", "balanced")
+    }
+    assert verdicts_markdown(three) in text
+    hundred = {"balanced, --per-bias 100": json.loads((results / "quickstart-balanced-100.json").read_text())}
+    assert verdicts_markdown(hundred) in text
+    outcomes = {n: r["outcome"] for n, r in three.items()}
+    assert outcomes == {"baseline": "fail", "paper": "fail", "balanced": "warn"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -269,3 +270,65 @@ def test_a_failed_push_can_be_retried_into_the_same_folder(two_points, tmp_path,
     other_ckpt = two_points[1][0]
     with pytest.raises(BiasAwareError, match="another model"):
         release(other_ckpt, report, tmp_path / "rel")
+
+
+def test_the_card_stands_alone_and_its_snippet_scores_as_biasaware(two_points, tmp_path):
+    """--name titles the card; no local path and no invented link; the usage snippet, run where
+    biasaware cannot be imported, gives the score biasaware gives."""
+    import subprocess
+    import sys
+
+    from biasaware.api import load_judge
+
+    ckpt, report = two_points[0]
+    out = release(ckpt, report, tmp_path / "rel", name="someone/debiased-judge")
+    text = (out / "README.md").read_text()
+    assert "# someone/debiased-judge" in text and "github.com/biasaware" not in text
+    for local in (str(tmp_path), str(ckpt), str(report), "/tmp/"):
+        assert local not in text, local
+    snippet = re.search(r"```python\n(.*?)```", text.split("## Use", 1)[1], re.S).group(1)
+    assert "biasaware" not in snippet
+    snippet = snippet.replace('"someone/debiased-judge"', repr(str(out)))
+    blocked = "import sys; sys.modules['biasaware'] = None\n"  # `import biasaware` raises ImportError
+    done = subprocess.run(
+        [sys.executable, "-c", blocked + snippet], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    judge = load_judge(str(out))
+    expected = judge.score("Which is larger, 0.9 or 0.11?", "0.9 is larger than 0.11.")
+    assert float(done.stdout.strip()) == pytest.approx(expected, abs=1e-5)
+
+
+def test_a_direct_judge_card_snippet_reads_the_verdict_as_biasaware(tiny_models, tmp_path):
+    """A generative judge released from a direct-mode report: judge_prompt.json holds its prompt
+    format and parse rule; the card's snippet, without biasaware, gives biasaware's verdicts."""
+    import subprocess
+    import sys
+
+    from biasaware.api import load_judge
+    from biasaware.data.builders import BuildConfig, build_bench
+    from biasaware.evaluation.evaluate import evaluate_bias
+    from biasaware.judging.judges import JudgeSpec
+
+    ckpt = tmp_path / "judge"
+    shutil.copytree(tiny_models["causal"], ckpt)
+    bench = tmp_path / "bench"
+    build_bench(BuildConfig(n_per_bias=3, corpus_size=200, biases="length", families="facts"), bench)
+    evaluate_bias(JudgeSpec(name=str(ckpt), mode="direct", template="verdict"), bench, tmp_path / "eval")
+    out = release(ckpt, tmp_path / "eval", tmp_path / "rel", name="someone/direct-judge", probes=2)
+    prompt = json.loads((out / "judge_prompt.json").read_text())
+    assert prompt["template"] == "verdict" and "opens with the verdict" in prompt["parse_rule"]
+    text = (out / "README.md").read_text()
+    snippet = re.search(r"```python\n(.*?)```", text.split("## Use", 1)[1], re.S).group(1)
+    snippet = snippet.replace('"someone/direct-judge"', repr(str(out)))
+    snippet = snippet.replace(
+        f'hf_hub_download({str(out)!r}, "judge_prompt.json")', repr(str(out / "judge_prompt.json"))
+    )
+    blocked = "import sys; sys.modules['biasaware'] = None\n"
+    done = subprocess.run(
+        [sys.executable, "-c", blocked + snippet], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    judge = load_judge(str(out), mode="direct", template="verdict")
+    expected = judge.pair("Which is larger, 0.9 or 0.11?", "0.9 is larger.", "0.11 is larger.").verdict
+    assert done.stdout.strip() == expected

@@ -436,3 +436,28 @@ def run_preflight(
     write_json(out / "preflight.json", result)
     (out / "preflight.md").write_text("```\n" + "\n".join(verdict_lines(result)) + "\n```\n")
     return result
+
+
+def verdicts_markdown(results: dict[str, dict[str, Any]]) -> str:
+    """Several judges' preflight verdicts side by side (``preflight.json`` of each, by name): a row
+    per bias with each judge's verdict, BSR and over-correction (% with 95% interval), then the
+    outcome (the docs' table of the quickstart's three reward models is this, from its results files)."""
+    names = list(results)
+    biases = list(dict.fromkeys(c["check"] for r in results.values() for c in r["checks"] if "parts" in c))
+    lines = ["| bias | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for bias in biases:
+        cells = []
+        for name in names:
+            check = next((c for c in results[name]["checks"] if c.get("parts") and c["check"] == bias), None)
+            if check is None:
+                cells.append("–")
+                continue
+            rates = "; ".join(f"{p['check']} {_pct(p['value'])} {_ci(p['ci'])}" for p in check["parts"])
+            cells.append(f"**{check['verdict'].upper()}**: {rates}")
+        lines.append(f"| {bias} | " + " | ".join(cells) + " |")
+    lines.append(
+        "| **result** | "
+        + " | ".join(f"**{r['outcome'].upper()}** ({r['summary']})" for r in results.values())
+        + " |"
+    )
+    return "\n".join(lines)

@@ -210,6 +210,27 @@ def parse_direct(reply: object) -> str:
     return (m.group(1) or m.group(2)).upper()
 
 
+def parse_rule(name: str) -> str:
+    """The rule of a format's parser in words: its row of the module docstring's table (a release's
+    card states it, for users without biasaware)."""
+    rows = __doc__.split("==============  " + "=" * 80)[2]
+    found, lines = False, []
+    for line in rows.splitlines():
+        head = re.match(r"``(\w+)``\s+(.*)", line)
+        if head:
+            if found:
+                break
+            found = head.group(1) == ("direct" if name == "verdict" else name)
+            if found:
+                lines.append(head.group(2))
+        elif found and line.strip():
+            lines.append(line.strip())
+    if not lines:
+        raise KeyError(name)
+    rule = re.sub(r" \(:mod:`[\w.]+`\)", "", " ".join(lines)).replace("``", "`")
+    return rule + "; a reply that this rule cannot read is invalid"
+
+
 PARSERS: dict[str, Callable[[object], str]] = {
     "default": parse_default,
     "mtbench": parse_mtbench,
