@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
