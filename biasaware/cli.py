@@ -794,6 +794,21 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def cmd_release(args: argparse.Namespace) -> int:
     from biasaware.release import release
 
+    if args.data:
+        from biasaware.data.card import write_dataset_card
+
+        if args.checkpoint or args.report or args.push_to_hub:
+            raise BiasAwareError(
+                "--data writes a dataset card alone; leave out --checkpoint, --report and --push-to-hub"
+            )
+        card = write_dataset_card(args.data, name=args.name, license=args.license)
+        print(
+            f"[release] {card}: dataset card; datasets.load_dataset({str(args.data)!r}) reads every file as a split"
+        )
+        return 0
+    if not args.checkpoint or not args.report:
+        raise BiasAwareError("release needs --checkpoint and --report (or --data for a dataset card)")
+
     release(
         args.checkpoint,
         args.report,
@@ -857,10 +872,16 @@ def add_sweep_release_parsers(sub) -> None:
         help="check a checkpoint against its bias report and write a model card (optionally push to the hub)",
         description="Refuse a report made from other weights, re-judge a few of its probes, and write a release "
         "folder (model files, README.md model card with the two-sided bias report, bias_report/, reproduce/). "
-        "Uploads only with --push-to-hub (token from HF_TOKEN or the hub login; never printed).",
+        "Uploads only with --push-to-hub (token from HF_TOKEN or the hub login; never printed). With --data, "
+        "write a dataset card into a built folder instead, so that datasets.load_dataset(FOLDER) reads it.",
     )
-    p.add_argument("--checkpoint", required=True, help="the trained model folder (required)")
-    p.add_argument("--report", required=True, help="its `eval bias` output folder (required)")
+    p.add_argument("--checkpoint", help="the trained model folder (required unless --data)")
+    p.add_argument("--report", help="its `eval bias` output folder (required unless --data)")
+    p.add_argument(
+        "--data",
+        help="a `biasaware build` output folder: write its dataset card (README.md: configs, features, source "
+        "license, how it was built) in place (default: none)",
+    )
     p.add_argument("--out", help="the release folder (default: CHECKPOINT-release next to it)")
     p.add_argument(
         "--name",

@@ -332,3 +332,36 @@ def test_a_direct_judge_card_snippet_reads_the_verdict_as_biasaware(tiny_models,
     judge = load_judge(str(out), mode="direct", template="verdict")
     expected = judge.pair("Which is larger, 0.9 or 0.11?", "0.9 is larger.", "0.11 is larger.").verdict
     assert done.stdout.strip() == expected
+
+
+def test_a_built_folder_loads_with_datasets_after_its_card(tmp_path, monkeypatch):
+    """release --data writes a dataset card; datasets.load_dataset(folder) then reads every file as its
+    own split, whole (identity probes' meta.identity and mirror probes' meta.mirror in one schema)."""
+    import datasets
+    from huggingface_hub import DatasetCard
+
+    from biasaware.cli import main
+    from biasaware.data.builders import BuildConfig, build_bench, build_train
+    from biasaware.io import read_records
+
+    bench, train = tmp_path / "bench", tmp_path / "train"
+    build_bench(BuildConfig(n_per_bias=3, corpus_size=200, biases="length,gender", families="facts"), bench)
+    build_train(BuildConfig(corpus_size=200, max_rows=8, n_negatives=2), train)
+    for folder in (bench, train):
+        assert main(["release", "--data", str(folder), "--name", "someone/data"]) == 0
+        card = DatasetCard.load(folder / "README.md")
+        assert (
+            card.data.license == "apache-2.0" and card.data.configs and "dataset_info" in card.data.to_dict()
+        )
+        loaded = datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "cache"))
+        for f in folder.glob("*.jsonl"):
+            rows = [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
+            split = loaded[f.stem.replace("-", "_")]
+            assert len(split) == len(rows) and split[0]["id"] == rows[0]["id"]
+    assert loaded["train"].num_rows == 8
+    assert set(read_records(bench, "probe")[0].model_dump()) >= {
+        "id",
+        "original",
+        "injected",
+    }  # still biasaware's
+    assert main(["release", "--data", str(tmp_path / "none")]) == 2

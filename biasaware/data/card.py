@@ -1,0 +1,112 @@
+"""A dataset card for a built folder, so that it stands alone: ``datasets.load_dataset(folder)``
+reads every file as its own split, and the hub shows what the data is.
+
+A build folder holds JSONL files (a bench: one per bias and side, e.g. ``length.jsonl`` and
+``length-mirror.jsonl``; training rows: ``train.jsonl``; traces: ``traces.jsonl``) and
+``manifest.json``. The card (``README.md``) carries the hub's YAML header: one ``default`` config whose
+``data_files`` name each non-empty JSONL file as a split (a hyphen becomes ``_``: split names are
+words), ``dataset_info.features`` (the union of the files' schemas, so that files whose ``meta``
+differ, e.g. only identity probes have ``meta.identity``, load as one dataset; a key a row lacks is
+null), the license of the source data, tags; then how the folder was built (source, counts, biases,
+verifier, rewriter, seed) from the manifest. ``datasets``' own JSON loader infers each file's schema.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from biasaware.errors import BiasAwareError
+
+SOURCE_LICENSES = {
+    "builtin": "apache-2.0",
+    "helpsteer3": "cc-by-4.0",
+}  # the built-in corpus ships with biasaware
+KIND_TASKS = {"probe": "bias probes", "train": "training rows", "trace": "SFT traces"}
+
+
+def _merge(a: Any, b: Any) -> Any:
+    """The union of two ``datasets`` feature trees (dict keys merged; otherwise the first)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {**b, **{k: _merge(v, b[k]) if k in b else v for k, v in a.items()}}
+    return a
+
+
+def features(files: list[Path]):
+    """The union of the files' schemas as ``datasets.Features``."""
+    import datasets
+
+    merged: dict[str, Any] = {}
+    shown = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()  # one bar per file would be noise here
+    try:
+        for f in files:
+            found = datasets.load_dataset("json", data_files={"x": str(f)}, split="x").features
+            merged = _merge(merged, dict(found))
+    finally:
+        if shown:
+            datasets.enable_progress_bars()
+    return datasets.Features(merged)
+
+
+def write_dataset_card(folder: str | Path, name: str | None = None, license: str | None = None) -> Path:
+    """Write ``folder/README.md`` (see the module docstring); returns its path."""
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    folder = Path(folder)
+    path = folder / "manifest.json"
+    if not path.exists():
+        raise BiasAwareError(
+            f"{folder} is not a finished build (no manifest.json): run `biasaware build` first"
+        )
+    manifest = json.loads(path.read_text())
+    files = sorted(f for f in folder.glob("*.jsonl") if f.stat().st_size > 0)
+    if not files:
+        raise BiasAwareError(f"{folder}: no data rows to describe")
+    splits = [{"split": f.stem.replace("-", "_"), "path": f.name} for f in files]
+    source = str(manifest.get("source", "unknown"))
+    config = manifest.get("config") or {}
+    biases = manifest.get("biases") or {}
+    data = DatasetCardData(
+        license=license or SOURCE_LICENSES.get(source, "other"),
+        configs=[{"config_name": "default", "data_files": splits}],
+        dataset_info={"features": features(files)._to_yaml_list()},
+        tags=["biasaware", "llm-as-a-judge", "judgment-bias", "preference"],
+        pretty_name=name or folder.name,
+    )
+    kind = KIND_TASKS.get(str(manifest.get("kind")), str(manifest.get("kind")))
+    rows = {f.stem: sum(1 for line in f.open() if line.strip()) for f in files}
+    body = [
+        f"# {name or folder.name}",
+        "",
+        f"{kind.capitalize()} built by biasaware (`biasaware build`, version {manifest.get('biasaware')}) for "
+        "training and evaluating LLM judges that resist judgment bias.",
+        "",
+        "```python",
+        "import datasets",
+        "",
+        f'data = datasets.load_dataset("{name or folder.name}")  # or a local copy of this folder',
+        "```",
+        "",
+        "## How it was built",
+        "",
+        f"- source pairs: `{source}`"
+        + (f" ({manifest.get('source_pairs')} pairs)" if manifest.get("source_pairs") is not None else ""),
+        f"- biases: {', '.join(biases) if isinstance(biases, dict) and biases else config.get('biases', '?')}",
+        f"- verifier: {manifest.get('verifier')}; rewriter: {manifest.get('rewriter')}; seed {config.get('seed')}",
+    ]
+    for key in ("direction", "cues", "augment", "families"):
+        if config.get(key) is not None:
+            body.append(f"- {key}: {config[key]}")
+    body += ["", "## Splits", "", "| split | file | rows |", "|---|---|---:|"]
+    body += [f"| {s['split']} | {s['path']} | {rows[Path(s['path']).stem]} |" for s in splits]
+    body += [
+        "",
+        "Each row follows biasaware's record schema (a bias probe: the original and the injected view of one pair, "
+        "the correct answer, the bias and `meta`; a mirror probe carries the cue on the better answer). "
+        "`manifest.json` holds every build setting, the counts and the verifier's retention.",
+    ]
+    card = DatasetCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(body) + "\n")
+    card.save(str(folder / "README.md"))
+    return folder / "README.md"
