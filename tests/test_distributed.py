@@ -174,3 +174,34 @@ def test_fsdp2_as_accelerate_prepares_it_saves_a_folder_that_loads(tiny_models, 
         w for w in found["warnings"] if "before backward" in w
     ]  # the tied lm_head warning seen on GPU
     assert probe_output(out, "causal") == pytest.approx(found["trained_tail"], abs=1e-4)
+
+
+def test_two_machines_on_localhost_train_a_reward_model(tiny_models, rows, tmp_path):
+    """accelerate_configs/multi_node.yaml as two 'machines' of one process each (machine ranks 0 and 1,
+    the main node at 127.0.0.1, gloo on the CPU): two steps of a tiny reward model whose final folder
+    loads and reproduces the trained model; the card records a world of 2."""
+    accelerate = Path(sys.executable).with_name("accelerate")
+    port = str(free_port())
+    out = tmp_path / "mn"
+
+    def machine(rank: int) -> subprocess.Popen:
+        cmd = [
+            str(accelerate), "launch", "--config_file", str(ROOT / "accelerate_configs" / "multi_node.yaml"),
+            "--num_machines", "2", "--num_processes", "2", "--machine_rank", str(rank),
+            "--main_process_ip", "127.0.0.1", "--main_process_port", port, "--mixed_precision", "no",
+            str(ROOT / "recipes" / "reward.py"), "--model_name_or_path", str(tiny_models["reward"]),
+            "--train_file", rows, "--output_dir", str(out), "--max_steps", "2", "--report_to", "none",
+            "--save_strategy", "no", "--bf16", "false", "--per_device_train_batch_size", "2",
+            "--use_cpu", "true", "--ddp_backend", "gloo",
+        ]  # fmt: skip
+        env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"}
+        return subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env
+        )
+
+    nodes = [machine(0), machine(1)]
+    logs = [n.communicate(timeout=600)[0] for n in nodes]
+    assert [n.returncode for n in nodes] == [0, 0], logs[0][-3000:] + logs[1][-3000:]
+    card = json.loads((out / "biasaware_card.json").read_text())
+    assert card["world_size"] == 2
+    assert_loads(out, "reward")

@@ -313,3 +313,40 @@ def test_policy_grpo_with_a_judge_as_reward(tiny_models, tmp_path):
     with pytest.raises(BiasAwareError, match=r"bad.jsonl:2: field reference"):
         r.main(r.ScriptArguments(train_file=str(bad), judge=str(tiny_models["causal"]), judge_mode="direct"),
                args, policy)  # fmt: skip
+
+
+def test_report_to_tensorboard_writes_the_losses_and_rewards(tiny_models, train_rows, tmp_path, capsys):
+    """report_to reaches TRL unchanged: --report_to tensorboard writes event files holding the training
+    loss (reward recipe) and the rewards (GRPO), read back with TensorBoard's own reader."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from trl import GRPOConfig, ModelConfig
+
+    from biasaware.training.reward_trainer import SetRewardConfig
+
+    def scalars(folder):
+        tags = set()
+        for events in folder.rglob("events.out.tfevents.*"):
+            acc = EventAccumulator(str(events.parent))
+            acc.Reload()
+            tags |= set(acc.Tags()["scalars"])
+        return tags
+
+    r = load_recipe("reward")
+    args = cpu_args(
+        SetRewardConfig, tmp_path / "rm", report_to=["tensorboard"]
+    )  # events under output_dir/runs
+    r.main(
+        r.ScriptArguments(train_file=train_rows),
+        args,
+        ModelConfig(model_name_or_path=str(tiny_models["reward"])),
+    )
+    assert "train/loss" in scalars(tmp_path / "rm" / "runs")
+
+    g = load_recipe("grpo")
+    args = cpu_args(GRPOConfig, tmp_path / "grpo", num_generations=2, max_completion_length=4,
+                    report_to=["tensorboard"])  # fmt: skip
+    g.main(g.ScriptArguments(train_file=train_rows, bias_ratio="0:4"), args,
+           ModelConfig(model_name_or_path=str(tiny_models["causal"])))  # fmt: skip
+    tags = scalars(tmp_path / "grpo" / "runs")
+    assert "train/reward" in tags and any(t.startswith("train/rewards/accuracy_reward") for t in tags)
+    assert "[train] step 2/2" in capsys.readouterr().out  # progress stays on the console
