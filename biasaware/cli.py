@@ -336,10 +336,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)  # an unwritable place fails before the work
     result = compare_folders(args.runs, view=args.view, by_id=args.by_id)
     overlap = result["overlap"]
-    counts = ", ".join(f"{label}: {v if v is not None else '?'}" for label, v in
-                       zip(result["runs"], overlap["items"].values(), strict=True))  # fmt: skip
+    counts = "; ".join(
+        f"{label}: {c['scored']} scored" + (f", {c['not_scored']} not scored" if c["not_scored"] else "")
+        for label, c in result["probes"].items()
+    )
     shared = overlap["shared"] if overlap["shared"] is not None else "unknown (--by-id)"
-    print(f"[compare] probes judged: {counts}; shared with the same content: {shared}")
+    print(f"[compare] probes {counts}; probe ids shared with the same content: {shared}; compared on both: "
+          f"{result['overall']['n']} standard probes" + (f", {result['mirror']['overall']['n']} mirror probes"
+          if result.get("mirror") else ""))  # fmt: skip
     for label, folder, judge in zip(result["runs"], args.runs, result["judges"], strict=True):
         print(f"[compare] {label}: {folder} (judge {judge})")
     print(compare_table(result))

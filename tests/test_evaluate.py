@@ -426,7 +426,15 @@ def test_compare_refuses_runs_of_other_content_under_the_same_ids(bench, tiny_mo
     evaluate_bias(direct, bench, tmp_path / "a", biases=["authority"], limit=2)
     evaluate_bias(reward, bench, tmp_path / "b", biases=["authority"], limit=3)
     assert main(["eval", "compare", "--runs", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
-    assert "probes judged: a: 4, b: 6; shared with the same content: 4" in capsys.readouterr().out
+    assert (
+        "probes a: 4 scored; b: 6 scored; probe ids shared with the same content: 4"
+        in capsys.readouterr().out
+    )
+    # a reward model is not scored on a prompt-level bias: its probes are counted apart
+    evaluate_bias(reward, bench, tmp_path / "d", biases=["authority", "bandwagon"], limit=2)
+    assert main(["eval", "compare", "--runs", str(tmp_path / "a"), str(tmp_path / "d")]) == 0
+    out = capsys.readouterr().out
+    assert "d: 4 scored, 4 not scored" in out, out[out.find("[compare]") :][:300]
     assert (
         main(["eval", "compare", "--runs", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path)])
         == 2

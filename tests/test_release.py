@@ -365,3 +365,24 @@ def test_a_built_folder_loads_with_datasets_after_its_card(tmp_path, monkeypatch
         "injected",
     }  # still biasaware's
     assert main(["release", "--data", str(tmp_path / "none")]) == 2
+
+
+def test_a_released_judge_rewards_a_policy_in_grpo(two_points, tiny_models, tmp_path):
+    """The downstream use: a released reward-model judge as the reward of recipes/policy_grpo.py,
+    two GRPO steps of a tiny policy."""
+    from trl import GRPOConfig, ModelConfig
+
+    from biasaware.training.recipe import load_recipe
+
+    ckpt, report = two_points[0]
+    released = release(ckpt, report, tmp_path / "released", name="someone/judge")
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text("".join(json.dumps({"prompt": f"What is {i} + {i}?"}) + "\n" for i in range(4)))
+    r = load_recipe("policy_grpo")
+    args = GRPOConfig(output_dir=str(tmp_path / "policy"), max_steps=2, per_device_train_batch_size=4,
+                      num_generations=2, max_completion_length=6, learning_rate=1e-3, use_cpu=True,
+                      report_to="none", save_strategy="no", logging_steps=1, bf16=False)  # fmt: skip
+    script = r.ScriptArguments(train_file=str(prompts), judge=str(released), judge_device="cpu")
+    trainer = r.main(script, args, ModelConfig(model_name_or_path=str(tiny_models["causal"])))
+    assert trainer.state.global_step == 2
+    assert any("rewards/biasaware_judge_reward/mean" in h for h in trainer.state.log_history)
