@@ -322,6 +322,7 @@ def judge_spec(args: argparse.Namespace):
         base_url=args.base_url,
         concurrency=args.concurrency,
         pointwise=getattr(args, "pointwise", None),
+        parse=getattr(args, "parse", None),
     )
 
 
@@ -703,6 +704,14 @@ def add_judge_arguments(p, max_tokens: int = 512, required: str = "required unle
         default="default",
         help="judge prompt format (default default); direct mode reads the first token of a letter-first "
         "format: verdict or direct (any other name gives direct)",
+    )
+    p.add_argument(
+        "--parse",
+        default="strict",
+        choices=["strict", "native"],
+        help="generate mode: read replies by biasaware's strict rule (ambiguous replies are invalid), or as the "
+        "format's own tool reads them, tie-breaks included, to compare with published numbers (llmbar, "
+        "llmbar-cot, mtbench, judgelm, prometheus, autoj; docs/formats.md) (default strict)",
     )
     p.add_argument(
         "--backend",

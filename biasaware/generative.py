@@ -328,9 +328,11 @@ def evaluate(out: Path, judges: dict[str, str], budget: Budget, seed: int, devic
             micro, check = summary["overall"]["micro"], summary["judge_check"]
             v = check["verdicts"]
             flag = f"  DEGENERATE: {'; '.join(check['reasons'])}" if check["degenerate"] else ""
-            print(f"[eval] {name} ({mode}): Acc_ori {pct(micro['acc_ori'])}, BSR {pct(micro['bsr'])}, "
-                  f"over-correction {pct(micro['overcorrection'])}; verdicts A {v['A']} B {v['B']} tie {v['tie']} "
-                  f"invalid {v['invalid']}{flag}", flush=True)  # fmt: skip
+            print(f"[eval] {name} ({mode}, {micro['n']} standard + {(micro.get('mirror') or {}).get('n', 0)} mirror "
+                  f"probes): Acc_ori {pct(micro['acc_ori'])}, "
+                  f"BSR {pct(micro['bsr'])}, over-correction {pct(micro['overcorrection'])}; verdicts over "
+                  f"{sum(v.values())} views: A {v['A']} B {v['B']} tie {v['tie']} invalid {v['invalid']}{flag}",
+                  flush=True)  # fmt: skip
     return runs
 
 

@@ -387,9 +387,11 @@ def run_quickstart(
         flag = f"  DEGENERATE: {'; '.join(check['reasons'])}" if check["degenerate"] else ""
         v = check["verdicts"]
         print(
-            f"[eval] {name} ({spec.mode}, every bias): Acc_ori {pct(micro['acc_ori'])}, BSR {pct(micro['bsr'])}, "
-            f"over-correction {pct(micro['overcorrection'])}; verdicts A {v['A']} B {v['B']} "
-            f"tie {v['tie']} invalid {v['invalid']}{flag}",
+            f"[eval] {name} ({spec.mode}, every bias it is scored on: {micro['n']} standard + "
+            f"{(micro.get('mirror') or {}).get('n', 0)} mirror probes): "
+            f"Acc_ori {pct(micro['acc_ori'])}, BSR {pct(micro['bsr'])}, "
+            f"over-correction {pct(micro['overcorrection'])}; verdicts over {sum(v.values())} views: A {v['A']} "
+            f"B {v['B']} tie {v['tie']} invalid {v['invalid']}{flag}",
             flush=True,
         )
     stages.record("evaluate", time.time() - mark, not judged)

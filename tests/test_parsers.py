@@ -184,7 +184,17 @@ TABLE = {
         ("Output (b).", "B"),
         ("output (a)", "A"),
         ("Output (a) is better.", "A"),
-        ("Output (a) is better than Output (b).", "invalid"),
+        ("Output (a) is better than Output (b).", "A"),  # a conclusion sentence
+        # LLMBar's CoT replies: reasoning that names both outputs, then the conclusion it asks for
+        (
+            "Output (a) ignores the word limit while Output (b) keeps it.\n\nTherefore, Output (b) is better.",
+            "B",
+        ),
+        ("Output (b) is shorter, but Output (a) is correct. **Therefore, Output (a) is better.**", "A"),
+        ('Output (a) rambles; Output (b) answers. "Therefore, Output (b) is better."', "B"),
+        ("Therefore, Output (a) is better. On reflection, therefore, Output (b) is better.", "invalid"),
+        ("Output (a) is better. Output (b) is better.", "invalid"),
+        ("So Output (b) is the better one? No: thus Output (a) is better.", "invalid"),  # two conclusions
         ("Output (b) follows the instruction; Output (a) ignores the word limit.\nOutput (b)", "B"),
         ("**Output (a)**", "A"),
         ('"Output (b)"', "B"),
@@ -337,3 +347,75 @@ def test_long_adversarial_replies(name):
             a, b = MARKERS[name]
             assert parse(f"{a}{long}{b}") == "invalid" and parse(f"{b}\n{long}\n{a}") == "invalid"
             assert parse(f"{long}\n{a}") == "A"  # a verdict after any amount of text is read
+
+
+# --parse native: each tool's own rule on replies in its published format (the rules: docs/formats.md)
+NATIVE_TABLE = {
+    "llmbar-cot": [  # LLMBar CoT: "Output (a) is better." anywhere wins over "Output (b) is better."
+        ("Output (a) ignores the limit; Output (b) keeps it.\nTherefore, Output (b) is better.", "B"),
+        ("**Therefore, Output (a) is better.**", "A"),
+        ("Therefore, Output (b) is better. Therefore, Output (a) is better.", "A"),  # (a) is checked first
+        ("Output (a) is better than Output (b).", "A"),
+        ("Both are fine.", "invalid"),
+        ("output (a) is better.", "invalid"),  # case-sensitive
+    ],
+    "llmbar": [  # LLMBar Vanilla: a line starting with "Output (a)" wins over one with "Output (b)"
+        ("Output (b)", "B"),
+        ("Output (b)\nOutput (a)", "A"),
+        ("I pick Output (b).", "invalid"),  # not at the start of a line
+        (" Output (a)", "A"),
+    ],
+    "mtbench": [  # FastChat: "[[A]]" in the reply, else "[[B]]", else "[[C]]"
+        ("Assistant B is better. [[B]]", "B"),
+        ("[[B]] ... no, [[A]]", "A"),
+        ("[[C]]", "tie"),
+        ("[[a]]", "invalid"),
+        ("A is better.", "invalid"),
+    ],
+    "judgelm": [  # JudgeLM: first line, commas to spaces, split on one space, two numbers, else (-1, -1)
+        ("8 6\nAssistant 1 is better.", "A"),
+        ("6 9", "B"),
+        ("7 7", "tie"),
+        ("8, 6", "tie"),  # "8  6" splits into three parts: (-1, -1), a tie
+        ("Scores: 8 6", "tie"),
+        ("8.5 6", "A"),
+    ],
+    "prometheus": [  # prometheus-eval: the earliest result marker, A or B in any case
+        ("Feedback: A is vague. [RESULT] B", "B"),
+        ("[RESULT] a", "A"),
+        ("[RESULT] A ... [RESULT] B", "A"),
+        ("Result: B", "B"),
+        ("I select Response B.", "invalid"),
+    ],
+    "autoj": [  # Auto-J: the last "final decision is ", then response 1 / response 2 / tie
+        ("So, the final decision is Response 2.", "B"),
+        ("the final decision is Response 1, then the final decision is Tie", "tie"),
+        ("So, the Final decision is Response 1.", "invalid"),  # case-sensitive phrase
+        ("Final decision: Response 1", "invalid"),
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    "name,reply,verdict", [(n, r, v) for n, rows in NATIVE_TABLE.items() for r, v in rows]
+)
+def test_native_parsers_read_as_their_tools(name, reply, verdict):
+    from biasaware.judging.parsers import get_parser
+
+    assert get_parser(name, "native")(reply) == verdict
+
+
+def test_native_falls_back_to_strict_where_no_tool_exists():
+    from biasaware.judging.parsers import NATIVE, get_parser
+
+    for name in ("default", "selene", "direct", "verdict"):
+        assert name not in NATIVE and get_parser(name, "native") is PARSERS[name]
+    assert set(NATIVE) == {"llmbar", "llmbar-cot", "mtbench", "judgelm", "prometheus", "autoj"}
+
+
+@pytest.mark.parametrize("name", ["llmbar", "llmbar-cot", "mtbench", "judgelm", "prometheus", "autoj"])
+@given(text=st.text(alphabet="AB[]()<>/RESULT*:\n 0123456789.Outputisbetterfinaldecision,"))
+def test_native_parsers_never_raise(name, text):
+    from biasaware.judging.parsers import get_parser
+
+    assert get_parser(name, "native")(text) in ("A", "B", "tie", "invalid")

@@ -731,6 +731,7 @@ JUDGMENT_SETTINGS = (
     "temperature",
     "seed",
     "pointwise",
+    "parse",
 )
 FINGERPRINT = "fingerprint.json"
 
@@ -749,7 +750,9 @@ def fingerprint(spec, identity: dict | None, items: list) -> dict[str, Any]:
             )
         hashes[item.id] = json_sha256(item.model_dump(mode="json"))
     model = (identity or {}).get("weights_sha256") or spec.name
-    return {"judge": {"model": model, **{k: getattr(spec, k) for k in JUDGMENT_SETTINGS}}, "items": hashes}
+    # the default strict parse is left out, so folders judged before --parse existed still resume
+    settings = {k: getattr(spec, k) for k in JUDGMENT_SETTINGS if k != "parse" or spec.parse != "strict"}
+    return {"judge": {"model": model, **settings}, "items": hashes}
 
 
 def check_fingerprint(out: Path, mine: dict[str, Any], write: bool, judge_only: bool = False) -> None:

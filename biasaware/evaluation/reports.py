@@ -408,8 +408,8 @@ def experiment_markdown(result: dict[str, Any], labels: dict[str, str] | None = 
     labels = labels or {}
     base = result["baseline"]
     lines = [
-        "| judge | n | Acc_ori | p | Acc_inj | BSR | p | Acc_inj (mirror) | over-correction | p | two-sided | "
-        "check |",
+        "| judge | n (probes per side) | Acc_ori | p | Acc_inj | BSR | p | Acc_inj (mirror) | over-correction | p | "
+        "two-sided | check |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for name, r in result["runs"].items():

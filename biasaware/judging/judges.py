@@ -54,6 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from biasaware.errors import BiasAwareError
 from biasaware.judging.llm import LLMClient, LLMSpec, any_text
 from biasaware.judging.models import chat_ids, encode_rendered, render_chats
+from biasaware.judging.parsers import get_parser
 from biasaware.judging.prompts import LETTER_FIRST, TEMPLATES, get_template
 from biasaware.judging.scoring import ScoreOutput, ScoreUnit, parse_score
 from biasaware.progress import advance
@@ -86,6 +87,9 @@ class JudgeSpec(BaseModel):
     cache_dir: str | None = None
     pointwise: Literal["rubric", "minimal"] | None = Field(
         None, description="judge a pair by scoring each response alone: rubric (1-5) or minimal (1-10)"
+    )
+    parse: Literal["strict", "native"] = Field(
+        "strict", description="read replies by biasaware's strict rule, or as the format's own tool does"
     )
 
     @field_validator("template")
@@ -361,6 +365,7 @@ class GenerativeJudge:
         self.spec = spec
         self.client = LLMClient(spec.llm_spec(), role="judge")
         self.template = get_template(spec.template)
+        self.parse = get_parser(spec.template, spec.parse)
         self.name = spec.name
         self.chunk_views = max(
             64, 4 * max(spec.batch_size, spec.concurrency if spec.backend == "openai" else 1)
@@ -404,7 +409,7 @@ class GenerativeJudge:
 
     def judge(self, views: list[View]) -> list[JudgeOutput | None]:
         return [
-            overlong_output(*over) if over else None if r is None else JudgeOutput(r, self.template.parse(r))
+            overlong_output(*over) if over else None if r is None else JudgeOutput(r, self.parse(r))
             for r, over in self._ask([self.template.render(v) for v in views], "judge")
         ]
 
@@ -421,7 +426,7 @@ class GenerativeJudge:
         ]
 
     def summary(self) -> dict[str, Any]:
-        return {"template": self.template.name, **self.client.summary()}
+        return {"template": self.template.name, "parse": self.spec.parse, **self.client.summary()}
 
 
 # --------------------------------------------------------------------------------- forward judges

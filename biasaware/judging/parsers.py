@@ -20,11 +20,46 @@ format          what decides
                 such marker naming the same
 ``selene``      ``**Result:** A`` (bold optional, the colon required, "Response B" allowed) ending
                 the reply; a "Result:" marker anywhere naming the other answer: invalid
-``llmbar``      "Output (a)" / "Output (b)": every mention names the same output, or (reasoning
+``llmbar``      "Output (a)" / "Output (b)": conclusion sentences "Output (x) is better" all naming
+                the same output; without one, every mention names the same output, or (reasoning
                 that names both) every line that is an output alone names the same one
 ``direct``      the reply opens with the verdict: ``A``, ``(B)``, ``Response A``, ``Answer: B``,
                 ``Output (a)``; a letter that starts a sentence ("A better answer ...") is not one
 ==============  ================================================================================
+
+``llmbar`` also reads LLMBar's chain-of-thought replies (template ``llmbar-cot``): reasoning that names
+both outputs, then a conclusion sentence "Output (x) is better" (opening the reply, a line or a
+sentence, or after "therefore", "thus", "so", "hence", "overall", "conclusion"); conclusions naming
+different outputs are invalid.
+
+Native reading (``--parse native``, :data:`NATIVE`): each tool's own rule, tie-breaks included, so
+that published numbers can be compared. Where the strict rule differs it is stricter on purpose:
+a reply with two different verdicts is not a verdict.
+
+==============  ===================================  ========================================  ==============================
+format          native tool, file                    its rule                                  strict default differs
+==============  ===================================  ========================================  ==============================
+``llmbar``      LLMBar, LLMEvaluator/evaluate.py     Vanilla: a line starting "Output (a)"     both outputs on lines of their
+                (completion_with_parsing)            anywhere, else "Output (b)"; (a) first    own: invalid, not (a)
+``llmbar-cot``  the same                             CoT: "Output (a) is better." anywhere,    two different conclusions:
+                                                     else "Output (b) is better."              invalid, not (a)
+``mtbench``     FastChat, fastchat/llm_judge/        "[[A]]" in the reply, else "[[B]]", else  [[A]] and [[B]] both: invalid,
+                common.py (run_judge_pair)           "[[C]]" (tie)                             not A
+``judgelm``     JudgeLM, judgelm/llm_judge/          first line, commas to spaces, split on    an unreadable first line:
+                common.py (parse_score)              one space, two numbers; else (-1, -1): a  invalid, not a tie; "8, 6"
+                                                     tie; higher wins                          and "Assistant 1: 8" lines read
+``prometheus``  prometheus-eval, prometheus_eval/    the earliest result marker ("[RESULT]",   the verdict must end the reply;
+                parser.py (_parse_output_relative)   "Result:", ...) followed by A or B, any   markers naming both: invalid
+                                                     case
+``autoj``       Auto-J, codes/usage/example.py       the last "final decision is " (this       every marker must name the
+                (extract_pariwise_result)            case), then response 1 / 2 / tie          same; any case; "Final
+                                                                                               decision:" read too
+==============  ===================================  ========================================  ==============================
+
+``selene``, ``default``, ``direct`` and ``verdict`` have no native tool parser (Atla publishes the
+Selene format but no pairwise parser): native reading is the strict one. A tool's error value (no
+marker) is ``invalid`` here, counted as wrong, as each tool counts it (prometheus-eval regenerates an
+unreadable reply up to 10 times; a single reply is read here).
 
 Linear time: end-anchored patterns run on the reply's last :data:`TAIL` characters, and every
 pattern that scans a whole reply starts with a literal marker and has bounded gaps, so no input
@@ -171,14 +206,31 @@ _LLMBAR_LINE = re.compile(
 )
 
 
+# a conclusion sentence: "Output (x) is better" opening the reply, a line or a sentence, or after a
+# connective ("Therefore, Output (a) is better."); "I don't think Output (a) is better" is not one
+_LLMBAR_CONCLUSION = re.compile(
+    r"(?:\A|[.!?:\n]|\b(?:therefore|thus|so|hence|overall|conclusion))[ \t,*\"'>#-]{0,8}"
+    r"output[ \t]{0,3}\([ \t]{0,2}([ab])[ \t]{0,2}\)[ \t]{1,3}is[ \t]{1,3}(?:the[ \t]{1,3})?better\b",
+    re.I,
+)
+
+
 def parse_llmbar(reply: object) -> str:
     """
     >>> parse_llmbar("Output (b)")
     'B'
-    >>> parse_llmbar("Output (a) is better than Output (b).")
+    >>> parse_llmbar("Output (a) is wrong, so Output (b) is better.")
+    'B'
+    >>> parse_llmbar("Therefore, Output (a) is better. Therefore, Output (b) is better.")
+    'invalid'
+    >>> parse_llmbar("Output (a) or Output (b)?")
     'invalid'
     """
     text = _text(reply) or ""
+    concluded = _LLMBAR_CONCLUSION.findall(text)
+    if concluded:  # LLMBar's CoT replies: reasoning names both outputs, the conclusion decides
+        letter = _one(concluded)
+        return letter.upper() if letter else "invalid"
     letter = _one(_LLMBAR.findall(text))
     if letter is None and "\n" in text.strip():  # both named: the lines that are one output alone decide
         lines = [line for line in text.split("\n") if len(line) <= 80]
@@ -210,6 +262,124 @@ def parse_direct(reply: object) -> str:
     return (m.group(1) or m.group(2)).upper()
 
 
+# ------------------------------------------------------------------------------------------ native
+# ``--parse native``: each tool's own rule, tie-breaks included, so that published numbers can be
+# compared (see the NATIVE table in the module docstring). Where a tool returns its error value (no
+# marker), the verdict is ``invalid``, counted as wrong as the tool counts it.
+_LLMBAR_VANILLA = (re.compile(r"(?:^|\n) ?Output \(a\)"), re.compile(r"(?:^|\n) ?Output \(b\)"))
+_LLMBAR_COT = (re.compile(r"Output \(a\) is better."), re.compile(r"Output \(b\) is better."))
+_PROM_NATIVE = re.compile(
+    r"(?:\[RESULT\]|\[RESULT:\s*|\[Response\s+|\[Result\](?:\s+Response)?|\[Result:\s*|(?:^|\n)Result:?\s*)"
+    r"\s*(A|B)(?:\]|\s|$)",
+    re.I | re.M,
+)
+
+
+def _first_of(patterns: tuple[re.Pattern, re.Pattern], text: str) -> str:
+    """LLMBar's rule: the first pattern (in order, Output (a) first) found anywhere in the reply."""
+    for letter, pattern in zip("AB", patterns, strict=True):
+        if pattern.search(text):
+            return letter
+    return "invalid"
+
+
+def native_llmbar(reply: object) -> str:
+    """LLMBar's Vanilla rule (LLMEvaluator/evaluate.py, completion_with_parsing): a line starting with
+    "Output (a)" anywhere wins over one with "Output (b)".
+
+    >>> native_llmbar("Output (b)\\nOutput (a)")
+    'A'
+    """
+    return _first_of(_LLMBAR_VANILLA, (_text(reply) or "").strip())
+
+
+def native_llmbar_cot(reply: object) -> str:
+    """LLMBar's CoT rule: "Output (a) is better." anywhere wins over "Output (b) is better.".
+
+    >>> native_llmbar_cot("Output (b) is better. Output (a) is better.")
+    'A'
+    """
+    return _first_of(_LLMBAR_COT, (_text(reply) or "").strip())
+
+
+def native_mtbench(reply: object) -> str:
+    """FastChat's run_judge_pair: "[[A]]" in the reply, else "[[B]]", else "[[C]]" (tie).
+
+    >>> native_mtbench("[[B]] ... on reflection [[A]]")
+    'A'
+    """
+    text = _text(reply) or ""
+    for mark, verdict in (("[[A]]", "A"), ("[[B]]", "B"), ("[[C]]", "tie")):
+        if mark in text:
+            return verdict
+    return "invalid"
+
+
+def native_judgelm(reply: object) -> str:
+    """JudgeLM's parse_score: the first line, commas to spaces, split on one space, exactly two numbers;
+    anything else is scored (-1, -1), a tie; then the higher score wins, equal is a tie.
+
+    >>> native_judgelm("8 6")
+    'A'
+    >>> native_judgelm("8, 6")
+    'tie'
+    """
+    parts = (_text(reply) or "").split("\n")[0].replace(",", " ").split(" ")
+    try:
+        s1, s2 = (float(x) for x in parts) if len(parts) == 2 else (-1.0, -1.0)
+    except ValueError:
+        s1 = s2 = -1.0
+    return "A" if s1 - s2 > 0 else "B" if s2 - s1 > 0 else "tie"
+
+
+def native_prometheus(reply: object) -> str:
+    """prometheus-eval's relative parser (parser.py, _parse_output_relative): the earliest result
+    marker followed by A or B, in any case.
+
+    >>> native_prometheus("Response A is vague. [RESULT] B")
+    'B'
+    """
+    m = _PROM_NATIVE.search(_text(reply) or "")
+    return m.group(1).upper() if m else "invalid"
+
+
+def native_autoj(reply: object) -> str:
+    """Auto-J's extract_pariwise_result: the last "final decision is " (this case), then what follows
+    starts with "response 1", "response 2" or "tie" (any case).
+
+    >>> native_autoj("The final decision is Response 2. Wait, the final decision is Response 1.")
+    'A'
+    """
+    text = (_text(reply) or "").strip()
+    at = text.rfind("final decision is ")
+    if at < 0:
+        return "invalid"
+    rest = text[at + len("final decision is ") :].strip().lower()
+    for start, verdict in (("response 1", "A"), ("response 2", "B"), ("tie", "tie")):
+        if rest.startswith(start):
+            return verdict
+    return "invalid"
+
+
+NATIVE: dict[str, Callable[[object], str]] = {
+    "mtbench": native_mtbench,
+    "judgelm": native_judgelm,
+    "prometheus": native_prometheus,
+    "autoj": native_autoj,
+    "llmbar": native_llmbar,
+    "llmbar-cot": native_llmbar_cot,
+}
+PARSE_MODES = ("strict", "native")
+
+
+def get_parser(template: str, mode: str = "strict") -> Callable[[object], str]:
+    """The parser of a prompt format: biasaware's strict one, or with ``native`` its tool's own where
+    the format has a native tool (the others have none: their strict parser)."""
+    if mode not in PARSE_MODES:
+        raise ValueError(f"parse must be one of {', '.join(PARSE_MODES)}, got {mode!r}")
+    return NATIVE.get(template, PARSERS[template]) if mode == "native" else PARSERS[template]
+
+
 def parse_rule(name: str) -> str:
     """The rule of a format's parser in words: its row of the module docstring's table (a release's
     card states it, for users without biasaware)."""
@@ -220,7 +390,7 @@ def parse_rule(name: str) -> str:
         if head:
             if found:
                 break
-            found = head.group(1) == ("direct" if name == "verdict" else name)
+            found = head.group(1) == {"verdict": "direct", "llmbar-cot": "llmbar"}.get(name, name)
             if found:
                 lines.append(head.group(2))
         elif found and line.strip():
@@ -239,6 +409,7 @@ PARSERS: dict[str, Callable[[object], str]] = {
     "autoj": parse_autoj,
     "selene": parse_selene,
     "llmbar": parse_llmbar,
+    "llmbar-cot": parse_llmbar,
     "direct": parse_direct,
     "verdict": parse_direct,
 }

@@ -130,6 +130,21 @@ TEMPLATES: dict[str, Template] = {
         'Which is better, Output (a) or Output (b)? Reply with "Output (a)" or "Output (b)" alone, with no '
         "explanation.",
     ),
+    "llmbar-cot": Template(
+        "llmbar-cot",
+        "You are a careful evaluator. Given an instruction and two outputs, pick the output that follows "
+        "the instruction better: it should do exactly what the instruction asks, be correct and be helpful. "
+        "Do not prefer an output for its length, its style or its position. " + UNTRUSTED,
+        (
+            ("# Instruction:", "# End of Instruction"),
+            ("# Output (a):", "# End of Output (a)"),
+            ("# Output (b):", "# End of Output (b)"),
+        ),
+        # LLMBar's CoT prompt asks for the same ending (LLMEvaluator/evaluators/prompts/comparison/CoT.txt)
+        'First give a brief explanation of your evaluation, using "Output (a)" and "Output (b)" to refer to the '
+        'outputs, then always end your response with either "Therefore, Output (a) is better." or "Therefore, '
+        'Output (b) is better." verbatim. Do not say both or neither are good.',
+    ),
     "direct": Template(
         "direct",
         "You are an impartial judge. Decide which response answers the question better: correctness "
