@@ -401,6 +401,7 @@ def run_quickstart(
         small = {k: runs[k] for k in (ZERO_SHOT, SMOKE) if k in runs}
         zero_shot = compare_runs(small, ZERO_SHOT, biases=list(QUICK_CUES), seed=seed)
         result["zero_shot"] = zero_shot
+        result["command"] = "biasaware quickstart"
         result["stage_seconds"], result["resumed_seconds"] = stages.finish(time.time() - t0)
         write_json(out / "report.json", result)
         experiment_plot(result, out / "two_sided.png")
@@ -412,6 +413,55 @@ def run_quickstart(
     print(
         f"[done] quickstart finished in {time.time() - t0:.1f}s; outputs in {out} (report: {out / 'report.md'})"
     )
+
+
+README_LABELS = {
+    "baseline": "baseline: hinge on natural pairs",
+    "paper": "paper: InfoNCE + bias negatives",
+    "balanced": "balanced: InfoNCE on balanced rows",
+}
+
+
+def readme_table(result: dict) -> str:
+    """The README's two-sided table, from the quickstart's ``report.json`` alone (a test checks that
+    the README shows this): Acc_ori, BSR and over-correction with 95% intervals and flips, McNemar p
+    against the baseline (over-correction of balanced also against paper), the zero-shot judge."""
+    from biasaware.evaluation.reports import ci
+
+    def cell(r: dict, key: str, side: dict) -> str:
+        return f"{pct(r[key])}{ci(r.get(key + '_ci'))} ({side['flips']}/{side['ori_correct']})"
+
+    def p(x: float | None) -> str:
+        return "–" if x is None else f"{x:.0e}".replace("e-0", "e-") if x < 1e-3 else f"{x:.2g}"
+
+    lines = [
+        "| judge (minilm-l6 unless said) | Acc_ori | BSR (standard probes) | p | over-correction (mirror probes) | p | "
+        "two-sided |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, label in README_LABELS.items():
+        r = result["runs"][name]
+        pv = r["p_vs"].get("baseline", {})
+        oc_p = p(pv.get("overcorrection"))
+        if name == "balanced" and "paper" in r["p_vs"]:
+            oc_p += f" (vs paper: {p(r['p_vs']['paper']['overcorrection'])})"
+        lines.append(
+            f"| {label} | {pct(r['acc_ori'])}{ci(r['acc_ori_ci'])} | {cell(r, 'bsr', r)} | {p(pv.get('bsr'))} | "
+            f"{cell(r, 'overcorrection', r['mirror'])} | {oc_p} | {pct(r['two_sided'])} |"
+        )
+    z = result["zero_shot"]["runs"][ZERO_SHOT]
+    check = z["judge_check"]
+    flag = (
+        f'degenerate: "{check["top_letter"]}" on {100 * check["top_share"]:.0f}% of views'
+        if check["degenerate"]
+        else pct(z["two_sided"])
+    )
+    lines.append(
+        f"| smollm2-135m-instruct zero-shot, direct ({ZERO_SHOT_PROBES} probes per bias and side) | "
+        f"{pct(z['acc_ori'])}{ci(z['acc_ori_ci'])} | {pct(z['bsr'])} ({z['flips']}/{z['ori_correct']}) | | "
+        f"{pct(z['overcorrection'])} ({z['mirror']['flips']}/{z['mirror']['ori_correct']}) | | {flag} |"
+    )
+    return "\n".join(lines)
 
 
 def experiment_checks(result: dict) -> list[str]:

@@ -56,3 +56,15 @@ def test_the_preflight_tables_are_their_results_files():
     assert verdicts_markdown(hundred) in text
     outcomes = {n: r["outcome"] for n, r in three.items()}
     assert outcomes == {"baseline": "fail", "paper": "fail", "balanced": "warn"}
+
+
+def test_the_quickstart_tables_are_the_results_file():
+    """README.md and docs/results.md show the quickstart's table as docs/results/quickstart.json (the
+    report.json that `biasaware quickstart` wrote) gives it."""
+    import json
+
+    from biasaware.quickstart import readme_table
+
+    table = readme_table(json.loads((ROOT / "docs" / "results" / "quickstart.json").read_text()))
+    assert table in (ROOT / "README.md").read_text()
+    assert table in (ROOT / "docs" / "results.md").read_text()
