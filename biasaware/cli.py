@@ -408,7 +408,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
         from biasaware.evaluation.general import evaluate_general
 
         summary = evaluate_general(
-            spec, args.benchmark, out, split=args.split, limit=args.limit, rescore=args.rescore
+            spec,
+            args.benchmark,
+            out,
+            split=args.split,
+            limit=args.limit,
+            rescore=args.rescore,
+            seed=args.seed,
         )
         if summary is not None:  # process 0 of a multi-process launch reports
             print((out / "report.md").read_text())
@@ -587,7 +593,11 @@ def add_eval_parser(sub) -> None:
             )
             s.add_argument("--biases", help="all, a category, or a comma list of biases (default all)")
             add_pointwise_argument(s)
-        limit_help = {"bias": "at most N probes per bias and side", "general": "the first N pairs"}
+        limit_help = {
+            "bias": "at most N probes per bias and side (the first N in file order; a biasaware bench is written "
+            "in seeded random order, so they are a seeded sample)",
+            "general": "a seeded sample of N pairs (--seed), stratified by subset",
+        }
         s.add_argument(
             "--limit",
             type=positive_int,

@@ -198,3 +198,24 @@ def test_verbosity_of_a_judge_that_picks_the_longer_response(tmp_path):
         read_records(run_general_eval(FirstWins(), load_benchmark(str(path)), tmp_path / "f"), "judgment")
     )
     assert first["verbosity"]["longer_picked"]["value"] == 0.5
+
+
+def test_limit_draws_a_seeded_sample_stratified_by_subset():
+    """--limit on eval general: each subset its proportional share (largest remainders), drawn at
+    random with the seed, in the benchmark's order; the same seed the same sample."""
+    from biasaware.evaluation.general import sample_pairs
+    from biasaware.records import PreferencePair
+
+    def pair(i, subset):
+        return PreferencePair(id=f"p{i}", source="t", prompt=[{"role": "user", "content": "q"}], chosen="a",
+                              rejected="b", meta={"subset": subset})  # fmt: skip
+
+    pairs = (
+        [pair(i, "easy") for i in range(60)] + [pair(60 + i, "hard") for i in range(30)] + [pair(90, "rare")]
+    )
+    got = sample_pairs(pairs, 10, seed=0)
+    subsets = [p.meta["subset"] for p in got]
+    assert len(got) == 10 and subsets.count("easy") == 7 and subsets.count("hard") == 3  # 6.6, 3.3, 0.1
+    assert [p.id for p in got] == [p.id for p in sorted(got, key=lambda p: int(p.id[1:]))]  # benchmark order
+    assert sample_pairs(pairs, 10, seed=0) == got and sample_pairs(pairs, 10, seed=1) != got
+    assert sample_pairs(pairs, 200, seed=0) == pairs

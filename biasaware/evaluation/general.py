@@ -29,6 +29,27 @@ from biasaware.records import Judgment, PreferencePair, View
 ORDERS = {"chosen_first": "A", "chosen_second": "B"}
 
 
+def sample_pairs(pairs: list[PreferencePair], limit: int, seed: int = 0) -> list[PreferencePair]:
+    """A seeded sample of ``limit`` pairs, stratified by subset (``meta.subset``): each subset gets its
+    share of ``limit`` in proportion to its size (largest remainders first, ties by subset name), drawn
+    at random within the subset; the result keeps the benchmark's order. A benchmark sorted by subset
+    is then measured on every subset, not on the first one."""
+    import random
+
+    if limit >= len(pairs):
+        return list(pairs)
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, p in enumerate(pairs):
+        groups[str(p.meta.get("subset", "all"))].append(i)
+    quotas = {g: limit * len(ix) / len(pairs) for g, ix in groups.items()}
+    take = {g: int(q) for g, q in quotas.items()}
+    for g in sorted(groups, key=lambda g: (-(quotas[g] - take[g]), g))[: limit - sum(take.values())]:
+        take[g] += 1
+    rng = random.Random(seed)
+    chosen = sorted(i for g in sorted(groups) for i in rng.sample(groups[g], take[g]))
+    return [pairs[i] for i in chosen]
+
+
 def general_jobs(pairs: list[PreferencePair], kind: str) -> list[tuple[str, str, View, dict]]:
     names = ["pair"] if kind == "reward" else list(ORDERS)
     jobs = []
@@ -183,9 +204,11 @@ def evaluate_general(
     split: str | None = None,
     limit: int | None = None,
     rescore: bool = False,
+    seed: int = 0,
 ) -> dict[str, Any] | None:
     """``eval general``: judge a benchmark's pairs (both orders for generative judges) into ``out``
-    and write the reports; process 0 of a multi-process launch returns the summary."""
+    and write the reports; process 0 of a multi-process launch returns the summary. ``limit``: a
+    seeded sample of that many pairs, stratified by subset (:func:`sample_pairs`)."""
     import json
 
     from biasaware.devices import ranks
@@ -200,15 +223,18 @@ def evaluate_general(
 
     def pairs():
         loaded = load_benchmark(benchmark, split)
-        seen.append(loaded[:limit] if limit else loaded)
+        seen.append(sample_pairs(loaded, limit, seed) if limit else loaded)
         return seen[-1]
 
     extra = judge_or_rescore(spec, out, rescore, pairs, run_general_eval, target=benchmark)
     if not ranks().main:
         return None
+    if seen and limit:  # what --limit drew, so the sample can be named and drawn again
+        extra["sample"] = {"limit": limit, "seed": seed, "of": "pairs, stratified by subset",
+                           "ids": [p.id for p in seen[-1]]}  # fmt: skip
     if (
         seen
-    ):  # the cue-only heuristics on the same pairs (a rescore without the benchmark keeps the earlier ones)
+    ):  # the cue-only heuristics on the same pairs; a rescore without the benchmark keeps the earlier ones
         from biasaware.evaluation.baselines import general_baselines
 
         extra["cue_baselines"] = general_baselines(seen[-1])
