@@ -405,7 +405,17 @@ def run_quickstart(
         result["stage_seconds"], result["resumed_seconds"] = stages.finish(time.time() - t0)
         write_json(out / "report.json", result)
         experiment_plot(result, out / "two_sided.png")
-        tables = experiment_markdown(result) + "\n" + experiment_markdown(zero_shot)
+        from biasaware.evaluation.baselines import baselines_markdown, bias_baselines
+        from biasaware.evaluation.evaluate import load_probes
+
+        # what the cue alone would do on the table's probes (no model): the reference for BSR
+        result["cue_baselines"] = bias_baselines(load_probes(out / "bench", list(QUICK_CUES)), seed=seed)
+        tables = (
+            experiment_markdown(result)
+            + "\n"
+            + experiment_markdown(zero_shot)
+            + "\n".join(baselines_markdown(result["cue_baselines"]))
+        )
         (out / "report.md").write_text(experiment_report(result, tables, runs, out))
         print("\n" + tables)
         for line in experiment_checks(result):

@@ -419,3 +419,20 @@ def test_native_parsers_never_raise(name, text):
     from biasaware.judging.parsers import get_parser
 
     assert get_parser(name, "native")(text) in ("A", "B", "tie", "invalid")
+
+
+# rows where the native verdict comes from the tool's error or tie-break path, not from an unambiguous
+# marker: the strict parser need not agree there (JudgeLM scores an unreadable line as a tie)
+NATIVE_ERROR_PATHS = {("judgelm", "8, 6"), ("judgelm", "Scores: 8 6")}
+
+
+@pytest.mark.parametrize(
+    "name,reply,verdict", [(n, r, v) for n, rows in NATIVE_TABLE.items() for r, v in rows]
+)
+def test_strict_gives_the_native_verdict_or_invalid(name, reply, verdict):
+    """Where the tool's rule finds a verdict, the default (strict) parser gives the same one, or
+    invalid where the tool broke a tie between two verdicts. Where the tool finds none (its error
+    value), strict may read a variant it misses (another case, "Final decision:"; docs/formats.md)."""
+    if (name, reply) in NATIVE_ERROR_PATHS or verdict == "invalid":
+        return
+    assert PARSERS[name](reply) in (verdict, "invalid")

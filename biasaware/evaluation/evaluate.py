@@ -693,6 +693,13 @@ def evaluate_bias(
         extra["not_scored"] = unscored(loaded[0], spec.kind)
     applied = judge_policy(out, policy)
     extra["cue_baselines"] = cue_baselines(out, loaded[0] if loaded else None, spec, applied, seed)
+    if loaded and limit:  # what --limit kept, so the sample can be named and drawn again
+        extra["sample"] = {"limit": limit, "of": "the first probes of each bias and side (file order)",
+                           "ids": [p.id for p in loaded[0]]}  # fmt: skip
+    elif not loaded and (out / "summary.json").exists():  # a rescore keeps the earlier record
+        earlier = json.loads((out / "summary.json").read_text()).get("sample")
+        if earlier:
+            extra["sample"] = earlier
     return write_reports(out / "judgments.jsonl", out, applied, seed, extra)
 
 
