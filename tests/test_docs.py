@@ -68,3 +68,47 @@ def test_the_quickstart_tables_are_the_results_file():
     table = readme_table(json.loads((ROOT / "docs" / "results" / "quickstart.json").read_text()))
     assert table in (ROOT / "README.md").read_text()
     assert table in (ROOT / "docs" / "results.md").read_text()
+
+
+RESULT_PAGES = ("README.md", "docs/results.md", "docs/generative.md")
+
+
+def _result_values() -> set[str]:
+    """Every number of the committed results files, as a one-decimal percentage, value and minutes."""
+    import json
+
+    values: set[str] = set()
+
+    def walk(x):
+        if isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+        elif isinstance(x, int | float) and not isinstance(x, bool):
+            values.update({f"{100 * x:.1f}", f"{x:.1f}", f"{x / 60:.1f}"})
+
+    for path in sorted((ROOT / "docs" / "results").rglob("*.json")):
+        walk(json.loads(path.read_text()))
+    return values
+
+
+@pytest.mark.parametrize("page", RESULT_PAGES)
+def test_every_result_figure_comes_from_a_results_file(page):
+    """Every one-decimal figure on the results pages (the README, the results and generative pages) is
+    a number of a committed results file; a figure edited by hand is caught (the tables are also
+    checked whole against their files by the tests above)."""
+    text = (ROOT / page).read_text()
+    figures = re.findall(r"(?<![\w.\-])(\d+\.\d)(?![\d\w])", text)
+    assert figures
+    missing = sorted(set(figures) - _result_values())
+    assert not missing, f"{page}: figures in no results file: {missing}"
+
+
+def test_the_figures_check_catches_a_hand_edit():
+    values = _result_values()
+    edited = next(f"{k / 10:.1f}" for k in range(900, 1000) if f"{k / 10:.1f}" not in values)
+    text = (ROOT / "README.md").read_text().replace("92.0 [85.0, 95.9]", f"{edited} [85.0, 95.9]", 1)
+    figures = set(re.findall(r"(?<![\w.\-])(\d+\.\d)(?![\d\w])", text))
+    assert edited in figures - values
