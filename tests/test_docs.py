@@ -70,7 +70,7 @@ def test_the_quickstart_tables_are_the_results_file():
     assert table in (ROOT / "docs" / "results.md").read_text()
 
 
-RESULT_PAGES = ("README.md", "docs/results.md", "docs/generative.md")
+RESULT_PAGES = ("README.md", "docs/results.md", "docs/generative.md", "docs/sweeps-and-releases.md")
 
 
 def _result_values() -> set[str]:
@@ -112,3 +112,12 @@ def test_the_figures_check_catches_a_hand_edit():
     text = (ROOT / "README.md").read_text().replace("92.0 [85.0, 95.9]", f"{edited} [85.0, 95.9]", 1)
     figures = set(re.findall(r"(?<![\w.\-])(\d+\.\d)(?![\d\w])", text))
     assert edited in figures - values
+
+
+def test_the_sweep_table_is_its_results_file():
+    import json
+
+    from biasaware.sweep import sweep_markdown
+
+    table = sweep_markdown(json.loads((ROOT / "docs" / "results" / "sweep-negatives.json").read_text()))
+    assert table in (ROOT / "docs" / "sweeps-and-releases.md").read_text()
