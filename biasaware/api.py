@@ -30,11 +30,37 @@ Prompt = str | list[dict[str, str]]
 
 def messages(prompt: Prompt) -> list[dict[str, str]]:
     """A prompt as chat messages: a string is one user turn."""
-    if isinstance(prompt, str):
+    if isinstance(prompt, str) and prompt.strip():
         return [{"role": "user", "content": prompt}]
-    if not prompt or not all(isinstance(m, dict) and "role" in m and "content" in m for m in prompt):
-        raise BiasAwareError("a prompt is a string or a list of {'role': ..., 'content': ...} messages")
+    if (
+        not isinstance(prompt, list)
+        or not prompt
+        or not all(isinstance(m, dict) and "role" in m and isinstance(m.get("content"), str) for m in prompt)
+    ):
+        raise BiasAwareError(
+            f"a prompt is a non-empty string or a list of {{'role': ..., 'content': ...}} messages; got {prompt!r:.80}"
+        )
     return [dict(m) for m in prompt]
+
+
+def _response(text: Any, what: str = "a response") -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise BiasAwareError(f"{what} is a non-empty string; got {text!r:.80}")
+    return text
+
+
+def _items(items: Any, size: int, what: str) -> list:
+    items = list(items)
+    for item in items:
+        if not isinstance(item, tuple | list) or len(item) != size:
+            raise BiasAwareError(f"each item is {what}; got {item!r:.80}")
+    return items
+
+
+def _judge(judge: Any) -> Judge:
+    if not isinstance(judge, Judge):
+        raise BiasAwareError(f"expected a judge from biasaware.load_judge(...); got {type(judge).__name__}")
+    return judge
 
 
 @dataclass(frozen=True)
@@ -79,7 +105,11 @@ class Judge:
 
     def pairs(self, items: list[tuple[Prompt, str, str]]) -> list[Verdict]:
         """Judge many ``(prompt, response_a, response_b)`` in batches."""
-        views = [View(prompt=messages(p), response_a=a, response_b=b, correct="A") for p, a, b in items]
+        views = [
+            View(prompt=messages(p), response_a=_response(a, "response_a"), response_b=_response(b, "response_b"),
+                 correct="A")
+            for p, a, b in _items(items, 3, "(prompt, response_a, response_b)")
+        ]  # fmt: skip
         outputs = self.impl.judge(views) if views else []
         missing = sum(o is None for o in outputs)
         if missing:
@@ -96,7 +126,10 @@ class Judge:
         from biasaware.judging.scoring import ScoreUnit, ScoringTemplate
 
         template = ScoringTemplate()
-        units = [ScoreUnit(tuple(messages(p)), r, template) for p, r in items]
+        units = [
+            ScoreUnit(tuple(messages(p)), _response(r), template)
+            for p, r in _items(items, 2, "(prompt, response)")
+        ]
         outputs = self.impl.score(units) if units else []
         if any(o is None for o in outputs):
             raise BiasAwareError("a judge call failed after all retries")
@@ -118,12 +151,12 @@ def load_judge(name: str, **settings: Any) -> Judge:
 
 def judge_pair(judge: Judge, prompt: Prompt, response_a: str, response_b: str) -> Verdict:
     """:meth:`Judge.pair`."""
-    return judge.pair(prompt, response_a, response_b)
+    return _judge(judge).pair(prompt, response_a, response_b)
 
 
 def score_response(judge: Judge, prompt: Prompt, response: str) -> float | None:
     """:meth:`Judge.score`."""
-    return judge.score(prompt, response)
+    return _judge(judge).score(prompt, response)
 
 
 def build_bench(out: str | Path, **settings: Any) -> dict[str, Any]:
@@ -161,6 +194,7 @@ def evaluate(
     cue-only baselines."""
     from biasaware.evaluation.evaluate import evaluate_bias
 
+    judge = _judge(judge)
     return evaluate_bias(judge.spec, bench, out, biases=biases, limit=limit, policy=policy, seed=seed,
                          judge=judge.impl)  # fmt: skip
 

@@ -820,10 +820,13 @@ def cmd_release(args: argparse.Namespace) -> int:
     if args.data:
         from biasaware.data.card import write_dataset_card
 
-        if args.checkpoint or args.report or args.push_to_hub:
+        if args.checkpoint or args.report or args.push_to_hub or args.out or args.general:
             raise BiasAwareError(
-                "--data writes a dataset card alone; leave out --checkpoint, --report and --push-to-hub"
+                "--data writes a dataset card into the build folder itself; leave out --checkpoint, --report, "
+                "--out, --general and --push-to-hub"
             )
+        if (Path(args.data) / "README.md").exists():
+            print(f"[release] {Path(args.data) / 'README.md'} is replaced by the dataset card")
         card = write_dataset_card(args.data, name=args.name, license=args.license)
         print(
             f"[release] {card}: dataset card; datasets.load_dataset({str(args.data)!r}) reads every file as a split"

@@ -84,3 +84,21 @@ def test_a_reward_model_gives_its_scalar(tiny_models):
     reward = reward_function(judge)
     got = reward(prompts=["q", "q"], completions=["one", "two"])
     assert got == pytest.approx([judge.score("q", "one"), judge.score("q", "two")])
+
+
+def test_bad_arguments_are_clear_errors(tiny_models):
+    judge = biasaware.load_judge(str(tiny_models["reward"]))
+    for call, message in [
+        (lambda: judge.pair(123, "a", "b"), "a prompt is a non-empty string"),
+        (lambda: judge.pair("q", 1, "b"), "response_a is a non-empty string"),
+        (lambda: judge.pairs([("q", "a")]), "each item is (prompt, response_a, response_b)"),
+        (lambda: biasaware.judge_pair("judge", "q", "a", "b"), "expected a judge"),
+        (lambda: biasaware.score_response(judge, "q", None), "a response is a non-empty string"),
+        (lambda: biasaware.score_response(judge, "q", ""), "a response is a non-empty string"),
+        (
+            lambda: biasaware.load_judge(str(tiny_models["causal"]), mode="direct", parse="native"),
+            "reads generated replies",
+        ),
+    ]:
+        with pytest.raises(BiasAwareError, match=re.escape(message)):
+            call()

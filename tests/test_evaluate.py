@@ -249,7 +249,7 @@ def test_compare_two_judges(bench, tmp_path, capsys):
         str(tmp_path / "c.json"),
     ]
     assert main(compare) == 2  # unchecked content: refused unless asked for by id
-    assert "holds no fingerprint.json" in capsys.readouterr().err and not (tmp_path / "c.json").exists()
+    assert "hold no fingerprint.json" in capsys.readouterr().err and not (tmp_path / "c.json").exists()
     assert main([*compare, "--by-id"]) == 0
     result = json.loads((tmp_path / "c.json").read_text())
     assert (

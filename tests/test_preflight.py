@@ -266,3 +266,19 @@ def test_smollm2_scoring_pointwise_and_preflight(tmp_path, capsys):
     result = json.loads((out / "preflight.json").read_text())
     assert code == result["exit_code"] and result["outcome"] in ("pass", "cannot tell", "warn", "fail")
     assert {"length", "position", "injection", "degenerate judge"} <= {c["check"] for c in result["checks"]}
+
+
+def test_other_battery_settings_in_the_same_folder_are_refused_at_once(tmp_path, monkeypatch, capsys):
+    from biasaware.judging.fake_server import FakeChatServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    monkeypatch.setenv("BIASAWARE_CACHE", str(tmp_path / "cache"))
+    with FakeChatServer(constant) as server:
+        argv = ["preflight", "--judge", "constant", "--backend", "openai", "--base-url", server.base_url]
+        assert main([*argv, "--out", str(tmp_path / "p"), "--per-bias", "2", "--scoring-pairs", "1"]) == 1
+        capsys.readouterr()
+        assert main([*argv, "--out", str(tmp_path / "p"), "--per-bias", "3", "--scoring-pairs", "1"]) == 2
+        assert "per_bias: 2 there, 3 now" in capsys.readouterr().err
+        # a typo in the families claims nothing: the corrected command runs in that folder
+        assert main([*argv, "--out", str(tmp_path / "q"), "--families", "nonsense"]) == 2
+        assert not (tmp_path / "q").exists()

@@ -55,13 +55,17 @@ def write_dataset_card(folder: str | Path, name: str | None = None, license: str
     from huggingface_hub import DatasetCard, DatasetCardData
 
     folder = Path(folder)
+    if not folder.is_dir():
+        raise BiasAwareError(f"{folder}: no such folder")
     path = folder / "manifest.json"
     if not path.exists():
         raise BiasAwareError(
             f"{folder} is not a finished build (no manifest.json): run `biasaware build` first"
         )
     manifest = json.loads(path.read_text())
-    files = sorted(f for f in folder.glob("*.jsonl") if f.stat().st_size > 0)
+    # the build's own files only: a file copied in later is not part of the dataset
+    named = (folder / name for name in manifest.get("outputs") or [])
+    files = sorted(f for f in named if f.is_file() and f.stat().st_size > 0)
     if not files:
         raise BiasAwareError(f"{folder}: no data rows to describe")
     splits = [{"split": f.stem.replace("-", "_"), "path": f.name} for f in files]

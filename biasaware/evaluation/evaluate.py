@@ -481,10 +481,16 @@ def compare_folders(folders: list[str], view: str = "injected", by_id: bool = Fa
     overlap."""
     if Path(folders[0]).resolve() == Path(folders[1]).resolve():
         raise BiasAwareError(f"--runs names {folders[0]} twice; compare two different `eval bias` folders")
+    for folder in folders:
+        if not Path(folder).is_dir():
+            raise BiasAwareError(f"--runs {folder}: no such folder")
+        if not (Path(folder) / "judgments.jsonl").is_file():
+            raise BiasAwareError(f"--runs {folder} is not an `eval bias` output folder (no judgments.jsonl)")
     overlap = same_items(folders)
     if overlap["unchecked"] and not by_id:
+        verb = "holds" if len(overlap["unchecked"]) == 1 else "hold"
         raise BiasAwareError(
-            f"{', '.join(overlap['unchecked'])} holds no fingerprint.json, so whether both runs judged the same "
+            f"{', '.join(overlap['unchecked'])} {verb} no fingerprint.json, so whether both runs judged the same "
             "probes cannot be checked (a shared id may hold other content); rerun `eval bias` into a new folder, "
             "or pass --by-id to compare by probe id unchecked"
         )

@@ -178,6 +178,31 @@ def _worst(verdicts: list[str]) -> str:
 
 
 # ---------------------------------------------------------------------------------------- battery
+BATTERY_SETTINGS = "battery.json"
+
+
+def claim_battery(out: Path, settings: dict[str, Any]) -> None:
+    """A folder holds one battery: a rerun with the same settings resumes; other settings (a larger
+    --per-bias, other families) are refused in one message, before anything is built or judged."""
+    import json
+
+    path = out / BATTERY_SETTINGS
+    if path.exists():
+        earlier = json.loads(path.read_text())
+        diff = [f"{k}: {earlier.get(k)} there, {v} now" for k, v in settings.items() if earlier.get(k) != v]
+        if diff:
+            raise BiasAwareError(
+                f"{out} holds a preflight of another battery ({'; '.join(diff)}); use a new --out for these settings"
+            )
+        return
+    if (out / "battery").exists():
+        raise BiasAwareError(
+            f"{out} holds a battery without its settings ({BATTERY_SETTINGS}); use a new --out"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(path, settings)
+
+
 def default_families(mode: str) -> str:
     """The battery's task families for a judge of this mode: fact pairs only for a reward model
     (an encoder scoring one response cannot check multi-step arithmetic, sorting or equations, so
@@ -353,6 +378,12 @@ def verdict_lines(result: dict[str, Any]) -> list[str]:
             f"{result['settings']['scoring_max_tokens']} (scoring); a judge that reasons at length needs more, or its cut "
             "replies count as invalid (raw replies: bias/judgments.jsonl, scoring/judgments.jsonl)",
         ]
+    if any(c["verdict"] == "cannot tell" for c in result["checks"]):
+        lines += [
+            "",
+            "CANNOT TELL: the 95% interval reaches past the fail threshold but does not lie wholly beyond it: too few "
+            "probes to decide. Raise --per-bias (into a new --out) for a tighter reading.",
+        ]
     lines += ["", f"result: {result['outcome'].upper()} ({result['summary']})"]
     return lines
 
@@ -395,6 +426,12 @@ def run_preflight(
     out = Path(out)
     check_judge(spec)  # a typo in the judge fails before the battery is written
     families = families or default_families(spec.mode)
+    from biasaware.data.corpus import split_families
+
+    split_families("all", families)  # a typo fails before the folder is claimed
+    claim_battery(
+        out, {"per_bias": per_bias, "scoring_pairs": scoring_pairs, "seed": seed, "families": families}
+    )
     battery, items = build_battery(out, per_bias, scoring_pairs, seed, families)
     biases = [*BIAS_NAMES, *SECURITY_PROBES]
     from biasaware.devices import ranks

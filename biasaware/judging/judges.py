@@ -147,6 +147,14 @@ class JudgeSpec(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _parse_in_generate_mode(self) -> JudgeSpec:
+        if self.parse != "strict" and self.mode != "generate":
+            raise ValueError(
+                f"parse {self.parse!r} reads generated replies; mode {self.mode!r} reads no reply (use mode generate)"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _local_modes(self) -> JudgeSpec:
         if self.mode != "generate" and self.backend != "transformers":
             raise ValueError(
