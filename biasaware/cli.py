@@ -35,6 +35,13 @@ def _quiet_libraries(verbose: bool) -> None:
     )
     logging.getLogger("biasaware").setLevel(logging.INFO if verbose else logging.WARNING)
     if not verbose:
+        # DeepSpeed announces its accelerator choice on first use (the built-in model's conversion
+        # imports it); its logger is created later with the same name, so a filter set now applies
+        logging.getLogger("DeepSpeed").addFilter(
+            lambda record: (
+                not str(record.msg).startswith(("Setting accelerator to", "Setting ds_accelerator"))
+            )
+        )
         try:
             import transformers
 

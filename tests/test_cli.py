@@ -258,3 +258,23 @@ def test_every_help_states_the_parser_s_real_default():
                 assert first == str(default), where
             checked += 1
     assert checked > 50
+
+
+def test_deepspeeds_accelerator_notice_is_quiet_unless_verbose(caplog):
+    """DeepSpeed's first-use "Setting accelerator to CPU" line stays off a quiet console; its other
+    warnings, and everything with -v, still show."""
+    import logging
+
+    from biasaware.cli import _quiet_libraries
+
+    logger = logging.getLogger("DeepSpeed")
+    saved = list(logger.filters)
+    try:
+        _quiet_libraries(False)
+        with caplog.at_level(logging.WARNING, logger="DeepSpeed"):
+            logger.warning("Setting accelerator to CPU. If you have GPU or other accelerator, ...")
+            logger.warning("a real DeepSpeed warning")
+        shown = [r.getMessage() for r in caplog.records if r.name == "DeepSpeed"]
+        assert shown == ["a real DeepSpeed warning"]
+    finally:
+        logger.filters[:] = saved
