@@ -364,6 +364,22 @@ def scrub_paths(text: str, paths: list[str]) -> str:
     return _ABSOLUTE.sub(lambda m: m.group(1), text)
 
 
+def _causal_loading(name: str, torch: bool) -> list[str]:
+    """The opening of a generative judge's snippet: imports, the model and its saved prompt format."""
+    return [
+        "```python",
+        "import json",
+        "",
+        *(["import torch"] if torch else []),
+        "from huggingface_hub import hf_hub_download",
+        "from transformers import AutoModelForCausalLM, AutoTokenizer",
+        "",
+        f'tokenizer = AutoTokenizer.from_pretrained("{name}")',
+        f'model = AutoModelForCausalLM.from_pretrained("{name}").eval()',
+        f'prompt = json.load(open(hf_hub_download("{name}", "judge_prompt.json")))',
+    ]
+
+
 def usage(name: str, mode: str, options: dict[str, Any]) -> list[str]:
     """The card's usage snippet, transformers only (no biasaware): a reward model's score of one
     response in the chat format it was trained on; a generative judge's verdict as direct mode reads
@@ -400,15 +416,7 @@ def usage(name: str, mode: str, options: dict[str, Any]) -> list[str]:
             "with `{question}`, `{response_a}` and `{response_b}` to fill. Generate the reply greedily and read the "
             f"verdict by this rule: {options.get('parse_rule')}. An unreadable reply is invalid, never guessed.",
             "",
-            "```python",
-            "import json",
-            "",
-            "from huggingface_hub import hf_hub_download",
-            "from transformers import AutoModelForCausalLM, AutoTokenizer",
-            "",
-            f'tokenizer = AutoTokenizer.from_pretrained("{name}")',
-            f'model = AutoModelForCausalLM.from_pretrained("{name}").eval()',
-            f'prompt = json.load(open(hf_hub_download("{name}", "judge_prompt.json")))',
+            *_causal_loading(name, torch=False),
             "fill = {'question': 'Which is larger, 0.9 or 0.11?', 'response_a': '0.9.', 'response_b': '0.11.'}",
             'chat = [{"role": m["role"], "content": m["content"].format(**fill)} for m in prompt["messages"]]',
             "text = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)",
@@ -424,16 +432,7 @@ def usage(name: str, mode: str, options: dict[str, Any]) -> list[str]:
         "reply; generated replies are read by the format's own rule (`judge_prompt.json`, `parse_rule`), and a "
         "reply that rule cannot read is invalid, never guessed.",
         "",
-        "```python",
-        "import json",
-        "",
-        "import torch",
-        "from huggingface_hub import hf_hub_download",
-        "from transformers import AutoModelForCausalLM, AutoTokenizer",
-        "",
-        f'tokenizer = AutoTokenizer.from_pretrained("{name}")',
-        f'model = AutoModelForCausalLM.from_pretrained("{name}").eval()',
-        f'prompt = json.load(open(hf_hub_download("{name}", "judge_prompt.json")))',
+        *_causal_loading(name, torch=True),
         "",
         "",
         "def verdict(question: str, response_a: str, response_b: str) -> str:",

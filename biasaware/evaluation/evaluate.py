@@ -698,27 +698,27 @@ def evaluate_bias(
     if loaded and spec.kind in ("reward", "pointwise"):  # the report names what was not scored
         extra["not_scored"] = unscored(loaded[0], spec.kind)
     applied = judge_policy(out, policy)
-    extra["cue_baselines"] = cue_baselines(out, loaded[0] if loaded else None, spec, applied, seed)
-    if loaded and limit:  # what --limit kept, so the sample can be named and drawn again
-        extra["sample"] = {"limit": limit, "of": "the first probes of each bias and side (file order)",
-                           "ids": [p.id for p in loaded[0]]}  # fmt: skip
-    elif not loaded and (out / "summary.json").exists():  # a rescore keeps the earlier record
-        earlier = json.loads((out / "summary.json").read_text()).get("sample")
-        if earlier:
-            extra["sample"] = earlier
+    if loaded:
+        from biasaware.evaluation.baselines import bias_baselines
+
+        # the cue-only heuristics on the probes the judge was scored on (no model)
+        extra["cue_baselines"] = bias_baselines(applicable(loaded[0], spec.kind), applied, seed)
+        if limit:  # what --limit kept, so the sample can be named and drawn again
+            extra["sample"] = {"limit": limit, "of": "the first probes of each bias and side (file order)",
+                               "ids": [p.id for p in loaded[0]]}  # fmt: skip
+    else:
+        extra.update(input_records(out))
     return write_reports(out / "judgments.jsonl", out, applied, seed, extra)
 
 
-def cue_baselines(out: Path, probes: list[BiasProbe] | None, spec, policy: str, seed: int) -> dict | None:
-    """The cue-only heuristics (:mod:`biasaware.evaluation.baselines`) on the probes the judge was
-    scored on; a rescore without the benchmark keeps the earlier run's."""
-    from biasaware.evaluation.baselines import bias_baselines
+INPUT_RECORDS = ("cue_baselines", "sample")  # summary entries computed from the input items
 
-    if probes is None:
-        earlier = out / "summary.json"
-        return json.loads(earlier.read_text()).get("cue_baselines") if earlier.exists() else None
-    kind = spec.kind if spec is not None else "generative"
-    return bias_baselines(applicable(probes, kind), policy, seed)
+
+def input_records(out: Path) -> dict[str, Any]:
+    """What a rescore without the input keeps of the earlier summary (:data:`INPUT_RECORDS`)."""
+    path = out / "summary.json"
+    earlier = json.loads(path.read_text()) if path.exists() else {}
+    return {k: earlier[k] for k in INPUT_RECORDS if earlier.get(k) is not None}
 
 
 def judge_policy(out: Path, policy: str) -> str:

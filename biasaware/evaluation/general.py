@@ -213,7 +213,7 @@ def evaluate_general(
 
     from biasaware.devices import ranks
     from biasaware.evaluation.benchmarks import load_benchmark
-    from biasaware.evaluation.evaluate import judge_or_rescore
+    from biasaware.evaluation.evaluate import input_records, judge_or_rescore
 
     out = Path(out)
     if rescore and not benchmark and (out / "summary.json").exists():
@@ -229,15 +229,13 @@ def evaluate_general(
     extra = judge_or_rescore(spec, out, rescore, pairs, run_general_eval, target=benchmark)
     if not ranks().main:
         return None
-    if seen and limit:  # what --limit drew, so the sample can be named and drawn again
-        extra["sample"] = {"limit": limit, "seed": seed, "of": "pairs, stratified by subset",
-                           "ids": [p.id for p in seen[-1]]}  # fmt: skip
-    if (
-        seen
-    ):  # the cue-only heuristics on the same pairs; a rescore without the benchmark keeps the earlier ones
+    if seen:
         from biasaware.evaluation.baselines import general_baselines
 
-        extra["cue_baselines"] = general_baselines(seen[-1])
-    elif (out / "summary.json").exists():
-        extra["cue_baselines"] = json.loads((out / "summary.json").read_text()).get("cue_baselines")
+        extra["cue_baselines"] = general_baselines(seen[-1])  # the cue-only heuristics on the same pairs
+        if limit:  # what --limit drew, so the sample can be named and drawn again
+            extra["sample"] = {"limit": limit, "seed": seed, "of": "pairs, stratified by subset",
+                               "ids": [p.id for p in seen[-1]]}  # fmt: skip
+    else:
+        extra.update(input_records(out))
     return write_general_reports(out / "judgments.jsonl", out, str(benchmark or "benchmark"), extra)

@@ -59,6 +59,17 @@ _MT_LABELS = (
     ("[The Start of Assistant B's Answer]", "[The End of Assistant B's Answer]"),
 )
 
+_LLMBAR_SYSTEM = (
+    "You are a careful evaluator. Given an instruction and two outputs, pick the output that follows "
+    "the instruction better: it should do exactly what the instruction asks, be correct and be helpful. "
+    "Do not prefer an output for its length, its style or its position. " + UNTRUSTED
+)
+_LLMBAR_LABELS = (
+    ("# Instruction:", "# End of Instruction"),
+    ("# Output (a):", "# End of Output (a)"),
+    ("# Output (b):", "# End of Output (b)"),
+)
+
 TEMPLATES: dict[str, Template] = {
     "default": Template("default", JUDGE_SYSTEM, _MT_LABELS),
     "mtbench": Template(
@@ -119,27 +130,15 @@ TEMPLATES: dict[str, Template] = {
     ),
     "llmbar": Template(
         "llmbar",
-        "You are a careful evaluator. Given an instruction and two outputs, pick the output that follows "
-        "the instruction better: it should do exactly what the instruction asks, be correct and be helpful. "
-        "Do not prefer an output for its length, its style or its position. " + UNTRUSTED,
-        (
-            ("# Instruction:", "# End of Instruction"),
-            ("# Output (a):", "# End of Output (a)"),
-            ("# Output (b):", "# End of Output (b)"),
-        ),
+        _LLMBAR_SYSTEM,
+        _LLMBAR_LABELS,
         'Which is better, Output (a) or Output (b)? Reply with "Output (a)" or "Output (b)" alone, with no '
         "explanation.",
     ),
     "llmbar-cot": Template(
         "llmbar-cot",
-        "You are a careful evaluator. Given an instruction and two outputs, pick the output that follows "
-        "the instruction better: it should do exactly what the instruction asks, be correct and be helpful. "
-        "Do not prefer an output for its length, its style or its position. " + UNTRUSTED,
-        (
-            ("# Instruction:", "# End of Instruction"),
-            ("# Output (a):", "# End of Output (a)"),
-            ("# Output (b):", "# End of Output (b)"),
-        ),
+        _LLMBAR_SYSTEM,
+        _LLMBAR_LABELS,
         # LLMBar's CoT prompt asks for the same ending (LLMEvaluator/evaluators/prompts/comparison/CoT.txt)
         'First give a brief explanation of your evaluation, using "Output (a)" and "Output (b)" to refer to the '
         'outputs, then always end your response with either "Therefore, Output (a) is better." or "Therefore, '
