@@ -601,8 +601,8 @@ def add_eval_parser(sub) -> None:
             s.add_argument("--biases", help="all, a category, or a comma list of biases (default all)")
             add_pointwise_argument(s)
         limit_help = {
-            "bias": "at most N probes per bias and side (the first N in file order; a biasaware bench is written "
-            "in seeded random order, so they are a seeded sample)",
+            "bias": "a seeded sample (--seed) of N probes per bias and side, drawn by base pair so a probe and its "
+            "mirror stay together",
             "general": "a seeded sample of N pairs (--seed), stratified by subset",
         }
         s.add_argument(

@@ -9,7 +9,7 @@ reply is the verdict letter (the loss covers a handful of tokens, TRL's fused LM
 log-probabilities only there), the lower layers are frozen (``trainable_layers``: no backward
 through them), gradient checkpointing is off (it would run every forward twice), and GRPO samples a
 few tokens per completion. Evaluation reads the verdict from the last position's logits (direct
-mode) on the full probe sample, and parses generated replies (generate mode) on a smaller one.
+mode) on the larger probe sample, and parses generated replies (generate mode) on a smaller one.
 
 Stages (each resumable: a rerun into the same ``--out`` skips what is finished; its first time is
 kept in ``stages.json`` and the rerun's own time added):
@@ -27,8 +27,8 @@ kept in ``stages.json`` and the rerun's own time added):
      GRPO; accuracy, cue-consistency (:mod:`biasaware.training.rewards`) and format, with GRPO's
      rewards left unscaled so the consistency term weighs (``scale_rewards: none``).
 3. evaluate: the zero-shot model and every checkpoint (SFT and GRPO) through ``eval bias``, direct
-   mode on every probe of the five trained cues, generate mode on ``generate_probes`` per bias and
-   side.
+   mode on a seeded sample of ``probes`` per bias and side of the five trained cues (``eval bias
+   --limit``; every probe with ``probes: None``), generate mode on ``generate_probes`` per bias and side.
 4. report: ``generative.json`` (machine, budget, tokens per view, stage times, both tables) and
    ``report.md``: Acc_ori, BSR on standard probes, over-correction on mirror probes, 95% intervals,
    McNemar p against the baseline's GRPO checkpoint, the degenerate-judge check.

@@ -112,6 +112,39 @@ def test_policies_differ_only_on_injected_invalids(bench, tmp_path):
     assert summarize(judgments, "judgebiasbench")["per_bias"]["bandwagon"]["bsr"] == 0.0
 
 
+def test_limit_is_a_seeded_sample_per_bias_and_side_that_keeps_mirrors_with_their_pairs(
+    bench, tiny_models, tmp_path
+):
+    """--limit on eval bias: the same seed gives the same sample whatever the file's order, another
+    seed another one; N per bias and side; a probe's mirror (the same base pair) comes with it; the
+    sample grows with N; the summary records the seed, the rule and the ids."""
+    from biasaware.evaluation.evaluate import evaluate_bias, sample_probes
+
+    every = load_probes(bench, ["authority", "length"])
+    got = load_probes(bench, ["authority", "length"], limit=3, seed=7)
+    assert [p.id for p in got] == [p.id for p in every if p in got]  # file order kept
+    for bias in ("authority", "length"):
+        side = {m: [p for p in got if p.bias == bias and bool(p.meta.get("mirror")) == m] for m in (False, True)}
+        assert len(side[False]) == len(side[True]) == 3
+        assert {p.meta["pair_id"] for p in side[False]} == {p.meta["pair_id"] for p in side[True]}
+    assert sample_probes(list(reversed(every)), 3, seed=7) == list(reversed(got))  # not the file's order
+    assert {p.id for p in got} < {p.id for p in load_probes(bench, ["authority", "length"], limit=5, seed=7)}
+    others = [load_probes(bench, ["authority", "length"], limit=3, seed=s) for s in range(8, 12)]
+    assert any(o != got for o in others)
+    assert not all(  # not simply the first N of the file
+        [p.id for p in o] == [p.id for p in load_probes(bench, ["authority", "length"], limit=3, seed=0)]
+        for o in others
+    )
+
+    direct = JudgeSpec(name=str(tiny_models["causal"]), mode="direct")
+    summary = evaluate_bias(direct, bench, tmp_path / "r", biases=["authority"], limit=2, seed=7)
+    sample = summary["sample"]
+    assert sample["seed"] == 7 and sample["limit"] == 2 and "random.Random" in sample["rule"]
+    assert sample["ids"] == [p.id for p in load_probes(bench, ["authority"], limit=2, seed=7)]
+    with pytest.raises(BiasAwareError, match="another --seed"):  # a resumed run with another sample
+        evaluate_bias(direct, bench, tmp_path / "r", biases=["authority"], limit=2, seed=8)
+
+
 def test_generative_judge_through_an_endpoint(bench, tmp_path):
     probes = load_probes(bench, ["authority", "position"], limit=4)
     with FakeChatServer() as server:

@@ -421,9 +421,10 @@ def write_reports(judgments_path: Path, out: Path, policy: str, seed: int, extra
 
 
 def load_probes(
-    data: str | Path, biases: list[str] | None = None, limit: int | None = None
+    data: str | Path, biases: list[str] | None = None, limit: int | None = None, seed: int = 0
 ) -> list[BiasProbe]:
-    """The probes of ``data``; ``limit`` keeps the first N of each bias and side (standard, mirror)."""
+    """The probes of ``data``; ``limit`` keeps a seeded sample of N per bias and side
+    (:func:`sample_probes`)."""
     probes = read_records(data, "probe")
     if biases:
         there = sorted({p.bias for p in probes}, key=list(BIASES).index)
@@ -433,16 +434,43 @@ def load_probes(
                 f"{data} has no probes of {', '.join(biases)} (it has: {', '.join(there) or 'none'})"
             )
     if limit:
-        kept, seen = [], defaultdict(int)
-        for p in probes:
-            key = (p.bias, bool(p.meta.get("mirror")))
-            if seen[key] < limit:
-                kept.append(p)
-                seen[key] += 1
-        probes = kept
+        probes = sample_probes(probes, limit, seed)
     if not probes:
         raise BiasAwareError(f"{data}: no probes to evaluate")
     return probes
+
+
+SAMPLE_RULE = (
+    "per bias, its base pairs (meta.pair_id, else the probe id) in an order drawn by random.Random(f'{seed}:{bias}'), "
+    "then the first N probes of each side (standard, mirror) in that order; kept in file order"
+)
+
+
+def sample_probes(probes: list[BiasProbe], limit: int, seed: int = 0) -> list[BiasProbe]:
+    """A seeded sample of ``limit`` probes per bias and side (:data:`SAMPLE_RULE`). The draw is over
+    base pairs, so a standard probe and its mirror (the same pair, the cue on the other side) are kept
+    or left together; the same seed gives the same sample whatever the file's order."""
+    import random
+
+    def base(p: BiasProbe) -> str:
+        return str(p.meta.get("pair_id") or p.id)
+
+    pairs: dict[str, set[str]] = defaultdict(set)
+    for p in probes:
+        pairs[p.bias].add(base(p))
+    rank = {}
+    for bias, keys in pairs.items():
+        for i, key in enumerate(random.Random(f"{seed}:{bias}").sample(sorted(keys), len(keys))):
+            rank[bias, key] = i
+    strata: dict[tuple[str, bool], list[int]] = defaultdict(list)
+    for i, p in enumerate(probes):
+        strata[p.bias, bool(p.meta.get("mirror"))].append(i)
+    kept = sorted(
+        i
+        for members in strata.values()
+        for i in sorted(members, key=lambda i: (rank[probes[i].bias, base(probes[i])], i))[:limit]
+    )
+    return [probes[i] for i in kept]
 
 
 def same_items(folders: list[str | Path]) -> dict[str, Any]:
@@ -685,7 +713,7 @@ def evaluate_bias(
     loaded: list[list[BiasProbe]] = []
 
     def probes() -> list[BiasProbe]:
-        found = load_probes(data, biases, limit)
+        found = load_probes(data, biases, limit, seed)
         loaded.append(found)
         if spec is not None and not applicable(found, spec.kind):  # refused before anything is written
             raise BiasAwareError(NOTHING_TO_JUDGE)
@@ -704,8 +732,8 @@ def evaluate_bias(
         # the cue-only heuristics on the probes the judge was scored on (no model)
         extra["cue_baselines"] = bias_baselines(applicable(loaded[0], spec.kind), applied, seed)
         if limit:  # what --limit kept, so the sample can be named and drawn again
-            extra["sample"] = {"limit": limit, "of": "the first probes of each bias and side (file order)",
-                               "ids": [p.id for p in loaded[0]]}  # fmt: skip
+            extra["sample"] = {"limit": limit, "seed": seed, "of": "probes per bias and side",
+                               "rule": SAMPLE_RULE, "ids": [p.id for p in loaded[0]]}  # fmt: skip
     else:
         extra.update(input_records(out))
     return write_reports(out / "judgments.jsonl", out, applied, seed, extra)
@@ -799,7 +827,7 @@ def check_fingerprint(out: Path, mine: dict[str, Any], write: bool, judge_only: 
         if missing:
             raise BiasAwareError(
                 f"{out} holds judgments of {len(missing)} item(s) that are not in this input (e.g. {missing[0]!r}: "
-                "another benchmark, or a smaller --limit); use a new --out"
+                "another benchmark, a smaller --limit or another --seed); use a new --out"
             )
         mine = {"judge": mine["judge"], "items": {**old, **mine["items"]}}
     elif earlier:

@@ -29,6 +29,12 @@ from biasaware.records import Judgment, PreferencePair, View
 ORDERS = {"chosen_first": "A", "chosen_second": "B"}
 
 
+SAMPLE_RULE = (
+    "each subset (meta.subset) its share of N in proportion to its size (largest remainders first, ties by name), "
+    "drawn by random.Random(seed) over the subsets in name order; kept in benchmark order"
+)
+
+
 def sample_pairs(pairs: list[PreferencePair], limit: int, seed: int = 0) -> list[PreferencePair]:
     """A seeded sample of ``limit`` pairs, stratified by subset (``meta.subset``): each subset gets its
     share of ``limit`` in proportion to its size (largest remainders first, ties by subset name), drawn
@@ -235,7 +241,7 @@ def evaluate_general(
         extra["cue_baselines"] = general_baselines(seen[-1])  # the cue-only heuristics on the same pairs
         if limit:  # what --limit drew, so the sample can be named and drawn again
             extra["sample"] = {"limit": limit, "seed": seed, "of": "pairs, stratified by subset",
-                               "ids": [p.id for p in seen[-1]]}  # fmt: skip
+                               "rule": SAMPLE_RULE, "ids": [p.id for p in seen[-1]]}  # fmt: skip
     else:
         extra.update(input_records(out))
     return write_general_reports(out / "judgments.jsonl", out, str(benchmark or "benchmark"), extra)
