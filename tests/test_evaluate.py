@@ -124,7 +124,9 @@ def test_limit_is_a_seeded_sample_per_bias_and_side_that_keeps_mirrors_with_thei
     got = load_probes(bench, ["authority", "length"], limit=3, seed=7)
     assert [p.id for p in got] == [p.id for p in every if p in got]  # file order kept
     for bias in ("authority", "length"):
-        side = {m: [p for p in got if p.bias == bias and bool(p.meta.get("mirror")) == m] for m in (False, True)}
+        side = {
+            m: [p for p in got if p.bias == bias and bool(p.meta.get("mirror")) == m] for m in (False, True)
+        }
         assert len(side[False]) == len(side[True]) == 3
         assert {p.meta["pair_id"] for p in side[False]} == {p.meta["pair_id"] for p in side[True]}
     assert sample_probes(list(reversed(every)), 3, seed=7) == list(reversed(got))  # not the file's order
