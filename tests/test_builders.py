@@ -341,6 +341,11 @@ def test_fact_families_hold_out_whole_families_and_mix_two_mistakes():
     assert split_families("all", "capitals,painters") == ("capitals", "painters")
     with pytest.raises(BiasAwareError, match="unknown built-in task family"):
         split_families("train", "capitols")
+    # groups expand inside a comma list, and only the misspelt name is named
+    assert split_families("test", "facts,capitals") == FACT_TEST_FAMILIES  # capitals is a training family
+    assert split_families("all", "painters,facts")[0] == "painters"
+    with pytest.raises(BiasAwareError, match=r"family nonsense; valid: a comma list of groups"):
+        split_families("all", "facts,nonsense")
 
 
 def test_natural_cues_follow_their_rates_and_balanced_rows_cancel_them(tmp_path):

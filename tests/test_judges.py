@@ -120,6 +120,11 @@ def test_the_judge_kind_is_read_from_the_folder(tiny_models, bench, tmp_path, ca
     err = capsys.readouterr().err
     assert "sequence-classification" in err and "--mode reward" in err and "Traceback" not in err
     assert not (tmp_path / "g").exists()
+    # a prompt format means nothing to a reward model: refused, not recorded in the folder's fingerprint
+    assert main([*args, "--template", "mtbench", "--out", str(tmp_path / "t")]) == 2
+    err = capsys.readouterr().err
+    assert "template 'mtbench'" in err and "mode 'reward'" in err and "Traceback" not in err
+    assert not (tmp_path / "t").exists()
     wrong = [
         "eval",
         "bias",

@@ -251,19 +251,21 @@ SPLITS = ("all", "train", "test")
 
 
 def split_families(split: str = "all", families: str = "reasoning") -> tuple[str, ...]:
-    """The family names of ``families`` (a group of :data:`GROUPS` or a comma list) in ``split``.
+    """The family names of ``families`` (a comma list of groups of :data:`GROUPS` and family names)
+    in ``split``.
 
     >>> split_families("test", "facts")
     ('book_authors', 'painters', 'organ_functions', 'young_animals')
     """
     if split not in SPLITS:
         raise BiasAwareError(f"the built-in corpus has splits {', '.join(SPLITS)}; got {split!r}")
-    names = GROUPS.get(families) or tuple(f.strip() for f in str(families).split(",") if f.strip())
+    parts = [f.strip() for f in str(families).split(",") if f.strip()]
+    names = tuple(dict.fromkeys(n for part in parts for n in GROUPS.get(part, (part,))))  # groups expand
     unknown = [f for f in names if f not in FAMILIES]
     if unknown or not names:
         raise BiasAwareError(
             f"unknown built-in task famil{'ies' if len(unknown) > 1 else 'y'} {', '.join(unknown) or repr(families)}; "
-            f"valid: a group ({', '.join(GROUPS)}) or a comma list of {', '.join(FAMILIES)}"
+            f"valid: a comma list of groups ({', '.join(GROUPS)}) and families ({', '.join(FAMILIES)})"
         )
     chosen = tuple(f for f in names if split == "all" or (split == "test") == (f in TEST_FAMILIES))
     if not chosen:

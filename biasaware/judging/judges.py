@@ -147,6 +147,15 @@ class JudgeSpec(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _template_needs_a_prompt(self) -> JudgeSpec:
+        if self.mode == "reward" and self.template != "default":
+            raise ValueError(
+                f"template {self.template!r} is a judge prompt format; a reward model reads the prompt and one "
+                "response through its own chat template, so leave the template out in mode 'reward'"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _parse_in_generate_mode(self) -> JudgeSpec:
         if self.parse != "strict" and self.mode != "generate":
             raise ValueError(
