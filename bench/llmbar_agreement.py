@@ -64,8 +64,18 @@ def count(path: Path, counts: Counter) -> None:
 def rates(c: Counter) -> dict:
     d = c["decided"] or 1
     return {
-        **{k: c[k] for k in ("replies", "undecided", "decided", "native_agrees", "strict_agrees",
-                             "strict_invalid", "strict_other")},  # fmt: skip
+        **{
+            k: c[k]
+            for k in (
+                "replies",
+                "undecided",
+                "decided",
+                "native_agrees",
+                "strict_agrees",
+                "strict_invalid",
+                "strict_other",
+            )
+        },  # fmt: skip
         "native_agreement": round(c["native_agrees"] / d, 4),
         "strict_agreement": round(c["strict_agrees"] / d, 4),
         "strict_invalid_rate": round(c["strict_invalid"] / d, 4),
@@ -91,7 +101,9 @@ def main() -> int:
         per_file[str(path.relative_to(root))] = c
         per_prompt.setdefault(path.parent.name, Counter()).update(c)
     overall = sum(per_prompt.values(), Counter())
-    print(f"{'prompt':12s} {'format':10s} {'decided':>8s} {'native':>8s} {'strict':>8s} {'invalid':>8s} {'other':>6s}")
+    print(
+        f"{'prompt':12s} {'format':10s} {'decided':>8s} {'native':>8s} {'strict':>8s} {'invalid':>8s} {'other':>6s}"
+    )
     for name, c in [*sorted(per_prompt.items()), ("overall", overall)]:
         r = rates(c)
         fmt = template_of(name) if name != "overall" else ""
