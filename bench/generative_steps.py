@@ -25,7 +25,8 @@ from pathlib import Path
 
 import torch
 from datasets import Dataset
-from training_steps import StepClock  # bench/, next to this script
+from record import add_json_argument, write_record  # bench/, next to this script
+from training_steps import StepClock
 from trl import GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
 
 from biasaware.generative import ARMS, TRAINED_CUES, make_budget
@@ -61,6 +62,7 @@ def main() -> None:
     ap.add_argument("--views", type=int, default=128)
     ap.add_argument("--trl-lm-head", action="store_true",
                     help="leave TRL's LM head as shipped (every position scored on a CPU); default: compact")  # fmt: skip
+    add_json_argument(ap)
     args = ap.parse_args()
     if not args.trl_lm_head:
         compact_lm_head_on_cpu()  # what every recipe does (biasaware/training/recipe.py)
@@ -159,6 +161,15 @@ def main() -> None:
     print(f"\n{len(views)} views, {distinct} distinct (a probe's sides share their original view; the bare "
           f"forward runs the distinct ones too). Steps timed: SFT {args.sft_steps}, GRPO {args.grpo_steps}, "
           "the first two of each dropped.")  # fmt: skip
+    write_record(args.json, {
+        "lm_head": "trl" if args.trl_lm_head else "compact", "threads": threads, "views": len(views), "distinct_views": distinct,
+        "sft_step": {"rows": budget.sft_batch, "seconds": round(sft, 2), "bare": round(bare_sft, 2),
+                     "ratio": round(sft / bare_sft, 2), "tokens": round(sft_tokens)},
+        "grpo_step": {"completions": budget.grpo_batch, "seconds": round(grpo, 2), "bare": round(bare_grpo, 2),
+                      "ratio": round(grpo / bare_grpo, 2), "tokens": grpo_tokens},
+        "view_direct": {"seconds": round(per_view, 3), "bare": round(bare_view, 3),
+                        "ratio": round(per_view / bare_view, 2), "tokens": round(view_tokens)},
+    })  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ import tempfile
 import time
 from contextlib import contextmanager
 
+from record import add_json_argument, write_record
+
 from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.judging.fake_server import FakeChatServer
 
@@ -67,21 +69,32 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=500, help="items; each needs 2 rewrites (default 500)")
     parser.add_argument("--latency", type=float, default=0.1, help="seconds per request (default 0.1)")
     parser.add_argument("--concurrency", type=int, nargs=2, default=[1, 64], metavar=("LOW", "HIGH"))
+    add_json_argument(parser)
     args = parser.parse_args()
     rewrites = 2 * args.items
-    times = {}
+    times, runs = {}, {}
     with endpoint(args.latency) as base_url:
         for c in args.concurrency:
             seconds, manifest = run(base_url, args.items, c)
             calls = manifest["llm"]["rewriter"]["calls"]  # identical requests are sent once
             times[c] = seconds
             bound = calls * args.latency / c
+            runs[str(c)] = {
+                "rewrites": rewrites,
+                "calls": calls,
+                "seconds": round(seconds, 2),
+                "bound": round(bound, 2),
+            }
             print(
                 f"concurrency {c:3d}: {rewrites} rewrites ({calls} calls) in {seconds:7.2f}s  "
                 f"(latency bound {bound:.2f}s; {seconds / bound:.2f}x the bound)"
             )
     low, high = args.concurrency
     print(f"speed-up {low} -> {high}: {times[low] / times[high]:.1f}x")
+    write_record(
+        args.json,
+        {"latency": args.latency, "concurrency": runs, "speed_up": round(times[low] / times[high], 1)},
+    )
 
 
 if __name__ == "__main__":

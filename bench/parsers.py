@@ -16,6 +16,8 @@ import argparse
 import time
 from functools import partial
 
+from record import add_json_argument, write_record
+
 from biasaware.judging.parsers import PARSERS
 from biasaware.judging.scoring import parse_score, parse_template
 
@@ -47,7 +49,9 @@ def read_once(text: str) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
+    add_json_argument(ap)
     args = ap.parse_args()
+    rows = {}
     print(
         f"{'parser':11s} {'10k ms':>8s} {'100k ms':>8s} {'growth':>7s} {'x read':>7s}  worst filler   < {GOAL_MS:.0f} ms"
     )
@@ -63,11 +67,15 @@ def main() -> int:
                 worst = (t10, t100, head + filler + tail, base)
         t10, t100, filler, base = worst
         ok &= t100 < GOAL_MS
+        rows[name] = {"ms_10k": round(t10, 2), "ms_100k": round(t100, 2), "growth": round(t100 / max(t10, 1e-6), 1),
+                      "x_read": round(t100 / max(base, 1e-6), 1), "worst_filler": filler}  # fmt: skip
         print(
             f"{name:11s} {t10:8.2f} {t100:8.2f} {t100 / max(t10, 1e-6):7.1f} {t100 / max(base, 1e-6):7.1f}  "
             f"{filler!r:14s} {'yes' if t100 < GOAL_MS else 'NO'}"
         )
     print("all parsers under the goal" if ok else "some parser is over the goal")
+    slowest = max(rows, key=lambda n: rows[n]["ms_100k"])
+    write_record(args.json, {"goal_ms": GOAL_MS, "parsers": rows, "slowest": slowest, "all_under_goal": ok})
     return 0
 
 

@@ -29,8 +29,8 @@ format          what decides
 
 ``llmbar`` also reads LLMBar's chain-of-thought replies (template ``llmbar-cot``): reasoning that names
 both outputs, then a conclusion sentence "Output (x) is better" (opening the reply, a line or a
-sentence, or after "therefore", "thus", "so", "hence", "overall", "conclusion"); conclusions naming
-different outputs are invalid.
+sentence, or after "therefore", "thus", "so", "hence", "overall", "conclusion", perhaps with a clause between:
+"Therefore, based on the evaluation, Output (a) is better."); conclusions naming different outputs are invalid.
 
 Native reading (``--parse native``, :data:`NATIVE`): each tool's own rule, tie-breaks included, so
 that published numbers can be compared. Where the strict rule differs it is stricter on purpose:
@@ -207,9 +207,10 @@ _LLMBAR_LINE = re.compile(
 
 
 # a conclusion sentence: "Output (x) is better" opening the reply, a line or a sentence, or after a
-# connective ("Therefore, Output (a) is better."); "I don't think Output (a) is better" is not one
+# connective ("Therefore, Output (a) is better."), itself perhaps followed by a clause that ends in a comma
+# ("Therefore, based on the evaluation, Output (a) is better."); "I don't think Output (a) is better" is not one
 _LLMBAR_CONCLUSION = re.compile(
-    r"(?:\A|[.!?:\n]|\b(?:therefore|thus|so|hence|overall|conclusion))[ \t,*\"'>#-]{0,8}"
+    r"(?:\A|[.!?:\n]|\b(?:therefore|thus|so|hence|overall|conclusion)(?:[ \t,][^.!?\n]{0,160}?,)?)[ \t,*\"'>#-]{0,8}"
     r"output[ \t]{0,3}\([ \t]{0,2}([ab])[ \t]{0,2}\)[ \t]{1,3}is[ \t]{1,3}(?:the[ \t]{1,3})?better\b",
     re.I,
 )

@@ -1,0 +1,33 @@
+"""A benchmark's figures as a results file: ``--json PATH`` on every bench script that the docs cite.
+
+The file holds the command that wrote it, the machine (cores, platform, torch threads when torch is
+loaded) and the figures the script printed, so a figure in the docs names its file and a test checks
+that the two agree (``tests/test_docs.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+
+
+def add_json_argument(parser) -> None:
+    parser.add_argument("--json", metavar="PATH", help="also write the figures to PATH (a results file)")
+
+
+def write_record(path: str | None, figures: dict) -> None:
+    if not path:
+        return
+    machine = {"cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()}
+    if "torch" in sys.modules:
+        machine["torch_threads"] = sys.modules["torch"].get_num_threads()
+    script = Path(sys.argv[0])
+    command = " ".join(["python", f"bench/{script.name}", *sys.argv[1:]])
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(
+        json.dumps({"command": command, "machine": machine, "figures": figures}, indent=2) + "\n"
+    )
+    print(f"wrote {path}")
