@@ -191,7 +191,7 @@ def evaluate(
     """``eval bias``: judge both views of every probe of ``bench`` into ``out`` (resumable, the same
     files as the command) and return the summary: per bias, category and overall, Acc_ori, Acc_inj,
     BSR (standard probes), over-correction (mirror probes), intervals, the degenerate check and the
-    cue-only baselines."""
+    cue-only baselines. ``limit``: a seeded sample (``seed``) of that many probes per bias and side."""
     from biasaware.evaluation.evaluate import evaluate_bias
 
     judge = _judge(judge)

@@ -336,6 +336,16 @@ def evaluate(out: Path, judges: dict[str, str], budget: Budget, seed: int, devic
     return runs
 
 
+def weights_of(folders: dict[str, Path]) -> dict[str, str | None]:
+    """Each evaluated judge's weights hash (SHA-256 of its weight files, from its ``eval bias`` summary),
+    so two runs of the experiment can tell whether training reproduced a checkpoint bit for bit."""
+    hashes = {}
+    for name, folder in folders.items():
+        identity = json.loads((folder / "summary.json").read_text())["run"].get("model_identity") or {}
+        hashes[name] = identity.get("weights_sha256")
+    return hashes
+
+
 BASELINE = "baseline SFT+GRPO"
 
 
@@ -374,7 +384,12 @@ def markdown(result: dict[str, Any]) -> str:
 
     parts = []
     budget, m = result["budget"], result["machine"]
-    for mode, title in (("direct", "direct mode (next-token verdict), every probe"),
+    direct = (
+        f"a seeded sample of {budget['probes']} probes per bias and side"
+        if budget.get("probes")
+        else "every probe"
+    )
+    for mode, title in (("direct", f"direct mode (next-token verdict), {direct}"),
                         ("generate", f"generate mode (parsed replies), {budget['generate_probes']} probes per bias and side")):  # fmt: skip
         if mode in result["tables"]:
             parts += [f"**{title}**", "", experiment_markdown(result["tables"][mode])]
@@ -445,6 +460,7 @@ def run_generative(
         "model": model,
         "tokens_per_view": tokens_per_view(out / "bench", budget.template, model),
         "tables": tables(runs, seed),
+        "checkpoints": weights_of(runs["direct"]),
     }
     result["stage_seconds"], result["resumed_seconds"] = stages.finish(time.time() - t_all)
     result["checks"] = {mode: checks(t) for mode, t in result["tables"].items()}

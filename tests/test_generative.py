@@ -135,6 +135,16 @@ def test_generative_experiment_end_to_end_tiny(tiny_models, tmp_path, capsys, no
     }
     assert saved["tables"]["direct"]["baseline"] == "baseline SFT+GRPO"
     assert set(saved["tables"]["generate"]["runs"]) == set(direct)
+    hashes = saved[
+        "checkpoints"
+    ]  # each judge's weights hash: two runs can be compared checkpoint by checkpoint
+    assert set(hashes) == set(direct) and all(len(h) == 64 for h in hashes.values())
+    for a in (
+        hashes
+    ):  # the same weights judge alike (at this tiny budget a step may leave the weights as they were)
+        for b in hashes:
+            if hashes[a] == hashes[b]:
+                assert direct[a]["judge_check"]["verdicts"] == direct[b]["judge_check"]["verdicts"], (a, b)
     for mode in ("direct", "generate"):
         for name, run in saved["tables"][mode]["runs"].items():
             assert run["n"] > 0 and "judge_check" in run, (mode, name)

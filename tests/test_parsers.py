@@ -193,8 +193,14 @@ TABLE = {
         ("Output (b) is shorter, but Output (a) is correct. **Therefore, Output (a) is better.**", "A"),
         # a clause between the connective and the conclusion (as ChatGPT's LLMBar CoT replies write it)
         ("Output (b) lacks detail.\n\nTherefore, based on the evaluation, Output (a) is better.", "A"),
-        ("Output (a) adds causality.\n\nThus, judged on precision and the instruction, Output (b) is better.", "B"),
-        ("In terms of detail, Output (a) is better. Therefore, Output (b) is better.", "B"),  # a partial judgment
+        (
+            "Output (a) adds causality.\n\nThus, judged on precision and the instruction, Output (b) is better.",
+            "B",
+        ),
+        (
+            "In terms of detail, Output (a) is better. Therefore, Output (b) is better.",
+            "B",
+        ),  # a partial judgment
         ('Output (a) rambles; Output (b) answers. "Therefore, Output (b) is better."', "B"),
         ("Therefore, Output (a) is better. On reflection, therefore, Output (b) is better.", "invalid"),
         ("Output (a) is better. Output (b) is better.", "invalid"),
