@@ -19,6 +19,7 @@ Goal: each within 1.25x of its bare cost. Tokens per view are printed with the f
 from __future__ import annotations
 
 import argparse
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -170,6 +171,7 @@ def main() -> None:
         "view_direct": {"seconds": round(per_view, 3), "bare": round(bare_view, 3),
                         "ratio": round(per_view / bare_view, 2), "tokens": round(view_tokens)},
     })  # fmt: skip
+    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import tempfile
 import time
 
@@ -152,6 +153,7 @@ def main() -> None:
                           "new_tokens_per_view": round(stats.completion_tokens / max(stats.calls, 1), 1),
                           "speed_up": round(t_gen / t_direct, 1)}  # fmt: skip
     write_record(args.json, {"reward": reward, "direct_vs_generate": direct_vs_generate})
+    shutil.rmtree(cache, ignore_errors=True)
 
 
 if __name__ == "__main__":
