@@ -157,6 +157,9 @@ def test_every_figure_comes_from_a_results_file_the_page_names(page):
     text = (ROOT / page).read_text()
     missing = _unexplained(page, text)
     assert not missing, f"{page}: figures in no results file it names (and not listed as settings): {missing}"
+    figures = {a or b for a, b in FIGURE.findall(text)}
+    stale = sorted(set(NOT_MEASURED.get(page, {})) - figures)
+    assert not stale, f"{page}: NOT_MEASURED lists figures the page no longer shows: {stale}"
 
 
 def test_the_figures_check_catches_a_hand_edit():
