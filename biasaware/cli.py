@@ -770,28 +770,33 @@ def add_judge_arguments(p, max_tokens: int = 512, required: str = "required unle
 # -------------------------------------------------------------------------------------- quickstart
 def cmd_quickstart(args: argparse.Namespace) -> int:
     if args.generative:
-        from biasaware.generative import run_generative
+        from biasaware.generative import parse_seeds, run_generative
 
+        if args.seeds is not None and args.seed is not None:
+            raise BiasAwareError("give --seed or --seeds, not both")
+        seeds = parse_seeds(args.seeds) if args.seeds is not None else [args.seed or 0]
         settings = {k: getattr(args, k) for k in BUDGET_FLAGS if getattr(args, k) is not None}
         out = Path(args.out or "runs/generative")
         arms = [a.strip() for a in args.arms.split(",") if a.strip()] if args.arms else None
-        run_generative(out, seed=args.seed, device=args.device, dtype=args.dtype, preset=args.budget,
+        run_generative(out, seeds=seeds, device=args.device, dtype=args.dtype, preset=args.budget,
                        overrides=settings, arms=arms)  # fmt: skip
         return 0
     given = [
-        f"--{k.replace('_', '-')}" for k in (*BUDGET_FLAGS, "budget", "arms") if getattr(args, k) is not None
+        f"--{k.replace('_', '-')}"
+        for k in (*BUDGET_FLAGS, "budget", "arms", "seeds")
+        if getattr(args, k) is not None
     ]
     if given:
         raise BiasAwareError(
-            f"{', '.join(given)} set(s) the generative experiment's budget: add --generative"
+            f"{', '.join(given)} set(s) the generative experiment: add --generative"
         )
     from biasaware.quickstart import run_quickstart
 
-    run_quickstart(Path(args.out or "runs/quickstart"), seed=args.seed, device=args.device, dtype=args.dtype)
+    run_quickstart(Path(args.out or "runs/quickstart"), seed=args.seed or 0, device=args.device, dtype=args.dtype)
     return 0
 
 
-BUDGET_FLAGS = ("start_steps", "sft_steps", "grpo_steps", "trainable_layers", "probes", "generate_probes")
+BUDGET_FLAGS = ("start_steps", "sft_steps", "grpo_steps", "trainable_layers", "bench_probes")
 
 
 # ------------------------------------------------------------------------------------ sweep, release
@@ -998,13 +1003,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--out", help="output folder (default: runs/quickstart, or runs/generative with --generative)"
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of every stage (default 0)")
+    p.add_argument("--seed", type=int, help="seed of every stage (default 0)")
+    p.add_argument(
+        "--seeds",
+        help="--generative: training seeds run one after another, e.g. 0-9 or 0,1,2 (default 0); with two or "
+        "more finished seeds in --out the study's aggregate is written",
+    )
     p.add_argument(
         "--generative",
         action="store_true",
-        help="run the generative judge experiment instead (default: the reward-model one): SFT then GRPO of smollm2-135m-instruct, three arms "
-        "(baseline, paper, balanced with the cue-consistency reward), evaluated two-sided (about 90 min on "
-        "2 CPU cores; docs/generative.md)",
+        help="run the generative judge study instead (default: the reward-model experiment): per seed, SFT of "
+        "smollm2-135m-instruct into a starting judge, then four arms (baseline, paper, balanced with the "
+        "cue-consistency reward, balanced-acc: its ablation) of SFT and GRPO, evaluated two-sided on one fixed "
+        "benchmark (about 35 min a seed on 2 quiet CPU cores; docs/generative.md)",
     )
     p.add_argument(
         "--budget",
@@ -1014,8 +1025,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--start-steps",
         type=int,
-        help="--generative: SFT steps of the starting judge every arm starts from, on natural pairs (0: the "
-        "arms start from the base model; default: the preset's; cpu 200 of 4 rows)",
+        help="--generative: SFT steps of the starting judge every arm starts from (default: the preset's; cpu 200 "
+        "of 4 rows)",
     )
     p.add_argument(
         "--sft-steps",
@@ -1025,7 +1036,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--grpo-steps",
         type=int,
-        help="--generative: GRPO steps per arm, 0 for none (default: the preset's; cpu 8 of 16 completions)",
+        help="--generative: GRPO steps per arm (default: the preset's; cpu 12 of 16 completions)",
     )
     p.add_argument(
         "--trainable-layers",
@@ -1033,17 +1044,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="--generative: top layers trained (default: the preset's; cpu 12 of 30, gpu all)",
     )
     p.add_argument(
-        "--probes",
+        "--bench-probes",
         type=int,
-        help="--generative: direct-mode probes per bias and side (default: the preset's; cpu 20, gpu all)",
+        help="--generative: benchmark probes per trained cue and side (default 50)",
     )
     p.add_argument(
-        "--generate-probes",
-        type=int,
-        help="--generative: generate-mode probes per bias and side (default: the preset's; cpu 2, gpu 25)",
-    )
-    p.add_argument(
-        "--arms", help="--generative: a comma list of baseline, paper, balanced (default: all three)"
+        "--arms",
+        help="--generative: a comma list of baseline, paper, balanced, balanced-acc (default: all four)",
     )
     add_device_arguments(p)
     p.set_defaults(func=cmd_quickstart)

@@ -1,37 +1,41 @@
-"""``biasaware quickstart --generative``: the two-sided experiment for generative judges, on a budget
-that a 2-core CPU finishes in about an hour (a GPU preset is larger).
+"""``biasaware quickstart --generative``: does bias-aware training make a generative judge less
+biased, on both sides, without costing accuracy? A many-seed study on a budget that a 2-core CPU
+finishes in about 35 minutes a seed (a GPU preset is larger).
 
-Design. A generative judge's training cost is set by tokens: every SFT step and every GRPO step runs
-the model forward and backward over each row's whole judge prompt, whatever the reply's length. So
-the experiment trains the short letter-first ``verdict`` format (:mod:`biasaware.judging.prompts`;
-about 120 tokens a view on the built-in fact pairs, against about 220 for the reasoning format), the
-reply is the verdict letter (the loss covers a handful of tokens, TRL's fused LM head computes
-log-probabilities only there), the lower layers are frozen (``trainable_layers``: no backward
-through them), gradient checkpointing is off (it would run every forward twice), and GRPO samples a
-few tokens per completion. Evaluation reads the verdict from the last position's logits (direct
-mode) on the larger probe sample, and parses generated replies (generate mode) on a smaller one.
+Design.
 
-Stages (each resumable: a rerun into the same ``--out`` skips what is finished; its first time is
-kept in ``stages.json`` and the rerun's own time added):
+* **One fixed benchmark for every seed** (``out/bench``): the four held-out fact families, the five
+  trained cues, ``bench_probes`` probes per bias and side, both directions, built once with
+  ``bench_seed``. Seeds differ only in training data and training, so per-probe results line up
+  across seeds and the final checkpoints are scored on every probe.
+* **Training data per seed** (``out/seed-N``): ``train_pairs`` distinct natural pairs (each pair's cue
+  on the chosen answer at ``cue_rate``, as in human preference data), split with the seed into
+  ``start_pairs`` for the starting judge and the rest for the arms, so the arms train on pairs the
+  starting judge never saw. The same arm pairs give the balanced rows (four cue placements each).
+* **The starting judge**: ``start_steps`` of SFT of smollm2-135m-instruct on its pairs (one epoch
+  at the default budget): the judge a team has before it debiases.
+* **Arms**, each ``sft_steps`` of SFT then ``grpo_steps`` of GRPO from the starting judge, on the
+  same budget (:data:`ARMS`): ``baseline`` (more natural pairs), ``paper`` (JudgeBiasBench's
+  recipe: natural pairs plus as many bias-aware pairs), ``balanced`` (balanced rows; GRPO with the
+  cue-consistency reward) and ``balanced-acc`` (the ablation: balanced rows and the balanced arm's
+  own SFT checkpoint, GRPO with accuracy only), so the cue-consistency reward's own effect is the
+  difference between the last two.
+* **GRPO with signal**: each GRPO stage trains on the ``grpo_steps x prompts per step`` prompts of
+  most signal among ``grpo_pool``, chosen by the SFT checkpoint's own verdict probabilities
+  (:mod:`biasaware.training.signal`); each step's reward standard deviation and share of groups
+  with zero variance are recorded from the trainer's log, and whether GRPO changed the weights at
+  all (their hash against the SFT checkpoint's).
+* **Time that can be trusted**: each stage records its wall time, its seconds per step, and the
+  machine's load average while it ran (sampled every few seconds), so a stage that shared the cores
+  shows as contended. Seeds run one after another.
 
-1. build: the quickstart's data (:func:`biasaware.quickstart.build_data`): the benchmark on the four
-   held-out fact families, both directions; training rows on six others whose cue sits on the
-   chosen answer 70% of the time (natural pairs with bias negatives), and balanced rows.
-2. per arm, SFT (``recipes/sft.py``, verdict targets) then GRPO (``recipes/grpo.py``) from the SFT
-   checkpoint, each through ``accelerate launch``, on the same budget:
-
-   * ``baseline``: natural pairs (``bias_ratio 0:4``); GRPO with accuracy and format rewards;
-   * ``paper`` (JudgeBiasBench's recipe): natural pairs plus as many bias-aware pairs, the chosen answer
-     against one of its bias negatives (``bias_ratio 4:4``), for SFT and GRPO; accuracy and format;
-   * ``balanced``: balanced rows (each pair's cue on neither, either and both answers) for SFT and
-     GRPO; accuracy, cue-consistency (:mod:`biasaware.training.rewards`) and format, with GRPO's
-     rewards left unscaled so the consistency term weighs (``scale_rewards: none``).
-3. evaluate: the zero-shot model and every checkpoint (SFT and GRPO) through ``eval bias``, direct
-   mode on a seeded sample of ``probes`` per bias and side of the five trained cues (``eval bias
-   --limit``; every probe with ``probes: None``), generate mode on ``generate_probes`` per bias and side.
-4. report: ``generative.json`` (machine, budget, tokens per view, stage times, both tables) and
-   ``report.md``: Acc_ori, BSR on standard probes, over-correction on mirror probes, 95% intervals,
-   McNemar p against the baseline's GRPO checkpoint, the degenerate-judge check.
+Stages of a seed (each resumable: a rerun into the same ``--out`` skips what is finished, keeping
+its first time in ``stages.json``): build, the starting judge, each arm's SFT and GRPO, the
+evaluation of the final checkpoints (``eval bias``, direct mode, every probe), ``generative.json``.
+After the seeds, :mod:`biasaware.evaluation.seeds` writes the study's aggregate: per arm the mean,
+SD and 95% interval across seeds; per seed each arm's difference from the baseline; for each
+comparison a seed-level paired test beside the pooled, seed-stratified probe-level test; a forest
+plot.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ from __future__ import annotations
 import json
 import os
 import platform
+import random
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -46,80 +52,90 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from biasaware.errors import BiasAwareError
-from biasaware.io import write_json
+from biasaware.io import read_records, write_json, write_jsonl
 from biasaware.quickstart import QUICK_CUES as TRAINED_CUES
-from biasaware.quickstart import Stages, _quiet_flags, _recipe, _run, accelerate_launch, build_data
+from biasaware.quickstart import Stages, _quiet_flags, _recipe, _run, accelerate_launch
 
-ZERO_SHOT = "zero-shot"
 BASE_MODEL = "smollm2-135m-instruct"
+START = "start"  # the shared starting judge's name in the tables
 
 
 class Arm(BaseModel):
-    rows: str  # training rows folder of the build
+    rows: str  # training rows folder of the seed
     bias_ratio: str
     rewards: list[str]
     scale_rewards: str = "group"
+    sft_of: str | None = None  # another arm whose SFT checkpoint this arm's GRPO starts from
     what: str
 
 
 ARMS: dict[str, Arm] = {
     "baseline": Arm(
-        rows="train-paper", bias_ratio="0:4", rewards=["accuracy", "format"],
-        what="natural pairs (cue on the chosen answer in 70%); GRPO: accuracy + format",
+        rows="train-arms", bias_ratio="0:4", rewards=["accuracy", "format"],
+        what="natural pairs (the cue on the chosen answer at the cue rate); GRPO: accuracy + format",
     ),
     "paper": Arm(
-        rows="train-paper", bias_ratio="4:4", rewards=["accuracy", "format"],
-        what="natural pairs + bias-aware pairs 4:4 (JudgeBiasBench); GRPO: accuracy + format",
+        rows="train-arms", bias_ratio="4:4", rewards=["accuracy", "format"],
+        what="natural pairs + as many bias-aware pairs (JudgeBiasBench); GRPO: accuracy + format",
     ),
     "balanced": Arm(
         rows="train-balanced", bias_ratio="0:4", rewards=["accuracy", "cue_consistency", "format"],
         scale_rewards="none",
         what="balanced rows (cue on neither, either, both); GRPO: accuracy + cue-consistency + format",
     ),
+    "balanced-acc": Arm(
+        rows="train-balanced", bias_ratio="0:4", rewards=["accuracy", "format"], scale_rewards="none",
+        sft_of="balanced",
+        what="the ablation: the balanced arm's SFT; GRPO on balanced rows with accuracy + format only",
+    ),
 }  # fmt: skip
+BASELINE = "baseline"
 
 
 class Budget(BaseModel):
-    """Every setting that sets the experiment's cost (recorded in the results; a rerun into the same
-    folder must use the same)."""
+    """Every setting that sets the experiment's data and cost (recorded in the results; a rerun into
+    the same folder must use the same)."""
 
     model_config = ConfigDict(extra="forbid")
 
     template: str = "verdict"
     trainable_layers: int | None = Field(12, ge=1)
     max_length: int = Field(512, ge=16)
-    start_steps: int = Field(
-        200,
-        ge=0,
-        description="SFT steps of the shared starting judge on natural pairs (0: every arm starts from the base model)",
-    )
+    bench_probes: int = Field(50, ge=1, description="benchmark probes per trained cue and side")
+    bench_seed: int = Field(0, description="the fixed benchmark's seed (the same for every training seed)")
+    train_pairs: int = Field(1200, ge=2, description="distinct natural training pairs per seed")
+    start_pairs: int = Field(800, ge=1, description="of which the starting judge trains on (the arms: the rest)")
+    cue_rate: float = Field(0.7, ge=0, le=1, description="share of natural pairs with the cue on the chosen answer")
+    start_steps: int = Field(200, ge=1, description="SFT steps of the shared starting judge")
     sft_steps: int = Field(80, ge=1, description="each arm's own SFT steps, from the starting judge")
     sft_batch: int = Field(4, ge=1)
     sft_lr: float = Field(2e-4, gt=0)
     sft_schedule: str = Field("constant_with_warmup", description="transformers' lr_scheduler_type")
-    grpo_steps: int = Field(8, ge=0)
-    grpo_batch: int = Field(
-        16, ge=2, description="completions per step: prompts x num_generations (whole pairs)"
-    )
+    grpo_steps: int = Field(12, ge=1)
+    grpo_batch: int = Field(16, ge=2, description="completions per step: prompts x num_generations")
     num_generations: int = Field(4, ge=2)
+    grpo_pool: int = Field(192, ge=1, description="prompts scored to choose the GRPO prompts from")
     max_completion_length: int = Field(3, ge=1)
     grpo_lr: float = Field(5e-5, gt=0)
-    probes: int | None = Field(20, ge=1, description="direct-mode probes per bias and side (None: all)")
-    generate_probes: int = Field(2, ge=1, description="generate-mode probes per bias and side")
-    generate_max_tokens: int = Field(4, ge=1)
+
+    @property
+    def grpo_prompts(self) -> int:
+        """Prompts GRPO trains on: its steps x prompts per step (one epoch of the chosen ones)."""
+        return self.grpo_steps * max(1, self.grpo_batch // self.num_generations)
 
 
 PRESETS: dict[str, dict[str, Any]] = {
     "cpu": {},
-    # a GPU affords all layers, more steps and more probes in generate mode (not measured here)
+    # a GPU affords all layers, more steps and more probes (not measured here)
     "gpu": {
         "trainable_layers": None,
-        "start_steps": 400,
-        "sft_steps": 400,
+        "train_pairs": 2400,
+        "start_pairs": 1600,
+        "start_steps": 200,
+        "sft_steps": 100,
         "sft_batch": 8,
-        "grpo_steps": 100,
-        "probes": None,
-        "generate_probes": 25,
+        "grpo_steps": 50,
+        "grpo_pool": 800,
     },
 }
 
@@ -128,10 +144,23 @@ def make_budget(preset: str, overrides: dict[str, Any] | None = None) -> Budget:
     if preset not in PRESETS:
         raise BiasAwareError(f"unknown budget preset {preset!r}; valid: {', '.join(PRESETS)}")
     try:
-        return Budget(**{**PRESETS[preset], **(overrides or {})})
+        budget = Budget(**{**PRESETS[preset], **(overrides or {})})
     except ValidationError as exc:
         first = exc.errors()[0]
         raise BiasAwareError(f"budget setting {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    if budget.start_pairs >= budget.train_pairs:
+        raise BiasAwareError(
+            f"budget: start_pairs ({budget.start_pairs}) must leave pairs for the arms (train_pairs {budget.train_pairs})"
+        )
+    if budget.grpo_batch % budget.num_generations:
+        raise BiasAwareError(
+            f"budget: grpo_batch ({budget.grpo_batch}) must be a multiple of num_generations ({budget.num_generations})"
+        )
+    if budget.grpo_pool < budget.grpo_prompts:
+        raise BiasAwareError(
+            f"budget: grpo_pool ({budget.grpo_pool}) must hold the {budget.grpo_prompts} prompts GRPO trains on"
+        )
+    return budget
 
 
 def machine() -> dict[str, Any]:
@@ -148,12 +177,46 @@ def machine() -> dict[str, Any]:
     }
 
 
-def claim(out: Path, seed: int, budget: Budget, device: str, model: str, arms: list[str]) -> None:
-    """Refuse a folder holding another experiment's settings (data, checkpoints and judgments
-    would mix); record them in a new one."""
+class LoadMonitor:
+    """The machine's 1-minute load average, sampled every ``every`` seconds on a thread while a
+    stage runs: its mean and largest value say whether the stage had the cores to itself (a
+    2-thread stage alone on 2 cores reads about 2)."""
+
+    def __init__(self, every: float = 5.0):
+        self.every, self.samples = every, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while True:
+            self.samples.append(os.getloadavg()[0])
+            if self._stop.wait(self.every):
+                return
+
+    def __enter__(self) -> LoadMonitor:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def record(self) -> dict[str, Any]:
+        s = self.samples or [os.getloadavg()[0]]
+        return {"mean": round(sum(s) / len(s), 2), "max": round(max(s), 2), "samples": len(s)}
+
+
+def contended(load: dict[str, Any], cores: int) -> bool:
+    """A stage shared the cores when the mean load exceeded the cores by more than a quarter."""
+    return load["mean"] > 1.25 * cores
+
+
+def claim(out: Path, budget: Budget, device: str, model: str, arms: list[str]) -> None:
+    """Refuse a folder holding another study's settings (data, checkpoints and judgments would mix);
+    record them in a new one. The seeds are not part of the claim: a study grows by seeds."""
     stamp = out / "experiment.json"
-    mine = {"experiment": "generative", "seed": seed, "budget": budget.model_dump(), "device": device,
-            "model": model, "arms": arms}  # fmt: skip
+    mine = {"experiment": "generative-seeds", "budget": budget.model_dump(), "device": device, "model": model,
+            "arms": arms}  # fmt: skip
     if stamp.exists():
         try:
             earlier = json.loads(stamp.read_text())
@@ -163,14 +226,77 @@ def claim(out: Path, seed: int, budget: Budget, device: str, model: str, arms: l
             diff = [
                 k for k in sorted(set(mine["budget"]) | set(earlier.get("budget") or {}))
                 if mine["budget"].get(k) != (earlier.get("budget") or {}).get(k)
-            ] + [k for k in ("experiment", "seed", "device", "model", "arms") if earlier.get(k) != mine[k]]  # fmt: skip
+            ] + [k for k in ("experiment", "device", "model", "arms") if earlier.get(k) != mine[k]]  # fmt: skip
             raise BiasAwareError(
-                f"{out} holds a generative experiment with other settings ({', '.join(diff)}); use a new --out "
+                f"{out} holds a generative study with other settings ({', '.join(diff)}); use a new --out "
                 f"or the same settings"
             )
     elif out.exists() and any(out.iterdir()):
-        raise BiasAwareError(f"{out} is not empty and holds no generative experiment; use a new --out")
+        raise BiasAwareError(f"{out} is not empty and holds no generative study; use a new --out")
     write_json(stamp, mine)
+
+
+def build_bench_once(out: Path, budget: Budget) -> dict[str, Any]:
+    """The fixed benchmark every seed is scored on (module docstring)."""
+    from biasaware.data.builders import BuildConfig, build_bench
+    from biasaware.data.facts import FACT_TEST_FAMILIES
+
+    cfg = BuildConfig(seed=budget.bench_seed, families="facts", biases=",".join(TRAINED_CUES),
+                      n_per_bias=budget.bench_probes)  # fmt: skip
+    manifest = build_bench(cfg, out / "bench")
+    kept = {b: m["kept"] for b, m in manifest["biases"].items()}
+    mirror = {b: m["kept"] for b, m in manifest["mirror"].items()}
+    short = [b for b in TRAINED_CUES if min(kept.get(b, 0), mirror.get(b, 0)) < budget.bench_probes]
+    print(f"[build] bench: {sum(kept.values())} standard + {sum(mirror.values())} mirror probes of "
+          f"{', '.join(TRAINED_CUES)} (held-out fact families: {', '.join(FACT_TEST_FAMILIES)}; seed "
+          f"{budget.bench_seed}, the same for every training seed)", flush=True)  # fmt: skip
+    if short:
+        print(f"[build] bench: fewer than {budget.bench_probes} probes a side for {', '.join(short)}", flush=True)
+    return manifest
+
+
+def split_pairs(ids: list[str], n_start: int, seed: int) -> tuple[set[str], set[str]]:
+    """The starting judge's pairs and the arms' pairs: a seeded split of ``ids``, disjoint."""
+    order = sorted(ids)
+    random.Random(f"{seed}:split").shuffle(order)
+    return set(order[:n_start]), set(order[n_start:])
+
+
+def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
+    """One seed's training rows (module docstring): ``train-start`` (the starting judge's natural
+    pairs), ``train-arms`` (the other natural pairs, with bias negatives for the paper arm) and
+    ``train-balanced`` (the arm pairs' four cue placements). Returns what they hold."""
+    from dataclasses import replace
+
+    from biasaware.data.builders import BuildConfig, build_train
+
+    cues = ",".join(TRAINED_CUES)
+    natural = BuildConfig(seed=seed, families="facts", cues="natural", biases=cues, max_rows=budget.train_pairs,
+                          cue_rates={c: budget.cue_rate for c in TRAINED_CUES})  # fmt: skip
+    made = {
+        "natural": build_train(natural, folder / "build-natural"),
+        "balanced": build_train(replace(natural, augment="balanced"), folder / "build-balanced"),
+    }
+    rows = read_records(folder / "build-natural" / "train.jsonl", "train")
+    balanced = read_records(folder / "build-balanced" / "train.jsonl", "train")
+    start, arms = split_pairs([r.id for r in rows], budget.start_pairs, seed)
+    parts = {
+        "train-start": [r for r in rows if r.id in start],
+        "train-arms": [r for r in rows if r.id in arms],
+        "train-balanced": [r for r in balanced if str(r.meta.get("pair_id")) in arms],
+    }
+    record: dict[str, Any] = {"pairs": len(rows), "dropped_by_verifier": made["natural"]["dropped"]}
+    for name, part in parts.items():
+        target = folder / name / "train.jsonl"
+        if not target.exists():
+            write_jsonl(target, [r.to_dict() for r in part])
+        on_chosen = sum(r.meta.get("natural_cue_on", r.meta.get("cue_on")) == "chosen" for r in part)
+        record[name] = {"rows": len(part), "cue_on_chosen": round(on_chosen / max(len(part), 1), 3)}
+    record["cue_rate"] = budget.cue_rate
+    print(f"[build] seed {seed}: {len(rows)} natural pairs (cue on the chosen answer at rate {budget.cue_rate}): "
+          f"{record['train-start']['rows']} for the starting judge, {record['train-arms']['rows']} for the arms "
+          f"({record['train-balanced']['rows']} balanced rows)", flush=True)  # fmt: skip
+    return record
 
 
 def _scripts() -> tuple[Path, Path]:
@@ -184,229 +310,265 @@ def _scripts() -> tuple[Path, Path]:
 
 def _common(arm: Arm, budget: Budget, seed: int, cpu: bool) -> list[str]:
     common = ["--seed", str(seed), "--template", budget.template, "--bias_ratio", arm.bias_ratio,
-              "--save_strategy", "no", "--use_cpu", str(cpu).lower(), *_quiet_flags()]  # fmt: skip
+              "--save_strategy", "no", "--use_cpu", str(cpu).lower(), "--logging_steps", "1",
+              *_quiet_flags()]  # fmt: skip
     if budget.trainable_layers is not None:
         common += ["--trainable_layers", str(budget.trainable_layers)]
     return common
 
 
-def _sft(out: Path, arm: Arm, budget: Budget, seed: int, cpu: bool, model: str, target: Path, steps: int,
-         what: str) -> None:  # fmt: skip
-    """``steps`` of SFT on verdicts of ``arm``'s rows from ``model`` into ``target``."""
+def _configs() -> Path:
     from biasaware.training.recipe import RECIPES
 
-    configs = RECIPES / "configs" / "smollm2-135m-instruct"
-    _run([*accelerate_launch(cpu), str(_scripts()[0]), "--config", str(configs / "sft_verdict.yaml"),
-          "--model_name_or_path", model, "--train_file", str(out / arm.rows / "train.jsonl"),
+    return RECIPES / "configs" / "smollm2-135m-instruct"
+
+
+def _sft(folder: Path, rows: str, arm: Arm, budget: Budget, seed: int, cpu: bool, model: str, target: Path,
+         steps: int, what: str) -> None:  # fmt: skip
+    """``steps`` of SFT on verdicts of ``rows`` from ``model`` into ``target``."""
+    _run([*accelerate_launch(cpu), str(_scripts()[0]), "--config", str(_configs() / "sft_verdict.yaml"),
+          "--model_name_or_path", model, "--train_file", str(folder / rows / "train.jsonl"),
           "--output_dir", str(target), "--max_steps", str(steps), "--per_device_train_batch_size",
           str(budget.sft_batch), "--learning_rate", str(budget.sft_lr), "--lr_scheduler_type", budget.sft_schedule,
           "--max_length", str(budget.max_length), *_common(arm, budget, seed, cpu)], f"SFT of {what}",
-         out / "run.log")  # fmt: skip
+         folder / "run.log")  # fmt: skip
 
 
-START = "start"  # the shared starting judge's name in the tables
+def _grpo(folder: Path, arm: Arm, budget: Budget, seed: int, cpu: bool, model: Path, target: Path, what: str) -> None:
+    _run([*accelerate_launch(cpu), str(_scripts()[1]), "--config", str(_configs() / "grpo_verdict.yaml"),
+          "--model_name_or_path", str(model), "--train_file", str(folder / arm.rows / "train.jsonl"),
+          "--output_dir", str(target), "--max_steps", str(budget.grpo_steps),
+          "--per_device_train_batch_size", str(budget.grpo_batch), "--num_generations", str(budget.num_generations),
+          "--max_completion_length", str(budget.max_completion_length), "--learning_rate", str(budget.grpo_lr),
+          "--rewards", *arm.rewards, "--reward_weights", *["1.0"] * len(arm.rewards),
+          "--scale_rewards", arm.scale_rewards, "--select_prompts", str(budget.grpo_prompts),
+          "--select_pool", str(budget.grpo_pool), *_common(arm, budget, seed, cpu)], f"GRPO of {what}",
+         folder / "run.log")  # fmt: skip
 
 
-def train_start(out: Path, budget: Budget, seed: int, cpu: bool, model: str = BASE_MODEL) -> tuple[str, bool]:
-    """The judge every arm starts from: ``start_steps`` of SFT of the base model on the natural
-    pairs (the baseline arm's data: the judge a team has before it debiases). Returns the model the
-    arms start from and whether anything was trained now; ``start_steps`` 0: the base model."""
-    from biasaware.training.recipe import trained
-
-    if budget.start_steps == 0:
-        return model, False
-    ckpt = out / "ckpt" / "start-sft"
-    if trained(ckpt):
-        print(f"[train] starting judge: already trained ({ckpt})", flush=True)
-        return str(ckpt), False
-    arm = ARMS["baseline"]
-    print(f"[train] starting judge: SFT of {model}, {budget.start_steps} steps of {budget.sft_batch} rows "
-          f"({arm.rows}: natural pairs) ...", flush=True)  # fmt: skip
-    t0 = time.time()
-    _sft(out, arm, budget, seed, cpu, model, ckpt, budget.start_steps, "the starting judge")
-    print(f"[train] starting judge: SFT done in {time.time() - t0:.0f}s: {ckpt}", flush=True)
-    return str(ckpt), True
+def card_of(ckpt: Path) -> dict[str, Any]:
+    return json.loads((ckpt / "biasaware_card.json").read_text())
 
 
-def train_arm(
-    out: Path,
-    name: str,
-    arm: Arm,
-    budget: Budget,
-    seed: int,
-    cpu: bool,
-    model: str = BASE_MODEL,
-) -> tuple[Path, Path, bool]:
-    """SFT then GRPO of one arm from ``model`` (the shared starting judge, or the base model);
-    returns the two checkpoints and whether anything was trained."""
-    from biasaware.training.recipe import RECIPES, trained
+def step_rate(ckpt: Path) -> dict[str, Any]:
+    """Steps and seconds per step of a finished run, from its model card's log."""
+    card = card_of(ckpt)
+    end = next((e for e in reversed(card.get("log_history") or []) if "train_runtime" in e), None)
+    steps = int(card.get("step") or 0)
+    if end is None or not steps:
+        return {"steps": steps, "seconds_per_step": None}
+    return {"steps": steps, "seconds_per_step": round(end["train_runtime"] / steps, 2)}
 
-    configs = RECIPES / "configs" / "smollm2-135m-instruct"
-    launch, (_, grpo_script) = accelerate_launch(cpu), _scripts()
-    data = str(out / arm.rows / "train.jsonl")
-    common = _common(arm, budget, seed, cpu)
-    sft, grpo = out / "ckpt" / f"{name}-sft", out / "ckpt" / f"{name}-grpo"
-    worked = False
-    if not trained(sft):
-        print(
-            f"[train] {name}: SFT, {budget.sft_steps} steps of {budget.sft_batch} rows ({arm.what}) ...",
-            flush=True,
-        )
+
+def grpo_signal(ckpt: Path) -> dict[str, Any]:
+    """What GRPO had to learn from: the prompt selection and, per step, the reward's standard
+    deviation over the batch and the share of groups whose rewards were all alike (TRL's
+    ``reward_std`` and ``frac_reward_zero_std``)."""
+    card = card_of(ckpt)
+    steps = [
+        {"step": e.get("step"), "reward": e.get("reward"), "reward_std": e.get("reward_std"),
+         "zero_std_groups": e.get("frac_reward_zero_std")}
+        for e in card.get("log_history") or [] if "reward_std" in e
+    ]  # fmt: skip
+    zero = [s["zero_std_groups"] for s in steps if s["zero_std_groups"] is not None]
+    std = [s["reward_std"] for s in steps if s["reward_std"] is not None]
+    return {
+        "selection": card.get("grpo_selection"),
+        "steps": steps,
+        "mean_reward_std": round(sum(std) / len(std), 4) if std else None,
+        "mean_zero_std_groups": round(sum(zero) / len(zero), 4) if zero else None,
+    }
+
+
+def weights_hash(ckpt: Path) -> str | None:
+    from biasaware.judging.models import model_identity
+
+    return model_identity(str(ckpt), "causal").get("weights_sha256")
+
+
+class SeedRun:
+    """One seed's folder: its stages, each timed with the load it ran under (``stages.json``)."""
+
+    def __init__(self, folder: Path, seed: int, budget: Budget, cpu: bool, model: str):
+        self.folder, self.seed, self.budget, self.cpu, self.model = folder, seed, budget, cpu, model
+        folder.mkdir(parents=True, exist_ok=True)
+        self.stages = Stages(folder / "stages.json")
+        self.stages.data.setdefault("load", {})
+        self.cores = machine()["cores"]
+
+    def stage(self, name: str, work, done: bool) -> Any:
+        """Run ``work`` (unless ``done``), recording its time and load under ``name``."""
         t0 = time.time()
-        _sft(out, arm, budget, seed, cpu, model, sft, budget.sft_steps, name)
-        print(f"[train] {name}: SFT done in {time.time() - t0:.0f}s: {sft}", flush=True)
-        worked = True
-    else:
-        print(f"[train] {name}: SFT already trained ({sft})", flush=True)
-    if budget.grpo_steps == 0:
-        return sft, sft, worked
-    if not trained(grpo):
-        print(f"[train] {name}: GRPO, {budget.grpo_steps} steps of {budget.grpo_batch} completions "
-              f"(rewards {', '.join(arm.rewards)}) ...", flush=True)  # fmt: skip
-        t0 = time.time()
-        _run([*launch, str(grpo_script), "--config", str(configs / "grpo_verdict.yaml"), "--model_name_or_path",
-              str(sft), "--train_file", data, "--output_dir", str(grpo), "--max_steps", str(budget.grpo_steps),
-              "--per_device_train_batch_size", str(budget.grpo_batch), "--num_generations", str(budget.num_generations),
-              "--max_completion_length", str(budget.max_completion_length), "--learning_rate", str(budget.grpo_lr),
-              "--rewards", *arm.rewards, "--reward_weights", *["1.0"] * len(arm.rewards),
-              "--scale_rewards", arm.scale_rewards, *common], f"GRPO of {name}", out / "run.log")  # fmt: skip
-        print(f"[train] {name}: GRPO done in {time.time() - t0:.0f}s: {grpo}", flush=True)
-        worked = True
-    else:
-        print(f"[train] {name}: GRPO already trained ({grpo})", flush=True)
-    return sft, grpo, worked
+        with LoadMonitor() as load:
+            result = None if done else work()
+        self.stages.record(name, time.time() - t0, not done)
+        if not done:
+            rec = load.record()
+            self.stages.data["load"][name] = {**rec, "contended": contended(rec, self.cores)}
+            write_json(self.stages.path, self.stages.data)
+        return result
 
+    def ckpt(self, name: str) -> Path:
+        return self.folder / "ckpt" / name
 
-def tokens_per_view(bench: Path, template: str, model: str = BASE_MODEL) -> dict[str, float]:
-    """Mean and largest prompt length (tokens, chat template included) of the evaluated views."""
-    from biasaware.evaluation.evaluate import load_probes
-    from biasaware.judging.models import chat_ids, load_tokenizer
-    from biasaware.judging.prompts import get_template
+    def train(self, arms: list[str]) -> dict[str, tuple[Path, Path]]:
+        from biasaware.training.recipe import trained
 
-    tok = load_tokenizer(model, "causal")
-    render = get_template(template).render
-    views = [v for p in load_probes(bench, list(TRAINED_CUES)) for v in (p.original, p.injected)]
-    lengths = [len(x) for x in chat_ids(tok, [render(v) for v in views], add_generation_prompt=True)]
-    return {"mean": round(sum(lengths) / len(lengths), 1), "max": max(lengths), "views": len(lengths)}
-
-
-def judges_of(
-    ckpts: dict[str, tuple[Path, Path]], model: str = BASE_MODEL, start: str | None = None
-) -> dict[str, str]:
-    """Display name -> model (the zero-shot model, the starting judge when there is one, then each
-    arm's SFT and SFT+GRPO checkpoints)."""
-    judges = {ZERO_SHOT: model}
-    if start is not None and start != model:
-        judges[f"{START} SFT"] = start
-    for name, (sft, grpo) in ckpts.items():
-        judges[f"{name} SFT"] = str(sft)
-        if grpo != sft:
-            judges[f"{name} SFT+GRPO"] = str(grpo)
-    return judges
-
-
-def evaluate(out: Path, judges: dict[str, str], budget: Budget, seed: int, device: str, dtype: str) -> dict:
-    """Every judge through ``eval bias``'s own path, in both modes; returns the run folders."""
-    from biasaware.evaluation.evaluate import evaluate_bias
-    from biasaware.evaluation.reports import pct
-    from biasaware.judging.judges import JudgeSpec
-
-    runs: dict[str, dict[str, Path]] = {"direct": {}, "generate": {}}
-    for mode, limit, extra in (
-        ("direct", budget.probes, {}),
-        ("generate", budget.generate_probes, {"max_tokens": budget.generate_max_tokens}),
-    ):
-        for name, model in judges.items():
-            folder = out / "eval" / mode / name.replace(" ", "-").replace("+", "-")
-            spec = JudgeSpec.create(
-                name=model, mode=mode, template=budget.template, device=device, dtype=dtype, **extra
-            )
-            summary = evaluate_bias(
-                spec, out / "bench", folder, biases=list(TRAINED_CUES), limit=limit, seed=seed
-            )
-            runs[mode][name] = folder
-            micro, check = summary["overall"]["micro"], summary["judge_check"]
-            v = check["verdicts"]
-            flag = f"  DEGENERATE: {'; '.join(check['reasons'])}" if check["degenerate"] else ""
-            print(f"[eval] {name} ({mode}, {micro['n']} standard + {(micro.get('mirror') or {}).get('n', 0)} mirror "
-                  f"probes): Acc_ori {pct(micro['acc_ori'])}, "
-                  f"BSR {pct(micro['bsr'])}, over-correction {pct(micro['overcorrection'])}; verdicts over "
-                  f"{sum(v.values())} views: A {v['A']} B {v['B']} tie {v['tie']} invalid {v['invalid']}{flag}",
+        b, f = self.budget, self.folder
+        start = self.ckpt("start-sft")
+        print(f"[train] seed {self.seed}: starting judge, SFT of {self.model}, {b.start_steps} steps of "
+              f"{b.sft_batch} rows (natural pairs)", flush=True)  # fmt: skip
+        self.stage("train start SFT", lambda: _sft(f, "train-start", ARMS[BASELINE], b, self.seed, self.cpu,
+                                                   self.model, start, b.start_steps, "the starting judge"),
+                   trained(start))  # fmt: skip
+        out: dict[str, tuple[Path, Path]] = {}
+        for name in arms:
+            arm = ARMS[name]
+            sft = self.ckpt(f"{arm.sft_of or name}-sft")
+            if arm.sft_of is None:
+                print(f"[train] seed {self.seed}: {name} SFT, {b.sft_steps} steps of {b.sft_batch} rows ({arm.what})",
+                      flush=True)  # fmt: skip
+                self.stage(f"train {name} SFT", lambda arm=arm, sft=sft, name=name: _sft(
+                    f, arm.rows, arm, b, self.seed, self.cpu, str(start), sft, b.sft_steps, name), trained(sft))  # fmt: skip
+            elif not trained(sft):
+                raise BiasAwareError(f"arm {name} starts from {arm.sft_of}'s SFT checkpoint: train {arm.sft_of} first")
+            grpo = self.ckpt(f"{name}-grpo")
+            print(f"[train] seed {self.seed}: {name} GRPO, {b.grpo_steps} steps of {b.grpo_batch} completions on the "
+                  f"{b.grpo_prompts} prompts of most signal of {b.grpo_pool} (rewards {', '.join(arm.rewards)})",
                   flush=True)  # fmt: skip
-    return runs
+            self.stage(f"train {name} GRPO", lambda arm=arm, sft=sft, grpo=grpo, name=name: _grpo(
+                f, arm, b, self.seed, self.cpu, sft, grpo, name), trained(grpo))  # fmt: skip
+            out[name] = (sft, grpo)
+        return out
+
+    def evaluate(self, bench: Path, judges: dict[str, Path], device: str, dtype: str) -> dict[str, Path]:
+        """Every final checkpoint on every probe of the fixed benchmark, direct mode."""
+        from biasaware.evaluation.evaluate import evaluate_bias
+        from biasaware.evaluation.reports import pct
+        from biasaware.judging.judges import JudgeSpec
+
+        folders = {}
+        for name, model in judges.items():
+            folder = folders[name] = self.folder / "eval" / name
+            done = (folder / "summary.json").exists()
+
+            def work(model=model, folder=folder, name=name):
+                spec = JudgeSpec.create(name=str(model), mode="direct", template=self.budget.template, device=device,
+                                        dtype=dtype)  # fmt: skip
+                summary = evaluate_bias(spec, bench, folder, biases=list(TRAINED_CUES), seed=self.budget.bench_seed)
+                micro, check = summary["overall"]["micro"], summary["judge_check"]
+                flag = f"  DEGENERATE: {'; '.join(check['reasons'])}" if check["degenerate"] else ""
+                print(f"[eval] seed {self.seed} {name}: Acc_ori {pct(micro['acc_ori'])}, BSR {pct(micro['bsr'])}, "
+                      f"over-correction {pct(micro['overcorrection'])}{flag}", flush=True)  # fmt: skip
+
+            self.stage(f"evaluate {name}", work, done)
+        return folders
 
 
-def weights_of(folders: dict[str, Path]) -> dict[str, str | None]:
-    """Each evaluated judge's weights hash (SHA-256 of its weight files, from its ``eval bias`` summary),
-    so two runs of the experiment can tell whether training reproduced a checkpoint bit for bit."""
-    hashes = {}
-    for name, folder in folders.items():
-        identity = json.loads((folder / "summary.json").read_text())["run"].get("model_identity") or {}
-        hashes[name] = identity.get("weights_sha256")
-    return hashes
+def outcomes(folder: Path) -> dict[str, str]:
+    """A judge's per-probe outcomes on the benchmark, compact: for each side (standard, mirror) in
+    probe-id order, ``ori`` (the original view judged right: 1/0) and ``flip`` (right on the original,
+    wrong on the injected view) as strings of digits; the ids themselves are in the study's
+    ``probes.json``."""
+    from biasaware.evaluation.evaluate import flip_indicators
 
-
-BASELINE = "baseline SFT+GRPO"
-
-
-def tables(runs: dict[str, dict[str, Path]], seed: int) -> dict[str, Any]:
-    """One two-sided table per mode, each judge against the baseline arm's final checkpoint."""
-    from biasaware.evaluation.evaluate import compare_runs
-
-    out = {}
-    for mode, folders in runs.items():
-        base = next(k for k in (BASELINE, "baseline SFT", ZERO_SHOT) if k in folders)
-        out[mode] = compare_runs(folders, base, biases=list(TRAINED_CUES), seed=seed)
+    flags = flip_indicators(read_records(folder / "judgments.jsonl", "judgment"), "symmetric")
+    out: dict[str, str] = {}
+    for side in ("standard", "mirror"):
+        ids = sorted(i for i, v in flags.items() if v["side"] == side and v["bias"] in TRAINED_CUES)
+        out[f"{side}_ori"] = "".join(str(int(bool(flags[i]["ori"]))) for i in ids)
+        out[f"{side}_flip"] = "".join(str(int(bool(flags[i]["flip"]))) for i in ids)
     return out
 
 
-def checks(table: dict[str, Any]) -> list[str]:
-    """The issue's claims in words, each with its McNemar p (nothing asserted here)."""
-    from biasaware.evaluation.reports import pct
+def probe_ids(folder: Path) -> dict[str, list[str]]:
+    from biasaware.evaluation.evaluate import flip_indicators
 
-    r, base = table["runs"], table["baseline"]
-    lines = []
-    for name in ("paper SFT+GRPO", "balanced SFT+GRPO", "paper SFT", "balanced SFT"):
-        if name not in r or name == base:
-            continue
-        p = r[name]["p_vs"][base]
-        lines.append(
-            f"{name} vs {base}: Acc_ori {pct(r[base]['acc_ori'])} -> {pct(r[name]['acc_ori'])} (p {p['acc_ori']:.3g}), "
-            f"BSR {pct(r[base]['bsr'])} -> {pct(r[name]['bsr'])} (p {p['bsr']:.3g}), over-correction "
-            f"{pct(r[base]['overcorrection'])} -> {pct(r[name]['overcorrection'])} (p {p['overcorrection']:.3g})"
-        )
-    return lines
+    flags = flip_indicators(read_records(folder / "judgments.jsonl", "judgment"), "symmetric")
+    return {
+        side: sorted(i for i, v in flags.items() if v["side"] == side and v["bias"] in TRAINED_CUES)
+        for side in ("standard", "mirror")
+    }
 
 
-def markdown(result: dict[str, Any]) -> str:
-    """The README's and report's tables, from ``generative.json`` alone."""
-    from biasaware.evaluation.reports import experiment_markdown
+def run_seed(
+    out: Path, seed: int, budget: Budget, arms: list[str], device: str, dtype: str, model: str
+) -> dict[str, Any]:
+    """One seed of the study into ``out/seed-N``; returns what its ``generative.json`` holds."""
+    from biasaware.devices import where
+    from biasaware.evaluation.evaluate import compare_runs
 
-    parts = []
-    budget, m = result["budget"], result["machine"]
-    direct = (
-        f"a seeded sample of {budget['probes']} probes per bias and side"
-        if budget.get("probes")
-        else "every probe"
-    )
-    for mode, title in (("direct", f"direct mode (next-token verdict), {direct}"),
-                        ("generate", f"generate mode (parsed replies), {budget['generate_probes']} probes per bias and side")):  # fmt: skip
-        if mode in result["tables"]:
-            parts += [f"**{title}**", "", experiment_markdown(result["tables"][mode])]
-    minutes = result["stage_seconds"].get("total", 0) / 60
-    parts.append(
-        f"smollm2-135m-instruct, template `{budget['template']}` ({result['tokens_per_view']['mean']} tokens a view), "
-        f"top {budget['trainable_layers'] or 'all'} layers trained, "
-        + (f"starting judge SFT {budget['start_steps']} steps, " if budget.get("start_steps") else "")
-        + f"arm SFT {budget['sft_steps']} steps x {budget['sft_batch']} rows, GRPO {budget['grpo_steps']} steps x {budget['grpo_batch']} completions; "
-        f"{m['cores']} CPU cores{', GPU ' + m['gpu'] if m.get('gpu') else ''}; {minutes:.0f} min in all."
-    )
-    return "\n".join(parts) + "\n"
+    place = where(device, dtype)
+    folder = out / f"seed-{seed}"
+    result_file = folder / "generative.json"
+    if result_file.exists():
+        print(f"[generative] seed {seed}: finished earlier ({result_file})", flush=True)
+        return json.loads(result_file.read_text())
+    cpu = not place["device"].startswith("cuda")
+    run = SeedRun(folder, seed, budget, cpu, model)
+    t_all = time.time()
+    data = run.stage("build", lambda: build_data(folder, seed, budget), False)
+    ckpts = run.train(arms)
+    judges = {START: run.ckpt("start-sft"), **{name: grpo for name, (_, grpo) in ckpts.items()}}
+    folders = run.evaluate(out / "bench", judges, device, dtype)
+    table = compare_runs(folders, BASELINE if BASELINE in folders else START, biases=list(TRAINED_CUES),
+                         seed=budget.bench_seed)  # fmt: skip
+    grpo = {}
+    for name, (sft, final) in ckpts.items():
+        before, after = weights_hash(sft), weights_hash(final)
+        grpo[name] = {**grpo_signal(final), "weights_changed": before != after, "rate": step_rate(final)}
+    rates = {"start SFT": step_rate(run.ckpt("start-sft"))}
+    rates.update({f"{n} SFT": step_rate(sft) for n, (sft, _) in ckpts.items() if ARMS[n].sft_of is None})
+    seconds, resumed = run.stages.finish(time.time() - t_all)
+    result = {
+        "experiment": "generative-seeds",
+        "command": "biasaware quickstart --generative",
+        "seed": seed,
+        "budget": budget.model_dump(),
+        "arms": {k: ARMS[k].model_dump() for k in arms},
+        "machine": {**machine(), **place},
+        "model": model,
+        "data": data,
+        "table": table,
+        "outcomes": {name: outcomes(f) for name, f in folders.items()},
+        "grpo": grpo,
+        "step_rates": rates,
+        "stage_seconds": seconds,
+        "resumed_seconds": resumed,
+        "stage_load": run.stages.data["load"],
+        "wall_minutes": round(seconds.get("total", 0) / 60, 1),
+    }
+    write_json(result_file, result)
+    print(f"[generative] seed {seed} done in {result['wall_minutes']} min: {result_file}", flush=True)
+    return result
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"0-9"``, ``"0,3,5"`` or a mix (``"0-2,7"``) as a sorted list of distinct seeds.
+
+    >>> parse_seeds("0-2,7")
+    [0, 1, 2, 7]
+    """
+    seeds: set[int] = set()
+    for part in str(text).split(","):
+        part = part.strip()
+        lo, sep, hi = part.partition("-") if not part.startswith("-") else (part, "", "")
+        try:
+            if sep:
+                a, b = int(lo), int(hi)
+                if b < a:
+                    raise ValueError
+                seeds.update(range(a, b + 1))
+            else:
+                seeds.add(int(part))
+        except ValueError:
+            raise BiasAwareError(f"--seeds {text!r}: expected seeds like 0-9 or 0,1,2") from None
+    return sorted(seeds)
 
 
 def run_generative(
     out: Path,
-    seed: int = 0,
+    seeds: list[int] | None = None,
     device: str = "auto",
     dtype: str = "auto",
     preset: str | None = None,
@@ -414,9 +576,11 @@ def run_generative(
     arms: list[str] | None = None,
     model: str = BASE_MODEL,
 ) -> dict[str, Any]:
-    """The experiment (module docstring); returns what ``generative.json`` holds. ``model`` is the
+    """The study (module docstring): each seed in turn, then the aggregate when two or more seeds of
+    the folder are finished. Returns the aggregate (or the one seed's result). ``model`` is the
     judge to start from (tests use a tiny one)."""
     from biasaware.devices import where
+    from biasaware.evaluation.seeds import aggregate_study
 
     place = where(device, dtype)
     preset = preset or ("gpu" if place["device"].startswith("cuda") else "cpu")
@@ -425,61 +589,21 @@ def run_generative(
     unknown = [a for a in chosen if a not in ARMS]
     if unknown:
         raise BiasAwareError(f"unknown arm(s) {', '.join(unknown)}; valid: {', '.join(ARMS)}")
-    claim(out, seed, budget, device, model, chosen)
-    stages = Stages(out / "stages.json")
-    t_all = time.time()
-    print(f"[generative] {model} on {place['device']} ({place['dtype']}); budget preset {preset}: "
-          f"{budget.model_dump()}", flush=True)  # fmt: skip
-    t0 = time.time()
-    done_before = (out / "bench" / "manifest.json").exists()
-    build_data(out, seed)
-    stages.record("build", time.time() - t0, not done_before)
-    ckpts = {}
-    cpu = not place["device"].startswith("cuda")
-    t0 = time.time()
-    start, worked = train_start(out, budget, seed, cpu, model)
-    if budget.start_steps:
-        stages.record("train starting judge", time.time() - t0, worked)
     for name in chosen:
-        t0 = time.time()
-        sft, grpo, worked = train_arm(out, name, ARMS[name], budget, seed, cpu, start)
-        ckpts[name] = (sft, grpo)
-        stages.record(f"train {name}", time.time() - t0, worked)
-    t0 = time.time()
-    judged_before = (out / "eval").exists()
-    runs = evaluate(out, judges_of(ckpts, model, start), budget, seed, device, dtype)
-    stages.record("evaluate", time.time() - t0, not judged_before)
-    result = {
-        "experiment": "generative",
-        "command": "biasaware quickstart --generative",
-        "seed": seed,
-        "preset": preset,
-        "budget": budget.model_dump(),
-        "arms": {k: ARMS[k].model_dump() for k in chosen},
-        "machine": {**machine(), **place},
-        "model": model,
-        "tokens_per_view": tokens_per_view(out / "bench", budget.template, model),
-        "tables": tables(runs, seed),
-        "checkpoints": weights_of(runs["direct"]),
-    }
-    result["stage_seconds"], result["resumed_seconds"] = stages.finish(time.time() - t_all)
-    result["checks"] = {mode: checks(t) for mode, t in result["tables"].items()}
-    write_json(out / "generative.json", result)
-    text = markdown(result)
-    (out / "report.md").write_text(
-        "# Two-sided debiasing of a generative judge\n\n"
-        + text
-        + "\nChecks:\n\n"
-        + "\n".join(f"- {mode}: {line}" for mode, lines in result["checks"].items() for line in lines)
-        + "\n\n"
-        + Stages.describe(result["stage_seconds"], result["resumed_seconds"])
-        + "\n"
-    )
-    print("\n" + text)
-    for mode, lines in result["checks"].items():
-        for line in lines:
-            print(f"[check] {mode}: {line}")
-    print(
-        f"[done] generative experiment in {time.time() - t_all:.0f}s; outputs in {out} (report: {out / 'report.md'})"
-    )
-    return result
+        needs = ARMS[name].sft_of
+        if needs and needs not in chosen:
+            raise BiasAwareError(f"arm {name} starts from {needs}'s SFT checkpoint: add {needs} to --arms")
+    if BASELINE not in chosen:
+        raise BiasAwareError(f"every arm is compared with the {BASELINE} arm: add {BASELINE} to --arms")
+    seeds = seeds if seeds is not None else [0]
+    claim(out, budget, device, model, chosen)
+    print(f"[generative] {model} on {place['device']} ({place['dtype']}); seeds {', '.join(map(str, seeds))}; "
+          f"budget preset {preset}: {budget.model_dump()}", flush=True)  # fmt: skip
+    build_bench_once(out, budget)
+    results = {}
+    for seed in seeds:  # one after another: two seeds at once would share the cores
+        results[seed] = run_seed(out, seed, budget, chosen, device, dtype, model)
+    done = sorted(int(p.name.split("-", 1)[1]) for p in out.glob("seed-*") if (p / "generative.json").exists())
+    if len(done) >= 2:
+        return aggregate_study(out)
+    return results[seeds[-1]] if seeds else {}

@@ -28,6 +28,7 @@ from biasaware.training.recipe import (
     JudgeDataArguments,
     card_callbacks,
     load_for_training,
+    note_in_cards,
     run_recipe,
     sample_rows,
     train_and_save,
@@ -42,6 +43,17 @@ class ScriptArguments(JudgeDataArguments):
         metadata={
             "help": "reward functions (accuracy, format, swap_consistency, cue_consistency); weights: reward_weights"
         },
+    )
+    select_prompts: int = field(
+        default=0,
+        metadata={
+            "help": "train on the N prompts (whole pairs) of most signal: those on which the starting checkpoint "
+            "is least sure of the right verdict (biasaware/training/signal.py); 0: every prompt"
+        },
+    )
+    select_pool: int | None = field(
+        default=None,
+        metadata={"help": "prompts scored to choose them from (the first N of the seeded data; default 4 x select_prompts)"},
     )
 
 
@@ -60,7 +72,26 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
         script_args.both_orders,
         script_args.context_cues,
         script_args.template,
+        with_views=bool(script_args.select_prompts),
     )
+    selection = None
+    if script_args.select_prompts:
+        from biasaware.training.signal import select_by_signal
+
+        data, selection = select_by_signal(
+            model_args.model_name_or_path,
+            data,
+            [row["view"] for row in data],
+            script_args.select_prompts,
+            script_args.select_pool or 4 * script_args.select_prompts,
+            training_args.num_generations,
+            script_args.template,
+            device="cpu" if training_args.use_cpu else "auto",
+        )
+        data = [{k: v for k, v in row.items() if k != "view"} for row in data]
+        print(f"[train] GRPO prompts: kept {selection['kept']['prompts']} of {selection['pool']['prompts']} "
+              f"(expected uniform groups {selection['pool']['expected_uniform_groups']} -> "
+              f"{selection['kept']['expected_uniform_groups']})", flush=True)  # fmt: skip
     if set(script_args.rewards) & set(TWIN_REWARDS):
         training_args.shuffle_dataset = False  # grpo_rows wrote each pair's views adjacent, blocks shuffled
     trainer = GRPOTrainer(
@@ -72,6 +103,8 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
         peft_config=get_peft_config(model_args),
         callbacks=card_callbacks("grpo", model_args, script_args),
     )
+    if selection is not None:
+        note_in_cards(trainer, "grpo_selection", selection)
     return train_and_save(trainer, training_args, "causal")
 
 

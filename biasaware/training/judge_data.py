@@ -51,6 +51,7 @@ def grpo_rows(
     both_orders: bool = False,
     context_cues: float = 0.0,
     template: str = "default",
+    with_views: bool = False,
 ) -> list[dict[str, Any]]:
     """See the module docstring. ``context_cues`` (0-1): the share of pairs whose judge prompt also
     carries a context cue, balanced so it says nothing about the label: half of them a bandwagon
@@ -64,7 +65,9 @@ def grpo_rows(
     ``label`` the answer order. The views of one base pair are adjacent, in seeded block order, so a
     trainer that does not reshuffle (``shuffle_dataset: false``) sees them in one batch (the twin
     rewards of :mod:`biasaware.training.rewards`). ``template`` names the prompt format
-    (:mod:`biasaware.judging.prompts`), also a column so the rewards parse replies with its parser."""
+    (:mod:`biasaware.judging.prompts`), also a column so the rewards parse replies with its parser.
+    ``with_views``: each row also holds its :class:`~biasaware.records.View` (``view``; to score the
+    prompts with a judge, :mod:`biasaware.training.signal`), which a dataset must not get."""
     if not 0 <= context_cues <= 1:
         raise BiasAwareError(f"context_cues is a share of pairs in [0, 1], got {context_cues}")
     render = get_template(template).render
@@ -117,6 +120,7 @@ def grpo_rows(
                     "bias": bias,
                     "context": plan[k],
                     "template": template,
+                    **({"view": view} if with_views else {}),
                 }
             )
     return [view for block in blocks.values() for view in block]

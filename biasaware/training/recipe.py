@@ -84,12 +84,13 @@ class ModelCardCallback(TrainerCallback):
         }
         self.eval_summary = eval_summary
 
-    def write(self, folder: Path, args: Any, step: int) -> None:
+    def write(self, folder: Path, args: Any, step: int, log_history: list | None = None) -> None:
         card = {
             **self.card,
             "step": step,
             "world_size": args.world_size,
             "training_args": _jsonable(args.to_dict()),
+            **({"log_history": _jsonable(log_history)} if log_history is not None else {}),
         }
         if self.eval_summary and Path(self.eval_summary).exists():
             card["eval_summary"] = json.loads(Path(self.eval_summary).read_text())
@@ -129,8 +130,8 @@ class ModelCardCallback(TrainerCallback):
             self.write(Path(args.output_dir) / f"checkpoint-{state.global_step}", args, state.global_step)
 
     def on_train_end(self, args, state, control, **kwargs):
-        if state.is_world_process_zero:
-            self.write(Path(args.output_dir), args, state.global_step)
+        if state.is_world_process_zero:  # the logged metrics of every step (loss; GRPO: reward, its std, ...)
+            self.write(Path(args.output_dir), args, state.global_step, state.log_history)
 
 
 @dataclass
@@ -363,6 +364,12 @@ def train_and_save(trainer, training_args, kind: str):
     return trainer
 
 
+def note_in_cards(trainer, key: str, value: Any) -> None:
+    """Record ``value`` under ``key`` in the run's model card (``biasaware_card.json``)."""
+    for card in _cards(trainer):
+        card.card[key] = _jsonable(value)
+
+
 def _cards(trainer) -> list[ModelCardCallback]:
     return [c for c in trainer.callback_handler.callbacks if isinstance(c, ModelCardCallback)]
 
@@ -519,7 +526,7 @@ def check_saved(trainer, output_dir: str, kind: str) -> dict:
         )
         for card in _cards(trainer):
             card.card["load_check"] = check
-            card.write(Path(output_dir), trainer.args, trainer.state.global_step)
+            card.write(Path(output_dir), trainer.args, trainer.state.global_step, trainer.state.log_history)
     return check
 
 

@@ -1,0 +1,378 @@
+"""Seed-level statistics of a many-seed study (``biasaware quickstart --generative --seeds 0-9``).
+
+A claim about a training method is a claim about what training does across its random draws (data,
+order, initialisation of the sampled completions), so the unit of replication is the seed. Every
+seed scores its judges on the same fixed benchmark, so per-probe outcomes line up across seeds.
+
+From each seed's ``generative.json`` (its per-probe outcomes: ``outcomes``) this module computes,
+per judge and seed, in percent:
+
+* ``acc_ori``: the share of standard probes whose original view is judged right;
+* ``bsr``: flips on standard probes (right on the original, wrong with the cue on the worse
+  answer) over the standard probes right on the original;
+* ``overcorrection``: the same on mirror probes (the cue on the better answer).
+
+Then, per judge, the mean, the SD (``n - 1``) and a 95% t interval across seeds; per comparison
+(:data:`COMPARISONS`: each arm against the baseline, the cue-consistency reward's own effect, and
+every arm against the starting judge) and per seed the difference, with a 95% paired percentile
+bootstrap interval over probes (``scipy.stats.bootstrap``, seeded); across seeds:
+
+* the **seed-level test**: a one-sample t test of the per-seed differences against 0 (the paired
+  t test, ``scipy.stats.ttest_1samp``) and the Wilcoxon signed-rank test beside it;
+* the **pooled, seed-stratified probe-level test**: McNemar's exact test on the discordant
+  (judge, probe) pairs summed over seeds (each seed a stratum: a probe is only paired with itself
+  in the same seed), on the per-probe indicators (original right; flip) as ``compare_runs`` pairs
+  them within one seed.
+
+A difference is called shown only when its seed-level test has p < 0.05; the probe-level test,
+which treats the probes of all seeds as independent draws, is reported beside it and never alone.
+No correction for the several comparisons is applied; the primary ones are the first three rows.
+Degenerate judges (a constant verdict, or accuracy not above chance) are listed per seed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+from typing import Any
+
+from biasaware.errors import BiasAwareError
+from biasaware.io import write_json
+
+METRICS = ("acc_ori", "bsr", "overcorrection")
+METRIC_NAMES = {"acc_ori": "Acc_ori", "bsr": "BSR", "overcorrection": "over-correction"}
+# (name, judge, against): the difference judge - against
+COMPARISONS = (
+    ("paper - baseline", "paper", "baseline"),
+    ("balanced - baseline", "balanced", "baseline"),
+    ("balanced - balanced-acc", "balanced", "balanced-acc"),
+    ("balanced-acc - baseline", "balanced-acc", "baseline"),
+    ("baseline - start", "baseline", "start"),
+    ("paper - start", "paper", "start"),
+    ("balanced - start", "balanced", "start"),
+    ("balanced-acc - start", "balanced-acc", "start"),
+)
+BOOTSTRAP_RESAMPLES = 2000
+
+
+def _digits(text: str) -> list[int]:
+    return [int(c) for c in text]
+
+
+def metric_values(outcome: dict[str, str]) -> dict[str, float | None]:
+    """The three rates (percent) of one judge at one seed from its per-probe outcomes."""
+    s_ori, s_flip = _digits(outcome["standard_ori"]), _digits(outcome["standard_flip"])
+    m_ori, m_flip = _digits(outcome["mirror_ori"]), _digits(outcome["mirror_flip"])
+    return {
+        "acc_ori": 100 * sum(s_ori) / len(s_ori) if s_ori else None,
+        "bsr": 100 * sum(s_flip) / sum(s_ori) if sum(s_ori) else None,
+        "overcorrection": 100 * sum(m_flip) / sum(m_ori) if sum(m_ori) else None,
+    }
+
+
+def spread(values: list[float]) -> dict[str, Any]:
+    """Mean, SD (n - 1) and a 95% t interval of the mean."""
+    from scipy import stats
+
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return {"n": n, "mean": mean, "sd": None, "ci": None}
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
+    return {"n": n, "mean": mean, "sd": sd, "ci": [mean - half, mean + half]}
+
+
+def _ratio(num, den, axis=-1):
+    import numpy as np
+
+    n, d = np.sum(num, axis=axis), np.sum(den, axis=axis)
+    return 100 * np.divide(n, d, out=np.full(np.shape(n), np.nan, dtype=float), where=d > 0)
+
+
+def _statistic(metric: str):
+    import numpy as np
+
+    if metric == "acc_ori":
+        return lambda a, b, axis=-1: 100 * (np.mean(a, axis=axis) - np.mean(b, axis=axis))
+    return lambda fa, oa, fb, ob, axis=-1: _ratio(fa, oa, axis) - _ratio(fb, ob, axis)
+
+
+def _arrays(a: dict[str, str], b: dict[str, str], metric: str) -> tuple:
+    side = "mirror" if metric == "overcorrection" else "standard"
+    if metric == "acc_ori":
+        return _digits(a["standard_ori"]), _digits(b["standard_ori"])
+    return (_digits(a[f"{side}_flip"]), _digits(a[f"{side}_ori"]), _digits(b[f"{side}_flip"]),
+            _digits(b[f"{side}_ori"]))  # fmt: skip
+
+
+def seed_difference(a: dict[str, str], b: dict[str, str], metric: str, seed: int) -> dict[str, Any]:
+    """One seed's difference ``a - b`` (percentage points) with its 95% paired percentile bootstrap
+    interval over probes (resampled with ``seed``), and the discordant counts of the per-probe
+    indicators (``b``: a's indicator set and b's not; ``c``: the reverse)."""
+    import numpy as np
+    from scipy import stats
+
+    arrays = _arrays(a, b, metric)
+    fn = _statistic(metric)
+    point = float(fn(*[np.asarray(x) for x in arrays]))
+    with warnings.catch_warnings():  # a constant statistic (every resample alike) gives a point interval
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        res = stats.bootstrap(
+            [np.asarray(x) for x in arrays], fn, paired=True, vectorized=True, n_resamples=BOOTSTRAP_RESAMPLES,
+            method="percentile", rng=np.random.default_rng(seed),
+        )  # fmt: skip
+    lo, hi = (float(x) for x in res.confidence_interval)
+    ind_a, ind_b = (arrays[0], arrays[1]) if metric == "acc_ori" else (arrays[0], arrays[2])
+    disc_b = sum(x and not y for x, y in zip(ind_a, ind_b, strict=True))
+    disc_c = sum(y and not x for x, y in zip(ind_a, ind_b, strict=True))
+    ci = [lo, hi] if math.isfinite(lo) and math.isfinite(hi) else None
+    return {"diff": point if math.isfinite(point) else None, "ci": ci, "b": disc_b, "c": disc_c}
+
+
+def seed_tests(diffs: list[float]) -> dict[str, Any]:
+    """The seed-level tests of per-seed differences against 0."""
+    from scipy import stats
+
+    out: dict[str, Any] = {**spread(diffs)}
+    if len(diffs) >= 2 and out["sd"]:
+        t = stats.ttest_1samp(diffs, 0.0)
+        out["t"], out["t_p"] = float(t.statistic), float(t.pvalue)
+    else:
+        out["t"], out["t_p"] = None, None
+    nonzero = [d for d in diffs if d != 0]
+    out["wilcoxon_p"] = float(stats.wilcoxon(diffs).pvalue) if len(nonzero) >= 1 and len(diffs) >= 2 else None
+    return out
+
+
+def load_seeds(out: Path) -> dict[int, dict[str, Any]]:
+    found = {}
+    for path in sorted(out.glob("seed-*/generative.json")):
+        result = json.loads(path.read_text())
+        found[int(result["seed"])] = result
+    return dict(sorted(found.items()))
+
+
+def aggregate(results: dict[int, dict[str, Any]], bench: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The study's aggregate (module docstring) from the seeds' results."""
+    from biasaware.evaluation.metrics import mcnemar_exact
+
+    if len(results) < 2:
+        raise BiasAwareError(f"an aggregate needs at least two finished seeds, got {len(results)}")
+    budgets = {json.dumps(r["budget"], sort_keys=True) for r in results.values()}
+    if len(budgets) > 1:
+        raise BiasAwareError("the seeds were run with different budgets; aggregate seeds of one study")
+    seeds = list(results)
+    judges = [j for j in results[seeds[0]]["outcomes"] if all(j in r["outcomes"] for r in results.values())]
+    lengths = {(len(o["standard_ori"]), len(o["mirror_ori"])) for r in results.values() for o in r["outcomes"].values()}
+    if len(lengths) != 1:
+        raise BiasAwareError(f"the seeds were scored on different benchmarks (probes per side: {sorted(lengths)})")
+    values = {s: {j: metric_values(r["outcomes"][j]) for j in judges} for s, r in results.items()}
+    per_judge = {
+        j: {m: spread([values[s][j][m] for s in seeds if values[s][j][m] is not None]) for m in METRICS}
+        for j in judges
+    }
+    comparisons = {}
+    for name, a, b in COMPARISONS:
+        if a not in judges or b not in judges:
+            continue
+        row: dict[str, Any] = {"judge": a, "against": b}
+        for m in METRICS:
+            per_seed = {
+                s: seed_difference(results[s]["outcomes"][a], results[s]["outcomes"][b], m, s) for s in seeds
+            }
+            diffs = [d["diff"] for d in per_seed.values() if d["diff"] is not None]
+            b_sum, c_sum = sum(d["b"] for d in per_seed.values()), sum(d["c"] for d in per_seed.values())
+            row[m] = {
+                "per_seed": {str(s): d for s, d in per_seed.items()},
+                "seed_level": seed_tests(diffs),
+                "pooled_probe_level": {"b": b_sum, "c": c_sum, "mcnemar_p": mcnemar_exact(b_sum, c_sum)},
+            }
+            p = row[m]["seed_level"]["t_p"]
+            row[m]["shown"] = p is not None and p < 0.05
+        comparisons[name] = row
+    degenerate = [
+        {"seed": s, "judge": j, "reasons": r["table"]["runs"][j]["judge_check"]["reasons"]}
+        for s, r in results.items() for j in judges if r["table"]["runs"][j]["judge_check"]["degenerate"]
+    ]  # fmt: skip
+    first = results[seeds[0]]
+    return {
+        "experiment": "generative-seeds",
+        "command": first.get("command"),
+        "seeds": seeds,
+        "budget": first["budget"],
+        "arms": first["arms"],
+        "machine": first["machine"],
+        "benchmark": {"standard": len(first["outcomes"][judges[0]]["standard_ori"]),
+                      "mirror": len(first["outcomes"][judges[0]]["mirror_ori"])},  # fmt: skip
+        "values": {str(s): v for s, v in values.items()},
+        "judges": per_judge,
+        "comparisons": comparisons,
+        "degenerate": degenerate,
+        "seeds_detail": {str(s): seed_detail(r, bench) for s, r in results.items()},
+    }
+
+
+def seed_detail(result: dict[str, Any], bench: dict[str, Any] | None) -> dict[str, Any]:
+    """One seed's time, load, step rates (against the bench's where given) and GRPO signal."""
+    cores = result["machine"].get("cores") or 1
+    rates = {}
+    bench_rate = {"SFT": (bench or {}).get("sft_step", {}).get("seconds"),
+                  "GRPO": (bench or {}).get("grpo_step", {}).get("seconds")}  # fmt: skip
+    all_rates = {**result.get("step_rates", {}), **{f"{k} GRPO": v["rate"] for k, v in result.get("grpo", {}).items()}}
+    for name, r in all_rates.items():
+        ref = bench_rate["GRPO" if name.endswith("GRPO") else "SFT"]
+        per = r.get("seconds_per_step")
+        rates[name] = {**r, "bench": ref, "ratio": round(per / ref, 2) if per and ref else None}
+    loads = result.get("stage_load", {})
+    return {
+        "wall_minutes": result.get("wall_minutes"),
+        "contended_stages": sorted(k for k, v in loads.items() if v.get("contended")),
+        "max_load": max((v["max"] for v in loads.values()), default=None),
+        "cores": cores,
+        "step_rates": rates,
+        "grpo": {k: {"weights_changed": v["weights_changed"], "mean_zero_std_groups": v["mean_zero_std_groups"],
+                     "mean_reward_std": v["mean_reward_std"],
+                     "expected_uniform_groups": ((v.get("selection") or {}).get("kept") or {}).get("expected_uniform_groups")}
+                 for k, v in result.get("grpo", {}).items()},  # fmt: skip
+        "baseline_learned_cue": _learned(result),
+    }
+
+
+def _learned(result: dict[str, Any]) -> dict[str, Any] | None:
+    """Did the baseline arm learn the cue at this seed: its BSR against its starting judge's, with
+    McNemar's exact p on the same probes."""
+    runs = result["table"]["runs"]
+    if "baseline" not in runs or "start" not in runs:
+        return None
+    base, start = runs["baseline"], runs["start"]
+    p = base["p_vs"]["start"]["bsr"]
+    return {"start_bsr": start["bsr"], "baseline_bsr": base["bsr"], "p": p,
+            "learned": base["bsr"] is not None and start["bsr"] is not None and base["bsr"] > start["bsr"] and p < 0.05}  # fmt: skip
+
+
+def _fmt(x: float | None, digits: int = 1) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def _p(x: float | None) -> str:
+    return "–" if x is None else f"{x:.2g}" if x >= 0.001 else f"{x:.1e}"
+
+
+def markdown(agg: dict[str, Any]) -> str:
+    """The aggregate's tables: per judge across seeds, then per comparison."""
+    n = len(agg["seeds"])
+    lines = [
+        f"**Per judge, across {n} seeds** (mean ± SD [95% interval of the mean]; percent)", "",
+        "| judge | " + " | ".join(METRIC_NAMES[m] for m in METRICS) + " |", "|---|" + "---:|" * len(METRICS),
+    ]  # fmt: skip
+    for j, row in agg["judges"].items():
+        cells = [f"{_fmt(row[m]['mean'])} ± {_fmt(row[m]['sd'])} [{_fmt((row[m]['ci'] or [None])[0])}, "
+                 f"{_fmt((row[m]['ci'] or [None, None])[1])}]" for m in METRICS]  # fmt: skip
+        lines.append(f"| {j} | " + " | ".join(cells) + " |")
+    lines += [
+        "", f"**Differences, across {n} seeds** (percentage points: mean [95% interval]; seed-level paired t test p, "
+        "Wilcoxon p; pooled seed-stratified McNemar p)", "",
+        "| comparison | " + " | ".join(METRIC_NAMES[m] for m in METRICS) + " |", "|---|" + "---|" * len(METRICS),
+    ]  # fmt: skip
+    for name, row in agg["comparisons"].items():
+        cells = []
+        for m in METRICS:
+            s, pooled = row[m]["seed_level"], row[m]["pooled_probe_level"]
+            ci = s["ci"] or [None, None]
+            mark = " **shown**" if row[m]["shown"] else ""
+            cells.append(f"{_fmt(s['mean'], 1)} [{_fmt(ci[0])}, {_fmt(ci[1])}]; t p {_p(s['t_p'])}, "
+                         f"W p {_p(s['wilcoxon_p'])}; pooled p {_p(pooled['mcnemar_p'])}{mark}")  # fmt: skip
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "**Per seed**", "", "| seed | minutes | contended stages | baseline learned the cue (BSR start → "
+              "baseline, p) | GRPO changed weights | zero-variance groups (mean share per step) |", "|---|---:|---|---|---|---|"]  # fmt: skip
+    for s, d in agg["seeds_detail"].items():
+        learned = d["baseline_learned_cue"] or {}
+        lc = (f"{'yes' if learned.get('learned') else 'no'} ({_fmt(100 * learned['start_bsr'])} → "
+              f"{_fmt(100 * learned['baseline_bsr'])}, p {_p(learned['p'])})") if learned.get("start_bsr") is not None else "–"  # fmt: skip
+        changed = ", ".join(f"{k} {'yes' if v['weights_changed'] else 'NO'}" for k, v in d["grpo"].items())
+        zero = ", ".join(f"{k} {_fmt(v['mean_zero_std_groups'], 2)}" for k, v in d["grpo"].items())
+        lines.append(f"| {s} | {_fmt(d['wall_minutes'])} | {', '.join(d['contended_stages']) or 'none'} | {lc} | "
+                     f"{changed} | {zero} |")  # fmt: skip
+    if agg["degenerate"]:
+        lines += ["", "Degenerate judges (rates not interpretable): " + "; ".join(
+            f"seed {d['seed']} {d['judge']} ({'; '.join(d['reasons'])})" for d in agg["degenerate"])]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def forest_plot(agg: dict[str, Any], path: Path, comparisons: list[str] | None = None) -> Path:
+    """Per comparison and metric: each seed's difference with its bootstrap interval, and the mean
+    across seeds with its 95% t interval (a diamond); the zero line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = comparisons or [c for c in agg["comparisons"] if not c.endswith("- start")]
+    seeds = [str(s) for s in agg["seeds"]]
+    fig, axes = plt.subplots(1, len(METRICS), figsize=(4.2 * len(METRICS), 0.32 * len(names) * (len(seeds) + 2) + 1.2),
+                             sharey=True)  # fmt: skip
+    labels, ys = [], []
+    y = 0.0
+    for k, name in enumerate(names):
+        for s in seeds:
+            labels.append(f"{name}, seed {s}")
+            ys.append(y)
+            y -= 1
+        labels.append(f"{name}: mean")
+        ys.append(y)
+        y -= 1.6
+    for ax, m in zip(axes, METRICS, strict=True):
+        i = 0
+        for k, name in enumerate(names):
+            row = agg["comparisons"][name][m]
+            color = f"C{k % 10}"
+            for s in seeds:
+                d = row["per_seed"][s]
+                if d["diff"] is not None:
+                    lo, hi = d["ci"] or (d["diff"], d["diff"])
+                    ax.errorbar(d["diff"], ys[i], xerr=[[d["diff"] - lo], [hi - d["diff"]]], fmt="o", color=color,
+                                markersize=4, capsize=2, linewidth=1)  # fmt: skip
+                i += 1
+            s_ = row["seed_level"]
+            if s_["ci"]:
+                ax.errorbar(s_["mean"], ys[i], xerr=[[s_["mean"] - s_["ci"][0]], [s_["ci"][1] - s_["mean"]]], fmt="D",
+                            color=color, markersize=7, capsize=3, linewidth=2)  # fmt: skip
+            i += 1
+        ax.axvline(0, color="grey", linewidth=0.8, linestyle=":")
+        ax.set_title(f"{METRIC_NAMES[m]} difference (points)", fontsize=9)
+        ax.tick_params(axis="x", labelsize=8)
+    axes[0].set_yticks(ys)
+    axes[0].set_yticklabels(labels, fontsize=7)
+    fig.suptitle(f"Per-seed differences (95% bootstrap intervals) and their mean (95% t interval), "
+                 f"{len(seeds)} seeds", fontsize=10)  # fmt: skip
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def bench_rates(path: Path | None) -> dict[str, Any] | None:
+    """The bench's step figures (``bench/generative_steps.py --json``), when that file is there."""
+    if path is None or not Path(path).exists():
+        return None
+    return json.loads(Path(path).read_text()).get("figures")
+
+
+def aggregate_study(out: Path, bench: Path | None = None) -> dict[str, Any]:
+    """Read the study folder's finished seeds; write ``aggregate.json``, ``aggregate.md`` and
+    ``forest.png`` there; return the aggregate."""
+    from biasaware.training.recipe import RECIPES
+
+    default = RECIPES.parent / "docs" / "results" / "bench" / "generative-steps.json"
+    agg = aggregate(load_seeds(out), bench_rates(bench or default))
+    write_json(out / "aggregate.json", agg)
+    text = markdown(agg)
+    (out / "aggregate.md").write_text("# The generative study: seed-level results\n\n" + text)
+    forest_plot(agg, out / "forest.png")
+    print("\n" + text)
+    print(f"[done] aggregate of seeds {', '.join(map(str, agg['seeds']))}: {out / 'aggregate.json'}, "
+          f"{out / 'forest.png'}")  # fmt: skip
+    return agg

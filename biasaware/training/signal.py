@@ -1,0 +1,132 @@
+"""GRPO prompts that carry signal: keep the prompts on which the judge being trained is not already
+always right (or always wrong).
+
+GRPO's advantage is a completion's reward minus its group's mean. A group whose completions all get
+the same reward (every sampled verdict right, or every one wrong) has zero advantage and teaches
+nothing. For a prompt on which the judge picks the right letter with probability ``p`` (its verdict
+probability, renormalised over the two letters, read from the next-token logits as direct mode
+reads it), a group of ``G`` sampled verdicts is uniform with probability ``p**G + (1 - p)**G``; its
+*signal* is one minus that. A judge that is right on 95% of prompts at ``p`` near 1 leaves most
+groups uniform (at ``p = 0.95`` and ``G = 4``, 81% of them).
+
+:func:`select_by_signal` scores a pool of prompts with the checkpoint GRPO starts from (the first
+``pool`` prompts of the seeded data, in whole blocks: the views of one base pair stay together for
+the twin rewards) and keeps the blocks of highest mean signal until ``keep`` prompts are kept, in
+their seeded order (ties: the earlier block). What it chose is recorded (``stats``): the pool and
+kept sizes and, for each, the mean verdict probability and the expected share of uniform groups.
+In a multi-process run every process scores the same pool with the same weights and so keeps the
+same prompts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from biasaware.errors import BiasAwareError
+from biasaware.records import View
+
+
+def group_signal(p: float, g: int) -> float:
+    """The probability that ``g`` verdicts sampled at right-rate ``p`` are not all alike.
+
+    >>> round(group_signal(0.95, 4), 4)
+    0.1855
+    >>> group_signal(1.0, 4)
+    0.0
+    """
+    return 1.0 - p**g - (1.0 - p) ** g
+
+
+def blocks_of(data: Sequence[dict[str, Any]]) -> list[list[int]]:
+    """Runs of adjacent rows with one ``pair_id`` (a row without one is its own block)."""
+    out: list[list[int]] = []
+    for i, row in enumerate(data):
+        key = row.get("pair_id")
+        if out and key is not None and data[out[-1][-1]].get("pair_id") == key:
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
+
+
+def choose(
+    data: Sequence[dict[str, Any]], p_right: Sequence[float | None], keep: int, g: int
+) -> tuple[list[int], dict[str, Any]]:
+    """The indices of ``data`` (already cut to the pool; ``p_right`` aligned with it, ``None`` for a
+    prompt that could not be scored: signal 0) to keep, and what was chosen (module docstring)."""
+    if keep < 1:
+        raise BiasAwareError(f"select_prompts must be at least 1, got {keep}")
+    if len(p_right) != len(data):
+        raise BiasAwareError(f"{len(p_right)} verdict probabilities for {len(data)} prompts")
+    signal = [0.0 if p is None else group_signal(p, g) for p in p_right]
+    blocks = blocks_of(data)
+    ranked = sorted(range(len(blocks)), key=lambda b: -sum(signal[i] for i in blocks[b]) / len(blocks[b]))
+    chosen: list[int] = []
+    count = 0
+    for b in ranked:
+        if count >= keep:
+            break
+        chosen.append(b)
+        count += len(blocks[b])
+    kept = sorted(i for b in chosen for i in blocks[b])
+
+    def describe(ids: list[int]) -> dict[str, Any]:
+        known = [p_right[i] for i in ids if p_right[i] is not None]
+        return {
+            "prompts": len(ids),
+            "unscored": len(ids) - len(known),
+            "mean_p_right": round(sum(known) / len(known), 4) if known else None,
+            "expected_uniform_groups": round(1 - sum(signal[i] for i in ids) / len(ids), 4) if ids else None,
+        }
+
+    return kept, {"rule": "highest mean group signal, whole blocks", "generations": g,
+                  "pool": describe(list(range(len(data)))), "kept": describe(kept)}  # fmt: skip
+
+
+def pool_of(data: Sequence[dict[str, Any]], pool: int) -> int:
+    """How many leading rows hold the first ``pool`` prompts, rounded up to a whole block."""
+    n = 0
+    for block in blocks_of(data):
+        if n >= pool:
+            break
+        n += len(block)
+    return n
+
+
+def verdict_probabilities(
+    model: str, views: Sequence[View], device: str = "auto", dtype: str = "auto", template: str = "verdict"
+) -> list[float | None]:
+    """P(the right letter) of each view, as direct mode reads a judge (``eval bias --mode direct``)."""
+    from biasaware.judging.judges import JudgeSpec, load_judge
+
+    judge = load_judge(JudgeSpec.create(name=model, mode="direct", template=template, device=device, dtype=dtype))
+    outs = judge.judge(list(views))
+    del judge
+    return [
+        None if o is None or o.scores is None else float(o.scores[v.correct]) for o, v in zip(outs, views, strict=True)
+    ]
+
+
+def select_by_signal(
+    model: str,
+    data: list[dict[str, Any]],
+    views: list[View],
+    keep: int,
+    pool: int,
+    generations: int,
+    template: str,
+    device: str = "auto",
+    dtype: str = "auto",
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The kept rows of ``data`` (``views`` aligned with it) and what was chosen; see the module docstring."""
+    if pool < keep:
+        raise BiasAwareError(f"select_pool ({pool}) must be at least select_prompts ({keep})")
+    n = pool_of(data, pool)
+    if n < keep:
+        raise BiasAwareError(
+            f"select_prompts {keep}: the training file gives only {len(data)} prompts; use more rows or fewer prompts"
+        )
+    p_right = verdict_probabilities(model, views[:n], device, dtype, template)
+    kept, stats = choose(data[:n], p_right, keep, generations)
+    return [data[i] for i in kept], stats
