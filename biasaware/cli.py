@@ -1046,7 +1046,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--bench-probes",
         type=int,
-        help="--generative: benchmark probes per trained cue and side (default 50)",
+        help="--generative: benchmark probes asked per trained cue and side (default 55)",
     )
     p.add_argument(
         "--arms",

@@ -101,7 +101,7 @@ class Budget(BaseModel):
     template: str = "verdict"
     trainable_layers: int | None = Field(12, ge=1)
     max_length: int = Field(512, ge=16)
-    bench_probes: int = Field(50, ge=1, description="benchmark probes per trained cue and side")
+    bench_probes: int = Field(55, ge=1, description="benchmark probes asked per trained cue and side (the verifier may keep fewer)")
     bench_seed: int = Field(0, description="the fixed benchmark's seed (the same for every training seed)")
     train_pairs: int = Field(1200, ge=2, description="distinct natural training pairs per seed")
     start_pairs: int = Field(800, ge=1, description="of which the starting judge trains on (the arms: the rest)")
