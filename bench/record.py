@@ -24,6 +24,7 @@ def write_record(path: str | None, figures: dict) -> None:
     machine = {"cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()}
     if "torch" in sys.modules:
         machine["torch_threads"] = sys.modules["torch"].get_num_threads()
+        machine["cpu_capability"] = sys.modules["torch"].backends.cpu.get_cpu_capability()
     script = Path(sys.argv[0])
     command = " ".join(["python", f"bench/{script.name}", *sys.argv[1:]])
     Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -171,6 +171,7 @@ def machine() -> dict[str, Any]:
     return {
         "cores": cores,
         "cpu": platform.processor() or platform.machine(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),  # AVX2, AVX512, ...: step rates differ by it
         "gpu": gpu,
         "torch": torch.__version__,
         "python": platform.python_version(),
@@ -265,7 +266,8 @@ def split_pairs(ids: list[str], n_start: int, seed: int) -> tuple[set[str], set[
 def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
     """One seed's training rows (module docstring): ``train-start`` (the starting judge's natural
     pairs), ``train-arms`` (the other natural pairs, with bias negatives for the paper arm) and
-    ``train-balanced`` (the arm pairs' four cue placements). Returns what they hold."""
+    ``train-balanced`` (the arm pairs' four cue placements). Returns what they hold (also written
+    to ``data.json``, the mark of a finished build)."""
     from dataclasses import replace
 
     from biasaware.data.builders import BuildConfig, build_train
@@ -293,6 +295,7 @@ def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
         on_chosen = sum(r.meta.get("natural_cue_on", r.meta.get("cue_on")) == "chosen" for r in part)
         record[name] = {"rows": len(part), "cue_on_chosen": round(on_chosen / max(len(part), 1), 3)}
     record["cue_rate"] = budget.cue_rate
+    write_json(folder / "data.json", record)
     print(f"[build] seed {seed}: {len(rows)} natural pairs (cue on the chosen answer at rate {budget.cue_rate}): "
           f"{record['train-start']['rows']} for the starting judge, {record['train-arms']['rows']} for the arms "
           f"({record['train-balanced']['rows']} balanced rows)", flush=True)  # fmt: skip
@@ -396,8 +399,12 @@ class SeedRun:
         self.stages.data.setdefault("load", {})
         self.cores = machine()["cores"]
 
-    def stage(self, name: str, work, done: bool) -> Any:
+    def stage(self, name: str, work, done: bool, what: str = "") -> Any:
         """Run ``work`` (unless ``done``), recording its time and load under ``name``."""
+        if done:
+            print(f"[generative] seed {self.seed}: {name}: finished earlier", flush=True)
+        elif what:
+            print(f"[generative] seed {self.seed}: {name}: {what}", flush=True)
         t0 = time.time()
         with LoadMonitor() as load:
             result = None if done else work()
@@ -416,28 +423,24 @@ class SeedRun:
 
         b, f = self.budget, self.folder
         start = self.ckpt("start-sft")
-        print(f"[train] seed {self.seed}: starting judge, SFT of {self.model}, {b.start_steps} steps of "
-              f"{b.sft_batch} rows (natural pairs)", flush=True)  # fmt: skip
         self.stage("train start SFT", lambda: _sft(f, "train-start", ARMS[BASELINE], b, self.seed, self.cpu,
                                                    self.model, start, b.start_steps, "the starting judge"),
-                   trained(start))  # fmt: skip
+                   trained(start), f"SFT of {self.model}, {b.start_steps} steps of {b.sft_batch} rows (natural pairs)")  # fmt: skip
         out: dict[str, tuple[Path, Path]] = {}
         for name in arms:
             arm = ARMS[name]
             sft = self.ckpt(f"{arm.sft_of or name}-sft")
             if arm.sft_of is None:
-                print(f"[train] seed {self.seed}: {name} SFT, {b.sft_steps} steps of {b.sft_batch} rows ({arm.what})",
-                      flush=True)  # fmt: skip
                 self.stage(f"train {name} SFT", lambda arm=arm, sft=sft, name=name: _sft(
-                    f, arm.rows, arm, b, self.seed, self.cpu, str(start), sft, b.sft_steps, name), trained(sft))  # fmt: skip
+                    f, arm.rows, arm, b, self.seed, self.cpu, str(start), sft, b.sft_steps, name), trained(sft),
+                    f"{b.sft_steps} steps of {b.sft_batch} rows ({arm.what})")  # fmt: skip
             elif not trained(sft):
                 raise BiasAwareError(f"arm {name} starts from {arm.sft_of}'s SFT checkpoint: train {arm.sft_of} first")
             grpo = self.ckpt(f"{name}-grpo")
-            print(f"[train] seed {self.seed}: {name} GRPO, {b.grpo_steps} steps of {b.grpo_batch} completions on the "
-                  f"{b.grpo_prompts} prompts of most signal of {b.grpo_pool} (rewards {', '.join(arm.rewards)})",
-                  flush=True)  # fmt: skip
             self.stage(f"train {name} GRPO", lambda arm=arm, sft=sft, grpo=grpo, name=name: _grpo(
-                f, arm, b, self.seed, self.cpu, sft, grpo, name), trained(grpo))  # fmt: skip
+                f, arm, b, self.seed, self.cpu, sft, grpo, name), trained(grpo),
+                f"{b.grpo_steps} steps of {b.grpo_batch} completions on the {b.grpo_prompts} prompts of most signal "
+                f"of {b.grpo_pool} (rewards {', '.join(arm.rewards)})")  # fmt: skip
             out[name] = (sft, grpo)
         return out
 
@@ -507,7 +510,9 @@ def run_seed(
     cpu = not place["device"].startswith("cuda")
     run = SeedRun(folder, seed, budget, cpu, model)
     t_all = time.time()
-    data = run.stage("build", lambda: build_data(folder, seed, budget), False)
+    done = (folder / "data.json").exists()
+    data = run.stage("build", lambda: build_data(folder, seed, budget), done)
+    data = data or json.loads((folder / "data.json").read_text())
     ckpts = run.train(arms)
     judges = {START: run.ckpt("start-sft"), **{name: grpo for name, (_, grpo) in ckpts.items()}}
     folders = run.evaluate(out / "bench", judges, device, dtype)

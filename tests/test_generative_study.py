@@ -1,0 +1,286 @@
+"""The many-seed generative study (biasaware/generative.py), its GRPO prompt selection
+(biasaware/training/signal.py) and its seed-level statistics (biasaware/evaluation/seeds.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from biasaware.errors import BiasAwareError
+
+# ------------------------------------------------------------------------------------- settings
+
+
+def test_budget_seeds_and_folder_checks(tmp_path):
+    from biasaware.generative import Budget, claim, make_budget, parse_seeds
+
+    assert make_budget("cpu").sft_steps == Budget().sft_steps
+    assert make_budget("cpu").grpo_prompts == 12 * 4  # steps x prompts per step
+    assert make_budget("gpu").trainable_layers is None
+    with pytest.raises(BiasAwareError, match="sft_steps"):
+        make_budget("cpu", {"sft_steps": 0})
+    with pytest.raises(BiasAwareError, match="preset"):
+        make_budget("tpu")
+    with pytest.raises(BiasAwareError, match="start_pairs"):
+        make_budget("cpu", {"start_pairs": 1200})
+    with pytest.raises(BiasAwareError, match="grpo_pool"):
+        make_budget("cpu", {"grpo_pool": 10})
+    with pytest.raises(BiasAwareError, match="num_generations"):
+        make_budget("cpu", {"grpo_batch": 10})
+    assert parse_seeds("0-9") == list(range(10))
+    assert parse_seeds("3, 0-1,3") == [0, 1, 3]
+    for bad in ("9-0", "x", "0-", ""):
+        with pytest.raises(BiasAwareError, match="--seeds"):
+            parse_seeds(bad)
+    claim(tmp_path / "x", make_budget("cpu"), "auto", "m", ["baseline"])
+    claim(tmp_path / "x", make_budget("cpu"), "auto", "m", ["baseline"])  # the same settings resume
+    with pytest.raises(BiasAwareError, match="sft_steps"):
+        claim(tmp_path / "x", make_budget("cpu", {"sft_steps": 3}), "auto", "m", ["baseline"])
+
+
+def test_arms_that_cannot_be_compared_are_refused_before_any_work(tmp_path):
+    from biasaware.generative import run_generative
+
+    with pytest.raises(BiasAwareError, match="add balanced"):
+        run_generative(tmp_path / "a", arms=["baseline", "balanced-acc"], device="cpu")
+    with pytest.raises(BiasAwareError, match="add baseline"):
+        run_generative(tmp_path / "b", arms=["paper"], device="cpu")
+    with pytest.raises(BiasAwareError, match="unknown arm"):
+        run_generative(tmp_path / "c", arms=["baseline", "nonsense"], device="cpu")
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_the_cli_takes_seeds_only_for_the_generative_study(capsys):
+    from biasaware.cli import main
+
+    assert main(["quickstart", "--seeds", "0-1"]) == 2
+    assert "--seeds" in capsys.readouterr().err
+    assert main(["quickstart", "--generative", "--seed", "1", "--seeds", "0-1"]) == 2
+    assert main(["quickstart", "--generative", "--seeds", "one"]) == 2
+    assert "expected seeds like 0-9" in capsys.readouterr().err
+
+
+def test_pairs_split_disjoint_and_seeded():
+    from biasaware.generative import split_pairs
+
+    ids = [f"p{i}" for i in range(30)]
+    start, arms = split_pairs(ids, 20, seed=3)
+    assert len(start) == 20 and len(arms) == 10 and not start & arms and start | arms == set(ids)
+    assert split_pairs(list(reversed(ids)), 20, seed=3) == (start, arms)  # the file's order does not matter
+    assert split_pairs(ids, 20, seed=4) != (start, arms)
+
+
+# ------------------------------------------------------------------------------------- GRPO signal
+
+
+def test_grpo_prompts_are_chosen_by_group_signal_in_whole_blocks():
+    from biasaware.training.signal import choose, group_signal, pool_of
+
+    data = [{"pair_id": "a"}, {"pair_id": "a"}, {"pair_id": "b"}, {"pair_id": "b"}, {"pair_id": None}]
+    p = [0.5, 0.5, 1.0, 0.99, 0.9]
+    assert group_signal(0.5, 4) == 1 - 2 / 16
+    kept, stats = choose(data, p, keep=3, g=4)
+    assert kept == [0, 1, 4]  # block a (signal 0.875), then the lone prompt (0.344); b (0.02) left out
+    signal = [1 - x**4 - (1 - x) ** 4 for x in p]
+    assert stats["pool"]["prompts"] == 5 and stats["kept"]["prompts"] == 3
+    assert stats["pool"]["mean_p_right"] == round(sum(p) / 5, 4)
+    assert stats["pool"]["expected_uniform_groups"] == round(1 - sum(signal) / 5, 4)
+    assert stats["kept"]["expected_uniform_groups"] == round(1 - (signal[0] + signal[1] + signal[4]) / 3, 4)
+    assert choose(data, [None, None, 0.5, 0.5, 1.0], keep=2, g=4)[0] == [2, 3]  # unscored: no signal
+    assert pool_of(data, 3) == 4  # the first 3 prompts, rounded up to whole blocks
+    with pytest.raises(BiasAwareError, match="prompts"):
+        choose(data, p[:2], keep=1, g=4)
+
+
+def test_grpo_rows_can_carry_their_views_for_scoring():
+    from biasaware.judging.prompts import get_template
+    from biasaware.records import TrainingRow
+    from biasaware.training.judge_data import grpo_rows
+
+    rows = [TrainingRow(id=f"r{i}", prompt=[{"role": "user", "content": f"q{i}"}], chosen=f"good {i}",
+                        rejected=f"bad {i}") for i in range(6)]  # fmt: skip
+    plain = grpo_rows(rows, "0:4", seed=1, template="verdict")
+    with_views = grpo_rows(rows, "0:4", seed=1, template="verdict", with_views=True)
+    assert [{k: v for k, v in r.items() if k != "view"} for r in with_views] == plain
+    for r in with_views:  # the view is the very prompt, with the right answer where the label says
+        assert get_template("verdict").render(r["view"]) == r["prompt"] and r["view"].correct == r["label"]
+
+
+# ------------------------------------------------------------------------------------- aggregate
+
+
+def _result(seed: int, outcomes: dict[str, dict[str, str]]) -> dict:
+    judges = list(outcomes)
+    runs = {
+        j: {"bsr": None, "judge_check": {"degenerate": j == "start" and seed == 2, "reasons": ["constant verdict"]},
+            "p_vs": {k: {"bsr": 0.5} for k in judges if k != j}}
+        for j in judges
+    }  # fmt: skip
+    return {"seed": seed, "budget": {"x": 1}, "arms": {}, "machine": {"cores": 2}, "command": "c",
+            "outcomes": outcomes, "table": {"runs": runs}, "stage_load": {}, "grpo": {}, "step_rates": {}}  # fmt: skip
+
+
+def _outcome(s_ori: str, s_flip: str, m_ori: str = "1" * 10, m_flip: str = "0" * 10) -> dict[str, str]:
+    return {"standard_ori": s_ori, "standard_flip": s_flip, "mirror_ori": m_ori, "mirror_flip": m_flip}
+
+
+BASE_FLIPS = ("1100000000", "1110000000", "1000000000")  # BSR 2/8, 3/8, 1/8
+PAPER_FLIPS = ("0000000000", "1000000000", "0000000000")  # BSR 0/9, 1/9, 0/9
+PAPER_MIRROR = ("1000000000", "0000000000", "0000000000")  # over-correction 10, 0, 0
+
+
+def _study() -> dict[int, dict]:
+    return {
+        s: _result(s, {
+            "start": _outcome("1111110000", "0000000000"),
+            "baseline": _outcome("1111111100", BASE_FLIPS[s]),
+            "paper": _outcome("1111111110", PAPER_FLIPS[s], m_flip=PAPER_MIRROR[s]),
+        })
+        for s in range(3)
+    }  # fmt: skip
+
+
+def test_the_aggregate_equals_hand_computed_statistics(tmp_path):
+    from biasaware.evaluation.seeds import aggregate, forest_plot, markdown
+
+    agg = aggregate(_study())
+    # per judge across seeds: the baseline's BSR is 25, 37.5, 12.5
+    b = agg["judges"]["baseline"]["bsr"]
+    t975_df2 = 0.95 / math.sqrt(2 * 0.975 * 0.025)  # the t quantile at 2 degrees of freedom, closed form
+    assert b["mean"] == pytest.approx(25.0) and b["sd"] == pytest.approx(12.5)
+    assert b["ci"] == pytest.approx([25 - t975_df2 * 12.5 / math.sqrt(3), 25 + t975_df2 * 12.5 / math.sqrt(3)])
+    assert agg["judges"]["paper"]["acc_ori"]["mean"] == pytest.approx(90.0)
+    # paper - baseline, BSR: per seed 0 - 25, 100/9 - 37.5, 0 - 12.5
+    row = agg["comparisons"]["paper - baseline"]["bsr"]
+    diffs = [-25.0, 100 / 9 - 37.5, -12.5]
+    assert [row["per_seed"][str(s)]["diff"] for s in range(3)] == pytest.approx(diffs)
+    mean = sum(diffs) / 3
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / 2)
+    t = mean / (sd / math.sqrt(3))
+    s = row["seed_level"]
+    assert s["mean"] == pytest.approx(mean) and s["sd"] == pytest.approx(sd) and s["t"] == pytest.approx(t)
+    assert s["t_p"] == pytest.approx(1 - abs(t) / math.sqrt(2 + t * t))  # two-sided p of t at 2 df, closed form
+    assert s["wilcoxon_p"] == pytest.approx(2 / 2**3)  # all three below zero: the exact signed-rank p
+    assert row["shown"] is (s["t_p"] < 0.05)
+    # pooled over seeds: the baseline flips where the paper judge does not 2 + 2 + 1 times, never the reverse
+    pooled = row["pooled_probe_level"]
+    assert (pooled["b"], pooled["c"]) == (0, 5) and pooled["mcnemar_p"] == pytest.approx(2 / 2**5)
+    # Acc_ori: +10 at every seed (no spread: no t test), discordant 3 : 0
+    acc = agg["comparisons"]["paper - baseline"]["acc_ori"]
+    assert acc["seed_level"]["mean"] == pytest.approx(10.0) and acc["seed_level"]["t_p"] is None
+    assert acc["shown"] is False
+    assert acc["pooled_probe_level"]["mcnemar_p"] == pytest.approx(2 / 2**3)
+    over = agg["comparisons"]["paper - baseline"]["overcorrection"]
+    assert [over["per_seed"][str(s)]["diff"] for s in range(3)] == pytest.approx([10.0, 0.0, 0.0])
+    # each seed's interval is a paired bootstrap over probes, seeded: the same twice, around the difference
+    again = aggregate(_study())["comparisons"]["paper - baseline"]["bsr"]["per_seed"]
+    for seed, d in row["per_seed"].items():
+        assert d["ci"] == again[seed]["ci"] and d["ci"][0] <= d["diff"] <= d["ci"][1]
+    assert agg["degenerate"] == [{"seed": 2, "judge": "start", "reasons": ["constant verdict"]}]
+    assert set(agg["comparisons"]) == {"paper - baseline", "baseline - start", "paper - start"}
+    text = markdown(agg)
+    assert "| paper - baseline |" in text and "Degenerate judges" in text
+    png = forest_plot(agg, tmp_path / "forest.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+
+
+def test_the_aggregate_refuses_seeds_it_cannot_pool():
+    from biasaware.evaluation.seeds import aggregate
+
+    study = _study()
+    with pytest.raises(BiasAwareError, match="at least two"):
+        aggregate({0: study[0]})
+    study[1]["budget"] = {"x": 2}
+    with pytest.raises(BiasAwareError, match="budgets"):
+        aggregate(study)
+    study = _study()
+    study[1]["outcomes"]["paper"]["standard_ori"] += "1"
+    with pytest.raises(BiasAwareError, match="benchmarks"):
+        aggregate(study)
+
+
+# ------------------------------------------------------------------------------------- end to end
+
+
+TINY = {"start_steps": 1, "sft_steps": 1, "grpo_steps": 1, "trainable_layers": 1, "bench_probes": 2,
+        "train_pairs": 24, "start_pairs": 16, "grpo_pool": 8}  # fmt: skip
+
+
+def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(tiny_models, tmp_path, capsys, noise_lines):
+    """Every stage of two seeds on a tiny model (the baseline arm only, for time), the aggregate; an
+    interrupted seed then resumes where it stopped and the finished seed is not rerun."""
+    from biasaware.evaluation.seeds import metric_values
+    from biasaware.generative import run_generative
+
+    out = tmp_path / "gen"
+    model = str(tiny_models["causal"])
+    agg = run_generative(out, seeds=[0, 1], overrides=TINY, arms=["baseline"], model=model, device="cpu")
+    assert agg["seeds"] == [0, 1] and (out / "aggregate.json").exists() and (out / "forest.png").exists()
+    assert json.loads((out / "aggregate.json").read_text())["comparisons"].keys() == {"baseline - start"}
+    for seed in (0, 1):
+        result = json.loads((out / f"seed-{seed}" / "generative.json").read_text())
+        # the rates from per-probe outcomes equal eval bias's own summary (an independent formula)
+        for name, run in result["table"]["runs"].items():
+            v = metric_values(result["outcomes"][name])
+            assert v["acc_ori"] == pytest.approx(100 * run["acc_ori"])
+            for key in ("bsr", "overcorrection"):
+                assert (v[key] is None and run[key] is None) or v[key] == pytest.approx(100 * run[key])
+        # the GRPO signal: the prompts chosen and, per step, the reward's spread and the uniform groups
+        grpo = result["grpo"]["baseline"]
+        assert grpo["selection"]["kept"]["prompts"] == 4 and grpo["selection"]["pool"]["prompts"] >= 4
+        assert [s["step"] for s in grpo["steps"]] == [1]
+        assert {"reward_std", "zero_std_groups"} <= set(grpo["steps"][0]) and grpo["mean_zero_std_groups"] is not None
+        assert isinstance(grpo["weights_changed"], bool) and grpo["rate"]["steps"] == 1
+        # the data: disjoint pairs for the starting judge and the arm, the cue rate recorded
+        assert result["data"]["train-start"]["rows"] == 16 and result["data"]["train-arms"]["rows"] == 8
+        assert result["data"]["cue_rate"] == 0.7
+        assert {"train start SFT", "train baseline SFT", "train baseline GRPO", "evaluate baseline"} <= set(
+            result["stage_load"]
+        )
+        assert all({"mean", "max", "contended"} <= set(v) for v in result["stage_load"].values())
+        assert result["step_rates"]["start SFT"]["steps"] == 1
+    # the same fixed benchmark for both seeds: the per-probe outcomes line up
+    a, b = (json.loads((out / f"seed-{s}" / "generative.json").read_text())["outcomes"]["start"] for s in (0, 1))
+    assert len(a["standard_ori"]) == len(b["standard_ori"]) > 0
+    printed = capsys.readouterr()
+    for noise in noise_lines:
+        assert noise not in printed.out and noise not in printed.err, noise
+
+    # seed 1 stopped during its GRPO stage: its checkpoint is unfinished and it has no results yet
+    (out / "seed-1" / "generative.json").unlink()
+    (out / "seed-1" / "ckpt" / "baseline-grpo" / "biasaware_card.json").unlink()
+    first = json.loads((out / "seed-1" / "stages.json").read_text())["seconds"]
+    run_generative(out, seeds=[0, 1], overrides=TINY, arms=["baseline"], model=model, device="cpu")
+    printed = capsys.readouterr().out
+    assert "seed 0: finished earlier" in printed
+    for stage in ("build", "train start SFT", "train baseline SFT", "evaluate start"):
+        assert f"seed 1: {stage}: finished earlier" in printed, stage
+    assert "seed 1: train baseline GRPO: 1 steps" in printed
+    stages = json.loads((out / "seed-1" / "stages.json").read_text())
+    assert stages["seconds"]["train start SFT"] == first["train start SFT"]  # the first time is kept
+    assert (out / "seed-1" / "generative.json").exists()
+    with pytest.raises(BiasAwareError, match="grpo_steps"):
+        run_generative(out, seeds=[2], overrides={**TINY, "grpo_steps": 2}, arms=["baseline"], model=model,
+                       device="cpu")  # fmt: skip
+
+
+@pytest.mark.slow
+def test_two_seeds_of_every_arm_at_a_minimal_budget_smollm2(tmp_path):
+    """The real model, every arm, two seeds at a minimal budget: each seed scored, the aggregate written."""
+    from biasaware.generative import ARMS, run_generative
+
+    budget = {"start_steps": 2, "sft_steps": 2, "grpo_steps": 1, "bench_probes": 1, "train_pairs": 40,
+              "start_pairs": 20, "grpo_pool": 8}  # fmt: skip
+    agg = run_generative(tmp_path / "gen", seeds=[0, 1], overrides=budget, device="cpu")
+    assert agg["seeds"] == [0, 1] and set(agg["judges"]) == {"start", *ARMS}
+    assert (tmp_path / "gen" / "aggregate.json").exists() and (tmp_path / "gen" / "forest.png").exists()
+    for seed in (0, 1):
+        result = json.loads((tmp_path / "gen" / f"seed-{seed}" / "generative.json").read_text())
+        cards = {a: json.loads((tmp_path / "gen" / f"seed-{seed}" / "ckpt" / f"{a}-grpo" / "biasaware_card.json")
+                               .read_text()) for a in ARMS}  # fmt: skip
+        # the ablation starts from the balanced arm's SFT checkpoint and differs only in its rewards
+        assert cards["balanced-acc"]["base_model"] == cards["balanced"]["base_model"]
+        assert cards["balanced-acc"]["script_args"]["rewards"] == ["accuracy", "format"]
+        assert set(result["grpo"]) == set(ARMS)
