@@ -1015,7 +1015,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the generative judge study instead (default: the reward-model experiment): per seed, SFT of "
         "smollm2-135m-instruct into a starting judge, then four arms (baseline, paper, balanced with the "
         "cue-consistency reward, balanced-acc: its ablation) of SFT and GRPO, evaluated two-sided on one fixed "
-        "benchmark (about 35 min a seed on 2 quiet CPU cores; docs/generative.md)",
+        "benchmark; seeds run one after another, each resumable (docs/generative.md)",
     )
     p.add_argument(
         "--budget",

@@ -544,8 +544,31 @@ def run_seed(
         "wall_minutes": round(seconds.get("total", 0) / 60, 1),
     }
     write_json(result_file, result)
+    text = seed_markdown(result)
+    (folder / "report.md").write_text(f"# The generative study, seed {seed}\n\n{text}")
+    print("\n" + text)
     print(f"[generative] seed {seed} done in {result['wall_minutes']} min: {result_file}", flush=True)
     return result
+
+
+def seed_markdown(result: dict[str, Any]) -> str:
+    """One seed's two-sided table (each judge against the baseline arm, McNemar p on the same probes),
+    what each GRPO stage had to learn from, and the seed's time: one draw, not a result about the arms
+    (that is the aggregate's, across seeds)."""
+    from biasaware.evaluation.reports import experiment_markdown
+
+    lines = [experiment_markdown(result["table"]), "GRPO, per arm: the prompts chosen, the share of groups whose "
+             "rewards were all alike (mean over steps), whether the weights changed:", ""]  # fmt: skip
+    for name, g in result["grpo"].items():
+        kept = (g.get("selection") or {}).get("kept") or {}
+        lines.append(f"- {name}: {kept.get('prompts')} prompts (expected uniform groups {kept.get('expected_uniform_groups')}); "
+                     f"uniform groups {g['mean_zero_std_groups']}; weights changed: {'yes' if g['weights_changed'] else 'NO'}")  # fmt: skip
+    contended = sorted(k for k, v in result.get("stage_load", {}).items() if v.get("contended"))
+    lines += ["", f"Seed {result['seed']}: {result['wall_minutes']} min on {result['machine']['cores']} cores "
+              f"({result['machine'].get('cpu_capability') or result['machine'].get('gpu') or 'CPU'}); stages that shared "
+              f"the cores: {', '.join(contended) or 'none'}. One seed is one draw; the study's claims are in its "
+              "aggregate across seeds."]  # fmt: skip
+    return "\n".join(lines) + "\n"
 
 
 def parse_seeds(text: str) -> list[int]:

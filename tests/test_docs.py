@@ -102,6 +102,7 @@ NOT_MEASURED = {
         },  # fmt: skip
     },
     "docs/formats.md": {"0.9": "a number in an example record"},
+    "docs/generative.md": {"0.7": "the study's cue-rate setting"},
     "docs/multi-node.md": {"10.1": "an example address", "127.0": "the loopback address"},
     "docs/training.md": {"0.5": "the InfoNCE temperature setting", "0.3": "a vLLM memory setting"},
     "docs/sweeps-and-releases.md": {"5.5": "a section of the JudgeBiasBench paper"},

@@ -186,6 +186,33 @@ def test_the_aggregate_equals_hand_computed_statistics(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
 
 
+def test_each_stage_rate_is_read_against_the_bench_of_its_own_cpu(tmp_path):
+    from biasaware.evaluation.seeds import aggregate, bench_rates, markdown
+
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    for name, capability, head in (("generative-steps-avx2.json", "AVX2", "compact"),
+                                   ("generative-steps-trl-head.json", "AVX2", "trl"),
+                                   ("generative-steps-old.json", None, "compact")):  # fmt: skip
+        machine = {"cores": 2, **({"cpu_capability": capability} if capability else {})}
+        figures = {"lm_head": head, "sft_step": {"seconds": 2.0}, "grpo_step": {"seconds": 10.0 if head == "compact" else 99}}
+        (bench / name).write_text(json.dumps({"machine": machine, "figures": figures}))
+    benches = bench_rates(bench)
+    assert set(benches) == {"AVX2"} and benches["AVX2"]["grpo_step"]["seconds"] == 10.0
+    study = _study()
+    for s, r in study.items():
+        r["machine"]["cpu_capability"] = "AVX2" if s < 2 else "AVX512"
+        r["step_rates"] = {"start SFT": {"steps": 10, "seconds_per_step": 2.5}}
+        r["grpo"] = {"paper": {"weights_changed": True, "mean_zero_std_groups": 0.25, "mean_reward_std": 0.4,
+                               "selection": None, "rate": {"steps": 4, "seconds_per_step": 11.0}}}  # fmt: skip
+    detail = aggregate(study, benches)["seeds_detail"]
+    assert detail["0"]["step_rates"]["start SFT"]["ratio"] == 1.25
+    assert detail["0"]["step_rates"]["paper GRPO"]["ratio"] == 1.1
+    assert detail["2"]["step_rates"]["start SFT"]["ratio"] is None  # no bench on that CPU: no ratio
+    text = markdown(aggregate(study, benches))
+    assert "| AVX2 | none | start SFT 1.25x |" in text and "no bench on this CPU" in text
+
+
 def test_the_aggregate_refuses_seeds_it_cannot_pool():
     from biasaware.evaluation.seeds import aggregate
 
@@ -241,6 +268,8 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(tiny_models,
         )
         assert all({"mean", "max", "contended"} <= set(v) for v in result["stage_load"].values())
         assert result["step_rates"]["start SFT"]["steps"] == 1
+        report = (out / f"seed-{seed}" / "report.md").read_text()
+        assert "| baseline (baseline) |" in report and "weights changed" in report and "One seed is one draw" in report
     # the same fixed benchmark for both seeds: the per-probe outcomes line up
     a, b = (json.loads((out / f"seed-{s}" / "generative.json").read_text())["outcomes"]["start"] for s in (0, 1))
     assert len(a["standard_ori"]) == len(b["standard_ori"]) > 0

@@ -155,7 +155,9 @@ def load_seeds(out: Path) -> dict[int, dict[str, Any]]:
     return dict(sorted(found.items()))
 
 
-def aggregate(results: dict[int, dict[str, Any]], bench: dict[str, Any] | None = None) -> dict[str, Any]:
+def aggregate(
+    results: dict[int, dict[str, Any]], benches: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """The study's aggregate (module docstring) from the seeds' results."""
     from biasaware.evaluation.metrics import mcnemar_exact
 
@@ -211,13 +213,17 @@ def aggregate(results: dict[int, dict[str, Any]], bench: dict[str, Any] | None =
         "judges": per_judge,
         "comparisons": comparisons,
         "degenerate": degenerate,
-        "seeds_detail": {str(s): seed_detail(r, bench) for s, r in results.items()},
+        "seeds_detail": {str(s): seed_detail(r, benches) for s, r in results.items()},
     }
 
 
-def seed_detail(result: dict[str, Any], bench: dict[str, Any] | None) -> dict[str, Any]:
-    """One seed's time, load, step rates (against the bench's where given) and GRPO signal."""
+def seed_detail(result: dict[str, Any], benches: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
+    """One seed's time, load, step rates (against the bench's on the same CPU capability, where one
+    was recorded: ``benches`` maps a capability to ``bench/generative_steps.py``'s figures) and GRPO
+    signal."""
     cores = result["machine"].get("cores") or 1
+    capability = result["machine"].get("cpu_capability")
+    bench = (benches or {}).get(capability) if capability else None
     rates = {}
     bench_rate = {"SFT": (bench or {}).get("sft_step", {}).get("seconds"),
                   "GRPO": (bench or {}).get("grpo_step", {}).get("seconds")}  # fmt: skip
@@ -228,6 +234,7 @@ def seed_detail(result: dict[str, Any], bench: dict[str, Any] | None) -> dict[st
         rates[name] = {**r, "bench": ref, "ratio": round(per / ref, 2) if per and ref else None}
     loads = result.get("stage_load", {})
     return {
+        "cpu_capability": capability,
         "wall_minutes": result.get("wall_minutes"),
         "contended_stages": sorted(k for k, v in loads.items() if v.get("contended")),
         "max_load": max((v["max"] for v in loads.values()), default=None),
@@ -286,16 +293,19 @@ def markdown(agg: dict[str, Any]) -> str:
             cells.append(f"{_fmt(s['mean'], 1)} [{_fmt(ci[0])}, {_fmt(ci[1])}]; t p {_p(s['t_p'])}, "
                          f"W p {_p(s['wilcoxon_p'])}; pooled p {_p(pooled['mcnemar_p'])}{mark}")  # fmt: skip
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines += ["", "**Per seed**", "", "| seed | minutes | contended stages | baseline learned the cue (BSR start → "
-              "baseline, p) | GRPO changed weights | zero-variance groups (mean share per step) |", "|---|---:|---|---|---|---|"]  # fmt: skip
+    lines += ["", "**Per seed**", "", "| seed | minutes | CPU | contended stages | slowest stage against the bench | "
+              "baseline learned the cue (BSR start → baseline, p) | GRPO changed weights | zero-variance groups "
+              "(mean share per step) |", "|---|---:|---|---|---|---|---|---|"]  # fmt: skip
     for s, d in agg["seeds_detail"].items():
         learned = d["baseline_learned_cue"] or {}
         lc = (f"{'yes' if learned.get('learned') else 'no'} ({_fmt(100 * learned['start_bsr'])} → "
               f"{_fmt(100 * learned['baseline_bsr'])}, p {_p(learned['p'])})") if learned.get("start_bsr") is not None else "–"  # fmt: skip
         changed = ", ".join(f"{k} {'yes' if v['weights_changed'] else 'NO'}" for k, v in d["grpo"].items())
         zero = ", ".join(f"{k} {_fmt(v['mean_zero_std_groups'], 2)}" for k, v in d["grpo"].items())
-        lines.append(f"| {s} | {_fmt(d['wall_minutes'])} | {', '.join(d['contended_stages']) or 'none'} | {lc} | "
-                     f"{changed} | {zero} |")  # fmt: skip
+        ratios = [(v["ratio"], k) for k, v in d["step_rates"].items() if v.get("ratio") is not None]
+        slowest = f"{max(ratios)[1]} {max(ratios)[0]:.2f}x" if ratios else "no bench on this CPU"
+        lines.append(f"| {s} | {_fmt(d['wall_minutes'])} | {d.get('cpu_capability') or '–'} | "
+                     f"{', '.join(d['contended_stages']) or 'none'} | {slowest} | {lc} | {changed} | {zero} |")  # fmt: skip
     if agg["degenerate"]:
         lines += ["", "Degenerate judges (rates not interpretable): " + "; ".join(
             f"seed {d['seed']} {d['judge']} ({'; '.join(d['reasons'])})" for d in agg["degenerate"])]  # fmt: skip
@@ -354,20 +364,28 @@ def forest_plot(agg: dict[str, Any], path: Path, comparisons: list[str] | None =
     return path
 
 
-def bench_rates(path: Path | None) -> dict[str, Any] | None:
-    """The bench's step figures (``bench/generative_steps.py --json``), when that file is there."""
-    if path is None or not Path(path).exists():
-        return None
-    return json.loads(Path(path).read_text()).get("figures")
+def bench_rates(folder: Path | None) -> dict[str, dict[str, Any]]:
+    """The step figures of ``bench/generative_steps.py --json`` files in ``folder`` (TRL's own LM head
+    left out: the recipes use the compact one), by the CPU capability they were measured on; a file
+    that does not record its capability is left out (step rates differ by machine class)."""
+    found: dict[str, dict[str, Any]] = {}
+    if folder is None or not Path(folder).is_dir():
+        return found
+    for path in sorted(Path(folder).glob("generative-steps*.json")):
+        record = json.loads(path.read_text())
+        figures, capability = record.get("figures") or {}, (record.get("machine") or {}).get("cpu_capability")
+        if capability and figures.get("lm_head") == "compact":
+            found[capability] = {**figures, "file": path.name}
+    return found
 
 
 def aggregate_study(out: Path, bench: Path | None = None) -> dict[str, Any]:
     """Read the study folder's finished seeds; write ``aggregate.json``, ``aggregate.md`` and
-    ``forest.png`` there; return the aggregate."""
+    ``forest.png`` there; return the aggregate. ``bench``: the folder of step benchmarks to compare
+    each stage's rate with (default: the repository's ``docs/results/bench``, when there)."""
     from biasaware.training.recipe import RECIPES
 
-    default = RECIPES.parent / "docs" / "results" / "bench" / "generative-steps.json"
-    agg = aggregate(load_seeds(out), bench_rates(bench or default))
+    agg = aggregate(load_seeds(out), bench_rates(bench or RECIPES.parent / "docs" / "results" / "bench"))
     write_json(out / "aggregate.json", agg)
     text = markdown(agg)
     (out / "aggregate.md").write_text("# The generative study: seed-level results\n\n" + text)
