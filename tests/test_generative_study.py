@@ -269,7 +269,7 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(tiny_models,
         assert all({"mean", "max", "contended"} <= set(v) for v in result["stage_load"].values())
         assert result["step_rates"]["start SFT"]["steps"] == 1
         report = (out / f"seed-{seed}" / "report.md").read_text()
-        assert "| baseline (baseline) |" in report and "weights changed" in report and "One seed is one draw" in report
+        assert "| baseline | " in report and "| start | " in report and "weights changed" in report and "One seed is one draw" in report
     # the same fixed benchmark for both seeds: the per-probe outcomes line up
     a, b = (json.loads((out / f"seed-{s}" / "generative.json").read_text())["outcomes"]["start"] for s in (0, 1))
     assert len(a["standard_ori"]) == len(b["standard_ori"]) > 0
@@ -296,20 +296,23 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(tiny_models,
 
 
 @pytest.mark.slow
-def test_two_seeds_of_every_arm_at_a_minimal_budget_smollm2(tmp_path):
-    """The real model, every arm, two seeds at a minimal budget: each seed scored, the aggregate written."""
-    from biasaware.generative import ARMS, run_generative
+def test_two_seeds_at_a_minimal_budget_smollm2(tmp_path):
+    """The real model, two seeds at a minimal budget (the baseline, the balanced arm and its ablation; the
+    paper arm is the baseline's mechanism with bias-aware pairs): each seed scored, the aggregate written."""
+    from biasaware.generative import run_generative
 
     budget = {"start_steps": 2, "sft_steps": 2, "grpo_steps": 1, "bench_probes": 1, "train_pairs": 40,
               "start_pairs": 20, "grpo_pool": 8}  # fmt: skip
-    agg = run_generative(tmp_path / "gen", seeds=[0, 1], overrides=budget, device="cpu")
-    assert agg["seeds"] == [0, 1] and set(agg["judges"]) == {"start", *ARMS}
+    arms = ["baseline", "balanced", "balanced-acc"]
+    agg = run_generative(tmp_path / "gen", seeds=[0, 1], overrides=budget, arms=arms, device="cpu")
+    assert agg["seeds"] == [0, 1] and set(agg["judges"]) == {"start", *arms}
+    assert {"balanced - balanced-acc", "balanced - baseline"} <= set(agg["comparisons"])
     assert (tmp_path / "gen" / "aggregate.json").exists() and (tmp_path / "gen" / "forest.png").exists()
     for seed in (0, 1):
         result = json.loads((tmp_path / "gen" / f"seed-{seed}" / "generative.json").read_text())
         cards = {a: json.loads((tmp_path / "gen" / f"seed-{seed}" / "ckpt" / f"{a}-grpo" / "biasaware_card.json")
-                               .read_text()) for a in ARMS}  # fmt: skip
+                               .read_text()) for a in arms}  # fmt: skip
         # the ablation starts from the balanced arm's SFT checkpoint and differs only in its rewards
         assert cards["balanced-acc"]["base_model"] == cards["balanced"]["base_model"]
         assert cards["balanced-acc"]["script_args"]["rewards"] == ["accuracy", "format"]
-        assert set(result["grpo"]) == set(ARMS)
+        assert set(result["grpo"]) == set(arms)
