@@ -213,6 +213,19 @@ def test_each_stage_rate_is_read_against_the_bench_of_its_own_cpu(tmp_path):
     assert "| AVX2 | none | start SFT 1.25x |" in text and "no bench on this CPU" in text
 
 
+def test_a_rate_with_no_denominator_at_any_seed_is_left_empty(tmp_path):
+    from biasaware.evaluation.seeds import aggregate, forest_plot, markdown
+
+    study = _study()
+    for r in study.values():  # the starting judge right on no original view: no BSR at any seed
+        r["outcomes"]["start"] = _outcome("0" * 10, "0" * 10)
+    agg = aggregate(study)
+    assert agg["judges"]["start"]["bsr"] == {"n": 0, "mean": None, "sd": None, "ci": None}
+    assert agg["comparisons"]["baseline - start"]["bsr"]["seed_level"]["mean"] is None
+    assert "| start | 0.0 ± 0.0" in markdown(agg)
+    assert forest_plot(agg, tmp_path / "f.png").exists()
+
+
 def test_the_aggregate_refuses_seeds_it_cannot_pool():
     from biasaware.evaluation.seeds import aggregate
 

@@ -77,6 +77,8 @@ def spread(values: list[float]) -> dict[str, Any]:
     from scipy import stats
 
     n = len(values)
+    if n == 0:  # e.g. BSR of a judge right on no original view at any seed
+        return {"n": 0, "mean": None, "sd": None, "ci": None}
     mean = sum(values) / n
     if n < 2:
         return {"n": n, "mean": mean, "sd": None, "ci": None}
