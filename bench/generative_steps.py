@@ -30,11 +30,11 @@ from record import add_json_argument, write_record  # bench/, next to this scrip
 from training_steps import StepClock
 from trl import GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
 
-from biasaware.generative import ARMS, TRAINED_CUES, make_budget
+from biasaware.experiments.generative import ARMS, TRAINED_CUES, make_budget
 from biasaware.io import read_records
 from biasaware.judging.judges import DirectVerdictJudge, JudgeSpec
 from biasaware.judging.models import load_model
-from biasaware.quickstart import build_data
+from biasaware.experiments.quickstart import build_data
 from biasaware.training.judge_data import grpo_rows, verdict_rows
 from biasaware.training.recipe import compact_lm_head_on_cpu, freeze_lower_layers, set_cpu_threads
 from biasaware.training.rewards import get_reward_funcs

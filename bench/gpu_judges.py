@@ -34,7 +34,7 @@ import torch
 
 from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.devices import resolve
-from biasaware.evaluation.evaluate import load_probes
+from biasaware.evaluation.runner import load_probes
 from biasaware.judging.judges import JudgeSpec, judge_chunks, load_judge
 
 

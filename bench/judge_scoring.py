@@ -24,7 +24,7 @@ import torch
 from record import add_json_argument, write_record
 
 from biasaware.data.builders import BuildConfig, build_bench
-from biasaware.evaluation.evaluate import load_probes
+from biasaware.evaluation.runner import load_probes
 from biasaware.judging.judges import JudgeSpec, load_judge
 
 

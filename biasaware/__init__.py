@@ -5,14 +5,7 @@ The library holds the nouns (taxonomy, records, models, I/O); the entry points u
 exported here are the Python API (:mod:`biasaware.api`, ``docs/python-api.md``).
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("biasaware")
-except PackageNotFoundError:  # running from a source tree that was not installed
-    __version__ = "0.0.0+local"
-
-from biasaware.api import (  # noqa: E402
+from biasaware.api import (
     Judge,
     Verdict,
     build_bench,
@@ -23,8 +16,9 @@ from biasaware.api import (  # noqa: E402
     load_judge,
     score_response,
 )
-from biasaware.errors import BiasAwareError  # noqa: E402
-from biasaware.training.judge_reward import reward_function  # noqa: E402
+from biasaware.errors import BiasAwareError
+from biasaware.training.judge_reward import reward_function
+from biasaware.version import __version__
 
 __all__ = [
     "BiasAwareError",

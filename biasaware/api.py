@@ -204,6 +204,6 @@ def compare(
 ) -> dict[str, Any]:
     """``eval compare``: two ``eval bias`` folders on the same probes, per bias, with McNemar's exact
     test (runs without ``fingerprint.json`` only with ``by_id``)."""
-    from biasaware.evaluation.evaluate import compare_folders
+    from biasaware.evaluation.compare import compare_folders
 
     return compare_folders([str(run_a), str(run_b)], view=view, by_id=by_id)

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from biasaware import __version__
 from biasaware.errors import BiasAwareError
+from biasaware.version import __version__
 
 log = logging.getLogger("biasaware")
 
@@ -334,7 +334,7 @@ def judge_spec(args: argparse.Namespace):
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from biasaware.evaluation.evaluate import compare_folders
+    from biasaware.evaluation.compare import compare_folders
     from biasaware.evaluation.reports import compare_table
     from biasaware.io import write_json
 
@@ -770,7 +770,7 @@ def add_judge_arguments(p, max_tokens: int = 512, required: str = "required unle
 # -------------------------------------------------------------------------------------- quickstart
 def cmd_quickstart(args: argparse.Namespace) -> int:
     if args.generative:
-        from biasaware.generative import parse_seeds, run_generative
+        from biasaware.experiments.generative import parse_seeds, run_generative
 
         if args.seeds is not None and args.seed is not None:
             raise BiasAwareError("give --seed or --seeds, not both")
@@ -790,7 +790,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
         raise BiasAwareError(
             f"{', '.join(given)} set(s) the generative experiment: add --generative"
         )
-    from biasaware.quickstart import run_quickstart
+    from biasaware.experiments.quickstart import run_quickstart
 
     run_quickstart(Path(args.out or "runs/quickstart"), seed=args.seed or 0, device=args.device, dtype=args.dtype)
     return 0
@@ -801,7 +801,7 @@ BUDGET_FLAGS = ("start_steps", "sft_steps", "grpo_steps", "trainable_layers", "b
 
 # ------------------------------------------------------------------------------------ sweep, release
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from biasaware.sweep import SweepSpec, parse_grid_flag, run_sweep
+    from biasaware.experiments.sweep import SweepSpec, parse_grid_flag, run_sweep
 
     if args.seeds and not all(s.strip().lstrip("-").isdigit() for s in args.seeds.split(",")):
         raise BiasAwareError(f"--seeds {args.seeds!r}: expected integers, e.g. 0,1,2")
@@ -868,7 +868,7 @@ def add_sweep_release_parsers(sub) -> None:
         help="train and evaluate a recipe over a grid of settings (JudgeBiasBench Table 6)",
         description="Train each grid point through the real recipe, evaluate it on the bias benchmark in both "
         "directions (and general benchmarks), and write table.md, table.json and tradeoff.png. Resumable: "
-        "rerun the same command. Settings: a YAML --config (biasaware/sweep.py, SweepSpec) and these flags.",
+        "rerun the same command. Settings: a YAML --config (biasaware/experiments/sweep.py, SweepSpec) and these flags.",
     )
     p.add_argument(
         "--config", help="sweep YAML: grid, recipe, data, bench, evaluation (default: none; flags only)"

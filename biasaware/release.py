@@ -69,7 +69,7 @@ def rejudge(
     checkpoint: Path, report: Path, summary: dict[str, Any], bench: str | None, n: int, work: Path
 ) -> dict:
     """Judge the first ``n`` probes of the report again with the checkpoint; refuse disagreement."""
-    from biasaware.evaluation.evaluate import run_bias_eval
+    from biasaware.evaluation.runner import run_bias_eval
     from biasaware.io import read_records
     from biasaware.judging.judges import JudgeSpec, load_judge
 
@@ -127,7 +127,7 @@ def check_summary(report: Path, summary: dict[str, Any]) -> dict[str, Any]:
     """The summary scored again from the report's per-instance judgments; a ``summary.json`` whose
     numbers differ (edited, or written for other judgments) is refused. Returns the recomputed
     summary with the file's run record."""
-    from biasaware.evaluation.evaluate import summarize
+    from biasaware.evaluation.summaries import summarize
     from biasaware.io import read_records
 
     judgments = read_records(report / "judgments.jsonl", "judgment")

@@ -4,7 +4,7 @@
     python eval/bias_sensitivity.py --judge minilm-l6 --mode reward --data runs/bench --out runs/eval-rm
     python eval/bias_sensitivity.py --out runs/eval --rescore --policy judgebiasbench
 
-The same as ``biasaware eval bias``; see biasaware/evaluation/evaluate.py and biasaware/evaluation/metrics.py.
+The same as ``biasaware eval bias``; see biasaware/evaluation/evaluate.py (and the modules it names) and biasaware/evaluation/metrics.py.
 """
 
 import sys

@@ -184,7 +184,7 @@ CASES = [
     Case(
         "quickstart-corrupt-record",
         ["quickstart", "--out", "{d}/q"],
-        "quickstart.json is not a quickstart record",
+        "quickstart.json is not a quickstart run record",
         {"q/quickstart.json": "[1]"},
         out_may_exist=True,
     ),
@@ -661,7 +661,7 @@ CASES = [
     Case(
         "quickstart-another-seed",
         ["quickstart", "--out", "{d}/q", "--seed", "1"],
-        "holds a quickstart run with --seed 0; use a new --out for --seed 1",
+        "holds a quickstart run with other settings (seed: 0 there, 1 now); use a new --out",
         {"q/quickstart.json": '{"seed": 0}', "q/eval/x/judgments.jsonl": ""},
         out_may_exist=True,
     ),

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from biasaware import __version__
 from biasaware.cli import main
+from biasaware.version import __version__
 
 
 def write(path, rows):
@@ -119,7 +119,7 @@ def test_quickstart_runs_the_two_sided_experiment(tmp_path, capsys, noise_lines)
     follows the natural cue, paper-style bias negatives remove that but over-correct, and balanced
     augmentation avoids both without losing original accuracy (the directions and p-values the
     quickstart prints; nothing here is tuned to them)."""
-    from biasaware.quickstart import run_quickstart
+    from biasaware.experiments.quickstart import run_quickstart
 
     run_quickstart(tmp_path, generative=False)  # reduced: no smollm2 SFT/GRPO steps (the CLI runs them)
     shown = capsys.readouterr()
@@ -157,7 +157,7 @@ def test_quickstart_runs_the_two_sided_experiment(tmp_path, capsys, noise_lines)
 
 
 def test_stages_keep_the_first_time_of_a_finished_stage(tmp_path):
-    from biasaware.quickstart import Stages
+    from biasaware.experiments.parts import Stages
 
     stages = Stages(tmp_path / "stages.json")
     stages.record("build", 10.0, True)

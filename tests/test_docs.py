@@ -63,7 +63,7 @@ def test_the_quickstart_tables_are_the_results_file():
     report.json that `biasaware quickstart` wrote) gives it."""
     import json
 
-    from biasaware.quickstart import readme_table
+    from biasaware.experiments.quickstart import readme_table
 
     table = readme_table(json.loads((ROOT / "docs" / "results" / "quickstart.json").read_text()))
     assert table in (ROOT / "README.md").read_text()
@@ -194,7 +194,7 @@ def test_the_worked_intervals_are_wilson_intervals():
 def test_the_sweep_table_is_its_results_file():
     import json
 
-    from biasaware.sweep import sweep_markdown
+    from biasaware.experiments.sweep import sweep_markdown
 
     table = sweep_markdown(json.loads((ROOT / "docs" / "results" / "sweep-negatives.json").read_text()))
     assert table in (ROOT / "docs" / "sweeps-and-releases.md").read_text()

@@ -7,7 +7,9 @@ import pytest
 from biasaware.cli import main
 from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.errors import BiasAwareError
-from biasaware.evaluation.evaluate import load_probes, run_bias_eval, summarize, write_reports
+from biasaware.evaluation.evaluate import write_reports
+from biasaware.evaluation.runner import load_probes, run_bias_eval
+from biasaware.evaluation.summaries import summarize
 from biasaware.io import read_records
 from biasaware.judging.fake_server import FakeChatServer
 from biasaware.judging.judges import JudgeOutput, JudgeSpec, load_judge
@@ -118,7 +120,8 @@ def test_limit_is_a_seeded_sample_per_bias_and_side_that_keeps_mirrors_with_thei
     """--limit on eval bias: the same seed gives the same sample whatever the file's order, another
     seed another one; N per bias and side; a probe's mirror (the same base pair) comes with it; the
     sample grows with N; the summary records the seed, the rule and the ids."""
-    from biasaware.evaluation.evaluate import evaluate_bias, sample_probes
+    from biasaware.evaluation.evaluate import evaluate_bias
+    from biasaware.evaluation.runner import sample_probes
 
     every = load_probes(bench, ["authority", "length"])
     got = load_probes(bench, ["authority", "length"], limit=3, seed=7)
@@ -357,7 +360,7 @@ def test_a_constant_judge_is_flagged_not_ranked(bench, tmp_path):
 def test_compare_runs_pairs_probes_and_tests_each_side_against_the_baseline(tmp_path):
     from math import comb
 
-    from biasaware.evaluation.evaluate import compare_runs
+    from biasaware.evaluation.compare import compare_runs
     from biasaware.evaluation.reports import experiment_markdown, experiment_plot
 
     class ShorterWins(ScriptedJudge):
@@ -454,7 +457,8 @@ def test_resume_refuses_another_judge_other_settings_or_other_probes(bench, tiny
 def test_compare_refuses_runs_of_other_content_under_the_same_ids(bench, tiny_models, tmp_path, capsys):
     import shutil
 
-    from biasaware.evaluation.evaluate import compare_runs, evaluate_bias
+    from biasaware.evaluation.compare import compare_runs
+    from biasaware.evaluation.evaluate import evaluate_bias
 
     direct = JudgeSpec(name=str(tiny_models["causal"]), mode="direct")
     reward = JudgeSpec(name=str(tiny_models["reward"]), mode="reward")

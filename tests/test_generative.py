@@ -1,9 +1,7 @@
-"""The generative two-sided experiment (biasaware/generative.py), its short judge format and the
+"""The generative two-sided experiment (biasaware/experiments/generative.py), its short judge format and the
 cue-consistency reward."""
 
 from __future__ import annotations
-
-import json
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""The many-seed generative study (biasaware/generative.py), its GRPO prompt selection
+"""The many-seed generative study (biasaware/experiments/generative.py), its GRPO prompt selection
 (biasaware/training/signal.py) and its seed-level statistics (biasaware/evaluation/seeds.py)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from biasaware.errors import BiasAwareError
 
 
 def test_budget_seeds_and_folder_checks(tmp_path):
-    from biasaware.generative import Budget, claim, make_budget, parse_seeds
+    from biasaware.experiments.generative import Budget, claim, make_budget, parse_seeds
 
     assert make_budget("cpu").sft_steps == Budget().sft_steps
     assert make_budget("cpu").grpo_prompts == 12 * 4  # steps x prompts per step
@@ -41,7 +41,7 @@ def test_budget_seeds_and_folder_checks(tmp_path):
 
 
 def test_arms_that_cannot_be_compared_are_refused_before_any_work(tmp_path):
-    from biasaware.generative import run_generative
+    from biasaware.experiments.generative import run_generative
 
     with pytest.raises(BiasAwareError, match="add balanced"):
         run_generative(tmp_path / "a", arms=["baseline", "balanced-acc"], device="cpu")
@@ -63,7 +63,7 @@ def test_the_cli_takes_seeds_only_for_the_generative_study(capsys):
 
 
 def test_pairs_split_disjoint_and_seeded():
-    from biasaware.generative import split_pairs
+    from biasaware.experiments.generative import split_pairs
 
     ids = [f"p{i}" for i in range(30)]
     start, arms = split_pairs(ids, 20, seed=3)
@@ -252,7 +252,7 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(tiny_models,
     """Every stage of two seeds on a tiny model (the baseline arm only, for time), the aggregate; an
     interrupted seed then resumes where it stopped and the finished seed is not rerun."""
     from biasaware.evaluation.seeds import metric_values
-    from biasaware.generative import run_generative
+    from biasaware.experiments.generative import run_generative
 
     out = tmp_path / "gen"
     model = str(tiny_models["causal"])
@@ -260,7 +260,10 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(tiny_models,
     assert agg["seeds"] == [0, 1] and (out / "aggregate.json").exists() and (out / "forest.png").exists()
     assert json.loads((out / "aggregate.json").read_text())["comparisons"].keys() == {"baseline - start"}
     for seed in (0, 1):
-        result = json.loads((out / f"seed-{seed}" / "generative.json").read_text())
+        text = (out / f"seed-{seed}" / "generative.json").read_text()
+        result = json.loads(text)
+        assert str(tmp_path) not in text  # runs and checkpoints named within the study's folder
+        assert result["table"]["runs"]["baseline"]["judge"] == f"seed-{seed}/ckpt/baseline-grpo"
         # the rates from per-probe outcomes equal eval bias's own summary (an independent formula)
         for name, run in result["table"]["runs"].items():
             v = metric_values(result["outcomes"][name])
@@ -312,7 +315,7 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(tiny_models,
 def test_two_seeds_at_a_minimal_budget_smollm2(tmp_path):
     """The real model, two seeds at a minimal budget (the baseline, the balanced arm and its ablation; the
     paper arm is the baseline's mechanism with bias-aware pairs): each seed scored, the aggregate written."""
-    from biasaware.generative import run_generative
+    from biasaware.experiments.generative import run_generative
 
     budget = {"start_steps": 2, "sft_steps": 2, "grpo_steps": 1, "bench_probes": 1, "train_pairs": 40,
               "start_pairs": 20, "grpo_pool": 8}  # fmt: skip

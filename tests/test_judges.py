@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from biasaware.cli import main
 from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.errors import BiasAwareError
-from biasaware.evaluation.evaluate import load_probes, run_bias_eval, summarize
+from biasaware.evaluation.runner import load_probes, run_bias_eval
+from biasaware.evaluation.summaries import summarize
 from biasaware.io import read_records
 from biasaware.judging.judges import (
     DirectVerdictJudge,
@@ -87,11 +88,13 @@ def test_the_cli_and_quickstart_build_judges_through_load_judge(monkeypatch, tin
     assert built[-1].mode == "reward" and built[-1].max_batch_tokens == 999
     import inspect
 
-    import biasaware.evaluation.evaluate
-    import biasaware.quickstart
+    import biasaware.evaluation.runner
+    import biasaware.experiments.parts
+    import biasaware.experiments.quickstart
 
-    assert "evaluate_bias(" in inspect.getsource(biasaware.quickstart.run_quickstart)  # which loads through
-    assert "load_judge(" in inspect.getsource(biasaware.evaluation.evaluate.start_judge)
+    assert "evaluate_judge(" in inspect.getsource(biasaware.experiments.quickstart.run_quickstart)
+    assert "evaluate_bias(" in inspect.getsource(biasaware.experiments.parts.evaluate_judge)  # which loads through
+    assert "load_judge(" in inspect.getsource(biasaware.evaluation.runner.start_judge)
 
 
 def test_the_judge_kind_is_read_from_the_folder(tiny_models, bench, tmp_path, capsys):
@@ -276,7 +279,7 @@ def test_progress_bars_when_asked_one_line_per_stage_otherwise(tiny_models, benc
     shown = cli("eval", "bias", *args, "--out", str(tmp_path / "b"), "--progress", "on", "-v")  # after it too
     assert shown.returncode == 0, shown.stderr
     assert "judge reward: 100%" in shown.stderr and "view/s" in shown.stderr  # the bar, with its rate
-    assert "INFO biasaware.evaluation.evaluate" in shown.stderr  # -v adds logs
+    assert "INFO biasaware.evaluation.runner" in shown.stderr  # -v adds logs
     build = cli(
         "--progress", "on", "build", "bench", "--n", "3", "--biases", "length", "--out", str(tmp_path / "c")
     )
@@ -289,7 +292,7 @@ def test_the_bar_moves_per_batch_and_a_long_run_is_estimated_with_a_limit(
     """One chunk of 2 x 36 views in batches of 4: the bar moves per batch, not once per chunk; a
     run that would take longer than LONG_RUN_S prints its estimate and the --limit that fits."""
     from biasaware import progress
-    from biasaware.evaluation.evaluate import load_probes, run_bias_eval
+    from biasaware.evaluation.runner import load_probes, run_bias_eval
 
     moves = []
     real = progress.ChunkProgress._to

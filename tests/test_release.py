@@ -19,7 +19,7 @@ import yaml
 from biasaware.cli import main
 from biasaware.errors import BiasAwareError
 from biasaware.release import release
-from biasaware.sweep import SweepSpec, run_sweep
+from biasaware.experiments.sweep import SweepSpec, run_sweep
 
 TOKEN = "hf_MARKERtoken0123456789abcdefSECRET"
 

@@ -16,7 +16,7 @@ import yaml
 
 from biasaware.cli import main
 from biasaware.errors import BiasAwareError
-from biasaware.sweep import SweepSpec, differing, parse_grid_flag, points, run_sweep, slug, split_keys
+from biasaware.experiments.sweep import SweepSpec, differing, parse_grid_flag, points, run_sweep, slug, split_keys
 
 
 def test_grid_is_a_product_or_a_union_of_products():
@@ -196,15 +196,15 @@ def test_subprocess_launch_writes_the_recipes_log(sweep_files, tmp_path):
 
 
 def test_an_accelerate_config_launches_the_recipe_through_accelerate(tmp_path, monkeypatch):
-    import biasaware.sweep as sweep
+    import biasaware.experiments.sweep as sweep
 
     seen = []
 
-    def fake_run(cmd, **kw):
+    def fake_launch(cmd, what, log):
         seen.append(cmd)
-        return subprocess.CompletedProcess(cmd, 1)
+        raise BiasAwareError(f"{what} failed (exit 1)")
 
-    monkeypatch.setattr(sweep.subprocess, "run", fake_run)
+    monkeypatch.setattr(sweep, "launch_recipe", fake_launch)
     spec = SweepSpec(recipe="grpo", launch="accelerate_configs/cpu_ddp.yaml")
     with pytest.raises(BiasAwareError, match="training failed"):
         sweep.train_point(spec, ["--seed", "0"], tmp_path / "train.log")
@@ -256,7 +256,7 @@ def test_a_bench_left_by_a_failed_start_is_not_reused(sweep_files, tmp_path):
     "path", sorted(Path(__file__).parents[1].glob("recipes/sweeps/*.yaml")), ids=lambda p: p.name
 )
 def test_shipped_sweep_configs_are_valid(path):
-    from biasaware.sweep import fixed_settings, recipe_fields
+    from biasaware.experiments.sweep import fixed_settings, recipe_fields
 
     spec = SweepSpec.from_sources(str(path), {})
     split_keys(spec, recipe_fields(spec.recipe))

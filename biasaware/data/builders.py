@@ -45,7 +45,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from biasaware import __version__
 from biasaware.data.corpus import split_families
 from biasaware.data.inject import (
     INJECTORS,
@@ -67,6 +66,7 @@ from biasaware.judging.judge_format import judge_messages, parse_judgment
 from biasaware.judging.llm import LLMClient, LLMFailure, LLMSpec
 from biasaware.records import BiasProbe, PreferencePair, TraceRow, TrainingRow
 from biasaware.taxonomy import parse_bias_list
+from biasaware.version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +83,7 @@ ONE_SIDED = ("position",)  # built in both orders already: no mirror probes
 # choice of a clear but imperfect correlation, not a measured rate; every rate is recorded in the manifest
 # and can be set per cue (``cue_rates``).
 NATURAL_CUE_RATES = {"length": 0.7, "beauty": 0.7, "authority": 0.7, "assertiveness": 0.7, "sycophancy": 0.7}
+NATURAL_CUES = tuple(NATURAL_CUE_RATES)  # the cues that occur in natural preference data, as trained and probed by the experiments
 LLM_ROLES = ("rewriter", "verifier", "teacher")
 
 

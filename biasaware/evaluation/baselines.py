@@ -30,6 +30,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from biasaware.evaluation.summaries import summarize
 from biasaware.records import BiasProbe, Judgment, PreferencePair, View
 
 CONFOUND_MARGIN = 0.10
@@ -93,8 +94,6 @@ def cue_side(probe: BiasProbe) -> str:
 def bias_baselines(probes: list[BiasProbe], policy: str = "symmetric", seed: int = 0) -> dict[str, Any]:
     """Each heuristic scored by ``eval bias``'s own metrics over ``probes`` (both views), with the
     confounding check on the original views."""
-    from biasaware.evaluation.evaluate import summarize
-
     out: dict[str, Any] = {}
     for name, rule in HEURISTICS.items():
         judgments = []
@@ -168,33 +167,4 @@ def confounded(heuristics: dict[str, Any]) -> list[str]:
                 f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}] of the {n} original views it decides, where a cue-free "
                 "benchmark gives about 50%"
             )
-    return lines
-
-
-def baselines_markdown(baselines: dict[str, Any]) -> list[str]:
-    """The report's section: a row per heuristic and the confounding sentences."""
-    from biasaware.evaluation.reports import pct
-
-    rows = baselines["heuristics"]
-    pairwise = any("bsr" in r for r in rows.values())
-    lines = ["", "## Cue-only baselines (no model)", ""]
-    if pairwise:
-        lines += ["| heuristic | Acc_ori | decided originals | Acc_ori on those | Acc_inj | BSR | Acc_inj (mirror) "
-                  "| over-correction |", "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
-        lines += [
-            f"| {name} | {pct(r['acc_ori'])} | {r.get('decided_ori', '–')} | {pct(r.get('acc_decided'))} | "
-            f"{pct(r['acc_inj'])} | {pct(r['bsr'])} | {pct(r.get('acc_inj_mirror'))} | {pct(r.get('overcorrection'))} |"
-            for name, r in rows.items()
-        ]
-    else:
-        lines += ["| heuristic | n pairs | accuracy (chosen vs rejected) | decided pairs | accuracy on those |",
-                  "|---|---:|---:|---:|---:|"]  # fmt: skip
-        lines += [f"| {name} | {r['n']} | {pct(r['acc_ori'])} | {r['decided_ori']} | {pct(r['acc_decided'])} |"
-                  for name, r in rows.items()]  # fmt: skip
-    lines += ["", "Each heuristic is scored as a judge on the same items (ties are wrong; see "
-              "biasaware/evaluation/baselines.py)."]  # fmt: skip
-    lines += [f"Warning: {line}." for line in baselines["confounded"]] or [
-        f"No heuristic is clearly away from 50% on the original views it decides (checked from {MIN_DECIDED} "
-        "decided views on)."
-    ]
     return lines

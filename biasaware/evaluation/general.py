@@ -20,9 +20,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from biasaware.evaluation.evaluate import _clean, judge_into
 from biasaware.evaluation.metrics import judge_check, wilson_interval
 from biasaware.evaluation.reports import check_lines
+from biasaware.evaluation.runner import judge_into
+from biasaware.evaluation.summaries import json_safe
 from biasaware.io import read_records, write_json
 from biasaware.records import Judgment, PreferencePair, View
 
@@ -138,7 +139,7 @@ def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
         subsets[next(iter(g.values())).meta.get("subset", "all")].append(g)
     views = [j for g in complete for j in g.values()]
     check = judge_check([j.verdict for j in views], sum(j.verdict == j.correct for j in views), len(views))
-    return _clean(
+    return json_safe(
         {
             "judge": judgments[0].judge if judgments else None,
             "judge_check": check,
@@ -188,7 +189,7 @@ def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
             f"% of them in the data; Spearman (length difference A - B vs verdict A) {rho}.",
         ]
     if summary.get("cue_baselines"):
-        from biasaware.evaluation.baselines import baselines_markdown
+        from biasaware.evaluation.reports import baselines_markdown
 
         lines += baselines_markdown(summary["cue_baselines"])
     return head + "\n".join(lines) + "\n"
@@ -219,7 +220,7 @@ def evaluate_general(
 
     from biasaware.devices import ranks
     from biasaware.evaluation.benchmarks import load_benchmark
-    from biasaware.evaluation.evaluate import input_records, judge_or_rescore
+    from biasaware.evaluation.resume import input_records, judge_or_rescore
 
     out = Path(out)
     if rescore and not benchmark and (out / "summary.json").exists():

@@ -391,7 +391,7 @@ def verdict_lines(result: dict[str, Any]) -> list[str]:
 def check_judge(spec) -> None:
     """The judge's device, and a local or cached model (a name the hub would be asked for is
     refused offline), or an endpoint's API key: what fails before anything is written."""
-    from biasaware.evaluation.evaluate import KINDS
+    from biasaware.evaluation.resume import KINDS
     from biasaware.judging.models import ModelFolders, hub_check
 
     spec.where()
@@ -467,9 +467,9 @@ def run_preflight(
         "exit_code": 1 if failed else 0,
         "reports": {"bias": str(out / "bias" / "report.md"), "scoring": str(out / "scoring" / "report.md")},
     }
-    from biasaware.evaluation.evaluate import _clean
+    from biasaware.evaluation.summaries import json_safe
 
-    result = _clean(result)
+    result = json_safe(result)
     write_json(out / "preflight.json", result)
     (out / "preflight.md").write_text("```\n" + "\n".join(verdict_lines(result)) + "\n```\n")
     return result

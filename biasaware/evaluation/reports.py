@@ -1,5 +1,5 @@
 """Reports of a bias evaluation: the Markdown table, the console lines and the plots, all read from
-``summary.json`` (:func:`biasaware.evaluation.evaluate.summarize`), plus the table that sets several judges
+``summary.json`` (:func:`biasaware.evaluation.summaries.summarize`), plus the table that sets several judges
 side by side (the quickstart's experiment, shaped like JudgeBiasBench's Table 5 with both sides).
 
 Terms, the same everywhere: **BSR** (bias sensitivity rate) = correct-to-wrong flips on standard
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+from biasaware.evaluation.baselines import MIN_DECIDED
 
 SIDE_NOTE = (
     "BSR (bias sensitivity rate): correct-to-wrong flips on standard probes (the cue on the worse "
@@ -189,8 +191,6 @@ def markdown_report(summary: dict[str, Any]) -> str:
             for b, s in margins.items()
         ]
     if summary.get("cue_baselines"):
-        from biasaware.evaluation.baselines import baselines_markdown
-
         lines += baselines_markdown(summary["cue_baselines"])
     return "\n".join(lines) + "\n"
 
@@ -506,3 +506,30 @@ def experiment_plot(result: dict[str, Any], path: Path, labels: dict[str, str] |
         title="Two-sided bias sensitivity (lower left is better)",
         diagonal=True,
     )
+
+
+def baselines_markdown(baselines: dict[str, Any]) -> list[str]:
+    """The report's section: a row per heuristic and the confounding sentences."""
+    rows = baselines["heuristics"]
+    pairwise = any("bsr" in r for r in rows.values())
+    lines = ["", "## Cue-only baselines (no model)", ""]
+    if pairwise:
+        lines += ["| heuristic | Acc_ori | decided originals | Acc_ori on those | Acc_inj | BSR | Acc_inj (mirror) "
+                  "| over-correction |", "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+        lines += [
+            f"| {name} | {pct(r['acc_ori'])} | {r.get('decided_ori', '–')} | {pct(r.get('acc_decided'))} | "
+            f"{pct(r['acc_inj'])} | {pct(r['bsr'])} | {pct(r.get('acc_inj_mirror'))} | {pct(r.get('overcorrection'))} |"
+            for name, r in rows.items()
+        ]
+    else:
+        lines += ["| heuristic | n pairs | accuracy (chosen vs rejected) | decided pairs | accuracy on those |",
+                  "|---|---:|---:|---:|---:|"]  # fmt: skip
+        lines += [f"| {name} | {r['n']} | {pct(r['acc_ori'])} | {r['decided_ori']} | {pct(r['acc_decided'])} |"
+                  for name, r in rows.items()]  # fmt: skip
+    lines += ["", "Each heuristic is scored as a judge on the same items (ties are wrong; see "
+              "biasaware/evaluation/baselines.py)."]  # fmt: skip
+    lines += [f"Warning: {line}." for line in baselines["confounded"]] or [
+        f"No heuristic is clearly away from 50% on the original views it decides (checked from {MIN_DECIDED} "
+        "decided views on)."
+    ]
+    return lines

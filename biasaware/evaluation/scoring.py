@@ -41,9 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from biasaware import __version__
 from biasaware.errors import BiasAwareError, RecordError
-from biasaware.evaluation.evaluate import _clean
 from biasaware.evaluation.metrics import (
     mean_abs_deviation,
     score_check,
@@ -51,6 +49,7 @@ from biasaware.evaluation.metrics import (
     score_distribution,
     score_flip_rate,
 )
+from biasaware.evaluation.summaries import json_safe
 from biasaware.io import iter_rows, read_records, read_whole_lines, write_json
 from biasaware.judging.scoring import (
     BASELINE,
@@ -62,6 +61,7 @@ from biasaware.judging.scoring import (
     rubric_block,
 )
 from biasaware.records import RUBRIC_KEYS, ScoreJudgment, ScoringItem, parse_record
+from biasaware.version import __version__
 
 DEFAULT_TEMPLATES = ("desc", "random", "letter", "roman", "ref-1", "ref-2", "ref-3", "ref-4", "ref-5")
 GOLD_KEYS = ("gold", "human_score", "gold_score", "gpt4_score")
@@ -500,7 +500,7 @@ def summarize_scoring(judgments: list[ScoreJudgment], seed: int = 0) -> dict[str
         per_template[name] = entry
     order = ["baseline"] + [n for n in per_template if n != "baseline"]
     base_scores = [base[i].score for i in ids]
-    return _clean(
+    return json_safe(
         {
             "biasaware": __version__,
             "judge": sorted({j.judge for j in judgments})[0],
@@ -701,14 +701,8 @@ def evaluate_scoring(
     only the reports are written again, from ``out/judgments.jsonl`` and the earlier run record.
     In a multi-process launch process 0 returns the summary, the others ``None``."""
     from biasaware.devices import ranks
-    from biasaware.evaluation.evaluate import (
-        KINDS,
-        check_fingerprint,
-        fingerprint,
-        judge_into,
-        run_record,
-        start_judge,
-    )
+    from biasaware.evaluation.resume import KINDS, check_fingerprint, fingerprint, run_record
+    from biasaware.evaluation.runner import judge_into, start_judge
     from biasaware.judging.judges import Scorer
     from biasaware.judging.models import model_identity
 

@@ -328,7 +328,7 @@ def forest_plot(agg: dict[str, Any], path: Path, comparisons: list[str] | None =
                              sharey=True)  # fmt: skip
     labels, ys = [], []
     y = 0.0
-    for k, name in enumerate(names):
+    for name in names:
         for s in seeds:
             labels.append(f"{name}, seed {s}")
             ys.append(y)

@@ -41,8 +41,8 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from biasaware import __version__
 from biasaware.errors import BiasAwareError
+from biasaware.version import __version__
 
 log = logging.getLogger(__name__)
 

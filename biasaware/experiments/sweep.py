@@ -40,8 +40,6 @@ import math
 import re
 import shutil
 import statistics
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,12 +47,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from biasaware.data.builders import NATURAL_CUES
 from biasaware.errors import BiasAwareError
+from biasaware.experiments.parts import differing, launch_recipe, launcher, recipe_flags, recipe_script
 from biasaware.io import files_sha256, json_sha256, read_config
 from biasaware.training.recipe import trained
 
 RECIPE_MODES = {"reward": "reward", "sft": "generate", "grpo": "generate"}
-QUICK_CUES = "length,beauty,authority,assertiveness,sycophancy"
+QUICK_CUES = ",".join(NATURAL_CUES)
 CELL_KEYS = ("acc_ori", "acc_inj", "bsr", "overcorrection", "two_sided", "general")
 
 
@@ -298,16 +298,6 @@ def fixed_settings(spec: SweepSpec, bench: Path | None) -> dict[str, Any]:
     return fixed
 
 
-def differing(old: Any, new: Any, prefix: str = "") -> list[str]:
-    """The dotted keys where two settings differ."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        out = []
-        for k in sorted(set(old) | set(new)):
-            out += differing(old.get(k), new.get(k), f"{prefix}{k}.")
-        return out
-    return [] if old == new else [prefix.rstrip(".")]
-
-
 # ---------------------------------------------------------------------------------------- running
 def recipe_fields(recipe: str) -> set[str]:
     from dataclasses import fields
@@ -317,25 +307,13 @@ def recipe_fields(recipe: str) -> set[str]:
     return {f.name for cls in load_recipe(recipe).DATACLASSES for f in fields(cls)}
 
 
-def _arg(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict | list):
-        return json.dumps(value)
-    return str(value)
-
-
 def _stamp(cfg) -> Any:
     return json.loads(json.dumps(cfg.stamp(), default=str))
 
 
 def recipe_point_args(spec: SweepSpec, setting: dict[str, Any], build_keys: set[str]) -> list[str]:
     """The recipe flags of one point: the fixed recipe_args, then the point's recipe keys."""
-    args = ["--disable_tqdm", "true"]
-    for key, value in {**spec.recipe_args, **setting}.items():
-        if key not in build_keys:
-            args += [f"--{key}", _arg(value)]
-    return args
+    return recipe_flags({k: v for k, v in {**spec.recipe_args, **setting}.items() if k not in build_keys})
 
 
 def parse_recipe_args(spec: SweepSpec, args: list[str]):
@@ -370,32 +348,14 @@ def check_recipe_args(spec: SweepSpec, args: list[str]) -> None:
 def train_point(spec: SweepSpec, args: list[str], log: Path) -> None:
     """Run the recipe for one point: in its own process (``python`` or ``accelerate launch``, its
     output in ``log``) or in this process (``inline``)."""
-    from biasaware.training.recipe import RECIPES
-
-    script = RECIPES / f"{spec.recipe}.py"
     if spec.launch == "inline":
         module, parsed = parse_recipe_args(spec, args)
         module.main(*parsed)
         return
-    if spec.launch == "python":
-        cmd = [sys.executable, str(script)]
-    else:
-        launch_config = find_file(spec.launch, "accelerate config")
-        cmd = [
-            sys.executable,
-            "-m",
-            "accelerate.commands.launch",
-            "--config_file",
-            str(launch_config),
-            str(script),
-        ]
-    with open(log, "w") as fh:
-        run = subprocess.run([*cmd, *args], stdout=fh, stderr=subprocess.STDOUT, text=True)
-    if run.returncode != 0:
-        tail = log.read_text()[-2000:]
-        raise BiasAwareError(
-            f"training failed (exit {run.returncode}); the recipe's output is in {log}:\n{tail}"
-        )
+    how = "python" if spec.launch == "python" else "accelerate"
+    config = find_file(spec.launch, "accelerate config") if how == "accelerate" else None
+    cmd = [*launcher(how, config=config), str(recipe_script(spec.recipe)), *args]
+    launch_recipe(cmd, "training", log)
 
 
 def evaluated(folder: Path, weights: str | None) -> bool:
@@ -641,8 +601,8 @@ def _general(folder: Path) -> dict | None:
 def sweep_table(spec: SweepSpec, out: Path, names: list[tuple[dict, int, str]]) -> dict[str, Any]:
     """Table 6 of the sweep (``table.json``, ``table.md``) and its trade-off plot (``tradeoff.png``);
     per-point numbers from each point's own evaluation, McNemar p against the baseline point of the
-    same seed (:func:`biasaware.evaluation.evaluate.compare_runs`: all points share the probes)."""
-    from biasaware.evaluation.evaluate import compare_runs
+    same seed (:func:`biasaware.evaluation.compare.compare_runs`: all points share the probes)."""
+    from biasaware.evaluation.compare import compare_runs
     from biasaware.io import write_json
 
     grid = points(spec)

@@ -12,7 +12,7 @@ Design.
   on the chosen answer at ``cue_rate``, as in human preference data), split with the seed into
   ``start_pairs`` for the starting judge and the rest for the arms, so the arms train on pairs the
   starting judge never saw. The same arm pairs give the balanced rows (four cue placements each).
-* **The starting judge**: ``start_steps`` of SFT of smollm2-135m-instruct on its pairs (one epoch
+* **The starting judge**: ``start_steps`` of SFT of the model (smollm2-135m-instruct by default) on its pairs (one epoch
   at the default budget): the judge a team has before it debiases.
 * **Arms**, each ``sft_steps`` of SFT then ``grpo_steps`` of GRPO from the starting judge, on the
   same budget (:data:`ARMS`): ``baseline`` (more natural pairs), ``paper`` (JudgeBiasBench's
@@ -51,10 +51,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from biasaware.data.builders import NATURAL_CUES as TRAINED_CUES
 from biasaware.errors import BiasAwareError
+from biasaware.experiments import parts
 from biasaware.io import read_records, write_json, write_jsonl
-from biasaware.quickstart import QUICK_CUES as TRAINED_CUES
-from biasaware.quickstart import Stages, _quiet_flags, _recipe, _run, accelerate_launch
+from biasaware.training.recipe import RECIPES
 
 BASE_MODEL = "smollm2-135m-instruct"
 START = "start"  # the shared starting judge's name in the tables
@@ -215,26 +216,9 @@ def contended(load: dict[str, Any], cores: int) -> bool:
 def claim(out: Path, budget: Budget, device: str, model: str, arms: list[str]) -> None:
     """Refuse a folder holding another study's settings (data, checkpoints and judgments would mix);
     record them in a new one. The seeds are not part of the claim: a study grows by seeds."""
-    stamp = out / "experiment.json"
     mine = {"experiment": "generative-seeds", "budget": budget.model_dump(), "device": device, "model": model,
             "arms": arms}  # fmt: skip
-    if stamp.exists():
-        try:
-            earlier = json.loads(stamp.read_text())
-        except ValueError:
-            raise BiasAwareError(f"{stamp} is not an experiment record; use a new --out") from None
-        if earlier != mine:
-            diff = [
-                k for k in sorted(set(mine["budget"]) | set(earlier.get("budget") or {}))
-                if mine["budget"].get(k) != (earlier.get("budget") or {}).get(k)
-            ] + [k for k in ("experiment", "device", "model", "arms") if earlier.get(k) != mine[k]]  # fmt: skip
-            raise BiasAwareError(
-                f"{out} holds a generative study with other settings ({', '.join(diff)}); use a new --out "
-                f"or the same settings"
-            )
-    elif out.exists() and any(out.iterdir()):
-        raise BiasAwareError(f"{out} is not empty and holds no generative study; use a new --out")
-    write_json(stamp, mine)
+    parts.claim_folder(out, "experiment.json", mine, "a generative study")
 
 
 def build_bench_once(out: Path, budget: Budget) -> dict[str, Any]:
@@ -282,13 +266,13 @@ def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
     rows = read_records(folder / "build-natural" / "train.jsonl", "train")
     balanced = read_records(folder / "build-balanced" / "train.jsonl", "train")
     start, arms = split_pairs([r.id for r in rows], budget.start_pairs, seed)
-    parts = {
+    subsets = {
         "train-start": [r for r in rows if r.id in start],
         "train-arms": [r for r in rows if r.id in arms],
         "train-balanced": [r for r in balanced if str(r.meta.get("pair_id")) in arms],
     }
     record: dict[str, Any] = {"pairs": len(rows), "dropped_by_verifier": made["natural"]["dropped"]}
-    for name, part in parts.items():
+    for name, part in subsets.items():
         target = folder / name / "train.jsonl"
         if not target.exists():
             write_jsonl(target, [r.to_dict() for r in part])
@@ -302,51 +286,35 @@ def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
     return record
 
 
-def _scripts() -> tuple[Path, Path]:
-    sft_script, grpo_script = _recipe("sft"), _recipe("grpo")
-    if sft_script is None or grpo_script is None:
-        raise BiasAwareError(
-            "the generative experiment needs recipes/sft.py and recipes/grpo.py (run from a clone)"
-        )
-    return sft_script, grpo_script
+def train_flags(arm: Arm, budget: Budget, seed: int, cpu: bool) -> dict[str, Any]:
+    """The recipe settings every SFT and GRPO stage of a seed shares."""
+    return {"seed": seed, "template": budget.template, "bias_ratio": arm.bias_ratio, "save_strategy": "no",
+            "use_cpu": cpu, "logging_steps": 1, "trainable_layers": budget.trainable_layers}  # fmt: skip
 
 
-def _common(arm: Arm, budget: Budget, seed: int, cpu: bool) -> list[str]:
-    common = ["--seed", str(seed), "--template", budget.template, "--bias_ratio", arm.bias_ratio,
-              "--save_strategy", "no", "--use_cpu", str(cpu).lower(), "--logging_steps", "1",
-              *_quiet_flags()]  # fmt: skip
-    if budget.trainable_layers is not None:
-        common += ["--trainable_layers", str(budget.trainable_layers)]
-    return common
-
-
-def _configs() -> Path:
-    from biasaware.training.recipe import RECIPES
-
-    return RECIPES / "configs" / "smollm2-135m-instruct"
-
-
-def _sft(folder: Path, rows: str, arm: Arm, budget: Budget, seed: int, cpu: bool, model: str, target: Path,
-         steps: int, what: str) -> None:  # fmt: skip
+def sft(run: SeedRun, rows: str, arm: Arm, model: str | Path, target: Path, steps: int, what: str) -> None:
     """``steps`` of SFT on verdicts of ``rows`` from ``model`` into ``target``."""
-    _run([*accelerate_launch(cpu), str(_scripts()[0]), "--config", str(_configs() / "sft_verdict.yaml"),
-          "--model_name_or_path", model, "--train_file", str(folder / rows / "train.jsonl"),
-          "--output_dir", str(target), "--max_steps", str(steps), "--per_device_train_batch_size",
-          str(budget.sft_batch), "--learning_rate", str(budget.sft_lr), "--lr_scheduler_type", budget.sft_schedule,
-          "--max_length", str(budget.max_length), *_common(arm, budget, seed, cpu)], f"SFT of {what}",
-         folder / "run.log")  # fmt: skip
+    b = run.budget
+    flags = {"config": run.configs / "sft_verdict.yaml", "model_name_or_path": model, "output_dir": target,
+             "train_file": run.folder / rows / "train.jsonl", "max_steps": steps, "per_device_train_batch_size":
+             b.sft_batch, "learning_rate": b.sft_lr, "lr_scheduler_type": b.sft_schedule, "max_length": b.max_length,
+             **train_flags(arm, b, run.seed, run.cpu)}  # fmt: skip
+    cmd = [*parts.launcher(cpu=run.cpu), str(parts.recipe_script("sft")), *parts.recipe_flags(flags)]
+    parts.launch_recipe(cmd, f"SFT of {what}", run.folder / "run.log")
 
 
-def _grpo(folder: Path, arm: Arm, budget: Budget, seed: int, cpu: bool, model: Path, target: Path, what: str) -> None:
-    _run([*accelerate_launch(cpu), str(_scripts()[1]), "--config", str(_configs() / "grpo_verdict.yaml"),
-          "--model_name_or_path", str(model), "--train_file", str(folder / arm.rows / "train.jsonl"),
-          "--output_dir", str(target), "--max_steps", str(budget.grpo_steps),
-          "--per_device_train_batch_size", str(budget.grpo_batch), "--num_generations", str(budget.num_generations),
-          "--max_completion_length", str(budget.max_completion_length), "--learning_rate", str(budget.grpo_lr),
-          "--rewards", *arm.rewards, "--reward_weights", *["1.0"] * len(arm.rewards),
-          "--scale_rewards", arm.scale_rewards, "--select_prompts", str(budget.grpo_prompts),
-          "--select_pool", str(budget.grpo_pool), *_common(arm, budget, seed, cpu)], f"GRPO of {what}",
-         folder / "run.log")  # fmt: skip
+def grpo(run: SeedRun, arm: Arm, model: Path, target: Path, what: str) -> None:
+    """GRPO of ``arm`` from ``model`` into ``target``, on the prompts of most signal (module docstring)."""
+    b = run.budget
+    flags = {"config": run.configs / "grpo_verdict.yaml", "model_name_or_path": model, "output_dir": target,
+             "train_file": run.folder / arm.rows / "train.jsonl", "max_steps": b.grpo_steps,
+             "per_device_train_batch_size": b.grpo_batch, "num_generations": b.num_generations,
+             "max_completion_length": b.max_completion_length, "learning_rate": b.grpo_lr, "rewards": arm.rewards,
+             "reward_weights": ["1.0"] * len(arm.rewards), "scale_rewards": arm.scale_rewards,
+             "select_prompts": b.grpo_prompts, "select_pool": b.grpo_pool,
+             **train_flags(arm, b, run.seed, run.cpu)}  # fmt: skip
+    cmd = [*parts.launcher(cpu=run.cpu), str(parts.recipe_script("grpo")), *parts.recipe_flags(flags)]
+    parts.launch_recipe(cmd, f"GRPO of {what}", run.folder / "run.log")
 
 
 def card_of(ckpt: Path) -> dict[str, Any]:
@@ -390,12 +358,14 @@ def weights_hash(ckpt: Path) -> str | None:
 
 
 class SeedRun:
-    """One seed's folder: its stages, each timed with the load it ran under (``stages.json``)."""
+    """One seed's folder: its stages, each timed with the load it ran under (``stages.json``).
+    ``configs``: the recipe configs the stages train with (``recipes/configs/<name>``)."""
 
-    def __init__(self, folder: Path, seed: int, budget: Budget, cpu: bool, model: str):
+    def __init__(self, folder: Path, seed: int, budget: Budget, cpu: bool, model: str, configs: str = BASE_MODEL):
         self.folder, self.seed, self.budget, self.cpu, self.model = folder, seed, budget, cpu, model
+        self.configs = RECIPES / "configs" / configs
         folder.mkdir(parents=True, exist_ok=True)
-        self.stages = Stages(folder / "stages.json")
+        self.stages = parts.Stages(folder / "stages.json")
         self.stages.data.setdefault("load", {})
         self.cores = machine()["cores"]
 
@@ -419,52 +389,46 @@ class SeedRun:
         return self.folder / "ckpt" / name
 
     def train(self, arms: list[str]) -> dict[str, tuple[Path, Path]]:
+        """The starting judge, then each arm's SFT (unless it starts from another arm's) and GRPO."""
         from biasaware.training.recipe import trained
 
-        b, f = self.budget, self.folder
-        start = self.ckpt("start-sft")
-        self.stage("train start SFT", lambda: _sft(f, "train-start", ARMS[BASELINE], b, self.seed, self.cpu,
-                                                   self.model, start, b.start_steps, "the starting judge"),
+        b, start = self.budget, self.ckpt("start-sft")
+        self.stage("train start SFT", lambda: sft(self, "train-start", ARMS[BASELINE], self.model, start,
+                                                  b.start_steps, "the starting judge"),
                    trained(start), f"SFT of {self.model}, {b.start_steps} steps of {b.sft_batch} rows (natural pairs)")  # fmt: skip
         out: dict[str, tuple[Path, Path]] = {}
         for name in arms:
             arm = ARMS[name]
-            sft = self.ckpt(f"{arm.sft_of or name}-sft")
+            tuned = self.ckpt(f"{arm.sft_of or name}-sft")
             if arm.sft_of is None:
-                self.stage(f"train {name} SFT", lambda arm=arm, sft=sft, name=name: _sft(
-                    f, arm.rows, arm, b, self.seed, self.cpu, str(start), sft, b.sft_steps, name), trained(sft),
+                self.stage(f"train {name} SFT", lambda arm=arm, tuned=tuned, name=name: sft(
+                    self, arm.rows, arm, start, tuned, b.sft_steps, name), trained(tuned),
                     f"{b.sft_steps} steps of {b.sft_batch} rows ({arm.what})")  # fmt: skip
-            elif not trained(sft):
+            elif not trained(tuned):
                 raise BiasAwareError(f"arm {name} starts from {arm.sft_of}'s SFT checkpoint: train {arm.sft_of} first")
-            grpo = self.ckpt(f"{name}-grpo")
-            self.stage(f"train {name} GRPO", lambda arm=arm, sft=sft, grpo=grpo, name=name: _grpo(
-                f, arm, b, self.seed, self.cpu, sft, grpo, name), trained(grpo),
+            final = self.ckpt(f"{name}-grpo")
+            self.stage(f"train {name} GRPO", lambda arm=arm, tuned=tuned, final=final, name=name: grpo(
+                self, arm, tuned, final, name), trained(final),
                 f"{b.grpo_steps} steps of {b.grpo_batch} completions on the {b.grpo_prompts} prompts of most signal "
                 f"of {b.grpo_pool} (rewards {', '.join(arm.rewards)})")  # fmt: skip
-            out[name] = (sft, grpo)
+            out[name] = (tuned, final)
         return out
 
     def evaluate(self, bench: Path, judges: dict[str, Path], device: str, dtype: str) -> dict[str, Path]:
         """Every final checkpoint on every probe of the fixed benchmark, direct mode."""
-        from biasaware.evaluation.evaluate import evaluate_bias
-        from biasaware.evaluation.reports import pct
         from biasaware.judging.judges import JudgeSpec
 
         folders = {}
         for name, model in judges.items():
             folder = folders[name] = self.folder / "eval" / name
-            done = (folder / "summary.json").exists()
 
             def work(model=model, folder=folder, name=name):
                 spec = JudgeSpec.create(name=str(model), mode="direct", template=self.budget.template, device=device,
                                         dtype=dtype)  # fmt: skip
-                summary = evaluate_bias(spec, bench, folder, biases=list(TRAINED_CUES), seed=self.budget.bench_seed)
-                micro, check = summary["overall"]["micro"], summary["judge_check"]
-                flag = f"  DEGENERATE: {'; '.join(check['reasons'])}" if check["degenerate"] else ""
-                print(f"[eval] seed {self.seed} {name}: Acc_ori {pct(micro['acc_ori'])}, BSR {pct(micro['bsr'])}, "
-                      f"over-correction {pct(micro['overcorrection'])}{flag}", flush=True)  # fmt: skip
+                parts.evaluate_judge(f"seed {self.seed} {name}", spec, bench, folder, biases=list(TRAINED_CUES),
+                               seed=self.budget.bench_seed)  # fmt: skip
 
-            self.stage(f"evaluate {name}", work, done)
+            self.stage(f"evaluate {name}", work, (folder / "summary.json").exists())
         return folders
 
 
@@ -473,7 +437,7 @@ def outcomes(folder: Path) -> dict[str, str]:
     probe-id order, ``ori`` (the original view judged right: 1/0) and ``flip`` (right on the original,
     wrong on the injected view) as strings of digits; the ids themselves are in the study's
     ``probes.json``."""
-    from biasaware.evaluation.evaluate import flip_indicators
+    from biasaware.evaluation.summaries import flip_indicators
 
     flags = flip_indicators(read_records(folder / "judgments.jsonl", "judgment"), "symmetric")
     out: dict[str, str] = {}
@@ -485,7 +449,7 @@ def outcomes(folder: Path) -> dict[str, str]:
 
 
 def probe_ids(folder: Path) -> dict[str, list[str]]:
-    from biasaware.evaluation.evaluate import flip_indicators
+    from biasaware.evaluation.summaries import flip_indicators
 
     flags = flip_indicators(read_records(folder / "judgments.jsonl", "judgment"), "symmetric")
     return {
@@ -495,11 +459,11 @@ def probe_ids(folder: Path) -> dict[str, list[str]]:
 
 
 def run_seed(
-    out: Path, seed: int, budget: Budget, arms: list[str], device: str, dtype: str, model: str
+    out: Path, seed: int, budget: Budget, arms: list[str], device: str, dtype: str, model: str, configs: str = BASE_MODEL
 ) -> dict[str, Any]:
     """One seed of the study into ``out/seed-N``; returns what its ``generative.json`` holds."""
     from biasaware.devices import where
-    from biasaware.evaluation.evaluate import compare_runs
+    from biasaware.evaluation.compare import compare_runs
 
     place = where(device, dtype)
     folder = out / f"seed-{seed}"
@@ -508,7 +472,7 @@ def run_seed(
         print(f"[generative] seed {seed}: finished earlier ({result_file})", flush=True)
         return json.loads(result_file.read_text())
     cpu = not place["device"].startswith("cuda")
-    run = SeedRun(folder, seed, budget, cpu, model)
+    run = SeedRun(folder, seed, budget, cpu, model, configs)
     t_all = time.time()
     done = (folder / "data.json").exists()
     data = run.stage("build", lambda: build_data(folder, seed, budget), done)
@@ -518,6 +482,8 @@ def run_seed(
     folders = run.evaluate(out / "bench", judges, device, dtype)
     table = compare_runs(folders, BASELINE if BASELINE in folders else START, biases=list(TRAINED_CUES),
                          seed=budget.bench_seed)  # fmt: skip
+    for row in table["runs"].values():  # named within the study's folder: results files are published
+        row["run"], row["judge"] = (within(row[k], out) for k in ("run", "judge"))
     grpo = {}
     for name, (sft, final) in ckpts.items():
         before, after = weights_hash(sft), weights_hash(final)
@@ -533,6 +499,7 @@ def run_seed(
         "arms": {k: ARMS[k].model_dump() for k in arms},
         "machine": {**machine(), **place},
         "model": model,
+        "configs": f"recipes/configs/{configs}",
         "data": data,
         "table": table,
         "outcomes": {name: outcomes(f) for name, f in folders.items()},
@@ -549,6 +516,14 @@ def run_seed(
     print("\n" + text)
     print(f"[generative] seed {seed} done in {result['wall_minutes']} min: {result_file}", flush=True)
     return result
+
+
+def within(path: str, root: Path) -> str:
+    """``path`` relative to ``root`` when it lies there (a local model elsewhere keeps its name)."""
+    try:
+        return str(Path(path).resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
 
 
 def seed_markdown(result: dict[str, Any]) -> str:
@@ -603,10 +578,12 @@ def run_generative(
     overrides: dict[str, Any] | None = None,
     arms: list[str] | None = None,
     model: str = BASE_MODEL,
+    configs: str = BASE_MODEL,
 ) -> dict[str, Any]:
     """The study (module docstring): each seed in turn, then the aggregate when two or more seeds of
     the folder are finished. Returns the aggregate (or the one seed's result). ``model`` is the
-    judge to start from (tests use a tiny one)."""
+    judge to start from (tests use a tiny one), ``configs`` the recipe configs it trains with
+    (``recipes/configs/<configs>``)."""
     from biasaware.devices import where
     from biasaware.evaluation.seeds import aggregate_study
 
@@ -630,7 +607,7 @@ def run_generative(
     build_bench_once(out, budget)
     results = {}
     for seed in seeds:  # one after another: two seeds at once would share the cores
-        results[seed] = run_seed(out, seed, budget, chosen, device, dtype, model)
+        results[seed] = run_seed(out, seed, budget, chosen, device, dtype, model, configs)
     done = sorted(int(p.name.split("-", 1)[1]) for p in out.glob("seed-*") if (p / "generative.json").exists())
     if len(done) >= 2:
         return aggregate_study(out)

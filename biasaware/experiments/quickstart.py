@@ -9,7 +9,7 @@ shows what two-sided measurement is for.
 3. Train three minilm-l6 reward models through recipes/reward.py on the same budget: baseline
    (hinge on the natural pairs), paper (InfoNCE with bias negatives), balanced (InfoNCE on balanced
    rows); and a few steps of SFT then GRPO of smollm2-135m-instruct through ``accelerate launch`` (a smoke
-   test of the path; ``quickstart --generative``, :mod:`biasaware.generative`, is the real experiment).
+   test of the path; ``quickstart --generative``, :mod:`biasaware.experiments.generative`, is the real experiment).
 4. Evaluate the three, and smollm2 zero-shot and its SFT+GRPO smoke checkpoint in direct mode (their
    verdict distributions and the degenerate-judge check), on both directions; write one table shaped like JudgeBiasBench's Table 5 with the
    two-sided columns and McNemar p against the baseline (``report.md``, ``report.json``,
@@ -18,24 +18,27 @@ shows what two-sided measurement is for.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
-import shlex
 import shutil
-import subprocess
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from biasaware.data.builders import BuildConfig, build_bench, build_traces, build_train
+from biasaware.data.builders import NATURAL_CUES, BuildConfig, build_bench, build_traces, build_train
 from biasaware.data.facts import FACT_TEST_FAMILIES
 from biasaware.devices import where
 from biasaware.errors import BiasAwareError
-from biasaware.evaluation.evaluate import compare_runs, evaluate_bias
+from biasaware.evaluation.compare import compare_runs
 from biasaware.evaluation.reports import experiment_markdown, experiment_plot, pct
+from biasaware.experiments.parts import (
+    Stages,
+    claim_folder,
+    evaluate_judge,
+    launch_recipe,
+    launcher,
+    recipe_flags,
+    recipe_script,
+)
 from biasaware.io import read_records, write_json, write_jsonl
 from biasaware.judging.judge_format import format_judgment, judge_messages
 from biasaware.judging.judges import JudgeSpec
@@ -46,6 +49,7 @@ from biasaware.training.recipe import RECIPES, trained
 PROBES = 25  # per bias and side
 ZERO_SHOT = "smollm2 zero-shot"
 ZERO_SHOT_PROBES = 4  # per bias and side
+SMOKE_MODEL = "smollm2-135m-instruct"
 SMOKE = "smollm2 SFT+GRPO smoke"  # 2 SFT and 2 GRPO steps: a check that the path runs, not a result
 
 log = logging.getLogger(__name__)
@@ -106,7 +110,7 @@ def example_records() -> dict[str, list]:
     return {"pair": [pair], "probe": [probe], "train": [row], "judgment": [judgment], "trace": [trace]}
 
 
-QUICK_CUES = ("length", "beauty", "authority", "assertiveness", "sycophancy")  # = builders.NATURAL_CUE_RATES
+QUICK_CUES = NATURAL_CUES
 EXPERIMENT = {  # name: (recipe config under recipes/configs/minilm-l6, training rows folder, what it is)
     "baseline": ("reward_two_sided_baseline.yaml", "train-paper", "hinge on natural pairs"),
     "paper": ("reward_two_sided_paper.yaml", "train-paper", "InfoNCE + 4 bias negatives (JudgeBiasBench)"),
@@ -114,78 +118,11 @@ EXPERIMENT = {  # name: (recipe config under recipes/configs/minilm-l6, training
 }
 
 
-TRAIN_STEP = re.compile(r"\[train\] step (\d+)/(\d+) \| loss (\S+)(?: \| reward (\S+))?")
-
-
-def _run(cmd: list[str], what: str, log: Path | None = None) -> float:
-    """Run a recipe in its own process. Its whole output (library warnings, TRL's log dicts) is
-    appended to ``log``, the output folder's ``run.log``; the console gets its ``[train]`` lines (one
-    per logging step, the load-back check) and, where progress bars show, a bar with loss and
-    reward. With ``-v`` everything is shown as well. A failure quotes the output's last lines."""
-    from biasaware.progress import progress_bar
-
-    verbose = logging.getLogger("biasaware").isEnabledFor(logging.INFO)
-    t0 = time.time()
-    tail: list[str] = []
-    bar = None
-    sink = log.open("a") if log is not None else None
-    try:
-        if sink:
-            sink.write(f"\n$ {shlex.join(cmd)}\n")
-        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
-            for line in proc.stdout:
-                if sink:
-                    sink.write(line)
-                tail = (tail + [line])[-60:]
-                if verbose:
-                    print(line, end="", flush=True)
-                    continue
-                step = TRAIN_STEP.match(line)
-                if step:
-                    if bar is None:
-                        bar = progress_bar(int(step[2]), desc=what, unit="step", leave=False)
-                    bar.n = int(step[1])
-                    bar.set_postfix(
-                        {"loss": step[3], **({"reward": step[4]} if step[4] else {})}, refresh=True
-                    )
-                if line.startswith(("[train]", "error:")):
-                    (bar.write if bar is not None else print)(line.rstrip("\n"))
-                    sys.stdout.flush()
-    finally:
-        if bar is not None:
-            bar.close()
-        if sink:
-            sink.close()
-    if proc.returncode != 0:
-        where = f" (whole output: {log})" if log is not None else ""
-        raise BiasAwareError(f"{what} failed (exit {proc.returncode}){where}:\n{''.join(tail)[-2000:]}")
-    return time.time() - t0
-
-
-def accelerate_launch(cpu: bool) -> list[str]:
-    """The command line that starts a recipe as one process through ``accelerate launch``."""
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "1", "--num_machines", "1"]
-    return [*cmd, "--mixed_precision", "no", "--dynamo_backend", "no", *(["--cpu"] if cpu else [])]
-
-
-def _recipe(name: str) -> Path | None:
-    script = RECIPES / f"{name}.py"
-    if not script.exists():  # an installed package without the repository's recipes/
-        print(f"[train] skipped: recipes/{name}.py is not next to the package (run from a clone)")
-        return None
-    return script
-
-
-def _quiet_flags() -> list[str]:
-    # the recipe prints a [train] line per logging step; the bar is drawn here, from those lines (_run)
-    return ["--disable_tqdm", "true"]
-
-
 def train_reward_models(out: Path, seed: int) -> dict[str, Path]:
     """The three minilm-l6 reward models of the experiment, each through recipes/reward.py on the
     same budget (1,200 scored candidates)."""
-    script = _recipe("reward")
-    if script is None:
+    scripts = recipes_here("reward")
+    if scripts is None:
         return {}
     done = {}
     for name, (config, rows, what) in EXPERIMENT.items():
@@ -193,56 +130,51 @@ def train_reward_models(out: Path, seed: int) -> dict[str, Path]:
         if trained(target):  # a rerun of the quickstart: this model is finished (its card says so)
             print(f"[train] {name}: {target} is already trained", flush=True)
             continue
-        cmd = [sys.executable, str(script), "--config", str(RECIPES / "configs" / "minilm-l6" / config)]
-        cmd += ["--train_file", str(out / rows / "train.jsonl"), "--output_dir", str(target)]
-        cmd += ["--seed", str(seed), *_quiet_flags()]
+        cmd = [*launcher("python"), str(scripts[0]), *recipe_flags({
+            "config": RECIPES / "configs" / "minilm-l6" / config, "train_file": out / rows / "train.jsonl",
+            "output_dir": target, "seed": seed})]  # fmt: skip
         print(f"[train] {name}: minilm-l6, {what} (recipes/configs/minilm-l6/{config}) ...", flush=True)
-        seconds = _run(cmd, f"the reward recipe ({name})", out / "run.log")
+        seconds = launch_recipe(cmd, f"the reward recipe ({name})", out / "run.log")
         print(f"[train] {name} done in {seconds:.0f}s: {target}", flush=True)
     return done
 
 
-def train_generative(out: Path, seed: int) -> Path | None:
-    """A few steps of SFT on the teacher traces, then GRPO from that checkpoint, of
-    smollm2-135m-instruct through ``accelerate launch`` (the generative path runs; no claim about
-    quality at this size)."""
-    sft, grpo = _recipe("sft"), _recipe("grpo")
-    if sft is None or grpo is None:
+def recipes_here(*names: str) -> list[Path] | None:
+    """The recipe scripts the quickstart trains with, or ``None`` (said once) when the package was
+    installed without the repository's ``recipes/``: the rest of the quickstart still runs."""
+    try:
+        return [recipe_script(name) for name in names]
+    except BiasAwareError as exc:
+        print(f"[train] skipped: {exc}")
         return None
-    launch = accelerate_launch(cpu=True)
-    configs = RECIPES / "configs" / "smollm2-135m-instruct"
-    common = ["--seed", str(seed), "--save_strategy", "no", "--logging_steps", "1", *_quiet_flags()]
-    if trained(out / "ckpt" / "smollm2-grpo"):
-        print(f"[train] smollm2 SFT+GRPO: {out / 'ckpt' / 'smollm2-grpo'} is already trained", flush=True)
-        return out / "ckpt" / "smollm2-grpo"
+
+
+def train_generative(out: Path, seed: int, model: str = SMOKE_MODEL) -> Path | None:
+    """A few steps of SFT on the teacher traces, then GRPO from that checkpoint, of ``model`` (its
+    configs under ``recipes/configs/<model>``) through ``accelerate launch`` (the generative path
+    runs; no claim about quality at this size)."""
+    scripts = recipes_here("sft", "grpo")
+    if scripts is None:
+        return None
+    launch, configs = launcher(cpu=True), RECIPES / "configs" / model
+    sft, grpo = out / "ckpt" / "smollm2-sft", out / "ckpt" / "smollm2-grpo"
+    common = {"seed": seed, "save_strategy": "no", "logging_steps": 1}
+    if trained(grpo):
+        print(f"[train] {model} SFT+GRPO: {grpo} is already trained", flush=True)
+        return grpo
     t0 = time.time()
-    print(
-        "[train] smollm2-135m-instruct: SFT (2 steps) then GRPO (2 steps) via accelerate launch ...",
-        flush=True,
-    )
-    if not trained(out / "ckpt" / "smollm2-sft"):  # an interrupted GRPO step starts from the SFT one
-        _run(
-            [*launch, str(sft), "--config", str(configs / "sft.yaml"), "--train_file",
-             str(out / "traces" / "traces.jsonl"), "--output_dir", str(out / "ckpt" / "smollm2-sft"), "--max_steps",
-             "2", "--per_device_train_batch_size", "2", *common],
-            "the SFT recipe",
-            out / "run.log",
-        )  # fmt: skip
-    _run(
-        [*launch, str(grpo), "--config", str(configs / "grpo.yaml"), "--model_name_or_path",
-         str(out / "ckpt" / "smollm2-sft"), "--train_file", str(out / "train-paper" / "train.jsonl"),
-         "--output_dir", str(out / "ckpt" / "smollm2-grpo"), "--max_steps", "2", "--max_completion_length", "48",
-         *common],
-        "the GRPO recipe",
-        out / "run.log",
-    )  # fmt: skip
+    print(f"[train] {model}: SFT (2 steps) then GRPO (2 steps) via accelerate launch ...", flush=True)
+    if not trained(sft):  # an interrupted GRPO step starts from the SFT one
+        flags = {"config": configs / "sft.yaml", "train_file": out / "traces" / "traces.jsonl", "output_dir": sft,
+                 "max_steps": 2, "per_device_train_batch_size": 2, **common}  # fmt: skip
+        launch_recipe([*launch, str(scripts[0]), *recipe_flags(flags)], "the SFT recipe", out / "run.log")
+    flags = {"config": configs / "grpo.yaml", "model_name_or_path": sft, "output_dir": grpo, "max_steps": 2,
+             "train_file": out / "train-paper" / "train.jsonl", "max_completion_length": 48, **common}  # fmt: skip
+    launch_recipe([*launch, str(scripts[1]), *recipe_flags(flags)], "the GRPO recipe", out / "run.log")
     # only the GRPO checkpoint is scored: the SFT one (517 MB) was its starting point
-    shutil.rmtree(out / "ckpt" / "smollm2-sft", ignore_errors=True)
-    print(
-        f"[train] smollm2 SFT+GRPO done in {time.time() - t0:.0f}s: {out / 'ckpt' / 'smollm2-grpo'}",
-        flush=True,
-    )
-    return out / "ckpt" / "smollm2-grpo"
+    shutil.rmtree(sft, ignore_errors=True)
+    print(f"[train] {model} SFT+GRPO done in {time.time() - t0:.0f}s: {grpo}", flush=True)
+    return grpo
 
 
 def build_data(out: Path, seed: int) -> None:
@@ -278,71 +210,13 @@ def build_data(out: Path, seed: int) -> None:
         print(f"[validate] {path}: {len(read_records(path, kind))} valid {kind} records")
 
 
-def claim_folder(out: Path, seed: int) -> None:
-    """Refuse a folder that holds a quickstart of another seed (its data, checkpoints and judgments
-    would be mixed with this one's); record the seed in a new one."""
-    stamp = out / "quickstart.json"
-    if stamp.exists():
-        try:
-            earlier = json.loads(stamp.read_text()).get("seed")
-        except (ValueError, AttributeError):
-            raise BiasAwareError(f"{stamp} is not a quickstart record; use a new --out") from None
-        if earlier != seed:
-            raise BiasAwareError(
-                f"{out} holds a quickstart run with --seed {earlier}; use a new --out for --seed {seed} "
-                f"(or delete {out})"
-            )
-    elif out.exists() and any(out.iterdir()):
-        raise BiasAwareError(f"{out} is not empty and holds no quickstart run; use a new --out")
-    write_json(stamp, {"seed": seed})
-
-
-class Stages:
-    """Per-stage wall times in ``stages.json``: a stage finished earlier keeps its first time; a
-    rerun's own (short) time for a stage it skipped is kept apart under ``resumed``, so a report
-    after a resume still shows what the work cost."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.data: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
-        self.data.setdefault("seconds", {})
-        self.data.setdefault("resumed", {})
-
-    def record(self, name: str, seconds: float, did_work: bool) -> None:
-        if did_work or name not in self.data["seconds"]:
-            self.data["seconds"][name] = round(seconds, 1)
-            self.data["resumed"].pop(name, None)
-        else:
-            self.data["resumed"][name] = round(seconds, 1)
-        write_json(self.path, self.data)
-
-    def finish(self, this_run: float) -> tuple[dict[str, float], dict[str, float]]:
-        """Close the run: ``total`` sums the stages' own times; a rerun's wall time is ``this run``
-        under ``resumed``. Returns (seconds, resumed)."""
-        seconds = self.data["seconds"]
-        seconds["total"] = round(sum(v for k, v in seconds.items() if k != "total"), 1)
-        resumed = self.data["resumed"]
-        resumed.pop("this run", None)
-        if resumed:
-            resumed["this run"] = round(this_run, 1)
-        write_json(self.path, self.data)
-        return seconds, self.data["resumed"]
-
-    @staticmethod
-    def describe(seconds: dict[str, float], resumed: dict[str, float]) -> str:
-        text = "Seconds per stage: " + ", ".join(f"{k} {v}" for k, v in seconds.items())
-        if resumed:
-            text += " (first run); resumed run: " + ", ".join(f"{k} {v}" for k, v in resumed.items())
-        return text
-
-
 def run_quickstart(
     out: Path, seed: int = 0, device: str = "auto", dtype: str = "auto", generative: bool = True
 ) -> None:
     """The main job (see the module docstring); ``generative=False`` leaves out the smollm2 SFT and
     GRPO steps (the reduced experiment the slow test runs)."""
     place = where(device, dtype)  # an unavailable device fails before anything is written
-    claim_folder(out, seed)
+    claim_folder(out, "quickstart.json", {"seed": seed}, "a quickstart run")
     t0 = time.time()
     stages = Stages(out / "stages.json")
     print(f"[models] judges run on {place['device']} in {place['dtype']}")
@@ -373,27 +247,15 @@ def run_quickstart(
         name: (JudgeSpec(name=str(path), mode="reward", **common), None) for name, path in ckpts.items()
     }
     # a 135M model reads long judge prompts slowly on a CPU: a few probes per bias and side show its verdicts
-    judges[ZERO_SHOT] = (JudgeSpec(name="smollm2-135m-instruct", mode="direct", **common), ZERO_SHOT_PROBES)
+    judges[ZERO_SHOT] = (JudgeSpec(name=SMOKE_MODEL, mode="direct", **common), ZERO_SHOT_PROBES)
     # the smoke steps' checkpoint, scored on the same probes: GRPO to a score runs every time
     if smoke is not None:
         judges[SMOKE] = (JudgeSpec(name=str(smoke), mode="direct", **common), ZERO_SHOT_PROBES)
     runs = {}
     for name, (spec, limit) in judges.items():
         folder = out / "eval" / name.replace(" ", "-")
-        # through eval bias's own path: a folder of another checkpoint's judgments is refused, not mixed
-        summary = evaluate_bias(spec, out / "bench", folder, limit=limit, seed=seed)
+        evaluate_judge(name, spec, out / "bench", folder, limit=limit, seed=seed)
         runs[name] = folder
-        micro, check = summary["overall"]["micro"], summary["judge_check"]
-        flag = f"  DEGENERATE: {'; '.join(check['reasons'])}" if check["degenerate"] else ""
-        v = check["verdicts"]
-        print(
-            f"[eval] {name} ({spec.mode}, every bias it is scored on: {micro['n']} standard + "
-            f"{(micro.get('mirror') or {}).get('n', 0)} mirror probes): "
-            f"Acc_ori {pct(micro['acc_ori'])}, BSR {pct(micro['bsr'])}, "
-            f"over-correction {pct(micro['overcorrection'])}; verdicts over {sum(v.values())} views: A {v['A']} "
-            f"B {v['B']} tie {v['tie']} invalid {v['invalid']}{flag}",
-            flush=True,
-        )
     stages.record("evaluate", time.time() - mark, not judged)
     experiment_runs = {k: v for k, v in runs.items() if k in EXPERIMENT}
     if "baseline" in experiment_runs:
@@ -405,8 +267,9 @@ def run_quickstart(
         result["stage_seconds"], result["resumed_seconds"] = stages.finish(time.time() - t0)
         write_json(out / "report.json", result)
         experiment_plot(result, out / "two_sided.png")
-        from biasaware.evaluation.baselines import baselines_markdown, bias_baselines
-        from biasaware.evaluation.evaluate import load_probes
+        from biasaware.evaluation.baselines import bias_baselines
+        from biasaware.evaluation.reports import baselines_markdown
+        from biasaware.evaluation.runner import load_probes
 
         # what the cue alone would do on the table's probes (no model): the reference for BSR
         result["cue_baselines"] = bias_baselines(load_probes(out / "bench", list(QUICK_CUES)), seed=seed)

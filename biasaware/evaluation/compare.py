@@ -1,0 +1,175 @@
+"""Comparing runs on the same probes: two ``eval bias`` folders (``eval compare``), or several
+judges against a baseline with McNemar's exact test on paired per-probe indicators (the
+quickstart's and the generative study's tables, sweeps). Shared probe ids must hold the same
+content (checked through each folder's ``fingerprint.json``)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from biasaware.errors import BiasAwareError
+from biasaware.evaluation.resume import FINGERPRINT
+from biasaware.evaluation.summaries import SIDES, flip_indicators, json_safe, side_of, summarize
+from biasaware.io import read_records
+from biasaware.records import Judgment
+from biasaware.taxonomy import BIASES
+
+
+def same_items(folders: list[str | Path]) -> dict[str, Any]:
+    """Check that runs judged the same content under each shared probe id (from each folder's
+    ``fingerprint.json``; a run without one cannot be checked and is named). Returns the item
+    counts and the overlap; a shared id with other content is refused."""
+    hashes = {}
+    for folder in folders:
+        path = Path(folder) / FINGERPRINT
+        hashes[str(folder)] = json.loads(path.read_text()).get("items") if path.exists() else None
+    known = {k: v for k, v in hashes.items() if v is not None}
+    shared = set.intersection(*(set(v) for v in known.values())) if known else set()
+    differing = sorted(i for i in shared if len({v[i] for v in known.values()}) > 1)
+    if differing:
+        raise BiasAwareError(
+            f"the runs judged different content under {len(differing)} shared probe id(s) (e.g. {differing[0]!r}): "
+            "they are not the same benchmark; compare runs of one benchmark"
+        )
+    return {
+        "items": {k: (len(v) if v is not None else None) for k, v in hashes.items()},
+        "shared": len(shared) if len(known) == len(hashes) else None,
+        "unchecked": [k for k, v in hashes.items() if v is None],
+    }
+
+
+def run_labels(folders: list[str]) -> list[str]:
+    """Column names for two runs: their folder names, or their paths when the names are the same."""
+    names = [Path(f).name or str(f) for f in folders]
+    return names if len(set(names)) == len(names) else [str(f) for f in folders]
+
+
+def compare_folders(folders: list[str], view: str = "injected", by_id: bool = False) -> dict[str, Any]:
+    """``eval compare``: two ``eval bias`` folders on the same probes (:func:`compare_judges`), the
+    content of shared ids checked through each folder's ``fingerprint.json``; a folder without one
+    is refused unless ``by_id``. The result names the runs (``runs``: column labels) and holds the
+    overlap."""
+    if Path(folders[0]).resolve() == Path(folders[1]).resolve():
+        raise BiasAwareError(f"--runs names {folders[0]} twice; compare two different `eval bias` folders")
+    for folder in folders:
+        if not Path(folder).is_dir():
+            raise BiasAwareError(f"--runs {folder}: no such folder")
+        if not (Path(folder) / "judgments.jsonl").is_file():
+            raise BiasAwareError(f"--runs {folder} is not an `eval bias` output folder (no judgments.jsonl)")
+    overlap = same_items(folders)
+    if overlap["unchecked"] and not by_id:
+        verb = "holds" if len(overlap["unchecked"]) == 1 else "hold"
+        raise BiasAwareError(
+            f"{', '.join(overlap['unchecked'])} {verb} no fingerprint.json, so whether both runs judged the same "
+            "probes cannot be checked (a shared id may hold other content); rerun `eval bias` into a new folder, "
+            "or pass --by-id to compare by probe id unchecked"
+        )
+    runs = [read_records(Path(r) / "judgments.jsonl", "judgment") for r in folders]
+    result = compare_judges(*runs, view=view)
+    result["overlap"], result["runs"] = overlap, run_labels(folders)
+    # probes each run scored (both views judged) and probes of its input it did not score (a reward
+    # model is not scored on prompt-level biases; an interrupted run), counted apart
+    scored = [len({j.probe_id for j in run if j.view == "original"} & {j.probe_id for j in run if j.view == "injected"})
+              for run in runs]  # fmt: skip
+    result["probes"] = {
+        label: {"scored": k, "not_scored": (n - k) if n is not None else None}
+        for label, k, n in zip(result["runs"], scored, overlap["items"].values(), strict=True)
+    }
+    return result
+
+
+def compare_judges(first: list[Judgment], second: list[Judgment], view: str = "injected") -> dict[str, Any]:
+    """Two judges on the same probes: per bias and overall, each one's accuracy on ``view`` and
+    McNemar's exact test on the items where exactly one of them is right; standard probes at the
+    top level, mirror probes (over-correction side) under ``mirror`` when both runs have them."""
+    from biasaware.evaluation.metrics import two_judge_mcnemar
+
+    a = {j.probe_id: j for j in first if j.view == view}
+    b = {j.probe_id: j for j in second if j.view == view}
+    shared = sorted(set(a) & set(b))
+    if not shared:
+        raise BiasAwareError(f"the two runs share no probes judged on the {view} view")
+
+    def test(ids):
+        return two_judge_mcnemar(
+            [a[i].verdict == a[i].correct for i in ids], [b[i].verdict == b[i].correct for i in ids]
+        )
+
+    def side(ids):
+        by_bias: dict[str, list[str]] = defaultdict(list)
+        for pid in ids:
+            by_bias[a[pid].meta["bias"]].append(pid)
+        return {
+            "per_bias": {bias: test(by_bias[bias]) for bias in BIASES if bias in by_bias},
+            "overall": test(ids),
+        }
+
+    split = {k: [i for i in shared if side_of(a[i]) == k] for k in SIDES}
+    result = {"judges": [first[0].judge, second[0].judge], "view": view, **side(split["standard"] or shared)}
+    if split["standard"] and split["mirror"]:
+        result["mirror"] = side(split["mirror"])
+    return json_safe(result)
+
+
+def compare_runs(
+    runs: dict[str, str | Path],
+    baseline: str,
+    biases: list[str] | None = None,
+    policy: str = "symmetric",
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Several judges on the same probes, each against ``baseline``: the two-sided summary of each
+    (pooled over ``biases``), and McNemar's exact p against the baseline on the paired per-probe
+    indicators: original-view correctness (Acc_ori), flips on standard probes (BSR) and flips on
+    mirror probes (over-correction). Probes are paired by id and must be judged by every run."""
+    from biasaware.evaluation.metrics import mcnemar_exact
+
+    same_items(list(runs.values()))
+    judgments = {
+        name: read_records(Path(path) / "judgments.jsonl", "judgment") for name, path in runs.items()
+    }
+    if baseline not in judgments:
+        raise BiasAwareError(f"the baseline {baseline!r} is not one of the runs ({', '.join(runs)})")
+    keep = set(biases) if biases else None
+    flags = {
+        name: {k: v for k, v in flip_indicators(js, policy).items() if keep is None or v["bias"] in keep}
+        for name, js in judgments.items()
+    }
+    sizes = {name: len(f) for name, f in flags.items()}
+    if len(set(sizes.values())) > 1 or any(set(f) != set(flags[baseline]) for f in flags.values()):
+        raise BiasAwareError(
+            f"the runs were not judged on the same probes ({', '.join(f'{k}: {v}' for k, v in sizes.items())}); "
+            "compare runs of one benchmark"
+        )
+    if not flags[baseline]:
+        raise BiasAwareError(f"no complete probes of {', '.join(sorted(keep or []))} in {runs[baseline]}")
+
+    def p_values(mine: dict, other: dict) -> dict[str, float]:
+        def p(key: str, side: str) -> float:
+            ids = [i for i in mine if mine[i]["side"] == side]
+            b = sum(mine[i][key] and not other[i][key] for i in ids)
+            c = sum(other[i][key] and not mine[i][key] for i in ids)
+            return mcnemar_exact(b, c)
+
+        return {
+            "acc_ori": p("ori", "standard"),
+            "bsr": p("flip", "standard"),
+            "overcorrection": p("flip", "mirror"),
+        }
+
+    rows: dict[str, Any] = {}
+    for name, js in judgments.items():
+        summary = summarize([j for j in js if j.probe_id in flags[name]], policy, seed)
+        rows[name] = {
+            "run": str(runs[name]),
+            "judge": summary["judge"],
+            **summary["overall"]["micro"],
+            "judge_check": summary["judge_check"],
+            "p_vs": {other: p_values(flags[name], flags[other]) for other in runs if other != name},
+        }
+    return json_safe(
+        {"baseline": baseline, "biases": sorted(keep) if keep else "all", "policy": policy, "runs": rows}
+    )

@@ -1,0 +1,179 @@
+"""Resume and fingerprints: what makes a folder's judgments, and refusing to mix others into it.
+
+Every ``eval`` folder records in ``fingerprint.json`` the judge (its weights hash when local), the
+settings that change a verdict and the hash of every item judged; a rerun into the folder adds only
+what is missing, and a different judge, setting or item content is refused, naming what differs
+(:func:`check_fingerprint`). :func:`judge_or_rescore` is the judging half shared by ``eval bias`` and
+``eval general``; :func:`run_record` is what a summary records about the run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from biasaware.errors import BiasAwareError
+from biasaware.evaluation.metrics import effective_policy
+from biasaware.evaluation.runner import SHARDS, start_judge
+from biasaware.io import write_json
+
+KINDS = {"reward": "reward", "direct": "causal", "generate": "causal"}  # judge mode -> model kind
+
+FINGERPRINT = "fingerprint.json"
+
+JUDGMENT_SETTINGS = (
+    "mode",
+    "backend",
+    "template",
+    "max_length",
+    "max_tokens",
+    "temperature",
+    "seed",
+    "pointwise",
+    "parse",
+)
+
+
+def fingerprint(spec, identity: dict | None, items: list) -> dict[str, Any]:
+    """What decides a folder's judgments: the model (its weights hash when it is on this disk, else
+    its name), the spec's settings that change a verdict (:data:`JUDGMENT_SETTINGS`; not the device,
+    dtype or batch size) and the SHA-256 of every item's content, by id. A repeated id is refused."""
+    from biasaware.io import json_sha256
+
+    hashes: dict[str, str] = {}
+    for item in items:
+        if item.id in hashes:
+            raise BiasAwareError(
+                f"item id {item.id!r} appears twice in the input; every probe or pair needs its own id"
+            )
+        hashes[item.id] = json_sha256(item.model_dump(mode="json"))
+    model = (identity or {}).get("weights_sha256") or spec.name
+    # the default strict parse is left out, so folders judged before --parse existed still resume
+    settings = {k: getattr(spec, k) for k in JUDGMENT_SETTINGS if k != "parse" or spec.parse != "strict"}
+    return {"judge": {"model": model, **settings}, "items": hashes}
+
+
+def check_fingerprint(out: Path, mine: dict[str, Any], write: bool, judge_only: bool = False) -> None:
+    """Refuse to add judgments to a folder whose judgments were made by another judge, other
+    settings or other item contents, naming what differs; then (``write``) record the union.
+    ``judge_only`` checks the judge and its settings alone (before the items are final)."""
+    path, judged = out / FINGERPRINT, out / "judgments.jsonl"
+    # judgments there already (an empty file left by a run that failed at its first call is none)
+    earlier = (judged.exists() and judged.stat().st_size > 0) or any((out / SHARDS).glob("*.jsonl"))
+    if path.exists():
+        try:
+            theirs = json.loads(path.read_text())
+        except json.JSONDecodeError:
+            raise BiasAwareError(f"{path} is not valid JSON; use a new --out") from None
+        diff = [k for k in mine["judge"] if mine["judge"][k] != theirs.get("judge", {}).get(k)]
+        if diff and earlier:
+            what = ", ".join(
+                f"{k}: {theirs.get('judge', {}).get(k)!r} there, {mine['judge'][k]!r} now" for k in diff
+            )
+            raise BiasAwareError(f"{out} holds judgments made with other settings ({what}); use a new --out")
+        if judge_only:
+            return
+        old = theirs.get("items", {}) if earlier else {}
+        changed = [i for i, h in mine["items"].items() if i in old and old[i] != h]
+        if changed:
+            raise BiasAwareError(
+                f"{out} holds judgments of {len(changed)} item(s) whose content differs from this input under the "
+                f"same id (e.g. {changed[0]!r}); use a new --out"
+            )
+        missing = [i for i in old if i not in mine["items"]]
+        if missing:
+            raise BiasAwareError(
+                f"{out} holds judgments of {len(missing)} item(s) that are not in this input (e.g. {missing[0]!r}: "
+                "another benchmark, a smaller --limit or another --seed); use a new --out"
+            )
+        mine = {"judge": mine["judge"], "items": {**old, **mine["items"]}}
+    elif earlier:
+        raise BiasAwareError(
+            f"{out} holds judgments without a record of the judge and items that made them (an older biasaware); "
+            "use a new --out"
+        )
+    if write:
+        out.mkdir(parents=True, exist_ok=True)
+        write_json(path, mine)
+
+
+def judge_or_rescore(
+    spec, out: Path, rescore: bool, load_items, run, *, target, judge=None
+) -> dict[str, Any]:
+    """The judging half of ``eval bias`` and ``eval general``: with ``rescore`` only check that
+    ``out/judgments.jsonl`` exists; otherwise resolve the device (an unavailable one fails first),
+    load the items (bad data fails before a model is loaded), load the judge and ``run(judge,
+    items, out)``. Returns what ``summary.json`` records about the run (when rescoring: the earlier
+    summary's run record, marked ``rescored``, so the judge's identity is not lost)."""
+    if rescore:
+        if not (out / "judgments.jsonl").exists():
+            raise BiasAwareError(f"--rescore needs {out / 'judgments.jsonl'} from an earlier run")
+        try:
+            earlier = json.loads((out / "summary.json").read_text()).get("run")
+        except (OSError, ValueError):
+            earlier = None
+        return {"run": {**earlier, "rescored": True}} if isinstance(earlier, dict) else {}
+    from biasaware.devices import ranks
+    from biasaware.judging.models import model_identity
+
+    spec.where()
+    items = load_items()
+    identity = None if spec.backend == "openai" else model_identity(spec.name, KINDS.get(spec.mode, "causal"))
+    mine = fingerprint(spec, identity, items)
+    check_fingerprint(out, mine, write=False)  # a folder of other judgments fails before a model loads
+    judge = judge if judge is not None else start_judge(spec)
+    r = ranks()
+    check_fingerprint(out, mine, write=r.main)  # nothing is written by a run whose judge fails to load
+    r.barrier()  # no process judges (and writes a shard) before process 0 has checked and recorded the folder
+    t0 = time.time()
+    run(judge, items, out)
+    return run_record(spec, judge, target, time.time() - t0, identity)
+
+
+def run_record(
+    spec, judge, target: str | Path, seconds: float, identity: dict | None = None
+) -> dict[str, Any]:
+    """What ``summary.json`` records about the run: the spec, the resolved device, the timing, and
+    (a local model) the model's identity (:func:`biasaware.judging.models.model_identity`: its path
+    and a hash of its weights), which ``biasaware release`` checks a checkpoint against."""
+    from biasaware.judging.models import model_identity
+
+    if identity is None and spec.backend != "openai":
+        identity = model_identity(spec.name, getattr(judge, "model_kind", "causal"))
+    return {
+        "run": {
+            "judge": spec.name,
+            "mode": spec.mode,
+            "data": str(target),
+            "seconds": round(seconds, 2),
+            "spec": spec.model_dump(),
+            **judge.summary(),
+            "model_identity": identity,
+        }
+    }
+
+
+INPUT_RECORDS = ("cue_baselines", "sample")  # summary entries computed from the input items
+
+
+def input_records(out: Path) -> dict[str, Any]:
+    """What a rescore without the input keeps of the earlier summary (:data:`INPUT_RECORDS`)."""
+    path = out / "summary.json"
+    earlier = json.loads(path.read_text()) if path.exists() else {}
+    return {k: earlier[k] for k in INPUT_RECORDS if earlier.get(k) is not None}
+
+
+def judge_policy(out: Path, policy: str) -> str:
+    """``policy`` as applied to the judge that made ``out``'s judgments (its template and mode, from
+    ``fingerprint.json``; :func:`biasaware.evaluation.metrics.effective_policy`)."""
+    path = out / FINGERPRINT
+    try:
+        recorded = json.loads(path.read_text()) if path.exists() else {}
+    except ValueError:
+        raise BiasAwareError(f"{path} is not valid JSON; it records which judge made the judgments") from None
+    judge = recorded.get("judge") if isinstance(recorded, dict) else None
+    if not isinstance(judge, dict):
+        judge = {}
+    return effective_policy(policy, judge.get("template"), judge.get("mode"))

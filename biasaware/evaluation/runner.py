@@ -1,0 +1,301 @@
+"""The judging loop: every view of every probe through a judge into ``judgments.jsonl``, resumable.
+
+:func:`run_bias_eval` judges the original and the injected view of every probe and appends one
+:class:`~biasaware.records.Judgment` per view as each chunk finishes, so an interrupted run resumes
+where it stopped; :func:`judge_into` is the loop itself, shared with ``eval general`` and ``eval
+scoring``, and splits the work between the processes of a multi-process launch. Which probes a
+judge is scored on (:func:`applicable`) and the seeded ``--limit`` sample (:func:`sample_probes`)
+live here too.
+
+Reward-model judges are scored on the 9 response-level biases only (bandwagon, reflection and
+position live in a judge's prompt, which a reward model does not see).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from biasaware.errors import BiasAwareError
+from biasaware.evaluation.summaries import VIEWS
+from biasaware.io import JsonlAppender, read_records, read_whole_lines, write_jsonl
+from biasaware.records import BiasProbe, Judgment, View
+from biasaware.taxonomy import BIASES
+
+log = logging.getLogger(__name__)
+
+SHARDS = ".shards"  # per-process judgment files of a multi-process run, merged by process 0
+
+NOTHING_TO_JUDGE = (
+    "no probes to judge (a reward model or pointwise judge skips bandwagon, reflection and position)"
+)
+
+
+def applicable(probes: list[BiasProbe], kind: str) -> list[BiasProbe]:
+    """The probes a judge of this kind can be scored on: a judge that sees one response at a time
+    (a reward model, a pointwise judge) has no answer order and no note about the pair, so
+    bandwagon, reflection and position do not apply to it."""
+    if kind not in ("reward", "pointwise"):
+        return probes
+    return [p for p in probes if BIASES[p.bias].applies_to_reward_model]
+
+
+def unscored(probes: list[BiasProbe], kind: str) -> list[str]:
+    """The biases of ``probes`` that a judge of this kind is not scored on (:func:`applicable`)."""
+    return sorted({p.bias for p in probes} - {p.bias for p in applicable(probes, kind)})
+
+
+def _shards(path: Path) -> list[Path]:
+    return sorted((path.parent / SHARDS).glob(f"{path.stem}.rank*.jsonl"))
+
+
+def pairwise_record(judge_name: str, item_id: str, view_name: str, view: View, meta: dict, output) -> dict:
+    """The :class:`~biasaware.records.Judgment` of one pairwise view, as a JSON-ready dict."""
+    return Judgment(
+        probe_id=item_id,
+        view=view_name,
+        judge=judge_name,
+        raw=output.raw,
+        verdict=output.verdict,
+        scores=output.scores,
+        correct=view.correct,
+        meta=meta,
+    ).to_dict()
+
+
+def judge_into(
+    judge,
+    jobs: list[tuple[str, str, Any, dict]],
+    path: Path,
+    *,
+    chunk: int | None = None,
+    ranks=None,
+    record=pairwise_record,
+    limit: tuple[int, str, str] | None = None,
+) -> Path:
+    """Judge ``(item id, view name, view, meta)`` jobs into a judgments JSONL, skipping those already
+    there (resume); chunk by chunk so a kill loses at most one chunk. Calls that failed after their
+    retries leave their views unjudged and raise at the end (a rerun judges only those).
+
+    Several processes (``torchrun`` / ``accelerate launch``, see :func:`biasaware.devices.ranks`)
+    share the work: the jobs are cut into the same chunks whatever the number of processes, and
+    process r judges chunks r, r + N, ... into its own resumable shard (``.shards/`` beside
+    ``path``). Process 0 then merges every shard into ``path`` in job order, so the file equals
+    a single-process run's (the same chunks give the same batches, hence the same numbers). A
+    single process ends with the same merge, which also puts a resumed run's lines in job order.
+
+    Progress: a bar over the views to judge, moved per batch within a chunk
+    (:class:`~biasaware.progress.ChunkProgress`); a run estimated to take more than ten minutes says
+    so early, and what ``--limit`` would cut it to (``limit``: the count the option sets now, what it
+    counts, and the option's name).
+
+    ``record(judge name, item id, view name, payload, meta, output)`` writes one output's row: a
+    pairwise :class:`~biasaware.records.Judgment` by default, a pointwise score for ``eval scoring``
+    (its payloads are :class:`~biasaware.judging.scoring.ScoreUnit` and its judge a
+    :class:`~biasaware.judging.judges.Scorer`).
+    """
+    from biasaware.devices import ranks as current_ranks
+    from biasaware.judging.judges import judge_chunks
+    from biasaware.progress import ChunkProgress
+
+    r = ranks or current_ranks()
+    size = chunk or getattr(judge, "chunk_views", 64)
+    path = Path(path)
+    own = path if r.world == 1 else path.parent / SHARDS / f"{path.stem}.rank{r.rank}-of-{r.world}.jsonl"
+    earlier = [row for p in {path, *_shards(path)} - {own} for row in read_whole_lines(p)]
+    failed = judged = 0
+    overlong: list[tuple[int, int]] = []
+    t0 = time.time()
+    with JsonlAppender(own) as out:
+        existing = earlier + out.existing()
+        if any(row["judge"] != judge.name for row in existing):
+            raise BiasAwareError(f"{path} holds judgments of another judge; use a new --out")
+        done = {(row["probe_id"], row["view"]) for row in existing}
+        chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)][r.rank :: r.world]
+        todo = [c for c in ([j for j in c if (j[0], j[1]) not in done] for c in chunks) if c]
+        desc = f"judge {Path(judge.name).name}" + (f" (rank 0 of {r.world})" if r.world > 1 else "")
+        log.info(
+            "%s: %d views to judge (%d already in %s), chunks of %d, process %d of %d",
+            judge.name, sum(map(len, todo)), len(done), path, size, r.rank, r.world,
+        )  # fmt: skip
+        bar = ChunkProgress(sum(map(len, todo)), desc=desc, enabled=r.main, limit=limit)
+        views = [[j[2] for j in c] for c in todo]
+        for part, outputs in zip(todo, judge_chunks(judge, views, bar.chunk), strict=True):
+            for (item_id, view_name, view, meta), o in zip(part, outputs, strict=True):
+                if o is None:
+                    failed += 1
+                    continue
+                if o.overlong:
+                    meta = {**meta, "overlong": {"tokens": o.overlong[0], "limit": o.overlong[1]}}
+                    overlong.append(o.overlong)
+                out.append(record(judge.name, item_id, view_name, view, meta, o))
+                judged += 1
+        bar.close()
+    seconds = time.time() - t0
+    if r.main:
+        rate = f" ({judged / seconds:.1f} views/s)" if judged and seconds > 0 else ""
+        resumed = f"; {len(done)} found in {path.parent} from an earlier run" if done else ""
+        where = f" on rank 0 of {r.world}" if r.world > 1 else ""
+        line = (
+            f"[judge] {Path(judge.name).name}: {judged} views judged in {seconds:.1f}s{rate}{where}{resumed}"
+        )
+        print(line, flush=True)
+    if overlong:
+        _too_long(overlong, judged, judge.name, own if not done else None)
+    r.barrier()
+    if r.main:
+        _merge(jobs, path)
+    if failed:
+        raise BiasAwareError(
+            f"{failed} view(s) are unjudged because calls failed after all retries; the rest are saved "
+            f"in {path}: rerun the same command to judge only those"
+        )
+    return path
+
+
+NEARLY_ALL_OVERLONG = 0.9
+
+
+def _too_long(overlong: list[tuple[int, int]], judged: int, name: str, fresh: Path | None) -> None:
+    """Views that did not fit the judge's context: a warning with the count and the limit; an
+    error when nearly all of them (``NEARLY_ALL_OVERLONG``) did, since such a run measures nothing
+    (the judgments of this run are removed when they are all it wrote, so the corrected command
+    starts clean)."""
+    limit = min(lim for _, lim in overlong)
+    longest = max(tokens for tokens, _ in overlong)
+    text = (
+        f"{len(overlong)} of {judged} views did not fit the context of {Path(name).name} ({limit} tokens; the "
+        f"longest has {longest})"
+    )
+    if judged >= 10 and len(overlong) >= NEARLY_ALL_OVERLONG * judged:
+        if fresh is not None:
+            fresh.unlink(missing_ok=True)
+        raise BiasAwareError(
+            f"{text}: the judge cannot read these inputs. Check --mode (a reward model read as a text "
+            "generator?), --template, or raise --max-length if the model allows it"
+        )
+    print(f"[judge] warning: {text}: not judged, counted as invalid", flush=True)
+
+
+def _merge(jobs: list[tuple[str, str, View, dict]], path: Path) -> None:
+    """Every judgment of ``path`` and its shards, once each, in job order (others after, as found)."""
+    shards = _shards(path)
+    rows: dict[tuple[str, str], dict] = {}
+    for p in [path, *shards]:
+        for row in read_whole_lines(p):
+            rows.setdefault((row["probe_id"], row["view"]), row)
+    order = {(j[0], j[1]): i for i, j in enumerate(jobs)}
+    ranked = sorted(rows.items(), key=lambda kv: (order.get(kv[0], len(order)),))
+    write_jsonl(path, [row for _, row in ranked])
+    for p in shards:
+        p.unlink()
+    if shards and not any((path.parent / SHARDS).iterdir()):
+        (path.parent / SHARDS).rmdir()
+
+
+def run_bias_eval(
+    judge,
+    probes: list[BiasProbe],
+    out: str | Path,
+    *,
+    chunk: int | None = None,
+    ranks=None,
+    limit_flag: str = "--limit",
+) -> Path:
+    """Judge both views of every probe into ``out/judgments.jsonl`` (resumable); return its path.
+    ``limit_flag`` is the option that sets the probes per bias and side (named in a long run's
+    estimate)."""
+    from biasaware.devices import ranks as current_ranks
+
+    skipped = unscored(probes, judge.kind)
+    if skipped and (ranks or current_ranks()).main:
+        print(
+            f"[judge] a {judge.kind} judge is not scored on {', '.join(skipped)}: these biases live in a judge's "
+            "prompt, and it sees one response at a time",
+            flush=True,
+        )
+    jobs = []
+    per_group: dict[tuple[str, bool], int] = {}
+    for p in applicable(probes, judge.kind):
+        group = (p.bias, bool(p.meta.get("mirror")))
+        per_group[group] = per_group.get(group, 0) + 1
+        meta = {"bias": p.bias, "category": p.category}
+        if judge.kind in ("reward", "pointwise"):
+            meta["scored"] = True  # scores are per response (not P(A) vs P(B)): the score shift applies
+        for key in ("direction", "mirror"):
+            if key in p.meta:
+                meta[key] = p.meta[key]
+        jobs += [(p.id, v, getattr(p, v), meta) for v in VIEWS]
+    if not jobs:
+        raise BiasAwareError(NOTHING_TO_JUDGE)
+    limit = (max(per_group.values()), "probes per bias and side", limit_flag)
+    return judge_into(judge, jobs, Path(out) / "judgments.jsonl", chunk=chunk, ranks=ranks, limit=limit)
+
+
+def load_probes(
+    data: str | Path, biases: list[str] | None = None, limit: int | None = None, seed: int = 0
+) -> list[BiasProbe]:
+    """The probes of ``data``; ``limit`` keeps a seeded sample of N per bias and side
+    (:func:`sample_probes`)."""
+    probes = read_records(data, "probe")
+    if biases:
+        there = sorted({p.bias for p in probes}, key=list(BIASES).index)
+        probes = [p for p in probes if p.bias in biases]
+        if not probes:
+            raise BiasAwareError(
+                f"{data} has no probes of {', '.join(biases)} (it has: {', '.join(there) or 'none'})"
+            )
+    if limit:
+        probes = sample_probes(probes, limit, seed)
+    if not probes:
+        raise BiasAwareError(f"{data}: no probes to evaluate")
+    return probes
+
+
+SAMPLE_RULE = (
+    "per bias, its base pairs (meta.pair_id, else the probe id) in an order drawn by random.Random(f'{seed}:{bias}'), "
+    "then the first N probes of each side (standard, mirror) in that order; kept in file order"
+)
+
+
+def sample_probes(probes: list[BiasProbe], limit: int, seed: int = 0) -> list[BiasProbe]:
+    """A seeded sample of ``limit`` probes per bias and side (:data:`SAMPLE_RULE`). The draw is over
+    base pairs, so a standard probe and its mirror (the same pair, the cue on the other side) are kept
+    or left together; the same seed gives the same sample whatever the file's order."""
+    import random
+
+    def base(p: BiasProbe) -> str:
+        return str(p.meta.get("pair_id") or p.id)
+
+    pairs: dict[str, set[str]] = defaultdict(set)
+    for p in probes:
+        pairs[p.bias].add(base(p))
+    rank = {}
+    for bias, keys in pairs.items():
+        for i, key in enumerate(random.Random(f"{seed}:{bias}").sample(sorted(keys), len(keys))):
+            rank[bias, key] = i
+    strata: dict[tuple[str, bool], list[int]] = defaultdict(list)
+    for i, p in enumerate(probes):
+        strata[p.bias, bool(p.meta.get("mirror"))].append(i)
+    kept = sorted(
+        i
+        for members in strata.values()
+        for i in sorted(members, key=lambda i: (rank[probes[i].bias, base(probes[i])], i))[:limit]
+    )
+    return [probes[i] for i in kept]
+
+
+def start_judge(spec) -> Any:
+    """``load_judge(spec)``, announcing where it runs (one line, printed by process 0)."""
+    from biasaware.devices import ranks
+    from biasaware.judging.judges import load_judge
+
+    judge = load_judge(spec)
+    info = judge.summary()
+    where = f" on {info['device']} in {info['dtype']}" if "device" in info else f" via {spec.backend}"
+    if ranks().main:
+        print(f"[judge] {spec.name} ({spec.mode}){where}", flush=True)
+    return judge

@@ -1,0 +1,194 @@
+"""Summaries of per-view judgments: per bias, per category and overall, both sides (pure: no model).
+
+:func:`summarize` reads :class:`~biasaware.records.Judgment` rows alone (what ``--rescore`` does):
+standard probes (the cue on the worse answer) give the BSR, mirror probes (``meta.mirror``: the cue
+on the better answer) the over-correction rate (:func:`biasaware.evaluation.metrics.two_sided`).
+:func:`flip_indicators` gives the same outcomes per probe, for comparisons across runs and seeds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+from biasaware.errors import BiasAwareError
+from biasaware.evaluation.metrics import (
+    Outcome,
+    bias_summary,
+    judge_check,
+    macro_micro,
+    position_summary,
+    two_sided,
+)
+from biasaware.records import Judgment
+from biasaware.taxonomy import BIASES, CATEGORIES, SECURITY
+from biasaware.version import __version__
+
+VIEWS = ("original", "injected")
+
+
+def json_safe(value: Any) -> Any:
+    """JSON-safe: NaN becomes null, tuples lists."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
+SIDES = ("standard", "mirror")
+
+
+def side_of(j: Judgment) -> str:
+    return "mirror" if j.meta.get("mirror") else "standard"
+
+
+def bias_entry(sides: dict[str, list[Outcome]], policy: str, seed: int) -> dict[str, Any]:
+    """One bias (or pool): the standard side's full summary at the top level (the mirror side's
+    when only mirror probes were judged; then ``bsr`` is empty), the mirror side's under
+    ``mirror``, and the two-sided fields (:func:`biasaware.evaluation.metrics.two_sided`)."""
+    parts = {k: bias_summary(v, policy, seed) for k, v in sides.items() if v}
+    base = dict(parts.get("standard") or parts["mirror"])
+    if "standard" not in parts:  # mirror only: its flips are over-corrections, not cue-following
+        for key in ("acc_inj", "acc_inj_ci", "bsr", "bsr_ci", "flips", "mcnemar_p", "acc_diff_ci"):
+            base[key] = math.nan if not key.endswith("ci") else (math.nan, math.nan)
+    base.update(two_sided(parts.get("standard"), parts.get("mirror")))
+    base["sides"] = [k for k in SIDES if k in parts]
+    if "mirror" in parts:
+        base["mirror"] = parts["mirror"]
+    return base
+
+
+def paired_views(judgments: list[Judgment]) -> tuple[dict[str, tuple[Outcome, Judgment, Judgment]], int]:
+    """Per probe judged on both views: (outcome, original, injected), in first-seen order; and the
+    number of probes with only one view judged."""
+    by_probe: dict[str, dict[str, Judgment]] = defaultdict(dict)
+    for j in judgments:
+        by_probe[j.probe_id][j.view] = j
+    pairs = {}
+    for pid, views in by_probe.items():
+        if set(views) == set(VIEWS):
+            o, i = views["original"], views["injected"]
+            pairs[pid] = (Outcome(o.verdict, o.correct, i.verdict, i.correct), o, i)
+    return pairs, len(by_probe) - len(pairs)
+
+
+def score_shift(rows: list[tuple[Outcome, Judgment, Judgment]]) -> dict[str, Any] | None:
+    """Judges with a score per response (pointwise and reward judges; ``meta.scored``): the mean
+    change, injected minus original view, of the better and of the worse response's score, over
+    probes scored on both views (``None`` when no probe was)."""
+    better, worse = [], []
+    for _, o, i in rows:
+        if o.scores and i.scores and o.meta.get("scored"):
+            other = {"A": "B", "B": "A"}
+            better.append(i.scores[i.correct] - o.scores[o.correct])
+            worse.append(i.scores[other[i.correct]] - o.scores[other[o.correct]])
+    if not better:
+        return None
+    return {"n": len(better), "better": sum(better) / len(better), "worse": sum(worse) / len(worse)}
+
+
+def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 0) -> dict[str, Any]:
+    """Score per bias, per category and overall from per-view judgments (pure: no model).
+
+    Standard probes (cue on the worse answer) give the BSR, mirror probes (``meta.mirror``: the
+    cue on the better answer) the over-correction rate; ``two_sided`` is the larger.
+    ``judge_check`` flags a degenerate judge (:func:`biasaware.evaluation.metrics.judge_check`)."""
+    unlabelled = [j for j in judgments if "bias" not in j.meta]
+    if unlabelled:
+        raise BiasAwareError(
+            f"{len(unlabelled)} judgment(s) have no meta.bias (e.g. probe {unlabelled[0].probe_id!r}, "
+            f"{unlabelled[0].view} view): these are not judgments of bias probes (`eval bias` writes meta.bias)"
+        )
+    pairs, incomplete = paired_views(judgments)
+    items: dict[str, dict[str, list[tuple[Outcome, Judgment, Judgment]]]] = defaultdict(
+        lambda: {k: [] for k in SIDES}
+    )
+    for outcome, o, i in pairs.values():
+        items[o.meta["bias"]][side_of(o)].append((outcome, o, i))
+    if not items:
+        raise BiasAwareError("no probe has judgments on both views; nothing to score")
+    judges = sorted({j.judge for j in judgments})
+    per_bias: dict[str, Any] = {}
+    for bias in [b for b in BIASES if b in items]:
+        sides = items[bias]
+        s = bias_entry({k: [r[0] for r in v] for k, v in sides.items()}, policy, seed)
+        s["category"] = BIASES[bias].category
+        rows = sides["standard"] or sides["mirror"]
+        if bias == "position":
+            s["position"] = position_summary(
+                [r[0] for r in rows], [r[1].meta.get("direction", "") for r in rows], policy
+            )
+        if all(r[1].scores and r[2].scores for r in rows):  # reward models: the margin between views
+            margins = {
+                v: [
+                    (j.scores[j.correct] - j.scores["B" if j.correct == "A" else "A"])
+                    for j in (r[1] if v == "original" else r[2] for r in rows)
+                ]
+                for v in VIEWS
+            }
+            s["margin_ori"] = sum(margins["original"]) / len(rows)
+            s["margin_inj"] = sum(margins["injected"]) / len(rows)
+            s["margin_shift"] = s["margin_inj"] - s["margin_ori"]
+        shift = {side: v for side, rows in sides.items() if rows and (v := score_shift(rows))}
+        if shift:
+            s["score_shift"] = shift
+        s["overlong"] = sum(bool(j.meta.get("overlong")) for v in sides.values() for r in v for j in r[1:])
+        per_bias[bias] = s
+
+    def pool(keep) -> dict[str, list[Outcome]]:
+        return {k: [r[0] for b, sides in items.items() if keep(b) for r in sides[k]] for k in SIDES}
+
+    per_category = {}
+    for cat in (*CATEGORIES, SECURITY):
+        pooled = pool(lambda b, cat=cat: BIASES[b].category == cat)
+        if any(pooled.values()):
+            per_category[cat] = bias_entry(pooled, policy, seed)
+    # the overall is the 12 biases' (a security probe is reported on its own), unless only those were judged
+    security = [b for b in per_bias if BIASES[b].category == SECURITY]
+    in_overall = (lambda b: b not in security) if len(security) < len(per_bias) else (lambda b: True)
+    overall = macro_micro(
+        {b: s for b, s in per_bias.items() if in_overall(b)}, bias_entry(pool(in_overall), policy, seed)
+    )
+    overall["excludes"] = [b for b in per_bias if not in_overall(b)]
+    originals = [j for j in judgments if j.view == "original" and side_of(j) == "standard"] or [
+        j for j in judgments if j.view == "original"
+    ]
+    check = judge_check(
+        [j.verdict for j in judgments], sum(j.verdict == j.correct for j in originals), len(originals)
+    )
+    present = sorted({side_of(j) for j in judgments}, key=SIDES.index)
+    return json_safe(
+        {
+            "biasaware": __version__,
+            "judge": judges[0] if len(judges) == 1 else judges,
+            "policy": policy,
+            "seed": seed,
+            "sides": present,
+            "items": sum(len(v) for sides in items.values() for v in sides.values()),
+            "incomplete_items": incomplete,
+            "overlong_views": sum(s["overlong"] for s in per_bias.values()),
+            "judge_check": check,
+            "per_bias": per_bias,
+            "per_category": per_category,
+            "overall": overall,
+        }
+    )
+
+
+def flip_indicators(judgments: list[Judgment], policy: str = "symmetric") -> dict[str, dict[str, Any]]:
+    """Per probe: its bias, side, and whether the original view was right, the injected view right,
+    and the pair a flip (right to wrong under ``policy``)."""
+    out = {}
+    for pid, (outcome, o, _) in paired_views(judgments)[0].items():
+        out[pid] = {
+            "bias": o.meta["bias"],
+            "side": side_of(o),
+            "ori": outcome.ori_right,
+            "inj": outcome.inj_right,
+            "flip": outcome.flipped(policy),
+        }
+    return out

@@ -1,0 +1,2 @@
+"""Experiments: the quickstart, the generative study and sweeps, side by side over shared parts
+(:mod:`biasaware.experiments.parts`)."""

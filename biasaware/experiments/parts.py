@@ -1,0 +1,221 @@
+"""What every experiment shares: claiming an output folder, a recipe's command line and its launch in
+a process of its own, evaluating a judge with its one-line result, and per-stage timing for resumes.
+
+The experiments (:mod:`~biasaware.experiments.quickstart`, :mod:`~biasaware.experiments.generative`,
+:mod:`~biasaware.experiments.sweep`) are built from these parts and import nothing from each other's
+private names; the model an experiment trains is a parameter of each.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from biasaware.errors import BiasAwareError
+from biasaware.io import write_json
+from biasaware.training.recipe import RECIPES
+
+TRAIN_LINE = r"\[train\] step (\d+)/(\d+) \| loss (\S+)(?: \| reward (\S+))?"
+
+
+# ------------------------------------------------------------------------------------ the output folder
+def claim_folder(out: Path, stamp: str, mine: dict[str, Any], what: str) -> None:
+    """Refuse ``out`` when it holds ``what`` run with other settings (its data, checkpoints and
+    judgments would be mixed with this run's), naming the settings that differ, or when it is not
+    empty and holds no such run; record ``mine`` in ``out/stamp`` in a new or matching folder.
+    ``what`` names the run with its article ("a quickstart run")."""
+    path = out / stamp
+    if path.exists():
+        try:
+            earlier = json.loads(path.read_text())
+        except ValueError:
+            earlier = None
+        if not isinstance(earlier, dict):
+            raise BiasAwareError(f"{path} is not {what} record; use a new --out")
+        diff = [f"{key}: {at(earlier, key)!r} there, {at(mine, key)!r} now" for key in differing(earlier, mine)]
+        if diff:
+            raise BiasAwareError(
+                f"{out} holds {what} with other settings ({'; '.join(diff)}); use a new --out, or the same "
+                f"settings (or delete {out})"
+            )
+    elif out.exists() and any(out.iterdir()):
+        noun = what.split(" ", 1)[1] if what.startswith(("a ", "an ")) else what
+        raise BiasAwareError(f"{out} is not empty and holds no {noun}; use a new --out")
+    write_json(path, mine)
+
+
+def differing(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """The dotted keys where two settings differ."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for k in sorted(set(old) | set(new), key=str):
+            out += differing(old.get(k), new.get(k), f"{prefix}{k}.")
+        return out
+    return [] if old == new else [prefix.rstrip(".")]
+
+
+def at(settings: dict[str, Any], dotted: str) -> Any:
+    """The value under a dotted key (``None`` where it is missing)."""
+    for key in dotted.split("."):
+        settings = settings.get(key) if isinstance(settings, dict) else None
+    return settings
+
+
+# ------------------------------------------------------------------------------------------ recipes
+def recipe_script(name: str) -> Path:
+    """``recipes/<name>.py`` beside the package (a clone); an installed package without them is refused."""
+    script = RECIPES / f"{name}.py"
+    if not script.exists():
+        raise BiasAwareError(f"recipes/{name}.py is not next to the package: train from a clone of biasaware")
+    return script
+
+
+def recipe_flags(settings: Mapping[str, Any]) -> list[str]:
+    """``{"learning_rate": 2e-4, "rewards": ["accuracy", "format"], "bf16": False}`` as the recipe's
+    flags: a list gives one token per item (``nargs``), a dict its JSON, a bool ``true``/``false``;
+    ``None`` leaves the flag out. The console progress is drawn from the recipe's ``[train]`` lines,
+    so its own bars are off."""
+    flags = ["--disable_tqdm", "true"]
+    for key, value in settings.items():
+        if value is None:
+            continue
+        if isinstance(value, list | tuple):
+            flags += [f"--{key}", *(flag_value(v) for v in value)]
+        else:
+            flags += [f"--{key}", flag_value(value)]
+    return flags
+
+
+def flag_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return json.dumps(value)
+    return str(value)
+
+
+def launcher(how: str = "accelerate", *, cpu: bool = False, config: Path | None = None) -> list[str]:
+    """The command that starts a recipe script: ``python`` runs it as it is; ``accelerate`` through
+    ``accelerate launch``, as the processes of ``config`` (an accelerate config file) or else as one
+    process (on the CPU when ``cpu``)."""
+    if how == "python":
+        return [sys.executable]
+    cmd = [sys.executable, "-m", "accelerate.commands.launch"]
+    if config is not None:
+        return [*cmd, "--config_file", str(config)]
+    cmd += ["--num_processes", "1", "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
+    return [*cmd, *(["--cpu"] if cpu else [])]
+
+
+def launch_recipe(cmd: list[str], what: str, log: Path) -> float:
+    """Run a recipe in its own process; returns its seconds. Its whole output (library warnings,
+    TRL's log dicts) is appended to ``log``; the console gets its ``[train]`` lines (one per logging
+    step, the load-back check) and, where progress bars show, a bar with loss and reward. With
+    ``-v`` everything is shown as well. A failure quotes the output's last lines."""
+    import re
+
+    from biasaware.progress import progress_bar
+
+    step_line = re.compile(TRAIN_LINE)
+    verbose = logging.getLogger("biasaware").isEnabledFor(logging.INFO)
+    t0 = time.time()
+    tail: list[str] = []
+    bar = None
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as sink:
+        sink.write(f"\n$ {shlex.join(cmd)}\n")
+        try:
+            with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+                for line in proc.stdout:
+                    sink.write(line)
+                    tail = (tail + [line])[-60:]
+                    if verbose:
+                        print(line, end="", flush=True)
+                        continue
+                    step = step_line.match(line)
+                    if step:
+                        if bar is None:
+                            bar = progress_bar(int(step[2]), desc=what, unit="step", leave=False)
+                        bar.n = int(step[1])
+                        reward = {"reward": step[4]} if step[4] else {}
+                        bar.set_postfix({"loss": step[3], **reward}, refresh=True)
+                    if line.startswith(("[train]", "error:")):
+                        (bar.write if bar is not None else print)(line.rstrip("\n"))
+                        sys.stdout.flush()
+        finally:
+            if bar is not None:
+                bar.close()
+    if proc.returncode != 0:
+        raise BiasAwareError(
+            f"{what} failed (exit {proc.returncode}); its whole output is in {log}:\n{''.join(tail)[-2000:]}"
+        )
+    return time.time() - t0
+
+
+# ------------------------------------------------------------------------------------------ judging
+def evaluate_judge(label: str, spec, bench: Path, folder: Path, **options) -> dict[str, Any]:
+    """``eval bias``'s own path for one judge of an experiment (a folder of another checkpoint's
+    judgments is refused, not mixed), then its line: the probes, Acc_ori, BSR, over-correction, its
+    verdicts and, for a degenerate judge, why."""
+    from biasaware.evaluation.evaluate import evaluate_bias
+    from biasaware.evaluation.reports import pct
+
+    summary = evaluate_bias(spec, bench, folder, **options)
+    micro, check = summary["overall"]["micro"], summary["judge_check"]
+    flag = f"  DEGENERATE: {'; '.join(check['reasons'])}" if check["degenerate"] else ""
+    v = check["verdicts"]
+    print(
+        f"[eval] {label} ({spec.mode}, {micro['n']} standard + {(micro.get('mirror') or {}).get('n', 0)} mirror "
+        f"probes): Acc_ori {pct(micro['acc_ori'])}, BSR {pct(micro['bsr'])}, over-correction "
+        f"{pct(micro['overcorrection'])}; verdicts over {sum(v.values())} views: A {v['A']} B {v['B']} tie "
+        f"{v['tie']} invalid {v['invalid']}{flag}",
+        flush=True,
+    )
+    return summary
+
+
+# ------------------------------------------------------------------------------------------- stages
+class Stages:
+    """Per-stage wall times in ``stages.json``: a stage finished earlier keeps its first time; a
+    rerun's own (short) time for a stage it skipped is kept apart under ``resumed``, so a report
+    after a resume still shows what the work cost."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.data: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+        self.data.setdefault("seconds", {})
+        self.data.setdefault("resumed", {})
+
+    def record(self, name: str, seconds: float, did_work: bool) -> None:
+        if did_work or name not in self.data["seconds"]:
+            self.data["seconds"][name] = round(seconds, 1)
+            self.data["resumed"].pop(name, None)
+        else:
+            self.data["resumed"][name] = round(seconds, 1)
+        write_json(self.path, self.data)
+
+    def finish(self, this_run: float) -> tuple[dict[str, float], dict[str, float]]:
+        """Close the run: ``total`` sums the stages' own times; a rerun's wall time is ``this run``
+        under ``resumed``. Returns (seconds, resumed)."""
+        seconds = self.data["seconds"]
+        seconds["total"] = round(sum(v for k, v in seconds.items() if k != "total"), 1)
+        resumed = self.data["resumed"]
+        resumed.pop("this run", None)
+        if resumed:
+            resumed["this run"] = round(this_run, 1)
+        write_json(self.path, self.data)
+        return seconds, self.data["resumed"]
+
+    @staticmethod
+    def describe(seconds: dict[str, float], resumed: dict[str, float]) -> str:
+        text = "Seconds per stage: " + ", ".join(f"{k} {v}" for k, v in seconds.items())
+        if resumed:
+            text += " (first run); resumed run: " + ", ".join(f"{k} {v}" for k, v in resumed.items())
+        return text

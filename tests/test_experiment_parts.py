@@ -1,0 +1,58 @@
+"""The parts every experiment shares (biasaware/experiments/parts.py): claiming a folder, a recipe's
+flags and its launch."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from biasaware.errors import BiasAwareError
+from biasaware.experiments.parts import claim_folder, differing, launch_recipe, launcher, recipe_flags
+
+
+def test_recipe_flags_give_lists_as_one_token_per_item_and_leave_out_none():
+    flags = recipe_flags({"rewards": ["accuracy", "format"], "bf16": False, "model_init_kwargs": {"a": 1},
+                          "trainable_layers": None, "learning_rate": 2e-4})  # fmt: skip
+    assert flags == ["--disable_tqdm", "true", "--rewards", "accuracy", "format", "--bf16", "false",
+                     "--model_init_kwargs", '{"a": 1}', "--learning_rate", "0.0002"]  # fmt: skip
+
+
+def test_a_list_setting_reaches_the_recipe_as_a_list(tmp_path):
+    """TRL's parser reads a list field from one token per item (a JSON list would be one string)."""
+    from biasaware.experiments.sweep import SweepSpec, parse_recipe_args
+
+    spec = SweepSpec(recipe="grpo", config="recipes/configs/smollm2-135m-instruct/grpo_verdict.yaml")
+    _, (script, training, _) = parse_recipe_args(spec, ["--config", spec.config, "--train_file", "x", "--output_dir",
+                                                        str(tmp_path), *recipe_flags({"reward_weights": [1.0, 0.5]})])  # fmt: skip
+    assert training.reward_weights == [1.0, 0.5]
+
+
+def test_a_folder_is_claimed_once_and_other_settings_are_named(tmp_path):
+    out = tmp_path / "run"
+    claim_folder(out, "run.json", {"seed": 0, "budget": {"steps": 2}}, "a test run")
+    claim_folder(out, "run.json", {"seed": 0, "budget": {"steps": 2}}, "a test run")  # the same: resumes
+    with pytest.raises(BiasAwareError, match=r"other settings \(budget.steps: 2 there, 3 now\)"):
+        claim_folder(out, "run.json", {"seed": 0, "budget": {"steps": 3}}, "a test run")
+    (out / "run.json").write_text("[1]")
+    with pytest.raises(BiasAwareError, match="is not a test run record"):
+        claim_folder(out, "run.json", {"seed": 0}, "a test run")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(BiasAwareError, match="is not empty and holds no test run"):
+        claim_folder(tmp_path / "other", "run.json", {"seed": 0}, "a test run")
+    assert differing({"a": 1, "b": {"c": 2}}, {"a": 1, "b": {"c": 3}, "d": 0}) == ["b.c", "d"]
+
+
+def test_a_launched_recipe_logs_everything_and_a_failure_quotes_its_tail(tmp_path, capsys):
+    log = tmp_path / "run.log"
+    ok = [sys.executable, "-c", "print('[train] step 1/1 | loss 0.5'); print('noise')"]
+    launch_recipe(ok, "the test recipe", log)
+    shown = capsys.readouterr().out
+    assert "[train] step 1/1" in shown and "noise" not in shown
+    assert "noise" in log.read_text() and "$ " in log.read_text()
+    bad = [sys.executable, "-c", "import sys; print('it broke'); sys.exit(3)"]
+    with pytest.raises(BiasAwareError, match=r"(?s)the test recipe failed \(exit 3\); its whole output is in .*it broke"):
+        launch_recipe(bad, "the test recipe", log)
+    assert launcher("python") == [sys.executable]
+    assert launcher(cpu=True)[-1] == "--cpu" and "--config_file" in launcher(config=tmp_path / "c.yaml")
