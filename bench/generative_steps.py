@@ -31,10 +31,10 @@ from training_steps import StepClock
 from trl import GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
 
 from biasaware.experiments.generative import ARMS, TRAINED_CUES, make_budget
+from biasaware.experiments.quickstart import build_data
 from biasaware.io import read_records
 from biasaware.judging.judges import DirectVerdictJudge, JudgeSpec
 from biasaware.judging.models import load_model
-from biasaware.experiments.quickstart import build_data
 from biasaware.training.judge_data import grpo_rows, verdict_rows
 from biasaware.training.recipe import compact_lm_head_on_cpu, freeze_lower_layers, set_cpu_threads
 from biasaware.training.rewards import get_reward_funcs
@@ -61,8 +61,11 @@ def main() -> None:
     ap.add_argument("--sft-steps", type=int, default=8)
     ap.add_argument("--grpo-steps", type=int, default=5)
     ap.add_argument("--views", type=int, default=128)
-    ap.add_argument("--trl-lm-head", action="store_true",
-                    help="leave TRL's LM head as shipped (every position scored on a CPU); default: compact")  # fmt: skip
+    ap.add_argument(
+        "--trl-lm-head",
+        action="store_true",
+        help="leave TRL's LM head as shipped (every position scored on a CPU); default: compact",
+    )
     add_json_argument(ap)
     args = ap.parse_args()
     if not args.trl_lm_head:
@@ -73,16 +76,29 @@ def main() -> None:
     threads = set_cpu_threads(SFTConfig(output_dir=str(work), use_cpu=True))
     rows = read_records(work / "train-paper" / "train.jsonl", "train")
     balanced = read_records(work / "train-balanced" / "train.jsonl", "train")
-    print(f"threads {threads}; budget: template {budget.template}, top {budget.trainable_layers} layers, "
-          f"SFT batch {budget.sft_batch}, GRPO batch {budget.grpo_batch} ({budget.num_generations} per prompt)")  # fmt: skip
+    print(
+        f"threads {threads}; budget: template {budget.template}, top {budget.trainable_layers} layers, "
+        f"SFT batch {budget.sft_batch}, GRPO batch {budget.grpo_batch} ({budget.num_generations} per prompt)"
+    )
 
     # 1. SFT
     model, tok = fresh(args.model, budget.trainable_layers)
     data = Dataset.from_list(verdict_rows(rows, budget.template, bias_ratio="0:4", seed=0))
-    cfg = SFTConfig(output_dir=str(work / "sft"), max_steps=args.sft_steps, per_device_train_batch_size=budget.sft_batch,
-                    learning_rate=budget.sft_lr, max_length=budget.max_length, gradient_checkpointing=False,
-                    use_cpu=True, bf16=False, report_to="none", save_strategy="no", logging_steps=1000,
-                    disable_tqdm=True, seed=0)  # fmt: skip
+    cfg = SFTConfig(
+        output_dir=str(work / "sft"),
+        max_steps=args.sft_steps,
+        per_device_train_batch_size=budget.sft_batch,
+        learning_rate=budget.sft_lr,
+        max_length=budget.max_length,
+        gradient_checkpointing=False,
+        use_cpu=True,
+        bf16=False,
+        report_to="none",
+        save_strategy="no",
+        logging_steps=1000,
+        disable_tqdm=True,
+        seed=0,
+    )
     clock = StepClock()
     trainer = SFTTrainer(model=model, args=cfg, train_dataset=data, processing_class=tok, callbacks=[clock])
     batches = [b for _, b in zip(range(args.sft_steps), trainer.get_train_dataloader(), strict=False)]
@@ -99,14 +115,34 @@ def main() -> None:
     model, tok = fresh(args.model, budget.trainable_layers)
     arm = ARMS["balanced"]
     data = Dataset.from_list(grpo_rows(balanced, "0:4", 0, template=budget.template))
-    cfg = GRPOConfig(output_dir=str(work / "grpo"), max_steps=args.grpo_steps, per_device_train_batch_size=budget.grpo_batch,
-                     num_generations=budget.num_generations, max_completion_length=budget.max_completion_length,
-                     learning_rate=budget.grpo_lr, beta=0.0, scale_rewards=arm.scale_rewards, shuffle_dataset=False,
-                     gradient_checkpointing=False, use_cpu=True, bf16=False, report_to="none", save_strategy="no",
-                     logging_steps=1000, disable_tqdm=True, seed=0)  # fmt: skip
+    cfg = GRPOConfig(
+        output_dir=str(work / "grpo"),
+        max_steps=args.grpo_steps,
+        per_device_train_batch_size=budget.grpo_batch,
+        num_generations=budget.num_generations,
+        max_completion_length=budget.max_completion_length,
+        learning_rate=budget.grpo_lr,
+        beta=0.0,
+        scale_rewards=arm.scale_rewards,
+        shuffle_dataset=False,
+        gradient_checkpointing=False,
+        use_cpu=True,
+        bf16=False,
+        report_to="none",
+        save_strategy="no",
+        logging_steps=1000,
+        disable_tqdm=True,
+        seed=0,
+    )
     clock = StepClock()
-    trainer = GRPOTrainer(model=model, reward_funcs=get_reward_funcs(arm.rewards), args=cfg, train_dataset=data,
-                          processing_class=tok, callbacks=[clock])  # fmt: skip
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=get_reward_funcs(arm.rewards),
+        args=cfg,
+        train_dataset=data,
+        processing_class=tok,
+        callbacks=[clock],
+    )
     trainer.train()
     grpo = clock.mean(skip=2)
     prompts = budget.grpo_batch // budget.num_generations
@@ -117,14 +153,22 @@ def main() -> None:
     for step in range(args.grpo_steps):
         block = [data[i]["prompt"] for i in range(step * prompts, (step + 1) * prompts)]
         ids = chat_ids(tok, block, add_generation_prompt=True)
-        full = [x + tok.encode("A<|im_end|>", add_special_tokens=False)[: budget.max_completion_length]
-                for x in ids for _ in range(budget.num_generations)]  # fmt: skip
+        full = [
+            x + tok.encode("A<|im_end|>", add_special_tokens=False)[: budget.max_completion_length]
+            for x in ids
+            for _ in range(budget.num_generations)
+        ]
         enc = tok.pad({"input_ids": full}, return_tensors="pt")
         t = time.perf_counter()
         with torch.no_grad():
             model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], logits_to_keep=1)
-        bare.append(time.perf_counter() - t + bare_train_step(
-            model, opt, enc["input_ids"], enc["attention_mask"], budget.max_completion_length + 1))  # fmt: skip
+        bare.append(
+            time.perf_counter()
+            - t
+            + bare_train_step(
+                model, opt, enc["input_ids"], enc["attention_mask"], budget.max_completion_length + 1
+            )
+        )
     bare_grpo = sum(bare[2:] or bare) / len(bare[2:] or bare)
     grpo_tokens = sum(len(x) for x in full)
     del trainer, model, opt
@@ -159,18 +203,40 @@ def main() -> None:
     print(
         f"| evaluated view, direct | {per_view:.3f} | {bare_view:.3f} | {per_view / bare_view:.2f}x | {view_tokens:.0f} a view |"
     )
-    print(f"\n{len(views)} views, {distinct} distinct (a probe's sides share their original view; the bare "
-          f"forward runs the distinct ones too). Steps timed: SFT {args.sft_steps}, GRPO {args.grpo_steps}, "
-          "the first two of each dropped.")  # fmt: skip
-    write_record(args.json, {
-        "lm_head": "trl" if args.trl_lm_head else "compact", "threads": threads, "views": len(views), "distinct_views": distinct,
-        "sft_step": {"rows": budget.sft_batch, "seconds": round(sft, 2), "bare": round(bare_sft, 2),
-                     "ratio": round(sft / bare_sft, 2), "tokens": round(sft_tokens)},
-        "grpo_step": {"completions": budget.grpo_batch, "seconds": round(grpo, 2), "bare": round(bare_grpo, 2),
-                      "ratio": round(grpo / bare_grpo, 2), "tokens": grpo_tokens},
-        "view_direct": {"seconds": round(per_view, 3), "bare": round(bare_view, 3),
-                        "ratio": round(per_view / bare_view, 2), "tokens": round(view_tokens)},
-    })  # fmt: skip
+    print(
+        f"\n{len(views)} views, {distinct} distinct (a probe's sides share their original view; the bare "
+        f"forward runs the distinct ones too). Steps timed: SFT {args.sft_steps}, GRPO {args.grpo_steps}, "
+        "the first two of each dropped."
+    )
+    write_record(
+        args.json,
+        {
+            "lm_head": "trl" if args.trl_lm_head else "compact",
+            "threads": threads,
+            "views": len(views),
+            "distinct_views": distinct,
+            "sft_step": {
+                "rows": budget.sft_batch,
+                "seconds": round(sft, 2),
+                "bare": round(bare_sft, 2),
+                "ratio": round(sft / bare_sft, 2),
+                "tokens": round(sft_tokens),
+            },
+            "grpo_step": {
+                "completions": budget.grpo_batch,
+                "seconds": round(grpo, 2),
+                "bare": round(bare_grpo, 2),
+                "ratio": round(grpo / bare_grpo, 2),
+                "tokens": grpo_tokens,
+            },
+            "view_direct": {
+                "seconds": round(per_view, 3),
+                "bare": round(bare_view, 3),
+                "ratio": round(per_view / bare_view, 2),
+                "tokens": round(view_tokens),
+            },
+        },
+    )
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -140,11 +140,29 @@ def processes(args, bench: str) -> None:
         times = {}
         for k in (1, n):
             cmd = [
-                sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(k), "--master_port", "29561",
-                "-m", "biasaware.cli", "eval", "bias", "--judge", args.rm, "--mode", "reward", "--data", bench,
-                "--out", f"{tmp}/{k}", "--batch-size", str(args.batch_sizes[-1]),
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--nproc_per_node",
+                str(k),
+                "--master_port",
+                "29561",
+                "-m",
+                "biasaware.cli",
+                "eval",
+                "bias",
+                "--judge",
+                args.rm,
+                "--mode",
+                "reward",
+                "--data",
+                bench,
+                "--out",
+                f"{tmp}/{k}",
+                "--batch-size",
+                str(args.batch_sizes[-1]),
                 *(["--device", args.device] if args.device else []),
-            ]  # fmt: skip
+            ]
             t0 = time.perf_counter()
             run = subprocess.run(
                 cmd, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"}

@@ -117,10 +117,17 @@ def main() -> None:
     print(f"  speed-up vs one view at a time (2 forwards per view): {t_views / t_path:.1f}x (goal >= 5x)")
     print(f"  speed-up vs one distinct text at a time (batching alone): {t_loop / t_path:.1f}x")
     print(f"  overhead vs bare forward: {100 * (t_path / t_bare - 1):+.1f}% (goal <= 15%)")
-    reward = {"model": args.rm, "views": len(views), "distinct_texts": len(texts), "batch_size": args.batch_size,
-              "repeat": args.repeat, "seconds": {k: round(v, 3) for k, v in t.items()},
-              "speed_up_vs_views": round(t_views / t_path, 1), "speed_up_vs_texts": round(t_loop / t_path, 1),
-              "overhead_vs_bare_pct": round(100 * (t_path / t_bare - 1), 1)}  # fmt: skip
+    reward = {
+        "model": args.rm,
+        "views": len(views),
+        "distinct_texts": len(texts),
+        "batch_size": args.batch_size,
+        "repeat": args.repeat,
+        "seconds": {k: round(v, 3) for k, v in t.items()},
+        "speed_up_vs_views": round(t_views / t_path, 1),
+        "speed_up_vs_texts": round(t_loop / t_path, 1),
+        "overhead_vs_bare_pct": round(100 * (t_path / t_bare - 1), 1),
+    }
 
     gen_views = views[: args.gen_views]
     direct = load_judge(
@@ -148,10 +155,15 @@ def main() -> None:
         f"  generation produced {stats.completion_tokens / max(stats.calls, 1):.0f} new tokens per view on average"
     )
     print(f"  speed-up: {t_gen / t_direct:.1f}x (goal >= 5x)")
-    direct_vs_generate = {"judge": args.judge, "views": len(gen_views), "batch_size": args.gen_batch_size,
-                          "max_new_tokens": args.gen_tokens, "seconds": {k: round(v, 2) for k, v in t.items()},
-                          "new_tokens_per_view": round(stats.completion_tokens / max(stats.calls, 1), 1),
-                          "speed_up": round(t_gen / t_direct, 1)}  # fmt: skip
+    direct_vs_generate = {
+        "judge": args.judge,
+        "views": len(gen_views),
+        "batch_size": args.gen_batch_size,
+        "max_new_tokens": args.gen_tokens,
+        "seconds": {k: round(v, 2) for k, v in t.items()},
+        "new_tokens_per_view": round(stats.completion_tokens / max(stats.calls, 1), 1),
+        "speed_up": round(t_gen / t_direct, 1),
+    }
     write_record(args.json, {"reward": reward, "direct_vs_generate": direct_vs_generate})
     shutil.rmtree(cache, ignore_errors=True)
 

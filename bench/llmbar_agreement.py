@@ -75,7 +75,7 @@ def rates(c: Counter) -> dict:
                 "strict_invalid",
                 "strict_other",
             )
-        },  # fmt: skip
+        },
         "native_agreement": round(c["native_agrees"] / d, 4),
         "strict_agreement": round(c["strict_agrees"] / d, 4),
         "strict_invalid_rate": round(c["strict_invalid"] / d, 4),
@@ -107,8 +107,10 @@ def main() -> int:
     for name, c in [*sorted(per_prompt.items()), ("overall", overall)]:
         r = rates(c)
         fmt = template_of(name) if name != "overall" else ""
-        print(f"{name:12s} {fmt:10s} {r['decided']:8d} {100 * r['native_agreement']:7.1f}% "
-              f"{100 * r['strict_agreement']:7.1f}% {100 * r['strict_invalid_rate']:7.1f}% {r['strict_other']:6d}")  # fmt: skip
+        print(
+            f"{name:12s} {fmt:10s} {r['decided']:8d} {100 * r['native_agreement']:7.1f}% "
+            f"{100 * r['strict_agreement']:7.1f}% {100 * r['strict_invalid_rate']:7.1f}% {r['strict_other']:6d}"
+        )
     if args.json:
         result = {
             "command": f"python bench/llmbar_agreement.py --released DIR --json {args.json}",

@@ -21,9 +21,29 @@ from record import add_json_argument, write_record
 from biasaware.judging.parsers import PARSERS
 from biasaware.judging.scoring import parse_score, parse_template
 
-FILLERS = [" ", "\n", "*", "[[", "[[A", "<answer>", "<answer>A", "Result:", "**Result:** ", "[RESULT]",
-           "final decision is ", "Output (", "(a", "A", "AB", "Assistant 1: 8\n", "8 ", "[RESULT] 4 ", "[result] iv",
-           "[RESULT] (", "iv"]  # fmt: skip
+FILLERS = [
+    " ",
+    "\n",
+    "*",
+    "[[",
+    "[[A",
+    "<answer>",
+    "<answer>A",
+    "Result:",
+    "**Result:** ",
+    "[RESULT]",
+    "final decision is ",
+    "Output (",
+    "(a",
+    "A",
+    "AB",
+    "Assistant 1: 8\n",
+    "8 ",
+    "[RESULT] 4 ",
+    "[result] iv",
+    "[RESULT] (",
+    "iv",
+]
 # the pointwise score parser (eval scoring), under numeric and roman ids
 SCORE_PARSERS = {
     "score": partial(parse_score, template=parse_template("baseline")),
@@ -67,8 +87,13 @@ def main() -> int:
                 worst = (t10, t100, head + filler + tail, base)
         t10, t100, filler, base = worst
         ok &= t100 < GOAL_MS
-        rows[name] = {"ms_10k": round(t10, 2), "ms_100k": round(t100, 2), "growth": round(t100 / max(t10, 1e-6), 1),
-                      "x_read": round(t100 / max(base, 1e-6), 1), "worst_filler": filler}  # fmt: skip
+        rows[name] = {
+            "ms_10k": round(t10, 2),
+            "ms_100k": round(t100, 2),
+            "growth": round(t100 / max(t10, 1e-6), 1),
+            "x_read": round(t100 / max(base, 1e-6), 1),
+            "worst_filler": filler,
+        }
         print(
             f"{name:11s} {t10:8.2f} {t100:8.2f} {t100 / max(t10, 1e-6):7.1f} {t100 / max(base, 1e-6):7.1f}  "
             f"{filler!r:14s} {'yes' if t100 < GOAL_MS else 'NO'}"

@@ -106,10 +106,14 @@ class Judge:
     def pairs(self, items: list[tuple[Prompt, str, str]]) -> list[Verdict]:
         """Judge many ``(prompt, response_a, response_b)`` in batches."""
         views = [
-            View(prompt=messages(p), response_a=_response(a, "response_a"), response_b=_response(b, "response_b"),
-                 correct="A")
+            View(
+                prompt=messages(p),
+                response_a=_response(a, "response_a"),
+                response_b=_response(b, "response_b"),
+                correct="A",
+            )
             for p, a, b in _items(items, 3, "(prompt, response_a, response_b)")
-        ]  # fmt: skip
+        ]
         outputs = self.impl.judge(views) if views else []
         missing = sum(o is None for o in outputs)
         if missing:
@@ -195,8 +199,9 @@ def evaluate(
     from biasaware.evaluation.evaluate import evaluate_bias
 
     judge = _judge(judge)
-    return evaluate_bias(judge.spec, bench, out, biases=biases, limit=limit, policy=policy, seed=seed,
-                         judge=judge.impl)  # fmt: skip
+    return evaluate_bias(
+        judge.spec, bench, out, biases=biases, limit=limit, policy=policy, seed=seed, judge=judge.impl
+    )
 
 
 def compare(

@@ -13,3 +13,15 @@ class RecordError(BiasAwareError):
         shown = "\n".join(self.problems[:20])
         more = f"\n... and {len(self.problems) - 20} more" if len(self.problems) > 20 else ""
         super().__init__(shown + more)
+
+
+SEED_MAX = 2**32 - 1  # numpy's and torch's seeds; Python's random takes any integer, the others do not
+
+
+def check_seed(seed: object, what: str = "--seed") -> int:
+    """One rule for every seed a user gives (a command's ``--seed``, the Python API's ``seed=``): a
+    whole number from 0 to :data:`SEED_MAX`, checked before any work, so a bad seed never fails
+    halfway and leaves a folder the corrected command is refused."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
+        raise BiasAwareError(f"{what} {seed!r}: a seed is a whole number from 0 to {SEED_MAX}")
+    return seed

@@ -59,3 +59,39 @@ def check_hub_name(name: str, repo_type: str, what: str, instead: str) -> None:
                 f"{name!r} is not a local path, so it would load from the Hugging Face Hub, which is not reachable "
                 f"from here and has no cached copy; {instead}"
             ) from None
+
+
+# The license identifiers a Hub card's `license:` takes (huggingface.co/docs/hub/repositories-licenses);
+# another license is `other`, with its text in the repository.
+HUB_LICENSES = frozenset(
+    """apache-2.0 mit openrail bigscience-openrail-m creativeml-openrail-m bigscience-bloom-rail-1.0
+    bigcode-openrail-m afl-3.0 artistic-2.0 bsl-1.0 bsd bsd-2-clause bsd-3-clause bsd-3-clause-clear c-uda cc
+    cc0-1.0 cc-by-2.0 cc-by-2.5 cc-by-3.0 cc-by-4.0 cc-by-sa-3.0 cc-by-sa-4.0 cc-by-nc-2.0 cc-by-nc-3.0
+    cc-by-nc-4.0 cc-by-nd-4.0 cc-by-nc-nd-3.0 cc-by-nc-nd-4.0 cc-by-nc-sa-2.0 cc-by-nc-sa-3.0 cc-by-nc-sa-4.0
+    cdla-sharing-1.0 cdla-permissive-1.0 cdla-permissive-2.0 wtfpl ecl-2.0 epl-1.0 epl-2.0 etalab-2.0 eupl-1.1
+    agpl-3.0 gfdl gpl gpl-2.0 gpl-3.0 lgpl lgpl-2.1 lgpl-3.0 isc lppl-1.3c ms-pl mpl-2.0 odc-by odbl openrail++
+    osl-3.0 postgresql ofl-1.1 ncsa unlicense zlib pddl lgpl-lr deepfloyd-if-license llama2 gemma unknown
+    other""".split()
+)
+
+
+def check_license(license: str | None, flag: str = "--license") -> str | None:
+    """``license`` when it is one of the Hub's identifiers (:data:`HUB_LICENSES`), else an error."""
+    if license is not None and license not in HUB_LICENSES:
+        raise BiasAwareError(
+            f"{flag} {license!r} is not a license identifier of the Hugging Face Hub (e.g. apache-2.0, mit, "
+            "cc-by-4.0; the list: huggingface.co/docs/hub/repositories-licenses); give `other` for another license"
+        )
+    return license
+
+
+def check_repo_name(name: str, flag: str = "--name") -> str:
+    """``name`` when it is a valid Hub repository id (``name`` or ``namespace/name``), else an error: it is
+    written into a card's title and into code that loads the model by that id."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(name)
+    except HFValidationError as exc:
+        raise BiasAwareError(f"{flag} {name!r} is not a Hugging Face repository id: {exc}") from None
+    return name

@@ -156,9 +156,16 @@ def _iter_hf(source: str, split: str) -> Iterator[RawRow]:
 
 # the JSON documents biasaware writes next to records: never records themselves
 NOT_RECORDS = {
-    "manifest.json", "summary.json", "fingerprint.json", "sweep.json", "point.json", "table.json",
-    "report.json", "release.json", "biasaware_card.json",
-}  # fmt: skip
+    "manifest.json",
+    "summary.json",
+    "fingerprint.json",
+    "sweep.json",
+    "point.json",
+    "table.json",
+    "report.json",
+    "release.json",
+    "biasaware_card.json",
+}
 
 
 def data_files(folder: Path) -> list[Path]:

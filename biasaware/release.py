@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
+from biasaware.hub import check_license, check_repo_name
 
 DATASETS = {"helpsteer3": "nvidia/HelpSteer3", "gram": "NiuTrans/GRAM-fine-tuning-65k"}
 SKIP = ("checkpoint-", "runs", "training_args.bin", ".work", "bias_report", "reproduce", "release.json")
@@ -364,6 +365,11 @@ def scrub_paths(text: str, paths: list[str]) -> str:
     return _ABSOLUTE.sub(lambda m: m.group(1), text)
 
 
+def q(text: str) -> str:
+    """``text`` as a Python string literal in a usage snippet (never pasted between quotes)."""
+    return json.dumps(text)
+
+
 def _causal_loading(name: str, torch: bool) -> list[str]:
     """The opening of a generative judge's snippet: imports, the model and its saved prompt format."""
     return [
@@ -374,9 +380,9 @@ def _causal_loading(name: str, torch: bool) -> list[str]:
         "from huggingface_hub import hf_hub_download",
         "from transformers import AutoModelForCausalLM, AutoTokenizer",
         "",
-        f'tokenizer = AutoTokenizer.from_pretrained("{name}")',
-        f'model = AutoModelForCausalLM.from_pretrained("{name}").eval()',
-        f'prompt = json.load(open(hf_hub_download("{name}", "judge_prompt.json")))',
+        f"tokenizer = AutoTokenizer.from_pretrained({q(name)})",
+        f"model = AutoModelForCausalLM.from_pretrained({q(name)}).eval()",
+        f'prompt = json.load(open(hf_hub_download({q(name)}, "judge_prompt.json")))',
     ]
 
 
@@ -393,8 +399,8 @@ def usage(name: str, mode: str, options: dict[str, Any]) -> list[str]:
             "import torch",
             "from transformers import AutoModelForSequenceClassification, AutoTokenizer",
             "",
-            f'tokenizer = AutoTokenizer.from_pretrained("{name}")',
-            f'model = AutoModelForSequenceClassification.from_pretrained("{name}").eval()',
+            f"tokenizer = AutoTokenizer.from_pretrained({q(name)})",
+            f"model = AutoModelForSequenceClassification.from_pretrained({q(name)}).eval()",
             "",
             "",
             "def score(prompt: str, response: str) -> float:",
@@ -485,6 +491,7 @@ def release(
     checkpoint, report = Path(checkpoint).resolve(), Path(report).resolve()
     if probes < 1:
         raise BiasAwareError(f"--probes must be at least 1, got {probes}")
+    check_license(license)
     if push_to:
         from huggingface_hub.utils import validate_repo_id
 
@@ -506,6 +513,10 @@ def release(
     out = Path(out).resolve() if out else checkpoint.with_name(checkpoint.name + "-release")
     if out.exists() and not out.is_dir():
         raise BiasAwareError(f"--out {out} is a file")
+    title = check_repo_name(
+        name or push_to or out.name,
+        "--name" if name or push_to else "--name (default: the --out folder's name)",
+    )
     if out == checkpoint or checkpoint in out.parents or out == report or report in out.parents:
         raise BiasAwareError("--out must be outside the checkpoint and report folders")
     identity = check_report(checkpoint, summary, kind)
@@ -534,8 +545,11 @@ def release(
     )
     with tempfile.TemporaryDirectory() as work:
         check = rejudge(checkpoint, report, summary, bench, probes, Path(work))
-    print(f"[release] re-judged {check['probes']} probes of {check['biases']} bias(es): the report's verdicts" + (
-        f", scores within {check['max_score_diff']:.2g}" if mode == "reward" else ""), flush=True)  # fmt: skip
+    print(
+        f"[release] re-judged {check['probes']} probes of {check['biases']} bias(es): the report's verdicts"
+        + (f", scores within {check['max_score_diff']:.2g}" if mode == "reward" else ""),
+        flush=True,
+    )
     card_path = checkpoint / "biasaware_card.json"
     card = _json(card_path, "biasaware card") if card_path.exists() else None
 
@@ -546,8 +560,17 @@ def release(
         write_release(staging, checkpoint, report, summary, card, bench)
         options = usage_options(staging, summary)
         paths = [str(p) for p in (checkpoint, report, out, staging, Path(bench or ".").resolve())]
-        text = model_card(name or push_to or out.name, summary, card, identity, check, general_summaries, license,
-                          options, paths)  # fmt: skip
+        text = model_card(
+            title,
+            summary,
+            card,
+            identity,
+            check,
+            general_summaries,
+            license,
+            options,
+            paths,
+        )
         (staging / "README.md").write_text(text)
         (staging / "release.json").write_text(
             json.dumps({"identity": identity, "check": check, "report": str(report)}, indent=2)
@@ -594,8 +617,12 @@ def usage_options(folder: Path, summary: dict[str, Any]) -> dict[str, Any]:
         "response_a": "\x00response_a\x00",
         "response_b": "\x00response_b\x00",
     }
-    view = View(prompt=[{"role": "user", "content": slots["question"]}], response_a=slots["response_a"],
-                response_b=slots["response_b"], correct="A")  # fmt: skip
+    view = View(
+        prompt=[{"role": "user", "content": slots["question"]}],
+        response_a=slots["response_a"],
+        response_b=slots["response_b"],
+        correct="A",
+    )
     messages = []
     for m in get_template(template).render(view):
         content = m["content"].replace("{", "{{").replace("}", "}}")
@@ -644,8 +671,9 @@ def push(folder: Path, repo_id: str, private: bool) -> str:
     api = HfApi(token=token)
     try:
         url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
-        api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="model",
-                          commit_message="biasaware release")  # fmt: skip
+        api.upload_folder(
+            folder_path=str(folder), repo_id=repo_id, repo_type="model", commit_message="biasaware release"
+        )
     except Exception as exc:  # the network boundary: HTTP, connection and validation errors alike
         message = str(exc)
         if token and len(token) >= 8:  # a real token; a short value would mangle ordinary words

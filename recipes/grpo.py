@@ -53,7 +53,9 @@ class ScriptArguments(JudgeDataArguments):
     )
     select_pool: int | None = field(
         default=None,
-        metadata={"help": "prompts scored to choose them from (the first N of the seeded data; default 4 x select_prompts)"},
+        metadata={
+            "help": "prompts scored to choose them from (the first N of the seeded data; default 4 x select_prompts)"
+        },
     )
 
 
@@ -89,9 +91,12 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
             device="cpu" if training_args.use_cpu else "auto",
         )
         data = [{k: v for k, v in row.items() if k != "view"} for row in data]
-        print(f"[train] GRPO prompts: kept {selection['kept']['prompts']} of {selection['pool']['prompts']} "
-              f"(expected uniform groups {selection['pool']['expected_uniform_groups']} -> "
-              f"{selection['kept']['expected_uniform_groups']})", flush=True)  # fmt: skip
+        print(
+            f"[train] GRPO prompts: kept {selection['kept']['prompts']} of {selection['pool']['prompts']} "
+            f"(expected uniform groups {selection['pool']['expected_uniform_groups']} -> "
+            f"{selection['kept']['expected_uniform_groups']})",
+            flush=True,
+        )
     if set(script_args.rewards) & set(TWIN_REWARDS):
         training_args.shuffle_dataset = False  # grpo_rows wrote each pair's views adjacent, blocks shuffled
     trainer = GRPOTrainer(

@@ -83,5 +83,12 @@ def noise_lines():
     """Third-party lines a quickstart console must not show (they go to the output's run.log):
     transformers' load report for a fresh head, DeepSpeed's accelerator lines, accelerate's thread
     warning, TRL's log dicts."""
-    return ("LOAD REPORT", "MISSING", "Setting accelerator", "OMP_NUM_THREADS", "{'loss'", "{'train_runtime'",
-            "{'reward'")  # fmt: skip
+    return (
+        "LOAD REPORT",
+        "MISSING",
+        "Setting accelerator",
+        "OMP_NUM_THREADS",
+        "{'loss'",
+        "{'train_runtime'",
+        "{'reward'",
+    )

@@ -28,8 +28,15 @@ def test_the_api_page_runs_as_written(tiny_models, tmp_path, monkeypatch, capsys
 
 def test_the_package_exports_what_its_all_lists():
     assert all(hasattr(biasaware, name) for name in biasaware.__all__)
-    assert {"load_judge", "judge_pair", "score_response", "build_bench", "evaluate", "compare",
-            "reward_function"} <= set(biasaware.__all__)  # fmt: skip
+    assert {
+        "load_judge",
+        "judge_pair",
+        "score_response",
+        "build_bench",
+        "evaluate",
+        "compare",
+        "reward_function",
+    } <= set(biasaware.__all__)
 
 
 class Scripted:
@@ -60,8 +67,11 @@ def test_reward_against_a_reference_reads_both_orders():
     assert reward.__name__ == "biasaware_judge_reference"
     with pytest.raises(BiasAwareError, match="no 'reference' column"):
         reward(prompts=["q"], completions=["a"])
-    conversational = reward(prompts=[[{"role": "user", "content": "q"}]],
-                            completions=[[{"role": "assistant", "content": "long answer"}]], reference=["mid"])  # fmt: skip
+    conversational = reward(
+        prompts=[[{"role": "user", "content": "q"}]],
+        completions=[[{"role": "assistant", "content": "long answer"}]],
+        reference=["mid"],
+    )
     assert conversational == [1.0]
 
 
@@ -102,3 +112,15 @@ def test_bad_arguments_are_clear_errors(tiny_models):
     ]:
         with pytest.raises(BiasAwareError, match=re.escape(message)):
             call()
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32, 1.5, "0", True])
+def test_a_bad_seed_is_refused_before_any_work(tiny_models, tmp_path, seed):
+    """One seed rule for the API and every command: 0 to 2**32 - 1, checked before a file is written."""
+    judge = biasaware.load_judge(str(tiny_models["reward"]))
+    out = tmp_path / "eval"
+    with pytest.raises(BiasAwareError, match="a seed is a whole number from 0 to 4294967295"):
+        biasaware.evaluate(judge, tmp_path / "no-bench", out, seed=seed)
+    with pytest.raises(BiasAwareError, match="a seed is a whole number"):
+        biasaware.build_bench(tmp_path / "bench", seed=seed)
+    assert not out.exists() and not (tmp_path / "bench").exists()

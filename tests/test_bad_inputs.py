@@ -28,7 +28,13 @@ class Case:
     out_may_exist: bool = False  # --out existed before the command (so it is not checked empty)
 
 
-PAIR = {"id": "p1", "source": "t", "prompt": [{"role": "user", "content": "Which is larger?"}], "chosen": "9", "rejected": "1"}  # fmt: skip
+PAIR = {
+    "id": "p1",
+    "source": "t",
+    "prompt": [{"role": "user", "content": "Which is larger?"}],
+    "chosen": "9",
+    "rejected": "1",
+}
 VIEW = {"prompt": PAIR["prompt"], "response_a": "9", "response_b": "1", "correct": "A"}
 PROBE = {"id": "q1", "bias": "length", "category": "superficial_quality", "original": VIEW, "injected": VIEW}
 
@@ -50,9 +56,102 @@ RECIPE_CONFIG = "model_name_or_path: minilm-l6\nuse_cpu: true\n"
 RUBRIC = {"criteria": "c", **{f"score{k}_description": f"d{k}" for k in range(1, 6)}}
 ITEM = {"id": "a", "instruction": "What is 2+2?", "response": "4", "gold": 5}
 PREFLIGHT_RM = ["preflight", "--judge", "{reward}", "--mode", "reward", "--out", "{out}", "--thresholds"]
+RELEASE = ["release", "--checkpoint", "{reward}", "--report", "{run}", "--out", "{out}"]
 SCORE_RM = ["eval", "scoring", "--judge", "{reward}", "--mode", "reward", "--out", "{out}", "--data"]
 
 CASES = [
+    # one seed rule everywhere (0 to 2**32 - 1), checked before any work
+    Case(
+        "build-negative-seed",
+        [*BUILD, "--seed", "-1"],
+        "a seed is a whole number from 0 to 4294967295",
+        fix=BUILD,
+    ),
+    Case(
+        "eval-negative-seed",
+        [*RUN_RM, "--limit", "1", "--seed", "-1"],
+        "a seed is a whole number",
+        fix=[*RUN_RM, "--limit", "1", "--seed", "0"],
+    ),
+    Case(
+        "general-negative-seed",
+        [
+            "eval",
+            "general",
+            "--judge",
+            "{reward}",
+            "--mode",
+            "reward",
+            "--benchmark",
+            "{d}/b.jsonl",
+            "--out",
+            "{out}",
+            "--seed",
+            "-5",
+        ],
+        "a seed is a whole number",
+    ),
+    Case(
+        "preflight-negative-seed",
+        ["preflight", "--judge", "{reward}", "--out", "{out}", "--seed", "-1"],
+        "a seed is a whole number",
+    ),
+    Case(
+        "quickstart-negative-seed",
+        ["quickstart", "--generative", "--seed", "-1", "--out", "{out}"],
+        "a seed is a whole number",
+    ),
+    Case(
+        "quickstart-negative-seeds",
+        ["quickstart", "--generative", "--seeds", "0,-1", "--out", "{out}"],
+        "--seeds: seed -1: a seed is a whole number",
+    ),
+    Case(
+        "quickstart-huge-seed",
+        ["quickstart", "--seed", "4294967296", "--out", "{out}"],
+        "a seed is a whole number",
+    ),
+    Case(
+        "sweep-negative-seed",
+        ["sweep", "--seeds", "-1", "--out", "{out}"],
+        "seeds [-1]: a seed is a whole number",
+    ),
+    # a release's name and license go into a card's YAML and into code: checked, never pasted
+    *[
+        Case(
+            f"release-name-{label}",
+            [*RELEASE, "--name", name],
+            "is not a Hugging Face repository id",
+            fix=[*RELEASE, "--name", "you/judge"],
+        )
+        for label, name in [
+            ("quote", 'you/judge"); import os; os.system("id'),
+            ("newline", "you/judge\nimport os"),
+            ("path", "../../etc/evil"),
+            ("three-parts", "a/b/c"),
+            ("space", "my judge"),
+        ]
+    ],
+    Case(
+        "release-bad-license",
+        [*RELEASE, "--license", "MIT License"],
+        "not a license identifier of the Hugging Face Hub",
+    ),
+    Case(
+        "release-data-bad-name",
+        ["release", "--data", "{bench}", "--name", "a b"],
+        "is not a Hugging Face repository id",
+    ),
+    Case(
+        "release-data-bad-license",
+        ["release", "--data", "{bench}", "--license", "mine"],
+        "not a license identifier",
+    ),
+    Case(
+        "quickstart-no-arms",
+        ["quickstart", "--generative", "--arms", "", "--out", "{out}"],
+        "--arms names no arm",
+    ),
     # ------------------------------------------------------------------------------ validate
     Case(
         "validate-not-utf8",

@@ -79,8 +79,10 @@ def test_rates_equal_hand_counts(probes):
 
 def test_a_length_confounded_set_is_called_so():
     pair = {"prompt": [{"role": "user", "content": "q"}], "source": "t"}
-    pairs = [PreferencePair(id=f"p{i}", chosen="a long and detailed answer " * 3, rejected="short", **pair)
-             for i in range(40)]  # fmt: skip
+    pairs = [
+        PreferencePair(id=f"p{i}", chosen="a long and detailed answer " * 3, rejected="short", **pair)
+        for i in range(40)
+    ]
     result = general_baselines(pairs)
     assert result["heuristics"]["longer wins"]["acc_ori"] == 1.0
     assert result["confounded"] and "length-confounded" in result["confounded"][0]
@@ -117,8 +119,19 @@ def test_eval_bias_and_general_report_the_baselines(tiny_models, tmp_path, probe
     assert again["cue_baselines"] == json.loads(json.dumps(summary["cue_baselines"]))
 
     pairs = tmp_path / "pairs.jsonl"
-    write_jsonl(pairs, [{"id": f"g{i}", "source": "t", "prompt": [{"role": "user", "content": "q"}],
-                         "chosen": "yes it is " * (i % 3 + 1), "rejected": "no"} for i in range(12)])  # fmt: skip
+    write_jsonl(
+        pairs,
+        [
+            {
+                "id": f"g{i}",
+                "source": "t",
+                "prompt": [{"role": "user", "content": "q"}],
+                "chosen": "yes it is " * (i % 3 + 1),
+                "rejected": "no",
+            }
+            for i in range(12)
+        ],
+    )
     general = evaluate_general(spec, str(pairs), tmp_path / "general")
     assert general["cue_baselines"]["heuristics"]["longer wins"]["acc_ori"] == 1.0
     assert "length-confounded" in (tmp_path / "general" / "report.md").read_text()

@@ -207,8 +207,14 @@ def test_limit_draws_a_seeded_sample_stratified_by_subset():
     from biasaware.records import PreferencePair
 
     def pair(i, subset):
-        return PreferencePair(id=f"p{i}", source="t", prompt=[{"role": "user", "content": "q"}], chosen="a",
-                              rejected="b", meta={"subset": subset})  # fmt: skip
+        return PreferencePair(
+            id=f"p{i}",
+            source="t",
+            prompt=[{"role": "user", "content": "q"}],
+            chosen="a",
+            rejected="b",
+            meta={"subset": subset},
+        )
 
     pairs = (
         [pair(i, "easy") for i in range(60)] + [pair(60 + i, "hard") for i in range(30)] + [pair(90, "rare")]

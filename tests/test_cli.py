@@ -265,12 +265,12 @@ def test_deepspeeds_accelerator_notice_is_quiet_unless_verbose(caplog):
     warnings, and everything with -v, still show."""
     import logging
 
-    from biasaware.cli import _quiet_libraries
+    from biasaware.cli import quiet_libraries
 
     logger = logging.getLogger("DeepSpeed")
     saved = list(logger.filters)
     try:
-        _quiet_libraries(False)
+        quiet_libraries(False)
         with caplog.at_level(logging.WARNING, logger="DeepSpeed"):
             logger.warning("Setting accelerator to CPU. If you have GPU or other accelerator, ...")
             logger.warning("a real DeepSpeed warning")

@@ -118,9 +118,14 @@ def test_sft_ddp_and_zero3_with_16bit_save(tiny_models, traces, tmp_path):
     args = ["--model_name_or_path", str(tiny_models["causal"]), "--train_file", traces]
     ddp, _, _ = launch("cpu_ddp.yaml", "sft.py", tmp_path / "ddp", *args, "--use_cpu", "true")
     z3, _, log = launch(
-        "cpu_zero3.yaml", "sft.py", tmp_path / "z3", *args, "--ddp_backend", "gloo",
+        "cpu_zero3.yaml",
+        "sft.py",
+        tmp_path / "z3",
+        *args,
+        "--ddp_backend",
+        "gloo",
         launcher=["--zero3_save_16bit_model", "true"],
-    )  # fmt: skip
+    )
     assert ddp["world_size"] == z3["world_size"] == 2 and "converting" not in log
     assert z3["launch"] == {
         "distributed_type": "DEEPSPEED",
@@ -144,9 +149,15 @@ def test_lora_reward_ddp_saves_a_loadable_adapter(tiny_models, rows, tmp_path):
 
 def test_grpo_ddp_and_zero3(tiny_models, rows, tmp_path):
     args = [
-        "--model_name_or_path", str(tiny_models["causal"]), "--train_file", rows,
-        "--num_generations", "2", "--max_completion_length", "8",
-    ]  # fmt: skip
+        "--model_name_or_path",
+        str(tiny_models["causal"]),
+        "--train_file",
+        rows,
+        "--num_generations",
+        "2",
+        "--max_completion_length",
+        "8",
+    ]
     card, loss, _ = launch("cpu_ddp.yaml", "grpo.py", tmp_path / "ddp", *args, "--use_cpu", "true")
     z3, z3_loss, log = launch("cpu_zero3.yaml", "grpo.py", tmp_path / "z3", *args, "--ddp_backend", "gloo")
     assert card["world_size"] == z3["world_size"] == 2 and card["recipe"] == "grpo" and loss and z3_loss
@@ -162,9 +173,16 @@ def test_fsdp2_as_accelerate_prepares_it_saves_a_folder_that_loads(tiny_models, 
     torchrun = Path(sys.executable).with_name("torchrun")
     out, result = tmp_path / "fsdp2", tmp_path / "result.json"
     cmd = [
-        str(torchrun), "--nproc_per_node", "2", "--master_port", str(free_port()),
-        str(ROOT / "tests" / "workers" / "fsdp2_cpu.py"), str(tiny_models["causal"]), str(out), str(result),
-    ]  # fmt: skip
+        str(torchrun),
+        "--nproc_per_node",
+        "2",
+        "--master_port",
+        str(free_port()),
+        str(ROOT / "tests" / "workers" / "fsdp2_cpu.py"),
+        str(tiny_models["causal"]),
+        str(out),
+        str(result),
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
     run = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
@@ -186,14 +204,44 @@ def test_two_machines_on_localhost_train_a_reward_model(tiny_models, rows, tmp_p
 
     def machine(rank: int) -> subprocess.Popen:
         cmd = [
-            str(accelerate), "launch", "--config_file", str(ROOT / "accelerate_configs" / "multi_node.yaml"),
-            "--num_machines", "2", "--num_processes", "2", "--machine_rank", str(rank),
-            "--main_process_ip", "127.0.0.1", "--main_process_port", port, "--mixed_precision", "no",
-            str(ROOT / "recipes" / "reward.py"), "--model_name_or_path", str(tiny_models["reward"]),
-            "--train_file", rows, "--output_dir", str(out), "--max_steps", "2", "--report_to", "none",
-            "--save_strategy", "no", "--bf16", "false", "--per_device_train_batch_size", "2",
-            "--use_cpu", "true", "--ddp_backend", "gloo",
-        ]  # fmt: skip
+            str(accelerate),
+            "launch",
+            "--config_file",
+            str(ROOT / "accelerate_configs" / "multi_node.yaml"),
+            "--num_machines",
+            "2",
+            "--num_processes",
+            "2",
+            "--machine_rank",
+            str(rank),
+            "--main_process_ip",
+            "127.0.0.1",
+            "--main_process_port",
+            port,
+            "--mixed_precision",
+            "no",
+            str(ROOT / "recipes" / "reward.py"),
+            "--model_name_or_path",
+            str(tiny_models["reward"]),
+            "--train_file",
+            rows,
+            "--output_dir",
+            str(out),
+            "--max_steps",
+            "2",
+            "--report_to",
+            "none",
+            "--save_strategy",
+            "no",
+            "--bf16",
+            "false",
+            "--per_device_train_batch_size",
+            "2",
+            "--use_cpu",
+            "true",
+            "--ddp_backend",
+            "gloo",
+        ]
         env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"}
         return subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env

@@ -99,7 +99,7 @@ NOT_MEASURED = {
         **{
             f: "a worked Wilson interval (test_the_worked_intervals_are_wilson_intervals)"
             for f in ("5.9", "1.6", "19.1", "8.8", "3.0", "23.0", "20.7")
-        },  # fmt: skip
+        },
     },
     "docs/formats.md": {"0.9": "a number in an example record"},
     "docs/generative.md": {"0.7": "the study's cue-rate setting"},

@@ -502,9 +502,16 @@ def test_rescore_under_judgebiasbench_applies_the_autoj_rule_and_keeps_the_run_r
     for i, injected in enumerate(["invalid", "A", "B", "tie"]):
         for view, verdict in (("original", "A"), ("injected", injected)):
             rows.append(
-                {"probe_id": f"p{i}", "view": view, "judge": "autoj-13b", "raw": "", "verdict": verdict,
-                 "correct": "A", "meta": {"bias": "length", "category": "superficial_quality"}}
-            )  # fmt: skip
+                {
+                    "probe_id": f"p{i}",
+                    "view": view,
+                    "judge": "autoj-13b",
+                    "raw": "",
+                    "verdict": verdict,
+                    "correct": "A",
+                    "meta": {"bias": "length", "category": "superficial_quality"},
+                }
+            )
     (out / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (out / "fingerprint.json").write_text(json.dumps({"judge": {"template": "autoj", "mode": "generate"}}))
     (out / "summary.json").write_text(
@@ -538,11 +545,20 @@ def test_every_plotted_rate_has_its_interval_and_a_degenerate_judge_is_marked(tm
         matplotlib.figure.Figure, "suptitle", lambda fig, t, **k: titles.append(t) or real_title(fig, t, **k)
     )
     row = {
-        "n": 10, "bsr": 0.2, "bsr_ci": [0.05, 0.5], "overcorrection": 0.1, "overcorrection_ci": [0.02, 0.4],
-        "acc_ori": 0.8, "acc_ori_ci": [0.5, 0.95], "acc_inj": 0.6, "acc_inj_ci": [0.3, 0.85],
-        "acc_inj_mirror": 0.7, "flips": 2, "ori_correct": 8,
+        "n": 10,
+        "bsr": 0.2,
+        "bsr_ci": [0.05, 0.5],
+        "overcorrection": 0.1,
+        "overcorrection_ci": [0.02, 0.4],
+        "acc_ori": 0.8,
+        "acc_ori_ci": [0.5, 0.95],
+        "acc_inj": 0.6,
+        "acc_inj_ci": [0.3, 0.85],
+        "acc_inj_mirror": 0.7,
+        "flips": 2,
+        "ori_correct": 8,
         "mirror": {"acc_inj_ci": [0.4, 0.9], "flips": 1, "ori_correct": 8},
-    }  # fmt: skip
+    }
     summary = {"judge": "j", "per_bias": {"length": row}, "judge_check": {"degenerate": True}}
     reports.plot_report(summary, tmp_path)
     mirror_values, mirror_errs = bars[-1]

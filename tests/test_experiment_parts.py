@@ -12,10 +12,28 @@ from biasaware.experiments.parts import claim_folder, differing, launch_recipe, 
 
 
 def test_recipe_flags_give_lists_as_one_token_per_item_and_leave_out_none():
-    flags = recipe_flags({"rewards": ["accuracy", "format"], "bf16": False, "model_init_kwargs": {"a": 1},
-                          "trainable_layers": None, "learning_rate": 2e-4})  # fmt: skip
-    assert flags == ["--disable_tqdm", "true", "--rewards", "accuracy", "format", "--bf16", "false",
-                     "--model_init_kwargs", '{"a": 1}', "--learning_rate", "0.0002"]  # fmt: skip
+    flags = recipe_flags(
+        {
+            "rewards": ["accuracy", "format"],
+            "bf16": False,
+            "model_init_kwargs": {"a": 1},
+            "trainable_layers": None,
+            "learning_rate": 2e-4,
+        }
+    )
+    assert flags == [
+        "--disable_tqdm",
+        "true",
+        "--rewards",
+        "accuracy",
+        "format",
+        "--bf16",
+        "false",
+        "--model_init_kwargs",
+        '{"a": 1}',
+        "--learning_rate",
+        "0.0002",
+    ]
 
 
 def test_a_list_setting_reaches_the_recipe_as_a_list(tmp_path):
@@ -23,8 +41,18 @@ def test_a_list_setting_reaches_the_recipe_as_a_list(tmp_path):
     from biasaware.experiments.sweep import SweepSpec, parse_recipe_args
 
     spec = SweepSpec(recipe="grpo", config="recipes/configs/smollm2-135m-instruct/grpo_verdict.yaml")
-    _, (script, training, _) = parse_recipe_args(spec, ["--config", spec.config, "--train_file", "x", "--output_dir",
-                                                        str(tmp_path), *recipe_flags({"reward_weights": [1.0, 0.5]})])  # fmt: skip
+    _, (script, training, _) = parse_recipe_args(
+        spec,
+        [
+            "--config",
+            spec.config,
+            "--train_file",
+            "x",
+            "--output_dir",
+            str(tmp_path),
+            *recipe_flags({"reward_weights": [1.0, 0.5]}),
+        ],
+    )
     assert training.reward_weights == [1.0, 0.5]
 
 
@@ -52,7 +80,9 @@ def test_a_launched_recipe_logs_everything_and_a_failure_quotes_its_tail(tmp_pat
     assert "[train] step 1/1" in shown and "noise" not in shown
     assert "noise" in log.read_text() and "$ " in log.read_text()
     bad = [sys.executable, "-c", "import sys; print('it broke'); sys.exit(3)"]
-    with pytest.raises(BiasAwareError, match=r"(?s)the test recipe failed \(exit 3\); its whole output is in .*it broke"):
+    with pytest.raises(
+        BiasAwareError, match=r"(?s)the test recipe failed \(exit 3\); its whole output is in .*it broke"
+    ):
         launch_recipe(bad, "the test recipe", log)
     assert launcher("python") == [sys.executable]
     assert launcher(cpu=True)[-1] == "--cpu" and "--config_file" in launcher(config=tmp_path / "c.yaml")

@@ -50,6 +50,13 @@ def test_arms_that_cannot_be_compared_are_refused_before_any_work(tmp_path):
     with pytest.raises(BiasAwareError, match="unknown arm"):
         run_generative(tmp_path / "c", arms=["baseline", "nonsense"], device="cpu")
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    from biasaware.experiments.generative import choose_arms
+
+    assert choose_arms(["baseline", "baseline"]) == ["baseline"]  # named twice, trained once
+    assert choose_arms(None) == ["baseline", "paper", "balanced", "balanced-acc"]
+    with pytest.raises(BiasAwareError, match="names no arm"):
+        run_generative(tmp_path / "d", arms=[], device="cpu")
+    assert not (tmp_path / "d").exists()
 
 
 def test_the_cli_takes_seeds_only_for_the_generative_study(capsys):
@@ -99,8 +106,12 @@ def test_grpo_rows_can_carry_their_views_for_scoring():
     from biasaware.records import TrainingRow
     from biasaware.training.judge_data import grpo_rows
 
-    rows = [TrainingRow(id=f"r{i}", prompt=[{"role": "user", "content": f"q{i}"}], chosen=f"good {i}",
-                        rejected=f"bad {i}") for i in range(6)]  # fmt: skip
+    rows = [
+        TrainingRow(
+            id=f"r{i}", prompt=[{"role": "user", "content": f"q{i}"}], chosen=f"good {i}", rejected=f"bad {i}"
+        )
+        for i in range(6)
+    ]
     plain = grpo_rows(rows, "0:4", seed=1, template="verdict")
     with_views = grpo_rows(rows, "0:4", seed=1, template="verdict", with_views=True)
     assert [{k: v for k, v in r.items() if k != "view"} for r in with_views] == plain
@@ -114,12 +125,25 @@ def test_grpo_rows_can_carry_their_views_for_scoring():
 def _result(seed: int, outcomes: dict[str, dict[str, str]]) -> dict:
     judges = list(outcomes)
     runs = {
-        j: {"bsr": None, "judge_check": {"degenerate": j == "start" and seed == 2, "reasons": ["constant verdict"]},
-            "p_vs": {k: {"bsr": 0.5} for k in judges if k != j}}
+        j: {
+            "bsr": None,
+            "judge_check": {"degenerate": j == "start" and seed == 2, "reasons": ["constant verdict"]},
+            "p_vs": {k: {"bsr": 0.5} for k in judges if k != j},
+        }
         for j in judges
-    }  # fmt: skip
-    return {"seed": seed, "budget": {"x": 1}, "arms": {}, "machine": {"cores": 2}, "command": "c",
-            "outcomes": outcomes, "table": {"runs": runs}, "stage_load": {}, "grpo": {}, "step_rates": {}}  # fmt: skip
+    }
+    return {
+        "seed": seed,
+        "budget": {"x": 1},
+        "arms": {},
+        "machine": {"cores": 2},
+        "command": "c",
+        "outcomes": outcomes,
+        "table": {"runs": runs},
+        "stage_load": {},
+        "grpo": {},
+        "step_rates": {},
+    }
 
 
 def _outcome(s_ori: str, s_flip: str, m_ori: str = "1" * 10, m_flip: str = "0" * 10) -> dict[str, str]:
@@ -133,13 +157,16 @@ PAPER_MIRROR = ("1000000000", "0000000000", "0000000000")  # over-correction 10,
 
 def _study() -> dict[int, dict]:
     return {
-        s: _result(s, {
-            "start": _outcome("1111110000", "0000000000"),
-            "baseline": _outcome("1111111100", BASE_FLIPS[s]),
-            "paper": _outcome("1111111110", PAPER_FLIPS[s], m_flip=PAPER_MIRROR[s]),
-        })
+        s: _result(
+            s,
+            {
+                "start": _outcome("1111110000", "0000000000"),
+                "baseline": _outcome("1111111100", BASE_FLIPS[s]),
+                "paper": _outcome("1111111110", PAPER_FLIPS[s], m_flip=PAPER_MIRROR[s]),
+            },
+        )
         for s in range(3)
-    }  # fmt: skip
+    }
 
 
 def test_the_aggregate_equals_hand_computed_statistics(tmp_path):
@@ -150,7 +177,9 @@ def test_the_aggregate_equals_hand_computed_statistics(tmp_path):
     b = agg["judges"]["baseline"]["bsr"]
     t975_df2 = 0.95 / math.sqrt(2 * 0.975 * 0.025)  # the t quantile at 2 degrees of freedom, closed form
     assert b["mean"] == pytest.approx(25.0) and b["sd"] == pytest.approx(12.5)
-    assert b["ci"] == pytest.approx([25 - t975_df2 * 12.5 / math.sqrt(3), 25 + t975_df2 * 12.5 / math.sqrt(3)])
+    assert b["ci"] == pytest.approx(
+        [25 - t975_df2 * 12.5 / math.sqrt(3), 25 + t975_df2 * 12.5 / math.sqrt(3)]
+    )
     assert agg["judges"]["paper"]["acc_ori"]["mean"] == pytest.approx(90.0)
     # paper - baseline, BSR: per seed 0 - 25, 100/9 - 37.5, 0 - 12.5
     row = agg["comparisons"]["paper - baseline"]["bsr"]
@@ -161,7 +190,9 @@ def test_the_aggregate_equals_hand_computed_statistics(tmp_path):
     t = mean / (sd / math.sqrt(3))
     s = row["seed_level"]
     assert s["mean"] == pytest.approx(mean) and s["sd"] == pytest.approx(sd) and s["t"] == pytest.approx(t)
-    assert s["t_p"] == pytest.approx(1 - abs(t) / math.sqrt(2 + t * t))  # two-sided p of t at 2 df, closed form
+    assert s["t_p"] == pytest.approx(
+        1 - abs(t) / math.sqrt(2 + t * t)
+    )  # two-sided p of t at 2 df, closed form
     assert s["wilcoxon_p"] == pytest.approx(2 / 2**3)  # all three below zero: the exact signed-rank p
     assert row["shown"] is (s["t_p"] < 0.05)
     # pooled over seeds: the baseline flips where the paper judge does not 2 + 2 + 1 times, never the reverse
@@ -191,11 +222,17 @@ def test_each_stage_rate_is_read_against_the_bench_of_its_own_cpu(tmp_path):
 
     bench = tmp_path / "bench"
     bench.mkdir()
-    for name, capability, head in (("generative-steps-avx2.json", "AVX2", "compact"),
-                                   ("generative-steps-trl-head.json", "AVX2", "trl"),
-                                   ("generative-steps-old.json", None, "compact")):  # fmt: skip
+    for name, capability, head in (
+        ("generative-steps-avx2.json", "AVX2", "compact"),
+        ("generative-steps-trl-head.json", "AVX2", "trl"),
+        ("generative-steps-old.json", None, "compact"),
+    ):
         machine = {"cores": 2, **({"cpu_capability": capability} if capability else {})}
-        figures = {"lm_head": head, "sft_step": {"seconds": 2.0}, "grpo_step": {"seconds": 10.0 if head == "compact" else 99}}
+        figures = {
+            "lm_head": head,
+            "sft_step": {"seconds": 2.0},
+            "grpo_step": {"seconds": 10.0 if head == "compact" else 99},
+        }
         (bench / name).write_text(json.dumps({"machine": machine, "figures": figures}))
     benches = bench_rates(bench)
     assert set(benches) == {"AVX2"} and benches["AVX2"]["grpo_step"]["seconds"] == 10.0
@@ -203,8 +240,15 @@ def test_each_stage_rate_is_read_against_the_bench_of_its_own_cpu(tmp_path):
     for s, r in study.items():
         r["machine"]["cpu_capability"] = "AVX2" if s < 2 else "AVX512"
         r["step_rates"] = {"start SFT": {"steps": 10, "seconds_per_step": 2.5}}
-        r["grpo"] = {"paper": {"weights_changed": True, "mean_zero_std_groups": 0.25, "mean_reward_std": 0.4,
-                               "selection": None, "rate": {"steps": 4, "seconds_per_step": 11.0}}}  # fmt: skip
+        r["grpo"] = {
+            "paper": {
+                "weights_changed": True,
+                "mean_zero_std_groups": 0.25,
+                "mean_reward_std": 0.4,
+                "selection": None,
+                "rate": {"steps": 4, "seconds_per_step": 11.0},
+            }
+        }
     detail = aggregate(study, benches)["seeds_detail"]
     assert detail["0"]["step_rates"]["start SFT"]["ratio"] == 1.25
     assert detail["0"]["step_rates"]["paper GRPO"]["ratio"] == 1.1
@@ -244,11 +288,21 @@ def test_the_aggregate_refuses_seeds_it_cannot_pool():
 # ------------------------------------------------------------------------------------- end to end
 
 
-TINY = {"start_steps": 1, "sft_steps": 1, "grpo_steps": 1, "trainable_layers": 1, "bench_probes": 2,
-        "train_pairs": 24, "start_pairs": 16, "grpo_pool": 8}  # fmt: skip
+TINY = {
+    "start_steps": 1,
+    "sft_steps": 1,
+    "grpo_steps": 1,
+    "trainable_layers": 1,
+    "bench_probes": 2,
+    "train_pairs": 24,
+    "start_pairs": 16,
+    "grpo_pool": 8,
+}
 
 
-def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(tiny_models, tmp_path, capsys, noise_lines):
+def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
+    tiny_models, tmp_path, capsys, noise_lines
+):
     """Every stage of two seeds on a tiny model (the baseline arm only, for time), the aggregate; an
     interrupted seed then resumes where it stopped and the finished seed is not rerun."""
     from biasaware.evaluation.seeds import metric_values
@@ -274,7 +328,9 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(tiny_models,
         grpo = result["grpo"]["baseline"]
         assert grpo["selection"]["kept"]["prompts"] == 4 and grpo["selection"]["pool"]["prompts"] >= 4
         assert [s["step"] for s in grpo["steps"]] == [1]
-        assert {"reward_std", "zero_std_groups"} <= set(grpo["steps"][0]) and grpo["mean_zero_std_groups"] is not None
+        assert {"reward_std", "zero_std_groups"} <= set(grpo["steps"][0]) and grpo[
+            "mean_zero_std_groups"
+        ] is not None
         assert isinstance(grpo["weights_changed"], bool) and grpo["rate"]["steps"] == 1
         # the data: disjoint pairs for the starting judge and the arm, the cue rate recorded
         assert result["data"]["train-start"]["rows"] == 16 and result["data"]["train-arms"]["rows"] == 8
@@ -285,9 +341,16 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(tiny_models,
         assert all({"mean", "max", "contended"} <= set(v) for v in result["stage_load"].values())
         assert result["step_rates"]["start SFT"]["steps"] == 1
         report = (out / f"seed-{seed}" / "report.md").read_text()
-        assert "| baseline | " in report and "| start | " in report and "weights changed" in report and "One seed is one draw" in report
+        assert (
+            "| baseline | " in report
+            and "| start | " in report
+            and "weights changed" in report
+            and "One seed is one draw" in report
+        )
     # the same fixed benchmark for both seeds: the per-probe outcomes line up
-    a, b = (json.loads((out / f"seed-{s}" / "generative.json").read_text())["outcomes"]["start"] for s in (0, 1))
+    a, b = (
+        json.loads((out / f"seed-{s}" / "generative.json").read_text())["outcomes"]["start"] for s in (0, 1)
+    )
     assert len(a["standard_ori"]) == len(b["standard_ori"]) > 0
     printed = capsys.readouterr()
     for noise in noise_lines:
@@ -307,8 +370,9 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(tiny_models,
     assert stages["seconds"]["train start SFT"] == first["train start SFT"]  # the first time is kept
     assert (out / "seed-1" / "generative.json").exists()
     with pytest.raises(BiasAwareError, match="grpo_steps"):
-        run_generative(out, seeds=[2], overrides={**TINY, "grpo_steps": 2}, arms=["baseline"], model=model,
-                       device="cpu")  # fmt: skip
+        run_generative(
+            out, seeds=[2], overrides={**TINY, "grpo_steps": 2}, arms=["baseline"], model=model, device="cpu"
+        )
 
 
 @pytest.mark.slow
@@ -317,8 +381,15 @@ def test_two_seeds_at_a_minimal_budget_smollm2(tmp_path):
     paper arm is the baseline's mechanism with bias-aware pairs): each seed scored, the aggregate written."""
     from biasaware.experiments.generative import run_generative
 
-    budget = {"start_steps": 2, "sft_steps": 2, "grpo_steps": 1, "bench_probes": 1, "train_pairs": 40,
-              "start_pairs": 20, "grpo_pool": 8}  # fmt: skip
+    budget = {
+        "start_steps": 2,
+        "sft_steps": 2,
+        "grpo_steps": 1,
+        "bench_probes": 1,
+        "train_pairs": 40,
+        "start_pairs": 20,
+        "grpo_pool": 8,
+    }
     arms = ["baseline", "balanced", "balanced-acc"]
     agg = run_generative(tmp_path / "gen", seeds=[0, 1], overrides=budget, arms=arms, device="cpu")
     assert agg["seeds"] == [0, 1] and set(agg["judges"]) == {"start", *arms}
@@ -326,8 +397,12 @@ def test_two_seeds_at_a_minimal_budget_smollm2(tmp_path):
     assert (tmp_path / "gen" / "aggregate.json").exists() and (tmp_path / "gen" / "forest.png").exists()
     for seed in (0, 1):
         result = json.loads((tmp_path / "gen" / f"seed-{seed}" / "generative.json").read_text())
-        cards = {a: json.loads((tmp_path / "gen" / f"seed-{seed}" / "ckpt" / f"{a}-grpo" / "biasaware_card.json")
-                               .read_text()) for a in arms}  # fmt: skip
+        cards = {
+            a: json.loads(
+                (tmp_path / "gen" / f"seed-{seed}" / "ckpt" / f"{a}-grpo" / "biasaware_card.json").read_text()
+            )
+            for a in arms
+        }
         # the ablation starts from the balanced arm's SFT checkpoint and differs only in its rewards
         assert cards["balanced-acc"]["base_model"] == cards["balanced"]["base_model"]
         assert cards["balanced-acc"]["script_args"]["rewards"] == ["accuracy", "format"]

@@ -113,8 +113,14 @@ def test_every_block_has_a_closing_delimiter_and_plain_text_renders_natively(nam
 def test_injected_context_cannot_close_a_block_either(name):
     """A probe file's ``between`` and ``context`` are text too (a user may write them)."""
     payload = attack(EVERY_DELIMITER)
-    v = View(prompt=[{"role": "user", "content": "Q?"}], response_a="4", response_b="5", correct="A",
-             between=payload, context=payload)  # fmt: skip
+    v = View(
+        prompt=[{"role": "user", "content": "Q?"}],
+        response_a="4",
+        response_b="5",
+        correct="A",
+        between=payload,
+        context=payload,
+    )
     prompt, delimiters = rendered_delimiters(name, v)
     for d in delimiters:
         assert prompt.count(d) == 1, (name, d)

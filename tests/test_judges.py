@@ -93,7 +93,9 @@ def test_the_cli_and_quickstart_build_judges_through_load_judge(monkeypatch, tin
     import biasaware.experiments.quickstart
 
     assert "evaluate_judge(" in inspect.getsource(biasaware.experiments.quickstart.run_quickstart)
-    assert "evaluate_bias(" in inspect.getsource(biasaware.experiments.parts.evaluate_judge)  # which loads through
+    assert "evaluate_bias(" in inspect.getsource(
+        biasaware.experiments.parts.evaluate_judge
+    )  # which loads through
     assert "load_judge(" in inspect.getsource(biasaware.evaluation.runner.start_judge)
 
 
@@ -248,10 +250,15 @@ def test_minilm_never_crashes_on_inputs_past_its_512_positions(tmp_path):
 
     long = "word " * 700
     pairs = [
-        PreferencePair(id=f"p{i}", source="t", prompt=[{"role": "user", "content": "q"}],
-                       chosen=long if i == 0 else "yes", rejected="no")
+        PreferencePair(
+            id=f"p{i}",
+            source="t",
+            prompt=[{"role": "user", "content": "q"}],
+            chosen=long if i == 0 else "yes",
+            rejected="no",
+        )
         for i in range(3)
-    ]  # fmt: skip
+    ]
     judge = load_judge(JudgeSpec(name="minilm-l6", mode="reward"))
     s = summarize_general(read_records(run_general_eval(judge, pairs, tmp_path), "judgment"))
     assert s["overall"]["overlong"] == 1 and s["overall"]["n"] == 3
@@ -323,9 +330,19 @@ def test_two_gloo_processes_write_what_one_process_writes(tiny_models, bench, tm
     one = cli(*args, "--out", str(tmp_path / "one"), env={"OMP_NUM_THREADS": "1"})  # torchrun's setting
     assert one.returncode == 0, one.stderr
     launch = [
-        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", str(free_port()),
-        "-m", "biasaware.cli", *args, "--out", str(tmp_path / "two"),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_port",
+        str(free_port()),
+        "-m",
+        "biasaware.cli",
+        *args,
+        "--out",
+        str(tmp_path / "two"),
+    ]
     env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
     two = subprocess.run(launch, capture_output=True, text=True, env=env, timeout=300)
     assert two.returncode == 0, two.stdout[-2000:] + two.stderr[-2000:]
@@ -392,8 +409,13 @@ def test_a_reward_judge_without_a_trained_head_says_so(tiny_models, capsys):
 
     model, _ = load_model(str(tiny_models["causal"]), "reward")
     assert model.biasaware_fresh  # the score head was drawn, not loaded
-    spec = JudgeSpec.model_construct(**{**JudgeSpec(name=str(tiny_models["reward"])).model_dump(),
-                                        "name": str(tiny_models["causal"]), "mode": "reward"})  # fmt: skip
+    spec = JudgeSpec.model_construct(
+        **{
+            **JudgeSpec(name=str(tiny_models["reward"])).model_dump(),
+            "name": str(tiny_models["causal"]),
+            "mode": "reward",
+        }
+    )
     RewardModelJudge(spec)
     assert "has no trained reward head" in capsys.readouterr().err
     RewardModelJudge(JudgeSpec(name=str(tiny_models["reward"]), mode="reward"))

@@ -341,7 +341,19 @@ MARKERS = {
     "llmbar": ("Output (a)", "Output (b)"),
     "default": ("<answer>A</answer>", "<answer>B</answer>"),
 }
-ADVERSARIAL = [" ", "*", "\n", "[[", "<answer>", "Result:", "[RESULT]", "final decision is ", "Output (", "A", "(a"]  # fmt: skip
+ADVERSARIAL = [
+    " ",
+    "*",
+    "\n",
+    "[[",
+    "<answer>",
+    "Result:",
+    "[RESULT]",
+    "final decision is ",
+    "Output (",
+    "A",
+    "(a",
+]
 
 
 @pytest.mark.parametrize("name", list(PARSERS))

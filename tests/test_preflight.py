@@ -244,7 +244,7 @@ def test_smollm2_scoring_pointwise_and_preflight(tmp_path, capsys):
                     "gold": 5 - 4 * (i % 2),
                 }
             )
-            + "\n"  # fmt: skip
+            + "\n"
             for i in range(4)
         )
     )

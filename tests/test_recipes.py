@@ -17,9 +17,16 @@ def train_rows(tmp_path_factory):
 def cpu_args(config_cls, out, **kw):
     """A CPU-sized TRL config: 2 steps of 4 rows, no saving, unless ``kw`` says otherwise."""
     base = dict(
-        output_dir=str(out), max_steps=2, per_device_train_batch_size=4, learning_rate=1e-2, use_cpu=True,
-        report_to="none", save_strategy="no", logging_steps=1, bf16=False,
-    )  # fmt: skip
+        output_dir=str(out),
+        max_steps=2,
+        per_device_train_batch_size=4,
+        learning_rate=1e-2,
+        use_cpu=True,
+        report_to="none",
+        save_strategy="no",
+        logging_steps=1,
+        bf16=False,
+    )
     return config_cls(**{**base, **kw})
 
 
@@ -288,8 +295,11 @@ def test_policy_grpo_with_a_judge_as_reward(tiny_models, tmp_path):
 
     r = load_recipe("policy_grpo")
     prompts = tmp_path / "prompts.jsonl"
-    prompts.write_text("".join(json.dumps({"prompt": f"Name a colour ({i}).", "reference": "Blue."}) + "\n"
-                               for i in range(4)))  # fmt: skip
+    prompts.write_text(
+        "".join(
+            json.dumps({"prompt": f"Name a colour ({i}).", "reference": "Blue."}) + "\n" for i in range(4)
+        )
+    )
     policy = ModelConfig(model_name_or_path=str(tiny_models["causal"]))
     args = cpu_args(
         GRPOConfig, tmp_path / "rm", num_generations=2, max_completion_length=6, learning_rate=1e-3
@@ -303,16 +313,20 @@ def test_policy_grpo_with_a_judge_as_reward(tiny_models, tmp_path):
     )  # fmt: skip  (a number, not NaN)
 
     args = cpu_args(GRPOConfig, tmp_path / "direct", num_generations=2, max_completion_length=6)
-    script = r.ScriptArguments(train_file=str(prompts), judge=str(tiny_models["causal"]), judge_mode="direct",
-                               judge_device="cpu")  # fmt: skip
+    script = r.ScriptArguments(
+        train_file=str(prompts), judge=str(tiny_models["causal"]), judge_mode="direct", judge_device="cpu"
+    )
     trainer = r.main(script, args, policy)
     assert any("rewards/biasaware_judge_reference/mean" in h for h in trainer.state.log_history)
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"prompt": "q", "reference": "a"}) + "\n" + json.dumps({"prompt": "q"}) + "\n")
     with pytest.raises(BiasAwareError, match=r"bad.jsonl:2: field reference"):
-        r.main(r.ScriptArguments(train_file=str(bad), judge=str(tiny_models["causal"]), judge_mode="direct"),
-               args, policy)  # fmt: skip
+        r.main(
+            r.ScriptArguments(train_file=str(bad), judge=str(tiny_models["causal"]), judge_mode="direct"),
+            args,
+            policy,
+        )
 
 
 def test_report_to_tensorboard_writes_the_losses_and_rewards(tiny_models, train_rows, tmp_path, capsys):
@@ -343,10 +357,14 @@ def test_report_to_tensorboard_writes_the_losses_and_rewards(tiny_models, train_
     assert "train/loss" in scalars(tmp_path / "rm" / "runs")
 
     g = load_recipe("grpo")
-    args = cpu_args(GRPOConfig, tmp_path / "grpo", num_generations=2, max_completion_length=4,
-                    report_to=["tensorboard"])  # fmt: skip
-    g.main(g.ScriptArguments(train_file=train_rows, bias_ratio="0:4"), args,
-           ModelConfig(model_name_or_path=str(tiny_models["causal"])))  # fmt: skip
+    args = cpu_args(
+        GRPOConfig, tmp_path / "grpo", num_generations=2, max_completion_length=4, report_to=["tensorboard"]
+    )
+    g.main(
+        g.ScriptArguments(train_file=train_rows, bias_ratio="0:4"),
+        args,
+        ModelConfig(model_name_or_path=str(tiny_models["causal"])),
+    )
     tags = scalars(tmp_path / "grpo" / "runs")
     assert "train/reward" in tags and any(t.startswith("train/rewards/accuracy_reward") for t in tags)
     assert "[train] step 2/2" in capsys.readouterr().out  # progress stays on the console

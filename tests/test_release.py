@@ -18,8 +18,8 @@ import yaml
 
 from biasaware.cli import main
 from biasaware.errors import BiasAwareError
-from biasaware.release import release
 from biasaware.experiments.sweep import SweepSpec, run_sweep
+from biasaware.release import release
 
 TOKEN = "hf_MARKERtoken0123456789abcdefSECRET"
 
@@ -31,10 +31,18 @@ def two_points(tiny_models, tmp_path_factory):
     recipe = tmp / "recipe.yaml"
     recipe.write_text(
         yaml.safe_dump(
-            {"model_name_or_path": str(tiny_models["reward"]), "max_steps": 2, "per_device_train_batch_size": 4,
-             "learning_rate": 0.01, "use_cpu": True, "report_to": "none", "save_strategy": "no", "bf16": False}
+            {
+                "model_name_or_path": str(tiny_models["reward"]),
+                "max_steps": 2,
+                "per_device_train_batch_size": 4,
+                "learning_rate": 0.01,
+                "use_cpu": True,
+                "report_to": "none",
+                "save_strategy": "no",
+                "bf16": False,
+            }
         )
-    )  # fmt: skip
+    )
     general = tmp / "general.jsonl"
     general.write_text(
         "".join(
@@ -60,7 +68,13 @@ def two_points(tiny_models, tmp_path_factory):
     table = run_sweep(spec, tmp / "sweep")
     assert all(0 <= r["seeds"][0]["general"] <= 1 for r in table["rows"])  # general agreement per point
     points = tmp / "sweep" / "points"
-    return [(points / f"num_bias_negatives={k},seed=0" / "ckpt", points / f"num_bias_negatives={k},seed=0" / "eval") for k in (0, 2)]  # fmt: skip
+    return [
+        (
+            points / f"num_bias_negatives={k},seed=0" / "ckpt",
+            points / f"num_bias_negatives={k},seed=0" / "eval",
+        )
+        for k in (0, 2)
+    ]
 
 
 def test_release_card_carries_the_reports_numbers(two_points, tmp_path):
@@ -213,10 +227,25 @@ def test_the_hub_token_never_reaches_any_output(two_points, tmp_path):
         "HF_HUB_OFFLINE": "0",
     }
     run = subprocess.run(
-        [sys.executable, "-m", "biasaware.cli", "release", "--checkpoint", str(ckpt), "--report", str(report),
-         "--out", str(out), "--push-to-hub", "me/judge"],
-        capture_output=True, text=True, env=env, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "biasaware.cli",
+            "release",
+            "--checkpoint",
+            str(ckpt),
+            "--report",
+            str(report),
+            "--out",
+            str(out),
+            "--push-to-hub",
+            "me/judge",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     server.shutdown()
     assert run.returncode == 2, run.stderr
     assert "pushing to me/judge failed" in run.stderr and "Traceback" not in run.stderr
@@ -379,9 +408,19 @@ def test_a_released_judge_rewards_a_policy_in_grpo(two_points, tiny_models, tmp_
     prompts = tmp_path / "prompts.jsonl"
     prompts.write_text("".join(json.dumps({"prompt": f"What is {i} + {i}?"}) + "\n" for i in range(4)))
     r = load_recipe("policy_grpo")
-    args = GRPOConfig(output_dir=str(tmp_path / "policy"), max_steps=2, per_device_train_batch_size=4,
-                      num_generations=2, max_completion_length=6, learning_rate=1e-3, use_cpu=True,
-                      report_to="none", save_strategy="no", logging_steps=1, bf16=False)  # fmt: skip
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "policy"),
+        max_steps=2,
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=6,
+        learning_rate=1e-3,
+        use_cpu=True,
+        report_to="none",
+        save_strategy="no",
+        logging_steps=1,
+        bf16=False,
+    )
     script = r.ScriptArguments(train_file=str(prompts), judge=str(released), judge_device="cpu")
     trainer = r.main(script, args, ModelConfig(model_name_or_path=str(tiny_models["causal"])))
     assert trainer.state.global_step == 2

@@ -11,7 +11,8 @@ import pytest
 
 from biasaware.data.inject import REWRITE_BIASES, TemplateRewriter
 
-# (question, chosen, rejected, words that must keep their capital)
+# (question, chosen, rejected, words that must keep their capital): a literal table, one pair per
+# entry; entries that the formatter would split across many lines are marked `# fmt: skip`
 PAIRS = [
     ("How many days are in a week?", "A week has seven days.", "A week has five days.", ()),
     (

@@ -41,9 +41,16 @@ def run_recipe(name, out, model, train_file, **kw):
     r = load_recipe(name)
     peft = kw.pop("use_peft", False)
     args = config(
-        output_dir=str(out), max_steps=2, per_device_train_batch_size=4, learning_rate=1e-2, use_cpu=True,
-        report_to="none", save_strategy="no", bf16=False, **kw,
-    )  # fmt: skip
+        output_dir=str(out),
+        max_steps=2,
+        per_device_train_batch_size=4,
+        learning_rate=1e-2,
+        use_cpu=True,
+        report_to="none",
+        save_strategy="no",
+        bf16=False,
+        **kw,
+    )
     model_args = ModelConfig(model_name_or_path=str(model), use_peft=peft, lora_r=4, lora_alpha=8)
     return r.main(r.ScriptArguments(train_file=train_file), args, model_args)
 
@@ -142,10 +149,13 @@ def test_final_save_under_fsdp_switches_to_a_full_state_dict():
     plugin = FullyShardedDataParallelPlugin(fsdp_version=2, state_dict_type="SHARDED_STATE_DICT")
     seen = []
     trainer = SimpleNamespace(
-        is_fsdp_enabled=True, is_deepspeed_enabled=False,
-        accelerator=SimpleNamespace(state=SimpleNamespace(fsdp_plugin=plugin), wait_for_everyone=lambda: None),
+        is_fsdp_enabled=True,
+        is_deepspeed_enabled=False,
+        accelerator=SimpleNamespace(
+            state=SimpleNamespace(fsdp_plugin=plugin), wait_for_everyone=lambda: None
+        ),
         save_model=lambda out: seen.append(str(plugin.state_dict_type)),
-    )  # fmt: skip
+    )
     save_final(trainer, "unused")
     assert seen == ["StateDictType.FULL_STATE_DICT"]
 
@@ -175,10 +185,22 @@ def test_recipe_user_error_exits_2_without_traceback(tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     run = subprocess.run(
-        [sys.executable, str(root / "recipes" / "reward.py"), "--output_dir", str(tmp_path / "o"),
-         "--model_name_or_path", str(tmp_path / "no-such-model"), "--use_cpu", "true", "--report_to", "none"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(root / "recipes" / "reward.py"),
+            "--output_dir",
+            str(tmp_path / "o"),
+            "--model_name_or_path",
+            str(tmp_path / "no-such-model"),
+            "--use_cpu",
+            "true",
+            "--report_to",
+            "none",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 2, run.stderr[-2000:]
     assert "error:" in run.stderr and "no such model folder" in run.stderr and "Traceback" not in run.stderr
     bad = tmp_path / "bad.yaml"
@@ -186,8 +208,10 @@ def test_recipe_user_error_exits_2_without_traceback(tmp_path):
     for config, says in ((tmp_path / "missing.yaml", "no such file"), (bad, "learning_rat")):
         run = subprocess.run(
             [sys.executable, str(root / "recipes" / "reward.py"), "--config", str(config)],
-            capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert run.returncode == 2 and says in run.stderr and "Traceback" not in run.stderr, run.stderr[
             -2000:
         ]

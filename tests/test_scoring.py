@@ -541,8 +541,14 @@ def test_failed_reference_calls_decide_nothing(tmp_path, monkeypatch):
     out = tmp_path / "out"
 
     def clients(server):
-        spec = LLMSpec(backend="openai", model="w", base_url=server.base_url, max_retries=0, progress=False,
-                       cache_dir=str(tmp_path / "cache"))  # fmt: skip
+        spec = LLMSpec(
+            backend="openai",
+            model="w",
+            base_url=server.base_url,
+            max_retries=0,
+            progress=False,
+            cache_dir=str(tmp_path / "cache"),
+        )
         return LLMClient(spec, role="writer"), LLMClient(spec, role="reviewer")
 
     with FakeChatServer(writer_and_reviewer, fault_rate=1.0, faults=("500",), max_faults=99) as server:
@@ -583,12 +589,35 @@ def test_pointwise_bias_probes_two_sided_with_the_score_shift(tmp_path, capsys, 
         view = {"prompt": q, "response_a": a, "response_b": b, "correct": "A" if a_right else "B"}
         pad_wrong = {**view, ("response_b" if a_right else "response_a"): wrong + pad}
         pad_right = {**view, ("response_a" if a_right else "response_b"): right + pad}
-        probes.append({"id": f"s{i}", "bias": "length", "category": "superficial_quality", "original": view,
-                       "injected": pad_wrong, "meta": {"pair_id": f"p{i}"}})  # fmt: skip
-        probes.append({"id": f"m{i}", "bias": "length", "category": "superficial_quality", "original": view,
-                       "injected": pad_right, "meta": {"pair_id": f"p{i}", "mirror": True}})  # fmt: skip
-        probes.append({"id": f"b{i}", "bias": "bandwagon", "category": "context", "original": view,
-                       "injected": {**view, "context": "90% prefer the other."}})  # fmt: skip
+        probes.append(
+            {
+                "id": f"s{i}",
+                "bias": "length",
+                "category": "superficial_quality",
+                "original": view,
+                "injected": pad_wrong,
+                "meta": {"pair_id": f"p{i}"},
+            }
+        )
+        probes.append(
+            {
+                "id": f"m{i}",
+                "bias": "length",
+                "category": "superficial_quality",
+                "original": view,
+                "injected": pad_right,
+                "meta": {"pair_id": f"p{i}", "mirror": True},
+            }
+        )
+        probes.append(
+            {
+                "id": f"b{i}",
+                "bias": "bandwagon",
+                "category": "context",
+                "original": view,
+                "injected": {**view, "context": "90% prefer the other."},
+            }
+        )
     data = tmp_path / "probes.jsonl"
     data.write_text("".join(json.dumps(p) + "\n" for p in probes))
     out = tmp_path / "out"

@@ -16,7 +16,15 @@ import yaml
 
 from biasaware.cli import main
 from biasaware.errors import BiasAwareError
-from biasaware.experiments.sweep import SweepSpec, differing, parse_grid_flag, points, run_sweep, slug, split_keys
+from biasaware.experiments.sweep import (
+    SweepSpec,
+    differing,
+    parse_grid_flag,
+    points,
+    run_sweep,
+    slug,
+    split_keys,
+)
 
 
 def test_grid_is_a_product_or_a_union_of_products():
@@ -268,12 +276,24 @@ def test_a_grpo_sweep_over_bias_ratio_evaluates_generative_judges(tiny_models, t
     recipe = tmp_path / "grpo.yaml"
     recipe.write_text(
         yaml.safe_dump(
-            {"model_name_or_path": str(tiny_models["causal"]), "max_train_rows": 8, "rewards": ["accuracy", "format"],
-             "reward_weights": [1.0, 1.0], "num_generations": 2, "per_device_train_batch_size": 2,
-             "max_completion_length": 8, "learning_rate": 1e-6, "beta": 0.0, "max_steps": 1, "use_cpu": True,
-             "bf16": False, "save_strategy": "no", "report_to": "none"}
+            {
+                "model_name_or_path": str(tiny_models["causal"]),
+                "max_train_rows": 8,
+                "rewards": ["accuracy", "format"],
+                "reward_weights": [1.0, 1.0],
+                "num_generations": 2,
+                "per_device_train_batch_size": 2,
+                "max_completion_length": 8,
+                "learning_rate": 1e-6,
+                "beta": 0.0,
+                "max_steps": 1,
+                "use_cpu": True,
+                "bf16": False,
+                "save_strategy": "no",
+                "report_to": "none",
+            }
         )
-    )  # fmt: skip
+    )
     spec = SweepSpec(
         recipe="grpo",
         config=str(recipe),

@@ -60,7 +60,7 @@ from biasaware.data.inject import (
 from biasaware.data.sources import default_split, load_pairs
 from biasaware.data.teachers import LLMTeacher, RuleTeacher
 from biasaware.data.verifiers import Check, LLMVerifier, NoVerifier, RuleVerifier
-from biasaware.errors import BiasAwareError
+from biasaware.errors import BiasAwareError, check_seed
 from biasaware.io import JsonlAppender, read_config, write_json, write_jsonl
 from biasaware.judging.judge_format import judge_messages, parse_judgment
 from biasaware.judging.llm import LLMClient, LLMFailure, LLMSpec
@@ -83,7 +83,9 @@ ONE_SIDED = ("position",)  # built in both orders already: no mirror probes
 # choice of a clear but imperfect correlation, not a measured rate; every rate is recorded in the manifest
 # and can be set per cue (``cue_rates``).
 NATURAL_CUE_RATES = {"length": 0.7, "beauty": 0.7, "authority": 0.7, "assertiveness": 0.7, "sycophancy": 0.7}
-NATURAL_CUES = tuple(NATURAL_CUE_RATES)  # the cues that occur in natural preference data, as trained and probed by the experiments
+NATURAL_CUES = tuple(
+    NATURAL_CUE_RATES
+)  # the cues that occur in natural preference data, as trained and probed by the experiments
 LLM_ROLES = ("rewriter", "verifier", "teacher")
 
 
@@ -126,6 +128,7 @@ class BuildConfig:
     augment: str = "paper"  # train: paper (bias negatives) or balanced (the row's cue on both sides)
 
     def __post_init__(self):
+        check_seed(self.seed, "seed")
         self._check_types()
         if self.n_per_bias < 1 or self.n_traces_per_bias < 1 or self.chunk_size < 1:
             raise BiasAwareError("n_per_bias, n_traces_per_bias and chunk_size must be at least 1")
@@ -801,3 +804,43 @@ def build_traces(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
             "bad_format": statuses["bad_format"],
         }
     return b.finish(manifest, {"traces.jsonl": rows}, len(rows))
+
+
+def manifest_report(manifest: dict[str, Any], stage: str, out: str | Path) -> tuple[list[str], list[str]]:
+    """What a finished build says: its lines (rows or probes kept per bias and side, LLM calls and
+    tokens per role, the verifier) and its warnings (outputs left empty)."""
+    lines = []
+    if stage == "train":
+        lines.append(
+            f"rows {manifest['rows']} ({manifest['augment']} augmentation) from {manifest['pairs']} pairs "
+            f"kept, {manifest['dropped']} dropped"
+        )
+        for cue, c in manifest.get("cues", {}).get("observed", {}).items():
+            lines.append(
+                f"natural cue {cue:14s} pairs {c['pairs']:5d}  on the chosen side {c['on_chosen']:5d}"
+            )
+    else:
+        for side in ("biases", "mirror"):
+            for bias, m in manifest.get(side, {}).items():
+                extra = f"  traces {m['traces']:4d}" if stage == "traces" else ""
+                name = f"{bias} (mirror)" if side == "mirror" else bias
+                lines.append(
+                    f"{name:23s} sampled {m['sampled']:5d}  kept {m['kept']:5d}  dropped {m['dropped']:4d}{extra}"
+                )
+    for role, stats in manifest["llm"].items():
+        where = f" on {stats['device']} in {stats['dtype']}" if "device" in stats else ""
+        lines.append(
+            f"llm {role} ({stats['model']}{where}): {stats['calls']} calls, {stats['cache_hits']} cache hits, "
+            f"{stats['retries']} retries, {stats['failures']} failures, "
+            f"{stats['prompt_tokens'] + stats['completion_tokens']} tokens"
+        )
+        total = manifest.get("llm_cumulative", {}).get(role, {})
+        if total.get("runs", 1) > 1:
+            lines.append(f"llm {role}: {total['calls']} calls over the {total['runs']} runs into this folder")
+    lines.append(f"verifier: {manifest['verifier']}; wrote {out} in {manifest['seconds']}s")
+    warnings = [
+        f"{out}/{name} is empty: every item sampled for it was dropped; evaluations will have nothing to "
+        "report for it"
+        for name in manifest.get("empty", [])
+    ]
+    return lines, warnings

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
+from biasaware.hub import check_license, check_repo_name
 
 SOURCE_LICENSES = {
     "builtin": "apache-2.0",
@@ -57,6 +58,8 @@ def write_dataset_card(folder: str | Path, name: str | None = None, license: str
     folder = Path(folder)
     if not folder.is_dir():
         raise BiasAwareError(f"{folder}: no such folder")
+    check_license(license)
+    name = check_repo_name(name or folder.name, "--name" if name else "--name (default: the folder's name)")
     path = folder / "manifest.json"
     if not path.exists():
         raise BiasAwareError(
@@ -90,7 +93,7 @@ def write_dataset_card(folder: str | Path, name: str | None = None, license: str
         "```python",
         "import datasets",
         "",
-        f'data = datasets.load_dataset("{name or folder.name}")  # or a local copy of this folder',
+        f"data = datasets.load_dataset({json.dumps(name)})  # or a local copy of this folder",
         "```",
         "",
         "## How it was built",

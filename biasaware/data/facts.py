@@ -26,6 +26,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+# The tables keep several entries a line: they are data, and the formatter's one entry a line would make
+# them several times as long. The longer ones say so with `# fmt: skip`.
 CAPITALS = {
     "France": "Paris",
     "Germany": "Berlin",

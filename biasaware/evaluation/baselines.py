@@ -80,8 +80,15 @@ CONFOUNDS = {"longer wins": "length", "more markdown wins": "formatting", "first
 
 
 def _judgment(name: str, probe_id: str, view_name: str, view: View, verdict: str, meta: dict) -> Judgment:
-    return Judgment(probe_id=probe_id, view=view_name, judge=name, raw=verdict, verdict=verdict,
-                    correct=view.correct, meta=meta)  # fmt: skip
+    return Judgment(
+        probe_id=probe_id,
+        view=view_name,
+        judge=name,
+        raw=verdict,
+        verdict=verdict,
+        correct=view.correct,
+        meta=meta,
+    )
 
 
 def cue_side(probe: BiasProbe) -> str:
@@ -138,14 +145,27 @@ def general_baselines(pairs: list[PreferencePair]) -> dict[str, Any]:
         rule = HEURISTICS[name]
         right, n = sum(rule(v, None) == "A" for v in views), len(views)
         acc = right / n if n else None
-        out[name] = {"acc_ori": acc, "acc_ori_ci": list(wilson_interval(right, n)) if n else None, "n": n,
-                     **_decided(rule, views)}  # fmt: skip
+        out[name] = {
+            "acc_ori": acc,
+            "acc_ori_ci": list(wilson_interval(right, n)) if n else None,
+            "n": n,
+            **_decided(rule, views),
+        }
     return {"heuristics": out, "confounded": confounded(out)}
 
 
 def _rates(micro: dict[str, Any], name: str) -> dict[str, Any]:
-    keep = ("n", "acc_ori", "acc_ori_ci", "acc_inj", "bsr", "bsr_ci", "acc_inj_mirror", "overcorrection",
-            "overcorrection_ci")  # fmt: skip
+    keep = (
+        "n",
+        "acc_ori",
+        "acc_ori_ci",
+        "acc_inj",
+        "bsr",
+        "bsr_ci",
+        "acc_inj_mirror",
+        "overcorrection",
+        "overcorrection_ci",
+    )
     rates = {k: micro.get(k) for k in keep}
     if name == "cue side wins":  # no cue on an original view: its accuracy and flip rates are not defined
         rates.update(

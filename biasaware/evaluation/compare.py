@@ -72,8 +72,13 @@ def compare_folders(folders: list[str], view: str = "injected", by_id: bool = Fa
     result["overlap"], result["runs"] = overlap, run_labels(folders)
     # probes each run scored (both views judged) and probes of its input it did not score (a reward
     # model is not scored on prompt-level biases; an interrupted run), counted apart
-    scored = [len({j.probe_id for j in run if j.view == "original"} & {j.probe_id for j in run if j.view == "injected"})
-              for run in runs]  # fmt: skip
+    scored = [
+        len(
+            {j.probe_id for j in run if j.view == "original"}
+            & {j.probe_id for j in run if j.view == "injected"}
+        )
+        for run in runs
+    ]
     result["probes"] = {
         label: {"scored": k, "not_scored": (n - k) if n is not None else None}
         for label, k, n in zip(result["runs"], scored, overlap["items"].values(), strict=True)

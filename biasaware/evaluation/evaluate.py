@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from biasaware.errors import BiasAwareError
+from biasaware.errors import BiasAwareError, check_seed
 from biasaware.evaluation.reports import markdown_report, plot_report
 from biasaware.evaluation.resume import input_records, judge_or_rescore, judge_policy
 from biasaware.evaluation.runner import (
@@ -70,6 +70,7 @@ def evaluate_bias(
     already loaded (the Python API), else it is loaded here."""
     from biasaware.devices import ranks
 
+    check_seed(seed, "seed")
     out = Path(out)
     if data and not rescore and out.resolve() == Path(data).resolve():
         raise BiasAwareError(
@@ -98,8 +99,13 @@ def evaluate_bias(
         # the cue-only heuristics on the probes the judge was scored on (no model)
         extra["cue_baselines"] = bias_baselines(applicable(loaded[0], spec.kind), applied, seed)
         if limit:  # what --limit kept, so the sample can be named and drawn again
-            extra["sample"] = {"limit": limit, "seed": seed, "of": "probes per bias and side",
-                               "rule": SAMPLE_RULE, "ids": [p.id for p in loaded[0]]}  # fmt: skip
+            extra["sample"] = {
+                "limit": limit,
+                "seed": seed,
+                "of": "probes per bias and side",
+                "rule": SAMPLE_RULE,
+                "ids": [p.id for p in loaded[0]],
+            }
     else:
         extra.update(input_records(out))
     return write_reports(out / "judgments.jsonl", out, applied, seed, extra)

@@ -20,6 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from biasaware.errors import check_seed
 from biasaware.evaluation.metrics import judge_check, wilson_interval
 from biasaware.evaluation.reports import check_lines
 from biasaware.evaluation.runner import judge_into
@@ -222,6 +223,7 @@ def evaluate_general(
     from biasaware.evaluation.benchmarks import load_benchmark
     from biasaware.evaluation.resume import input_records, judge_or_rescore
 
+    check_seed(seed, "seed")
     out = Path(out)
     if rescore and not benchmark and (out / "summary.json").exists():
         benchmark = json.loads((out / "summary.json").read_text()).get("benchmark")
@@ -241,8 +243,13 @@ def evaluate_general(
 
         extra["cue_baselines"] = general_baselines(seen[-1])  # the cue-only heuristics on the same pairs
         if limit:  # what --limit drew, so the sample can be named and drawn again
-            extra["sample"] = {"limit": limit, "seed": seed, "of": "pairs, stratified by subset",
-                               "rule": SAMPLE_RULE, "ids": [p.id for p in seen[-1]]}  # fmt: skip
+            extra["sample"] = {
+                "limit": limit,
+                "seed": seed,
+                "of": "pairs, stratified by subset",
+                "rule": SAMPLE_RULE,
+                "ids": [p.id for p in seen[-1]],
+            }
     else:
         extra.update(input_records(out))
     return write_general_reports(out / "judgments.jsonl", out, str(benchmark or "benchmark"), extra)

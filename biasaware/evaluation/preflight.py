@@ -62,7 +62,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from biasaware.errors import BiasAwareError
+from biasaware.errors import BiasAwareError, check_seed
 from biasaware.io import read_records, write_json, write_jsonl
 from biasaware.taxonomy import BIAS_NAMES, BIASES, SECURITY_PROBES
 
@@ -268,8 +268,18 @@ def build_battery(
 def _check(name: str, value, ci, k, n, band: Band, minimum: bool = False, **extra) -> dict[str, Any]:
     """One graded check: its point estimate, interval, counts, band and verdict (:func:`grade`)."""
     verdict = grade(value, band, minimum, ci)
-    return {"check": name, "value": value, "ci": ci, "k": k, "n": n, "verdict": verdict, "warn": band.warn,
-            "fail": band.fail, "minimum": minimum, **extra}  # fmt: skip
+    return {
+        "check": name,
+        "value": value,
+        "ci": ci,
+        "k": k,
+        "n": n,
+        "verdict": verdict,
+        "warn": band.warn,
+        "fail": band.fail,
+        "minimum": minimum,
+        **extra,
+    }
 
 
 def grade_runs(bias: dict[str, Any], scoring: dict[str, Any] | None, t: Thresholds) -> list[dict[str, Any]]:
@@ -281,21 +291,64 @@ def grade_runs(bias: dict[str, Any], scoring: dict[str, Any] | None, t: Threshol
         parts = []
         for key, label in (("bsr", "BSR"), ("overcorrection", "over-correction")):
             side = s if key == "bsr" else s.get("mirror") or {}
-            parts.append(_check(label, s.get(key), s.get(f"{key}_ci"), side.get("flips"), side.get("ori_correct"),
-                                t.band(key, name), bias=name))  # fmt: skip
-        checks.append({"check": name, "bias": name, "category": s.get("category"), "parts": parts,
-                       "verdict": _worst([p["verdict"] for p in parts]), "n": s.get("n")})  # fmt: skip
+            parts.append(
+                _check(
+                    label,
+                    s.get(key),
+                    s.get(f"{key}_ci"),
+                    side.get("flips"),
+                    side.get("ori_correct"),
+                    t.band(key, name),
+                    bias=name,
+                )
+            )
+        checks.append(
+            {
+                "check": name,
+                "bias": name,
+                "category": s.get("category"),
+                "parts": parts,
+                "verdict": _worst([p["verdict"] for p in parts]),
+                "n": s.get("n"),
+            }
+        )
     micro = bias["overall"]["micro"]
-    checks.append(_check("original accuracy", micro.get("acc_ori"), micro.get("acc_ori_ci"), None, micro.get("n"),
-                         t.acc_ori, minimum=True))  # fmt: skip
+    checks.append(
+        _check(
+            "original accuracy",
+            micro.get("acc_ori"),
+            micro.get("acc_ori_ci"),
+            None,
+            micro.get("n"),
+            t.acc_ori,
+            minimum=True,
+        )
+    )
     verdicts = bias["judge_check"]["verdicts"]
     bad, total = verdicts.get("invalid", 0), sum(verdicts.values())
-    checks.append(_check("invalid verdicts", bad / total if total else math.nan, wilson_interval(bad, total), bad,
-                         total, t.invalid_rate))  # fmt: skip
+    checks.append(
+        _check(
+            "invalid verdicts",
+            bad / total if total else math.nan,
+            wilson_interval(bad, total),
+            bad,
+            total,
+            t.invalid_rate,
+        )
+    )
     pos = (bias["per_bias"].get("position") or {}).get("position")
     if pos:
-        checks.append(_check("position flip rate", pos["flip_rate"], pos["flip_rate_ci"], pos["flips"], pos["n"],
-                             t.position_flip_rate, swap_aggregate=pos["swap_aggregate"]))  # fmt: skip
+        checks.append(
+            _check(
+                "position flip rate",
+                pos["flip_rate"],
+                pos["flip_rate_ci"],
+                pos["flips"],
+                pos["n"],
+                t.position_flip_rate,
+                swap_aggregate=pos["swap_aggregate"],
+            )
+        )
     degenerate = (
         [f"pairwise: {r}" for r in bias["judge_check"]["reasons"]]
         if bias["judge_check"]["degenerate"]
@@ -307,16 +360,42 @@ def grade_runs(bias: dict[str, Any], scoring: dict[str, Any] | None, t: Threshol
             1:
         ]:  # the baseline first: it is what the others are measured against
             e = per[name]
-            checks.append(_check(f"scoring flip rate: {name}", e.get("flip_rate"), e.get("flip_rate_ci"),
-                                 e.get("flips"), e.get("n"), t.scoring_flip_rate, mad=e.get("mad")))  # fmt: skip
+            checks.append(
+                _check(
+                    f"scoring flip rate: {name}",
+                    e.get("flip_rate"),
+                    e.get("flip_rate_ci"),
+                    e.get("flips"),
+                    e.get("n"),
+                    t.scoring_flip_rate,
+                    mad=e.get("mad"),
+                )
+            )
         # the worst template's: a template whose every reply is unreadable has no flip rate to grade
         worst = max(scoring["templates"], key=lambda n: per[n]["distribution"]["invalid_rate"] or 0)
         d = per[worst]["distribution"]
-        checks.append(_check(f"scoring invalid rate (worst template: {worst})", d["invalid_rate"],
-                             wilson_interval(d["invalid"], d["n"]), d["invalid"], d["n"], t.scoring_invalid_rate))  # fmt: skip
+        checks.append(
+            _check(
+                f"scoring invalid rate (worst template: {worst})",
+                d["invalid_rate"],
+                wilson_interval(d["invalid"], d["n"]),
+                d["invalid"],
+                d["n"],
+                t.scoring_invalid_rate,
+            )
+        )
         gold = per["baseline"].get("gold") or {}
-        checks.append(_check("scoring gold Spearman", gold.get("spearman"), None, None, gold.get("n"),
-                             t.scoring_gold_spearman, minimum=True))  # fmt: skip
+        checks.append(
+            _check(
+                "scoring gold Spearman",
+                gold.get("spearman"),
+                None,
+                None,
+                gold.get("n"),
+                t.scoring_gold_spearman,
+                minimum=True,
+            )
+        )
         if scoring["judge_check"].get("degenerate"):
             degenerate += [f"scoring: {r}" for r in scoring["judge_check"]["reasons"]]
     verdict = t.degenerate if degenerate else "pass"
@@ -355,9 +434,11 @@ def verdict_lines(result: dict[str, Any]) -> list[str]:
             lines.append(f"{c['verdict'].upper():11s} degenerate judge: {what}")
             continue
         spearman = c["check"] == "scoring gold Spearman"
-        value = "–" if c["value"] is None or c["value"] != c["value"] else (
-            f"{c['value']:.3f}" if spearman else f"{_pct(c['value'])}%"
-        )  # fmt: skip
+        value = (
+            "–"
+            if c["value"] is None or c["value"] != c["value"]
+            else (f"{c['value']:.3f}" if spearman else f"{_pct(c['value'])}%")
+        )
         counts = f" ({c['k']}/{c['n']})" if c.get("k") is not None else f" (n={c['n']})" if c.get("n") else ""
         sign = "<" if c["minimum"] else ">"
         w, f = (
@@ -423,6 +504,7 @@ def run_preflight(
     from biasaware.evaluation.evaluate import evaluate_bias
     from biasaware.evaluation.scoring import evaluate_scoring
 
+    check_seed(seed, "seed")
     out = Path(out)
     check_judge(spec)  # a typo in the judge fails before the battery is written
     families = families or default_families(spec.mode)

@@ -207,8 +207,11 @@ def baseline_console(summary: dict[str, Any]) -> list[str]:
             rates += (
                 [f"Acc_inj {pct(r.get('acc_inj'))}"] if r.get("bsr") is None else [f"BSR {pct(r.get('bsr'))}"]
             )
-            rates += [f"mirror {pct(r.get('acc_inj_mirror'))}"] if r.get("overcorrection") is None else [
-                f"over-correction {pct(r.get('overcorrection'))}"]  # fmt: skip
+            rates += (
+                [f"mirror {pct(r.get('acc_inj_mirror'))}"]
+                if r.get("overcorrection") is None
+                else [f"over-correction {pct(r.get('overcorrection'))}"]
+            )
         parts.append(f"{name} ({', '.join(rates)})")
     return [f"cue-only baselines, no model: {'; '.join(parts)}"] + [
         f"warning: {line}" for line in b["confounded"]
@@ -226,9 +229,20 @@ SECURITY_NOTE = (
     "{} (category security): a prompt-injection probe outside the 12-bias taxonomy, reported on its own row; "
     "it is not in the overall numbers."
 )
-TABLE4 = (("length", "Len."), ("authority", "Auth."), ("beauty", "Beaut."), ("assertiveness", "Assert."),
-          ("sycophancy", "Syc."), ("sentiment", "Sent."), ("concreteness", "Conc."), ("gender", "Gen."),
-          ("race", "Race."), ("bandwagon", "Band."), ("reflection", "Refl."), ("position", "Pos."))  # fmt: skip
+TABLE4 = (
+    ("length", "Len."),
+    ("authority", "Auth."),
+    ("beauty", "Beaut."),
+    ("assertiveness", "Assert."),
+    ("sycophancy", "Syc."),
+    ("sentiment", "Sent."),
+    ("concreteness", "Conc."),
+    ("gender", "Gen."),
+    ("race", "Race."),
+    ("bandwagon", "Band."),
+    ("reflection", "Refl."),
+    ("position", "Pos."),
+)
 
 
 def table4_row(summary: dict[str, Any]) -> list[str]:
@@ -280,13 +294,34 @@ def console_summary(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def compare_lines(result: dict[str, Any], folders: list[str]) -> list[str]:
+    """``eval compare``'s account of what was compared: the probes each run scored, the ids shared
+    with the same content, and each run's folder and judge."""
+    overlap = result["overlap"]
+    counts = "; ".join(
+        f"{label}: {c['scored']} scored" + (f", {c['not_scored']} not scored" if c["not_scored"] else "")
+        for label, c in result["probes"].items()
+    )
+    shared = overlap["shared"] if overlap["shared"] is not None else "unknown (--by-id)"
+    mirror = f", {result['mirror']['overall']['n']} mirror probes" if result.get("mirror") else ""
+    lines = [
+        f"[compare] probes {counts}; probe ids shared with the same content: {shared}; compared on both: "
+        f"{result['overall']['n']} standard probes{mirror}"
+    ]
+    for label, folder, judge in zip(result["runs"], folders, result["judges"], strict=True):
+        lines.append(f"[compare] {label}: {folder} (judge {judge})")
+    return lines
+
+
 def compare_table(result: dict[str, Any]) -> str:
     """``eval compare``: both judges' accuracy on the compared view and McNemar's p, per bias; the
     standard probes first, then the mirror probes (over-correction side) when there are any."""
     a, b = result.get("runs") or [short_name(j) for j in result["judges"]]  # columns named by run
     lines = []
-    for title, part in (("standard probes (cue on the worse answer)", result), ("mirror probes (cue on the "
-                        "better answer)", result.get("mirror"))):  # fmt: skip
+    for title, part in (
+        ("standard probes (cue on the worse answer)", result),
+        ("mirror probes (cue on the better answer)", result.get("mirror")),
+    ):
         if not part:
             continue
         lines += [
@@ -460,9 +495,17 @@ def rate_plot(
         x, y, (x0, x1), (y0, y1) = pt["x"], pt["y"], pt["x_range"], pt["y_range"]
         color = f"C{k % 10}"
         ax.errorbar(
-            x, y, xerr=[[x - x0], [x1 - x]], yerr=[[y - y0], [y1 - y]], fmt="o", color=color,
-            markerfacecolor="none" if pt["degenerate"] else color, markersize=8, capsize=3, label=pt["label"],
-        )  # fmt: skip
+            x,
+            y,
+            xerr=[[x - x0], [x1 - x]],
+            yerr=[[y - y0], [y1 - y]],
+            fmt="o",
+            color=color,
+            markerfacecolor="none" if pt["degenerate"] else color,
+            markersize=8,
+            capsize=3,
+            label=pt["label"],
+        )
     ax.set_xlim(-0.03, 1.03)
     ax.set_ylim(-0.03, 1.03)
     if diagonal:
@@ -514,20 +557,30 @@ def baselines_markdown(baselines: dict[str, Any]) -> list[str]:
     pairwise = any("bsr" in r for r in rows.values())
     lines = ["", "## Cue-only baselines (no model)", ""]
     if pairwise:
-        lines += ["| heuristic | Acc_ori | decided originals | Acc_ori on those | Acc_inj | BSR | Acc_inj (mirror) "
-                  "| over-correction |", "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+        lines += [
+            "| heuristic | Acc_ori | decided originals | Acc_ori on those | Acc_inj | BSR | Acc_inj (mirror) "
+            "| over-correction |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
         lines += [
             f"| {name} | {pct(r['acc_ori'])} | {r.get('decided_ori', '–')} | {pct(r.get('acc_decided'))} | "
             f"{pct(r['acc_inj'])} | {pct(r['bsr'])} | {pct(r.get('acc_inj_mirror'))} | {pct(r.get('overcorrection'))} |"
             for name, r in rows.items()
         ]
     else:
-        lines += ["| heuristic | n pairs | accuracy (chosen vs rejected) | decided pairs | accuracy on those |",
-                  "|---|---:|---:|---:|---:|"]  # fmt: skip
-        lines += [f"| {name} | {r['n']} | {pct(r['acc_ori'])} | {r['decided_ori']} | {pct(r['acc_decided'])} |"
-                  for name, r in rows.items()]  # fmt: skip
-    lines += ["", "Each heuristic is scored as a judge on the same items (ties are wrong; see "
-              "biasaware/evaluation/baselines.py)."]  # fmt: skip
+        lines += [
+            "| heuristic | n pairs | accuracy (chosen vs rejected) | decided pairs | accuracy on those |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {name} | {r['n']} | {pct(r['acc_ori'])} | {r['decided_ori']} | {pct(r['acc_decided'])} |"
+            for name, r in rows.items()
+        ]
+    lines += [
+        "",
+        "Each heuristic is scored as a judge on the same items (ties are wrong; see "
+        "biasaware/evaluation/baselines.py).",
+    ]
     lines += [f"Warning: {line}." for line in baselines["confounded"]] or [
         f"No heuristic is clearly away from 50% on the original views it decides (checked from {MIN_DECIDED} "
         "decided views on)."

@@ -119,8 +119,14 @@ def judge_into(
         desc = f"judge {Path(judge.name).name}" + (f" (rank 0 of {r.world})" if r.world > 1 else "")
         log.info(
             "%s: %d views to judge (%d already in %s), chunks of %d, process %d of %d",
-            judge.name, sum(map(len, todo)), len(done), path, size, r.rank, r.world,
-        )  # fmt: skip
+            judge.name,
+            sum(map(len, todo)),
+            len(done),
+            path,
+            size,
+            r.rank,
+            r.world,
+        )
         bar = ChunkProgress(sum(map(len, todo)), desc=desc, enabled=r.main, limit=limit)
         views = [[j[2] for j in c] for c in todo]
         for part, outputs in zip(todo, judge_chunks(judge, views, bar.chunk), strict=True):

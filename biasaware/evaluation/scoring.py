@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from biasaware.errors import BiasAwareError, RecordError
+from biasaware.errors import BiasAwareError, RecordError, check_seed
 from biasaware.evaluation.metrics import (
     mean_abs_deviation,
     score_check,
@@ -706,6 +706,7 @@ def evaluate_scoring(
     from biasaware.judging.judges import Scorer
     from biasaware.judging.models import model_identity
 
+    check_seed(seed, "seed")
     out = Path(out)
     if rescore:
         if not (out / "judgments.jsonl").exists():

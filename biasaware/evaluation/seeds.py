@@ -106,8 +106,12 @@ def _arrays(a: dict[str, str], b: dict[str, str], metric: str) -> tuple:
     side = "mirror" if metric == "overcorrection" else "standard"
     if metric == "acc_ori":
         return _digits(a["standard_ori"]), _digits(b["standard_ori"])
-    return (_digits(a[f"{side}_flip"]), _digits(a[f"{side}_ori"]), _digits(b[f"{side}_flip"]),
-            _digits(b[f"{side}_ori"]))  # fmt: skip
+    return (
+        _digits(a[f"{side}_flip"]),
+        _digits(a[f"{side}_ori"]),
+        _digits(b[f"{side}_flip"]),
+        _digits(b[f"{side}_ori"]),
+    )
 
 
 def seed_difference(a: dict[str, str], b: dict[str, str], metric: str, seed: int) -> dict[str, Any]:
@@ -123,9 +127,14 @@ def seed_difference(a: dict[str, str], b: dict[str, str], metric: str, seed: int
     with warnings.catch_warnings():  # a constant statistic (every resample alike) gives a point interval
         warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         res = stats.bootstrap(
-            [np.asarray(x) for x in arrays], fn, paired=True, vectorized=True, n_resamples=BOOTSTRAP_RESAMPLES,
-            method="percentile", rng=np.random.default_rng(seed),
-        )  # fmt: skip
+            [np.asarray(x) for x in arrays],
+            fn,
+            paired=True,
+            vectorized=True,
+            n_resamples=BOOTSTRAP_RESAMPLES,
+            method="percentile",
+            rng=np.random.default_rng(seed),
+        )
     lo, hi = (float(x) for x in res.confidence_interval)
     ind_a, ind_b = (arrays[0], arrays[1]) if metric == "acc_ori" else (arrays[0], arrays[2])
     disc_b = sum(x and not y for x, y in zip(ind_a, ind_b, strict=True))
@@ -170,9 +179,15 @@ def aggregate(
         raise BiasAwareError("the seeds were run with different budgets; aggregate seeds of one study")
     seeds = list(results)
     judges = [j for j in results[seeds[0]]["outcomes"] if all(j in r["outcomes"] for r in results.values())]
-    lengths = {(len(o["standard_ori"]), len(o["mirror_ori"])) for r in results.values() for o in r["outcomes"].values()}
+    lengths = {
+        (len(o["standard_ori"]), len(o["mirror_ori"]))
+        for r in results.values()
+        for o in r["outcomes"].values()
+    }
     if len(lengths) != 1:
-        raise BiasAwareError(f"the seeds were scored on different benchmarks (probes per side: {sorted(lengths)})")
+        raise BiasAwareError(
+            f"the seeds were scored on different benchmarks (probes per side: {sorted(lengths)})"
+        )
     values = {s: {j: metric_values(r["outcomes"][j]) for j in judges} for s, r in results.items()}
     per_judge = {
         j: {m: spread([values[s][j][m] for s in seeds if values[s][j][m] is not None]) for m in METRICS}
@@ -199,8 +214,10 @@ def aggregate(
         comparisons[name] = row
     degenerate = [
         {"seed": s, "judge": j, "reasons": r["table"]["runs"][j]["judge_check"]["reasons"]}
-        for s, r in results.items() for j in judges if r["table"]["runs"][j]["judge_check"]["degenerate"]
-    ]  # fmt: skip
+        for s, r in results.items()
+        for j in judges
+        if r["table"]["runs"][j]["judge_check"]["degenerate"]
+    ]
     first = results[seeds[0]]
     return {
         "experiment": "generative-seeds",
@@ -209,8 +226,10 @@ def aggregate(
         "budget": first["budget"],
         "arms": first["arms"],
         "machine": first["machine"],
-        "benchmark": {"standard": len(first["outcomes"][judges[0]]["standard_ori"]),
-                      "mirror": len(first["outcomes"][judges[0]]["mirror_ori"])},  # fmt: skip
+        "benchmark": {
+            "standard": len(first["outcomes"][judges[0]]["standard_ori"]),
+            "mirror": len(first["outcomes"][judges[0]]["mirror_ori"]),
+        },
         "values": {str(s): v for s, v in values.items()},
         "judges": per_judge,
         "comparisons": comparisons,
@@ -227,9 +246,14 @@ def seed_detail(result: dict[str, Any], benches: dict[str, dict[str, Any]] | Non
     capability = result["machine"].get("cpu_capability")
     bench = (benches or {}).get(capability) if capability else None
     rates = {}
-    bench_rate = {"SFT": (bench or {}).get("sft_step", {}).get("seconds"),
-                  "GRPO": (bench or {}).get("grpo_step", {}).get("seconds")}  # fmt: skip
-    all_rates = {**result.get("step_rates", {}), **{f"{k} GRPO": v["rate"] for k, v in result.get("grpo", {}).items()}}
+    bench_rate = {
+        "SFT": (bench or {}).get("sft_step", {}).get("seconds"),
+        "GRPO": (bench or {}).get("grpo_step", {}).get("seconds"),
+    }
+    all_rates = {
+        **result.get("step_rates", {}),
+        **{f"{k} GRPO": v["rate"] for k, v in result.get("grpo", {}).items()},
+    }
     for name, r in all_rates.items():
         ref = bench_rate["GRPO" if name.endswith("GRPO") else "SFT"]
         per = r.get("seconds_per_step")
@@ -242,10 +266,17 @@ def seed_detail(result: dict[str, Any], benches: dict[str, dict[str, Any]] | Non
         "max_load": max((v["max"] for v in loads.values()), default=None),
         "cores": cores,
         "step_rates": rates,
-        "grpo": {k: {"weights_changed": v["weights_changed"], "mean_zero_std_groups": v["mean_zero_std_groups"],
-                     "mean_reward_std": v["mean_reward_std"],
-                     "expected_uniform_groups": ((v.get("selection") or {}).get("kept") or {}).get("expected_uniform_groups")}
-                 for k, v in result.get("grpo", {}).items()},  # fmt: skip
+        "grpo": {
+            k: {
+                "weights_changed": v["weights_changed"],
+                "mean_zero_std_groups": v["mean_zero_std_groups"],
+                "mean_reward_std": v["mean_reward_std"],
+                "expected_uniform_groups": ((v.get("selection") or {}).get("kept") or {}).get(
+                    "expected_uniform_groups"
+                ),
+            }
+            for k, v in result.get("grpo", {}).items()
+        },
         "baseline_learned_cue": _learned(result),
     }
 
@@ -258,8 +289,15 @@ def _learned(result: dict[str, Any]) -> dict[str, Any] | None:
         return None
     base, start = runs["baseline"], runs["start"]
     p = base["p_vs"]["start"]["bsr"]
-    return {"start_bsr": start["bsr"], "baseline_bsr": base["bsr"], "p": p,
-            "learned": base["bsr"] is not None and start["bsr"] is not None and base["bsr"] > start["bsr"] and p < 0.05}  # fmt: skip
+    return {
+        "start_bsr": start["bsr"],
+        "baseline_bsr": base["bsr"],
+        "p": p,
+        "learned": base["bsr"] is not None
+        and start["bsr"] is not None
+        and base["bsr"] > start["bsr"]
+        and p < 0.05,
+    }
 
 
 def _fmt(x: float | None, digits: int = 1) -> str:
@@ -274,43 +312,72 @@ def markdown(agg: dict[str, Any]) -> str:
     """The aggregate's tables: per judge across seeds, then per comparison."""
     n = len(agg["seeds"])
     lines = [
-        f"**Per judge, across {n} seeds** (mean ± SD [95% interval of the mean]; percent)", "",
-        "| judge | " + " | ".join(METRIC_NAMES[m] for m in METRICS) + " |", "|---|" + "---:|" * len(METRICS),
-    ]  # fmt: skip
+        f"**Per judge, across {n} seeds** (mean ± SD [95% interval of the mean]; percent)",
+        "",
+        "| judge | " + " | ".join(METRIC_NAMES[m] for m in METRICS) + " |",
+        "|---|" + "---:|" * len(METRICS),
+    ]
     for j, row in agg["judges"].items():
-        cells = [f"{_fmt(row[m]['mean'])} ± {_fmt(row[m]['sd'])} [{_fmt((row[m]['ci'] or [None])[0])}, "
-                 f"{_fmt((row[m]['ci'] or [None, None])[1])}]" for m in METRICS]  # fmt: skip
+        cells = [
+            f"{_fmt(row[m]['mean'])} ± {_fmt(row[m]['sd'])} [{_fmt((row[m]['ci'] or [None])[0])}, "
+            f"{_fmt((row[m]['ci'] or [None, None])[1])}]"
+            for m in METRICS
+        ]
         lines.append(f"| {j} | " + " | ".join(cells) + " |")
     lines += [
-        "", f"**Differences, across {n} seeds** (percentage points: mean [95% interval]; seed-level paired t test p, "
-        "Wilcoxon p; pooled seed-stratified McNemar p)", "",
-        "| comparison | " + " | ".join(METRIC_NAMES[m] for m in METRICS) + " |", "|---|" + "---|" * len(METRICS),
-    ]  # fmt: skip
+        "",
+        f"**Differences, across {n} seeds** (percentage points: mean [95% interval]; seed-level paired t test p, "
+        "Wilcoxon p; pooled seed-stratified McNemar p)",
+        "",
+        "| comparison | " + " | ".join(METRIC_NAMES[m] for m in METRICS) + " |",
+        "|---|" + "---|" * len(METRICS),
+    ]
     for name, row in agg["comparisons"].items():
         cells = []
         for m in METRICS:
             s, pooled = row[m]["seed_level"], row[m]["pooled_probe_level"]
             ci = s["ci"] or [None, None]
             mark = " **shown**" if row[m]["shown"] else ""
-            cells.append(f"{_fmt(s['mean'], 1)} [{_fmt(ci[0])}, {_fmt(ci[1])}]; t p {_p(s['t_p'])}, "
-                         f"W p {_p(s['wilcoxon_p'])}; pooled p {_p(pooled['mcnemar_p'])}{mark}")  # fmt: skip
+            cells.append(
+                f"{_fmt(s['mean'], 1)} [{_fmt(ci[0])}, {_fmt(ci[1])}]; t p {_p(s['t_p'])}, "
+                f"W p {_p(s['wilcoxon_p'])}; pooled p {_p(pooled['mcnemar_p'])}{mark}"
+            )
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines += ["", "**Per seed**", "", "| seed | minutes | CPU | contended stages | slowest stage against the bench | "
-              "baseline learned the cue (BSR start → baseline, p) | GRPO changed weights | zero-variance groups "
-              "(mean share per step) |", "|---|---:|---|---|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        "**Per seed**",
+        "",
+        "| seed | minutes | CPU | contended stages | slowest stage against the bench | "
+        "baseline learned the cue (BSR start → baseline, p) | GRPO changed weights | zero-variance groups "
+        "(mean share per step) |",
+        "|---|---:|---|---|---|---|---|---|",
+    ]
     for s, d in agg["seeds_detail"].items():
         learned = d["baseline_learned_cue"] or {}
-        lc = (f"{'yes' if learned.get('learned') else 'no'} ({_fmt(100 * learned['start_bsr'])} → "
-              f"{_fmt(100 * learned['baseline_bsr'])}, p {_p(learned['p'])})") if learned.get("start_bsr") is not None else "–"  # fmt: skip
+        lc = (
+            (
+                f"{'yes' if learned.get('learned') else 'no'} ({_fmt(100 * learned['start_bsr'])} → "
+                f"{_fmt(100 * learned['baseline_bsr'])}, p {_p(learned['p'])})"
+            )
+            if learned.get("start_bsr") is not None
+            else "–"
+        )
         changed = ", ".join(f"{k} {'yes' if v['weights_changed'] else 'NO'}" for k, v in d["grpo"].items())
         zero = ", ".join(f"{k} {_fmt(v['mean_zero_std_groups'], 2)}" for k, v in d["grpo"].items())
         ratios = [(v["ratio"], k) for k, v in d["step_rates"].items() if v.get("ratio") is not None]
         slowest = f"{max(ratios)[1]} {max(ratios)[0]:.2f}x" if ratios else "no bench on this CPU"
-        lines.append(f"| {s} | {_fmt(d['wall_minutes'])} | {d.get('cpu_capability') or '–'} | "
-                     f"{', '.join(d['contended_stages']) or 'none'} | {slowest} | {lc} | {changed} | {zero} |")  # fmt: skip
+        lines.append(
+            f"| {s} | {_fmt(d['wall_minutes'])} | {d.get('cpu_capability') or '–'} | "
+            f"{', '.join(d['contended_stages']) or 'none'} | {slowest} | {lc} | {changed} | {zero} |"
+        )
     if agg["degenerate"]:
-        lines += ["", "Degenerate judges (rates not interpretable): " + "; ".join(
-            f"seed {d['seed']} {d['judge']} ({'; '.join(d['reasons'])})" for d in agg["degenerate"])]  # fmt: skip
+        lines += [
+            "",
+            "Degenerate judges (rates not interpretable): "
+            + "; ".join(
+                f"seed {d['seed']} {d['judge']} ({'; '.join(d['reasons'])})" for d in agg["degenerate"]
+            ),
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -324,8 +391,9 @@ def forest_plot(agg: dict[str, Any], path: Path, comparisons: list[str] | None =
 
     names = comparisons or [c for c in agg["comparisons"] if not c.endswith("- start")]
     seeds = [str(s) for s in agg["seeds"]]
-    fig, axes = plt.subplots(1, len(METRICS), figsize=(4.2 * len(METRICS), 0.32 * len(names) * (len(seeds) + 2) + 1.2),
-                             sharey=True)  # fmt: skip
+    fig, axes = plt.subplots(
+        1, len(METRICS), figsize=(4.2 * len(METRICS), 0.32 * len(names) * (len(seeds) + 2) + 1.2), sharey=True
+    )
     labels, ys = [], []
     y = 0.0
     for name in names:
@@ -345,21 +413,39 @@ def forest_plot(agg: dict[str, Any], path: Path, comparisons: list[str] | None =
                 d = row["per_seed"][s]
                 if d["diff"] is not None:
                     lo, hi = d["ci"] or (d["diff"], d["diff"])
-                    ax.errorbar(d["diff"], ys[i], xerr=[[d["diff"] - lo], [hi - d["diff"]]], fmt="o", color=color,
-                                markersize=4, capsize=2, linewidth=1)  # fmt: skip
+                    ax.errorbar(
+                        d["diff"],
+                        ys[i],
+                        xerr=[[d["diff"] - lo], [hi - d["diff"]]],
+                        fmt="o",
+                        color=color,
+                        markersize=4,
+                        capsize=2,
+                        linewidth=1,
+                    )
                 i += 1
             s_ = row["seed_level"]
             if s_["ci"]:
-                ax.errorbar(s_["mean"], ys[i], xerr=[[s_["mean"] - s_["ci"][0]], [s_["ci"][1] - s_["mean"]]], fmt="D",
-                            color=color, markersize=7, capsize=3, linewidth=2)  # fmt: skip
+                ax.errorbar(
+                    s_["mean"],
+                    ys[i],
+                    xerr=[[s_["mean"] - s_["ci"][0]], [s_["ci"][1] - s_["mean"]]],
+                    fmt="D",
+                    color=color,
+                    markersize=7,
+                    capsize=3,
+                    linewidth=2,
+                )
             i += 1
         ax.axvline(0, color="grey", linewidth=0.8, linestyle=":")
         ax.set_title(f"{METRIC_NAMES[m]} difference (points)", fontsize=9)
         ax.tick_params(axis="x", labelsize=8)
     axes[0].set_yticks(ys)
     axes[0].set_yticklabels(labels, fontsize=7)
-    fig.suptitle(f"Per-seed differences (95% bootstrap intervals) and their mean (95% t interval), "
-                 f"{len(seeds)} seeds", fontsize=10)  # fmt: skip
+    fig.suptitle(
+        f"Per-seed differences (95% bootstrap intervals) and their mean (95% t interval), {len(seeds)} seeds",
+        fontsize=10,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -393,6 +479,8 @@ def aggregate_study(out: Path, bench: Path | None = None) -> dict[str, Any]:
     (out / "aggregate.md").write_text("# The generative study: seed-level results\n\n" + text)
     forest_plot(agg, out / "forest.png")
     print("\n" + text)
-    print(f"[done] aggregate of seeds {', '.join(map(str, agg['seeds']))}: {out / 'aggregate.json'}, "
-          f"{out / 'forest.png'}")  # fmt: skip
+    print(
+        f"[done] aggregate of seeds {', '.join(map(str, agg['seeds']))}: {out / 'aggregate.json'}, "
+        f"{out / 'forest.png'}"
+    )
     return agg

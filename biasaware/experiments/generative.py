@@ -52,7 +52,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from biasaware.data.builders import NATURAL_CUES as TRAINED_CUES
-from biasaware.errors import BiasAwareError
+from biasaware.errors import BiasAwareError, check_seed
 from biasaware.experiments import parts
 from biasaware.io import read_records, write_json, write_jsonl
 from biasaware.training.recipe import RECIPES
@@ -72,24 +72,33 @@ class Arm(BaseModel):
 
 ARMS: dict[str, Arm] = {
     "baseline": Arm(
-        rows="train-arms", bias_ratio="0:4", rewards=["accuracy", "format"],
+        rows="train-arms",
+        bias_ratio="0:4",
+        rewards=["accuracy", "format"],
         what="natural pairs (the cue on the chosen answer at the cue rate); GRPO: accuracy + format",
     ),
     "paper": Arm(
-        rows="train-arms", bias_ratio="4:4", rewards=["accuracy", "format"],
+        rows="train-arms",
+        bias_ratio="4:4",
+        rewards=["accuracy", "format"],
         what="natural pairs + as many bias-aware pairs (JudgeBiasBench); GRPO: accuracy + format",
     ),
     "balanced": Arm(
-        rows="train-balanced", bias_ratio="0:4", rewards=["accuracy", "cue_consistency", "format"],
+        rows="train-balanced",
+        bias_ratio="0:4",
+        rewards=["accuracy", "cue_consistency", "format"],
         scale_rewards="none",
         what="balanced rows (cue on neither, either, both); GRPO: accuracy + cue-consistency + format",
     ),
     "balanced-acc": Arm(
-        rows="train-balanced", bias_ratio="0:4", rewards=["accuracy", "format"], scale_rewards="none",
+        rows="train-balanced",
+        bias_ratio="0:4",
+        rewards=["accuracy", "format"],
+        scale_rewards="none",
         sft_of="balanced",
         what="the ablation: the balanced arm's SFT; GRPO on balanced rows with accuracy + format only",
     ),
-}  # fmt: skip
+}
 BASELINE = "baseline"
 
 
@@ -102,11 +111,17 @@ class Budget(BaseModel):
     template: str = "verdict"
     trainable_layers: int | None = Field(12, ge=1)
     max_length: int = Field(512, ge=16)
-    bench_probes: int = Field(55, ge=1, description="benchmark probes asked per trained cue and side (the verifier may keep fewer)")
+    bench_probes: int = Field(
+        55, ge=1, description="benchmark probes asked per trained cue and side (the verifier may keep fewer)"
+    )
     bench_seed: int = Field(0, description="the fixed benchmark's seed (the same for every training seed)")
     train_pairs: int = Field(1200, ge=2, description="distinct natural training pairs per seed")
-    start_pairs: int = Field(800, ge=1, description="of which the starting judge trains on (the arms: the rest)")
-    cue_rate: float = Field(0.7, ge=0, le=1, description="share of natural pairs with the cue on the chosen answer")
+    start_pairs: int = Field(
+        800, ge=1, description="of which the starting judge trains on (the arms: the rest)"
+    )
+    cue_rate: float = Field(
+        0.7, ge=0, le=1, description="share of natural pairs with the cue on the chosen answer"
+    )
     start_steps: int = Field(200, ge=1, description="SFT steps of the shared starting judge")
     sft_steps: int = Field(80, ge=1, description="each arm's own SFT steps, from the starting judge")
     sft_batch: int = Field(4, ge=1)
@@ -216,8 +231,13 @@ def contended(load: dict[str, Any], cores: int) -> bool:
 def claim(out: Path, budget: Budget, device: str, model: str, arms: list[str]) -> None:
     """Refuse a folder holding another study's settings (data, checkpoints and judgments would mix);
     record them in a new one. The seeds are not part of the claim: a study grows by seeds."""
-    mine = {"experiment": "generative-seeds", "budget": budget.model_dump(), "device": device, "model": model,
-            "arms": arms}  # fmt: skip
+    mine = {
+        "experiment": "generative-seeds",
+        "budget": budget.model_dump(),
+        "device": device,
+        "model": model,
+        "arms": arms,
+    }
     parts.claim_folder(out, "experiment.json", mine, "a generative study")
 
 
@@ -226,17 +246,27 @@ def build_bench_once(out: Path, budget: Budget) -> dict[str, Any]:
     from biasaware.data.builders import BuildConfig, build_bench
     from biasaware.data.facts import FACT_TEST_FAMILIES
 
-    cfg = BuildConfig(seed=budget.bench_seed, families="facts", biases=",".join(TRAINED_CUES),
-                      n_per_bias=budget.bench_probes)  # fmt: skip
+    cfg = BuildConfig(
+        seed=budget.bench_seed,
+        families="facts",
+        biases=",".join(TRAINED_CUES),
+        n_per_bias=budget.bench_probes,
+    )
     manifest = build_bench(cfg, out / "bench")
     kept = {b: m["kept"] for b, m in manifest["biases"].items()}
     mirror = {b: m["kept"] for b, m in manifest["mirror"].items()}
     short = [b for b in TRAINED_CUES if min(kept.get(b, 0), mirror.get(b, 0)) < budget.bench_probes]
-    print(f"[build] bench: {sum(kept.values())} standard + {sum(mirror.values())} mirror probes of "
-          f"{', '.join(TRAINED_CUES)} (held-out fact families: {', '.join(FACT_TEST_FAMILIES)}; seed "
-          f"{budget.bench_seed}, the same for every training seed)", flush=True)  # fmt: skip
+    print(
+        f"[build] bench: {sum(kept.values())} standard + {sum(mirror.values())} mirror probes of "
+        f"{', '.join(TRAINED_CUES)} (held-out fact families: {', '.join(FACT_TEST_FAMILIES)}; seed "
+        f"{budget.bench_seed}, the same for every training seed)",
+        flush=True,
+    )
     if short:
-        print(f"[build] bench: fewer than {budget.bench_probes} probes a side for {', '.join(short)}", flush=True)
+        print(
+            f"[build] bench: fewer than {budget.bench_probes} probes a side for {', '.join(short)}",
+            flush=True,
+        )
     return manifest
 
 
@@ -257,8 +287,14 @@ def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
     from biasaware.data.builders import BuildConfig, build_train
 
     cues = ",".join(TRAINED_CUES)
-    natural = BuildConfig(seed=seed, families="facts", cues="natural", biases=cues, max_rows=budget.train_pairs,
-                          cue_rates={c: budget.cue_rate for c in TRAINED_CUES})  # fmt: skip
+    natural = BuildConfig(
+        seed=seed,
+        families="facts",
+        cues="natural",
+        biases=cues,
+        max_rows=budget.train_pairs,
+        cue_rates={c: budget.cue_rate for c in TRAINED_CUES},
+    )
     made = {
         "natural": build_train(natural, folder / "build-natural"),
         "balanced": build_train(replace(natural, augment="balanced"), folder / "build-balanced"),
@@ -280,25 +316,43 @@ def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
         record[name] = {"rows": len(part), "cue_on_chosen": round(on_chosen / max(len(part), 1), 3)}
     record["cue_rate"] = budget.cue_rate
     write_json(folder / "data.json", record)
-    print(f"[build] seed {seed}: {len(rows)} natural pairs (cue on the chosen answer at rate {budget.cue_rate}): "
-          f"{record['train-start']['rows']} for the starting judge, {record['train-arms']['rows']} for the arms "
-          f"({record['train-balanced']['rows']} balanced rows)", flush=True)  # fmt: skip
+    print(
+        f"[build] seed {seed}: {len(rows)} natural pairs (cue on the chosen answer at rate {budget.cue_rate}): "
+        f"{record['train-start']['rows']} for the starting judge, {record['train-arms']['rows']} for the arms "
+        f"({record['train-balanced']['rows']} balanced rows)",
+        flush=True,
+    )
     return record
 
 
 def train_flags(arm: Arm, budget: Budget, seed: int, cpu: bool) -> dict[str, Any]:
     """The recipe settings every SFT and GRPO stage of a seed shares."""
-    return {"seed": seed, "template": budget.template, "bias_ratio": arm.bias_ratio, "save_strategy": "no",
-            "use_cpu": cpu, "logging_steps": 1, "trainable_layers": budget.trainable_layers}  # fmt: skip
+    return {
+        "seed": seed,
+        "template": budget.template,
+        "bias_ratio": arm.bias_ratio,
+        "save_strategy": "no",
+        "use_cpu": cpu,
+        "logging_steps": 1,
+        "trainable_layers": budget.trainable_layers,
+    }
 
 
 def sft(run: SeedRun, rows: str, arm: Arm, model: str | Path, target: Path, steps: int, what: str) -> None:
     """``steps`` of SFT on verdicts of ``rows`` from ``model`` into ``target``."""
     b = run.budget
-    flags = {"config": run.configs / "sft_verdict.yaml", "model_name_or_path": model, "output_dir": target,
-             "train_file": run.folder / rows / "train.jsonl", "max_steps": steps, "per_device_train_batch_size":
-             b.sft_batch, "learning_rate": b.sft_lr, "lr_scheduler_type": b.sft_schedule, "max_length": b.max_length,
-             **train_flags(arm, b, run.seed, run.cpu)}  # fmt: skip
+    flags = {
+        "config": run.configs / "sft_verdict.yaml",
+        "model_name_or_path": model,
+        "output_dir": target,
+        "train_file": run.folder / rows / "train.jsonl",
+        "max_steps": steps,
+        "per_device_train_batch_size": b.sft_batch,
+        "learning_rate": b.sft_lr,
+        "lr_scheduler_type": b.sft_schedule,
+        "max_length": b.max_length,
+        **train_flags(arm, b, run.seed, run.cpu),
+    }
     cmd = [*parts.launcher(cpu=run.cpu), str(parts.recipe_script("sft")), *parts.recipe_flags(flags)]
     parts.launch_recipe(cmd, f"SFT of {what}", run.folder / "run.log")
 
@@ -306,13 +360,23 @@ def sft(run: SeedRun, rows: str, arm: Arm, model: str | Path, target: Path, step
 def grpo(run: SeedRun, arm: Arm, model: Path, target: Path, what: str) -> None:
     """GRPO of ``arm`` from ``model`` into ``target``, on the prompts of most signal (module docstring)."""
     b = run.budget
-    flags = {"config": run.configs / "grpo_verdict.yaml", "model_name_or_path": model, "output_dir": target,
-             "train_file": run.folder / arm.rows / "train.jsonl", "max_steps": b.grpo_steps,
-             "per_device_train_batch_size": b.grpo_batch, "num_generations": b.num_generations,
-             "max_completion_length": b.max_completion_length, "learning_rate": b.grpo_lr, "rewards": arm.rewards,
-             "reward_weights": ["1.0"] * len(arm.rewards), "scale_rewards": arm.scale_rewards,
-             "select_prompts": b.grpo_prompts, "select_pool": b.grpo_pool,
-             **train_flags(arm, b, run.seed, run.cpu)}  # fmt: skip
+    flags = {
+        "config": run.configs / "grpo_verdict.yaml",
+        "model_name_or_path": model,
+        "output_dir": target,
+        "train_file": run.folder / arm.rows / "train.jsonl",
+        "max_steps": b.grpo_steps,
+        "per_device_train_batch_size": b.grpo_batch,
+        "num_generations": b.num_generations,
+        "max_completion_length": b.max_completion_length,
+        "learning_rate": b.grpo_lr,
+        "rewards": arm.rewards,
+        "reward_weights": ["1.0"] * len(arm.rewards),
+        "scale_rewards": arm.scale_rewards,
+        "select_prompts": b.grpo_prompts,
+        "select_pool": b.grpo_pool,
+        **train_flags(arm, b, run.seed, run.cpu),
+    }
     cmd = [*parts.launcher(cpu=run.cpu), str(parts.recipe_script("grpo")), *parts.recipe_flags(flags)]
     parts.launch_recipe(cmd, f"GRPO of {what}", run.folder / "run.log")
 
@@ -337,10 +401,15 @@ def grpo_signal(ckpt: Path) -> dict[str, Any]:
     ``reward_std`` and ``frac_reward_zero_std``)."""
     card = card_of(ckpt)
     steps = [
-        {"step": e.get("step"), "reward": e.get("reward"), "reward_std": e.get("reward_std"),
-         "zero_std_groups": e.get("frac_reward_zero_std")}
-        for e in card.get("log_history") or [] if "reward_std" in e
-    ]  # fmt: skip
+        {
+            "step": e.get("step"),
+            "reward": e.get("reward"),
+            "reward_std": e.get("reward_std"),
+            "zero_std_groups": e.get("frac_reward_zero_std"),
+        }
+        for e in card.get("log_history") or []
+        if "reward_std" in e
+    ]
     zero = [s["zero_std_groups"] for s in steps if s["zero_std_groups"] is not None]
     std = [s["reward_std"] for s in steps if s["reward_std"] is not None]
     return {
@@ -361,7 +430,9 @@ class SeedRun:
     """One seed's folder: its stages, each timed with the load it ran under (``stages.json``).
     ``configs``: the recipe configs the stages train with (``recipes/configs/<name>``)."""
 
-    def __init__(self, folder: Path, seed: int, budget: Budget, cpu: bool, model: str, configs: str = BASE_MODEL):
+    def __init__(
+        self, folder: Path, seed: int, budget: Budget, cpu: bool, model: str, configs: str = BASE_MODEL
+    ):
         self.folder, self.seed, self.budget, self.cpu, self.model = folder, seed, budget, cpu, model
         self.configs = RECIPES / "configs" / configs
         folder.mkdir(parents=True, exist_ok=True)
@@ -393,24 +464,39 @@ class SeedRun:
         from biasaware.training.recipe import trained
 
         b, start = self.budget, self.ckpt("start-sft")
-        self.stage("train start SFT", lambda: sft(self, "train-start", ARMS[BASELINE], self.model, start,
-                                                  b.start_steps, "the starting judge"),
-                   trained(start), f"SFT of {self.model}, {b.start_steps} steps of {b.sft_batch} rows (natural pairs)")  # fmt: skip
+        self.stage(
+            "train start SFT",
+            lambda: sft(
+                self, "train-start", ARMS[BASELINE], self.model, start, b.start_steps, "the starting judge"
+            ),
+            trained(start),
+            f"SFT of {self.model}, {b.start_steps} steps of {b.sft_batch} rows (natural pairs)",
+        )
         out: dict[str, tuple[Path, Path]] = {}
         for name in arms:
             arm = ARMS[name]
             tuned = self.ckpt(f"{arm.sft_of or name}-sft")
             if arm.sft_of is None:
-                self.stage(f"train {name} SFT", lambda arm=arm, tuned=tuned, name=name: sft(
-                    self, arm.rows, arm, start, tuned, b.sft_steps, name), trained(tuned),
-                    f"{b.sft_steps} steps of {b.sft_batch} rows ({arm.what})")  # fmt: skip
+                self.stage(
+                    f"train {name} SFT",
+                    lambda arm=arm, tuned=tuned, name=name: sft(
+                        self, arm.rows, arm, start, tuned, b.sft_steps, name
+                    ),
+                    trained(tuned),
+                    f"{b.sft_steps} steps of {b.sft_batch} rows ({arm.what})",
+                )
             elif not trained(tuned):
-                raise BiasAwareError(f"arm {name} starts from {arm.sft_of}'s SFT checkpoint: train {arm.sft_of} first")
+                raise BiasAwareError(
+                    f"arm {name} starts from {arm.sft_of}'s SFT checkpoint: train {arm.sft_of} first"
+                )
             final = self.ckpt(f"{name}-grpo")
-            self.stage(f"train {name} GRPO", lambda arm=arm, tuned=tuned, final=final, name=name: grpo(
-                self, arm, tuned, final, name), trained(final),
+            self.stage(
+                f"train {name} GRPO",
+                lambda arm=arm, tuned=tuned, final=final, name=name: grpo(self, arm, tuned, final, name),
+                trained(final),
                 f"{b.grpo_steps} steps of {b.grpo_batch} completions on the {b.grpo_prompts} prompts of most signal "
-                f"of {b.grpo_pool} (rewards {', '.join(arm.rewards)})")  # fmt: skip
+                f"of {b.grpo_pool} (rewards {', '.join(arm.rewards)})",
+            )
             out[name] = (tuned, final)
         return out
 
@@ -423,10 +509,17 @@ class SeedRun:
             folder = folders[name] = self.folder / "eval" / name
 
             def work(model=model, folder=folder, name=name):
-                spec = JudgeSpec.create(name=str(model), mode="direct", template=self.budget.template, device=device,
-                                        dtype=dtype)  # fmt: skip
-                parts.evaluate_judge(f"seed {self.seed} {name}", spec, bench, folder, biases=list(TRAINED_CUES),
-                               seed=self.budget.bench_seed)  # fmt: skip
+                spec = JudgeSpec.create(
+                    name=str(model), mode="direct", template=self.budget.template, device=device, dtype=dtype
+                )
+                parts.evaluate_judge(
+                    f"seed {self.seed} {name}",
+                    spec,
+                    bench,
+                    folder,
+                    biases=list(TRAINED_CUES),
+                    seed=self.budget.bench_seed,
+                )
 
             self.stage(f"evaluate {name}", work, (folder / "summary.json").exists())
         return folders
@@ -459,7 +552,14 @@ def probe_ids(folder: Path) -> dict[str, list[str]]:
 
 
 def run_seed(
-    out: Path, seed: int, budget: Budget, arms: list[str], device: str, dtype: str, model: str, configs: str = BASE_MODEL
+    out: Path,
+    seed: int,
+    budget: Budget,
+    arms: list[str],
+    device: str,
+    dtype: str,
+    model: str,
+    configs: str = BASE_MODEL,
 ) -> dict[str, Any]:
     """One seed of the study into ``out/seed-N``; returns what its ``generative.json`` holds."""
     from biasaware.devices import where
@@ -480,8 +580,9 @@ def run_seed(
     ckpts = run.train(arms)
     judges = {START: run.ckpt("start-sft"), **{name: grpo for name, (_, grpo) in ckpts.items()}}
     folders = run.evaluate(out / "bench", judges, device, dtype)
-    table = compare_runs(folders, BASELINE if BASELINE in folders else START, biases=list(TRAINED_CUES),
-                         seed=budget.bench_seed)  # fmt: skip
+    table = compare_runs(
+        folders, BASELINE if BASELINE in folders else START, biases=list(TRAINED_CUES), seed=budget.bench_seed
+    )
     for row in table["runs"].values():  # named within the study's folder: results files are published
         row["run"], row["judge"] = (within(row[k], out) for k in ("run", "judge"))
     grpo = {}
@@ -532,17 +633,26 @@ def seed_markdown(result: dict[str, Any]) -> str:
     (that is the aggregate's, across seeds)."""
     from biasaware.evaluation.reports import experiment_markdown
 
-    lines = [experiment_markdown(result["table"]), "GRPO, per arm: the prompts chosen, the share of groups whose "
-             "rewards were all alike (mean over steps), whether the weights changed:", ""]  # fmt: skip
+    lines = [
+        experiment_markdown(result["table"]),
+        "GRPO, per arm: the prompts chosen, the share of groups whose "
+        "rewards were all alike (mean over steps), whether the weights changed:",
+        "",
+    ]
     for name, g in result["grpo"].items():
         kept = (g.get("selection") or {}).get("kept") or {}
-        lines.append(f"- {name}: {kept.get('prompts')} prompts (expected uniform groups {kept.get('expected_uniform_groups')}); "
-                     f"uniform groups {g['mean_zero_std_groups']}; weights changed: {'yes' if g['weights_changed'] else 'NO'}")  # fmt: skip
+        lines.append(
+            f"- {name}: {kept.get('prompts')} prompts (expected uniform groups {kept.get('expected_uniform_groups')}); "
+            f"uniform groups {g['mean_zero_std_groups']}; weights changed: {'yes' if g['weights_changed'] else 'NO'}"
+        )
     contended = sorted(k for k, v in result.get("stage_load", {}).items() if v.get("contended"))
-    lines += ["", f"Seed {result['seed']}: {result['wall_minutes']} min on {result['machine']['cores']} cores "
-              f"({result['machine'].get('cpu_capability') or result['machine'].get('gpu') or 'CPU'}); stages that shared "
-              f"the cores: {', '.join(contended) or 'none'}. One seed is one draw; the study's claims are in its "
-              "aggregate across seeds."]  # fmt: skip
+    lines += [
+        "",
+        f"Seed {result['seed']}: {result['wall_minutes']} min on {result['machine']['cores']} cores "
+        f"({result['machine'].get('cpu_capability') or result['machine'].get('gpu') or 'CPU'}); stages that shared "
+        f"the cores: {', '.join(contended) or 'none'}. One seed is one draw; the study's claims are in its "
+        "aggregate across seeds.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -566,7 +676,25 @@ def parse_seeds(text: str) -> list[int]:
                 seeds.add(int(part))
         except ValueError:
             raise BiasAwareError(f"--seeds {text!r}: expected seeds like 0-9 or 0,1,2") from None
-    return sorted(seeds)
+    return sorted(check_seed(seed, "--seeds: seed") for seed in seeds)
+
+
+def choose_arms(arms: list[str] | None) -> list[str]:
+    """The arms to train (all when left out), each once, checked before any work: known names, and
+    what each is compared with or starts from among them."""
+    if arms is not None and not arms:
+        raise BiasAwareError(f"--arms names no arm; valid: {', '.join(ARMS)} (left out: all of them)")
+    chosen = list(dict.fromkeys(arms or ARMS))  # an arm named twice is trained once
+    unknown = [a for a in chosen if a not in ARMS]
+    if unknown:
+        raise BiasAwareError(f"unknown arm(s) {', '.join(unknown)}; valid: {', '.join(ARMS)}")
+    for name in chosen:
+        needs = ARMS[name].sft_of
+        if needs and needs not in chosen:
+            raise BiasAwareError(f"arm {name} starts from {needs}'s SFT checkpoint: add {needs} to --arms")
+    if BASELINE not in chosen:
+        raise BiasAwareError(f"every arm is compared with the {BASELINE} arm: add {BASELINE} to --arms")
+    return chosen
 
 
 def run_generative(
@@ -587,28 +715,26 @@ def run_generative(
     from biasaware.devices import where
     from biasaware.evaluation.seeds import aggregate_study
 
+    for seed in seeds or []:
+        check_seed(seed, "seed")
     place = where(device, dtype)
     preset = preset or ("gpu" if place["device"].startswith("cuda") else "cpu")
     budget = make_budget(preset, overrides)
-    chosen = arms or list(ARMS)
-    unknown = [a for a in chosen if a not in ARMS]
-    if unknown:
-        raise BiasAwareError(f"unknown arm(s) {', '.join(unknown)}; valid: {', '.join(ARMS)}")
-    for name in chosen:
-        needs = ARMS[name].sft_of
-        if needs and needs not in chosen:
-            raise BiasAwareError(f"arm {name} starts from {needs}'s SFT checkpoint: add {needs} to --arms")
-    if BASELINE not in chosen:
-        raise BiasAwareError(f"every arm is compared with the {BASELINE} arm: add {BASELINE} to --arms")
+    chosen = choose_arms(arms)
     seeds = seeds if seeds is not None else [0]
     claim(out, budget, device, model, chosen)
-    print(f"[generative] {model} on {place['device']} ({place['dtype']}); seeds {', '.join(map(str, seeds))}; "
-          f"budget preset {preset}: {budget.model_dump()}", flush=True)  # fmt: skip
+    print(
+        f"[generative] {model} on {place['device']} ({place['dtype']}); seeds {', '.join(map(str, seeds))}; "
+        f"budget preset {preset}: {budget.model_dump()}",
+        flush=True,
+    )
     build_bench_once(out, budget)
     results = {}
     for seed in seeds:  # one after another: two seeds at once would share the cores
         results[seed] = run_seed(out, seed, budget, chosen, device, dtype, model, configs)
-    done = sorted(int(p.name.split("-", 1)[1]) for p in out.glob("seed-*") if (p / "generative.json").exists())
+    done = sorted(
+        int(p.name.split("-", 1)[1]) for p in out.glob("seed-*") if (p / "generative.json").exists()
+    )
     if len(done) >= 2:
         return aggregate_study(out)
     return results[seeds[-1]] if seeds else {}

@@ -39,7 +39,9 @@ def claim_folder(out: Path, stamp: str, mine: dict[str, Any], what: str) -> None
             earlier = None
         if not isinstance(earlier, dict):
             raise BiasAwareError(f"{path} is not {what} record; use a new --out")
-        diff = [f"{key}: {at(earlier, key)!r} there, {at(mine, key)!r} now" for key in differing(earlier, mine)]
+        diff = [
+            f"{key}: {at(earlier, key)!r} there, {at(mine, key)!r} now" for key in differing(earlier, mine)
+        ]
         if diff:
             raise BiasAwareError(
                 f"{out} holds {what} with other settings ({'; '.join(diff)}); use a new --out, or the same "
@@ -110,7 +112,16 @@ def launcher(how: str = "accelerate", *, cpu: bool = False, config: Path | None 
     cmd = [sys.executable, "-m", "accelerate.commands.launch"]
     if config is not None:
         return [*cmd, "--config_file", str(config)]
-    cmd += ["--num_processes", "1", "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
+    cmd += [
+        "--num_processes",
+        "1",
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+    ]
     return [*cmd, *(["--cpu"] if cpu else [])]
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from biasaware.data.builders import NATURAL_CUES, BuildConfig, build_bench, build_traces, build_train
 from biasaware.data.facts import FACT_TEST_FAMILIES
 from biasaware.devices import where
-from biasaware.errors import BiasAwareError
+from biasaware.errors import BiasAwareError, check_seed
 from biasaware.evaluation.compare import compare_runs
 from biasaware.evaluation.reports import experiment_markdown, experiment_plot, pct
 from biasaware.experiments.parts import (
@@ -130,9 +130,18 @@ def train_reward_models(out: Path, seed: int) -> dict[str, Path]:
         if trained(target):  # a rerun of the quickstart: this model is finished (its card says so)
             print(f"[train] {name}: {target} is already trained", flush=True)
             continue
-        cmd = [*launcher("python"), str(scripts[0]), *recipe_flags({
-            "config": RECIPES / "configs" / "minilm-l6" / config, "train_file": out / rows / "train.jsonl",
-            "output_dir": target, "seed": seed})]  # fmt: skip
+        cmd = [
+            *launcher("python"),
+            str(scripts[0]),
+            *recipe_flags(
+                {
+                    "config": RECIPES / "configs" / "minilm-l6" / config,
+                    "train_file": out / rows / "train.jsonl",
+                    "output_dir": target,
+                    "seed": seed,
+                }
+            ),
+        ]
         print(f"[train] {name}: minilm-l6, {what} (recipes/configs/minilm-l6/{config}) ...", flush=True)
         seconds = launch_recipe(cmd, f"the reward recipe ({name})", out / "run.log")
         print(f"[train] {name} done in {seconds:.0f}s: {target}", flush=True)
@@ -165,11 +174,24 @@ def train_generative(out: Path, seed: int, model: str = SMOKE_MODEL) -> Path | N
     t0 = time.time()
     print(f"[train] {model}: SFT (2 steps) then GRPO (2 steps) via accelerate launch ...", flush=True)
     if not trained(sft):  # an interrupted GRPO step starts from the SFT one
-        flags = {"config": configs / "sft.yaml", "train_file": out / "traces" / "traces.jsonl", "output_dir": sft,
-                 "max_steps": 2, "per_device_train_batch_size": 2, **common}  # fmt: skip
+        flags = {
+            "config": configs / "sft.yaml",
+            "train_file": out / "traces" / "traces.jsonl",
+            "output_dir": sft,
+            "max_steps": 2,
+            "per_device_train_batch_size": 2,
+            **common,
+        }
         launch_recipe([*launch, str(scripts[0]), *recipe_flags(flags)], "the SFT recipe", out / "run.log")
-    flags = {"config": configs / "grpo.yaml", "model_name_or_path": sft, "output_dir": grpo, "max_steps": 2,
-             "train_file": out / "train-paper" / "train.jsonl", "max_completion_length": 48, **common}  # fmt: skip
+    flags = {
+        "config": configs / "grpo.yaml",
+        "model_name_or_path": sft,
+        "output_dir": grpo,
+        "max_steps": 2,
+        "train_file": out / "train-paper" / "train.jsonl",
+        "max_completion_length": 48,
+        **common,
+    }
     launch_recipe([*launch, str(scripts[1]), *recipe_flags(flags)], "the GRPO recipe", out / "run.log")
     # only the GRPO checkpoint is scored: the SFT one (517 MB) was its starting point
     shutil.rmtree(sft, ignore_errors=True)
@@ -215,6 +237,7 @@ def run_quickstart(
 ) -> None:
     """The main job (see the module docstring); ``generative=False`` leaves out the smollm2 SFT and
     GRPO steps (the reduced experiment the slow test runs)."""
+    check_seed(seed, "seed")
     place = where(device, dtype)  # an unavailable device fails before anything is written
     claim_folder(out, "quickstart.json", {"seed": seed}, "a quickstart run")
     t0 = time.time()
@@ -350,11 +373,23 @@ def experiment_checks(result: dict) -> list[str]:
 
     return [
         line("paper vs baseline, BSR", base, paper, "bsr", paper["p_vs"]["baseline"]["bsr"]),
-        line("paper vs baseline, over-correction", base, paper, "overcorrection", paper["p_vs"]["baseline"]["overcorrection"]),
+        line(
+            "paper vs baseline, over-correction",
+            base,
+            paper,
+            "overcorrection",
+            paper["p_vs"]["baseline"]["overcorrection"],
+        ),
         line("balanced vs baseline, BSR", base, bal, "bsr", bal["p_vs"]["baseline"]["bsr"]),
-        line("balanced vs paper, over-correction", paper, bal, "overcorrection", bal["p_vs"]["paper"]["overcorrection"]),
+        line(
+            "balanced vs paper, over-correction",
+            paper,
+            bal,
+            "overcorrection",
+            bal["p_vs"]["paper"]["overcorrection"],
+        ),
         f"Acc_ori: baseline {pct(base['acc_ori'])}, paper {pct(paper['acc_ori'])}, balanced {pct(bal['acc_ori'])}",
-    ]  # fmt: skip
+    ]
 
 
 def experiment_report(result: dict, table: str, runs: dict[str, Path], out: Path) -> str:

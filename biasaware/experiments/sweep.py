@@ -48,7 +48,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from biasaware.data.builders import NATURAL_CUES
-from biasaware.errors import BiasAwareError
+from biasaware.errors import SEED_MAX, BiasAwareError
 from biasaware.experiments.parts import differing, launch_recipe, launcher, recipe_flags, recipe_script
 from biasaware.io import files_sha256, json_sha256, read_config
 from biasaware.training.recipe import trained
@@ -113,6 +113,9 @@ class SweepSpec(BaseModel):
     def _seeds(cls, seeds):
         if len(set(seeds)) != len(seeds):
             raise ValueError(f"seeds repeat: {seeds}")
+        bad = [s for s in seeds if not 0 <= s <= SEED_MAX]
+        if bad:
+            raise ValueError(f"seeds {bad}: a seed is a whole number from 0 to {SEED_MAX}")
         return seeds
 
     @classmethod
@@ -341,8 +344,18 @@ def check_recipe_args(spec: SweepSpec, args: list[str]) -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory() as nowhere:
-        parse_recipe_args(spec, ["--config", str(find_file(spec.config, "recipe config")), "--train_file", "x",
-                                 "--output_dir", nowhere, *args])  # fmt: skip
+        parse_recipe_args(
+            spec,
+            [
+                "--config",
+                str(find_file(spec.config, "recipe config")),
+                "--train_file",
+                "x",
+                "--output_dir",
+                nowhere,
+                *args,
+            ],
+        )
 
 
 def train_point(spec: SweepSpec, args: list[str], log: Path) -> None:

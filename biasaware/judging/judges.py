@@ -229,8 +229,11 @@ class JudgeOutput:
 
 def overlong_output(tokens: int, limit: int) -> JudgeOutput:
     """The one rule for an input that does not fit: not judged, ``invalid``, and said so."""
-    return JudgeOutput(f"[not judged: the input has {tokens} tokens; the context holds {limit}]", "invalid",
-                       overlong=(tokens, limit))  # fmt: skip
+    return JudgeOutput(
+        f"[not judged: the input has {tokens} tokens; the context holds {limit}]",
+        "invalid",
+        overlong=(tokens, limit),
+    )
 
 
 def overlong_score(tokens: int, limit: int) -> ScoreOutput:

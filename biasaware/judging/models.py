@@ -246,9 +246,11 @@ def hub_check(folders: ModelFolders) -> None:
     for name in dict.fromkeys((folders.weights, folders.tokenizer)):
         if not Path(name).exists():
             check_hub_name(
-                name, "model", "model",
+                name,
+                "model",
+                "model",
                 f"use a built-in name ({', '.join(BUILTIN_MODELS)}), a local model folder, or a hub name the hub has",
-            )  # fmt: skip
+            )
 
 
 @dataclass(frozen=True)

@@ -505,9 +505,17 @@ def check_saved(trainer, output_dir: str, kind: str) -> dict:
                 and device == accelerator.device
             )
             tolerance = (1e-4 if same else 2e-2) * max(1.0, float(trained.abs().max()))
-            result = [{"max_abs_diff": diff, "tolerance": tolerance, "tokens": int(ids.shape[1]),
-                       "dtype": str(dtype).removeprefix("torch."), "device": str(device), "ok": diff <= tolerance,
-                       "trained_tail": [float(v) for v in trained.flatten()[-8:]]}]  # fmt: skip
+            result = [
+                {
+                    "max_abs_diff": diff,
+                    "tolerance": tolerance,
+                    "tokens": int(ids.shape[1]),
+                    "dtype": str(dtype).removeprefix("torch."),
+                    "device": str(device),
+                    "ok": diff <= tolerance,
+                    "trained_tail": [float(v) for v in trained.flatten()[-8:]],
+                }
+            ]
         except BiasAwareError as exc:
             result = [{"ok": False, "error": str(exc)}]
     broadcast_object_list(result)

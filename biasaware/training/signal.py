@@ -80,8 +80,12 @@ def choose(
             "expected_uniform_groups": round(1 - sum(signal[i] for i in ids) / len(ids), 4) if ids else None,
         }
 
-    return kept, {"rule": "highest mean group signal, whole blocks", "generations": g,
-                  "pool": describe(list(range(len(data)))), "kept": describe(kept)}  # fmt: skip
+    return kept, {
+        "rule": "highest mean group signal, whole blocks",
+        "generations": g,
+        "pool": describe(list(range(len(data)))),
+        "kept": describe(kept),
+    }
 
 
 def pool_of(data: Sequence[dict[str, Any]], pool: int) -> int:
@@ -100,11 +104,14 @@ def verdict_probabilities(
     """P(the right letter) of each view, as direct mode reads a judge (``eval bias --mode direct``)."""
     from biasaware.judging.judges import JudgeSpec, load_judge
 
-    judge = load_judge(JudgeSpec.create(name=model, mode="direct", template=template, device=device, dtype=dtype))
+    judge = load_judge(
+        JudgeSpec.create(name=model, mode="direct", template=template, device=device, dtype=dtype)
+    )
     outs = judge.judge(list(views))
     del judge
     return [
-        None if o is None or o.scores is None else float(o.scores[v.correct]) for o, v in zip(outs, views, strict=True)
+        None if o is None or o.scores is None else float(o.scores[v.correct])
+        for o, v in zip(outs, views, strict=True)
     ]
 
 

@@ -33,10 +33,15 @@ def main(model_path: str, out: str, result_path: str) -> None:
         state_dict_type="SHARDED_STATE_DICT",  # as accelerate_configs/fsdp.yaml
     )
     stand_in = SimpleNamespace(
-        state=SimpleNamespace(fsdp_plugin=plugin), device=torch.device("cpu"), mixed_precision="no",
-        is_main_process=rank == 0, torch_device_mesh=None, parallelism_config=None, is_fsdp2=True,
+        state=SimpleNamespace(fsdp_plugin=plugin),
+        device=torch.device("cpu"),
+        mixed_precision="no",
+        is_main_process=rank == 0,
+        torch_device_mesh=None,
+        parallelism_config=None,
+        is_fsdp2=True,
         distributed_type=DistributedType.FSDP,
-    )  # fmt: skip
+    )
     model, tok = load_model(model_path, "causal")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

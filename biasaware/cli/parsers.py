@@ -1,22 +1,13 @@
-"""The ``biasaware`` command: one subcommand per pipeline stage.
-
-A user error (bad input, unknown name, missing package) prints ``error: ...`` and exits 2,
-without a traceback; ``--debug`` shows the traceback.
-"""
+"""The ``biasaware`` command's arguments: one parser per command and stage, their help, and the
+options every command shares. The commands themselves are in :mod:`biasaware.cli.commands`."""
 
 from __future__ import annotations
 
 import argparse
-import logging
-import os
-import sys
-from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
 from biasaware.version import __version__
-
-log = logging.getLogger("biasaware")
 
 EPILOG = """pipeline:
   biasaware build bench|train|traces   data builders: inject the 12 biases, filter, write records
@@ -27,144 +18,6 @@ EPILOG = """pipeline:
   biasaware release                    check a checkpoint against its report, write its model card
 multi-GPU evaluation: torchrun --nproc_per_node N -m biasaware.cli eval bias ... (see docs/evaluation.md)
 """
-
-
-def _quiet_libraries(verbose: bool) -> None:
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
-    )
-    logging.getLogger("biasaware").setLevel(logging.INFO if verbose else logging.WARNING)
-    if not verbose:
-        # DeepSpeed announces its accelerator choice on first use (the built-in model's conversion
-        # imports it); its logger is created later with the same name, so a filter set now applies
-        logging.getLogger("DeepSpeed").addFilter(
-            lambda record: (
-                not str(record.msg).startswith(("Setting accelerator to", "Setting ds_accelerator"))
-            )
-        )
-        try:
-            import transformers
-
-            transformers.logging.set_verbosity_error()
-            transformers.utils.logging.disable_progress_bar()
-        except ImportError:
-            pass
-
-
-# ---------------------------------------------------------------------------------------- validate
-def cmd_validate(args: argparse.Namespace) -> int:
-    from biasaware.io import validate_rows
-
-    kind = None if args.kind == "auto" else args.kind
-    found, records, problems = validate_rows(args.path, kind, split=args.split)
-    for line in problems:
-        print(line)
-    status = "ok" if not problems else f"{len(problems)} problem(s)"
-    print(f"{args.path}: {len(records)} valid {found or 'unknown'} record(s), {status}", file=sys.stderr)
-    if problems:
-        return 2
-    if not records and not args.allow_empty:
-        print(f"{args.path}: no records (pass --allow-empty to accept that)", file=sys.stderr)
-        return 2
-    return 0
-
-
-# ------------------------------------------------------------------------------------------ models
-def cmd_models(args: argparse.Namespace) -> int:
-    from biasaware.devices import describe, resolve
-    from biasaware.judging.models import BUILTIN_MODELS, load_model
-
-    if args.action == "list":
-        for m in BUILTIN_MODELS.values():
-            print(f"{m.name:24s} kinds: {','.join(m.kinds):14s} {m.about}")
-        return 0
-    names = args.names or list(BUILTIN_MODELS)
-    device, dtype = resolve(args.device, args.dtype)
-    where = describe(device, dtype)
-    for name in names:
-        if name not in BUILTIN_MODELS:
-            raise BiasAwareError(f"unknown built-in model {name!r}; built-ins: {', '.join(BUILTIN_MODELS)}")
-        kind = BUILTIN_MODELS[name].kinds[0]
-        model, _ = load_model(name, kind, dtype=dtype, device=device)
-        n = sum(p.numel() for p in model.parameters())
-        print(
-            f"{name}: ready as {kind} model ({n / 1e6:.1f}M parameters) on {where['device']} in {where['dtype']}"
-        )
-    return 0
-
-
-# ------------------------------------------------------------------------------------------- build
-def cmd_build(args: argparse.Namespace) -> int:
-    from biasaware.data.builders import BuildConfig, build_bench, build_traces, build_train
-
-    stage = args.stage
-    option = lambda name: getattr(args, name, None)  # noqa: E731 (each stage has its own options)
-    if option("mirror") and option("direction") not in (None, "mirror"):
-        raise BiasAwareError(f"--mirror and --direction {args.direction} disagree; give one of them")
-    cfg = BuildConfig.from_file(
-        args.config,
-        source=args.source,
-        split=args.split,
-        families=args.families,
-        direction="mirror" if option("mirror") else option("direction"),
-        cues=option("cues"),
-        augment=option("augment"),
-        biases=args.biases,
-        n_per_bias=args.n if stage == "bench" else None,
-        n_traces_per_bias=args.n if stage == "traces" else None,
-        max_rows=option("max_rows"),
-        seed=args.seed,
-        n_negatives=option("negatives"),
-        rewriter=args.rewriter,
-        verifier=args.verifier,
-        teacher=option("teacher"),
-        llm={
-            "backend": args.llm_backend,
-            "model": args.llm_model,
-            "base_url": args.llm_base_url,
-            "concurrency": args.concurrency,
-            "device": args.device,
-            "dtype": args.dtype,
-        },
-    )
-    build = {"bench": build_bench, "train": build_train, "traces": build_traces}[args.stage]
-    manifest = build(cfg, args.out)
-    if manifest.get("reused"):
-        print(f"[build] {args.out} already holds this build (manifest.json); nothing to do")
-        return 0
-    if args.stage == "train":
-        print(
-            f"rows {manifest['rows']} ({manifest['augment']} augmentation) from {manifest['pairs']} pairs kept, "
-            f"{manifest['dropped']} dropped"
-        )
-        for cue, c in manifest.get("cues", {}).get("observed", {}).items():
-            print(f"natural cue {cue:14s} pairs {c['pairs']:5d}  on the chosen side {c['on_chosen']:5d}")
-    else:
-        for side in ("biases", "mirror"):
-            for bias, m in manifest.get(side, {}).items():
-                extra = f"  traces {m['traces']:4d}" if args.stage == "traces" else ""
-                name = f"{bias} (mirror)" if side == "mirror" else bias
-                print(
-                    f"{name:23s} sampled {m['sampled']:5d}  kept {m['kept']:5d}  dropped {m['dropped']:4d}{extra}"
-                )
-    for role, stats in manifest["llm"].items():
-        where = f" on {stats['device']} in {stats['dtype']}" if "device" in stats else ""
-        print(
-            f"llm {role} ({stats['model']}{where}): {stats['calls']} calls, {stats['cache_hits']} cache hits, "
-            f"{stats['retries']} retries, {stats['failures']} failures, "
-            f"{stats['prompt_tokens'] + stats['completion_tokens']} tokens"
-        )
-        total = manifest.get("llm_cumulative", {}).get(role, {})
-        if total.get("runs", 1) > 1:
-            print(f"llm {role}: {total['calls']} calls over the {total['runs']} runs into this folder")
-    print(f"verifier: {manifest['verifier']}; wrote {args.out} in {manifest['seconds']}s")
-    for name in manifest.get("empty", []):
-        print(
-            f"warning: {args.out}/{name} is empty: every item sampled for it was dropped; "
-            "evaluations will have nothing to report for it",
-            file=sys.stderr,
-        )
-    return 0
 
 
 BUILD_STAGES = {
@@ -205,7 +58,6 @@ def add_build_parser(sub) -> None:
     for stage, (summary, description) in BUILD_STAGES.items():
         s = stages.add_parser(stage, help=summary, description=description)
         add_build_arguments(s, stage)
-        s.set_defaults(func=cmd_build)
 
 
 def add_build_arguments(p, stage: str) -> None:
@@ -299,152 +151,13 @@ def add_build_arguments(p, stage: str) -> None:
     p.add_argument(
         "--concurrency", type=positive_int, help=f"LLM calls in flight (default {LLMSpec.concurrency})"
     )
-    p.add_argument("--seed", type=int, help=f"seed of every random choice (default {d('seed')})")
+    p.add_argument("--seed", type=seed_value, help=f"seed of every random choice (default {d('seed')})")
     p.add_argument(
         "--device", help="transformers/vllm LLM backend: auto, cpu, cuda, cuda:N or mps (default auto)"
     )
     p.add_argument(
         "--dtype", choices=DTYPES, help="transformers/vllm LLM backend: the weights' dtype (default auto)"
     )
-
-
-# -------------------------------------------------------------------------------------------- eval
-def judge_spec(args: argparse.Namespace):
-    """The :class:`~biasaware.judging.judges.JudgeSpec` the eval flags describe (bad values: exit 2)."""
-    from biasaware.judging.judges import JudgeSpec
-
-    return JudgeSpec.create(
-        name=args.judge,
-        mode=args.mode,
-        backend=args.backend,
-        template=args.template,
-        device=args.device,
-        dtype=args.dtype,
-        batch_size=args.batch_size,
-        max_batch_tokens=args.max_batch_tokens,
-        max_length=args.max_length,
-        max_tokens=args.max_tokens,
-        temperature=args.temperature,
-        seed=args.seed if args.temperature > 0 else None,
-        base_url=args.base_url,
-        concurrency=args.concurrency,
-        pointwise=getattr(args, "pointwise", None),
-        parse=getattr(args, "parse", None),
-    )
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    from biasaware.evaluation.compare import compare_folders
-    from biasaware.evaluation.reports import compare_table
-    from biasaware.io import write_json
-
-    if args.out and Path(args.out).is_dir():
-        raise BiasAwareError(f"--out {args.out} is a folder; give a JSON file path")
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)  # an unwritable place fails before the work
-    result = compare_folders(args.runs, view=args.view, by_id=args.by_id)
-    overlap = result["overlap"]
-    counts = "; ".join(
-        f"{label}: {c['scored']} scored" + (f", {c['not_scored']} not scored" if c["not_scored"] else "")
-        for label, c in result["probes"].items()
-    )
-    shared = overlap["shared"] if overlap["shared"] is not None else "unknown (--by-id)"
-    print(f"[compare] probes {counts}; probe ids shared with the same content: {shared}; compared on both: "
-          f"{result['overall']['n']} standard probes" + (f", {result['mirror']['overall']['n']} mirror probes"
-          if result.get("mirror") else ""))  # fmt: skip
-    for label, folder, judge in zip(result["runs"], args.runs, result["judges"], strict=True):
-        print(f"[compare] {label}: {folder} (judge {judge})")
-    print(compare_table(result))
-    if args.out:
-        write_json(Path(args.out), result)
-    return 0
-
-
-def cmd_eval(args: argparse.Namespace) -> int:
-    if args.stage == "compare":
-        return cmd_compare(args)
-    if not args.out:
-        raise BiasAwareError(f"eval {args.stage} needs --out")
-    target = args.data if args.stage in ("bias", "scoring") else args.benchmark
-    spec = None
-    if not args.rescore:
-        if not args.judge or not target:
-            flag = "--data" if args.stage in ("bias", "scoring") else "--benchmark"
-            raise BiasAwareError(
-                f"eval {args.stage} needs --judge and {flag} (or --rescore with an earlier --out)"
-            )
-        spec = judge_spec(args)  # a typo in a setting fails before any data or model is loaded
-    out = Path(args.out)
-    if args.stage == "scoring":
-        from biasaware.evaluation.scoring import evaluate_scoring
-
-        names = [t.strip() for t in args.templates.split(",") if t.strip()] if args.templates else None
-        writer = reviewer = None
-        if args.reference_writer and not args.rescore:
-            from biasaware.judging.llm import LLMSpec
-
-            def llm(model):
-                return LLMSpec(
-                    backend=args.reference_backend,
-                    model=model,
-                    base_url=args.reference_base_url,
-                    device=args.device,
-                    dtype=args.dtype,
-                    concurrency=args.concurrency,
-                )
-
-            writer = llm(args.reference_writer)
-            reviewer = llm(args.reference_reviewer or args.reference_writer)
-        summary = evaluate_scoring(
-            spec,
-            args.data,
-            out,
-            templates=names,
-            limit=args.limit,
-            seed=args.seed,
-            rescore=args.rescore,
-            writer=writer,
-            reviewer=reviewer,
-            attempts=args.reference_attempts,
-        )
-        if summary is not None:
-            print((out / "report.md").read_text())
-            print(f"wrote {out}/{', '.join(summary['files'])}")
-        return 0
-    if args.stage == "general":
-        from biasaware.evaluation.general import evaluate_general
-
-        summary = evaluate_general(
-            spec,
-            args.benchmark,
-            out,
-            split=args.split,
-            limit=args.limit,
-            rescore=args.rescore,
-            seed=args.seed,
-        )
-        if summary is not None:  # process 0 of a multi-process launch reports
-            print((out / "report.md").read_text())
-            print(f"wrote {out}/judgments.jsonl, summary.json, report.md ({summary['items']} pairs)")
-        return 0
-    from biasaware.evaluation.evaluate import evaluate_bias
-    from biasaware.evaluation.reports import console_summary
-    from biasaware.taxonomy import parse_bias_list
-
-    summary = evaluate_bias(
-        spec,
-        args.data,
-        out,
-        biases=parse_bias_list(args.biases) if args.biases else None,
-        limit=args.limit,
-        policy=args.policy,
-        seed=args.seed,
-        rescore=args.rescore,
-    )
-    if summary is not None:
-        print(console_summary(summary))
-        print(f"wrote {out}/judgments.jsonl, summary.json, report.md, sensitivity.png, accuracy.png")
-    return 0
 
 
 def positive_int(text: str) -> int:
@@ -456,6 +169,16 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
     return value
+
+
+def seed_value(text: str) -> int:
+    """An argparse type: a seed (:func:`biasaware.errors.check_seed`: 0 to 2**32 - 1)."""
+    from biasaware.errors import check_seed
+
+    try:
+        return check_seed(int(text))
+    except (ValueError, BiasAwareError):
+        raise argparse.ArgumentTypeError(f"{text!r}: a seed is a whole number from 0 to 4294967295") from None
 
 
 def add_device_arguments(p) -> None:
@@ -512,7 +235,6 @@ def add_eval_parser(sub) -> None:
     stages = p.add_subparsers(dest="stage", metavar="STAGE", required=True)
     for stage, (summary, description) in EVAL_STAGES.items():
         s = stages.add_parser(stage, help=summary, description=description)
-        s.set_defaults(func=cmd_eval)
         if stage == "compare":
             s.add_argument(
                 "--runs",
@@ -610,38 +332,12 @@ def add_eval_parser(sub) -> None:
             type=positive_int,
             help=limit_help.get(stage, "the first N items") + " (default: all)",
         )
-        s.add_argument("--seed", type=int, default=0, help="bootstrap and sampling seed (default 0)")
+        s.add_argument("--seed", type=seed_value, default=0, help="bootstrap and sampling seed (default 0)")
         s.add_argument(
             "--rescore",
             action="store_true",
             help="score --out/judgments.jsonl again, without a model (default off)",
         )
-
-
-def cmd_preflight(args: argparse.Namespace) -> int:
-    from biasaware.evaluation.preflight import load_thresholds, run_preflight, verdict_lines
-
-    if not args.judge:
-        raise BiasAwareError("preflight needs --judge")
-    spec = judge_spec(args)
-    thresholds = load_thresholds(args.thresholds)  # a bad file fails before anything runs
-    out = Path(args.out) if args.out else Path("runs/preflight") / Path(args.judge.rstrip("/")).name
-    result = run_preflight(
-        spec,
-        out,
-        thresholds=thresholds,
-        per_bias=args.per_bias,
-        scoring_pairs=args.scoring_pairs,
-        families=args.families,
-        seed=args.seed,
-        fail_on=args.fail_on,
-        scoring_max_tokens=args.scoring_max_tokens,
-    )
-    if result is None:  # another process of a multi-process launch: process 0 grades and reports
-        return 0
-    print("\n".join(verdict_lines(result)))
-    print(f"wrote {out}/preflight.json, preflight.md; full reports in {out}/bias and {out}/scoring")
-    return result["exit_code"]
 
 
 def add_preflight_parser(sub) -> None:
@@ -681,7 +377,7 @@ def add_preflight_parser(sub) -> None:
         default="fail",
         help="exit 1 on a fail (default), or on a warning or a cannot-tell too",
     )
-    p.add_argument("--seed", type=int, default=0, help="the battery's seed (default 0)")
+    p.add_argument("--seed", type=seed_value, default=0, help="the battery's seed (default 0)")
     p.add_argument(
         "--scoring-max-tokens",
         type=positive_int,
@@ -691,7 +387,6 @@ def add_preflight_parser(sub) -> None:
     # the battery runs in minutes on a CPU; raise --max-tokens for a judge that reasons at length
     add_judge_arguments(p, max_tokens=128, required="required")
     add_pointwise_argument(p)
-    p.set_defaults(func=cmd_preflight)
 
 
 def add_pointwise_argument(p) -> None:
@@ -767,99 +462,7 @@ def add_judge_arguments(p, max_tokens: int = 512, required: str = "required unle
     )
 
 
-# -------------------------------------------------------------------------------------- quickstart
-def cmd_quickstart(args: argparse.Namespace) -> int:
-    if args.generative:
-        from biasaware.experiments.generative import parse_seeds, run_generative
-
-        if args.seeds is not None and args.seed is not None:
-            raise BiasAwareError("give --seed or --seeds, not both")
-        seeds = parse_seeds(args.seeds) if args.seeds is not None else [args.seed or 0]
-        settings = {k: getattr(args, k) for k in BUDGET_FLAGS if getattr(args, k) is not None}
-        out = Path(args.out or "runs/generative")
-        arms = [a.strip() for a in args.arms.split(",") if a.strip()] if args.arms else None
-        run_generative(out, seeds=seeds, device=args.device, dtype=args.dtype, preset=args.budget,
-                       overrides=settings, arms=arms)  # fmt: skip
-        return 0
-    given = [
-        f"--{k.replace('_', '-')}"
-        for k in (*BUDGET_FLAGS, "budget", "arms", "seeds")
-        if getattr(args, k) is not None
-    ]
-    if given:
-        raise BiasAwareError(
-            f"{', '.join(given)} set(s) the generative experiment: add --generative"
-        )
-    from biasaware.experiments.quickstart import run_quickstart
-
-    run_quickstart(Path(args.out or "runs/quickstart"), seed=args.seed or 0, device=args.device, dtype=args.dtype)
-    return 0
-
-
 BUDGET_FLAGS = ("start_steps", "sft_steps", "grpo_steps", "trainable_layers", "bench_probes")
-
-
-# ------------------------------------------------------------------------------------ sweep, release
-def cmd_sweep(args: argparse.Namespace) -> int:
-    from biasaware.experiments.sweep import SweepSpec, parse_grid_flag, run_sweep
-
-    if args.seeds and not all(s.strip().lstrip("-").isdigit() for s in args.seeds.split(",")):
-        raise BiasAwareError(f"--seeds {args.seeds!r}: expected integers, e.g. 0,1,2")
-    overrides = {
-        "recipe": args.recipe,
-        "config": args.recipe_config,
-        "launch": args.launch,
-        "bench": args.bench,
-        "train_file": args.train_file,
-        "limit": args.limit,
-        "general": args.general,
-        "device": args.device,
-        "dtype": args.dtype,
-        "grid": parse_grid_flag(args.grid) if args.grid else None,
-        "seeds": [int(s) for s in args.seeds.split(",")] if args.seeds else None,
-    }
-    spec = SweepSpec.from_sources(args.config, overrides)
-    result = run_sweep(spec, args.out)
-    print("\n" + (Path(args.out) / "table.md").read_text())
-    print(f"[done] table: {Path(args.out) / 'table.md'}, {Path(args.out) / 'table.json'}; plot: "
-          f"{Path(args.out) / 'tradeoff.png'} ({len(result['rows'])} settings)")  # fmt: skip
-    return 0
-
-
-def cmd_release(args: argparse.Namespace) -> int:
-    from biasaware.release import release
-
-    if args.data:
-        from biasaware.data.card import write_dataset_card
-
-        if args.checkpoint or args.report or args.push_to_hub or args.out or args.general:
-            raise BiasAwareError(
-                "--data writes a dataset card into the build folder itself; leave out --checkpoint, --report, "
-                "--out, --general and --push-to-hub"
-            )
-        if (Path(args.data) / "README.md").exists():
-            print(f"[release] {Path(args.data) / 'README.md'} is replaced by the dataset card")
-        card = write_dataset_card(args.data, name=args.name, license=args.license)
-        print(
-            f"[release] {card}: dataset card; datasets.load_dataset({str(args.data)!r}) reads every file as a split"
-        )
-        return 0
-    if not args.checkpoint or not args.report:
-        raise BiasAwareError("release needs --checkpoint and --report (or --data for a dataset card)")
-
-    release(
-        args.checkpoint,
-        args.report,
-        args.out,
-        general=args.general,
-        bench=args.bench,
-        probes=args.probes,
-        license=args.license,
-        push_to=args.push_to_hub,
-        private=args.private,
-        name=args.name,
-    )
-    return 0
 
 
 def add_sweep_release_parsers(sub) -> None:
@@ -903,7 +506,6 @@ def add_sweep_release_parsers(sub) -> None:
     )
     p.add_argument("--device", help="where the evaluations run (default auto)")
     p.add_argument("--dtype", help="the evaluations' dtype (default auto)")
-    p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser(
         "release",
@@ -948,7 +550,6 @@ def add_sweep_release_parsers(sub) -> None:
         "--push-to-hub", metavar="NAME", help="upload to this hub model repo, owner/name (default: no upload)"
     )
     p.add_argument("--private", action="store_true", help="create the hub repo private (default: public)")
-    p.set_defaults(func=cmd_release)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -981,7 +582,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--allow-empty", action="store_true", help="exit 0 for a file with no records (default: exit 2)"
     )
-    p.set_defaults(func=cmd_validate)
 
     add_build_parser(sub)
     add_eval_parser(sub)
@@ -997,13 +597,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("names", nargs="*", help="built-in names to prepare (default: all)")
     add_device_arguments(p)
-    p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("quickstart", help="run the whole pipeline on the built-in defaults")
     p.add_argument(
         "--out", help="output folder (default: runs/quickstart, or runs/generative with --generative)"
     )
-    p.add_argument("--seed", type=int, help="seed of every stage (default 0)")
+    p.add_argument("--seed", type=seed_value, help="seed of every stage (default 0)")
     p.add_argument(
         "--seeds",
         help="--generative: training seeds run one after another, e.g. 0-9 or 0,1,2 (default 0); with two or "
@@ -1053,7 +652,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="--generative: a comma list of baseline, paper, balanced, balanced-acc (default: all four)",
     )
     add_device_arguments(p)
-    p.set_defaults(func=cmd_quickstart)
     for command in leaf_parsers(parser):  # `biasaware eval bias ... -v` works as `biasaware -v eval ...`
         add_common_options(command, default=argparse.SUPPRESS)
     for p in [parser, *all_parsers(parser)]:  # `build train --n 3` must not pass for --negatives
@@ -1095,37 +693,3 @@ def add_common_options(parser, default=None) -> None:
         default=default,
         help="progress bars: auto (default: on a terminal only), on (in logs too), off",
     )
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
-    _quiet_libraries(args.verbose)
-    if args.progress:
-        os.environ["BIASAWARE_PROGRESS"] = args.progress  # read by every bar, in launched processes too
-    try:
-        return args.func(args)
-    except BiasAwareError as exc:
-        if args.debug:
-            raise
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except OSError as exc:  # the file system refused: an --out that is a file, under a file, not writable
-        if args.debug:
-            raise
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"error: {where}{exc.strerror or exc} (check the paths given, e.g. --out)", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

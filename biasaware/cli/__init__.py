@@ -1,0 +1,73 @@
+"""The ``biasaware`` command: one subcommand per pipeline stage.
+
+A user error (bad input, unknown name, missing package) prints ``error: ...`` and exits 2,
+without a traceback; ``--debug`` shows the traceback. The arguments are defined in
+:mod:`biasaware.cli.parsers`, the commands in :mod:`biasaware.cli.commands`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+from biasaware.cli.parsers import EPILOG, all_parsers, build_parser, leaf_parsers
+from biasaware.errors import BiasAwareError
+
+__all__ = ["EPILOG", "all_parsers", "build_parser", "leaf_parsers", "main"]
+
+log = logging.getLogger("biasaware")
+
+
+def quiet_libraries(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("biasaware").setLevel(logging.INFO if verbose else logging.WARNING)
+    if not verbose:
+        # DeepSpeed announces its accelerator choice on first use (the built-in model's conversion
+        # imports it); its logger is created later with the same name, so a filter set now applies
+        logging.getLogger("DeepSpeed").addFilter(
+            lambda record: (
+                not str(record.msg).startswith(("Setting accelerator to", "Setting ds_accelerator"))
+            )
+        )
+        try:
+            import transformers
+
+            transformers.logging.set_verbosity_error()
+            transformers.utils.logging.disable_progress_bar()
+        except ImportError:
+            pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    quiet_libraries(args.verbose)
+    if args.progress:
+        os.environ["BIASAWARE_PROGRESS"] = args.progress  # read by every bar, in launched processes too
+    try:
+        from biasaware.cli.commands import COMMANDS
+
+        return COMMANDS[args.command](args)
+    except BiasAwareError as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except OSError as exc:  # the file system refused: an --out that is a file, under a file, not writable
+        if args.debug:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc} (check the paths given, e.g. --out)", file=sys.stderr)
+        return 2

@@ -1,0 +1,375 @@
+"""The ``biasaware`` commands: each builds a request from the parsed arguments, calls the library
+and prints what it returns (:data:`COMMANDS`, by command name)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from biasaware.cli.parsers import BUDGET_FLAGS
+from biasaware.errors import BiasAwareError
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from biasaware.io import validate_rows
+
+    kind = None if args.kind == "auto" else args.kind
+    found, records, problems = validate_rows(args.path, kind, split=args.split)
+    for line in problems:
+        print(line)
+    status = "ok" if not problems else f"{len(problems)} problem(s)"
+    print(f"{args.path}: {len(records)} valid {found or 'unknown'} record(s), {status}", file=sys.stderr)
+    if problems:
+        return 2
+    if not records and not args.allow_empty:
+        print(f"{args.path}: no records (pass --allow-empty to accept that)", file=sys.stderr)
+        return 2
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from biasaware.devices import describe, resolve
+    from biasaware.judging.models import BUILTIN_MODELS, load_model
+
+    if args.action == "list":
+        for m in BUILTIN_MODELS.values():
+            print(f"{m.name:24s} kinds: {','.join(m.kinds):14s} {m.about}")
+        return 0
+    names = args.names or list(BUILTIN_MODELS)
+    device, dtype = resolve(args.device, args.dtype)
+    where = describe(device, dtype)
+    for name in names:
+        if name not in BUILTIN_MODELS:
+            raise BiasAwareError(f"unknown built-in model {name!r}; built-ins: {', '.join(BUILTIN_MODELS)}")
+        kind = BUILTIN_MODELS[name].kinds[0]
+        model, _ = load_model(name, kind, dtype=dtype, device=device)
+        n = sum(p.numel() for p in model.parameters())
+        print(
+            f"{name}: ready as {kind} model ({n / 1e6:.1f}M parameters) on {where['device']} in {where['dtype']}"
+        )
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from biasaware.data.builders import build_bench, build_traces, build_train, manifest_report
+
+    build = {"bench": build_bench, "train": build_train, "traces": build_traces}[args.stage]
+    manifest = build(build_config(args), args.out)
+    if manifest.get("reused"):
+        print(f"[build] {args.out} already holds this build (manifest.json); nothing to do")
+        return 0
+    lines, warnings = manifest_report(manifest, args.stage, args.out)
+    print("\n".join(lines))
+    for line in warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    return 0
+
+
+def build_config(args: argparse.Namespace):
+    """The :class:`~biasaware.data.builders.BuildConfig` that ``--config`` and the build flags describe."""
+    from biasaware.data.builders import BuildConfig
+
+    stage = args.stage
+    option = lambda name: getattr(args, name, None)  # noqa: E731 (each stage has its own options)
+    if option("mirror") and option("direction") not in (None, "mirror"):
+        raise BiasAwareError(f"--mirror and --direction {args.direction} disagree; give one of them")
+    llm = {
+        "backend": args.llm_backend,
+        "model": args.llm_model,
+        "base_url": args.llm_base_url,
+        "concurrency": args.concurrency,
+        "device": args.device,
+        "dtype": args.dtype,
+    }
+    return BuildConfig.from_file(
+        args.config,
+        source=args.source,
+        split=args.split,
+        families=args.families,
+        direction="mirror" if option("mirror") else option("direction"),
+        cues=option("cues"),
+        augment=option("augment"),
+        biases=args.biases,
+        n_per_bias=args.n if stage == "bench" else None,
+        n_traces_per_bias=args.n if stage == "traces" else None,
+        max_rows=option("max_rows"),
+        seed=args.seed,
+        n_negatives=option("negatives"),
+        rewriter=args.rewriter,
+        verifier=args.verifier,
+        teacher=option("teacher"),
+        llm=llm,
+    )
+
+
+def judge_spec(args: argparse.Namespace):
+    """The :class:`~biasaware.judging.judges.JudgeSpec` the flags describe (bad values: exit 2). Each
+    flag is named as the spec's setting (``--judge`` is its name); ``--seed`` is the judge's sampling
+    seed only when it samples (``--temperature`` above 0), so a greedy judge's folder resumes under
+    any ``--seed``."""
+    from biasaware.judging.judges import JudgeSpec
+
+    settings = {key: getattr(args, "judge" if key == "name" else key, None) for key in JudgeSpec.model_fields}
+    if not (settings.get("temperature") or 0) > 0:
+        settings["seed"] = None
+    return JudgeSpec.create(**settings)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from biasaware.evaluation.compare import compare_folders
+    from biasaware.evaluation.reports import compare_lines, compare_table
+    from biasaware.io import write_json
+
+    if args.out and Path(args.out).is_dir():
+        raise BiasAwareError(f"--out {args.out} is a folder; give a JSON file path")
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)  # an unwritable place fails before the work
+    result = compare_folders(args.runs, view=args.view, by_id=args.by_id)
+    print("\n".join(compare_lines(result, args.runs)))
+    print(compare_table(result))
+    if args.out:
+        write_json(Path(args.out), result)
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    if args.stage == "compare":
+        return cmd_compare(args)
+    if not args.out:
+        raise BiasAwareError(f"eval {args.stage} needs --out")
+    spec = None
+    if not args.rescore:
+        if not args.judge or not (args.data if args.stage in ("bias", "scoring") else args.benchmark):
+            flag = "--data" if args.stage in ("bias", "scoring") else "--benchmark"
+            raise BiasAwareError(
+                f"eval {args.stage} needs --judge and {flag} (or --rescore with an earlier --out)"
+            )
+        spec = judge_spec(args)  # a typo in a setting fails before any data or model is loaded
+    out = Path(args.out)
+    summary, files = {"bias": eval_bias, "general": eval_general, "scoring": eval_scoring}[args.stage](
+        args, spec, out
+    )
+    if summary is not None:  # process 0 of a multi-process launch reports
+        print(f"wrote {out}/{files}")
+    return 0
+
+
+def eval_bias(args: argparse.Namespace, spec, out: Path):
+    from biasaware.evaluation.evaluate import evaluate_bias
+    from biasaware.evaluation.reports import console_summary
+    from biasaware.taxonomy import parse_bias_list
+
+    biases = parse_bias_list(args.biases) if args.biases else None
+    summary = evaluate_bias(
+        spec,
+        args.data,
+        out,
+        biases=biases,
+        limit=args.limit,
+        policy=args.policy,
+        seed=args.seed,
+        rescore=args.rescore,
+    )
+    if summary is not None:
+        print(console_summary(summary))
+    return summary, "judgments.jsonl, summary.json, report.md, sensitivity.png, accuracy.png"
+
+
+def eval_general(args: argparse.Namespace, spec, out: Path):
+    from biasaware.evaluation.general import evaluate_general
+
+    summary = evaluate_general(
+        spec, args.benchmark, out, split=args.split, limit=args.limit, rescore=args.rescore, seed=args.seed
+    )
+    if summary is not None:
+        print((out / "report.md").read_text())
+    return summary, f"judgments.jsonl, summary.json, report.md ({(summary or {}).get('items')} pairs)"
+
+
+def eval_scoring(args: argparse.Namespace, spec, out: Path):
+    from biasaware.evaluation.scoring import evaluate_scoring
+
+    names = [t.strip() for t in args.templates.split(",") if t.strip()] if args.templates else None
+    writer = reviewer = None
+    if args.reference_writer and not args.rescore:
+        writer = reference_llm(args, args.reference_writer)
+        reviewer = reference_llm(args, args.reference_reviewer or args.reference_writer)
+    summary = evaluate_scoring(
+        spec,
+        args.data,
+        out,
+        templates=names,
+        limit=args.limit,
+        seed=args.seed,
+        rescore=args.rescore,
+        writer=writer,
+        reviewer=reviewer,
+        attempts=args.reference_attempts,
+    )
+    if summary is not None:
+        print((out / "report.md").read_text())
+    return summary, ", ".join((summary or {}).get("files", []))
+
+
+def reference_llm(args: argparse.Namespace, model: str):
+    """The LLM that writes (or reviews) reference answers for ``eval scoring``."""
+    from biasaware.judging.llm import LLMSpec
+
+    return LLMSpec(
+        backend=args.reference_backend,
+        model=model,
+        base_url=args.reference_base_url,
+        device=args.device,
+        dtype=args.dtype,
+        concurrency=args.concurrency,
+    )
+
+
+def cmd_preflight(args: argparse.Namespace) -> int:
+    from biasaware.evaluation.preflight import load_thresholds, run_preflight, verdict_lines
+
+    if not args.judge:
+        raise BiasAwareError("preflight needs --judge")
+    spec = judge_spec(args)
+    thresholds = load_thresholds(args.thresholds)  # a bad file fails before anything runs
+    out = Path(args.out) if args.out else Path("runs/preflight") / Path(args.judge.rstrip("/")).name
+    result = run_preflight(
+        spec,
+        out,
+        thresholds=thresholds,
+        per_bias=args.per_bias,
+        scoring_pairs=args.scoring_pairs,
+        families=args.families,
+        seed=args.seed,
+        fail_on=args.fail_on,
+        scoring_max_tokens=args.scoring_max_tokens,
+    )
+    if result is None:  # another process of a multi-process launch: process 0 grades and reports
+        return 0
+    print("\n".join(verdict_lines(result)))
+    print(f"wrote {out}/preflight.json, preflight.md; full reports in {out}/bias and {out}/scoring")
+    return result["exit_code"]
+
+
+def cmd_quickstart(args: argparse.Namespace) -> int:
+    if args.generative:
+        return generative_study(args)
+    given = [
+        f"--{k.replace('_', '-')}"
+        for k in (*BUDGET_FLAGS, "budget", "arms", "seeds")
+        if getattr(args, k) is not None
+    ]
+    if given:
+        raise BiasAwareError(f"{', '.join(given)} set(s) the generative experiment: add --generative")
+    from biasaware.experiments.quickstart import run_quickstart
+
+    run_quickstart(
+        Path(args.out or "runs/quickstart"), seed=args.seed or 0, device=args.device, dtype=args.dtype
+    )
+    return 0
+
+
+def generative_study(args: argparse.Namespace) -> int:
+    """``quickstart --generative``: the many-seed generative study."""
+    from biasaware.experiments.generative import parse_seeds, run_generative
+
+    if args.seeds is not None and args.seed is not None:
+        raise BiasAwareError("give --seed or --seeds, not both")
+    seeds = parse_seeds(args.seeds) if args.seeds is not None else [args.seed or 0]
+    settings = {k: getattr(args, k) for k in BUDGET_FLAGS if getattr(args, k) is not None}
+    arms = [a.strip() for a in args.arms.split(",") if a.strip()] if args.arms is not None else None
+    out = Path(args.out or "runs/generative")
+    run_generative(
+        out,
+        seeds=seeds,
+        device=args.device,
+        dtype=args.dtype,
+        preset=args.budget,
+        overrides=settings,
+        arms=arms,
+    )
+    return 0
+
+
+SWEEP_FLAGS = (
+    "recipe",
+    "launch",
+    "bench",
+    "train_file",
+    "limit",
+    "general",
+    "device",
+    "dtype",
+)  # named as in SweepSpec
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from biasaware.experiments.sweep import SweepSpec, parse_grid_flag, run_sweep
+
+    if args.seeds and not all(s.strip().lstrip("-").isdigit() for s in args.seeds.split(",")):
+        raise BiasAwareError(f"--seeds {args.seeds!r}: expected integers, e.g. 0,1,2")
+    overrides = {key: getattr(args, key) for key in SWEEP_FLAGS}
+    overrides["config"] = args.recipe_config
+    overrides["grid"] = parse_grid_flag(args.grid) if args.grid else None
+    overrides["seeds"] = [int(s) for s in args.seeds.split(",")] if args.seeds else None
+    spec = SweepSpec.from_sources(args.config, overrides)
+    result = run_sweep(spec, args.out)
+    print("\n" + (Path(args.out) / "table.md").read_text())
+    print(
+        f"[done] table: {Path(args.out) / 'table.md'}, {Path(args.out) / 'table.json'}; plot: "
+        f"{Path(args.out) / 'tradeoff.png'} ({len(result['rows'])} settings)"
+    )
+    return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from biasaware.release import release
+
+    if args.data:
+        return release_data(args)
+    if not args.checkpoint or not args.report:
+        raise BiasAwareError("release needs --checkpoint and --report (or --data for a dataset card)")
+    release(
+        args.checkpoint,
+        args.report,
+        args.out,
+        general=args.general,
+        bench=args.bench,
+        probes=args.probes,
+        license=args.license,
+        push_to=args.push_to_hub,
+        private=args.private,
+        name=args.name,
+    )
+    return 0
+
+
+def release_data(args: argparse.Namespace) -> int:
+    """``release --data``: a dataset card written into the build folder itself."""
+    from biasaware.data.card import write_dataset_card
+
+    if args.checkpoint or args.report or args.push_to_hub or args.out or args.general:
+        raise BiasAwareError(
+            "--data writes a dataset card into the build folder itself; leave out --checkpoint, --report, "
+            "--out, --general and --push-to-hub"
+        )
+    if (Path(args.data) / "README.md").exists():
+        print(f"[release] {Path(args.data) / 'README.md'} is replaced by the dataset card")
+    card = write_dataset_card(args.data, name=args.name, license=args.license)
+    print(
+        f"[release] {card}: dataset card; datasets.load_dataset({str(args.data)!r}) reads every file as a split"
+    )
+    return 0
+
+
+COMMANDS = {
+    "validate": cmd_validate,
+    "models": cmd_models,
+    "build": cmd_build,
+    "eval": cmd_eval,
+    "preflight": cmd_preflight,
+    "quickstart": cmd_quickstart,
+    "sweep": cmd_sweep,
+    "release": cmd_release,
+}

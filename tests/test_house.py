@@ -1,0 +1,109 @@
+"""The structure of the library stays as docs/overview.md describes it: modules import in layers, with
+no circle and no module taking another's underscore names; the commands stay thin; the code is
+formatted by ruff at the project's line limit."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "biasaware"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports() -> dict[str, list[tuple[str, list[str]]]]:
+    """Per module of the package, every ``from biasaware... import names`` in it (at any depth)."""
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        rows = []
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("biasaware"):
+                rows.append((node.module, [a.name for a in node.names]))
+            elif isinstance(node, ast.Import):
+                rows += [(a.name, []) for a in node.names if a.name.startswith("biasaware")]
+        found[module_name(path)] = rows
+    return found
+
+
+def test_no_module_imports_another_modules_private_names():
+    private = [
+        f"{mod} takes {name} from {source}"
+        for mod, rows in imports().items()
+        for source, names in rows
+        for name in names
+        if name.startswith("_") and not name.startswith("__") and source != mod
+    ]
+    assert not private, private
+
+
+def test_modules_import_without_a_circle():
+    found = imports()
+    modules = set(found)
+
+    def target(source: str, name: str) -> str:
+        return f"{source}.{name}" if f"{source}.{name}" in modules else source
+
+    graph = {
+        mod: {t for source, names in rows for t in ([target(source, n) for n in names] or [source])}
+        & modules - {mod, "biasaware"}
+        for mod, rows in found.items()
+    }
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(mod: str, path: list[str]) -> list[str] | None:
+        state[mod] = 1
+        for nxt in sorted(graph.get(mod, ())):
+            if state.get(nxt) == 1:  # the circle: from nxt's place on the path back to it
+                trail = [*path, mod]
+                return [*trail[trail.index(nxt) :], nxt]
+            if nxt not in state and (loop := visit(nxt, [*path, mod])):
+                return loop
+        state[mod] = 2
+        return None
+
+    for mod in sorted(graph):
+        if mod not in state:
+            loop = visit(mod, [])
+            assert loop is None, " -> ".join(loop)
+
+
+def test_each_command_is_a_few_lines_that_call_the_library():
+    tree = ast.parse((PACKAGE / "cli" / "commands.py").read_text())
+    long = [
+        f"{n.name}: {n.end_lineno - n.lineno + 1} lines"
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef) and n.name.startswith("cmd_") and n.end_lineno - n.lineno + 1 > 25
+    ]
+    assert not long, long
+
+
+@pytest.mark.parametrize("action", [["format", "--check"], ["check"]])
+def test_the_code_is_formatted_and_linted_by_ruff(action):
+    pytest.importorskip("ruff")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            *action,
+            "biasaware",
+            "recipes",
+            "bench",
+            "tests",
+            "eval",
+            "data_builders",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
