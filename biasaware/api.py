@@ -23,24 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
-from biasaware.records import View
+from biasaware.records import View, chat_messages
 
 Prompt = str | list[dict[str, str]]
 
 
 def messages(prompt: Prompt) -> list[dict[str, str]]:
-    """A prompt as chat messages: a string is one user turn."""
-    if isinstance(prompt, str) and prompt.strip():
-        return [{"role": "user", "content": prompt}]
-    if (
-        not isinstance(prompt, list)
-        or not prompt
-        or not all(isinstance(m, dict) and "role" in m and isinstance(m.get("content"), str) for m in prompt)
-    ):
-        raise BiasAwareError(
-            f"a prompt is a non-empty string or a list of {{'role': ..., 'content': ...}} messages; got {prompt!r:.80}"
-        )
-    return [dict(m) for m in prompt]
+    """A prompt as chat messages: a string is one user turn (:func:`biasaware.records.chat_messages`)."""
+    return chat_messages(prompt)
 
 
 def _response(text: Any, what: str = "a response") -> str:
@@ -167,19 +157,30 @@ def build_bench(out: str | Path, **settings: Any) -> dict[str, Any]:
     """``build bench``: bias probes into ``out`` (resumable; returns the manifest). ``settings``
     are :class:`~biasaware.data.builders.BuildConfig`'s (``biases``, ``n_per_bias``, ``families``,
     ``direction``, ``source``, ``seed``, ...)."""
-    from biasaware.data.builders import BuildConfig
     from biasaware.data.builders import build_bench as build
 
-    return build(BuildConfig(**settings), out)
+    return build(build_config(settings), out)
+
+
+def build_config(settings: dict[str, Any]):
+    """A :class:`~biasaware.data.builders.BuildConfig` from keyword settings; an unknown one is named."""
+    from dataclasses import fields
+
+    from biasaware.data.builders import BuildConfig
+
+    known = [f.name for f in fields(BuildConfig)]
+    unknown = [k for k in settings if k not in known]
+    if unknown:
+        raise BiasAwareError(f"unknown build setting(s) {', '.join(unknown)}; valid: {', '.join(known)}")
+    return BuildConfig(**settings)
 
 
 def build_train(out: str | Path, **settings: Any) -> dict[str, Any]:
     """``build train``: bias-augmented training rows into ``out`` (``augment``: ``paper`` or
     ``balanced``; ``cues``: ``natural`` for cue-correlated pairs)."""
-    from biasaware.data.builders import BuildConfig
     from biasaware.data.builders import build_train as build
 
-    return build(BuildConfig(**settings), out)
+    return build(build_config(settings), out)
 
 
 def evaluate(
@@ -191,6 +192,7 @@ def evaluate(
     limit: int | None = None,
     policy: str = "symmetric",
     seed: int = 0,
+    **unknown: Any,
 ) -> dict[str, Any]:
     """``eval bias``: judge both views of every probe of ``bench`` into ``out`` (resumable, the same
     files as the command) and return the summary: per bias, category and overall, Acc_ori, Acc_inj,
@@ -199,6 +201,10 @@ def evaluate(
     from biasaware.evaluation.evaluate import evaluate_bias
 
     judge = _judge(judge)
+    if unknown:
+        raise BiasAwareError(
+            f"evaluate() takes no {', '.join(unknown)}; its options: biases, limit, policy, seed"
+        )
     return evaluate_bias(
         judge.spec, bench, out, biases=biases, limit=limit, policy=policy, seed=seed, judge=judge.impl
     )

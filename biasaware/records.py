@@ -100,6 +100,23 @@ class Message(_Record):
     content: str
 
 
+def chat_messages(prompt: Any) -> list[dict[str, str]]:
+    """A prompt as chat messages: a non-empty string is one user turn; a list must hold messages of
+    the roles system, user and assistant, the last a non-empty user turn. Anything else is a
+    :class:`BiasAwareError` that shows what was given."""
+    if isinstance(prompt, str) and prompt.strip():
+        return [{"role": "user", "content": prompt}]
+    try:
+        if not isinstance(prompt, list):
+            raise ValueError
+        return [m.model_dump() for m in _check_prompt([Message(**m) for m in prompt])]
+    except (ValueError, TypeError, ValidationError):
+        raise BiasAwareError(
+            "a prompt is a non-empty string or a list of {'role': 'system' | 'user' | 'assistant', 'content': ...} "
+            f"messages ending with the user's; got {prompt!r:.80}"
+        ) from None
+
+
 def _check_prompt(messages: list[Message]) -> list[Message]:
     if not messages:
         raise ValueError("must hold at least one message")

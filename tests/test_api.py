@@ -124,3 +124,117 @@ def test_a_bad_seed_is_refused_before_any_work(tiny_models, tmp_path, seed):
     with pytest.raises(BiasAwareError, match="a seed is a whole number"):
         biasaware.build_bench(tmp_path / "bench", seed=seed)
     assert not out.exists() and not (tmp_path / "bench").exists()
+
+
+class Sized(Scripted):
+    """Scripted, with a context: a pair longer than 40 characters in all does not fit."""
+
+    def pairs(self, items):
+        out = super().pairs(items)
+        return [
+            Verdict("invalid", "", overlong=(len(a) + len(b), 40)) if len(a) + len(b) > 40 else v
+            for (_, a, b), v in zip(items, out, strict=True)
+        ]
+
+
+def test_every_completion_gets_a_number_and_unreadable_ones_lose_and_are_counted(tiny_models):
+    """The documented rule (biasaware/training/judge_reward.py): no visible text, or over the judge's
+    context, loses; never a crash, never NaN; counted by cause."""
+    judge = Sized()
+    reward = reward_function(judge)
+    empties = ["", "   \n", "\u200b\u200d\u2060", [{"role": "assistant", "content": None}]]
+    got = reward(prompts=["q"] * 6, completions=[*empties, "long answer", "y" * 60], reference=["mid"] * 6)
+    assert got == [-1.0, -1.0, -1.0, -1.0, 1.0, -1.0]
+    assert judge.calls == 2 * 2  # only the visible completions are judged, in both orders
+    assert reward.unreadable == {"empty": 4, "overlong": 1} and reward.completions == 6
+
+    group = reward_function(Sized(), against="group", group_size=2)
+    assert group(prompts=["q"] * 4, completions=["", "abc", "", " "]) == [-1.0, 1.0, 0.0, 0.0]
+    assert group.unreadable["empty"] == 3
+
+    rm = biasaware.load_judge(str(tiny_models["reward"]))
+    scalar = reward_function(rm)
+    values = scalar(prompts=["q"] * 4, completions=["", "ok", "word " * 5000, "\u200b"])
+    assert all(v == v for v in values)  # no NaN
+    floor = values[1] - 1.0
+    assert values == [floor, values[1], floor, floor]
+    assert scalar.unreadable == {"empty": 2, "overlong": 1}
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: reward_function("runs/ckpt"), "judge: expected a judge from biasaware.load_judge"),
+        (lambda: reward_function(None), "judge: expected a judge"),
+        (
+            lambda: reward_function(Scripted(), against="group", group_size="2"),
+            "a whole number of at least 2",
+        ),
+        (
+            lambda: reward_function(Scripted(), against="group", group_size=2.0),
+            "a whole number of at least 2",
+        ),
+        (
+            lambda: reward_function(Scripted(), against="group", group_size=True),
+            "a whole number of at least 2",
+        ),
+        (
+            lambda: reward_function(Scripted())(prompts=None, completions=["a"], reference=["b"]),
+            "prompts is a list",
+        ),
+        (
+            lambda: reward_function(Scripted())(prompts=["q"] * 2, completions=["a"], reference=["b"]),
+            "2 prompts for 1",
+        ),
+        (
+            lambda: reward_function(Scripted())(prompts=["q"], completions=["a"], reference="M"),
+            "one entry per completion",
+        ),
+        (
+            lambda: reward_function(Scripted())(prompts=["q"] * 2, completions=["a", "b"], reference=["M"]),
+            "1 'reference'",
+        ),
+        (
+            lambda: reward_function(Scripted())(prompts=["q"], completions=["a"], reference=[None]),
+            "a reference is a string",
+        ),
+        (
+            lambda: reward_function(Scripted())(
+                prompts=[[{"role": "hacker", "content": "q"}]], completions=["a"], reference=["b"]
+            ),
+            "a prompt is a non-empty string or a list of",
+        ),
+    ],
+)
+def test_bad_reward_arguments_are_clear_errors_before_any_judge_call(call, message):
+    with pytest.raises(BiasAwareError, match=re.escape(message)):
+        call()
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"limit": 0}, "limit: a whole number of at least 1"),
+        ({"limit": -1}, "limit: a whole number of at least 1"),
+        ({"limit": "2"}, "limit: a whole number of at least 1"),
+        ({"limit": 1.5}, "limit: a whole number of at least 1"),
+        ({"policy": "bogus"}, "policy 'bogus': one of symmetric, judgebiasbench"),
+        ({"bogus": 1}, "evaluate() takes no bogus"),
+        ({"out": None}, "out: a folder path"),
+        ({"out": "FILE"}, "is a file; give a folder"),
+    ],
+)
+def test_bad_evaluate_arguments_are_refused_before_anything_is_judged(
+    tiny_models, tmp_path, options, message
+):
+    biasaware.build_bench(tmp_path / "bench", n_per_bias=2, biases="length")
+    judge = biasaware.load_judge(str(tiny_models["reward"]))
+    (tmp_path / "afile").write_text("x")
+    out = {"out": tmp_path / "eval", **options}
+    if out["out"] == "FILE":
+        out["out"] = tmp_path / "afile"
+    with pytest.raises(BiasAwareError, match=re.escape(message)):
+        biasaware.evaluate(judge, tmp_path / "bench", **out)
+    assert not (tmp_path / "eval").exists()
+    with pytest.raises(BiasAwareError, match="unknown build setting"):
+        biasaware.build_bench(tmp_path / "b2", n_per_biass=2)

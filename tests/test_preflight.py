@@ -279,6 +279,12 @@ def test_other_battery_settings_in_the_same_folder_are_refused_at_once(tmp_path,
         capsys.readouterr()
         assert main([*argv, "--out", str(tmp_path / "p"), "--per-bias", "3", "--scoring-pairs", "1"]) == 2
         assert "per_bias: 2 there, 3 now" in capsys.readouterr().err
+        # the same battery spelt another way resumes it; a battery larger than the corpus is refused at once
+        again = [*argv, "--out", str(tmp_path / "p"), "--per-bias", "2", "--scoring-pairs", "1"]
+        assert main([*again, "--families", "all,,all"]) == 1
+        assert main([*argv, "--out", str(tmp_path / "r"), "--per-bias", "100000"]) == 2
+        assert "at most 2500 probes per bias and side" in capsys.readouterr().err
+        assert not (tmp_path / "r").exists()
         # a typo in the families claims nothing: the corrected command runs in that folder
         assert main([*argv, "--out", str(tmp_path / "q"), "--families", "nonsense"]) == 2
         assert not (tmp_path / "q").exists()

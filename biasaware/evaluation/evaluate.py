@@ -50,6 +50,24 @@ def write_reports(judgments_path: Path, out: Path, policy: str, seed: int, extra
     return summary
 
 
+def check_run_settings(out: Any, limit: Any, policy: Any) -> None:
+    """``out``, ``limit`` and ``policy`` as ``eval bias`` takes them (from the command or the Python
+    API), refused before anything is judged: a folder path, a whole number of at least 1 or none,
+    one of the scoring policies."""
+    from biasaware.evaluation.metrics import POLICIES
+
+    if not isinstance(out, str | Path) or not str(out).strip():
+        raise BiasAwareError(f"out: a folder path to write into; got {out!r:.80}")
+    if Path(out).exists() and not Path(out).is_dir():
+        raise BiasAwareError(f"out {out} is a file; give a folder")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise BiasAwareError(
+            f"limit: a whole number of at least 1 (probes per bias and side), or none; got {limit!r}"
+        )
+    if policy not in POLICIES:
+        raise BiasAwareError(f"policy {policy!r}: one of {', '.join(POLICIES)}")
+
+
 def evaluate_bias(
     spec,
     data: str | Path | None,
@@ -71,6 +89,7 @@ def evaluate_bias(
     from biasaware.devices import ranks
 
     check_seed(seed, "seed")
+    check_run_settings(out, limit, policy)
     out = Path(out)
     if data and not rescore and out.resolve() == Path(data).resolve():
         raise BiasAwareError(

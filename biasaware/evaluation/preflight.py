@@ -508,9 +508,16 @@ def run_preflight(
     out = Path(out)
     check_judge(spec)  # a typo in the judge fails before the battery is written
     families = families or default_families(spec.mode)
+    # one spelling per battery: "facts,,facts" and "facts" are the same battery
+    families = ",".join(dict.fromkeys(f.strip() for f in str(families).split(",") if f.strip())) or families
+    from biasaware.data.builders import BuildConfig
     from biasaware.data.corpus import split_families
 
     split_families("all", families)  # a typo fails before the folder is claimed
+    if per_bias > BuildConfig.corpus_size:
+        raise BiasAwareError(
+            f"--per-bias {per_bias}: the built-in corpus gives at most {BuildConfig.corpus_size} probes per bias and side"
+        )
     claim_battery(
         out, {"per_bias": per_bias, "scoring_pairs": scoring_pairs, "seed": seed, "families": families}
     )
@@ -518,7 +525,9 @@ def run_preflight(
     biases = [*BIAS_NAMES, *SECURITY_PROBES]
     from biasaware.devices import ranks
 
-    bias = evaluate_bias(spec, battery, out / "bias", biases=biases, seed=seed, limit_flag="--per-bias")
+    bias = evaluate_bias(
+        spec, battery, out / "bias", biases=biases, seed=seed, limit_flag="a new --out with --per-bias"
+    )
     templates = list(PREFLIGHT_TEMPLATES)
     scoring_spec = spec.model_copy(update={"max_tokens": scoring_max_tokens})
     scoring = evaluate_scoring(scoring_spec, items, out / "scoring", templates=templates, seed=seed)

@@ -16,29 +16,61 @@ once); ``reference`` 2B pairwise verdicts; ``group`` with groups of g, B(g - 1) 
 next-token distribution per verdict; generate mode writes a reply per verdict.
 
 TRL passes completions as strings, or as message lists for conversational data; prompts likewise.
+
+Every completion a policy can produce gets a number, and none stops the trainer. A completion the judge
+cannot read is *unreadable*: no visible text (empty, whitespace, zero-width or other format characters
+only, or a message whose content is ``None``), or longer than the judge's context. It is not sent to
+the judge, or its verdict is not used, and it loses: -1 against a reference; against its group it loses
+to every readable sibling and ties with an unreadable one; a reward model gives it the call's floor,
+the lowest score of the readable completions in the call minus 1 (``-1.0`` when none is readable), so
+it is always the worst of its batch and never NaN. ``reward.unreadable`` counts them by cause
+(``empty``, ``overlong``) over the run, beside ``completions``, the count of all completions seen.
+
+Bad arguments are a :class:`BiasAwareError` naming the argument, before any judge call: a judge that
+is not one from :func:`biasaware.load_judge`, a ``group_size`` that is not a whole number of at least
+2, prompts and completions (or references) of different lengths, a reference that is not a string.
 """
 
 from __future__ import annotations
 
+import unicodedata
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from biasaware.errors import BiasAwareError
+from biasaware.records import chat_messages
 
 AGAINST = ("reference", "group")
 
 
-def _text(x: Any) -> str:
-    """A completion's text: a string, or the content of the last message of a conversation."""
+def text_of(x: Any, what: str = "a completion") -> str:
+    """A completion's text: a string, or the content of the last message of a conversation (``None``
+    content is no text)."""
     if isinstance(x, str):
         return x
-    if isinstance(x, list) and x and isinstance(x[-1], dict):
-        return str(x[-1].get("content", ""))
-    raise BiasAwareError(f"a completion is a string or a list of messages; got {type(x).__name__}")
+    if isinstance(x, list | tuple) and x and isinstance(x[-1], dict):
+        content = x[-1].get("content")
+        return "" if content is None else str(content)
+    raise BiasAwareError(f"{what} is a string or a list of messages; got {type(x).__name__}")
 
 
-def _prompt(x: Any) -> str | list[dict[str, str]]:
-    return x if isinstance(x, str) else [dict(m) for m in x]
+def visible(text: str) -> bool:
+    """Whether ``text`` shows anything: a character that is neither white space nor a format
+    character (zero-width spaces and joiners, direction marks: Unicode category Cf)."""
+    return any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in text)
+
+
+def _prompt(x: Any) -> list[dict[str, str]]:
+    return chat_messages(x)
+
+
+def _same_length(what: str, items: Any, n: int) -> list:
+    if items is None or isinstance(items, str | bytes) or not isinstance(items, Sequence):
+        raise BiasAwareError(f"{what} is a list with one entry per completion; got {type(items).__name__}")
+    if len(items) != n:
+        raise BiasAwareError(f"{len(items)} {what} for {n} completions: give one per completion")
+    return list(items)
 
 
 def _outcome(first: str, second: str) -> float:
@@ -59,20 +91,31 @@ def reward_function(
     name: str | None = None,
 ) -> Callable[..., list[float]]:
     """A TRL reward function from a :class:`biasaware.Judge` (see the module docstring)."""
+    if not all(hasattr(judge, a) for a in ("pairs", "mode")):
+        raise BiasAwareError(
+            f"judge: expected a judge from biasaware.load_judge(...); got {type(judge).__name__}"
+        )
     if against not in AGAINST:
         raise BiasAwareError(f"against must be one of {', '.join(AGAINST)}; got {against!r}")
-    if against == "group" and (group_size is None or group_size < 2):
-        raise BiasAwareError("against='group' needs group_size (the trainer's num_generations, at least 2)")
+    if against == "group" and (
+        isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 2
+    ):
+        raise BiasAwareError(
+            f"against='group' needs group_size, the trainer's num_generations: a whole number of at least 2; "
+            f"got {group_size!r}"
+        )
     reward_model = judge.mode == "reward"
+    unreadable: Counter[str] = Counter()
 
     def reward(prompts: Sequence[Any], completions: Sequence[Any], **columns: Any) -> list[float]:
-        texts = [_text(c) for c in completions]
-        asked = [_prompt(p) for p in prompts]
+        completions = _same_length("completions", completions, len(completions or []))
+        texts = [text_of(c) for c in completions]
+        asked = [_prompt(p) for p in _same_length("prompts", prompts, len(texts))]
+        readable = [visible(t) for t in texts]
+        unreadable["empty"] += readable.count(False)
+        reward.completions += len(texts)
         if reward_model:
-            return [
-                float("nan") if s is None else float(s)
-                for s in judge.scores(list(zip(asked, texts, strict=True)))
-            ]
+            return scored(asked, texts, readable)
         if against == "reference":
             refs = columns.get(reference_column)
             if refs is None:
@@ -80,25 +123,61 @@ def reward_function(
                     f"the dataset has no {reference_column!r} column to compare completions with; set "
                     "reference_column, or against='group'"
                 )
-            items = [(p, t, _text(r)) for p, t, r in zip(asked, texts, refs, strict=True)]
-            verdicts = judge.pairs([*items, *((p, r, t) for p, t, r in items)])
-            n = len(items)
-            return [_outcome(verdicts[i].verdict, verdicts[n + i].verdict) for i in range(n)]
+            refs = [
+                text_of(r, "a reference")
+                for r in _same_length(f"{reference_column!r} values", refs, len(texts))
+            ]
+            keep = [i for i in range(len(texts)) if readable[i]]
+            items = [(asked[i], texts[i], refs[i]) for i in keep]
+            verdicts = judge.pairs([*items, *((p, r, t) for p, t, r in items)]) if items else []
+            out = [-1.0] * len(texts)
+            for k, i in enumerate(keep):
+                first, second = verdicts[k], verdicts[len(keep) + k]
+                if first.overlong or second.overlong:
+                    unreadable["overlong"] += 1
+                    continue
+                out[i] = _outcome(first.verdict, second.verdict)
+            return out
         if len(texts) % group_size:
             raise BiasAwareError(f"{len(texts)} completions do not split into groups of {group_size}")
-        pairs, where = [], []
+        return grouped(asked, texts, readable)
+
+    def scored(asked: list, texts: list[str], readable: list[bool]) -> list[float]:
+        keep = [i for i in range(len(texts)) if readable[i]]
+        scores = judge.scores([(asked[i], texts[i]) for i in keep]) if keep else []
+        got: dict[int, float] = {}
+        for i, s in zip(keep, scores, strict=True):
+            if s is None or s != s:  # over the context (or no score): unreadable
+                unreadable["overlong"] += 1
+            else:
+                got[i] = float(s)
+        floor = min(got.values()) - 1.0 if got else -1.0
+        return [got.get(i, floor) for i in range(len(texts))]
+
+    def grouped(asked: list, texts: list[str], readable: list[bool]) -> list[float]:
+        pairs, where, totals = [], [], [0.0] * len(texts)
         for start in range(0, len(texts), group_size):
             for i in range(start, start + group_size):
                 for j in range(i + 1, start + group_size):
-                    pairs += [(asked[i], texts[i], texts[j]), (asked[i], texts[j], texts[i])]
-                    where.append((i, j))
-        verdicts = judge.pairs(pairs)
-        totals = [0.0] * len(texts)
+                    if readable[i] and readable[j]:
+                        pairs += [(asked[i], texts[i], texts[j]), (asked[i], texts[j], texts[i])]
+                        where.append((i, j))
+                    elif readable[i] != readable[j]:  # the readable one wins
+                        totals[i] += 1.0 if readable[i] else -1.0
+                        totals[j] += 1.0 if readable[j] else -1.0
+        verdicts = judge.pairs(pairs) if pairs else []
         for k, (i, j) in enumerate(where):
-            result = _outcome(verdicts[2 * k].verdict, verdicts[2 * k + 1].verdict)
+            first, second = verdicts[2 * k], verdicts[2 * k + 1]
+            if first.overlong or second.overlong:  # the pair does not fit the judge: neither wins
+                unreadable["overlong"] += 1
+                continue
+            result = _outcome(first.verdict, second.verdict)
             totals[i] += result
             totals[j] -= result
         return [t / (group_size - 1) for t in totals]
+
+    reward.unreadable = unreadable
+    reward.completions = 0
 
     reward.__name__ = (
         name or f"biasaware_judge_{'reward' if reward_model else against}"
