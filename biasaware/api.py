@@ -79,8 +79,7 @@ class Judge:
         from biasaware.judging.judges import JudgeSpec, load_judge
 
         spec = JudgeSpec.create(name=name, **settings)
-        spec.where()  # an unavailable device fails here
-        return cls(spec, load_judge(spec))
+        return cls(spec, load_judge(spec))  # resolved once (an unavailable device fails first)
 
     @property
     def name(self) -> str:

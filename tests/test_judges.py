@@ -72,6 +72,38 @@ def test_bad_specs_are_user_errors(settings, message):
         JudgeSpec.create(**settings)
 
 
+@pytest.mark.parametrize("mode", ["reward", "direct", "generate"])
+def test_eval_bias_resolves_the_judge_once(monkeypatch, tiny_models, bench, tmp_path, mode):
+    """From the command to the loaded model: the device and dtype are resolved once, the model's
+    folder once, its weights hashed once, and a generative judge's tokenizer loaded once."""
+    import transformers
+
+    import biasaware.devices
+    import biasaware.io
+    from biasaware.judging.models import ModelFolders
+
+    calls = {"device": 0, "folders": 0, "hash": 0, "tokenizer": 0}
+
+    def counted(name, real):
+        def spy(*a, **k):
+            calls[name] += 1
+            return real(*a, **k)
+
+        return spy
+
+    monkeypatch.setattr(biasaware.devices, "resolve", counted("device", biasaware.devices.resolve))
+    monkeypatch.setattr(ModelFolders, "of", classmethod(counted("folders", ModelFolders.of.__func__)))
+    monkeypatch.setattr(biasaware.io, "files_sha256", counted("hash", biasaware.io.files_sha256))
+    tok = transformers.AutoTokenizer.from_pretrained
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", counted("tokenizer", tok))
+    model = tiny_models["reward" if mode == "reward" else "causal"]
+    argv = ["eval", "bias", "--judge", str(model), "--mode", mode, "--limit", "1", "--data", str(bench)]
+    if mode == "generate":
+        argv += ["--max-tokens", "4", "--template", "verdict"]
+    assert main([*argv, "--out", str(tmp_path / "e")]) == 0
+    assert calls == {"device": 1, "folders": 1, "hash": 1, "tokenizer": 1}, calls
+
+
 def test_the_cli_and_quickstart_build_judges_through_load_judge(monkeypatch, tiny_models, bench, tmp_path):
     import biasaware.judging.judges
 
@@ -85,7 +117,7 @@ def test_the_cli_and_quickstart_build_judges_through_load_judge(monkeypatch, tin
     monkeypatch.setattr(biasaware.judging.judges, "load_judge", spy)
     args = ["eval", "bias", "--judge", str(tiny_models["reward"]), "--mode", "reward", "--limit", "1"]
     assert main([*args, "--data", str(bench), "--out", str(tmp_path / "e"), "--max-batch-tokens", "999"]) == 0
-    assert built[-1].mode == "reward" and built[-1].max_batch_tokens == 999
+    assert built[-1].spec.mode == "reward" and built[-1].spec.max_batch_tokens == 999
     import inspect
 
     import biasaware.evaluation.runner

@@ -472,16 +472,13 @@ def verdict_lines(result: dict[str, Any]) -> list[str]:
 def check_judge(spec) -> None:
     """The judge's device, and a local or cached model (a name the hub would be asked for is
     refused offline), or an endpoint's API key: what fails before anything is written."""
-    from biasaware.evaluation.resume import KINDS
-    from biasaware.judging.models import ModelFolders, hub_check
+    from biasaware.judging.judges import resolve_judge
 
-    spec.where()
+    resolve_judge(spec)  # the device, and the model's folders (a hub name asked once)
     if spec.backend == "openai":
         from biasaware.judging.llm import LLMClient
 
         LLMClient(spec.llm_spec(), role="judge").backend  # noqa: B018 (a missing API key fails here)
-    else:
-        hub_check(ModelFolders.of(spec.name, KINDS[spec.mode]))
 
 
 def run_preflight(

@@ -19,8 +19,6 @@ from biasaware.evaluation.metrics import effective_policy
 from biasaware.evaluation.runner import SHARDS, start_judge
 from biasaware.io import write_json
 
-KINDS = {"reward": "reward", "direct": "causal", "generate": "causal"}  # judge mode -> model kind
-
 FINGERPRINT = "fingerprint.json"
 
 JUDGMENT_SETTINGS = (
@@ -103,10 +101,12 @@ def judge_or_rescore(
     spec, out: Path, rescore: bool, load_items, run, *, target, judge=None
 ) -> dict[str, Any]:
     """The judging half of ``eval bias`` and ``eval general``: with ``rescore`` only check that
-    ``out/judgments.jsonl`` exists; otherwise resolve the device (an unavailable one fails first),
-    load the items (bad data fails before a model is loaded), load the judge and ``run(judge,
-    items, out)``. Returns what ``summary.json`` records about the run (when rescoring: the earlier
-    summary's run record, marked ``rescored``, so the judge's identity is not lost)."""
+    ``out/judgments.jsonl`` exists; otherwise resolve the judge once (an unavailable device fails
+    first; :func:`biasaware.judging.judges.resolve_judge`), load the items (bad data fails before a
+    model is loaded), load the judge and ``run(judge, items, out)``. ``judge``: already loaded (the
+    Python API), with its resolution. Returns what ``summary.json`` records about the run (when
+    rescoring: the earlier summary's run record, marked ``rescored``, so the judge's identity is not
+    lost)."""
     if rescore:
         if not (out / "judgments.jsonl").exists():
             raise BiasAwareError(f"--rescore needs {out / 'judgments.jsonl'} from an earlier run")
@@ -116,32 +116,26 @@ def judge_or_rescore(
             earlier = None
         return {"run": {**earlier, "rescored": True}} if isinstance(earlier, dict) else {}
     from biasaware.devices import ranks
-    from biasaware.judging.models import model_identity
+    from biasaware.judging.judges import resolve_judge
 
-    spec.where()
+    resolved = judge.resolved if judge is not None else resolve_judge(spec)
     items = load_items()
-    identity = None if spec.backend == "openai" else model_identity(spec.name, KINDS.get(spec.mode, "causal"))
-    mine = fingerprint(spec, identity, items)
+    mine = fingerprint(resolved.spec, resolved.identity(), items)
     check_fingerprint(out, mine, write=False)  # a folder of other judgments fails before a model loads
-    judge = judge if judge is not None else start_judge(spec)
+    judge = judge if judge is not None else start_judge(resolved)
     r = ranks()
     check_fingerprint(out, mine, write=r.main)  # nothing is written by a run whose judge fails to load
     r.barrier()  # no process judges (and writes a shard) before process 0 has checked and recorded the folder
     t0 = time.time()
     run(judge, items, out)
-    return run_record(spec, judge, target, time.time() - t0, identity)
+    return run_record(resolved, judge, target, time.time() - t0)
 
 
-def run_record(
-    spec, judge, target: str | Path, seconds: float, identity: dict | None = None
-) -> dict[str, Any]:
-    """What ``summary.json`` records about the run: the spec, the resolved device, the timing, and
-    (a local model) the model's identity (:func:`biasaware.judging.models.model_identity`: its path
-    and a hash of its weights), which ``biasaware release`` checks a checkpoint against."""
-    from biasaware.judging.models import model_identity
-
-    if identity is None and spec.backend != "openai":
-        identity = model_identity(spec.name, getattr(judge, "model_kind", "causal"))
+def run_record(resolved, judge, target: str | Path, seconds: float) -> dict[str, Any]:
+    """What ``summary.json`` records about the run: the spec, where it ran, the timing, and (a local
+    model) the model's identity (:func:`biasaware.judging.models.model_identity`: its path and a hash
+    of its weights), which ``biasaware release`` checks a checkpoint against."""
+    spec = resolved.spec
     return {
         "run": {
             "judge": spec.name,
@@ -150,7 +144,7 @@ def run_record(
             "seconds": round(seconds, 2),
             "spec": spec.model_dump(),
             **judge.summary(),
-            "model_identity": identity,
+            "model_identity": resolved.identity(),
         }
     }
 

@@ -295,13 +295,15 @@ def sample_probes(probes: list[BiasProbe], limit: int, seed: int = 0) -> list[Bi
 
 
 def start_judge(spec) -> Any:
-    """``load_judge(spec)``, announcing where it runs (one line, printed by process 0)."""
+    """``load_judge(spec)`` (a spec, or a judge resolved from one), announcing where it runs (one
+    line, printed by process 0)."""
     from biasaware.devices import ranks
     from biasaware.judging.judges import load_judge
 
     judge = load_judge(spec)
-    info = judge.summary()
-    where = f" on {info['device']} in {info['dtype']}" if "device" in info else f" via {spec.backend}"
+    resolved = judge.resolved
+    place = resolved.place
+    where = f" on {place['device']} in {place['dtype']}" if place else f" via {resolved.spec.backend}"
     if ranks().main:
-        print(f"[judge] {spec.name} ({spec.mode}){where}", flush=True)
+        print(f"[judge] {resolved.spec.name} ({resolved.spec.mode}){where}", flush=True)
     return judge

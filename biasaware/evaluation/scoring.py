@@ -701,10 +701,9 @@ def evaluate_scoring(
     only the reports are written again, from ``out/judgments.jsonl`` and the earlier run record.
     In a multi-process launch process 0 returns the summary, the others ``None``."""
     from biasaware.devices import ranks
-    from biasaware.evaluation.resume import KINDS, check_fingerprint, fingerprint, run_record
+    from biasaware.evaluation.resume import check_fingerprint, fingerprint, run_record
     from biasaware.evaluation.runner import judge_into, start_judge
-    from biasaware.judging.judges import Scorer
-    from biasaware.judging.models import model_identity
+    from biasaware.judging.judges import Scorer, resolve_judge
 
     check_seed(seed, "seed")
     out = Path(out)
@@ -714,11 +713,11 @@ def evaluate_scoring(
         return write_scoring_reports(out, _recorded_seed(out, seed), _earlier_run(out))
     if data and out.resolve() == Path(data).resolve():
         raise BiasAwareError(f"--out {out} is the data file {data}; write elsewhere")
-    spec.where()
+    resolved = resolve_judge(spec)  # once: an unavailable device fails first
     items = accepted_references(out, load_scoring_items(data, limit))  # an earlier run's generated references
     for name in templates or []:
         parse_template(name)  # a bad name fails before any call
-    identity = None if spec.backend == "openai" else model_identity(spec.name, KINDS[spec.mode])
+    identity = resolved.identity()
     mine = fingerprint(spec, identity, items)
     mine["judge"]["scoring_seed"] = seed  # a random rubric order depends on it
     check_fingerprint(
@@ -755,7 +754,7 @@ def evaluate_scoring(
             "items": fingerprint(spec, identity, items)["items"],
         }  # with the references
     chosen = choose_templates(templates, items, spec.mode, generated)
-    judge = start_judge(spec)
+    judge = start_judge(resolved)
     check_fingerprint(out, mine, write=r.main)
     r.barrier()
     if spec.mode == "reward" and r.main:
@@ -782,7 +781,7 @@ def evaluate_scoring(
     )
     if not r.main:
         return None
-    extra = run_record(spec, judge, data, time.time() - t0, identity)
+    extra = run_record(resolved, judge, data, time.time() - t0)
     extra["templates_requested"] = [t.name for t in chosen]
     if skipped:
         extra["skipped_templates"] = skipped

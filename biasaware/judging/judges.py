@@ -24,8 +24,13 @@ token, a reward model gives its reward (the scoring prompt is not its input). :c
 ``score`` behind ``judge`` for the judging loop (``eval scoring``); :class:`PointwisePairJudge`
 (``JudgeSpec.pointwise``) judges a pair by scoring its two responses alone.
 
-**Device and dtype** come from the spec (:mod:`biasaware.devices`: ``auto`` takes the GPU when
-there is one, bf16 where it is supported); the resolved pair is in every judge's ``summary()``.
+**Resolved once.** :func:`resolve_judge` turns a spec into a :class:`ResolvedJudge`: the device
+and dtype (:mod:`biasaware.devices`: ``auto`` takes the GPU when there is one, bf16 where it is
+supported), the model's folders (a built-in prepared, an adapter's base found, a hub name asked
+once) and, on first use, its identity (the weights hash that fingerprints a results folder). The
+commands and the Python API resolve a judge once and hand that object down: the judge built from
+it loads the model from those folders onto that device, a generative judge's backend reuses the
+tokenizer its context check loaded, and every summary reports the resolved place.
 
 **Throughput** (the two forward judges): inputs are tokenised once per call, sorted by length and
 cut into batches of at most ``batch_size`` views and at most ``max_batch_tokens`` padded tokens,
@@ -177,6 +182,11 @@ class JudgeSpec(BaseModel):
         """What the judge sees: ``reward`` and ``pointwise`` judges one response at a time."""
         return "reward" if self.mode == "reward" else "pointwise" if self.pointwise else self.mode
 
+    @property
+    def model_kind(self) -> str:
+        """The model it loads: a sequence-classification ``reward`` model, else a ``causal`` LM."""
+        return "reward" if self.mode == "reward" else "causal"
+
     @classmethod
     def create(cls, **settings: Any) -> JudgeSpec:
         """A spec from keyword settings (``None`` values take the defaults); bad values are a
@@ -192,14 +202,6 @@ class JudgeSpec(BaseModel):
                 for line in format_problems("judge", err)
             ]
             raise BiasAwareError("\n".join(lines)) from None
-
-    def where(self) -> dict[str, str]:
-        """The resolved device and dtype (``{}`` for an endpoint); an unavailable device is an error."""
-        if self.backend == "openai":
-            return {}
-        from biasaware.devices import where
-
-        return where(self.device, self.dtype)
 
     def llm_spec(self) -> LLMSpec:
         return LLMSpec(
@@ -217,6 +219,51 @@ class JudgeSpec(BaseModel):
             dtype=self.dtype,
             progress=False,  # the judging loop shows one bar over views
         )
+
+
+@dataclass
+class ResolvedJudge:
+    """A judge spec resolved once (:func:`resolve_judge`), and handed down from there: where the
+    model runs (``device``, ``dtype`` and their description ``place``), where its files are
+    (``folders``; ``None`` for an endpoint), and what it is (:meth:`identity`: its weights hash,
+    computed on first use and kept). Nothing below it resolves these again."""
+
+    spec: JudgeSpec
+    folders: Any = None  # biasaware.judging.models.ModelFolders of a local model
+    device: Any = None
+    dtype: Any = None
+    place: dict[str, str] = field(default_factory=dict)
+    _identity: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def local(self) -> bool:
+        return self.folders is not None
+
+    def identity(self) -> dict[str, Any] | None:
+        """The model's identity (:func:`biasaware.judging.models.model_identity`); ``None`` for an endpoint."""
+        if self._identity is None and self.local:
+            from biasaware.judging.models import model_identity
+
+            self._identity = model_identity(self.folders, self.spec.model_kind)
+        return self._identity
+
+
+def resolve_judge(spec: JudgeSpec | ResolvedJudge) -> ResolvedJudge:
+    """Resolve what a spec names, once: the device and dtype (an unavailable device is an error
+    here), and a local model's folders (a built-in prepared, an adapter's base found, a hub name
+    asked of the hub once). An endpoint (backend ``openai``) resolves to its spec alone."""
+    if isinstance(spec, ResolvedJudge):
+        return spec
+    if spec.backend == "openai":
+        return ResolvedJudge(spec)
+    from biasaware.devices import describe, resolve
+    from biasaware.judging.models import ModelFolders, hub_check
+
+    device, dtype = resolve(spec.device, spec.dtype)
+    folders = ModelFolders.of(spec.name, spec.model_kind)
+    hub_check(folders)
+    place = describe(device, dtype) if spec.backend == "transformers" else {}  # vLLM places its model itself
+    return ResolvedJudge(spec, folders, device, dtype, place)
 
 
 @dataclass
@@ -249,7 +296,7 @@ class Scorer:
 
     def __init__(self, judge):
         self.inner, self.name, self.kind = judge, judge.name, judge.kind
-        self.chunk_views = judge.chunk_views
+        self.chunk_views, self.resolved = judge.chunk_views, judge.resolved
 
     def judge(self, units: list[ScoreUnit]) -> list[ScoreOutput | None]:
         return self.inner.score(units)
@@ -269,7 +316,7 @@ class PointwisePairJudge:
 
     def __init__(self, judge, template):
         self.inner, self.template, self.name = judge, template, judge.name
-        self.chunk_views = judge.chunk_views
+        self.chunk_views, self.resolved = judge.chunk_views, judge.resolved
         why = judge.cannot_score(template.score_ids) if hasattr(judge, "cannot_score") else None
         if why:
             raise BiasAwareError(f"{judge.name}: pointwise {template.name}: {why}")
@@ -307,11 +354,14 @@ class PointwisePairJudge:
         return {**self.inner.summary(), "pointwise": self.template.name}
 
 
-def load_judge(spec: JudgeSpec):
-    """The judge a spec describes (models are loaded here, on the spec's device and dtype)."""
+def load_judge(spec: JudgeSpec | ResolvedJudge):
+    """The judge a spec describes, resolved once (:func:`resolve_judge`): models are loaded here, on
+    the resolved device and dtype. Every judge keeps its :class:`ResolvedJudge` as ``resolved``."""
+    resolved = resolve_judge(spec)
+    spec = resolved.spec
     if spec.mode == "reward":
-        return RewardModelJudge(spec)
-    judge = DirectVerdictJudge(spec) if spec.mode == "direct" else GenerativeJudge(spec)
+        return RewardModelJudge(resolved)
+    judge = DirectVerdictJudge(resolved) if spec.mode == "direct" else GenerativeJudge(resolved)
     if spec.pointwise:
         from biasaware.judging.scoring import MINIMAL, ScoringTemplate
 
@@ -381,9 +431,13 @@ def token_batches(
 class GenerativeJudge:
     kind = "generative"
 
-    def __init__(self, spec: JudgeSpec):
-        self.spec = spec
-        self.client = LLMClient(spec.llm_spec(), role="judge")
+    def __init__(self, resolved: ResolvedJudge | JudgeSpec):
+        resolved = resolve_judge(resolved)
+        spec = self.spec = resolved.spec
+        self.resolved = resolved
+        self.client = LLMClient(
+            spec.llm_spec(), role="judge", place=resolved.place, backend_factory=self._backend
+        )
         self.template = get_template(spec.template)
         self.parse = get_parser(spec.template, spec.parse)
         self.name = spec.name
@@ -401,10 +455,22 @@ class GenerativeJudge:
         if self._limits is None:
             from biasaware.judging.models import context_length, load_config, load_tokenizer
 
-            tok = load_tokenizer(self.spec.name, "causal")
-            config = load_config(self.spec.name, "causal")
+            folders = self.resolved.folders or self.spec.name  # vllm: the name, as vLLM reads it
+            tok = load_tokenizer(folders, "causal")
+            config = load_config(folders, "causal")
             self._limits = (tok, context_length(config, tok, self.spec.max_length))
         return self._limits
+
+    def _backend(self):
+        """The model that writes the replies, built on the first reply not in the cache: a local model
+        on the resolved device, with the tokenizer already loaded for the context check."""
+        from biasaware.judging.llm import TransformersBackend, make_backend
+
+        llm = self.client.spec
+        if self.spec.backend != "transformers":
+            return make_backend(llm)
+        local = (self.resolved.folders, self.resolved.device, self.resolved.dtype, self._context()[0])
+        return TransformersBackend(llm, local=local)
 
     def _ask(self, requests: list, desc: str) -> list[tuple[str | None, tuple[int, int] | None]]:
         """Per request: ``(reply, None)``; ``(None, (tokens, limit))`` when it does not fit the
@@ -473,14 +539,15 @@ class _ForwardJudge:
 
     model_kind = "causal"
 
-    def __init__(self, spec: JudgeSpec):
-        from biasaware.devices import resolve
+    def __init__(self, resolved: ResolvedJudge | JudgeSpec):
         from biasaware.judging.models import context_length, load_model
 
-        self.spec, self.name = spec, spec.name
-        self.device, self.dtype = resolve(spec.device, spec.dtype)
+        resolved = resolve_judge(resolved)
+        spec = resolved.spec
+        self.spec, self.name, self.resolved = spec, spec.name, resolved
+        self.device, self.dtype = resolved.device, resolved.dtype
         self.model, self.tokenizer = load_model(
-            spec.name, self.model_kind, dtype=self.dtype, device=self.device
+            resolved.folders, self.model_kind, dtype=self.dtype, device=self.device
         )
         self.limit = context_length(self.model.config, self.tokenizer, spec.max_length)
         self.batch_size, self.max_batch_tokens = spec.batch_size, spec.max_batch_tokens
@@ -562,12 +629,10 @@ class _ForwardJudge:
         return self.finish(self.launch(self.prepare(views)))
 
     def summary(self) -> dict[str, Any]:
-        from biasaware.devices import describe
-
         return {
             "model": self.name,
             "mode": self.spec.mode,
-            **describe(self.device, self.dtype),
+            **self.resolved.place,
             "context": self.limit,
             "batch_size": self.batch_size,
             "max_batch_tokens": self.max_batch_tokens,
@@ -578,10 +643,11 @@ class DirectVerdictJudge(_ForwardJudge):
     kind = "direct"
     model_kind = "causal"
 
-    def __init__(self, spec: JudgeSpec):
+    def __init__(self, resolved: ResolvedJudge | JudgeSpec):
         import inspect
 
-        super().__init__(spec)
+        super().__init__(resolved)
+        spec = self.spec
         # a letter-first template as asked (the one a judge was trained on), else the direct one
         self.template = get_template(spec.template if spec.template in LETTER_FIRST else "direct")
         self.token_ids = {letter: self._ids(letter) for letter in "AB"}
@@ -687,8 +753,9 @@ class RewardModelJudge(_ForwardJudge):
     kind = "reward"
     model_kind = "reward"
 
-    def __init__(self, spec: JudgeSpec):
-        super().__init__(spec)
+    def __init__(self, resolved: ResolvedJudge | JudgeSpec):
+        super().__init__(resolved)
+        spec = self.spec
         fresh = getattr(self.model, "biasaware_fresh", [])
         if fresh:  # e.g. a language model or a bare encoder read as a reward model: its scores are noise
             print(

@@ -288,13 +288,22 @@ class OpenAIBackend:
 class TransformersBackend:
     """A local causal LM: left-padded batches through ``generate``."""
 
-    def __init__(self, spec: LLMSpec):
-        from biasaware.devices import resolve
+    def __init__(self, spec: LLMSpec, local: tuple | None = None):
+        """``local``: the model as a judge resolved it, ``(folders, device, dtype, tokenizer)``;
+        without it the spec's model, device and dtype are resolved here."""
         from biasaware.judging.models import load_model
 
         self.spec = spec
-        self.device, self.dtype = resolve(spec.device, spec.dtype)
-        self.model, self.tokenizer = load_model(spec.model, "causal", dtype=self.dtype, device=self.device)
+        if local is None:
+            from biasaware.devices import resolve
+
+            self.device, self.dtype = resolve(spec.device, spec.dtype)
+            folders, tokenizer = spec.model, None
+        else:
+            folders, self.device, self.dtype, tokenizer = local
+        self.model, self.tokenizer = load_model(
+            folders, "causal", dtype=self.dtype, device=self.device, tokenizer=tokenizer
+        )
         self.batch_size, self.parallel = spec.batch_size, 1
 
     def generate(self, batch: list[Messages]) -> list[Reply]:
@@ -365,7 +374,7 @@ class VLLMBackend:
         ]
 
 
-def _make_backend(spec: LLMSpec):
+def make_backend(spec: LLMSpec):
     return {"openai": OpenAIBackend, "transformers": TransformersBackend, "vllm": VLLMBackend}[spec.backend](
         spec
     )
@@ -422,10 +431,22 @@ def _retry_after(exc: BaseException | None) -> float | None:
 class LLMClient:
     """Cached, concurrent, retrying calls to one model; see the module docstring."""
 
-    def __init__(self, spec: LLMSpec, *, role: str = "llm", backend: Any = None):
+    def __init__(
+        self,
+        spec: LLMSpec,
+        *,
+        role: str = "llm",
+        backend: Any = None,
+        place: dict[str, str] | None = None,
+        backend_factory: Callable[[], Any] | None = None,
+    ):
+        """``place``: where a local model runs, as resolved (else resolved on the first
+        ``summary()``); ``backend_factory``: builds the backend on the first call that misses the
+        cache (default: :func:`make_backend` from the spec alone)."""
         from biasaware.judging.models import cache_dir
 
-        self.spec, self.role = spec, role
+        self.spec, self.role, self.place = spec, role, place
+        self._factory = backend_factory
         self.stats = Stats()
         self._backend = backend
         folder = Path(spec.cache_dir) if spec.cache_dir else cache_dir() / "llm"
@@ -446,7 +467,7 @@ class LLMClient:
     @property
     def backend(self):
         if self._backend is None:  # built on first miss: a fully cached rerun never loads a model
-            self._backend = _make_backend(self.spec)
+            self._backend = self._factory() if self._factory else make_backend(self.spec)
         return self._backend
 
     def key(self, messages: Messages) -> str:
@@ -601,14 +622,13 @@ class LLMClient:
         log.info("%s: %d requests in %.1fs (%s)", desc, len(items), time.time() - t0, self.stats.line())
 
     def summary(self) -> dict[str, Any]:
-        place = {}
-        if (
-            self.spec.backend == "transformers"
-        ):  # resolved without loading the model (a cached run loads none)
+        if self.place is None:  # resolved once, without loading the model (a cached run loads none)
             from biasaware.devices import where
 
-            place = where(self.spec.device, self.spec.dtype)
-        return {"model": self.spec.model, "backend": self.spec.backend, **place, **asdict(self.stats)}
+            self.place = (
+                where(self.spec.device, self.spec.dtype) if self.spec.backend == "transformers" else {}
+            )
+        return {"model": self.spec.model, "backend": self.spec.backend, **self.place, **asdict(self.stats)}
 
     def close(self) -> None:
         if self.cache is not None:

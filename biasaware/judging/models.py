@@ -263,28 +263,41 @@ class ModelFolders:
     weights: str
     tokenizer: str
     adapter: dict | None
+    name: str = ""  # as the user gave it (a built-in name, a path, a hub name)
 
     @classmethod
     def of(cls, name_or_path: str, kind: str) -> ModelFolders:
         path = resolve_model_path(name_or_path, kind)
         adapter = _adapter_config(path)
         if adapter is None:
-            return cls(path, path, path, None)
+            return cls(path, path, path, None, name_or_path)
         base = resolve_model_path(str(adapter["base_model_name_or_path"]), kind)
         tokenizer = path if (Path(path) / "tokenizer_config.json").exists() else base
-        return cls(path, base, tokenizer, adapter)
+        return cls(path, base, tokenizer, adapter, name_or_path)
+
+    def __str__(self) -> str:
+        return self.name or self.path
 
 
-def load_config(name_or_path: str, kind: str = "causal"):
+def folders_of(model: str | ModelFolders, kind: str) -> ModelFolders:
+    """A model's folders: given as resolved (:class:`ModelFolders`, checked against the hub once,
+    when it was resolved) or resolved now from a name or path."""
+    if isinstance(model, ModelFolders):
+        return model
+    folders = ModelFolders.of(model, kind)
+    hub_check(folders)
+    return folders
+
+
+def load_config(name_or_path: str | ModelFolders, kind: str = "causal"):
     """The model's transformers configuration (an adapter folder: its base model's); no weights are read."""
     from transformers import AutoConfig
 
-    folders = ModelFolders.of(name_or_path, kind)
-    hub_check(folders)
+    folders = folders_of(name_or_path, kind)
     try:
         return AutoConfig.from_pretrained(folders.weights)
     except (OSError, ValueError) as exc:
-        raise BiasAwareError(f"could not load the configuration of {name_or_path!r}: {exc}") from None
+        raise BiasAwareError(f"could not load the configuration of {str(name_or_path)!r}: {exc}") from None
 
 
 def weight_files(folder: str | Path) -> list[Path]:
@@ -302,17 +315,17 @@ def weight_files(folder: str | Path) -> list[Path]:
     )
 
 
-def weights_bytes(name_or_path: str, kind: str = "causal") -> int | None:
+def weights_bytes(name_or_path: str | ModelFolders, kind: str = "causal") -> int | None:
     """Bytes of a local model's weight files (an adapter folder: its own plus its base's); ``None``
     when the weights are not all on this disk (a hub name)."""
-    folders = ModelFolders.of(name_or_path, kind)
+    folders = name_or_path if isinstance(name_or_path, ModelFolders) else ModelFolders.of(name_or_path, kind)
     places = {folders.path, folders.weights}
     if not all(Path(f).is_dir() for f in places):
         return None
     return sum(f.stat().st_size for d in places for f in weight_files(d))
 
 
-def model_identity(name_or_path: str, kind: str = "causal") -> dict[str, Any]:
+def model_identity(name_or_path: str | ModelFolders, kind: str = "causal") -> dict[str, Any]:
     """What a model is, independent of where it runs: its resolved path and a SHA-256 over its
     weight files (names and bytes, in name order); an adapter folder adds its base's identity.
     ``weights_sha256`` is ``None`` for a model that is not on this disk (a hub name). Two folders
@@ -320,7 +333,7 @@ def model_identity(name_or_path: str, kind: str = "causal") -> dict[str, Any]:
     per process (:func:`biasaware.io.files_sha256`)."""
     from biasaware.io import files_sha256
 
-    folders = ModelFolders.of(name_or_path, kind)
+    folders = name_or_path if isinstance(name_or_path, ModelFolders) else ModelFolders.of(name_or_path, kind)
     files = weight_files(folders.path)
     digest = files_sha256(files) if files else None
     path = Path(folders.path)
@@ -398,17 +411,16 @@ def chat_ids(tokenizer, chats: list[list[dict]], *, add_generation_prompt: bool 
     )
 
 
-def load_tokenizer(name_or_path: str, kind: str = "causal"):
+def load_tokenizer(name_or_path: str | ModelFolders, kind: str = "causal"):
     """The tokenizer alone, prepared as :func:`load_model` prepares it (no weights are read)."""
     from transformers import AutoTokenizer
 
-    folders = ModelFolders.of(name_or_path, kind)
-    hub_check(folders)
+    folders = folders_of(name_or_path, kind)
     folder = folders.tokenizer
     try:
         return prepare_tokenizer(AutoTokenizer.from_pretrained(folder), kind)
     except (OSError, ValueError) as exc:
-        raise BiasAwareError(f"could not load the tokenizer of {name_or_path!r}: {exc}") from None
+        raise BiasAwareError(f"could not load the tokenizer of {str(name_or_path)!r}: {exc}") from None
 
 
 def context_length(config, tokenizer, limit: int | None = None) -> int | None:
@@ -446,17 +458,26 @@ def _merge_adapter(model, folders: ModelFolders, kind: str):
     return PeftModel.from_pretrained(model, folders.path).merge_and_unload()
 
 
-def load_model(name_or_path: str, kind: str = "causal", *, dtype=None, device=None, seed: int = 0):
+def load_model(
+    name_or_path: str | ModelFolders,
+    kind: str = "causal",
+    *,
+    dtype=None,
+    device=None,
+    seed: int = 0,
+    tokenizer=None,
+):
     """Load ``(model, tokenizer)`` as a causal judge or a one-label reward model.
 
     ``dtype`` is passed to ``from_pretrained`` (``None``: the checkpoint's, float32 on CPU);
     ``device`` (a ``torch.device`` or a name of :data:`biasaware.devices.DEVICES`, ``auto``
     included) is where the model is moved; ``None`` leaves it where it loads (training: the
     trainer places it). Weights missing from the checkpoint (an untrained reward head) are drawn
-    with ``seed``.
+    with ``seed``. ``name_or_path``: a name or path, or the :class:`ModelFolders` it was resolved to;
+    ``tokenizer``: the model's tokenizer when it was loaded already (as :func:`load_tokenizer` gives it).
     """
-    folders = ModelFolders.of(name_or_path, kind)
-    hub_check(folders)
+    folders = folders_of(name_or_path, kind)
+    name_or_path = str(name_or_path)  # as the user named it
     try:
         from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
     except ImportError as exc:
@@ -471,7 +492,8 @@ def load_model(name_or_path: str, kind: str = "causal", *, dtype=None, device=No
         device = resolve_device(device)
     kwargs = {} if dtype is None else {"dtype": dtype}
     try:
-        tokenizer = AutoTokenizer.from_pretrained(folders.tokenizer)
+        given = tokenizer is not None
+        tokenizer = tokenizer if given else AutoTokenizer.from_pretrained(folders.tokenizer)
         with torch.random.fork_rng(devices=[]):  # the caller's random state stays as it was
             torch.manual_seed(seed)
             if kind == "causal":
@@ -491,7 +513,8 @@ def load_model(name_or_path: str, kind: str = "causal", *, dtype=None, device=No
         raise BiasAwareError(
             f"could not load {name_or_path!r} as a {kind} model from {where}: {exc}"
         ) from None
-    prepare_tokenizer(tokenizer, kind)
+    if not given:
+        prepare_tokenizer(tokenizer, kind)
     if model.config.pad_token_id is None:
         model.config.pad_token_id = tokenizer.pad_token_id
     if device is not None:
