@@ -141,6 +141,7 @@ def test_quickstart_runs_the_two_sided_experiment(tmp_path, capsys, noise_lines)
     assert bal["acc_ori"] >= base["acc_ori"] - 0.05
     for run in runs.values():  # every judge: the same probes, its verdicts counted, its check recorded
         assert run["n"] == base["n"] and sum(run["judge_check"]["verdicts"].values()) > 0
+    assert base["judge"] == "ckpt/baseline" and base["run"] == "eval/baseline"  # no local paths
     smollm2 = result["zero_shot"]["runs"]["smollm2 zero-shot"]["judge_check"]
     # smollm2-135m-instruct answers "A" on every view in direct mode: flagged, never read as robust
     assert smollm2["top_share"] >= 0.9 and smollm2["degenerate"] and "DEGENERATE" in printed

@@ -8,7 +8,14 @@ import sys
 import pytest
 
 from biasaware.errors import BiasAwareError
-from biasaware.experiments.parts import claim_folder, differing, launch_recipe, launcher, recipe_flags
+from biasaware.experiments.parts import (
+    claim_folder,
+    differing,
+    launch_recipe,
+    launcher,
+    name_within,
+    recipe_flags,
+)
 
 
 def test_recipe_flags_give_lists_as_one_token_per_item_and_leave_out_none():
@@ -86,3 +93,16 @@ def test_a_launched_recipe_logs_everything_and_a_failure_quotes_its_tail(tmp_pat
         launch_recipe(bad, "the test recipe", log)
     assert launcher("python") == [sys.executable]
     assert launcher(cpu=True)[-1] == "--cpu" and "--config_file" in launcher(config=tmp_path / "c.yaml")
+
+
+def test_a_results_table_names_runs_within_the_experiment(tmp_path):
+    out = tmp_path / "run"
+    table = {
+        "runs": {
+            "a": {"run": str(out / "eval" / "a"), "judge": str(out / "ckpt" / "a")},
+            "z": {"run": str(out / "eval" / "z"), "judge": "smollm2-135m-instruct"},
+        }
+    }
+    name_within(table, out)
+    assert table["runs"]["a"] == {"run": "eval/a", "judge": "ckpt/a"}
+    assert table["runs"]["z"] == {"run": "eval/z", "judge": "smollm2-135m-instruct"}

@@ -583,8 +583,7 @@ def run_seed(
     table = compare_runs(
         folders, BASELINE if BASELINE in folders else START, biases=list(TRAINED_CUES), seed=budget.bench_seed
     )
-    for row in table["runs"].values():  # named within the study's folder: results files are published
-        row["run"], row["judge"] = (within(row[k], out) for k in ("run", "judge"))
+    parts.name_within(table, out)  # results files are published: no local paths
     grpo = {}
     for name, (sft, final) in ckpts.items():
         before, after = weights_hash(sft), weights_hash(final)
@@ -617,14 +616,6 @@ def run_seed(
     print("\n" + text)
     print(f"[generative] seed {seed} done in {result['wall_minutes']} min: {result_file}", flush=True)
     return result
-
-
-def within(path: str, root: Path) -> str:
-    """``path`` relative to ``root`` when it lies there (a local model elsewhere keeps its name)."""
-    try:
-        return str(Path(path).resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(path)
 
 
 def seed_markdown(result: dict[str, Any]) -> str:

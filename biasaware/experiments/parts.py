@@ -192,6 +192,19 @@ def evaluate_judge(label: str, spec, bench: Path, folder: Path, **options) -> di
     return summary
 
 
+def name_within(table: dict[str, Any], out: Path) -> dict[str, Any]:
+    """A comparison table (:func:`biasaware.evaluation.compare.compare_runs`) with each run's folder
+    and judge named within the experiment's folder ``out`` (``eval/baseline``, ``ckpt/baseline``),
+    as a published results file names them; a model from elsewhere keeps its name."""
+    for row in table["runs"].values():
+        for key in ("run", "judge"):
+            try:
+                row[key] = str(Path(row[key]).resolve().relative_to(out.resolve()))
+            except ValueError:
+                pass
+    return table
+
+
 # ------------------------------------------------------------------------------------------- stages
 class Stages:
     """Per-stage wall times in ``stages.json``: a stage finished earlier keeps its first time; a

@@ -36,6 +36,7 @@ from biasaware.experiments.parts import (
     evaluate_judge,
     launch_recipe,
     launcher,
+    name_within,
     recipe_flags,
     recipe_script,
 )
@@ -282,9 +283,11 @@ def run_quickstart(
     stages.record("evaluate", time.time() - mark, not judged)
     experiment_runs = {k: v for k, v in runs.items() if k in EXPERIMENT}
     if "baseline" in experiment_runs:
-        result = compare_runs(experiment_runs, "baseline", biases=list(QUICK_CUES), seed=seed)
+        result = name_within(
+            compare_runs(experiment_runs, "baseline", biases=list(QUICK_CUES), seed=seed), out
+        )
         small = {k: runs[k] for k in (ZERO_SHOT, SMOKE) if k in runs}
-        zero_shot = compare_runs(small, ZERO_SHOT, biases=list(QUICK_CUES), seed=seed)
+        zero_shot = name_within(compare_runs(small, ZERO_SHOT, biases=list(QUICK_CUES), seed=seed), out)
         result["zero_shot"] = zero_shot
         result["command"] = "biasaware quickstart"
         result["stage_seconds"], result["resumed_seconds"] = stages.finish(time.time() - t0)
