@@ -425,3 +425,48 @@ def test_a_released_judge_rewards_a_policy_in_grpo(two_points, tiny_models, tmp_
     trainer = r.main(script, args, ModelConfig(model_name_or_path=str(tiny_models["causal"])))
     assert trainer.state.global_step == 2
     assert any("rewards/biasaware_judge_reward/mean" in h for h in trainer.state.log_history)
+
+
+def test_a_dataset_card_is_written_only_for_rows_that_load(tmp_path, capsys):
+    """Every row is checked against the record schema before a card claims the folder loads (a bad row
+    names its file and line); a file the manifest names must be there; an empty one is left out, said."""
+    import shutil
+
+    from biasaware.cli import main
+    from biasaware.data.builders import BuildConfig, build_bench
+
+    built = tmp_path / "bench"
+    build_bench(
+        BuildConfig(n_per_bias=2, corpus_size=200, biases="length,authority", families="facts"), built
+    )
+
+    def case(name, change):
+        folder = tmp_path / name
+        shutil.copytree(built, folder)
+        change(folder)
+        code = main(["release", "--data", str(folder), "--name", "someone/data"])
+        return code, capsys.readouterr(), folder
+
+    def corrupt(folder):
+        with (folder / "length.jsonl").open("ab") as f:
+            f.write(b"\x00\xff not json\n")
+
+    code, shown, folder = case("corrupt", corrupt)
+    assert code == 2 and "length.jsonl:3:" in shown.err and "Traceback" not in shown.err
+    assert not (folder / "README.md").exists()
+
+    def string_view(folder):
+        rows = [json.loads(line) for line in (folder / "authority.jsonl").read_text().splitlines()]
+        rows[0]["injected"] = "a string"
+        (folder / "authority.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    code, shown, folder = case("string-view", string_view)
+    assert code == 2 and "authority.jsonl" in shown.err and "injected" in shown.err
+    assert not (folder / "README.md").exists()
+
+    code, shown, _ = case("missing", lambda folder: (folder / "length-mirror.jsonl").unlink())
+    assert code == 2 and "length-mirror.jsonl: the manifest names this file, and it is missing" in shown.err
+
+    code, shown, folder = case("empty", lambda folder: (folder / "authority-mirror.jsonl").write_text(""))
+    assert code == 0 and "authority-mirror.jsonl is empty" in shown.out
+    assert "authority_mirror" not in (folder / "README.md").read_text()

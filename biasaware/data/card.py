@@ -66,11 +66,7 @@ def write_dataset_card(folder: str | Path, name: str | None = None, license: str
             f"{folder} is not a finished build (no manifest.json): run `biasaware build` first"
         )
     manifest = json.loads(path.read_text())
-    # the build's own files only: a file copied in later is not part of the dataset
-    named = (folder / name for name in manifest.get("outputs") or [])
-    files = sorted(f for f in named if f.is_file() and f.stat().st_size > 0)
-    if not files:
-        raise BiasAwareError(f"{folder}: no data rows to describe")
+    files = data_files(folder, manifest)
     splits = [{"split": f.stem.replace("-", "_"), "path": f.name} for f in files]
     source = str(manifest.get("source", "unknown"))
     config = manifest.get("config") or {}
@@ -115,5 +111,60 @@ def write_dataset_card(folder: str | Path, name: str | None = None, license: str
         "`manifest.json` holds every build setting, the counts and the verifier's retention.",
     ]
     card = DatasetCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(body) + "\n")
-    card.save(str(folder / "README.md"))
-    return folder / "README.md"
+    readme = folder / "README.md"
+    earlier = readme.read_bytes() if readme.exists() else None
+    card.save(str(readme))
+    try:
+        loads_as_described(folder, [s["split"] for s in splits])
+    except BiasAwareError:
+        readme.unlink()  # a card that claims what datasets cannot do is not left behind
+        if earlier is not None:
+            readme.write_bytes(earlier)
+        raise
+    return readme
+
+
+def data_files(folder: Path, manifest: dict[str, Any]) -> list[Path]:
+    """The build's own data files (those its manifest names: a file copied in later is not part of
+    the dataset), each checked row by row against the record schema (a bad row names its file, line
+    and field). A named file that is missing is an error; an empty one (every item of a bias was
+    dropped) is left out with a warning that names it."""
+    from biasaware.io import read_records
+
+    kind = str(manifest.get("kind") or "auto")
+    files = []
+    for name in manifest.get("outputs") or []:
+        f = folder / name
+        if not f.is_file():
+            raise BiasAwareError(f"{f}: the manifest names this file, and it is missing; rebuild {folder}")
+        if f.stat().st_size == 0:
+            print(
+                f"[release] warning: {f.name} is empty (every item of it was dropped): no split for it in the card"
+            )
+            continue
+        read_records(f, kind if kind in KIND_TASKS else None)
+        files.append(f)
+    if not files:
+        raise BiasAwareError(f"{folder}: no data rows to describe")
+    return sorted(files)
+
+
+def loads_as_described(folder: Path, splits: list[str]) -> None:
+    """Load ``folder`` with ``datasets`` as a user would, into a scratch cache, and check its splits."""
+    import tempfile
+
+    import datasets
+
+    shown = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()
+    try:
+        with tempfile.TemporaryDirectory() as cache:
+            loaded = datasets.load_dataset(str(folder), cache_dir=cache)
+            found = sorted(loaded)
+    except Exception as exc:  # datasets raises many kinds: any of them means the card's claim fails
+        raise BiasAwareError(f"{folder} does not load with datasets.load_dataset: {str(exc)[:300]}") from None
+    finally:
+        if shown:
+            datasets.enable_progress_bars()
+    if found != sorted(splits):
+        raise BiasAwareError(f"{folder} loads with splits {found}, not the card's {sorted(splits)}")
