@@ -365,6 +365,29 @@ def scrub_paths(text: str, paths: list[str]) -> str:
     return _ABSOLUTE.sub(lambda m: m.group(1), text)
 
 
+PUBLISHED_TEXT = ("release.json", "bias_report", "reproduce", "biasaware_card.json", "biasaware_card.md")
+NAME_KEYS = {"config.json": "_name_or_path", "tokenizer_config.json": "name_or_path"}
+
+
+def publish_no_paths(folder: Path, paths: list[str]) -> None:
+    """A release folder names no local path: in ``release.json``, ``bias_report/``, ``reproduce/``
+    and the training card every local path becomes its last part (:func:`scrub_paths`), and the model's
+    ``config.json`` / ``tokenizer_config.json`` keep only the last part of the path they were loaded
+    from (transformers records it; loading does not read it). Weights and vocabularies are untouched."""
+    for part in PUBLISHED_TEXT:
+        target = folder / part
+        for f in [target] if target.is_file() else sorted(target.rglob("*")) if target.is_dir() else []:
+            if f.is_file() and f.suffix in (".json", ".jsonl", ".md", ".yaml"):
+                f.write_text(scrub_paths(f.read_text(), paths))
+    for name, key in NAME_KEYS.items():
+        f = folder / name
+        if f.is_file():
+            data = json.loads(f.read_text())
+            if isinstance(data, dict) and isinstance(data.get(key), str) and data[key]:
+                data[key] = Path(data[key]).name
+                f.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
 def q(text: str) -> str:
     """``text`` as a Python string literal in a usage snippet (never pasted between quotes)."""
     return json.dumps(text)
@@ -575,6 +598,7 @@ def release(
         (staging / "release.json").write_text(
             json.dumps({"identity": identity, "check": check, "report": str(report)}, indent=2)
         )
+        publish_no_paths(staging, paths)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -470,3 +470,19 @@ def test_a_dataset_card_is_written_only_for_rows_that_load(tmp_path, capsys):
     code, shown, folder = case("empty", lambda folder: (folder / "authority-mirror.jsonl").write_text(""))
     assert code == 0 and "authority-mirror.jsonl is empty" in shown.out
     assert "authority_mirror" not in (folder / "README.md").read_text()
+
+
+def test_a_release_folder_names_no_local_path(two_points, tmp_path):
+    """What is published names models and data by their folder names: no absolute path that made the
+    release is left in any text file of the folder (weights aside)."""
+    ckpt, report = two_points[0]
+    out = release(ckpt, report, tmp_path / "rel")
+    root = str(Path(str(ckpt)).parents[4])  # the test session's temporary root, above every input
+    leaks = []
+    for f in out.rglob("*"):
+        if f.is_file() and f.suffix in (".json", ".jsonl", ".md", ".yaml", ".txt"):
+            text = f.read_text()
+            if root in text or str(tmp_path) in text:
+                leaks.append(str(f.relative_to(out)))
+    assert not leaks, leaks
+    assert json.loads((out / "release.json").read_text())["report"] == report.name
