@@ -536,6 +536,8 @@ def release(
     out = Path(out).resolve() if out else checkpoint.with_name(checkpoint.name + "-release")
     if out.exists() and not out.is_dir():
         raise BiasAwareError(f"--out {out} is a file")
+    if name is not None and not name.strip():
+        raise BiasAwareError("--name is empty: give the model's hub id (or leave --name out)")
     title = check_repo_name(
         name or push_to or out.name,
         "--name" if name or push_to else "--name (default: the --out folder's name)",

@@ -196,7 +196,7 @@ def test_every_completion_gets_a_number_and_unreadable_ones_lose_and_are_counted
         ),
         (
             lambda: reward_function(Scripted())(prompts=["q"], completions=["a"], reference=[None]),
-            "a reference is a string",
+            "reference 0 is a string",
         ),
         (
             lambda: reward_function(Scripted())(
@@ -238,3 +238,40 @@ def test_bad_evaluate_arguments_are_refused_before_anything_is_judged(
     assert not (tmp_path / "eval").exists()
     with pytest.raises(BiasAwareError, match="unknown build setting"):
         biasaware.build_bench(tmp_path / "b2", n_per_biass=2)
+
+
+def test_what_a_policy_emits_as_any_iterable_or_odd_text_still_gets_a_number(tiny_models):
+    """Arrays and generators of completions; lone surrogates, control characters, blank-looking
+    letters; an over-long completion in a group loses to its sibling (the pair does not fit)."""
+    import numpy as np
+
+    rm = reward_function(biasaware.load_judge(str(tiny_models["reward"])))
+    got = rm(prompts=np.array(["q", "q"]), completions=np.array(["42", "\ud800abc"]))
+    assert got[1] == got[0] - 1.0
+    assert len(rm(prompts=["q"], completions=(c for c in ["42"]))) == 1
+    odd = ["\x00\x01", "\u3164\u3164", "\u2800", "e\u0301"[1:], "ok"]
+    values = rm(prompts=["q"] * 5, completions=odd)
+    assert values[:4] == [values[4] - 1.0] * 4 and rm.unreadable["empty"] == 5
+
+    group = reward_function(Sized(), against="group", group_size=2)
+    assert group(prompts=["q"] * 2, completions=["42", "y" * 60]) == [1.0, -1.0]
+    assert group.unreadable["overlong"] == 1
+    with pytest.raises(BiasAwareError, match="do not split into groups"):
+        group(prompts=["q"] * 3, completions=["", "", ""])
+    assert group.completions == 2 and group.unreadable["empty"] == 0  # a refused call counts nothing
+
+
+@pytest.mark.parametrize("reference", ["", "   ", "\u200b", None])
+def test_a_reference_without_visible_text_is_named(reference):
+    reward = reward_function(Scripted())
+    message = "reference 0 has no visible text" if reference is not None else "reference 0 is a string"
+    with pytest.raises(BiasAwareError, match=re.escape(message)):
+        reward(prompts=["q"], completions=["a"], reference=[reference])
+
+
+def test_a_reward_model_without_scores_is_not_a_judge():
+    class Fake:
+        pairs, mode = None, "reward"
+
+    with pytest.raises(BiasAwareError, match="judge: expected a judge"):
+        reward_function(Fake())

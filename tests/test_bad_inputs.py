@@ -104,7 +104,7 @@ CASES = [
     Case(
         "quickstart-negative-seeds",
         ["quickstart", "--generative", "--seeds", "0,-1", "--out", "{out}"],
-        "--seeds: seed -1: a seed is a whole number",
+        "--seeds '0,-1': expected seeds like 0-9 or 0,1,2",
     ),
     Case(
         "quickstart-huge-seed",
@@ -116,6 +116,11 @@ CASES = [
         ["sweep", "--seeds", "-1", "--out", "{out}"],
         "seeds [-1]: a seed is a whole number",
     ),
+    *[
+        Case(f"build-seed-{label}", [*BUILD, "--seed", value], "a seed is a whole number")
+        for label, value in [("underscore", "1_000"), ("sign", "+5"), ("other-digits", "\u0663")]
+    ],
+    Case("release-data-empty-name", ["release", "--data", "{bench}", "--name", ""], "--name is empty"),
     # a release's name and license go into a card's YAML and into code: checked, never pasted
     *[
         Case(

@@ -31,7 +31,7 @@ def test_budget_seeds_and_folder_checks(tmp_path):
         make_budget("cpu", {"grpo_batch": 10})
     assert parse_seeds("0-9") == list(range(10))
     assert parse_seeds("3, 0-1,3") == [0, 1, 3]
-    for bad in ("9-0", "x", "0-", ""):
+    for bad in ("9-0", "x", "0-", "", "1_0", "-1", "0-4294967295", "\u0663"):
         with pytest.raises(BiasAwareError, match="--seeds"):
             parse_seeds(bad)
     claim(tmp_path / "x", make_budget("cpu"), "auto", "m", ["baseline"])

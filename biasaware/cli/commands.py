@@ -354,9 +354,10 @@ def release_data(args: argparse.Namespace) -> int:
             "--data writes a dataset card into the build folder itself; leave out --checkpoint, --report, "
             "--out, --general and --push-to-hub"
         )
-    if (Path(args.data) / "README.md").exists():
-        print(f"[release] {Path(args.data) / 'README.md'} is replaced by the dataset card")
+    replaced = (Path(args.data) / "README.md").exists()
     card = write_dataset_card(args.data, name=args.name, license=args.license)
+    if replaced:
+        print(f"[release] {card} was replaced by the dataset card")
     print(
         f"[release] {card}: dataset card; datasets.load_dataset({str(args.data)!r}) reads every file as a split"
     )

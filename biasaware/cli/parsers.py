@@ -176,7 +176,10 @@ def seed_value(text: str) -> int:
     from biasaware.errors import check_seed
 
     try:
-        return check_seed(int(text))
+        digits = text.strip()
+        if not (digits.isascii() and digits.isdigit()):  # no sign, underscore, exponent or other script
+            raise ValueError
+        return check_seed(int(digits))
     except (ValueError, BiasAwareError):
         raise argparse.ArgumentTypeError(f"{text!r}: a seed is a whole number from 0 to 4294967295") from None
 

@@ -59,6 +59,10 @@ def write_dataset_card(folder: str | Path, name: str | None = None, license: str
     if not folder.is_dir():
         raise BiasAwareError(f"{folder}: no such folder")
     check_license(license)
+    if name is not None and not name.strip():
+        raise BiasAwareError(
+            "--name is empty: give the dataset's hub id (or leave --name out: the folder's name)"
+        )
     name = check_repo_name(name or folder.name, "--name" if name else "--name (default: the folder's name)")
     path = folder / "manifest.json"
     if not path.exists():

@@ -647,27 +647,36 @@ def seed_markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+MAX_SEEDS = 1000  # a study of seeds run one after another: more is a typo
+
+
 def parse_seeds(text: str) -> list[int]:
-    """``"0-9"``, ``"0,3,5"`` or a mix (``"0-2,7"``) as a sorted list of distinct seeds.
+    """``"0-9"``, ``"0,3,5"`` or a mix (``"0-2,7"``) as a sorted list of distinct seeds, each a seed
+    (:func:`biasaware.errors.check_seed`), checked before a range is expanded.
 
     >>> parse_seeds("0-2,7")
     [0, 1, 2, 7]
     """
+
+    def number(part: str) -> int:
+        part = part.strip()
+        if not (part.isascii() and part.isdigit()):
+            raise BiasAwareError(f"--seeds {text!r}: expected seeds like 0-9 or 0,1,2")
+        return check_seed(int(part), "--seeds: seed")
+
     seeds: set[int] = set()
     for part in str(text).split(","):
-        part = part.strip()
-        lo, sep, hi = part.partition("-") if not part.startswith("-") else (part, "", "")
-        try:
-            if sep:
-                a, b = int(lo), int(hi)
-                if b < a:
-                    raise ValueError
-                seeds.update(range(a, b + 1))
-            else:
-                seeds.add(int(part))
-        except ValueError:
-            raise BiasAwareError(f"--seeds {text!r}: expected seeds like 0-9 or 0,1,2") from None
-    return sorted(check_seed(seed, "--seeds: seed") for seed in seeds)
+        lo, sep, hi = part.partition("-")
+        if sep:
+            a, b = number(lo), number(hi)
+            if b < a:
+                raise BiasAwareError(f"--seeds {text!r}: a range runs from low to high, e.g. 0-9")
+            if b - a >= MAX_SEEDS:
+                raise BiasAwareError(f"--seeds {text!r}: at most {MAX_SEEDS} seeds in one study")
+            seeds.update(range(a, b + 1))
+        else:
+            seeds.add(number(part))
+    return sorted(seeds)
 
 
 def choose_arms(arms: list[str] | None) -> list[str]:

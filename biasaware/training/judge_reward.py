@@ -18,17 +18,23 @@ next-token distribution per verdict; generate mode writes a reply per verdict.
 TRL passes completions as strings, or as message lists for conversational data; prompts likewise.
 
 Every completion a policy can produce gets a number, and none stops the trainer. A completion the judge
-cannot read is *unreadable*: no visible text (empty, whitespace, zero-width or other format characters
-only, or a message whose content is ``None``), or longer than the judge's context. It is not sent to
+cannot read is *unreadable*: no visible text (empty; white space, control or format characters such as
+zero-width spaces, combining marks alone or blank-looking letters only, :func:`visible`; a lone
+surrogate anywhere; a message whose content is ``None``), or too long for the judge. It is not sent to
 the judge, or its verdict is not used, and it loses: -1 against a reference; against its group it loses
-to every readable sibling and ties with an unreadable one; a reward model gives it the call's floor,
-the lowest score of the readable completions in the call minus 1 (``-1.0`` when none is readable), so
-it is always the worst of its batch and never NaN. ``reward.unreadable`` counts them by cause
-(``empty``, ``overlong``) over the run, beside ``completions``, the count of all completions seen.
+to every readable sibling and ties with an unreadable one (of a pair that does not fit the judge, the
+longer completion loses); a reward model gives it the call's floor, the lowest score of the readable
+completions in the call minus 1 (``-1.0`` when none is readable), so it is always the worst of its batch
+and never NaN. ``reward.unreadable`` counts unreadable completions by cause (``empty``, ``overlong``)
+over the run, beside ``completions``, the count of all completions seen. A prompt or reference long
+enough to push a pair over the judge's context counts against the completion as ``overlong``: keep
+them within the judge's context.
 
-Bad arguments are a :class:`BiasAwareError` naming the argument, before any judge call: a judge that
-is not one from :func:`biasaware.load_judge`, a ``group_size`` that is not a whole number of at least
-2, prompts and completions (or references) of different lengths, a reference that is not a string.
+Bad arguments are a :class:`BiasAwareError` naming the argument, before any judge call and before any
+count: a judge that is not one from :func:`biasaware.load_judge`, a ``group_size`` that is not a whole
+number of at least 2, completions that are not a list (a list, tuple, array or other iterable), prompts
+or references of another length, a reference without visible text or that is neither a string nor a
+message list, a prompt that is not valid text.
 """
 
 from __future__ import annotations
@@ -55,22 +61,70 @@ def text_of(x: Any, what: str = "a completion") -> str:
     raise BiasAwareError(f"{what} is a string or a list of messages; got {type(x).__name__}")
 
 
+INVISIBLE = (
+    "Cc",
+    "Cf",
+    "Cs",
+    "Co",
+    "Cn",
+    "Mn",
+    "Me",
+)  # control, format, surrogate, private, unassigned, marks
+BLANK_LOOKING = frozenset("\u3164\u2800\uffa0\u115f\u1160")  # Hangul fillers and the braille blank
+
+
 def visible(text: str) -> bool:
-    """Whether ``text`` shows anything: a character that is neither white space nor a format
-    character (zero-width spaces and joiners, direction marks: Unicode category Cf)."""
-    return any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in text)
+    """Whether ``text`` shows anything, as valid text: a character that is not white space, not of an
+    invisible Unicode category (:data:`INVISIBLE`: control and format characters such as zero-width
+    spaces, lone surrogates, combining marks alone) and not a blank-looking letter
+    (:data:`BLANK_LOOKING`); and no lone surrogate anywhere (such a text cannot be encoded)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return any(
+        not ch.isspace() and unicodedata.category(ch) not in INVISIBLE and ch not in BLANK_LOOKING
+        for ch in text
+    )
 
 
 def _prompt(x: Any) -> list[dict[str, str]]:
-    return chat_messages(x)
+    messages = chat_messages(x)
+    try:
+        for m in messages:
+            m["content"].encode("utf-8")
+    except UnicodeEncodeError:
+        raise BiasAwareError(f"a prompt is not valid text (a lone surrogate): {x!r:.60}") from None
+    return messages
+
+
+def as_list(what: str, items: Any) -> list:
+    """``items`` (a list, tuple, array or any other iterable but a string) as a list."""
+    if items is None or isinstance(items, str | bytes | dict):
+        raise BiasAwareError(f"{what} is a list with one entry per completion; got {type(items).__name__}")
+    try:
+        return list(items)
+    except TypeError:
+        raise BiasAwareError(
+            f"{what} is a list with one entry per completion; got {type(items).__name__}"
+        ) from None
 
 
 def _same_length(what: str, items: Any, n: int) -> list:
-    if items is None or isinstance(items, str | bytes) or not isinstance(items, Sequence):
-        raise BiasAwareError(f"{what} is a list with one entry per completion; got {type(items).__name__}")
+    items = as_list(what, items)
     if len(items) != n:
         raise BiasAwareError(f"{len(items)} {what} for {n} completions: give one per completion")
-    return list(items)
+    return items
+
+
+def reference_text(x: Any, i: int) -> str:
+    """Reference ``i``'s text: it must show something (a reference without visible text compares nothing)."""
+    text = text_of(x, f"reference {i}")
+    if not visible(text):
+        raise BiasAwareError(
+            f"reference {i} has no visible text ({text!r:.40}): every row needs its reference answer"
+        )
+    return text
 
 
 def _outcome(first: str, second: str) -> float:
@@ -91,7 +145,9 @@ def reward_function(
     name: str | None = None,
 ) -> Callable[..., list[float]]:
     """A TRL reward function from a :class:`biasaware.Judge` (see the module docstring)."""
-    if not all(hasattr(judge, a) for a in ("pairs", "mode")):
+    if not all(hasattr(judge, a) for a in ("pairs", "mode")) or (
+        getattr(judge, "mode", None) == "reward" and not hasattr(judge, "scores")
+    ):
         raise BiasAwareError(
             f"judge: expected a judge from biasaware.load_judge(...); got {type(judge).__name__}"
         )
@@ -108,25 +164,25 @@ def reward_function(
     unreadable: Counter[str] = Counter()
 
     def reward(prompts: Sequence[Any], completions: Sequence[Any], **columns: Any) -> list[float]:
-        completions = _same_length("completions", completions, len(completions or []))
-        texts = [text_of(c) for c in completions]
+        texts = [text_of(c) for c in as_list("completions", completions)]
         asked = [_prompt(p) for p in _same_length("prompts", prompts, len(texts))]
-        readable = [visible(t) for t in texts]
+        refs: list[str] = []
+        if not reward_model and against == "reference":
+            if columns.get(reference_column) is None:
+                raise BiasAwareError(
+                    f"the dataset has no {reference_column!r} column to compare completions with; set "
+                    "reference_column, or against='group'"
+                )
+            given = _same_length(f"{reference_column!r} values", columns[reference_column], len(texts))
+            refs = [reference_text(r, i) for i, r in enumerate(given)]
+        if not reward_model and against == "group" and len(texts) % group_size:
+            raise BiasAwareError(f"{len(texts)} completions do not split into groups of {group_size}")
+        readable = [visible(t) for t in texts]  # counted only once the call's arguments are checked
         unreadable["empty"] += readable.count(False)
         reward.completions += len(texts)
         if reward_model:
             return scored(asked, texts, readable)
         if against == "reference":
-            refs = columns.get(reference_column)
-            if refs is None:
-                raise BiasAwareError(
-                    f"the dataset has no {reference_column!r} column to compare completions with; set "
-                    "reference_column, or against='group'"
-                )
-            refs = [
-                text_of(r, "a reference")
-                for r in _same_length(f"{reference_column!r} values", refs, len(texts))
-            ]
             keep = [i for i in range(len(texts)) if readable[i]]
             items = [(asked[i], texts[i], refs[i]) for i in keep]
             verdicts = judge.pairs([*items, *((p, r, t) for p, t, r in items)]) if items else []
@@ -138,8 +194,6 @@ def reward_function(
                     continue
                 out[i] = _outcome(first.verdict, second.verdict)
             return out
-        if len(texts) % group_size:
-            raise BiasAwareError(f"{len(texts)} completions do not split into groups of {group_size}")
         return grouped(asked, texts, readable)
 
     def scored(asked: list, texts: list[str], readable: list[bool]) -> list[float]:
@@ -166,14 +220,21 @@ def reward_function(
                         totals[i] += 1.0 if readable[i] else -1.0
                         totals[j] += 1.0 if readable[j] else -1.0
         verdicts = judge.pairs(pairs) if pairs else []
+        too_long: set[int] = set()
         for k, (i, j) in enumerate(where):
             first, second = verdicts[2 * k], verdicts[2 * k + 1]
-            if first.overlong or second.overlong:  # the pair does not fit the judge: neither wins
-                unreadable["overlong"] += 1
+            if first.overlong or second.overlong:  # the pair does not fit the judge: the longer one loses
+                if len(texts[i]) == len(texts[j]):
+                    continue
+                loser, winner = (i, j) if len(texts[i]) > len(texts[j]) else (j, i)
+                too_long.add(loser)
+                totals[loser] -= 1.0
+                totals[winner] += 1.0
                 continue
             result = _outcome(first.verdict, second.verdict)
             totals[i] += result
             totals[j] -= result
+        unreadable["overlong"] += len(too_long)
         return [t / (group_size - 1) for t in totals]
 
     reward.unreadable = unreadable
