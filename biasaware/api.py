@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
+from biasaware.io import check_out_folder
 from biasaware.records import View, chat_messages
 
 Prompt = str | list[dict[str, str]]
@@ -158,7 +159,7 @@ def build_bench(out: str | Path, **settings: Any) -> dict[str, Any]:
     ``direction``, ``source``, ``seed``, ...)."""
     from biasaware.data.builders import build_bench as build
 
-    return build(build_config(settings), out)
+    return build(build_config(settings), check_out_folder(out))
 
 
 def build_config(settings: dict[str, Any]):
@@ -179,7 +180,7 @@ def build_train(out: str | Path, **settings: Any) -> dict[str, Any]:
     ``balanced``; ``cues``: ``natural`` for cue-correlated pairs)."""
     from biasaware.data.builders import build_train as build
 
-    return build(build_config(settings), out)
+    return build(build_config(settings), check_out_folder(out))
 
 
 def evaluate(

@@ -439,3 +439,14 @@ class JsonlAppender:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def check_out_folder(out: object, what: str = "out") -> Path:
+    """``out`` as a folder to write into: a non-empty path that is not a file and not under one."""
+    if not isinstance(out, str | os.PathLike) or not str(out).strip():
+        raise BiasAwareError(f"{what}: a folder path to write into; got {out!r:.80}")
+    path = Path(out)
+    for place in (path, *path.parents):
+        if place.exists() and not place.is_dir():
+            raise BiasAwareError(f"{what} {out}: {place} is a file; give a folder")
+    return path

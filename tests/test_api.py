@@ -222,6 +222,12 @@ def test_bad_reward_arguments_are_clear_errors_before_any_judge_call(call, messa
         ({"bogus": 1}, "evaluate() takes no bogus"),
         ({"out": None}, "out: a folder path"),
         ({"out": "FILE"}, "is a file; give a folder"),
+        ({"out": "UNDER-FILE"}, "is a file; give a folder"),
+        ({"biases": ["length", "nope"]}, "unknown bias 'nope'"),
+        ({"biases": "lengthy"}, "unknown bias 'lengthy'"),
+        ({"biases": 5}, "biases: bias names or categories"),
+        ({"biases": [None]}, "biases: bias names or categories"),
+        ({"bench": None}, "data: the benchmark folder or file to judge"),
     ],
 )
 def test_bad_evaluate_arguments_are_refused_before_anything_is_judged(
@@ -230,14 +236,18 @@ def test_bad_evaluate_arguments_are_refused_before_anything_is_judged(
     biasaware.build_bench(tmp_path / "bench", n_per_bias=2, biases="length")
     judge = biasaware.load_judge(str(tiny_models["reward"]))
     (tmp_path / "afile").write_text("x")
-    out = {"out": tmp_path / "eval", **options}
-    if out["out"] == "FILE":
-        out["out"] = tmp_path / "afile"
+    out = {"out": tmp_path / "eval", "bench": tmp_path / "bench", **options}
+    out["out"] = {"FILE": tmp_path / "afile", "UNDER-FILE": tmp_path / "afile" / "sub"}.get(
+        out["out"], out["out"]
+    )
     with pytest.raises(BiasAwareError, match=re.escape(message)):
-        biasaware.evaluate(judge, tmp_path / "bench", **out)
+        biasaware.evaluate(judge, out.pop("bench"), **out)
     assert not (tmp_path / "eval").exists()
     with pytest.raises(BiasAwareError, match="unknown build setting"):
         biasaware.build_bench(tmp_path / "b2", n_per_biass=2)
+    for bad in (None, 123, "", tmp_path / "afile"):
+        with pytest.raises(BiasAwareError, match="out"):
+            biasaware.build_bench(bad, n_per_bias=2, biases="length")
 
 
 def test_what_a_policy_emits_as_any_iterable_or_odd_text_still_gets_a_number(tiny_models):

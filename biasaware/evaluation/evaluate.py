@@ -34,7 +34,7 @@ from biasaware.evaluation.runner import (
     unscored,
 )
 from biasaware.evaluation.summaries import summarize
-from biasaware.io import read_records, write_json
+from biasaware.io import check_out_folder, read_records, write_json
 from biasaware.records import BiasProbe
 
 
@@ -56,10 +56,7 @@ def check_run_settings(out: Any, limit: Any, policy: Any) -> None:
     one of the scoring policies."""
     from biasaware.evaluation.metrics import POLICIES
 
-    if not isinstance(out, str | Path) or not str(out).strip():
-        raise BiasAwareError(f"out: a folder path to write into; got {out!r:.80}")
-    if Path(out).exists() and not Path(out).is_dir():
-        raise BiasAwareError(f"out {out} is a file; give a folder")
+    check_out_folder(out)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise BiasAwareError(
             f"limit: a whole number of at least 1 (probes per bias and side), or none; got {limit!r}"
@@ -90,6 +87,20 @@ def evaluate_bias(
 
     check_seed(seed, "seed")
     check_run_settings(out, limit, policy)
+    if not rescore and not isinstance(data, str | Path):
+        raise BiasAwareError(f"data: the benchmark folder or file to judge; got {data!r:.80}")
+    if biases is not None:
+        from biasaware.taxonomy import parse_bias_list
+
+        if not isinstance(biases, str) and not (
+            isinstance(biases, list | tuple) and all(isinstance(b, str) for b in biases)
+        ):
+            raise BiasAwareError(
+                f"biases: bias names or categories, as a list or a comma list; got {biases!r:.80}"
+            )
+        biases = parse_bias_list(
+            biases if isinstance(biases, str) else list(biases)
+        )  # unknown names are named
     out = Path(out)
     if data and not rescore and out.resolve() == Path(data).resolve():
         raise BiasAwareError(
