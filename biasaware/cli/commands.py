@@ -158,14 +158,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def eval_bias(args: argparse.Namespace, spec, out: Path):
     from biasaware.evaluation.evaluate import evaluate_bias
     from biasaware.evaluation.reports import console_summary
-    from biasaware.taxonomy import parse_bias_list
 
-    biases = parse_bias_list(args.biases) if args.biases else None
     summary = evaluate_bias(
         spec,
         args.data,
         out,
-        biases=biases,
+        biases=args.biases,  # parsed by evaluate_bias, as from the Python API
         limit=args.limit,
         policy=args.policy,
         seed=args.seed,
