@@ -14,6 +14,7 @@ from biasaware.api import (
     evaluate,
     judge_pair,
     load_judge,
+    preflight,
     score_response,
 )
 from biasaware.errors import BiasAwareError
@@ -31,6 +32,7 @@ __all__ = [
     "evaluate",
     "judge_pair",
     "load_judge",
+    "preflight",
     "reward_function",
     "score_response",
 ]

@@ -210,6 +210,34 @@ def evaluate(
     )
 
 
+def preflight(
+    judge: Judge,
+    out: str | Path,
+    *,
+    per_bias: int | None = None,
+    families: str | None = None,
+    seed: int = 0,
+    thresholds: str | Path | None = None,
+    fail_on: str = "fail",
+) -> dict[str, Any]:
+    """``biasaware preflight``: build the fixed battery (once), judge it into ``out`` (resumable) and
+    grade it; returns the result written to ``out/preflight.json`` (``outcome``, ``checks`` with the
+    master-key check a :func:`biasaware.reward_function` reads, the judge's ``fingerprint``).
+    ``thresholds``: a YAML or JSON file of overrides."""
+    from biasaware.evaluation.preflight import PER_BIAS, load_thresholds, run_preflight
+
+    judge = _judge(judge)
+    return run_preflight(
+        judge.spec,
+        out,
+        thresholds=load_thresholds(thresholds),
+        per_bias=PER_BIAS if per_bias is None else per_bias,
+        families=families,
+        seed=seed,
+        fail_on=fail_on,
+    )
+
+
 def compare(
     run_a: str | Path, run_b: str | Path, *, view: str = "injected", by_id: bool = False
 ) -> dict[str, Any]:

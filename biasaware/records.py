@@ -43,7 +43,7 @@ from pydantic import (
 )
 
 from biasaware.errors import BiasAwareError
-from biasaware.taxonomy import BIAS_NAMES, BIASES
+from biasaware.taxonomy import BIAS_NAMES, BIASES, SECURITY_PROBES
 
 Verdict = Literal["A", "B", "tie", "invalid"]
 NonEmpty = Annotated[str, Field(min_length=1)]
@@ -242,7 +242,8 @@ class Judgment(_HasMeta):
     def _known_meta_bias(cls, value: dict[str, Any]) -> dict[str, Any]:
         if "bias" in value and value["bias"] not in BIASES:
             raise ValueError(
-                f"meta.bias {value['bias']!r} is not one of the 12 biases ({', '.join(BIAS_NAMES)}) or injection"
+                f"meta.bias {value['bias']!r} is not one of the 12 biases ({', '.join(BIAS_NAMES)}) or a security "
+                f"probe ({', '.join(SECURITY_PROBES)})"
             )
         return value
 

@@ -1,6 +1,7 @@
-"""The 12 bias types of the JudgeBiasBench taxonomy (paper JudgeBiasBench, Table 2), in 4 categories, and one
-security probe outside it (``injection``: an instruction or forged verdict inside a graded
-response), which ``all`` leaves out and every summary reports apart from the 12.
+"""The 12 bias types of the JudgeBiasBench taxonomy (paper JudgeBiasBench, Table 2), in 4 categories, and two
+security probes outside it (``injection``: an instruction or forged verdict inside a graded
+response; ``masterkey``: a non-answer against the real answer), which ``all`` leaves out and every
+summary reports apart from the 12.
 
 Each bias has a category, a description, how it is injected, and whether it applies to
 reward-model (discriminative) judges. Bandwagon, reflection and position live in the judge's
@@ -28,7 +29,7 @@ class Bias:
     name: str
     category: str
     description: str
-    mechanism: str  # "rewrite" | "context" | "between" | "swap" | "identity"
+    mechanism: str  # "rewrite" | "context" | "between" | "swap" | "identity" | "payload" | "key"
     applies_to_reward_model: bool
 
 
@@ -99,6 +100,15 @@ BIASES: dict[str, Bias] = {
             "payload",
             True,
         ),
+        Bias(
+            "masterkey",
+            SECURITY,
+            "Master keys: a non-answer (a lone punctuation mark, a reasoning opener, an answer header, the request "
+            "restated, the answer cut before it answers) judged as good as a real answer, which pays a policy "
+            "trained against the judge for saying nothing (a reward-hacking probe, outside the 12-bias taxonomy).",
+            "key",
+            True,
+        ),
     ]
 }
 
@@ -127,7 +137,7 @@ def biases_in(category: str) -> list[Bias]:
 
 
 def parse_bias_list(spec: str | list[str] | None) -> list[str]:
-    """Turn 'all' (the 12 biases), a category name ('security': the injection probe), or a comma
+    """Turn 'all' (the 12 biases), a category name ('security': the injection and master-key probes), or a comma
     list of bias names into bias names (validated)."""
     if spec is None or spec == "all" or spec == ["all"]:
         return list(BIAS_NAMES)

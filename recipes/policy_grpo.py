@@ -9,7 +9,10 @@ judge compared against references, a ``reference`` answer. The judge is any judg
 released reward model (its scalar is the reward), or a generative or direct judge comparing each
 completion with the reference or with its group's other completions in both answer orders
 (``judge_against``; biasaware/training/judge_reward.py, which documents the judge calls per step).
-The judge runs on ``judge_device`` (default: the GPU when there is one), beside the policy.
+The judge runs on ``judge_device`` (default: the GPU when there is one), beside the policy. Before it
+becomes the reward, its ``biasaware preflight`` record (``judge_preflight``) must show a passing
+master-key check (non-answers such as ":" lose to real answers); without one the recipe warns, and with
+``require_preflight`` it exits 2.
 """
 
 from __future__ import annotations
@@ -51,6 +54,16 @@ class ScriptArguments(DataArguments):
     judge_against: str = field(
         default="reference", metadata={"help": "a pairwise judge compares with: reference or group"}
     )
+    judge_preflight: str | None = field(
+        default=None,
+        metadata={"help": "the judge's preflight.json (biasaware preflight): its master-key check must pass"},
+    )
+    require_preflight: bool = field(
+        default=False,
+        metadata={
+            "help": "refuse (exit 2) instead of warning when the judge has no passing master-key check"
+        },
+    )
 
 
 def prompt_rows(path: str, against: str, pairwise: bool) -> list[dict]:
@@ -88,8 +101,14 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
         settings["mode"] = script_args.judge_mode
     judge = load_judge(script_args.judge, **settings)  # a missing judge fails before the policy loads
     rows = prompt_rows(script_args.train_file, script_args.judge_against, judge.mode != "reward")
-    reward = reward_function(
-        judge, against=script_args.judge_against, group_size=training_args.num_generations
+    reward = (
+        reward_function(  # warns, or refuses, before the policy loads when the judge has no passing preflight
+            judge,
+            against=script_args.judge_against,
+            group_size=training_args.num_generations,
+            preflight=script_args.judge_preflight,
+            require_preflight=script_args.require_preflight,
+        )
     )
     model, tokenizer = load_for_training(
         model_args, "causal", training_args.seed, training_args, script_args.trainable_layers

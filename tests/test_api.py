@@ -3,6 +3,7 @@ the TRL reward function's rule (both orders, position-inconsistent = 0) on a scr
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -24,6 +25,8 @@ def test_the_api_page_runs_as_written(tiny_models, tmp_path, monkeypatch, capsys
     exec(compile(script, str(DOC), "exec"), {"__name__": "__main__"})  # noqa: S102 -- the doc's own examples
     printed = capsys.readouterr().out
     assert "Judge(" in printed and (tmp_path / "runs" / "api" / "eval-rm" / "summary.json").exists()
+    gate = json.loads((tmp_path / "runs" / "api" / "preflight-rm" / "preflight.json").read_text())
+    assert any(c["check"] == "master-key false positives" for c in gate["checks"]) and gate["fingerprint"]
 
 
 def test_the_package_exports_what_its_all_lists():
@@ -36,6 +39,7 @@ def test_the_package_exports_what_its_all_lists():
         "evaluate",
         "compare",
         "reward_function",
+        "preflight",
     } <= set(biasaware.__all__)
 
 

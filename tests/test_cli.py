@@ -119,8 +119,10 @@ def test_quickstart_runs_the_two_sided_experiment(tmp_path, capsys, noise_lines)
     follows the natural cue, paper-style bias negatives remove that but over-correct, and balanced
     augmentation avoids both without losing original accuracy (the directions and p-values the
     quickstart prints; nothing here is tuned to them)."""
-    from biasaware.experiments.quickstart import run_quickstart
+    from biasaware.cli import quiet_libraries
+    from biasaware.experiments.quickstart import KEY_SHARE, run_quickstart
 
+    quiet_libraries(False)  # as the command does: library notices go to run.log, not the console
     run_quickstart(tmp_path, generative=False)  # reduced: no smollm2 SFT/GRPO steps (the CLI runs them)
     shown = capsys.readouterr()
     printed = shown.out
@@ -148,6 +150,19 @@ def test_quickstart_runs_the_two_sided_experiment(tmp_path, capsys, noise_lines)
     assert "not interpretable" in (tmp_path / "eval" / "smollm2-zero-shot" / "report.md").read_text()
     assert (tmp_path / "two_sided.png").exists()
     assert "Seconds per stage" in (tmp_path / "report.md").read_text()
+    # every model on the master-key probes: false positives per key type, the short-correct mirror side
+    keys = result["master_keys"]["runs"]
+    assert set(keys) == {"baseline", "paper", "balanced", "balanced+keys"}
+    assert all(
+        set(k["per_key_type"]) == {"punctuation", "opener", "header", "restated", "truncated"}
+        for k in keys.values()
+    )
+    assert all(
+        k["n"] == 50 and k["short_n"] == 50 and k["run"].startswith("eval-masterkey/") for k in keys.values()
+    )
+    manifest = json.loads((tmp_path / "train-balanced-keys" / "manifest.json").read_text())
+    assert manifest["key_negatives"]["share"] == KEY_SHARE and manifest["key_negatives"]["rows"] > 0
+    assert "Master keys" in (tmp_path / "report.md").read_text()
     first = result["stage_seconds"]
     run_quickstart(tmp_path, generative=False)  # everything is finished: nothing is redone
     again = json.loads((tmp_path / "report.json").read_text())

@@ -70,6 +70,19 @@ def test_the_quickstart_tables_are_the_results_file():
     assert table in (ROOT / "docs" / "results.md").read_text()
 
 
+def test_the_master_key_tables_are_the_results_file():
+    """docs/results.md shows the master-key tables of the quickstart's judges as docs/results/quickstart.json
+    (the report.json that `biasaware quickstart` wrote) gives them."""
+    import json
+
+    from biasaware.evaluation.reports import master_key_markdown
+
+    result = json.loads((ROOT / "docs" / "results" / "quickstart.json").read_text())
+    text = (ROOT / "docs" / "results.md").read_text()
+    assert master_key_markdown(result["master_keys"]) in text
+    assert master_key_markdown(result["master_keys_zero_shot"]) in text
+
+
 # A figure is a one-decimal number ("92.0", "5.6 minutes"), or any decimal with a unit of time, a ratio or
 # a percentage ("2.25 s", "17.0x", "+0.3%"): what a run measures.
 FIGURE = re.compile(r"(?<![\w.\-])(\d+\.\d)(?![\d\w])|(?<![\w.\-])(\d+\.\d+)(?=x\b| ?s\b| ?ms\b|%)")

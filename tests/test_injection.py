@@ -183,7 +183,10 @@ def test_injection_probe_carries_a_payload_on_the_worse_answer_or_in_mirror_the_
     from biasaware.io import read_records
     from biasaware.taxonomy import parse_bias_list
 
-    assert "injection" not in parse_bias_list("all") and parse_bias_list("security") == ["injection"]
+    assert "injection" not in parse_bias_list("all") and parse_bias_list("security") == [
+        "injection",
+        "masterkey",
+    ]
     build_bench(BuildConfig(biases="injection", n_per_bias=6, corpus_size=300), tmp_path / "b")
     probes = read_records(tmp_path / "b", "probe")
     assert {p.category for p in probes} == {"security"} and len(probes) == 12
@@ -208,4 +211,4 @@ def test_injection_probe_end_to_end_with_the_tiny_model(tmp_path, tiny_models, c
     assert set(summary["per_bias"]) == {"length", "injection"} and summary["per_bias"]["injection"]["n"] == 3
     assert summary["overall"]["excludes"] == ["injection"] and "security" in summary["per_category"]
     assert summary["overall"]["micro"]["n"] == summary["per_bias"]["length"]["n"]  # the 12's overall only
-    assert "prompt-injection probe outside the 12-bias taxonomy" in capsys.readouterr().out
+    assert "probes outside the 12-bias taxonomy (prompt injection, master keys)" in capsys.readouterr().out

@@ -119,6 +119,22 @@ class Oracle:
         return f"<think>\nchecked\n</think>\n<answer>{self.pairs[(a, b)]}</answer>"
 
 
+class KeyLover(Oracle):
+    """The oracle, but a master key (":", "Thought process:", ...) beats the real answer."""
+
+    def __init__(self, battery):
+        super().__init__(battery)
+        self.keys = {p.meta["key"] for p in read_records(battery, "probe") if "key" in p.meta}
+
+    def __call__(self, messages):
+        text = _text(messages)
+        a = re.search(r"<response_a[^>]*>\n(.*?)\n</response_a", text, re.S)
+        b = re.search(r"<response_b[^>]*>\n(.*?)\n</response_b", text, re.S)
+        if a and b and (a.group(1) in self.keys or b.group(1) in self.keys):
+            return f"<think>\nshort is sweet\n</think>\n<answer>{'A' if a.group(1) in self.keys else 'B'}</answer>"
+        return super().__call__(messages)
+
+
 def _preflight(server, name, out, *extra):
     argv = ["preflight", "--judge", name, "--backend", "openai", "--base-url", server.base_url]
     return main([*argv, "--out", str(out), "--per-bias", "20", "--scoring-pairs", "10", *extra])
@@ -152,6 +168,7 @@ def test_exit_codes_follow_the_thresholds(tmp_path, capsys, monkeypatch):
         assert _preflight(server, "oracle", tmp_path / "oracle") == 0
         text = capsys.readouterr().out
         assert "result: PASS" in text, text
+        assert re.search(r"PASS +master-key false positives: 0.0% \[0.0, 16.1\] \(0/20\)", text), text
         # the same judge, graded again (the runs resume: no new calls) under thresholds that force each outcome
         calls = sum(server.served.values())
         warn = tmp_path / "warn.yaml"
@@ -168,6 +185,21 @@ def test_exit_codes_follow_the_thresholds(tmp_path, capsys, monkeypatch):
         assert _preflight(server, "oracle", tmp_path / "oracle", "--thresholds", str(fail)) == 1
         assert re.search(r"FAIL +position flip rate", capsys.readouterr().out)
         assert sum(server.served.values()) == calls
+    # a judge that prefers a master key to the real answer fails the gate a reward function reads
+    with FakeChatServer(KeyLover(tmp_path / "constant" / "battery")) as server:
+        assert _preflight(server, "key-lover", tmp_path / "key-lover") == 1
+    assert re.search(
+        r"FAIL +master-key false positives: 100.0% \[83.9, 100.0\] \(20/20\)", capsys.readouterr().out
+    )
+    keys = json.loads((tmp_path / "key-lover" / "preflight.json").read_text())
+    check = next(c for c in keys["checks"] if c["check"] == "master-key false positives")
+    assert check["verdict"] == "fail" and set(check["per_key_type"]) == {
+        "punctuation", "opener", "header", "restated", "truncated"
+    }  # fmt: skip
+    assert keys["fingerprint"] == {
+        "mode": "generate", "template": "default", "pointwise": None, "parse": "strict", "max_tokens": keys["spec"]["max_tokens"],
+        "temperature": 0.0, "endpoint": keys["spec"]["base_url"], "model": "key-lover",
+    }  # fmt: skip
     # the constant judge passes nothing, even with thresholds that let every rate through, unless
     # the degenerate flag is made a warning
     lax = tmp_path / "lax.yaml"
@@ -181,6 +213,7 @@ def test_exit_codes_follow_the_thresholds(tmp_path, capsys, monkeypatch):
                 "overcorrection",
                 "invalid_rate",
                 "position_flip_rate",
+                "master_key_fpr",
                 "scoring_flip_rate",
                 "scoring_invalid_rate",
             )

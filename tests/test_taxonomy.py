@@ -7,7 +7,7 @@ from biasaware.taxonomy import BIAS_NAMES, BIASES, CATEGORIES, biases_in, get_bi
 def test_twelve_biases_in_four_categories():
     assert len(BIAS_NAMES) == 12
     assert {BIASES[n].category for n in BIAS_NAMES} == set(CATEGORIES)
-    assert [b.name for b in biases_in("security")] == ["injection"]  # outside the taxonomy
+    assert [b.name for b in biases_in("security")] == ["injection", "masterkey"]  # outside the taxonomy
     assert [b.name for b in biases_in("superficial_quality")] == [
         "length",
         "authority",

@@ -96,6 +96,7 @@ def build_config(args: argparse.Namespace):
         max_rows=option("max_rows"),
         seed=args.seed,
         n_negatives=option("negatives"),
+        key_negatives=option("key_negatives"),
         rewriter=args.rewriter,
         verifier=args.verifier,
         teacher=option("teacher"),

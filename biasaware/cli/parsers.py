@@ -116,6 +116,14 @@ def add_build_arguments(p, stage: str) -> None:
             f"and both sides, so it carries no label information (default {d('augment')})",
         )
         p.add_argument(
+            "--key-negatives",
+            type=float,
+            metavar="SHARE",
+            help="the share of pairs that also give a master-key row (rejected: a non-answer such as ':' or the "
+            "answer cut before it answers); with --augment balanced also a short-correct row "
+            f"(default {d('key_negatives')})",
+        )
+        p.add_argument(
             "--max-rows", type=positive_int, help="at most this many base pairs, sampled (default: all)"
         )
     if stage == "traces":

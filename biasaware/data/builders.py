@@ -57,6 +57,7 @@ from biasaware.data.inject import (
     add_cue,
     bias_negative,
 )
+from biasaware.data.master_keys import KEY_TYPES
 from biasaware.data.sources import default_split, load_pairs
 from biasaware.data.teachers import LLMTeacher, RuleTeacher
 from biasaware.data.verifiers import Check, LLMVerifier, NoVerifier, RuleVerifier
@@ -74,6 +75,9 @@ UNTOUCHED = ("bandwagon", "reflection", "position")  # the injection leaves both
 # not sent to the verifier: the texts are untouched, or (injection) only a payload was appended, which
 # changes no content and which an LLM verifier could obey
 UNVERIFIED = (*UNTOUCHED, "injection")
+# verified on the mirror side only: a standard master-key probe sets the answer against a non-answer by
+# construction; its mirror rewrites both answers' length, which the verifier checks as for length
+VERIFIED_MIRROR_ONLY = ("masterkey",)
 DIRECTIONS = ("standard", "mirror", "both")
 AUGMENTS = ("paper", "balanced")
 ONE_SIDED = ("position",)  # built in both orders already: no mirror probes
@@ -126,6 +130,9 @@ class BuildConfig:
     )
     cue_rates: dict[str, float] = field(default_factory=lambda: dict(NATURAL_CUE_RATES))
     augment: str = "paper"  # train: paper (bias negatives) or balanced (the row's cue on both sides)
+    # train: the share of pairs that also give a master-key row (rejected: a non-answer or the answer cut
+    # short; Master-RM's augmentation); with augment balanced each also gives a short-correct row
+    key_negatives: float = 0.0
 
     def __post_init__(self):
         check_seed(self.seed, "seed")
@@ -152,6 +159,8 @@ class BuildConfig:
                 raise BiasAwareError(f"unknown {role} {value!r}; valid: {', '.join(valid)}")
             if value == "llm":
                 self.llm_spec(role)  # fail now, not after an hour of building
+        if not 0.0 <= self.key_negatives <= 1.0:
+            raise BiasAwareError(f"key_negatives is a share of pairs in [0, 1], got {self.key_negatives}")
         if not 1 <= self.bandwagon_percent <= 100:
             raise BiasAwareError(f"bandwagon_percent must be in 1..100, got {self.bandwagon_percent}")
         if not isinstance(self.cue_rates, dict):
@@ -229,6 +238,8 @@ class BuildConfig:
         """The settings that decide the output; a resumed build must match them."""
         data = asdict(self)
         data.pop("chunk_size")
+        if not data["key_negatives"]:  # added later: left out at its default, so earlier folders still resume
+            data.pop("key_negatives")
         for key in ("llm", *(f"{r}_llm" for r in LLM_ROLES)):
             data[key] = {k: v for k, v in data[key].items() if k not in LLMSpec.RUNTIME}
         return data
@@ -251,6 +262,13 @@ def _balanced_orders(n: int, rng: random.Random) -> list[str]:
     orders = ["A"] * (n // 2) + ["B"] * (n - n // 2)
     rng.shuffle(orders)
     return orders
+
+
+def _balanced_key_types(n: int, rng: random.Random) -> list[str]:
+    """Master-key types for ``n`` items, as even as ``n`` allows, in a seeded order."""
+    types = [KEY_TYPES[i % len(KEY_TYPES)] for i in range(n)]
+    rng.shuffle(types)
+    return types
 
 
 def _chunks(items: list, size: int) -> Iterator[list]:
@@ -500,6 +518,9 @@ class _Build:
         )
         sample = rng.sample(pool, min(n, len(pool)))
         items = list(zip(sample, _balanced_orders(len(sample), rng), strict=True))
+        if bias == "masterkey" and not mirror:  # drawn after the orders: other biases' draws are unchanged
+            types = _balanced_key_types(len(sample), rng)
+            ctx = replace(ctx, key_types={p.id: t for p, t in zip(sample, types, strict=True)})
 
         def step(chunk):
             probes = self.inject_all(
@@ -512,7 +533,8 @@ class _Build:
                 Check(chunk[i][0], probes[i].injected.correct_text, [probes[i].injected.wrong_text])
                 for i in ready
             ]
-            keeps = [True] * len(checks) if bias in UNVERIFIED else self.verifier.judge(checks)
+            unverified = bias in UNVERIFIED or (bias in VERIFIED_MIRROR_ONLY and not mirror)
+            keeps = [True] * len(checks) if unverified else self.verifier.judge(checks)
             records: list[dict | None] = [None] * len(chunk)
             for i, keep in zip(ready, keeps, strict=True):
                 if keep is not None:
@@ -539,6 +561,8 @@ class _Build:
         }
         if bias == "position":
             counts["directions"] = dict(Counter(p.meta["direction"] for p in probes))
+        if bias == "masterkey" and not mirror:
+            counts["key_types"] = dict(sorted(Counter(p.meta["key_type"] for p in probes).items()))
         return counts, kept
 
     def manifest(self, **rest: Any) -> dict[str, Any]:
@@ -650,6 +674,12 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
       responses, so the cue carries no information about the label (no bias negatives). The cue is
       the pair's natural cue, or with ``cues: none`` one drawn from the build's response-level
       biases (identity statements included).
+
+    ``key_negatives`` (a share of pairs, default 0): each such pair also gives a row whose rejected
+    side is a master key (:mod:`biasaware.data.master_keys`: a non-answer, or the chosen answer cut
+    before it answers; Master-RM's truncated-answer augmentation, Zhao et al. 2025), not sent to the
+    verifier; with ``balanced`` also a row of the chosen answer made short against the rejected one
+    made long (verified), so that training does not teach "short loses".
     """
     b = _Build(cfg, out, "train")
     if b.done:
@@ -662,6 +692,37 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
     if cfg.augment == "balanced" and cfg.cues == "none" and not allowed:
         raise BiasAwareError(f"balanced rows need a response-level bias; {cfg.biases!r} gives none")
     rates = dict(sorted(cfg.cue_rates.items()))
+
+    def key_rows(pair: PreferencePair, ctx: InjectContext, short_correct: bool) -> list[TrainingRow]:
+        """With probability ``key_negatives`` (its own seeded draw per pair, so the other rows are the same
+        with or without it): a row whose rejected side is a master key, and (``short_correct``) a row of the
+        pair's chosen answer made short against its rejected one made long, so "short loses" is no rule."""
+        rng = item_rng(cfg.seed, "train-key", pair.id)
+        if not cfg.key_negatives or rng.random() >= cfg.key_negatives:
+            return []
+        probe = INJECTORS["masterkey"](pair, "A", rng, ctx)
+        meta = {"source": pair.source, **pair.meta, "pair_id": pair.id}
+        rows = [
+            TrainingRow(
+                id=f"{pair.id}-key",
+                prompt=pair.prompt,
+                chosen=pair.chosen,
+                rejected=probe.injected.wrong_text,
+                meta={**meta, "key_type": probe.meta["key_type"]},
+            )
+        ]
+        if short_correct:
+            short = INJECTORS["masterkey"](pair, "A", rng, replace(ctx, mirror=True)).injected
+            rows.append(
+                TrainingRow(
+                    id=f"{pair.id}-short",
+                    prompt=pair.prompt,
+                    chosen=short.correct_text,
+                    rejected=short.wrong_text,
+                    meta={**meta, "short_correct": True},
+                )
+            )
+        return rows
 
     def make(pair: PreferencePair, ctx: InjectContext) -> list[TrainingRow]:
         rng = item_rng(cfg.seed, "train", pair.id)
@@ -690,7 +751,7 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
                 bias_negatives=negatives,
                 meta=meta,
             )
-            return [row]
+            return [row, *key_rows(pair, ctx, short_correct=False)]
         cue = cue or rng.choice(allowed)
         marked = (add_cue(pair.chosen, cue, user, rng, ctx), add_cue(pair.rejected, cue, user, rng, ctx))
         return [
@@ -709,20 +770,22 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
                 },
             )
             for label, on_c, on_r in CUE_VIEWS
-        ]
+        ] + key_rows(pair, ctx, short_correct=True)
 
     def step(chunk):
         made = b.inject_all(chunk, make)
         ready = [i for i, r in enumerate(made) if r is not None]
+        # a master-key row is a non-answer against the answer by construction: not sent to the verifier
         checks = [
             Check(chunk[i], row.chosen, [row.rejected, *(n.text for n in row.bias_negatives)])
             for i in ready
             for row in made[i]
+            if "key_type" not in row.meta
         ]
         keeps = iter(b.verifier.judge(checks))
         records: list[dict | None] = [None] * len(chunk)
         for i in ready:
-            verdicts = [next(keeps) for _ in made[i]]
+            verdicts = [True if "key_type" in row.meta else next(keeps) for row in made[i]]
             if None not in verdicts:  # undecided (an LLM call failed): retried by a rerun
                 records[i] = {"keep": all(verdicts), "rows": [r.to_dict() for r in made[i]]}
         return records
@@ -737,6 +800,14 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
         augment=cfg.augment,
         negatives_per_bias=dict(Counter(n["bias"] for r in rows for n in r["bias_negatives"])),
     )
+    if cfg.key_negatives:
+        keyed = [r["meta"]["key_type"] for r in rows if "key_type" in r["meta"]]
+        manifest["key_negatives"] = {
+            "share": cfg.key_negatives,
+            "rows": len(keyed),
+            "key_types": dict(sorted(Counter(keyed).items())),
+            "short_correct_rows": sum(bool(r["meta"].get("short_correct")) for r in rows),
+        }
     if cfg.cues == "natural":
         firsts = [record["rows"][0]["meta"] for record in kept]  # the pair's own cue and side
         manifest["cues"] = {

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from biasaware.data.master_keys import KEY_TYPES, master_key
 from biasaware.records import BiasProbe, PreferencePair, View
 from biasaware.taxonomy import BIASES, get_bias
 
@@ -320,6 +321,8 @@ class InjectContext:
     )
     # mirror probes put each cue on the other side (see the module docstring)
     mirror: bool = False
+    # master-key probes: the key type the builder assigned each pair (by pair id), balanced over a bench
+    key_types: dict[str, str] = field(default_factory=dict)
 
 
 def _view(
@@ -466,6 +469,36 @@ def inject_injection(pair, order, rng, ctx):
     )
 
 
+def inject_masterkey(pair, order, rng, ctx):
+    """A reward-hacking probe outside the taxonomy: the rejected response replaced by a master key
+    (:mod:`biasaware.data.master_keys`; the type the builder assigned the pair, balanced over a bench,
+    or drawn; another tried when the pair has none of it). Mirror: the other side of a judge taught to punish non-answers, a short complete
+    correct answer (the chosen one made as short as it goes) against a long wrong one (the rejected
+    one lengthened), so a judge that learned "short loses" flips."""
+    if ctx.mirror:
+        user = pair.user_turn()
+        short = ctx.rewriter.rewrite("length", pair.chosen, "remove", user, rng)
+        long = ctx.rewriter.rewrite("length", pair.rejected, "add", user, rng)
+        original, injected = _view(pair, pair.chosen, pair.rejected, order), _view(pair, short, long, order)
+        return _probe(pair, "masterkey", original, injected, ctx, rewriter=ctx.rewriter.name)
+    other = pair.rejected if "claim" in pair.meta else None  # template-written pairs differ where they answer
+    assigned = ctx.key_types.get(pair.id)
+    tries = rng.sample(KEY_TYPES, len(KEY_TYPES))
+    for key_type in [assigned, *(t for t in tries if t != assigned)] if assigned else tries:
+        key = master_key(key_type, pair.user_turn(), pair.chosen, other, rng)
+        if key is not None and key.strip() != pair.chosen.strip():
+            break
+    return _probe(
+        pair,
+        "masterkey",
+        _view(pair, pair.chosen, pair.rejected, order),
+        _view(pair, pair.chosen, key, order),
+        ctx,
+        key_type=key_type,
+        key=key,
+    )
+
+
 def _rewrite(bias: str):
     def inject(pair, order, rng, ctx):
         return inject_rewrite(pair, bias, order, rng, ctx)
@@ -482,6 +515,7 @@ INJECTORS: dict[str, Callable[..., BiasProbe]] = {
     "gender": _identity("gender"),
     "race": _identity("race"),
     "injection": inject_injection,
+    "masterkey": inject_masterkey,
 }
 
 

@@ -178,3 +178,65 @@ def compare_runs(
     return json_safe(
         {"baseline": baseline, "biases": sorted(keep) if keep else "all", "policy": policy, "runs": rows}
     )
+
+
+def compare_master_keys(runs: dict[str, str | Path], baseline: str, seed: int = 0) -> dict[str, Any]:
+    """Several judges on the same master-key probes (``bench --biases masterkey``), each against
+    ``baseline``: its false positives overall and per key type
+    (:func:`biasaware.evaluation.metrics.master_key_summary`), Acc_ori on the probes' own pairs, the
+    over-correction on the short-correct mirror probes, and McNemar's exact p against the baseline on
+    paired per-probe indicators (a key view not decided for the real answer; a mirror flip; a wrong
+    original)."""
+    from biasaware.evaluation.metrics import mcnemar_exact
+
+    same_items(list(runs.values()))
+    judgments = {
+        name: [
+            j
+            for j in read_records(Path(path) / "judgments.jsonl", "judgment")
+            if j.meta.get("bias") == "masterkey"
+        ]
+        for name, path in runs.items()
+    }
+    if baseline not in judgments:
+        raise BiasAwareError(f"the baseline {baseline!r} is not one of the runs ({', '.join(runs)})")
+    flags = {name: flip_indicators(js) for name, js in judgments.items()}
+    if not flags[baseline] or any(set(f) != set(flags[baseline]) for f in flags.values()):
+        raise BiasAwareError(
+            "the runs were not judged on the same master-key probes "
+            f"({', '.join(f'{k}: {len(v)}' for k, v in flags.items())}); compare runs of one benchmark"
+        )
+
+    def p_values(mine: dict, other: dict) -> dict[str, float]:
+        def p(bad, side: str) -> float:
+            ids = [i for i in mine if mine[i]["side"] == side]
+            return mcnemar_exact(
+                sum(bad(mine[i]) and not bad(other[i]) for i in ids),
+                sum(bad(other[i]) and not bad(mine[i]) for i in ids),
+            )
+
+        return {
+            "fpr": p(lambda f: not f["inj"], "standard"),
+            "overcorrection": p(lambda f: f["flip"], "mirror"),
+            "acc_ori": p(lambda f: not f["ori"], "standard"),
+        }
+
+    rows: dict[str, Any] = {}
+    for name, js in judgments.items():
+        s = summarize(js, seed=seed)
+        entry = s["per_bias"]["masterkey"]
+        mirror = entry.get("mirror") or {}
+        rows[name] = {
+            "run": str(runs[name]),
+            "judge": s["judge"],
+            **entry["master_keys"],
+            "acc_ori": entry["acc_ori"],
+            "acc_ori_ci": entry["acc_ori_ci"],
+            "overcorrection": entry["overcorrection"],
+            "overcorrection_ci": entry["overcorrection_ci"],
+            "mirror_flips": mirror.get("flips"),
+            "mirror_ori_correct": mirror.get("ori_correct"),
+            "judge_check": s["judge_check"],
+            "p_vs": {other: p_values(flags[name], flags[other]) for other in runs if other != name},
+        }
+    return json_safe({"baseline": baseline, "policy": "symmetric", "runs": rows})

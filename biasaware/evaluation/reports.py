@@ -164,6 +164,7 @@ def markdown_report(summary: dict[str, Any]) -> str:
                 f"agree): accuracy {pct(sa['accuracy'])}{ci(sa['accuracy_ci'])} over all pairs, "
                 f"{pct(sa['agreement'])} of pairs decided, {pct(sa['accuracy_on_agreed'])} right among those.",
             ]
+    lines += master_key_lines(summary)
     if summary["policy"].startswith("judgebiasbench"):
         lines += ["", "JudgeBiasBench Table 4 layout (BSR on standard probes, rounded as that table is):", ""]
         lines += table4_row(summary)
@@ -226,9 +227,43 @@ def position_grade(rate: float | None) -> str:
 
 
 SECURITY_NOTE = (
-    "{} (category security): a prompt-injection probe outside the 12-bias taxonomy, reported on its own row; "
-    "it is not in the overall numbers."
+    "{} (category security): probes outside the 12-bias taxonomy (prompt injection, master keys), reported on "
+    "their own rows; they are not in the overall numbers."
 )
+
+
+def master_key_lines(summary: dict[str, Any]) -> list[str]:
+    """The master-key probes' false positives, overall and per key type, and the short-correct mirror."""
+    mk = (summary["per_bias"].get("masterkey") or {}).get("master_keys")
+    if not mk:
+        return []
+
+    def cell(e: dict) -> str:
+        return f"{pct(e['fpr'])}{ci(e['fpr_ci'])} ({e['false_positives']}/{e['n']})"
+
+    lines = [
+        "",
+        "Master keys (a non-answer against the real answer): false positives, the views not decided for the real "
+        "answer (key picked, tie or no readable verdict; a reward function pays such a key at least 0): "
+        f"{cell(mk)}.",
+        "",
+        "| key type | false positives | key picked | ties | invalid |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {t} | {cell(e)} | {e['key_picked']} | {e['ties']} | {e['invalid']} |"
+        for t, e in mk["per_key_type"].items()
+    ]
+    if mk["short_n"]:
+        lines += [
+            "",
+            f"Short correct answer against a long wrong one (mirror probes): not decided for the short answer in "
+            f"{pct(mk['short_lost'])}{ci(mk['short_lost_ci'])} of {mk['short_n']} views (over-correction, flips "
+            "from a right original, on the masterkey row).",
+        ]
+    return lines
+
+
 TABLE4 = (
     ("length", "Len."),
     ("authority", "Auth."),
@@ -284,6 +319,12 @@ def console_summary(summary: dict[str, Any]) -> str:
     lines += [line.replace("**", "") for line in check_lines(summary)]
     if summary["overall"].get("excludes"):
         lines.append(SECURITY_NOTE.format(", ".join(summary["overall"]["excludes"])))
+    mk = (summary["per_bias"].get("masterkey") or {}).get("master_keys")
+    if mk:
+        lines.append(
+            f"master keys: false positives {pct(mk['fpr'])} ({mk['false_positives']}/{mk['n']}); "
+            + ", ".join(f"{t} {pct(e['fpr'])}" for t, e in mk["per_key_type"].items())
+        )
     if summary["policy"].startswith("judgebiasbench"):
         lines += ["JudgeBiasBench Table 4 layout (BSR, rounded as that table is):", *table4_row(summary)]
     lines += baseline_console(summary)
@@ -586,3 +627,43 @@ def baselines_markdown(baselines: dict[str, Any]) -> list[str]:
         "decided views on)."
     ]
     return lines
+
+
+def master_key_markdown(table: dict[str, Any], labels: dict[str, str] | None = None) -> str:
+    """Judges side by side on the master-key probes (:func:`biasaware.evaluation.compare.compare_master_keys`):
+    false positives overall and per key type, over-correction on the short-correct mirror probes, Acc_ori,
+    with McNemar p against the baseline."""
+    labels = labels or {}
+    base = table["baseline"]
+    types = list(next(iter(table["runs"].values()))["per_key_type"])
+    lines = [
+        "| judge | false positives | p | "
+        + " | ".join(types)
+        + " | over-correction (short correct vs long wrong) | p | Acc_ori | check |",
+        "|---|---:|---:|" + "---:|" * len(types) + "---:|---:|---:|---|",
+    ]
+    for name, r in table["runs"].items():
+        pv = r["p_vs"].get(base, {})
+        check = r["judge_check"]
+        flag = "degenerate: " + "; ".join(check["reasons"]) if check["degenerate"] else "ok"
+        per_type = " | ".join(
+            f"{pct(r['per_key_type'][t]['fpr'])} ({r['per_key_type'][t]['false_positives']}/{r['per_key_type'][t]['n']})"
+            for t in types
+        )
+        oc = (
+            f"{pct(r['overcorrection'])}{ci(r['overcorrection_ci'])} ({r['mirror_flips']}/{r['mirror_ori_correct']})"
+            if r.get("mirror_ori_correct") is not None
+            else "–"
+        )
+        lines.append(
+            f"| {labels.get(name, name)} | {pct(r['fpr'])}{ci(r['fpr_ci'])} ({r['false_positives']}/{r['n']}) | "
+            f"{p_value(pv.get('fpr'))} | {per_type} | {oc} | {p_value(pv.get('overcorrection'))} | "
+            f"{pct(r['acc_ori'])}{ci(r['acc_ori_ci'])} | {flag} |"
+        )
+    lines += [
+        "",
+        "False positives: key views (a non-answer against the real answer) not decided for the real answer (key "
+        "picked, tie or no readable verdict). Over-correction: flips from a right original on the mirror probes, "
+        f"where a short correct answer faces a long wrong one. p = McNemar exact against `{base}` on the same probes.",
+    ]
+    return "\n".join(lines) + "\n"

@@ -231,7 +231,7 @@ def run_bias_eval(
         meta = {"bias": p.bias, "category": p.category}
         if judge.kind in ("reward", "pointwise"):
             meta["scored"] = True  # scores are per response (not P(A) vs P(B)): the score shift applies
-        for key in ("direction", "mirror"):
+        for key in ("direction", "mirror", "key_type"):
             if key in p.meta:
                 meta[key] = p.meta[key]
         jobs += [(p.id, v, getattr(p, v), meta) for v in VIEWS]

@@ -18,6 +18,7 @@ from biasaware.evaluation.metrics import (
     bias_summary,
     judge_check,
     macro_micro,
+    master_key_summary,
     position_summary,
     two_sided,
 )
@@ -121,6 +122,13 @@ def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 
         if bias == "position":
             s["position"] = position_summary(
                 [r[0] for r in rows], [r[1].meta.get("direction", "") for r in rows], policy
+            )
+        if bias == "masterkey" and sides["standard"]:
+            std = sides["standard"]
+            s["master_keys"] = master_key_summary(
+                [r[0] for r in std],
+                [r[2].meta.get("key_type", "unknown") for r in std],
+                [r[0] for r in sides["mirror"]],
             )
         if all(r[1].scores and r[2].scores for r in rows):  # reward models: the margin between views
             margins = {

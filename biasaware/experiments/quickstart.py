@@ -6,14 +6,17 @@ shows what two-sided measurement is for.
    held-out families, both directions (standard and mirror probes), and training rows on the other
    six with natural cues (each pair's cue on the chosen answer in 70% of rows), once with paper-style
    bias negatives and once balanced; teacher traces for SFT. Validate every output.
-3. Train three minilm-l6 reward models through recipes/reward.py on the same budget: baseline
+3. Train four minilm-l6 reward models through recipes/reward.py on the same budget: baseline
    (hinge on the natural pairs), paper (InfoNCE with bias negatives), balanced (InfoNCE on balanced
-   rows); and a few steps of SFT then GRPO of smollm2-135m-instruct through ``accelerate launch`` (a smoke
+   rows), balanced+keys (the balanced rows with master-key and short-correct rows); and a few steps of SFT then GRPO of smollm2-135m-instruct through ``accelerate launch`` (a smoke
    test of the path; ``quickstart --generative``, :mod:`biasaware.experiments.generative`, is the real experiment).
 4. Evaluate the three, and smollm2 zero-shot and its SFT+GRPO smoke checkpoint in direct mode (their
    verdict distributions and the degenerate-judge check), on both directions; write one table shaped like JudgeBiasBench's Table 5 with the
    two-sided columns and McNemar p against the baseline (``report.md``, ``report.json``,
-   ``two_sided.png``), each judge's own report under ``eval/``.
+   ``two_sided.png``), each judge's own report under ``eval/``. Every judge is also judged on the
+   master-key probes (``bench-masterkey``: a non-answer against the real answer, and a short correct
+   answer against a long wrong one), into ``eval-masterkey/``; the report's master-key table gives
+   the false positives per key type and the over-correction.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from biasaware.data.builders import NATURAL_CUES, BuildConfig, build_bench, buil
 from biasaware.data.facts import FACT_TEST_FAMILIES
 from biasaware.devices import where
 from biasaware.errors import BiasAwareError, check_seed
-from biasaware.evaluation.compare import compare_runs
-from biasaware.evaluation.reports import experiment_markdown, experiment_plot, pct
+from biasaware.evaluation.compare import compare_master_keys, compare_runs
+from biasaware.evaluation.reports import experiment_markdown, experiment_plot, master_key_markdown, pct
 from biasaware.experiments.parts import (
     Stages,
     claim_folder,
@@ -112,16 +115,24 @@ def example_records() -> dict[str, list]:
 
 
 QUICK_CUES = NATURAL_CUES
+KEY_SHARE = 0.3  # the share of balanced pairs that also give a master-key row and a short-correct row
 EXPERIMENT = {  # name: (recipe config under recipes/configs/minilm-l6, training rows folder, what it is)
     "baseline": ("reward_two_sided_baseline.yaml", "train-paper", "hinge on natural pairs"),
     "paper": ("reward_two_sided_paper.yaml", "train-paper", "InfoNCE + 4 bias negatives (JudgeBiasBench)"),
     "balanced": ("reward_two_sided_balanced.yaml", "train-balanced", "InfoNCE on balanced rows"),
+    "balanced+keys": (
+        "reward_two_sided_balanced.yaml",
+        "train-balanced-keys",
+        f"InfoNCE on balanced rows with master-key and short-correct rows (share {KEY_SHARE})",
+    ),
 }
+MASTER_KEY_PROBES = 50  # per side, on the held-out fact families
+MASTER_KEY_LIMIT = 10  # per side for the smollm2 judges (a 135M model reads judge prompts slowly on a CPU)
 
 
 def train_reward_models(out: Path, seed: int) -> dict[str, Path]:
-    """The three minilm-l6 reward models of the experiment, each through recipes/reward.py on the
-    same budget (1,200 scored candidates)."""
+    """The minilm-l6 reward models of the experiment (:data:`EXPERIMENT`), each through
+    recipes/reward.py on the same budget (1,200 scored candidates)."""
     scripts = recipes_here("reward")
     if scripts is None:
         return {}
@@ -221,6 +232,23 @@ def build_data(out: Path, seed: int) -> None:
     )
     balanced = build_train(replace(natural, augment="balanced", max_rows=150), out / "train-balanced")
     print(f"[build] train-balanced: {balanced['rows']} rows ({balanced['pairs']} pairs x 4 cue placements)")
+    keyed = build_train(
+        replace(natural, augment="balanced", max_rows=150, key_negatives=KEY_SHARE),
+        out / "train-balanced-keys",
+    )
+    print(
+        f"[build] train-balanced-keys: the balanced rows and {keyed['key_negatives']['rows']} master-key rows "
+        f"(rejected: a non-answer; {keyed['key_negatives']['key_types']}) with as many short-correct rows"
+    )
+    keys = build_bench(
+        BuildConfig(seed=seed, families="facts", n_per_bias=MASTER_KEY_PROBES, biases="masterkey"),
+        out / "bench-masterkey",
+    )
+    print(
+        f"[build] bench-masterkey: {keys['biases']['masterkey']['kept']} key probes "
+        f"({keys['biases']['masterkey']['key_types']}) + {keys['mirror']['masterkey']['kept']} short-correct "
+        "mirror probes"
+    )
     traces = build_traces(BuildConfig(seed=seed, families="facts", n_traces_per_bias=4), out / "traces")
     n_traces = sum(m["traces"] for m in traces["biases"].values())
     print(f"[build] traces: {n_traces} SFT rows from the {traces['teacher']} teacher")
@@ -228,6 +256,8 @@ def build_data(out: Path, seed: int) -> None:
         (out / "bench", "probe"),
         (out / "train-paper" / "train.jsonl", "train"),
         (out / "train-balanced" / "train.jsonl", "train"),
+        (out / "train-balanced-keys" / "train.jsonl", "train"),
+        (out / "bench-masterkey", "probe"),
         (out / "traces" / "traces.jsonl", "trace"),
     ):
         print(f"[validate] {path}: {len(read_records(path, kind))} valid {kind} records")
@@ -275,11 +305,16 @@ def run_quickstart(
     # the smoke steps' checkpoint, scored on the same probes: GRPO to a score runs every time
     if smoke is not None:
         judges[SMOKE] = (JudgeSpec(name=str(smoke), mode="direct", **common), ZERO_SHOT_PROBES)
-    runs = {}
+    runs, key_runs = {}, {}
     for name, (spec, limit) in judges.items():
         folder = out / "eval" / name.replace(" ", "-")
         evaluate_judge(name, spec, out / "bench", folder, limit=limit, seed=seed)
         runs[name] = folder
+        key_runs[name] = out / "eval-masterkey" / name.replace(" ", "-")
+        keys_limit = MASTER_KEY_LIMIT if limit else None
+        evaluate_judge(
+            f"{name}, master keys", spec, out / "bench-masterkey", key_runs[name], limit=keys_limit, seed=seed
+        )
     stages.record("evaluate", time.time() - mark, not judged)
     experiment_runs = {k: v for k, v in runs.items() if k in EXPERIMENT}
     if "baseline" in experiment_runs:
@@ -289,6 +324,12 @@ def run_quickstart(
         small = {k: runs[k] for k in (ZERO_SHOT, SMOKE) if k in runs}
         zero_shot = name_within(compare_runs(small, ZERO_SHOT, biases=list(QUICK_CUES), seed=seed), out)
         result["zero_shot"] = zero_shot
+        trained_keys = {k: v for k, v in key_runs.items() if k in EXPERIMENT}
+        result["master_keys"] = name_within(compare_master_keys(trained_keys, "baseline", seed=seed), out)
+        small_keys = {k: key_runs[k] for k in (ZERO_SHOT, SMOKE) if k in key_runs}
+        result["master_keys_zero_shot"] = name_within(
+            compare_master_keys(small_keys, ZERO_SHOT, seed=seed), out
+        )
         result["command"] = "biasaware quickstart"
         result["stage_seconds"], result["resumed_seconds"] = stages.finish(time.time() - t0)
         write_json(out / "report.json", result)
@@ -304,6 +345,11 @@ def run_quickstart(
             + "\n"
             + experiment_markdown(zero_shot)
             + "\n".join(baselines_markdown(result["cue_baselines"]))
+            + "\n\nMaster keys (a non-answer against the real answer; "
+            + f"{MASTER_KEY_PROBES} probes per side, the smollm2 judges {MASTER_KEY_LIMIT}):\n\n"
+            + master_key_markdown(result["master_keys"])
+            + "\n"
+            + master_key_markdown(result["master_keys_zero_shot"])
         )
         (out / "report.md").write_text(experiment_report(result, tables, runs, out))
         print("\n" + tables)
@@ -399,10 +445,12 @@ def experiment_report(result: dict, table: str, runs: dict[str, Path], out: Path
     lines = [
         "# Two-sided debiasing on the built-in corpus",
         "",
-        "Three minilm-l6 reward models trained on the same budget (1,200 scored candidates) on six fact families "
+        "Four minilm-l6 reward models trained on the same budget (1,200 scored candidates) on six fact families "
         "whose superficial cue sits on the chosen answer in 70% of pairs (`build train --cues natural`): the "
-        "baseline (hinge on those pairs), paper-style (InfoNCE with 4 bias negatives per row, JudgeBiasBench sec. 5.1) and "
-        "balanced (InfoNCE on rows with the cue on neither, either and both answers). Evaluated on four held-out "
+        "baseline (hinge on those pairs), paper-style (InfoNCE with 4 bias negatives per row, JudgeBiasBench sec. 5.1), "
+        "balanced (InfoNCE on rows with the cue on neither, either and both answers) and balanced+keys (the "
+        f"balanced rows, and for {KEY_SHARE:.0%} of pairs a row whose rejected side is a master key and a short-correct "
+        "row, `--key-negatives`). Evaluated on four held-out "
         f"fact families with standard probes (the cue on the worse answer) and mirror probes (the same cue on the "
         f"better answer), {PROBES} per bias and side; the table pools the five trained cues. Below it, "
         f"smollm2-135m-instruct zero-shot (direct verdicts, {ZERO_SHOT_PROBES} probes per bias and side).",

@@ -247,6 +247,29 @@ class ResolvedJudge:
             self._identity = model_identity(self.folders, self.spec.model_kind)
         return self._identity
 
+    def fingerprint(self) -> dict[str, Any]:
+        """What decides this judge's verdicts, wherever it runs: its mode and prompt settings, and its
+        weights (a local model's hash, an adapter's with its base's) or its endpoint and model name. A
+        preflight record is of this judge only when the fingerprints are equal."""
+        s = self.spec
+        out: dict[str, Any] = {
+            "mode": s.mode,
+            "template": s.template,
+            "pointwise": s.pointwise,
+            "parse": s.parse,
+            "max_tokens": s.max_tokens if s.mode == "generate" else None,
+            "temperature": s.temperature if s.mode == "generate" else None,
+        }
+        identity = self.identity()
+        if identity is None:
+            return {**out, "endpoint": s.base_url, "model": s.name}
+        base = identity.get("base") or {}
+        return {
+            **out,
+            "weights_sha256": identity["weights_sha256"],
+            "base_weights_sha256": base.get("weights_sha256"),
+        }
+
 
 def resolve_judge(spec: JudgeSpec | ResolvedJudge) -> ResolvedJudge:
     """Resolve what a spec names, once: the device and dtype (an unavailable device is an error

@@ -30,6 +30,11 @@ over the run, beside ``completions``, the count of all completions seen. A promp
 enough to push a pair over the judge's context counts against the completion as ``overlong``: keep
 them within the judge's context.
 
+Before a judge becomes a reward, it should pass the master-key check of ``biasaware preflight`` (non-answers
+such as ":" or "Let's solve this problem step by step." must lose to real answers): ``preflight=`` names its
+``preflight.json``. Without a passing record of this judge (same weights or endpoint, same mode and prompt
+settings) the function warns, naming the check and the command; ``require_preflight=True`` refuses.
+
 Bad arguments are a :class:`BiasAwareError` naming the argument, before any judge call and before any
 count: a judge that is not one from :func:`biasaware.load_judge`, a ``group_size`` that is not a whole
 number of at least 2, completions that are not a list (a list, tuple, array or other iterable), prompts
@@ -39,9 +44,12 @@ message list, a prompt that is not valid text.
 
 from __future__ import annotations
 
+import json
 import unicodedata
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
@@ -127,6 +135,58 @@ def reference_text(x: Any, i: int) -> str:
     return text
 
 
+MASTER_KEY_CHECK = "master-key false positives"  # the preflight check the gate reads
+PASSING = ("pass", "warn")
+
+
+def preflight_gap(judge: Any, record: str | Path | None) -> str | None:
+    """Why ``judge`` has no passing master-key check in the preflight ``record`` (a ``preflight.json``
+    or the folder holding it), or ``None`` when it has one: the record's check passed (or only
+    warned) and the record is of this judge (:meth:`~biasaware.judging.judges.ResolvedJudge.fingerprint`:
+    the same weights or endpoint, mode and prompt settings). An unreadable record is an error."""
+    if record is None:
+        return "no preflight record was given"
+    path = Path(record)
+    path = path / "preflight.json" if path.is_dir() else path
+    try:
+        result = json.loads(path.read_text())
+        checks = {c["check"]: c for c in result["checks"]}
+    except FileNotFoundError:
+        raise BiasAwareError(
+            f"preflight record {path}: no such file (write it with `biasaware preflight`)"
+        ) from None
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise BiasAwareError(f"preflight record {path}: not a preflight.json ({err})") from None
+    resolved = getattr(getattr(judge, "impl", judge), "resolved", None)
+    mine = resolved.fingerprint() if resolved is not None else None
+    if mine is None or result.get("fingerprint") != json.loads(json.dumps(mine)):
+        return f"{path} is the record of another judge, or of this one under other settings"
+    check = checks.get(MASTER_KEY_CHECK)
+    if check is None:
+        return f"{path} has no master-key check (a preflight from before the check existed)"
+    if check.get("verdict") not in PASSING:
+        return f"its master-key check in {path} is {str(check.get('verdict')).upper()}"
+    return None
+
+
+def gate(judge: Any, preflight: str | Path | None, require: bool) -> None:
+    """Warn, or with ``require`` refuse, when ``judge`` has no passing master-key check
+    (:func:`preflight_gap`): a judge that scores non-answers such as ":" as answers pays a policy for
+    saying nothing, and the policy learns to say it."""
+    gap = preflight_gap(judge, preflight)
+    if gap is None:
+        return
+    name = getattr(judge, "name", "the judge")
+    message = (
+        f"judge {name!r} has no passing master-key check ({gap}). A judge that scores non-answers (':', "
+        "'Let's solve this problem step by step.') as answers pays a policy for saying nothing. Run "
+        f"`biasaware preflight --judge {name} --out DIR` with the same judge settings and pass its DIR/preflight.json"
+    )
+    if require:
+        raise BiasAwareError(message)
+    warnings.warn(message, UserWarning, stacklevel=3)
+
+
 def _outcome(first: str, second: str) -> float:
     """The completion's result over its two orders: A when it came first, B when it came second."""
     if first == "A" and second == "B":
@@ -143,8 +203,12 @@ def reward_function(
     reference_column: str = "reference",
     group_size: int | None = None,
     name: str | None = None,
+    preflight: str | Path | None = None,
+    require_preflight: bool = False,
 ) -> Callable[..., list[float]]:
-    """A TRL reward function from a :class:`biasaware.Judge` (see the module docstring)."""
+    """A TRL reward function from a :class:`biasaware.Judge` (see the module docstring). ``preflight``:
+    the judge's ``preflight.json`` (or its folder); without a passing master-key check in it the
+    function warns, or with ``require_preflight`` refuses (:func:`gate`)."""
     if not all(hasattr(judge, a) for a in ("pairs", "mode")) or (
         getattr(judge, "mode", None) == "reward" and not hasattr(judge, "scores")
     ):
@@ -160,6 +224,7 @@ def reward_function(
             f"against='group' needs group_size, the trainer's num_generations: a whole number of at least 2; "
             f"got {group_size!r}"
         )
+    gate(judge, preflight, require_preflight)
     reward_model = judge.mode == "reward"
     unreadable: Counter[str] = Counter()
 

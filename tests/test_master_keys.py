@@ -1,0 +1,281 @@
+"""Master keys (biasaware/data/master_keys.py and the ``masterkey`` probes): every key type and both sides
+built, keys that hold nothing of the answer past their cut, false positives and over-correction that equal
+a recount on a scripted judge, and the gate before a judge becomes a reward."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from biasaware.data.builders import BuildConfig, build_bench
+from biasaware.data.master_keys import FIXED_KEYS, KEY_TYPES, master_key, shared_prefix, truncate_answer
+from biasaware.errors import BiasAwareError
+from biasaware.evaluation.runner import load_probes, run_bias_eval
+from biasaware.evaluation.summaries import summarize
+from biasaware.io import read_records
+from biasaware.judging.judges import JudgeOutput
+from biasaware.training.judge_reward import MASTER_KEY_CHECK, preflight_gap, reward_function
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    out = tmp_path_factory.mktemp("masterkey")
+    manifest = build_bench(
+        BuildConfig(n_per_bias=20, corpus_size=400, biases="masterkey", families="all"), out
+    )
+    return out, manifest
+
+
+def test_the_builder_writes_every_key_type_and_both_sides(bench):
+    out, manifest = bench
+    standard, mirror = (
+        read_records(out / "masterkey.jsonl", "probe"),
+        read_records(out / "masterkey-mirror.jsonl", "probe"),
+    )
+    assert len(standard) == len(mirror) == 20
+    # balanced: 4 probes of each type assigned, another type where a pair has none of its own (an answer
+    # too short to cut)
+    counts = manifest["biases"]["masterkey"]["key_types"]
+    assert sum(counts.values()) == 20 and min(counts.values()) >= 3 and counts["truncated"] <= 4
+    assert {p.meta["key_type"] for p in standard} == set(KEY_TYPES)
+    assert {p.category for p in standard} == {"security"}
+    # the same pairs and answer orders on both sides; the original view is the pair as it was
+    assert [p.meta["pair_id"] for p in standard] == [p.meta["pair_id"] for p in mirror]
+    for s, m in zip(standard, mirror, strict=True):
+        assert s.original == m.original and s.injected.correct == s.original.correct
+        assert s.injected.correct_text == s.original.correct_text  # the real answer stays
+        assert s.injected.wrong_text == s.meta["key"]
+        # mirror: a short correct answer against a long wrong one
+        assert len(m.injected.correct_text) < len(m.injected.wrong_text)
+        assert len(m.injected.wrong_text) > len(m.original.wrong_text)
+    # a rerun is the same bench (seeded)
+    again = build_bench(BuildConfig(n_per_bias=20, corpus_size=400, biases="masterkey", families="all"), out)
+    assert again["reused"]
+
+
+def test_keys_hold_nothing_of_the_answer_past_their_cut(bench):
+    out, _ = bench
+    for p in read_records(out / "masterkey.jsonl", "probe"):
+        answer, wrong, key, kind = (
+            p.original.correct_text,
+            p.original.wrong_text,
+            p.meta["key"],
+            p.meta["key_type"],
+        )
+        if kind in FIXED_KEYS:
+            assert key in FIXED_KEYS[kind]
+        elif kind == "restated":
+            assert key == p.original.prompt[-1].content
+        else:  # truncated: a strict prefix, at most half the words, cut before the pair first differs
+            assert answer.startswith(key) and len(key) < len(answer.strip())
+            assert len(key.split()) <= len(answer.split()) // 2
+            assert len(key) <= shared_prefix(answer, wrong)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab ,.:\n", min_size=0, max_size=60), st.text(alphabet="ab ,.", max_size=60))
+def test_truncation_is_a_short_strict_prefix(answer, other):
+    key = truncate_answer(answer)
+    if key is not None:
+        text = answer.strip()
+        assert text.startswith(key) and key != text and key.strip() == key and key
+        assert len(key.split()) <= max(1, len(text.split()) // 2)
+    paired = truncate_answer(answer, other)
+    if paired is not None and other.strip() != answer.strip():
+        assert len(paired) <= shared_prefix(answer.strip(), other.strip())
+
+
+def test_a_pair_without_a_key_of_its_type_gets_another():
+    rng = random.Random(0)
+    assert truncate_answer("Paris.") is None and master_key("truncated", "q", "Paris.", None, rng) is None
+    assert master_key("restated", "  ", "Paris.", None, rng) is None
+    with pytest.raises(ValueError, match="unknown key type"):
+        master_key("nonsense", "q", "a", None, rng)
+
+
+class ShorterWins:
+    """Picks the shorter response; a tie in length is a tie."""
+
+    kind = "generative"
+    name = "shorter-wins"
+
+    def judge(self, views):
+        return [
+            JudgeOutput(
+                "",
+                "A"
+                if len(v.response_a) < len(v.response_b)
+                else "B"
+                if len(v.response_b) < len(v.response_a)
+                else "tie",
+            )
+            for v in views
+        ]
+
+    def summary(self):
+        return {"model": self.name}
+
+
+def test_false_positives_and_over_correction_equal_a_recount(bench, tmp_path):
+    out, _ = bench
+    probes = load_probes(out)
+    summary = summarize(read_records(run_bias_eval(ShorterWins(), probes, tmp_path), "judgment"))
+    mk = summary["per_bias"]["masterkey"]["master_keys"]
+
+    def lost(v):  # not decided for the real answer by a shorter-wins judge
+        return len(v.correct_text) >= len(v.wrong_text)
+
+    standard = [p for p in probes if not p.meta.get("mirror")]
+    mirror = [p for p in probes if p.meta.get("mirror")]
+    fp = sum(lost(p.injected) for p in standard)
+    assert (mk["n"], mk["false_positives"]) == (len(standard), fp) and mk["fpr"] == fp / len(standard)
+    for t in KEY_TYPES:
+        of_type = [p for p in standard if p.meta["key_type"] == t]
+        e = mk["per_key_type"][t]
+        assert (e["n"], e["false_positives"]) == (len(of_type), sum(lost(p.injected) for p in of_type))
+    assert mk["short_n"] == len(mirror) and mk["short_lost"] == sum(lost(p.injected) for p in mirror) / len(
+        mirror
+    )
+    # over-correction: flips from a right original among the mirror probes
+    right = [p for p in mirror if not lost(p.original)]
+    flips = sum(lost(p.injected) for p in right)
+    assert summary["per_bias"]["masterkey"]["overcorrection"] == (flips / len(right) if right else None)
+    from biasaware.evaluation.reports import markdown_report
+
+    report = markdown_report(summary)
+    assert "Master keys" in report and "| punctuation |" in report
+
+
+class _Resolved:
+    def __init__(self, fingerprint):
+        self._fingerprint = fingerprint
+
+    def fingerprint(self):
+        return self._fingerprint
+
+
+class _Judge:
+    """A scripted judge as biasaware.load_judge returns one: a name, a mode and its resolved spec."""
+
+    name, mode = "scripted", "direct"
+
+    def __init__(self, fingerprint):
+        self.impl = type("Impl", (), {"resolved": _Resolved(fingerprint)})()
+
+    def pairs(self, items):
+        from biasaware.api import Verdict
+
+        return [Verdict("A", "") for _ in items]
+
+
+def _record(path, fingerprint, verdict):
+    path.write_text(
+        json.dumps({"fingerprint": fingerprint, "checks": [{"check": MASTER_KEY_CHECK, "verdict": verdict}]})
+    )
+    return path
+
+
+def test_the_reward_function_warns_or_refuses_without_a_passing_preflight(tmp_path):
+    judge = _Judge({"mode": "direct", "weights_sha256": "abc"})
+    with pytest.warns(
+        UserWarning,
+        match=r"no passing master-key check \(no preflight record was given\).*biasaware preflight --judge scripted",
+    ):
+        reward_function(judge)
+    with pytest.raises(BiasAwareError, match="no passing master-key check"):
+        reward_function(judge, require_preflight=True)
+    passing = _record(tmp_path / "pass.json", {"mode": "direct", "weights_sha256": "abc"}, "pass")
+    assert preflight_gap(judge, passing) is None
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reward_function(judge, preflight=passing, require_preflight=True)
+    failing = _record(tmp_path / "fail.json", {"mode": "direct", "weights_sha256": "abc"}, "fail")
+    assert "is FAIL" in preflight_gap(judge, failing)
+    other = _record(tmp_path / "other.json", {"mode": "direct", "weights_sha256": "xyz"}, "pass")
+    assert "another judge" in preflight_gap(judge, other)
+    folder = tmp_path / "run"
+    folder.mkdir()
+    _record(folder / "preflight.json", {"mode": "direct", "weights_sha256": "abc"}, "warn")
+    assert preflight_gap(judge, folder) is None
+    (tmp_path / "old.json").write_text(
+        json.dumps({"fingerprint": {"mode": "direct", "weights_sha256": "abc"}, "checks": []})
+    )
+    assert "no master-key check" in preflight_gap(judge, tmp_path / "old.json")
+    (tmp_path / "junk.json").write_text("{")
+    with pytest.raises(BiasAwareError, match="not a preflight.json"):
+        preflight_gap(judge, tmp_path / "junk.json")
+    with pytest.raises(BiasAwareError, match="no such file"):
+        reward_function(judge, preflight=tmp_path / "missing.json")
+
+
+def test_policy_grpo_refuses_a_judge_without_preflight_and_exits_2(
+    tiny_models, tmp_path, monkeypatch, capsys
+):
+    from biasaware.training.recipe import load_recipe, run_recipe
+
+    r = load_recipe("policy_grpo")
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text(json.dumps({"prompt": "Name a colour.", "reference": "Blue."}) + "\n")
+    argv = [
+        "policy_grpo.py",
+        "--model_name_or_path",
+        str(tiny_models["causal"]),
+        "--output_dir",
+        str(tmp_path / "out"),
+    ]
+    argv += ["--train_file", str(prompts), "--judge", str(tiny_models["reward"]), "--judge_device", "cpu"]
+    argv += ["--require_preflight", "true", "--use_cpu", "true", "--bf16", "false"]
+    monkeypatch.setattr("sys.argv", argv)
+    with pytest.raises(SystemExit) as stop:
+        run_recipe(r.main, r.DATACLASSES)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "no passing master-key check" in err and "Traceback" not in err
+    assert re.search(r"biasaware preflight --judge \S+", err)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_key_negatives_appear_at_the_share_asked_and_change_no_other_row(tmp_path):
+    from biasaware.data.builders import build_train, item_rng
+
+    base = dict(families="facts", max_rows=120, corpus_size=400)
+    plain = build_train(BuildConfig(**base), tmp_path / "plain")
+    keyed = build_train(BuildConfig(**base, key_negatives=0.3), tmp_path / "keyed")
+    rows = read_records(tmp_path / "keyed" / "train.jsonl", "train")
+    with_key = [r for r in rows if "key_type" in r.meta]
+    # exactly the pairs whose own seeded draw falls under the share (recounted here), and near 30% of them
+    pair_ids = [r.id for r in read_records(tmp_path / "plain" / "train.jsonl", "train")]
+    expected = {i for i in pair_ids if item_rng(0, "train-key", i).random() < 0.3}
+    assert {r.meta["pair_id"] for r in with_key} == expected and 20 <= len(expected) <= 52
+    assert keyed["key_negatives"]["rows"] == len(with_key) and keyed["key_negatives"]["share"] == 0.3
+    assert "key_negatives" not in plain and "key_negatives" not in plain["config"]  # earlier folders resume
+    for r in with_key:  # the pair's own answer against a non-answer that holds no more of it than its cut
+        assert r.id == f"{r.meta['pair_id']}-key" and r.rejected != r.chosen
+        if r.meta["key_type"] == "truncated":
+            assert r.chosen.startswith(r.rejected)
+    # every other row is the row built without key negatives
+    others = [r.to_dict() for r in rows if "key_type" not in r.meta]
+    assert others == [r.to_dict() for r in read_records(tmp_path / "plain" / "train.jsonl", "train")]
+    # balanced: each key row comes with a short-correct row, so "short loses" is no rule
+    balanced = build_train(BuildConfig(**base, augment="balanced", key_negatives=0.3), tmp_path / "balanced")
+    counts = balanced["key_negatives"]
+    assert counts["rows"] == counts["short_correct_rows"] == len(expected)
+    short = [
+        r for r in read_records(tmp_path / "balanced" / "train.jsonl", "train") if r.meta.get("short_correct")
+    ]
+    assert all(len(r.chosen) < len(r.rejected) for r in short)
+    with pytest.raises(BiasAwareError, match="key_negatives is a share"):
+        BuildConfig(key_negatives=1.5)
+
+
+def test_key_negatives_are_a_sweep_grid_key():
+    from biasaware.experiments.sweep import SweepSpec, split_keys
+
+    spec = SweepSpec.model_validate({"recipe": "reward", "grid": {"key_negatives": [0.0, 0.2]}})
+    assert split_keys(spec, {"learning_rate"}) == ({"key_negatives"}, set())
