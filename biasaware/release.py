@@ -217,6 +217,7 @@ def model_card(
     license: str | None,
     usage_options: dict[str, Any] | None = None,
     local_paths: list[str] | None = None,
+    weak: str | None = None,
 ) -> str:
     """README.md: Hugging Face metadata (``huggingface_hub.ModelCardData``), the evidence and a usage
     snippet that needs transformers only; no local path (``local_paths`` and any absolute path are
@@ -259,6 +260,16 @@ def model_card(
         f"released with its two-sided bias report: BSR (the judge follows a cue placed on the worse answer) and "
         f"over-correction (it turns against the same cue placed on the better answer).",
         "",
+        *(
+            [
+                f"**Not shown to judge real text: {weak}.** Its bias rates are measured on the benchmark below only; "
+                "a judge that knows only that benchmark's kind of question can show low rates there and still fail "
+                "on real answers.",
+                "",
+            ]
+            if weak
+            else []
+        ),
         f"Overall (pooled): Acc_ori {pct(micro.get('acc_ori'))}, BSR {pct(micro.get('bsr'))}, over-correction "
         f"{pct(micro.get('overcorrection'))}, two-sided {pct(micro.get('two_sided'))} (%). {verdict}",
         "",
@@ -505,10 +516,13 @@ def release(
     push_to: str | None = None,
     private: bool = False,
     name: str | None = None,
+    allow_weak_general: bool = False,
 ) -> Path:
     """Check, write (and with ``push_to`` upload) the release folder; return its path. Every check
     runs before anything is written; a failed write leaves no partial folder. ``name``: the model's
-    title and hub id in the card (default: ``push_to``, else the release folder's name)."""
+    title and hub id in the card (default: ``push_to``, else the release folder's name). A model
+    whose general accuracy was never measured (no ``general`` run) or is at chance (:func:`weak_general`)
+    is refused unless ``allow_weak_general``; then the card says so at its top."""
     import tempfile
 
     checkpoint, report = Path(checkpoint).resolve(), Path(report).resolve()
@@ -575,6 +589,15 @@ def release(
         + (f", scores within {check['max_score_diff']:.2g}" if mode == "reward" else ""),
         flush=True,
     )
+    weak = weak_general(general_summaries)
+    if weak and not allow_weak_general:
+        raise BiasAwareError(
+            f"{weak}: a low bias rate says nothing of a judge that cannot judge real text. Measure it with "
+            "`biasaware eval general` and pass --general FOLDER, or release anyway with --allow-weak-general (the "
+            "card then says so)"
+        )
+    if weak:
+        print(f"[release] warning: {weak}; the card says so", flush=True)
     card_path = checkpoint / "biasaware_card.json"
     card = _json(card_path, "biasaware card") if card_path.exists() else None
 
@@ -595,6 +618,7 @@ def release(
             license,
             options,
             paths,
+            weak,
         )
         (staging / "README.md").write_text(text)
         (staging / "release.json").write_text(
@@ -615,6 +639,18 @@ def release(
             f"[release] not pushed; to upload, run the same command with --push-to-hub NAME (or upload {out})"
         )
     return out
+
+
+def weak_general(general: list[dict[str, Any]]) -> str | None:
+    """Why the model's general accuracy does not show it can judge, or ``None``: no general benchmark
+    was measured, or a benchmark's run is flagged degenerate (constant verdicts, or accuracy whose 95%
+    interval reaches chance)."""
+    if not general:
+        return "its general accuracy was never measured (no --general run)"
+    weak = [Path(g["benchmark"]).name for g in general if (g.get("judge_check") or {}).get("degenerate")]
+    if weak:
+        return f"its general accuracy is at chance or its verdicts constant on {', '.join(weak)}"
+    return None
 
 
 def usage_options(folder: Path, summary: dict[str, Any]) -> dict[str, Any]:

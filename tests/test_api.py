@@ -289,3 +289,8 @@ def test_a_reward_model_without_scores_is_not_a_judge():
 
     with pytest.raises(BiasAwareError, match="judge: expected a judge"):
         reward_function(Fake())
+
+
+def test_compare_names_the_valid_views(tmp_path):
+    with pytest.raises(BiasAwareError, match=r"view must be one of original, injected; got 'bogus'"):
+        biasaware.compare(tmp_path / "a", tmp_path / "b", view="bogus")

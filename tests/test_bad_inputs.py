@@ -56,7 +56,16 @@ RECIPE_CONFIG = "model_name_or_path: minilm-l6\nuse_cpu: true\n"
 RUBRIC = {"criteria": "c", **{f"score{k}_description": f"d{k}" for k in range(1, 6)}}
 ITEM = {"id": "a", "instruction": "What is 2+2?", "response": "4", "gold": 5}
 PREFLIGHT_RM = ["preflight", "--judge", "{reward}", "--mode", "reward", "--out", "{out}", "--thresholds"]
-RELEASE = ["release", "--checkpoint", "{reward}", "--report", "{run}", "--out", "{out}"]
+RELEASE = [
+    "release",
+    "--checkpoint",
+    "{reward}",
+    "--report",
+    "{run}",
+    "--out",
+    "{out}",
+    "--allow-weak-general",
+]
 SCORE_RM = ["eval", "scoring", "--judge", "{reward}", "--mode", "reward", "--out", "{out}", "--data"]
 
 CASES = [

@@ -69,6 +69,20 @@ def test_failures_are_reported_not_cached_and_retried_later(tmp_path):
         assert LLMClient(spec(healthy, tmp_path)).complete_many([ask(1)]) == ["OK"]
 
 
+def test_an_unreachable_endpoint_is_named_with_its_cause(tmp_path):
+    """A refused connection reports the HTTP client's own error and the address, not only "Connection error"."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dead = type("Dead", (), {"base_url": f"http://127.0.0.1:{port}/v1"})()
+    client = LLMClient(spec(dead, tmp_path, max_retries=0))
+    assert client.complete_many([ask(1)]) == [None]
+    error = client.stats.last_error
+    assert "APIConnectionError" in error and "refused" in error.lower() and f"127.0.0.1:{port}" in error
+
+
 def test_check_rejects_malformed_text_and_retries(tmp_path):
     replies = iter(["no tags here", "<rewritten>\nfixed\n</rewritten>"])
     with FakeChatServer(lambda messages: next(replies)) as server:

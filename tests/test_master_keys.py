@@ -279,3 +279,20 @@ def test_key_negatives_are_a_sweep_grid_key():
 
     spec = SweepSpec.model_validate({"recipe": "reward", "grid": {"key_negatives": [0.0, 0.2]}})
     assert split_keys(spec, {"learning_rate"}) == ({"key_negatives"}, set())
+
+
+def test_policy_grpo_names_its_judge_device_setting(tiny_models, tmp_path):
+    """An unavailable judge device is reported by the recipe's own key, not eval's --device flag."""
+    import torch
+    from trl import GRPOConfig, ModelConfig
+
+    from biasaware.training.recipe import load_recipe
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is available here")
+    r = load_recipe("policy_grpo")
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text(json.dumps({"prompt": "q", "reference": "a"}) + "\n")
+    script = r.ScriptArguments(train_file=str(prompts), judge=str(tiny_models["reward"]), judge_device="cuda")
+    with pytest.raises(BiasAwareError, match=r"^judge_device cuda: no CUDA device"):
+        r.main(script, GRPOConfig(output_dir=str(tmp_path / "o"), use_cpu=True, bf16=False), ModelConfig())

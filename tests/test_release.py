@@ -82,8 +82,15 @@ def test_release_card_carries_the_reports_numbers(two_points, tmp_path):
 
     ckpt, report = two_points[0]
     general = next(report.parent.glob("general/*"))
-    out = release(ckpt, report, tmp_path / "rel", general=[str(general)])
+    # the tiny model is at chance on the general benchmark: refused, unless the release says so
+    with pytest.raises(BiasAwareError, match="at chance or its verdicts constant.*--allow-weak-general"):
+        release(ckpt, report, tmp_path / "rel", general=[str(general)])
+    assert not (tmp_path / "rel").exists()
+    out = release(ckpt, report, tmp_path / "rel", general=[str(general)], allow_weak_general=True)
     assert "## General benchmarks" in (out / "README.md").read_text()
+    assert (
+        "**Not shown to judge real text: its general accuracy is at chance" in (out / "README.md").read_text()
+    )
     with pytest.raises(BiasAwareError, match="another model"):
         release(
             ckpt, report, tmp_path / "rel-x", general=[str(next(two_points[1][1].parent.glob("general/*")))]
@@ -129,7 +136,7 @@ def test_release_card_carries_the_reports_numbers(two_points, tmp_path):
     assert yaml.safe_load((out / "reproduce" / "bench.yaml").read_text())["n_per_bias"] == 3
     assert not list(out.glob("checkpoint-*")) and not (tmp_path / "rel.partial").exists()
     # the release folder is itself a judge that loads and reproduces the report
-    again = release(out, report, tmp_path / "rel2", license="mit")
+    again = release(out, report, tmp_path / "rel2", license="mit", allow_weak_general=True)
     assert ModelCard.load(again / "README.md").data.license == "mit"
     assert "evaluated at" in (again / "README.md").read_text()  # another path, the same weights
 
@@ -192,7 +199,7 @@ def test_push_passes_the_folder_and_privacy_to_the_hub_client(two_points, tmp_pa
     monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     ckpt, report = two_points[0]
-    release(ckpt, report, tmp_path / "rel", push_to="me/judge", private=True)
+    release(ckpt, report, tmp_path / "rel", push_to="me/judge", private=True, allow_weak_general=True)
     assert calls == [("token", TOKEN), ("create", "me/judge", True), ("upload", "rel", "me/judge")]
     assert "# me/judge" in (tmp_path / "rel" / "README.md").read_text()
 
@@ -240,6 +247,7 @@ def test_the_hub_token_never_reaches_any_output(two_points, tmp_path):
             str(out),
             "--push-to-hub",
             "me/judge",
+            "--allow-weak-general",
         ],
         capture_output=True,
         text=True,
@@ -292,10 +300,12 @@ def test_a_failed_push_can_be_retried_into_the_same_folder(two_points, tmp_path,
     monkeypatch.setattr(huggingface_hub, "HfApi", Down)
     ckpt, report = two_points[0]
     with pytest.raises(BiasAwareError, match="pushing to me/judge failed: the hub is unreachable"):
-        release(ckpt, report, tmp_path / "rel", push_to="me/judge")
+        release(ckpt, report, tmp_path / "rel", push_to="me/judge", allow_weak_general=True)
     assert (tmp_path / "rel" / "README.md").exists()
     with pytest.raises(BiasAwareError, match="pushing to me/judge failed"):
-        release(ckpt, report, tmp_path / "rel", push_to="me/judge")  # not refused as "not empty"
+        release(
+            ckpt, report, tmp_path / "rel", push_to="me/judge", allow_weak_general=True
+        )  # not refused as "not empty"
     other_ckpt = two_points[1][0]
     with pytest.raises(BiasAwareError, match="another model"):
         release(other_ckpt, report, tmp_path / "rel")
@@ -310,7 +320,7 @@ def test_the_card_stands_alone_and_its_snippet_scores_as_biasaware(two_points, t
     from biasaware.api import load_judge
 
     ckpt, report = two_points[0]
-    out = release(ckpt, report, tmp_path / "rel", name="someone/debiased-judge")
+    out = release(ckpt, report, tmp_path / "rel", name="someone/debiased-judge", allow_weak_general=True)
     text = (out / "README.md").read_text()
     assert "# someone/debiased-judge" in text and "github.com/biasaware" not in text
     for local in (str(tmp_path), str(ckpt), str(report), "/tmp/"):
@@ -344,7 +354,14 @@ def test_a_direct_judge_card_snippet_reads_the_verdict_as_biasaware(tiny_models,
     bench = tmp_path / "bench"
     build_bench(BuildConfig(n_per_bias=3, corpus_size=200, biases="length", families="facts"), bench)
     evaluate_bias(JudgeSpec(name=str(ckpt), mode="direct", template="verdict"), bench, tmp_path / "eval")
-    out = release(ckpt, tmp_path / "eval", tmp_path / "rel", name="someone/direct-judge", probes=2)
+    out = release(
+        ckpt,
+        tmp_path / "eval",
+        tmp_path / "rel",
+        name="someone/direct-judge",
+        probes=2,
+        allow_weak_general=True,
+    )
     prompt = json.loads((out / "judge_prompt.json").read_text())
     assert prompt["template"] == "verdict" and "opens with the verdict" in prompt["parse_rule"]
     text = (out / "README.md").read_text()
@@ -404,7 +421,7 @@ def test_a_released_judge_rewards_a_policy_in_grpo(two_points, tiny_models, tmp_
     from biasaware.training.recipe import load_recipe
 
     ckpt, report = two_points[0]
-    released = release(ckpt, report, tmp_path / "released", name="someone/judge")
+    released = release(ckpt, report, tmp_path / "released", name="someone/judge", allow_weak_general=True)
     prompts = tmp_path / "prompts.jsonl"
     prompts.write_text("".join(json.dumps({"prompt": f"What is {i} + {i}?"}) + "\n" for i in range(4)))
     r = load_recipe("policy_grpo")
@@ -476,7 +493,7 @@ def test_a_release_folder_names_no_local_path(two_points, tmp_path):
     """What is published names models and data by their folder names: no absolute path that made the
     release is left in any text file of the folder (weights aside)."""
     ckpt, report = two_points[0]
-    out = release(ckpt, report, tmp_path / "rel")
+    out = release(ckpt, report, tmp_path / "rel", allow_weak_general=True)
     root = str(Path(str(ckpt)).parents[4])  # the test session's temporary root, above every input
     leaks = []
     for f in out.rglob("*"):

@@ -340,6 +340,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         push_to=args.push_to_hub,
         private=args.private,
         name=args.name,
+        allow_weak_general=args.allow_weak_general,
     )
     return 0
 

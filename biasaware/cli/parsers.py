@@ -561,6 +561,12 @@ def add_sweep_release_parsers(sub) -> None:
         "--push-to-hub", metavar="NAME", help="upload to this hub model repo, owner/name (default: no upload)"
     )
     p.add_argument("--private", action="store_true", help="create the hub repo private (default: public)")
+    p.add_argument(
+        "--allow-weak-general",
+        action="store_true",
+        help="release a judge whose general accuracy was never measured (no --general) or is at chance; the card "
+        "says so (default: refused)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

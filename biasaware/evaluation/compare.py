@@ -12,7 +12,7 @@ from typing import Any
 
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.resume import FINGERPRINT
-from biasaware.evaluation.summaries import SIDES, flip_indicators, json_safe, side_of, summarize
+from biasaware.evaluation.summaries import SIDES, VIEWS, flip_indicators, json_safe, side_of, summarize
 from biasaware.io import read_records
 from biasaware.records import Judgment
 from biasaware.taxonomy import BIASES
@@ -52,6 +52,8 @@ def compare_folders(folders: list[str], view: str = "injected", by_id: bool = Fa
     content of shared ids checked through each folder's ``fingerprint.json``; a folder without one
     is refused unless ``by_id``. The result names the runs (``runs``: column labels) and holds the
     overlap."""
+    if view not in VIEWS:
+        raise BiasAwareError(f"view must be one of {', '.join(VIEWS)}; got {view!r}")
     if Path(folders[0]).resolve() == Path(folders[1]).resolve():
         raise BiasAwareError(f"--runs names {folders[0]} twice; compare two different `eval bias` folders")
     for folder in folders:

@@ -602,6 +602,20 @@ def verdicts_markdown(results: dict[str, dict[str, Any]]) -> str:
             rates = "; ".join(f"{p['check']} {_pct(p['value'])} {_ci(p['ci'])}" for p in check["parts"])
             cells.append(f"**{check['verdict'].upper()}**: {rates}")
         lines.append(f"| {bias} | " + " | ".join(cells) + " |")
+    keys = {
+        n: next((c for c in r["checks"] if c["check"] == MASTER_KEY_CHECK), None) for n, r in results.items()
+    }
+    if any(keys.values()):
+        lines.append(
+            f"| {MASTER_KEY_CHECK} | "
+            + " | ".join(
+                f"**{c['verdict'].upper()}**: {_pct(c['value'])} {_ci(c['ci'])} ({c['k']}/{c['n']})"
+                if c
+                else "–"
+                for c in keys.values()
+            )
+            + " |"
+        )
     lines.append(
         "| **result** | "
         + " | ".join(f"**{r['outcome'].upper()}** ({r['summary']})" for r in results.values())

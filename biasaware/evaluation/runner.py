@@ -155,8 +155,11 @@ def judge_into(
     if r.main:
         _merge(jobs, path)
     if failed:
+        client = getattr(judge, "client", None)
+        cause = getattr(getattr(client, "stats", None), "last_error", "")
         raise BiasAwareError(
-            f"{failed} view(s) are unjudged because calls failed after all retries; the rest are saved "
+            f"{failed} view(s) are unjudged because calls failed after all retries"
+            f"{f' (last error: {cause})' if cause else ''}; the rest are saved "
             f"in {path}: rerun the same command to judge only those"
         )
     return path

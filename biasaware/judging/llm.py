@@ -535,7 +535,15 @@ class LLMClient:
         return [None] * len(batch)
 
     def _note_failure(self, exc: BaseException) -> None:
-        self.stats.last_error = self._scrub(f"{type(exc).__name__}: {exc}")[:300]
+        """Keep the last failure's cause: the exception, what it wraps (a refused connection, a DNS
+        failure, a timeout: the HTTP client's own error) and, for a connection error, the address."""
+        text = f"{type(exc).__name__}: {exc}"
+        inner = exc.__cause__ or exc.__context__
+        if inner is not None and str(inner) and str(inner) not in text:
+            text += f" ({type(inner).__name__}: {inner})"
+        if "Connection" in type(exc).__name__ and self.spec.base_url:
+            text += f" at {self.spec.base_url}"
+        self.stats.last_error = self._scrub(text)[:300]
 
     def complete_many(
         self, requests: list[Messages], *, check: Callable[[str], Any] = not_empty, desc: str = ""
