@@ -47,15 +47,20 @@ def test_the_preflight_tables_are_their_results_files():
 
     text = (ROOT / "docs" / "results.md").read_text()
     results = ROOT / "docs" / "results" / "preflight"
-    three = {
+    four = {
         n: json.loads((results / f"quickstart-{n}.json").read_text())
-        for n in ("baseline", "paper", "balanced")
+        for n in ("baseline", "paper", "balanced", "balanced+keys")
     }
-    assert verdicts_markdown(three) in text
+    assert verdicts_markdown(four) in text
     hundred = {"balanced, --per-bias 100": json.loads((results / "quickstart-balanced-100.json").read_text())}
     assert verdicts_markdown(hundred) in text
-    outcomes = {n: r["outcome"] for n, r in three.items()}
-    assert outcomes == {"baseline": "fail", "paper": "fail", "balanced": "warn"}
+    outcomes = {n: r["outcome"] for n, r in four.items()}
+    assert outcomes == {
+        "baseline": "fail",
+        "paper": "fail",
+        "balanced": "fail",
+        "balanced+keys": "cannot tell",
+    }
 
 
 def test_the_quickstart_tables_are_the_results_file():
