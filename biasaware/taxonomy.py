@@ -122,7 +122,7 @@ def get_bias(name: str) -> Bias:
         return BIASES[name]
     except KeyError:
         raise BiasAwareError(
-            f"unknown bias {name!r}; valid biases: {', '.join(BIAS_NAMES)}; security probe: "
+            f"unknown bias {name!r}; valid biases: {', '.join(BIAS_NAMES)}; security probes: "
             f"{', '.join(SECURITY_PROBES)}"
         ) from None
 
