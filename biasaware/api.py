@@ -239,10 +239,26 @@ def preflight(
 
 
 def compare(
-    run_a: str | Path, run_b: str | Path, *, view: str = "injected", by_id: bool = False
+    run_a: str | Path,
+    run_b: str | Path,
+    *more: str | Path,
+    baseline: str | Path | None = None,
+    view: str = "injected",
+    by_id: bool = False,
 ) -> dict[str, Any]:
     """``eval compare``: two ``eval bias`` folders on the same probes, per bias, with McNemar's exact
-    test (runs without ``fingerprint.json`` only with ``by_id``)."""
-    from biasaware.evaluation.compare import compare_folders
+    test (runs without ``fingerprint.json`` only with ``by_id``). With ``baseline`` (one of the runs):
+    two or more runs each against it, ``judges`` and ``master_keys`` tables
+    (:func:`biasaware.evaluation.compare.compare_against`)."""
+    from biasaware.evaluation.compare import compare_against, compare_folders
 
-    return compare_folders([str(run_a), str(run_b)], view=view, by_id=by_id)
+    runs = [str(r) for r in (run_a, run_b, *more)]
+    if baseline is not None:
+        if by_id:
+            raise BiasAwareError(
+                "by_id compares two runs; with a baseline every run needs its fingerprint.json"
+            )
+        return compare_against(runs, str(baseline))
+    if more:
+        raise BiasAwareError(f"compare: give two runs, or two or more with baseline=; got {len(runs)}")
+    return compare_folders(runs, view=view, by_id=by_id)

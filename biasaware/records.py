@@ -172,6 +172,16 @@ class View(_Record):
     def wrong_text(self) -> str:
         return self.response_b if self.correct == "A" else self.response_a
 
+    def reversed(self) -> View:
+        """The same view with its two answers in the other order."""
+        return self.model_copy(
+            update={
+                "response_a": self.response_b,
+                "response_b": self.response_a,
+                "correct": "B" if self.correct == "A" else "A",
+            }
+        )
+
 
 class BiasProbe(_HasMeta):
     """One benchmark item: the same pair seen without (original) and with (injected) the bias."""
@@ -250,11 +260,18 @@ class Judgment(_HasMeta):
     @model_validator(mode="after")
     def _bias_judgment_is_scorable(self) -> Judgment:
         """A bias judgment (``meta.bias`` set, as ``eval bias`` writes) is scored against its
-        probe's correct answer on one of the two views: both must be there."""
+        probe's correct answer on one of the two views: both must be there. A master-key probe has a
+        third, ``reversed``: its injected view with the answers in the other order."""
         if "bias" in self.meta:
-            if self.view not in ("original", "injected"):
+            views = (
+                ("original", "injected", "reversed")
+                if self.meta["bias"] == "masterkey"
+                else ("original", "injected")
+            )
+            if self.view not in views:
                 raise ValueError(
-                    f"view {self.view!r}: a bias judgment is of the original or the injected view"
+                    f"view {self.view!r}: a {self.meta['bias']} judgment is of the {', '.join(views[:-1])} or the "
+                    f"{views[-1]} view"
                 )
             if self.correct is None:
                 raise ValueError("correct is missing: a bias judgment is scored against the correct answer")

@@ -762,7 +762,12 @@ CASES = [
     ),
     Case("compare-the-same-run-twice", ["eval", "compare", "--runs", "{run}", "{run}"], "names {run} twice"),
     Case("compare-run-without-judgments", ["eval", "compare", "--runs", "{run}", "{d}/none"], "none"),
-    Case("compare-one-run", ["eval", "compare", "--runs", "{run}"], "--runs: expected 2 arguments"),
+    Case("compare-one-run", ["eval", "compare", "--runs", "{run}"], "--runs: give two folders"),
+    Case(
+        "compare-a-run-twice-with-a-baseline",
+        ["eval", "compare", "--runs", "{run}", "{run}", "--baseline", "{d}"],
+        "a run is given twice",
+    ),
     # ---------------------------------------------------------------------------- quickstart
     Case(
         "quickstart-out-is-a-file",

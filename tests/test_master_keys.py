@@ -151,6 +151,102 @@ def test_false_positives_and_over_correction_equal_a_recount(bench, tmp_path):
     assert "Master keys" in report and "| punctuation |" in report
 
 
+class AlwaysA(ShorterWins):
+    """Says "A" whatever it is shown: right in exactly one of a pair's two answer orders."""
+
+    name = "always-a"
+
+    def judge(self, views):
+        return [JudgeOutput("", "A") for _ in views]
+
+
+class KeyPicker(ShorterWins):
+    """Picks the wrong answer of every view: on a key probe, the key, in either order."""
+
+    name = "key-picker"
+
+    def judge(self, views):
+        return [JudgeOutput("", "B" if v.correct == "A" else "A") for v in views]
+
+
+class LongerScores(ShorterWins):
+    """A reward model that scores a response by its length: it sees one response at a time."""
+
+    kind = "reward"
+    name = "longer-scores"
+
+    def judge(self, views):
+        return [
+            JudgeOutput(
+                "",
+                "A" if len(v.response_a) > len(v.response_b) else "B",
+                {"A": len(v.response_a), "B": len(v.response_b)},
+            )
+            for v in views
+        ]
+
+
+def test_both_orders_are_scored_as_a_reward_against_a_reference_asks(bench, tmp_path):
+    """A pairwise judge is asked each key probe in both orders (the ``reversed`` view); a false positive
+    of the reward rule is a key not punished, the real answer not picked in both orders."""
+    from biasaware.evaluation.compare import compare_master_keys
+    from biasaware.evaluation.metrics import mcnemar_exact
+    from biasaware.evaluation.reports import markdown_report, master_key_markdown
+
+    out, _ = bench
+    probes = load_probes(out)
+    standard = [p for p in probes if not p.meta.get("mirror")]
+    runs = {}
+    for judge in (AlwaysA(), KeyPicker(), ShorterWins(), LongerScores()):
+        runs[judge.name] = tmp_path / judge.name
+        run_bias_eval(judge, probes, runs[judge.name])
+    judged = {n: read_records(p / "judgments.jsonl", "judgment") for n, p in runs.items()}
+    reversed_ = {j.probe_id: j for j in judged["always-a"] if j.view == "reversed"}
+    assert set(reversed_) == {p.id for p in standard}  # key probes only, not the mirror ones
+    assert all(reversed_[p.id].correct != p.injected.correct for p in standard)
+    assert not [j for j in judged["longer-scores"] if j.view == "reversed"]  # a scored judge has no order
+
+    keys = {n: summarize(js)["per_bias"]["masterkey"]["master_keys"] for n, js in judged.items()}
+    n = len(standard)
+    key_first = sum(p.injected.correct == "B" for p in standard)  # the key in position A
+    a = keys["always-a"]
+    assert (a["n"], a["false_positives"], a["key_picked"]) == (n, key_first, key_first)
+    assert (a["reference"]["n"], a["reference"]["false_positives"], a["reference"]["key_rewarded"]) == (
+        n,
+        n,
+        0,
+    )
+    k = keys["key-picker"]["reference"]
+    assert (k["false_positives"], k["key_rewarded"], k["fpr"]) == (n, n, 1.0)
+    shorter = keys["shorter-wins"]  # order-free: both orders agree with the one view
+    assert shorter["reference"]["false_positives"] == shorter["false_positives"]
+    assert "reference" not in keys["longer-scores"]
+    for t in KEY_TYPES:
+        assert a["reference"]["per_key_type"][t]["n"] == sum(p.meta["key_type"] == t for p in standard)
+    assert "Both answer orders" in markdown_report(summarize(judged["always-a"]))
+
+    table = compare_master_keys({k: runs[k] for k in ("shorter-wins", "always-a")}, "shorter-wins")
+    unpunished = {p.id: True for p in standard}  # always-a never picks the answer in both orders
+    short = {j.probe_id: j for j in judged["shorter-wins"] if j.view == "injected"}
+    shorter_fp = {p.id: short[p.id].verdict != short[p.id].correct for p in standard}
+    b = sum(unpunished[i] and not shorter_fp[i] for i in unpunished)
+    c = sum(shorter_fp[i] and not unpunished[i] for i in unpunished)
+    assert table["runs"]["always-a"]["p_vs"]["shorter-wins"]["reference_fpr"] == mcnemar_exact(b, c)
+    assert "| both orders | p |" in master_key_markdown(table)
+
+    # the same table from the command line, written as a results file; bad run lists exit 2
+    from biasaware.cli import main
+
+    folders = [str(runs[k]) for k in ("shorter-wins", "always-a", "key-picker")]
+    written = tmp_path / "keys.json"
+    assert main(["eval", "compare", "--runs", *folders, "--baseline", folders[0], "--out", str(written)]) == 0
+    saved = json.loads(written.read_text())
+    assert saved["master_keys"]["runs"]["key-picker"]["reference"]["key_rewarded"] == n
+    assert "judges" not in saved  # master-key probes only: no table over the 12 biases
+    assert main(["eval", "compare", "--runs", *folders]) == 2
+    assert main(["eval", "compare", "--runs", *folders[:2], "--baseline", str(tmp_path)]) == 2
+
+
 class _Resolved:
     def __init__(self, fingerprint):
         self._fingerprint = fingerprint

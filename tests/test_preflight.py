@@ -100,7 +100,7 @@ class Oracle:
     def __init__(self, battery):
         self.pairs, self.scores = {}, {}
         for p in read_records(battery, "probe"):
-            for v in (p.original, p.injected):
+            for v in (p.original, p.injected, p.injected.reversed()):  # key probes are asked both ways
                 self.pairs[(v.response_a, v.response_b)] = v.correct
                 self.scores[v.correct_text] = 5
                 self.scores.setdefault(v.wrong_text, 1)
@@ -193,6 +193,7 @@ def test_exit_codes_follow_the_thresholds(tmp_path, capsys, monkeypatch):
     )
     keys = json.loads((tmp_path / "key-lover" / "preflight.json").read_text())
     check = next(c for c in keys["checks"] if c["check"] == "master-key false positives")
+    assert check["form"] == "both orders"  # graded as a reward against a reference asks it
     assert check["verdict"] == "fail" and set(check["per_key_type"]) == {
         "punctuation", "opener", "header", "restated", "truncated"
     }  # fmt: skip

@@ -230,9 +230,13 @@ EVAL_STAGES = {
         "Vicuna-Bench, or a generic JSONL. Resumable as eval bias.",
     ),
     "compare": (
-        "two finished `eval bias` runs: McNemar per bias on the shared probes",
+        "finished `eval bias` runs: McNemar per bias on the shared probes, or several judges against a baseline",
         "Compare two judges on the probes both runs judged with the same content (standard and mirror "
-        "probes separately); print the overlap and a table of per-bias McNemar tests.",
+        "probes separately); print the overlap and a table of per-bias McNemar tests. With --baseline, compare "
+        "two or more judges against one of them, as the quickstart's tables do: one row per judge with Acc_ori, "
+        "BSR and over-correction pooled over the 12 biases judged, and, where the runs judged master-key "
+        "probes, false positives per key type and over both answer orders; p = McNemar exact against the "
+        "baseline on the same probes.",
     ),
 }
 
@@ -249,10 +253,15 @@ def add_eval_parser(sub) -> None:
         if stage == "compare":
             s.add_argument(
                 "--runs",
-                nargs=2,
+                nargs="+",
                 required=True,
-                metavar=("DIR1", "DIR2"),
-                help="two finished `eval bias` output folders (required)",
+                metavar="DIR",
+                help="finished `eval bias` output folders: two, or with --baseline two or more (required)",
+            )
+            s.add_argument(
+                "--baseline",
+                metavar="DIR",
+                help="one of --runs: compare every run against it (default: none, the two-run comparison)",
             )
             s.add_argument(
                 "--view",

@@ -42,7 +42,7 @@ def same_items(folders: list[str | Path]) -> dict[str, Any]:
 
 
 def run_labels(folders: list[str]) -> list[str]:
-    """Column names for two runs: their folder names, or their paths when the names are the same."""
+    """Column names for runs: their folder names, or their paths when two names are the same."""
     names = [Path(f).name or str(f) for f in folders]
     return names if len(set(names)) == len(names) else [str(f) for f in folders]
 
@@ -121,6 +121,61 @@ def compare_judges(first: list[Judgment], second: list[Judgment], view: str = "i
     return json_safe(result)
 
 
+def paired_runs(
+    runs: dict[str, str | Path], baseline: str, biases: list[str] | None, policy: str
+) -> tuple[dict[str, list[Judgment]], dict[str, dict[str, dict[str, Any]]]]:
+    """Each run's judgments (of ``biases``) and per-probe indicators
+    (:func:`~biasaware.evaluation.summaries.flip_indicators`), checked to pair up: the same content
+    under shared ids, the baseline among the runs, every run judged on the same complete probes."""
+    same_items(list(runs.values()))
+    keep = set(biases) if biases else None
+    judgments = {
+        name: [
+            j
+            for j in read_records(Path(path) / "judgments.jsonl", "judgment")
+            if keep is None or j.meta.get("bias") in keep
+        ]
+        for name, path in runs.items()
+    }
+    if baseline not in judgments:
+        raise BiasAwareError(f"the baseline {baseline!r} is not one of the runs ({', '.join(runs)})")
+    flags = {name: flip_indicators(js, policy) for name, js in judgments.items()}
+    sizes = {name: len(f) for name, f in flags.items()}
+    if len(set(sizes.values())) > 1 or any(set(f) != set(flags[baseline]) for f in flags.values()):
+        raise BiasAwareError(
+            f"the runs were not judged on the same probes ({', '.join(f'{k}: {v}' for k, v in sizes.items())}); "
+            "compare runs of one benchmark"
+        )
+    if not flags[baseline]:
+        raise BiasAwareError(f"no complete probes of {', '.join(sorted(keep or []))} in {runs[baseline]}")
+    return judgments, flags
+
+
+def paired_p_values(
+    flags: dict[str, dict[str, dict[str, Any]]], tests: dict[str, tuple[str, str]]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """McNemar's exact p of every run against every other on paired per-probe indicators: ``tests``
+    maps a result name to (indicator, side); an indicator that is ``None`` (not measured on a
+    probe) leaves that probe out."""
+    from biasaware.evaluation.metrics import mcnemar_exact
+
+    def p(mine: dict, other: dict, key: str, side: str) -> float:
+        ids = [i for i in mine if mine[i]["side"] == side and None not in (mine[i][key], other[i][key])]
+        return mcnemar_exact(
+            sum(mine[i][key] and not other[i][key] for i in ids),
+            sum(other[i][key] and not mine[i][key] for i in ids),
+        )
+
+    return {
+        name: {
+            other: {test: p(flags[name], flags[other], *how) for test, how in tests.items()}
+            for other in flags
+            if other != name
+        }
+        for name in flags
+    }
+
+
 def compare_runs(
     runs: dict[str, str | Path],
     baseline: str,
@@ -130,43 +185,17 @@ def compare_runs(
 ) -> dict[str, Any]:
     """Several judges on the same probes, each against ``baseline``: the two-sided summary of each
     (pooled over ``biases``), and McNemar's exact p against the baseline on the paired per-probe
-    indicators: original-view correctness (Acc_ori), flips on standard probes (BSR) and flips on
+    indicators: original-view mistakes (Acc_ori), flips on standard probes (BSR) and flips on
     mirror probes (over-correction). Probes are paired by id and must be judged by every run."""
-    from biasaware.evaluation.metrics import mcnemar_exact
-
-    same_items(list(runs.values()))
-    judgments = {
-        name: read_records(Path(path) / "judgments.jsonl", "judgment") for name, path in runs.items()
-    }
-    if baseline not in judgments:
-        raise BiasAwareError(f"the baseline {baseline!r} is not one of the runs ({', '.join(runs)})")
-    keep = set(biases) if biases else None
-    flags = {
-        name: {k: v for k, v in flip_indicators(js, policy).items() if keep is None or v["bias"] in keep}
-        for name, js in judgments.items()
-    }
-    sizes = {name: len(f) for name, f in flags.items()}
-    if len(set(sizes.values())) > 1 or any(set(f) != set(flags[baseline]) for f in flags.values()):
-        raise BiasAwareError(
-            f"the runs were not judged on the same probes ({', '.join(f'{k}: {v}' for k, v in sizes.items())}); "
-            "compare runs of one benchmark"
-        )
-    if not flags[baseline]:
-        raise BiasAwareError(f"no complete probes of {', '.join(sorted(keep or []))} in {runs[baseline]}")
-
-    def p_values(mine: dict, other: dict) -> dict[str, float]:
-        def p(key: str, side: str) -> float:
-            ids = [i for i in mine if mine[i]["side"] == side]
-            b = sum(mine[i][key] and not other[i][key] for i in ids)
-            c = sum(other[i][key] and not mine[i][key] for i in ids)
-            return mcnemar_exact(b, c)
-
-        return {
-            "acc_ori": p("ori", "standard"),
-            "bsr": p("flip", "standard"),
-            "overcorrection": p("flip", "mirror"),
-        }
-
+    judgments, flags = paired_runs(runs, baseline, biases, policy)
+    p_vs = paired_p_values(
+        flags,
+        {
+            "acc_ori": ("wrong_ori", "standard"),
+            "bsr": ("flip", "standard"),
+            "overcorrection": ("flip", "mirror"),
+        },
+    )
     rows: dict[str, Any] = {}
     for name, js in judgments.items():
         summary = summarize([j for j in js if j.probe_id in flags[name]], policy, seed)
@@ -175,57 +204,33 @@ def compare_runs(
             "judge": summary["judge"],
             **summary["overall"]["micro"],
             "judge_check": summary["judge_check"],
-            "p_vs": {other: p_values(flags[name], flags[other]) for other in runs if other != name},
+            "p_vs": p_vs[name],
         }
     return json_safe(
-        {"baseline": baseline, "biases": sorted(keep) if keep else "all", "policy": policy, "runs": rows}
+        {"baseline": baseline, "biases": sorted(biases) if biases else "all", "policy": policy, "runs": rows}
     )
 
 
 def compare_master_keys(runs: dict[str, str | Path], baseline: str, seed: int = 0) -> dict[str, Any]:
     """Several judges on the same master-key probes (``bench --biases masterkey``), each against
-    ``baseline``: its false positives overall and per key type
-    (:func:`biasaware.evaluation.metrics.master_key_summary`), Acc_ori on the probes' own pairs, the
-    over-correction on the short-correct mirror probes, and McNemar's exact p against the baseline on
-    paired per-probe indicators (a key view not decided for the real answer; a mirror flip; a wrong
-    original)."""
-    from biasaware.evaluation.metrics import mcnemar_exact
-
-    same_items(list(runs.values()))
-    judgments = {
-        name: [
-            j
-            for j in read_records(Path(path) / "judgments.jsonl", "judgment")
-            if j.meta.get("bias") == "masterkey"
-        ]
-        for name, path in runs.items()
-    }
-    if baseline not in judgments:
-        raise BiasAwareError(f"the baseline {baseline!r} is not one of the runs ({', '.join(runs)})")
-    flags = {name: flip_indicators(js) for name, js in judgments.items()}
-    if not flags[baseline] or any(set(f) != set(flags[baseline]) for f in flags.values()):
-        raise BiasAwareError(
-            "the runs were not judged on the same master-key probes "
-            f"({', '.join(f'{k}: {len(v)}' for k, v in flags.items())}); compare runs of one benchmark"
-        )
-
-    def p_values(mine: dict, other: dict) -> dict[str, float]:
-        def p(bad, side: str) -> float:
-            ids = [i for i in mine if mine[i]["side"] == side]
-            return mcnemar_exact(
-                sum(bad(mine[i]) and not bad(other[i]) for i in ids),
-                sum(bad(other[i]) and not bad(mine[i]) for i in ids),
-            )
-
-        return {
-            "fpr": p(lambda f: not f["inj"], "standard"),
-            "overcorrection": p(lambda f: f["flip"], "mirror"),
-            "acc_ori": p(lambda f: not f["ori"], "standard"),
-        }
-
+    ``baseline``: its false positives overall and per key type, and over both answer orders where a
+    pairwise judge was asked both (``reference``; :func:`biasaware.evaluation.metrics.master_key_summary`),
+    Acc_ori on the probes' own pairs, the over-correction on the short-correct mirror probes, and
+    McNemar's exact p against the baseline on paired per-probe indicators (a key view not decided for
+    the real answer; a key not punished in both orders; a mirror flip; a wrong original)."""
+    judgments, flags = paired_runs(runs, baseline, ["masterkey"], "symmetric")
+    p_vs = paired_p_values(
+        flags,
+        {
+            "fpr": ("wrong_inj", "standard"),
+            "reference_fpr": ("key_unpunished", "standard"),
+            "overcorrection": ("flip", "mirror"),
+            "acc_ori": ("wrong_ori", "standard"),
+        },
+    )
     rows: dict[str, Any] = {}
     for name, js in judgments.items():
-        s = summarize(js, seed=seed)
+        s = summarize([j for j in js if j.probe_id in flags[name]], seed=seed)
         entry = s["per_bias"]["masterkey"]
         mirror = entry.get("mirror") or {}
         rows[name] = {
@@ -239,6 +244,40 @@ def compare_master_keys(runs: dict[str, str | Path], baseline: str, seed: int = 
             "mirror_flips": mirror.get("flips"),
             "mirror_ori_correct": mirror.get("ori_correct"),
             "judge_check": s["judge_check"],
-            "p_vs": {other: p_values(flags[name], flags[other]) for other in runs if other != name},
+            "p_vs": p_vs[name],
         }
     return json_safe({"baseline": baseline, "policy": "symmetric", "runs": rows})
+
+
+def compare_against(folders: list[str | Path], baseline: str | Path, seed: int = 0) -> dict[str, Any]:
+    """Two or more ``eval bias`` runs on the same probes, each against ``baseline`` (one of them), named
+    by :func:`run_labels`: ``judges``, the two-sided table over the 12 biases judged
+    (:func:`compare_runs`), and ``master_keys``, the master-key table (:func:`compare_master_keys`),
+    each present when the runs judged such probes."""
+    from biasaware.taxonomy import SECURITY
+
+    if len(folders) < 2:
+        raise BiasAwareError(f"compare needs at least two runs; got {len(folders)}")
+    resolved = [Path(f).resolve() for f in folders]
+    if len(set(resolved)) < len(resolved):
+        raise BiasAwareError("a run is given twice; give each eval bias folder once")
+    if Path(baseline).resolve() not in resolved:
+        raise BiasAwareError(
+            f"the baseline {baseline} is not one of the runs ({', '.join(map(str, folders))})"
+        )
+    for f in folders:
+        if not (Path(f) / "judgments.jsonl").is_file():
+            raise BiasAwareError(f"{f} holds no judgments.jsonl: give finished `eval bias` folders")
+    labels = run_labels([str(f) for f in folders])
+    runs = dict(zip(labels, folders, strict=True))
+    base = labels[resolved.index(Path(baseline).resolve())]
+    present = {j.meta.get("bias") for j in read_records(Path(runs[base]) / "judgments.jsonl", "judgment")}
+    twelve = [b for b in BIASES if b in present and BIASES[b].category != SECURITY]
+    result: dict[str, Any] = {"baseline": base, "runs": {k: str(v) for k, v in runs.items()}}
+    if twelve:
+        result["judges"] = compare_runs(runs, base, biases=twelve, seed=seed)
+    if "masterkey" in present:
+        result["master_keys"] = compare_master_keys(runs, base, seed=seed)
+    if not twelve and "masterkey" not in present:
+        raise BiasAwareError(f"{runs[base]} holds no probes of the 12 biases or master keys to compare")
+    return result

@@ -28,6 +28,7 @@ from biasaware.evaluation.resume import input_records, judge_or_rescore, judge_p
 from biasaware.evaluation.runner import (
     NOTHING_TO_JUDGE,
     SAMPLE_RULE,
+    SCORED_KINDS,
     applicable,
     load_probes,
     run_bias_eval,
@@ -120,7 +121,7 @@ def evaluate_bias(
     extra = judge_or_rescore(spec, out, rescore, probes, run, target=data, judge=judge)
     if not ranks().main:
         return None
-    if loaded and spec.kind in ("reward", "pointwise"):  # the report names what was not scored
+    if loaded and spec.kind in SCORED_KINDS:  # the report names what was not scored
         extra["not_scored"] = unscored(loaded[0], spec.kind)
     applied = judge_policy(out, policy)
     if loaded:

@@ -320,15 +320,18 @@ def grade_runs(bias: dict[str, Any], scoring: dict[str, Any] | None, t: Threshol
         )
     keys = (bias["per_bias"].get("masterkey") or {}).get("master_keys")
     if keys:
+        # a pairwise judge is graded as a reward asks it, over both answer orders; a scored one per view
+        graded = keys.get("reference") or keys
         checks.append(
             _check(
                 MASTER_KEY_CHECK,
-                keys["fpr"],
-                keys["fpr_ci"],
-                keys["false_positives"],
-                keys["n"],
+                graded["fpr"],
+                graded["fpr_ci"],
+                graded["false_positives"],
+                graded["n"],
                 t.master_key_fpr,
-                per_key_type={k: v["fpr"] for k, v in keys["per_key_type"].items()},
+                form="both orders" if "reference" in keys else "per view",
+                per_key_type={k: v["fpr"] for k, v in graded["per_key_type"].items()},
             )
         )
     micro = bias["overall"]["micro"]

@@ -254,6 +254,18 @@ def master_key_lines(summary: dict[str, Any]) -> list[str]:
         f"| {t} | {cell(e)} | {e['key_picked']} | {e['ties']} | {e['invalid']} |"
         for t, e in mk["per_key_type"].items()
     ]
+    ref = mk.get("reference")
+    if ref:
+        lines += [
+            "",
+            'Both answer orders, as a reward against a reference asks (`reward_function(against="reference")`): '
+            "a false positive is a key not punished, the real answer not picked in both orders (the key is paid "
+            f"at least 0): {cell(ref)}; the key paid +1 (picked in both orders): {ref['key_rewarded']}.",
+            "",
+            "| key type | false positives, both orders | key paid +1 |",
+            "|---|---:|---:|",
+            *(f"| {t} | {cell(e)} | {e['key_rewarded']} |" for t, e in ref["per_key_type"].items()),
+        ]
     if mk["short_n"]:
         lines += [
             "",
@@ -324,6 +336,12 @@ def console_summary(summary: dict[str, Any]) -> str:
         lines.append(
             f"master keys: false positives {pct(mk['fpr'])} ({mk['false_positives']}/{mk['n']}); "
             + ", ".join(f"{t} {pct(e['fpr'])}" for t, e in mk["per_key_type"].items())
+            + (
+                f"; both orders (reward against a reference) {pct(mk['reference']['fpr'])} "
+                f"({mk['reference']['false_positives']}/{mk['reference']['n']})"
+                if mk.get("reference")
+                else ""
+            )
         )
     if summary["policy"].startswith("judgebiasbench"):
         lines += ["JudgeBiasBench Table 4 layout (BSR, rounded as that table is):", *table4_row(summary)]
@@ -636,11 +654,13 @@ def master_key_markdown(table: dict[str, Any], labels: dict[str, str] | None = N
     labels = labels or {}
     base = table["baseline"]
     types = list(next(iter(table["runs"].values()))["per_key_type"])
+    both = any(r.get("reference") for r in table["runs"].values())  # pairwise judges asked both orders
     lines = [
         "| judge | false positives | p | "
+        + ("both orders | p | " if both else "")
         + " | ".join(types)
         + " | over-correction (short correct vs long wrong) | p | Acc_ori | check |",
-        "|---|---:|---:|" + "---:|" * len(types) + "---:|---:|---:|---|",
+        "|---|---:|---:|" + "---:|---:|" * both + "---:|" * len(types) + "---:|---:|---:|---|",
     ]
     for name, r in table["runs"].items():
         pv = r["p_vs"].get(base, {})
@@ -655,15 +675,33 @@ def master_key_markdown(table: dict[str, Any], labels: dict[str, str] | None = N
             if r.get("mirror_ori_correct") is not None
             else "–"
         )
+        ref = r.get("reference")
+        orders = (
+            (
+                f"{pct(ref['fpr'])}{ci(ref['fpr_ci'])} ({ref['false_positives']}/{ref['n']}) | "
+                f"{p_value(pv.get('reference_fpr'))} | "
+                if ref
+                else "– | – | "
+            )
+            if both
+            else ""
+        )
         lines.append(
             f"| {labels.get(name, name)} | {pct(r['fpr'])}{ci(r['fpr_ci'])} ({r['false_positives']}/{r['n']}) | "
-            f"{p_value(pv.get('fpr'))} | {per_type} | {oc} | {p_value(pv.get('overcorrection'))} | "
+            f"{p_value(pv.get('fpr'))} | {orders}{per_type} | {oc} | {p_value(pv.get('overcorrection'))} | "
             f"{pct(r['acc_ori'])}{ci(r['acc_ori_ci'])} | {flag} |"
         )
     lines += [
         "",
         "False positives: key views (a non-answer against the real answer) not decided for the real answer (key "
-        "picked, tie or no readable verdict). Over-correction: flips from a right original on the mirror probes, "
+        "picked, tie or no readable verdict)."
+        + (
+            " Both orders: the reward rule of a reward against a reference, a key not punished (the real answer "
+            "not picked in both answer orders), over the probes asked both ways."
+            if both
+            else ""
+        )
+        + " Over-correction: flips from a right original on the mirror probes, "
         f"where a short correct answer faces a long wrong one. p = McNemar exact against `{base}` on the same probes.",
     ]
     return "\n".join(lines) + "\n"

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
-from biasaware.evaluation.summaries import VIEWS
+from biasaware.evaluation.summaries import REVERSED, VIEWS
 from biasaware.io import JsonlAppender, read_records, read_whole_lines, write_jsonl
 from biasaware.records import BiasProbe, Judgment, View
 from biasaware.taxonomy import BIASES
@@ -28,6 +28,8 @@ from biasaware.taxonomy import BIASES
 log = logging.getLogger(__name__)
 
 SHARDS = ".shards"  # per-process judgment files of a multi-process run, merged by process 0
+
+SCORED_KINDS = ("reward", "pointwise")  # one response at a time: no answer order, no note about the pair
 
 NOTHING_TO_JUDGE = (
     "no probes to judge (a reward model or pointwise judge skips bandwagon, reflection and position)"
@@ -38,7 +40,7 @@ def applicable(probes: list[BiasProbe], kind: str) -> list[BiasProbe]:
     """The probes a judge of this kind can be scored on: a judge that sees one response at a time
     (a reward model, a pointwise judge) has no answer order and no note about the pair, so
     bandwagon, reflection and position do not apply to it."""
-    if kind not in ("reward", "pointwise"):
+    if kind not in SCORED_KINDS:
         return probes
     return [p for p in probes if BIASES[p.bias].applies_to_reward_model]
 
@@ -232,12 +234,15 @@ def run_bias_eval(
         group = (p.bias, bool(p.meta.get("mirror")))
         per_group[group] = per_group.get(group, 0) + 1
         meta = {"bias": p.bias, "category": p.category}
-        if judge.kind in ("reward", "pointwise"):
+        if judge.kind in SCORED_KINDS:
             meta["scored"] = True  # scores are per response (not P(A) vs P(B)): the score shift applies
         for key in ("direction", "mirror", "key_type"):
             if key in p.meta:
                 meta[key] = p.meta[key]
         jobs += [(p.id, v, getattr(p, v), meta) for v in VIEWS]
+        if p.bias == "masterkey" and not p.meta.get("mirror") and judge.kind not in SCORED_KINDS:
+            # the reward rule asks both orders (reward_function(against="reference")); a scored judge has no order
+            jobs.append((p.id, REVERSED, p.injected.reversed(), meta))
     if not jobs:
         raise BiasAwareError(NOTHING_TO_JUDGE)
     limit = (max(per_group.values()), "probes per bias and side", limit_flag)

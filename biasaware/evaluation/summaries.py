@@ -27,6 +27,7 @@ from biasaware.taxonomy import BIASES, CATEGORIES, SECURITY
 from biasaware.version import __version__
 
 VIEWS = ("original", "injected")
+REVERSED = "reversed"  # a master-key probe's injected view, answers in the other order (pairwise judges)
 
 
 def json_safe(value: Any) -> Any:
@@ -71,7 +72,7 @@ def paired_views(judgments: list[Judgment]) -> tuple[dict[str, tuple[Outcome, Ju
         by_probe[j.probe_id][j.view] = j
     pairs = {}
     for pid, views in by_probe.items():
-        if set(views) == set(VIEWS):
+        if set(VIEWS) <= set(views):
             o, i = views["original"], views["injected"]
             pairs[pid] = (Outcome(o.verdict, o.correct, i.verdict, i.correct), o, i)
     return pairs, len(by_probe) - len(pairs)
@@ -105,6 +106,7 @@ def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 
             f"{unlabelled[0].view} view): these are not judgments of bias probes (`eval bias` writes meta.bias)"
         )
     pairs, incomplete = paired_views(judgments)
+    reversed_views = {j.probe_id: j for j in judgments if j.view == REVERSED}
     items: dict[str, dict[str, list[tuple[Outcome, Judgment, Judgment]]]] = defaultdict(
         lambda: {k: [] for k in SIDES}
     )
@@ -129,6 +131,7 @@ def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 
                 [r[0] for r in std],
                 [r[2].meta.get("key_type", "unknown") for r in std],
                 [r[0] for r in sides["mirror"]],
+                [(v.verdict, v.correct) if (v := reversed_views.get(r[1].probe_id)) else None for r in std],
             )
         if all(r[1].scores and r[2].scores for r in rows):  # reward models: the margin between views
             margins = {
@@ -188,15 +191,22 @@ def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 
 
 
 def flip_indicators(judgments: list[Judgment], policy: str = "symmetric") -> dict[str, dict[str, Any]]:
-    """Per probe: its bias, side, and whether the original view was right, the injected view right,
-    and the pair a flip (right to wrong under ``policy``)."""
+    """Per probe: its bias, side, and whether the original view was right (``ori``; ``wrong_ori`` its
+    negation), the injected view right (``inj``; ``wrong_inj``), the pair a flip (right to wrong
+    under ``policy``), and for a master-key probe judged in both orders ``key_unpunished``: the real
+    answer not picked in both (the reward rule's false positive; ``None`` where not judged)."""
+    reversed_views = {j.probe_id: j for j in judgments if j.view == REVERSED}
     out = {}
     for pid, (outcome, o, _) in paired_views(judgments)[0].items():
+        r = reversed_views.get(pid)
         out[pid] = {
             "bias": o.meta["bias"],
             "side": side_of(o),
             "ori": outcome.ori_right,
+            "wrong_ori": not outcome.ori_right,
             "inj": outcome.inj_right,
+            "wrong_inj": not outcome.inj_right,
             "flip": outcome.flipped(policy),
+            "key_unpunished": None if r is None else not (outcome.inj_right and r.verdict == r.correct),
         }
     return out
