@@ -44,8 +44,9 @@ def _local_rank() -> int:
     return int(os.environ.get("LOCAL_RANK", "0") or 0)
 
 
-def resolve_device(device: str = "auto"):
-    """A ``torch.device`` for a setting of :data:`DEVICES`; an unavailable device is an error.
+def resolve_device(device: str = "auto", setting: str = "--device"):
+    """A ``torch.device`` for a setting of :data:`DEVICES`; an unavailable device is an error naming
+    ``setting``, the option or field the user set.
 
     >>> import torch
     >>> str(resolve_device("cpu"))
@@ -63,18 +64,18 @@ def resolve_device(device: str = "auto"):
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
             raise BiasAwareError(
-                f"--device {device}: no CUDA device is available here (this torch build is "
-                f"{torch.__version__}, torch.cuda.is_available() is False); use --device cpu or auto"
+                f"{setting} {device}: no CUDA device is available here (this torch build is "
+                f"{torch.__version__}, torch.cuda.is_available() is False); use {setting} cpu or auto"
             )
         index = int(device.split(":")[1]) if ":" in device else _local_rank() % torch.cuda.device_count()
         if index >= torch.cuda.device_count():
             raise BiasAwareError(
-                f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s) "
+                f"{setting} {device}: this machine has {torch.cuda.device_count()} CUDA device(s) "
                 f"(cuda:0 to cuda:{torch.cuda.device_count() - 1})"
             )
         return torch.device("cuda", index)
     if device == "mps" and not _mps_available():
-        raise BiasAwareError("--device mps: Apple's MPS backend is not available here; use cpu or auto")
+        raise BiasAwareError(f"{setting} mps: Apple's MPS backend is not available here; use cpu or auto")
     return torch.device(device)
 
 
@@ -149,6 +150,29 @@ def ranks() -> Ranks:
             "launch with torchrun or `accelerate launch` (a CPU machine: accelerate_configs/cpu_ddp.yaml)"
         )
     return Ranks(state.process_index, state.num_processes)
+
+
+def shutdown(wait: bool = True) -> None:
+    """Leave the process group at the end of a launched run: every rank waits for the others
+    (``wait``; not after an error, when a rank may be gone), then the group is destroyed, so no
+    communication thread (gloo's, NCCL's, DeepSpeed's) is alive when the interpreter exits. A live one
+    aborts the process after the work is done ("terminate called without an active exception"), and
+    the launch reports a finished run as failed. Nothing happens in a single-process run."""
+    import sys
+
+    if "torch" not in sys.modules:
+        return
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return
+    try:
+        if wait:
+            dist.barrier()
+    except RuntimeError:  # a rank that failed has left the group: there is no one to wait for
+        pass
+    finally:
+        dist.destroy_process_group()
 
 
 def _state():

@@ -299,7 +299,7 @@ def model_card(
         body += [
             f"- base model: `{training['base_name']}`; recipe `{card.get('recipe')}` (biasaware {card.get('biasaware')}), "
             f"step {card.get('step')}, {card.get('world_size')} process(es)",
-            f"- data: `{(card.get('data') or {}).get('file')}`"
+            f"- data: `{Path(str((card.get('data') or {}).get('file'))).name}`"
             + (
                 f": {m.get('rows')} {m.get('kind')} rows from `{m.get('source')}` ({m.get('augment', 'paper')} "
                 f"augmentation, verifier {m.get('verifier')}, rewriter {m.get('rewriter')}), biases "
@@ -380,16 +380,39 @@ PUBLISHED_TEXT = ("release.json", "bias_report", "reproduce", "biasaware_card.js
 NAME_KEYS = {"config.json": "_name_or_path", "tokenizer_config.json": "name_or_path"}
 
 
+def recorded_paths(value: Any, key: str = "") -> list[str]:
+    """The local paths a JSON record holds, relative ones included: every string value with a "/" (not
+    a URL) that exists here or sits under a path-like key (``file``, ``*_file``, ``*_dir``, ``path``,
+    ``*_path``, ``data``, ``run``, ``*_summary``); a hub name (``org/model``) that is no local path stays."""
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in recorded_paths(v, str(k))]
+    if isinstance(value, list):
+        return [p for v in value for p in recorded_paths(v, key)]
+    if not isinstance(value, str) or "/" not in value or "://" in value or "\n" in value:
+        return []
+    pathlike = key in ("file", "path", "data", "run") or key.endswith(("_file", "_dir", "_path", "_summary"))
+    return [value] if pathlike or Path(value).exists() else []
+
+
 def publish_no_paths(folder: Path, paths: list[str]) -> None:
     """A release folder names no local path: in ``release.json``, ``bias_report/``, ``reproduce/``
-    and the training card every local path becomes its last part (:func:`scrub_paths`), and the model's
-    ``config.json`` / ``tokenizer_config.json`` keep only the last part of the path they were loaded
-    from (transformers records it; loading does not read it). Weights and vocabularies are untouched."""
-    for part in PUBLISHED_TEXT:
-        target = folder / part
-        for f in [target] if target.is_file() else sorted(target.rglob("*")) if target.is_dir() else []:
-            if f.is_file() and f.suffix in (".json", ".jsonl", ".md", ".yaml"):
-                f.write_text(scrub_paths(f.read_text(), paths))
+    and the training card every local path, absolute or relative (:func:`recorded_paths`), becomes its
+    last part (:func:`scrub_paths`), and the model's ``config.json`` / ``tokenizer_config.json`` keep
+    only the last part of the path they were loaded from (transformers records it; loading does not
+    read it). Weights and vocabularies are untouched."""
+    files = [
+        f
+        for part in PUBLISHED_TEXT
+        for target in [folder / part]
+        for f in ([target] if target.is_file() else sorted(target.rglob("*")) if target.is_dir() else [])
+        if f.is_file() and f.suffix in (".json", ".jsonl", ".md", ".yaml")
+    ]
+    found = list(paths)
+    for f in files:
+        if f.suffix == ".json":
+            found += recorded_paths(json.loads(f.read_text()))
+    for f in files:
+        f.write_text(scrub_paths(f.read_text(), found))
     for name, key in NAME_KEYS.items():
         f = folder / name
         if f.is_file():

@@ -23,6 +23,7 @@ from datasets import Dataset
 from trl import GRPOConfig, GRPOTrainer, ModelConfig, get_peft_config
 
 from biasaware.api import load_judge
+from biasaware.devices import resolve_device
 from biasaware.errors import BiasAwareError
 from biasaware.io import iter_rows
 from biasaware.training.judge_reward import AGAINST, reward_function
@@ -99,10 +100,10 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
     settings = {"device": script_args.judge_device, "template": script_args.judge_template}
     if script_args.judge_mode:
         settings["mode"] = script_args.judge_mode
-    try:
-        judge = load_judge(script_args.judge, **settings)  # a missing judge fails before the policy loads
-    except BiasAwareError as exc:  # the device is this recipe's judge_device, not eval's --device
-        raise BiasAwareError(str(exc).replace("--device", "judge_device")) from None
+    resolve_device(
+        script_args.judge_device, setting="judge_device"
+    )  # a device not here, named by this setting
+    judge = load_judge(script_args.judge, **settings)  # a missing judge fails before the policy loads
     rows = prompt_rows(script_args.train_file, script_args.judge_against, judge.mode != "reward")
     reward = (
         reward_function(  # warns, or refuses, before the policy loads when the judge has no passing preflight

@@ -243,6 +243,14 @@ def test_both_orders_are_scored_as_a_reward_against_a_reference_asks(bench, tmp_
     saved = json.loads(written.read_text())
     assert saved["master_keys"]["runs"]["key-picker"]["reference"]["key_rewarded"] == n
     assert "judges" not in saved  # master-key probes only: no table over the 12 biases
+    # the per-probe indicators beside the table recount it
+    probes_ = saved["per_probe"]
+    std = [k for k, side in enumerate(probes_["side"]) if side == "s"]
+    for name, row in saved["master_keys"]["runs"].items():
+        mine = probes_["runs"][name]
+        assert sum(mine["inj"][k] == "0" for k in std) == row["false_positives"]
+        assert sum(mine["key_unpunished"][k] == "1" for k in std) == row["reference"]["false_positives"]
+        assert all(mine["key_unpunished"][k] == "-" for k in range(len(probes_["ids"])) if k not in std)
     assert main(["eval", "compare", "--runs", *folders]) == 2
     assert main(["eval", "compare", "--runs", *folders[:2], "--baseline", str(tmp_path)]) == 2
 
@@ -392,3 +400,26 @@ def test_policy_grpo_names_its_judge_device_setting(tiny_models, tmp_path):
     script = r.ScriptArguments(train_file=str(prompts), judge=str(tiny_models["reward"]), judge_device="cuda")
     with pytest.raises(BiasAwareError, match=r"^judge_device cuda: no CUDA device"):
         r.main(script, GRPOConfig(output_dir=str(tmp_path / "o"), use_cpu=True, bf16=False), ModelConfig())
+
+
+def test_compare_against_a_baseline_gives_both_tables(tmp_path):
+    """Runs that judged the 12 biases and master keys: the judges table pools the biases only (a
+    security probe is reported apart), the master-key table the keys, and the per-probe strings cover
+    both."""
+    from biasaware.evaluation.compare import compare_against
+
+    data = tmp_path / "bench"
+    build_bench(BuildConfig(n_per_bias=6, corpus_size=200, biases="length,masterkey", families="all"), data)
+    probes = load_probes(data)
+    folders = []
+    for judge in (ShorterWins(), AlwaysA()):
+        folders.append(tmp_path / judge.name)
+        run_bias_eval(judge, probes, folders[-1])
+    result = compare_against(folders, folders[0])
+    assert result["baseline"] == "shorter-wins" and result["judges"]["biases"] == ["length"]
+    length = [p for p in probes if p.bias == "length" and not p.meta.get("mirror")]
+    assert result["judges"]["runs"]["always-a"]["n"] == len(length)
+    assert set(result["master_keys"]["runs"]) == {"shorter-wins", "always-a"}
+    assert len(result["per_probe"]["ids"]) == len(probes)
+    with pytest.raises(BiasAwareError, match="not one of the runs"):
+        compare_against(folders, tmp_path)

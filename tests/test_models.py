@@ -236,3 +236,17 @@ def test_eval_with_an_unknown_judge_writes_nothing(tmp_path, capsys, monkeypatch
         == 2
     )
     assert "not reachable from here" in capsys.readouterr().err and not out.exists()
+
+
+def test_a_builtin_model_is_identified_by_its_name_not_its_cache_path(tiny_models):
+    """A summary names a built-in judge by its name, not by where this machine's cache keeps it; a
+    local folder keeps its path, and the weights hash is the same either way."""
+    from biasaware.judging.models import ModelFolders, model_identity
+
+    path = str(tiny_models["causal"])
+    builtin = model_identity(ModelFolders(path, path, path, None, "smollm2-135m-instruct"))
+    local = model_identity(ModelFolders(path, path, path, None, path))
+    assert builtin["path"] == "smollm2-135m-instruct" and local["path"] == str(
+        tiny_models["causal"].resolve()
+    )
+    assert builtin["weights_sha256"] == local["weights_sha256"]

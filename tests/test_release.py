@@ -503,3 +503,18 @@ def test_a_release_folder_names_no_local_path(two_points, tmp_path):
                 leaks.append(str(f.relative_to(out)))
     assert not leaks, leaks
     assert json.loads((out / "release.json").read_text())["report"] == report.name
+    # a training card that recorded its data by a relative path (a run from the project's folder)
+    import shutil
+
+    moved = tmp_path / "ckpt"
+    shutil.copytree(ckpt, moved)
+    card = json.loads((moved / "biasaware_card.json").read_text())
+    relative = "runs/quickstart/train-balanced/train.jsonl"
+    card["data"]["file"] = card["script_args"]["train_file"] = relative
+    (moved / "biasaware_card.json").write_text(json.dumps(card))
+    out = release(moved, report, tmp_path / "rel-relative", allow_weak_general=True)
+    texts = {
+        f.name: f.read_text() for f in out.rglob("*") if f.is_file() and f.suffix in (".json", ".md", ".yaml")
+    }
+    assert not [name for name, text in texts.items() if "runs/quickstart" in text]
+    assert "- data: `train.jsonl`" in texts["README.md"]

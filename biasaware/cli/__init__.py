@@ -12,6 +12,7 @@ import os
 import sys
 
 from biasaware.cli.parsers import EPILOG, all_parsers, build_parser, leaf_parsers
+from biasaware.devices import shutdown
 from biasaware.errors import BiasAwareError
 
 __all__ = ["EPILOG", "all_parsers", "build_parser", "leaf_parsers", "main"]
@@ -53,8 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from biasaware.cli.commands import COMMANDS
 
-        return COMMANDS[args.command](args)
+        code = COMMANDS[args.command](args)
+        shutdown()  # a launched run's ranks leave the process group before the interpreter exits
+        return code
     except BiasAwareError as exc:
+        shutdown(wait=False)
         if args.debug:
             raise
         print(f"error: {exc}", file=sys.stderr)

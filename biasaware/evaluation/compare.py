@@ -280,4 +280,31 @@ def compare_against(folders: list[str | Path], baseline: str | Path, seed: int =
         result["master_keys"] = compare_master_keys(runs, base, seed=seed)
     if not twelve and "masterkey" not in present:
         raise BiasAwareError(f"{runs[base]} holds no probes of the 12 biases or master keys to compare")
+    keep = [*twelve, *(["masterkey"] if "masterkey" in present else [])]
+    result["per_probe"] = per_probe(paired_runs(runs, base, keep, "symmetric")[1])
     return result
+
+
+PER_PROBE = ("ori", "inj", "flip", "key_unpunished")
+
+
+def per_probe(flags: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """The per-probe indicators behind a comparison, compact: the probe ids (sorted), their bias and
+    side, and per run one string per indicator (:func:`~biasaware.evaluation.summaries.flip_indicators`:
+    ``ori``, ``inj``, ``flip``, ``key_unpunished``), a character per probe in id order: 1, 0, or - where
+    it was not measured. Every rate and McNemar test of the tables can be recounted from it."""
+    ids = sorted(next(iter(flags.values())))
+    first = next(iter(flags.values()))
+
+    def code(v: Any) -> str:
+        return "-" if v is None else str(int(bool(v)))
+
+    return {
+        "ids": ids,
+        "bias": [first[i]["bias"] for i in ids],
+        "side": "".join(first[i]["side"][0] for i in ids),
+        "runs": {
+            name: {key: "".join(code(f[i][key]) for i in ids) for key in PER_PROBE}
+            for name, f in flags.items()
+        },
+    }

@@ -327,7 +327,8 @@ def weights_bytes(name_or_path: str | ModelFolders, kind: str = "causal") -> int
 
 def model_identity(name_or_path: str | ModelFolders, kind: str = "causal") -> dict[str, Any]:
     """What a model is, independent of where it runs: its resolved path and a SHA-256 over its
-    weight files (names and bytes, in name order); an adapter folder adds its base's identity.
+    weight files (names and bytes, in name order; a built-in model's path is its name); an adapter
+    folder adds its base's identity.
     ``weights_sha256`` is ``None`` for a model that is not on this disk (a hub name). Two folders
     with the same weights have the same hash wherever they are; unchanged files are hashed once
     per process (:func:`biasaware.io.files_sha256`)."""
@@ -337,8 +338,16 @@ def model_identity(name_or_path: str | ModelFolders, kind: str = "causal") -> di
     files = weight_files(folders.path)
     digest = files_sha256(files) if files else None
     path = Path(folders.path)
+    # a built-in model is named by its name, not by where this machine's cache keeps it
+    where = (
+        folders.name
+        if folders.name in BUILTIN_MODELS
+        else str(path.resolve())
+        if path.exists()
+        else folders.path
+    )
     identity: dict[str, Any] = {
-        "path": str(path.resolve()) if path.exists() else folders.path,
+        "path": where,
         "weights_sha256": digest,
     }
     if folders.adapter is not None:

@@ -586,6 +586,8 @@ def run_recipe(main, dataclass_types) -> None:
 
     from trl import TrlParser
 
+    from biasaware.devices import shutdown
+
     # transformers' own deprecation notice for a field TRL's configs still set; nothing a user can change
     warnings.filterwarnings(
         "ignore", message=".*gradient_checkpointing.* is deprecated", category=FutureWarning
@@ -599,8 +601,10 @@ def run_recipe(main, dataclass_types) -> None:
         except (OSError, ValueError) as exc:  # unknown flags on the command line, values it refuses
             raise BiasAwareError(str(exc)) from None
         main(*parsed)
+        shutdown()  # every rank leaves the process group before the interpreter exits
     except BiasAwareError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        shutdown(wait=False)
         sys.exit(2)
 
 
