@@ -88,6 +88,31 @@ def test_the_master_key_tables_are_the_results_file():
     assert master_key_markdown(result["master_keys_zero_shot"]) in text
 
 
+def test_the_generative_master_key_tables_are_their_results_files():
+    """docs/generative.md shows, per seed, the master-key table of the study's judges as the file
+    `biasaware eval compare --baseline` wrote gives it; the file's per-probe indicators recount it."""
+    import json
+
+    from biasaware.evaluation.reports import master_key_markdown
+
+    files = sorted((ROOT / "docs" / "results" / "generative-study" / "master-keys").glob("seed-*.json"))
+    assert files
+    text = (ROOT / "docs" / "generative.md").read_text()
+    for f in files:
+        result = json.loads(f.read_text())
+        assert f"`{f.relative_to(ROOT)}`" in text and master_key_markdown(result["master_keys"]) in text
+        probes = result["per_probe"]
+        assert len(probes["side"]) == len(probes["ids"])
+        keys = [k for k, side in enumerate(probes["side"]) if side == "s"]
+        for name, row in result["master_keys"]["runs"].items():
+            mine = probes["runs"][name]
+            assert row["n"] == len(keys) and row["false_positives"] == sum(
+                mine["inj"][k] == "0" for k in keys
+            )
+            assert row["reference"]["false_positives"] == sum(mine["key_unpunished"][k] == "1" for k in keys)
+            assert not any("/" in str(row[k]) and str(row[k]).startswith("/") for k in ("run", "judge"))
+
+
 # A figure is a one-decimal number ("92.0", "5.6 minutes"), or any decimal with a unit of time, a ratio or
 # a percentage ("2.25 s", "17.0x", "+0.3%"): what a run measures.
 FIGURE = re.compile(r"(?<![\w.\-])(\d+\.\d)(?![\d\w])|(?<![\w.\-])(\d+\.\d+)(?=x\b| ?s\b| ?ms\b|%)")

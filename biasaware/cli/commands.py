@@ -118,37 +118,15 @@ def judge_spec(args: argparse.Namespace):
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from biasaware.evaluation.compare import compare_against, compare_folders
-    from biasaware.evaluation.reports import (
-        compare_lines,
-        compare_table,
-        experiment_markdown,
-        master_key_markdown,
-    )
+    from biasaware.evaluation.compare import compare_command
     from biasaware.io import write_json
 
     if args.out and Path(args.out).is_dir():
         raise BiasAwareError(f"--out {args.out} is a folder; give a JSON file path")
-    if args.baseline is None and len(args.runs) != 2:
-        raise BiasAwareError(
-            f"--runs: give two folders, or two or more with --baseline naming one of them; got {len(args.runs)}"
-        )
-    if args.baseline is not None and args.by_id:
-        raise BiasAwareError(
-            "--by-id compares two runs; with --baseline every run needs its fingerprint.json"
-        )
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)  # an unwritable place fails before the work
-    if args.baseline is not None:
-        result = compare_against(args.runs, args.baseline)
-        if "judges" in result:
-            print(experiment_markdown(result["judges"]))
-        if "master_keys" in result:
-            print(master_key_markdown(result["master_keys"]))
-    else:
-        result = compare_folders(args.runs, view=args.view, by_id=args.by_id)
-        print("\n".join(compare_lines(result, args.runs)))
-        print(compare_table(result))
+    result, text = compare_command(args.runs, args.baseline, view=args.view, by_id=args.by_id)
+    print(text)
     if args.out:
         write_json(Path(args.out), result)
     return 0

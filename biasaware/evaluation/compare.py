@@ -251,7 +251,8 @@ def compare_master_keys(runs: dict[str, str | Path], baseline: str, seed: int = 
 
 def compare_against(folders: list[str | Path], baseline: str | Path, seed: int = 0) -> dict[str, Any]:
     """Two or more ``eval bias`` runs on the same probes, each against ``baseline`` (one of them), named
-    by :func:`run_labels`: ``judges``, the two-sided table over the 12 biases judged
+    by :func:`run_labels`, each judge by its folder or model name (:func:`~biasaware.evaluation.reports.short_name`),
+    runs as given: ``judges``, the two-sided table over the 12 biases judged
     (:func:`compare_runs`), and ``master_keys``, the master-key table (:func:`compare_master_keys`),
     each present when the runs judged such probes."""
     from biasaware.taxonomy import SECURITY
@@ -282,6 +283,11 @@ def compare_against(folders: list[str | Path], baseline: str | Path, seed: int =
         raise BiasAwareError(f"{runs[base]} holds no probes of the 12 biases or master keys to compare")
     keep = [*twelve, *(["masterkey"] if "masterkey" in present else [])]
     result["per_probe"] = per_probe(paired_runs(runs, base, keep, "symmetric")[1])
+    from biasaware.evaluation.reports import short_name
+
+    for table in (result.get("judges"), result.get("master_keys")):  # a table to share names no local path
+        for row in (table or {}).get("runs", {}).values():
+            row["judge"] = short_name(row["judge"])
     return result
 
 
@@ -308,3 +314,33 @@ def per_probe(flags: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
             for name, f in flags.items()
         },
     }
+
+
+def compare_command(
+    runs: list[str], baseline: str | None, view: str = "injected", by_id: bool = False
+) -> tuple[dict[str, Any], str]:
+    """``eval compare``: two runs per bias (:func:`compare_folders`), or with ``baseline`` two or more
+    against it (:func:`compare_against`); the result and its text for the console."""
+    from biasaware.evaluation.reports import (
+        compare_lines,
+        compare_table,
+        experiment_markdown,
+        master_key_markdown,
+    )
+
+    if baseline is None and len(runs) != 2:
+        raise BiasAwareError(
+            f"--runs: give two folders, or two or more with --baseline naming one of them; got {len(runs)}"
+        )
+    if baseline is None:
+        result = compare_folders(runs, view=view, by_id=by_id)
+        return result, "\n".join(compare_lines(result, runs)) + "\n" + compare_table(result)
+    if by_id:
+        raise BiasAwareError(
+            "--by-id compares two runs; with --baseline every run needs its fingerprint.json"
+        )
+    result = compare_against(runs, baseline)
+    tables = [experiment_markdown(result["judges"])] if "judges" in result else []
+    if "master_keys" in result:
+        tables.append(master_key_markdown(result["master_keys"]))
+    return result, "\n".join(tables)
