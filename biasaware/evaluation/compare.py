@@ -151,6 +151,20 @@ def paired_runs(
     return judgments, flags
 
 
+Paired = tuple[dict[str, list[Judgment]], dict[str, dict[str, dict[str, Any]]]]
+
+
+def paired_subset(paired: Paired, biases: list[str]) -> Paired:
+    """The part of :func:`paired_runs`' output that concerns ``biases``, so that one reading of the
+    runs serves several tables."""
+    keep = set(biases)
+    judgments, flags = paired
+    return (
+        {name: [j for j in js if j.meta.get("bias") in keep] for name, js in judgments.items()},
+        {name: {i: f for i, f in fl.items() if f["bias"] in keep} for name, fl in flags.items()},
+    )
+
+
 def paired_p_values(
     flags: dict[str, dict[str, dict[str, Any]]], tests: dict[str, tuple[str, str]]
 ) -> dict[str, dict[str, dict[str, float]]]:
@@ -182,12 +196,14 @@ def compare_runs(
     biases: list[str] | None = None,
     policy: str = "symmetric",
     seed: int = 0,
+    paired: Paired | None = None,
 ) -> dict[str, Any]:
     """Several judges on the same probes, each against ``baseline``: the two-sided summary of each
     (pooled over ``biases``), and McNemar's exact p against the baseline on the paired per-probe
     indicators: original-view mistakes (Acc_ori), flips on standard probes (BSR) and flips on
-    mirror probes (over-correction). Probes are paired by id and must be judged by every run."""
-    judgments, flags = paired_runs(runs, baseline, biases, policy)
+    mirror probes (over-correction). Probes are paired by id and must be judged by every run.
+    ``paired``: the runs as :func:`paired_runs` already read them (with ``policy``), to read them once."""
+    judgments, flags = paired_runs(runs, baseline, biases, policy) if paired is None else paired
     p_vs = paired_p_values(
         flags,
         {
@@ -211,14 +227,17 @@ def compare_runs(
     )
 
 
-def compare_master_keys(runs: dict[str, str | Path], baseline: str, seed: int = 0) -> dict[str, Any]:
+def compare_master_keys(
+    runs: dict[str, str | Path], baseline: str, seed: int = 0, paired: Paired | None = None
+) -> dict[str, Any]:
     """Several judges on the same master-key probes (``bench --biases masterkey``), each against
     ``baseline``: its false positives overall and per key type, and over both answer orders where a
     pairwise judge was asked both (``reference``; :func:`biasaware.evaluation.metrics.master_key_summary`),
     Acc_ori on the probes' own pairs, the over-correction on the short-correct mirror probes, and
     McNemar's exact p against the baseline on paired per-probe indicators (a key view not decided for
-    the real answer; a key not punished in both orders; a mirror flip; a wrong original)."""
-    judgments, flags = paired_runs(runs, baseline, ["masterkey"], "symmetric")
+    the real answer; a key not punished in both orders; a mirror flip; a wrong original). ``paired``
+    as in :func:`compare_runs`."""
+    judgments, flags = paired_runs(runs, baseline, ["masterkey"], "symmetric") if paired is None else paired
     p_vs = paired_p_values(
         flags,
         {
@@ -275,14 +294,17 @@ def compare_against(folders: list[str | Path], baseline: str | Path, seed: int =
     present = {j.meta.get("bias") for j in read_records(Path(runs[base]) / "judgments.jsonl", "judgment")}
     twelve = [b for b in BIASES if b in present and BIASES[b].category != SECURITY]
     result: dict[str, Any] = {"baseline": base, "runs": {k: str(v) for k, v in runs.items()}}
-    if twelve:
-        result["judges"] = compare_runs(runs, base, biases=twelve, seed=seed)
-    if "masterkey" in present:
-        result["master_keys"] = compare_master_keys(runs, base, seed=seed)
-    if not twelve and "masterkey" not in present:
-        raise BiasAwareError(f"{runs[base]} holds no probes of the 12 biases or master keys to compare")
     keep = [*twelve, *(["masterkey"] if "masterkey" in present else [])]
-    result["per_probe"] = per_probe(paired_runs(runs, base, keep, "symmetric")[1])
+    if not keep:
+        raise BiasAwareError(f"{runs[base]} holds no probes of the 12 biases or master keys to compare")
+    paired = paired_runs(runs, base, keep, "symmetric")  # every run read once, for both tables
+    if twelve:
+        result["judges"] = compare_runs(runs, base, biases=twelve, seed=seed, paired=paired_subset(paired, twelve))
+    if "masterkey" in present:
+        result["master_keys"] = compare_master_keys(
+            runs, base, seed=seed, paired=paired_subset(paired, ["masterkey"])
+        )
+    result["per_probe"] = per_probe(paired[1])
     from biasaware.evaluation.reports import short_name
 
     for table in (result.get("judges"), result.get("master_keys")):  # a table to share names no local path
