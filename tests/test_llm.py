@@ -95,6 +95,35 @@ def test_check_rejects_malformed_text_and_retries(tmp_path):
         parse_rewrite("<rewritten>  </rewritten>")
 
 
+def test_credentials_in_the_base_url_reach_no_file_and_no_message(tmp_path, capsys, monkeypatch):
+    """A key in the URL (``user:pass@``, or a query parameter) is written nowhere: not in the run's
+    files, not in the console, not in the error of a refused connection."""
+    from biasaware.data.builders import BuildConfig, build_bench
+    from biasaware.cli import main
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    bench = tmp_path / "bench"
+    build_bench(BuildConfig(biases="authority", n_per_bias=2, corpus_size=100), bench)
+    secrets = ("u53r", "pa55w0rd", "sk-URL-SECRET-9")
+    with FakeChatServer() as server:
+        host = server.base_url.split("//", 1)[1]
+        url = f"http://u53r:pa55w0rd@{host}?api_key=sk-URL-SECRET-9"
+        argv = ["eval", "bias", "--judge", "fake", "--backend", "openai", "--base-url", url, "--data", str(bench)]
+        assert main([*argv, "--out", str(tmp_path / "run")]) == 0
+        # the same judge resumes: the recorded fingerprint matches without the credentials
+        assert main([*argv, "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr()
+    dead = type("Dead", (), {"base_url": "http://u53r:pa55w0rd@127.0.0.1:9/v1?api_key=sk-URL-SECRET-9"})()
+    client = LLMClient(spec(dead, tmp_path, max_retries=0))
+    assert client.complete_many([ask(1)]) == [None]
+    error = client.stats.last_error
+    assert "APIConnectionError" in error and "http://***@127.0.0.1:9/v1?api_key=***" in error
+    written = "".join(f.read_text() for f in tmp_path.rglob("*") if f.is_file() and f.suffix in (".json", ".jsonl", ".md"))
+    assert '"base_url": "http://***@' in written and "api_key=***" in written
+    for secret in secrets:
+        assert secret not in out.out + out.err + error and secret not in written
+
+
 def test_key_comes_from_the_environment_and_never_shows(tmp_path, monkeypatch, caplog):
     secret = "sk-test-DO-NOT-LEAK-123"
     monkeypatch.setenv("MY_KEY", secret)

@@ -54,10 +54,18 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 from biasaware.errors import BiasAwareError
-from biasaware.judging.llm import LLMClient, LLMSpec, any_text
+from biasaware.judging.llm import LLMClient, LLMSpec, any_text, public_url
 from biasaware.judging.models import chat_ids, encode_rendered, render_chats
 from biasaware.judging.parsers import get_parser
 from biasaware.judging.prompts import LETTER_FIRST, TEMPLATES, get_template
@@ -96,6 +104,11 @@ class JudgeSpec(BaseModel):
     parse: Literal["strict", "native"] = Field(
         "strict", description="read replies by biasaware's strict rule, or as the format's own tool does"
     )
+
+    @field_serializer("base_url")
+    def _public_base_url(self, value: str | None) -> str | None:
+        """A spec written to a file (``summary.json``, ``preflight.json``) holds no credentials."""
+        return public_url(value)
 
     @field_validator("template")
     @classmethod
@@ -262,7 +275,7 @@ class ResolvedJudge:
         }
         identity = self.identity()
         if identity is None:
-            return {**out, "endpoint": s.base_url, "model": s.name}
+            return {**out, "endpoint": public_url(s.base_url), "model": s.name}
         base = identity.get("base") or {}
         return {
             **out,

@@ -72,6 +72,32 @@ def any_text(text: str) -> None:
     """A ``check`` that takes every reply as it is (judges: a blank verdict is the judge's answer)."""
 
 
+def public_url(url: str | None) -> str | None:
+    """``url`` as it may be written to a file, a log or a message: credentials in it (``user:pass@``,
+    and the value of every query parameter, where some providers take a key) replaced by ``***``.
+
+    >>> public_url("http://user:pass@127.0.0.1:8000/v1?api_key=sk-1&x=2")
+    'http://***@127.0.0.1:8000/v1?api_key=***&x=***'
+    >>> public_url("http://localhost:8000/v1")
+    'http://localhost:8000/v1'
+    """
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    if not url:
+        return url
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:  # not a URL one can read: nothing of it is shown
+        return "***"
+    netloc = ("***@" if parts.username or parts.password else "") + (
+        f"[{host}]" if ":" in host else host
+    ) + (f":{port}" if port else "")
+    query = urlencode([(k, "***") for k, _ in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
 @dataclass
 class LLMSpec:
     """Which model answers and how calls are made; a ``llm:`` section of a build config."""
@@ -475,7 +501,9 @@ class LLMClient:
 
     def _scrub(self, text: str) -> str:
         secret = getattr(self._backend, "secret", None)
-        return text.replace(secret, "***") if secret else text
+        text = text.replace(secret, "***") if secret else text
+        url = self.spec.base_url
+        return text.replace(url, public_url(url) or "") if url else text
 
     def _attempt(self, batch: list[Messages], check: Callable[[str], Any] | None) -> list[Reply | None]:
         """One try at a batch; raises a retryable error for a batch of one that came back unusable."""
@@ -542,7 +570,7 @@ class LLMClient:
         if inner is not None and str(inner) and str(inner) not in text:
             text += f" ({type(inner).__name__}: {inner})"
         if "Connection" in type(exc).__name__ and self.spec.base_url:
-            text += f" at {self.spec.base_url}"
+            text += f" at {public_url(self.spec.base_url)}"
         self.stats.last_error = self._scrub(text)[:300]
 
     def complete_many(
