@@ -239,9 +239,7 @@ def preflight(
 
 
 def compare(
-    run_a: str | Path,
-    run_b: str | Path,
-    *more: str | Path,
+    *runs: str | Path,
     baseline: str | Path | None = None,
     view: str = "injected",
     by_id: bool = False,
@@ -252,13 +250,15 @@ def compare(
     (:func:`biasaware.evaluation.compare.compare_against`)."""
     from biasaware.evaluation.compare import compare_against, compare_folders
 
-    runs = [str(r) for r in (run_a, run_b, *more)]
+    if len(runs) < 2:
+        raise BiasAwareError(f"compare: give two runs, or two or more with baseline=; got {len(runs)}")
+    runs = [str(r) for r in runs]
     if baseline is not None:
         if by_id:
             raise BiasAwareError(
                 "by_id compares two runs; with a baseline every run needs its fingerprint.json"
             )
         return compare_against(runs, str(baseline))
-    if more:
+    if len(runs) > 2:
         raise BiasAwareError(f"compare: give two runs, or two or more with baseline=; got {len(runs)}")
     return compare_folders(runs, view=view, by_id=by_id)

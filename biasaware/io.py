@@ -288,6 +288,23 @@ def _atomic_write(path: Path, write) -> Path:
     return path
 
 
+def read_json(path: str | os.PathLike, what: str = "file") -> dict[str, Any]:
+    """A JSON object written by biasaware (a manifest, a fingerprint, a summary); a missing file,
+    text that is not JSON or not UTF-8, or JSON that is not an object is a :class:`BiasAwareError`
+    naming the file and what it is."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BiasAwareError(f"{path}: no such file ({what})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BiasAwareError(f"{path}: cannot read it ({what}: {exc})") from None
+    except json.JSONDecodeError as exc:
+        raise BiasAwareError(f"{path}: not valid JSON ({what}: {exc})") from None
+    if not isinstance(data, dict):
+        raise BiasAwareError(f"{path}: a {what} is a JSON object, got a JSON {type(data).__name__}")
+    return data
+
+
 def read_config(path: str | os.PathLike, what: str = "config") -> dict[str, Any]:
     """A YAML settings file as a mapping (empty file: ``{}``); a missing file, bad YAML (with its
     line and column) or a non-mapping is a :class:`BiasAwareError` naming the file."""
@@ -392,11 +409,22 @@ def _whole_lines(path: Path) -> tuple[list[dict[str, Any]], int, int]:
         return [], 0, 0
     data = path.read_bytes()
     keep = data[: data.rfind(b"\n") + 1]
-    return (
-        [json.loads(line) for line in keep.decode("utf-8").splitlines() if line.strip()],
-        len(keep),
-        len(data),
-    )
+    rows = []
+    for n, line in enumerate(keep.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise BiasAwareError(f"{path}:{n}: not UTF-8 text; remove the line or use a new --out") from None
+        except json.JSONDecodeError as exc:
+            raise BiasAwareError(
+                f"{path}:{n}: invalid JSON ({exc.msg}); remove the line or use a new --out"
+            ) from None
+        if not isinstance(row, dict):
+            raise BiasAwareError(f"{path}:{n}: a record is a JSON object, got a JSON {type(row).__name__}")
+        rows.append(row)
+    return rows, len(keep), len(data)
 
 
 def read_whole_lines(path: str | os.PathLike) -> list[dict[str, Any]]:

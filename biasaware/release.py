@@ -35,12 +35,9 @@ SKIP = ("checkpoint-", "runs", "training_args.bin", ".work", "bias_report", "rep
 
 
 def _json(path: Path, what: str) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        raise BiasAwareError(f"{path}: no such file ({what})") from None
-    except json.JSONDecodeError as exc:
-        raise BiasAwareError(f"{path}: not valid JSON ({exc})") from None
+    from biasaware.io import read_json
+
+    return read_json(path, what)
 
 
 def check_report(checkpoint: Path, summary: dict[str, Any], kind: str) -> dict[str, Any]:

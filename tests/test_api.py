@@ -208,6 +208,30 @@ def test_every_completion_gets_a_number_and_unreadable_ones_lose_and_are_counted
             ),
             "a prompt is a non-empty string or a list of",
         ),
+        (lambda: reward_function(Scripted())(completions=["a"], reference=["b"]), "prompts is a list"),
+        (
+            lambda: reward_function(Scripted())(
+                prompts=["q"], completions=[[{"role": "tool", "content": "a"}]], reference=["b"]
+            ),
+            "holds a message that is not",
+        ),
+        (
+            lambda: reward_function(Scripted())(
+                prompts=["q"], completions=[[{"role": "assistant", "content": 5}]], reference=["b"]
+            ),
+            "holds a message that is not",
+        ),
+        (
+            lambda: reward_function(Scripted())(prompts=["q"], completions=[[]], reference=["b"]),
+            "an empty list of messages",
+        ),
+        (
+            lambda: reward_function(Scripted(), against="group", group_size=2)(
+                prompts=["q", "another q"], completions=["a", "b"]
+            ),
+            "answer different prompts",
+        ),
+        (lambda: reward_function(Scripted(), require_preflight="no"), "require_preflight is True or False"),
     ],
 )
 def test_bad_reward_arguments_are_clear_errors_before_any_judge_call(call, message):

@@ -108,7 +108,18 @@ def test_credentials_in_the_base_url_reach_no_file_and_no_message(tmp_path, caps
     with FakeChatServer() as server:
         host = server.base_url.split("//", 1)[1]
         url = f"http://u53r:pa55w0rd@{host}?api_key=sk-URL-SECRET-9"
-        argv = ["eval", "bias", "--judge", "fake", "--backend", "openai", "--base-url", url, "--data", str(bench)]
+        argv = [
+            "eval",
+            "bias",
+            "--judge",
+            "fake",
+            "--backend",
+            "openai",
+            "--base-url",
+            url,
+            "--data",
+            str(bench),
+        ]
         assert main([*argv, "--out", str(tmp_path / "run")]) == 0
         # the same judge resumes: the recorded fingerprint matches without the credentials
         assert main([*argv, "--out", str(tmp_path / "run")]) == 0
@@ -118,7 +129,9 @@ def test_credentials_in_the_base_url_reach_no_file_and_no_message(tmp_path, caps
     assert client.complete_many([ask(1)]) == [None]
     error = client.stats.last_error
     assert "APIConnectionError" in error and "http://***@127.0.0.1:9/v1?api_key=***" in error
-    written = "".join(f.read_text() for f in tmp_path.rglob("*") if f.is_file() and f.suffix in (".json", ".jsonl", ".md"))
+    written = "".join(
+        f.read_text() for f in tmp_path.rglob("*") if f.is_file() and f.suffix in (".json", ".jsonl", ".md")
+    )
     assert '"base_url": "http://***@' in written and "api_key=***" in written
     for secret in secrets:
         assert secret not in out.out + out.err + error and secret not in written

@@ -322,3 +322,42 @@ def test_other_battery_settings_in_the_same_folder_are_refused_at_once(tmp_path,
         # a typo in the families claims nothing: the corrected command runs in that folder
         assert main([*argv, "--out", str(tmp_path / "q"), "--families", "nonsense"]) == 2
         assert not (tmp_path / "q").exists()
+
+
+def test_a_battery_nothing_was_judged_on_does_not_block_another(tmp_path, capsys):
+    """A preflight that failed before its first verdict (an endpoint that never answered) leaves a
+    battery; another battery in the same folder replaces it. One verdict there, and it is refused."""
+    from biasaware.evaluation.preflight import claim_battery
+
+    out = tmp_path / "p"
+    first = {"per_bias": 1, "scoring_pairs": 1, "seed": 0, "families": "all"}
+    claim_battery(out, first)
+    (out / "battery").mkdir()
+    (out / "bias").mkdir()
+    (out / "bias" / "judgments.jsonl").write_text("")  # the run's file, opened and never written
+    second = {**first, "per_bias": 2}
+    claim_battery(out, second)
+    assert "nothing was judged there" in capsys.readouterr().out
+    assert json.loads((out / "battery.json").read_text())["per_bias"] == 2 and not (out / "battery").exists()
+    (out / "bias").mkdir()
+    (out / "bias" / "judgments.jsonl").write_text('{"probe_id": "x"}\n')
+    with pytest.raises(BiasAwareError, match="per_bias: 2 there, 3 now"):
+        claim_battery(out, {**first, "per_bias": 3})
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"per_bias": 0}, "per_bias: a whole number of at least 1"),
+        ({"per_bias": "2"}, "per_bias: a whole number of at least 1"),
+        ({"fail_on": "never"}, "fail_on: 'fail' or 'warn'"),
+        ({"fail_on": "Warn"}, "fail_on: 'fail' or 'warn'"),
+    ],
+)
+def test_bad_preflight_arguments_are_refused_before_the_folder_is_claimed(tiny_models, tmp_path, options, message):
+    import biasaware
+
+    judge = biasaware.load_judge(str(tiny_models["reward"]))
+    with pytest.raises(BiasAwareError, match=re.escape(message)):
+        biasaware.preflight(judge, tmp_path / "p", **options)
+    assert not (tmp_path / "p").exists()

@@ -19,6 +19,7 @@ from typing import Any
 
 from biasaware.errors import BiasAwareError
 from biasaware.hub import check_license, check_repo_name
+from biasaware.io import read_json
 
 SOURCE_LICENSES = {
     "builtin": "apache-2.0",
@@ -69,7 +70,7 @@ def write_dataset_card(folder: str | Path, name: str | None = None, license: str
         raise BiasAwareError(
             f"{folder} is not a finished build (no manifest.json): run `biasaware build` first"
         )
-    manifest = json.loads(path.read_text())
+    manifest = read_json(path, "build manifest")
     files = data_files(folder, manifest)
     splits = [{"split": f.stem.replace("-", "_"), "path": f.name} for f in files]
     source = str(manifest.get("source", "unknown"))
@@ -136,9 +137,19 @@ def data_files(folder: Path, manifest: dict[str, Any]) -> list[Path]:
     from biasaware.io import read_records
 
     kind = str(manifest.get("kind") or "auto")
+    where = folder / "manifest.json"
+    if "outputs" not in manifest:
+        raise BiasAwareError(f"{where}: field 'outputs' is missing, so it names no data file; rebuild {folder}")
+    outputs = manifest["outputs"]
+    if not isinstance(outputs, list) or not all(isinstance(n, str) and n for n in outputs):
+        raise BiasAwareError(f"{where}: field 'outputs' is a list of file names in the folder; got {outputs!r}")
     files = []
-    for name in manifest.get("outputs") or []:
+    for name in outputs:
         f = folder / name
+        if Path(name).is_absolute() or Path(name).name != name:
+            raise BiasAwareError(
+                f"{where}: field 'outputs' names {name!r}, not a file of {folder}; a build's files are in its folder"
+            )
         if not f.is_file():
             raise BiasAwareError(f"{f}: the manifest names this file, and it is missing; rebuild {folder}")
         if f.stat().st_size == 0:

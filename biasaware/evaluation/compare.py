@@ -5,7 +5,6 @@ content (checked through each folder's ``fingerprint.json``)."""
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.resume import FINGERPRINT
 from biasaware.evaluation.summaries import SIDES, VIEWS, flip_indicators, json_safe, side_of, summarize
-from biasaware.io import read_records
+from biasaware.io import read_json, read_records
 from biasaware.records import Judgment
 from biasaware.taxonomy import BIASES
 
@@ -25,7 +24,7 @@ def same_items(folders: list[str | Path]) -> dict[str, Any]:
     hashes = {}
     for folder in folders:
         path = Path(folder) / FINGERPRINT
-        hashes[str(folder)] = json.loads(path.read_text()).get("items") if path.exists() else None
+        hashes[str(folder)] = read_json(path, "run fingerprint").get("items") if path.exists() else None
     known = {k: v for k, v in hashes.items() if v is not None}
     shared = set.intersection(*(set(v) for v in known.values())) if known else set()
     differing = sorted(i for i in shared if len({v[i] for v in known.values()}) > 1)
@@ -299,7 +298,9 @@ def compare_against(folders: list[str | Path], baseline: str | Path, seed: int =
         raise BiasAwareError(f"{runs[base]} holds no probes of the 12 biases or master keys to compare")
     paired = paired_runs(runs, base, keep, "symmetric")  # every run read once, for both tables
     if twelve:
-        result["judges"] = compare_runs(runs, base, biases=twelve, seed=seed, paired=paired_subset(paired, twelve))
+        result["judges"] = compare_runs(
+            runs, base, biases=twelve, seed=seed, paired=paired_subset(paired, twelve)
+        )
     if "masterkey" in present:
         result["master_keys"] = compare_master_keys(
             runs, base, seed=seed, paired=paired_subset(paired, ["masterkey"])

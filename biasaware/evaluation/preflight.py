@@ -61,6 +61,7 @@ either fail), 1 when a fail threshold is crossed, 2 for a usage error. ``OUT/pre
 from __future__ import annotations
 
 import math
+import shutil
 from pathlib import Path
 from typing import Any, Literal
 
@@ -196,6 +197,13 @@ def claim_battery(out: Path, settings: dict[str, Any]) -> None:
     if path.exists():
         earlier = json.loads(path.read_text())
         diff = [f"{k}: {earlier.get(k)} there, {v} now" for k, v in settings.items() if earlier.get(k) != v]
+        judged = any(f.stat().st_size for f in out.rglob("*.jsonl") if "battery" not in f.relative_to(out).parts)
+        if diff and not judged:  # a run that failed before its first verdict: its battery is not kept
+            for part in ("battery", "bias", "scoring"):
+                shutil.rmtree(out / part, ignore_errors=True)
+            path.unlink()
+            print(f"[preflight] {out}: nothing was judged there, so its battery is replaced ({'; '.join(diff)})")
+            return claim_battery(out, settings)
         if diff:
             raise BiasAwareError(
                 f"{out} holds a preflight of another battery ({'; '.join(diff)}); use a new --out for these settings"
@@ -526,6 +534,11 @@ def run_preflight(
     from biasaware.evaluation.scoring import evaluate_scoring
 
     check_seed(seed, "seed")
+    for name, value in (("per_bias", per_bias), ("scoring_pairs", scoring_pairs)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise BiasAwareError(f"{name}: a whole number of at least 1; got {value!r}")
+    if fail_on not in ("fail", "warn"):
+        raise BiasAwareError(f"fail_on: 'fail' or 'warn'; got {fail_on!r}")
     out = Path(out)
     resolved = check_judge(spec)  # a typo in the judge fails before the battery is written
     families = families or default_families(spec.mode)

@@ -17,7 +17,7 @@ from typing import Any
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.metrics import effective_policy
 from biasaware.evaluation.runner import SHARDS, start_judge
-from biasaware.io import write_json
+from biasaware.io import read_json, write_json
 
 FINGERPRINT = "fingerprint.json"
 
@@ -62,9 +62,9 @@ def check_fingerprint(out: Path, mine: dict[str, Any], write: bool, judge_only: 
     earlier = (judged.exists() and judged.stat().st_size > 0) or any((out / SHARDS).glob("*.jsonl"))
     if path.exists():
         try:
-            theirs = json.loads(path.read_text())
-        except json.JSONDecodeError:
-            raise BiasAwareError(f"{path} is not valid JSON; use a new --out") from None
+            theirs = read_json(path, "run fingerprint")
+        except BiasAwareError as exc:
+            raise BiasAwareError(f"{exc}; use a new --out") from None
         diff = [k for k in mine["judge"] if mine["judge"][k] != theirs.get("judge", {}).get(k)]
         if diff and earlier:
             what = ", ".join(

@@ -182,6 +182,15 @@ class JudgeSpec(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _base_url_is_an_endpoint_s(self) -> JudgeSpec:
+        if self.base_url and self.backend != "openai":
+            raise ValueError(
+                f"base_url is the address of an OpenAI-compatible server, and backend {self.backend!r} loads "
+                "the model itself; use backend 'openai' (--backend openai) with it, or leave base_url out"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _local_modes(self) -> JudgeSpec:
         if self.mode != "generate" and self.backend != "transformers":
             raise ValueError(

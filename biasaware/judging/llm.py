@@ -91,9 +91,11 @@ def public_url(url: str | None) -> str | None:
         port = parts.port
     except ValueError:  # not a URL one can read: nothing of it is shown
         return "***"
-    netloc = ("***@" if parts.username or parts.password else "") + (
-        f"[{host}]" if ":" in host else host
-    ) + (f":{port}" if port else "")
+    netloc = (
+        ("***@" if parts.username or parts.password else "")
+        + (f"[{host}]" if ":" in host else host)
+        + (f":{port}" if port else "")
+    )
     query = urlencode([(k, "***") for k, _ in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 

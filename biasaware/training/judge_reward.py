@@ -60,13 +60,26 @@ AGAINST = ("reference", "group")
 
 def text_of(x: Any, what: str = "a completion") -> str:
     """A completion's text: a string, or the content of the last message of a conversation (``None``
-    content is no text)."""
+    content is no text). Every message is a ``{'role': 'system' | 'user' | 'assistant', 'content':
+    text or None}``; anything else is a :class:`BiasAwareError` that shows it."""
     if isinstance(x, str):
         return x
-    if isinstance(x, list | tuple) and x and isinstance(x[-1], dict):
-        content = x[-1].get("content")
-        return "" if content is None else str(content)
-    raise BiasAwareError(f"{what} is a string or a list of messages; got {type(x).__name__}")
+    if not isinstance(x, list | tuple):
+        raise BiasAwareError(f"{what} is a string or a list of messages; got {type(x).__name__}")
+    if not x:
+        raise BiasAwareError(f"{what} is an empty list of messages; give at least the assistant's message")
+    for m in x:
+        if (
+            not isinstance(m, dict)
+            or m.get("role") not in ("system", "user", "assistant")
+            or not isinstance(m.get("content"), str | None)
+        ):
+            raise BiasAwareError(
+                f"{what} holds a message that is not {{'role': 'system' | 'user' | 'assistant', 'content': "
+                f"text or None}}: {m!r:.80}"
+            )
+    content = x[-1]["content"]
+    return "" if content is None else content
 
 
 INVISIBLE = (
@@ -224,11 +237,13 @@ def reward_function(
             f"against='group' needs group_size, the trainer's num_generations: a whole number of at least 2; "
             f"got {group_size!r}"
         )
+    if not isinstance(require_preflight, bool):
+        raise BiasAwareError(f"require_preflight is True or False; got {require_preflight!r}")
     gate(judge, preflight, require_preflight)
     reward_model = judge.mode == "reward"
     unreadable: Counter[str] = Counter()
 
-    def reward(prompts: Sequence[Any], completions: Sequence[Any], **columns: Any) -> list[float]:
+    def reward(prompts: Sequence[Any] | None = None, completions: Sequence[Any] | None = None, **columns: Any) -> list[float]:
         texts = [text_of(c) for c in as_list("completions", completions)]
         asked = [_prompt(p) for p in _same_length("prompts", prompts, len(texts))]
         refs: list[str] = []
@@ -240,8 +255,15 @@ def reward_function(
                 )
             given = _same_length(f"{reference_column!r} values", columns[reference_column], len(texts))
             refs = [reference_text(r, i) for i, r in enumerate(given)]
-        if not reward_model and against == "group" and len(texts) % group_size:
-            raise BiasAwareError(f"{len(texts)} completions do not split into groups of {group_size}")
+        if not reward_model and against == "group":
+            if len(texts) % group_size:
+                raise BiasAwareError(f"{len(texts)} completions do not split into groups of {group_size}")
+            for start in range(0, len(texts), group_size):
+                if any(asked[i] != asked[start] for i in range(start, start + group_size)):
+                    raise BiasAwareError(
+                        f"completions {start}-{start + group_size - 1} answer different prompts, so they are not "
+                        f"one group: group_size ({group_size}) must be the trainer's num_generations"
+                    )
         readable = [visible(t) for t in texts]  # counted only once the call's arguments are checked
         unreadable["empty"] += readable.count(False)
         reward.completions += len(texts)
