@@ -1,6 +1,7 @@
 """Readers (JSONL, JSON, Parquet, folders, HF datasets) and atomic / resumable writers."""
 
 import json
+import re
 
 import pytest
 
@@ -109,3 +110,28 @@ def test_validate_an_eval_folder_skips_biasawares_own_documents(tmp_path, judgme
         (tmp_path / name).write_text(json.dumps({"judge": "x", "items": {}}))
     assert main(["validate", str(tmp_path)]) == 0
     assert "1 valid judgment record(s), ok" in capsys.readouterr().err
+
+
+def test_a_resumed_file_with_a_bad_line_names_its_file_and_line(tmp_path):
+    """A results file read to resume (judgments, references) with a line that is not JSON, not UTF-8
+    or not an object: an error naming the file and line, never a raw decoding error."""
+    from biasaware.errors import BiasAwareError
+    from biasaware.io import read_json, read_whole_lines
+
+    path = tmp_path / "judgments.jsonl"
+    for bad, says in (
+        (b"garbage", ":2: invalid JSON"),
+        (b"\xff\xfe\x00x", ":2: not UTF-8"),
+        (b"[1]", ":2: a record is"),
+    ):
+        path.write_bytes(b'{"a": 1}\n' + bad + b'\n{"b": 2}\n')
+        with pytest.raises(BiasAwareError, match=re.escape(f"{path}{says}")):
+            read_whole_lines(path)
+    path.write_bytes(b'{"a": 1}\n{"b": 2')  # a torn last line is not a record
+    assert read_whole_lines(path) == [{"a": 1}]
+    for text, says in (("{", "not valid JSON (x: "), ("[]", "a x is a JSON object, got a JSON list")):
+        (tmp_path / "f.json").write_text(text)
+        with pytest.raises(BiasAwareError, match=re.escape(says)):
+            read_json(tmp_path / "f.json", "x")
+    with pytest.raises(BiasAwareError, match="no such file"):
+        read_json(tmp_path / "none.json", "x")

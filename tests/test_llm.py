@@ -98,8 +98,8 @@ def test_check_rejects_malformed_text_and_retries(tmp_path):
 def test_credentials_in_the_base_url_reach_no_file_and_no_message(tmp_path, capsys, monkeypatch):
     """A key in the URL (``user:pass@``, or a query parameter) is written nowhere: not in the run's
     files, not in the console, not in the error of a refused connection."""
-    from biasaware.data.builders import BuildConfig, build_bench
     from biasaware.cli import main
+    from biasaware.data.builders import BuildConfig, build_bench
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     bench = tmp_path / "bench"

@@ -354,7 +354,9 @@ def test_a_battery_nothing_was_judged_on_does_not_block_another(tmp_path, capsys
         ({"fail_on": "Warn"}, "fail_on: 'fail' or 'warn'"),
     ],
 )
-def test_bad_preflight_arguments_are_refused_before_the_folder_is_claimed(tiny_models, tmp_path, options, message):
+def test_bad_preflight_arguments_are_refused_before_the_folder_is_claimed(
+    tiny_models, tmp_path, options, message
+):
     import biasaware
 
     judge = biasaware.load_judge(str(tiny_models["reward"]))

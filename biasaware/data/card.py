@@ -139,10 +139,14 @@ def data_files(folder: Path, manifest: dict[str, Any]) -> list[Path]:
     kind = str(manifest.get("kind") or "auto")
     where = folder / "manifest.json"
     if "outputs" not in manifest:
-        raise BiasAwareError(f"{where}: field 'outputs' is missing, so it names no data file; rebuild {folder}")
+        raise BiasAwareError(
+            f"{where}: field 'outputs' is missing, so it names no data file; rebuild {folder}"
+        )
     outputs = manifest["outputs"]
     if not isinstance(outputs, list) or not all(isinstance(n, str) and n for n in outputs):
-        raise BiasAwareError(f"{where}: field 'outputs' is a list of file names in the folder; got {outputs!r}")
+        raise BiasAwareError(
+            f"{where}: field 'outputs' is a list of file names in the folder; got {outputs!r}"
+        )
     files = []
     for name in outputs:
         f = folder / name

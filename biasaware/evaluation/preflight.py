@@ -197,12 +197,16 @@ def claim_battery(out: Path, settings: dict[str, Any]) -> None:
     if path.exists():
         earlier = json.loads(path.read_text())
         diff = [f"{k}: {earlier.get(k)} there, {v} now" for k, v in settings.items() if earlier.get(k) != v]
-        judged = any(f.stat().st_size for f in out.rglob("*.jsonl") if "battery" not in f.relative_to(out).parts)
+        judged = any(
+            f.stat().st_size for f in out.rglob("*.jsonl") if "battery" not in f.relative_to(out).parts
+        )
         if diff and not judged:  # a run that failed before its first verdict: its battery is not kept
             for part in ("battery", "bias", "scoring"):
                 shutil.rmtree(out / part, ignore_errors=True)
             path.unlink()
-            print(f"[preflight] {out}: nothing was judged there, so its battery is replaced ({'; '.join(diff)})")
+            print(
+                f"[preflight] {out}: nothing was judged there, so its battery is replaced ({'; '.join(diff)})"
+            )
             return claim_battery(out, settings)
         if diff:
             raise BiasAwareError(

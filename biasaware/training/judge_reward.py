@@ -243,7 +243,9 @@ def reward_function(
     reward_model = judge.mode == "reward"
     unreadable: Counter[str] = Counter()
 
-    def reward(prompts: Sequence[Any] | None = None, completions: Sequence[Any] | None = None, **columns: Any) -> list[float]:
+    def reward(
+        prompts: Sequence[Any] | None = None, completions: Sequence[Any] | None = None, **columns: Any
+    ) -> list[float]:
         texts = [text_of(c) for c in as_list("completions", completions)]
         asked = [_prompt(p) for p in _same_length("prompts", prompts, len(texts))]
         refs: list[str] = []
