@@ -30,6 +30,7 @@ goes under ``meta``) so a typo such as ``choosen`` never passes silently.
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -49,9 +50,36 @@ Verdict = Literal["A", "B", "tie", "invalid"]
 NonEmpty = Annotated[str, Field(min_length=1)]
 
 
+INVISIBLE = (
+    "Cc",
+    "Cf",
+    "Cs",
+    "Co",
+    "Cn",
+    "Mn",
+    "Me",
+)  # control, format, surrogate, private, unassigned, marks
+BLANK_LOOKING = frozenset("\u3164\u2800\uffa0\u115f\u1160")  # Hangul fillers and the braille blank
+
+
+def visible(text: str) -> bool:
+    """Whether ``text`` shows anything, as valid text: a character that is not white space, not of an
+    invisible Unicode category (:data:`INVISIBLE`: control and format characters such as zero-width
+    spaces, lone surrogates, combining marks alone) and not a blank-looking letter
+    (:data:`BLANK_LOOKING`); and no lone surrogate anywhere (such a text cannot be encoded)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return any(
+        not ch.isspace() and unicodedata.category(ch) not in INVISIBLE and ch not in BLANK_LOOKING
+        for ch in text
+    )
+
+
 def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("is empty or whitespace only")
+    if not visible(value):
+        raise ValueError("is empty or whitespace only (or shows nothing: invisible characters only)")
     return value
 
 

@@ -764,6 +764,17 @@ CASES = [
     Case("compare-run-without-judgments", ["eval", "compare", "--runs", "{run}", "{d}/none"], "none"),
     Case("compare-one-run", ["eval", "compare", "--runs", "{run}"], "--runs: give two folders"),
     Case(
+        "rescore-with-a-judge",
+        ["eval", "bias", "--rescore", "--out", "{run}", "--judge", "another"],
+        "--judge another is not used",
+    ),
+    Case(
+        "build-a-device-that-is-not-there",
+        ["build", "bench", "--n", "2", "--biases", "length", "--device", "cuda:7", "--out", "{out}"],
+        "cuda:7",
+        fix=["build", "bench", "--n", "2", "--biases", "length", "--out", "{out}"],
+    ),
+    Case(
         "compare-corrupt-fingerprint",
         ["eval", "compare", "--runs", "{run}", "{d}/bad"],
         "bad/fingerprint.json: not valid JSON",

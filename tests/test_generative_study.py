@@ -31,7 +31,7 @@ def test_budget_seeds_and_folder_checks(tmp_path):
         make_budget("cpu", {"grpo_batch": 10})
     assert parse_seeds("0-9") == list(range(10))
     assert parse_seeds("3, 0-1,3") == [0, 1, 3]
-    for bad in ("9-0", "x", "0-", "", "1_0", "-1", "0-4294967295", "\u0663"):
+    for bad in ("9-0", "x", "0-", "", "1_0", "-1", "0-4294967295", "\u0663", "0-999,1000-1999"):
         with pytest.raises(BiasAwareError, match="--seeds"):
             parse_seeds(bad)
     claim(tmp_path / "x", make_budget("cpu"), "auto", "m", ["baseline"])
@@ -57,6 +57,17 @@ def test_arms_that_cannot_be_compared_are_refused_before_any_work(tmp_path):
     with pytest.raises(BiasAwareError, match="names no arm"):
         run_generative(tmp_path / "d", arms=[], device="cpu")
     assert not (tmp_path / "d").exists()
+
+
+def test_more_trainable_layers_than_the_model_has_are_refused_before_the_folder_is_claimed(
+    tiny_models, tmp_path
+):
+    from biasaware.experiments.generative import run_generative
+
+    model = str(tiny_models["causal"])
+    with pytest.raises(BiasAwareError, match="--trainable-layers 999: .* has 2 layers"):
+        run_generative(tmp_path / "s", overrides={"trainable_layers": 999}, model=model, device="cpu")
+    assert not (tmp_path / "s").exists()
 
 
 def test_the_cli_takes_seeds_only_for_the_generative_study(capsys):

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from biasaware.errors import RecordError
 from biasaware.io import read_records, write_jsonl, write_parquet
-from biasaware.records import RECORD_TYPES, guess_kind, parse_record
+from biasaware.records import RECORD_TYPES, guess_kind, parse_record, visible
 from biasaware.taxonomy import BIASES
 
 REQUIRED = {
@@ -51,6 +51,7 @@ def test_missing_view_field_is_named(field, probe_row):
         ("pair", {"chosen": 5}, "field 'chosen': input should be a valid string (got int 5)"),
         ("pair", {"chosen": "  "}, "field 'chosen' is empty or whitespace only"),
         ("pair", {"rejected": ""}, "field 'rejected' is empty or whitespace only"),
+        ("pair", {"chosen": "\u200b\u200b"}, "field 'chosen' is empty or whitespace only (or shows nothing"),
         ("pair", {"rejected": "0.9"}, "field 'rejected' is identical to 'chosen'"),
         ("pair", {"prompt": "hi"}, "field 'prompt': input should be a valid list"),
         ("pair", {"prompt": []}, "field 'prompt': must hold at least one message"),
@@ -95,7 +96,7 @@ def test_non_object_row():
 
 
 # --------------------------------------------------------------------------- round trips
-text = st.text(min_size=1, max_size=30).filter(lambda s: s.strip())
+text = st.text(min_size=1, max_size=30).filter(visible)  # what a record holds: visible text
 meta = st.dictionaries(
     st.text(max_size=8),
     st.one_of(st.integers(), st.text(max_size=8), st.none(), st.lists(st.integers(), max_size=3)),

@@ -74,6 +74,10 @@ def build_config(args: argparse.Namespace):
     option = lambda name: getattr(args, name, None)  # noqa: E731 (each stage has its own options)
     if option("mirror") and option("direction") not in (None, "mirror"):
         raise BiasAwareError(f"--mirror and --direction {args.direction} disagree; give one of them")
+    if args.device not in (None, "auto"):  # a device that is not there is an error, used or not
+        from biasaware.devices import resolve_device
+
+        resolve_device(args.device, "--device")
     llm = {
         "backend": args.llm_backend,
         "model": args.llm_model,
@@ -138,6 +142,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not args.out:
         raise BiasAwareError(f"eval {args.stage} needs --out")
     spec = None
+    if args.rescore and args.judge:
+        raise BiasAwareError(
+            f"--rescore recounts the judgments already in {args.out}, so --judge {args.judge} is not used; leave "
+            "--judge out, or judge again into a new --out"
+        )
     if not args.rescore:
         if not args.judge or not (args.data if args.stage in ("bias", "scoring") else args.benchmark):
             flag = "--data" if args.stage in ("bias", "scoring") else "--benchmark"

@@ -228,6 +228,18 @@ def contended(load: dict[str, Any], cores: int) -> bool:
     return load["mean"] > 1.25 * cores
 
 
+def check_fits(model: str, budget: Budget) -> None:
+    """A budget the model cannot take (more trainable layers than it has) is refused before the
+    study's folder is claimed; only the model's configuration is read."""
+    from biasaware.judging.models import load_config
+
+    layers = getattr(load_config(model), "num_hidden_layers", None)
+    if budget.trainable_layers is not None and layers is not None and budget.trainable_layers > layers:
+        raise BiasAwareError(
+            f"--trainable-layers {budget.trainable_layers}: {model} has {layers} layers; give at most {layers}"
+        )
+
+
 def claim(out: Path, budget: Budget, device: str, model: str, arms: list[str]) -> None:
     """Refuse a folder holding another study's settings (data, checkpoints and judgments would mix);
     record them in a new one. The seeds are not part of the claim: a study grows by seeds."""
@@ -676,6 +688,8 @@ def parse_seeds(text: str) -> list[int]:
             seeds.update(range(a, b + 1))
         else:
             seeds.add(number(part))
+        if len(seeds) > MAX_SEEDS:  # over the whole list, not per range
+            raise BiasAwareError(f"--seeds {text!r}: at most {MAX_SEEDS} seeds in one study")
     return sorted(seeds)
 
 
@@ -722,6 +736,7 @@ def run_generative(
     budget = make_budget(preset, overrides)
     chosen = choose_arms(arms)
     seeds = seeds if seeds is not None else [0]
+    check_fits(model, budget)
     claim(out, budget, device, model, chosen)
     print(
         f"[generative] {model} on {place['device']} ({place['dtype']}); seeds {', '.join(map(str, seeds))}; "

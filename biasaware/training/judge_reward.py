@@ -45,7 +45,6 @@ message list, a prompt that is not valid text.
 from __future__ import annotations
 
 import json
-import unicodedata
 import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -53,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
-from biasaware.records import chat_messages
+from biasaware.records import chat_messages, visible
 
 AGAINST = ("reference", "group")
 
@@ -80,33 +79,6 @@ def text_of(x: Any, what: str = "a completion") -> str:
             )
     content = x[-1]["content"]
     return "" if content is None else content
-
-
-INVISIBLE = (
-    "Cc",
-    "Cf",
-    "Cs",
-    "Co",
-    "Cn",
-    "Mn",
-    "Me",
-)  # control, format, surrogate, private, unassigned, marks
-BLANK_LOOKING = frozenset("\u3164\u2800\uffa0\u115f\u1160")  # Hangul fillers and the braille blank
-
-
-def visible(text: str) -> bool:
-    """Whether ``text`` shows anything, as valid text: a character that is not white space, not of an
-    invisible Unicode category (:data:`INVISIBLE`: control and format characters such as zero-width
-    spaces, lone surrogates, combining marks alone) and not a blank-looking letter
-    (:data:`BLANK_LOOKING`); and no lone surrogate anywhere (such a text cannot be encoded)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return any(
-        not ch.isspace() and unicodedata.category(ch) not in INVISIBLE and ch not in BLANK_LOOKING
-        for ch in text
-    )
 
 
 def _prompt(x: Any) -> list[dict[str, str]]:
