@@ -73,6 +73,8 @@ def rejudge(
 
     run = summary["run"]
     data = Path(bench or run.get("data") or "")
+    if bench and not data.exists():
+        raise BiasAwareError(f"--bench {bench}: no such file or folder")
     if not data.exists():
         raise BiasAwareError(f"the report's benchmark {data} is not here; give its folder with --bench")
     recorded = {(j.probe_id, j.view): j for j in read_records(report / "judgments.jsonl", "judgment")}

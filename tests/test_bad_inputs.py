@@ -147,6 +147,12 @@ CASES = [
         ]
     ],
     Case(
+        "release-bench-not-there",
+        [*RELEASE, "--bench", "{d}/nonexistent"],
+        "--bench {d}/nonexistent: no such file or folder",
+        fix=RELEASE,
+    ),
+    Case(
         "release-bad-license",
         [*RELEASE, "--license", "MIT License"],
         "not a license identifier of the Hugging Face Hub",
@@ -801,6 +807,12 @@ CASES = [
             "{out}",
         ],
         "use backend 'openai' (--backend openai)",
+    ),
+    Case(
+        "release-data-a-file",
+        ["release", "--data", "{d}/rows.jsonl"],
+        "rows.jsonl is a file; give the folder",
+        {"rows.jsonl": ""},
     ),
     Case(
         "release-data-corrupt-manifest",

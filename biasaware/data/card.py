@@ -57,6 +57,8 @@ def write_dataset_card(folder: str | Path, name: str | None = None, license: str
     from huggingface_hub import DatasetCard, DatasetCardData
 
     folder = Path(folder)
+    if folder.is_file():
+        raise BiasAwareError(f"{folder} is a file; give the folder a `biasaware build` wrote (it holds manifest.json)")
     if not folder.is_dir():
         raise BiasAwareError(f"{folder}: no such folder")
     check_license(license)
