@@ -528,7 +528,7 @@ class LLMClient:
         import openai
         import tenacity
 
-        backoff = tenacity.wait_exponential_jitter(initial=self.spec.backoff, max=self.spec.max_backoff)
+        backoff = tenacity.wait_exponential_jitter(multiplier=self.spec.backoff, max=self.spec.max_backoff)
 
         def wait(state: tenacity.RetryCallState) -> float:
             hinted = _retry_after(state.outcome.exception() if state.outcome else None)
