@@ -102,6 +102,7 @@ def test_credentials_in_the_base_url_reach_no_file_and_no_message(tmp_path, caps
     from biasaware.data.builders import BuildConfig, build_bench
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("BIASAWARE_CACHE", str(tmp_path / "cache"))
     bench = tmp_path / "bench"
     build_bench(BuildConfig(biases="authority", n_per_bias=2, corpus_size=100), bench)
     secrets = ("u53r", "pa55w0rd", "sk-URL-SECRET-9")
@@ -123,6 +124,11 @@ def test_credentials_in_the_base_url_reach_no_file_and_no_message(tmp_path, caps
         assert main([*argv, "--out", str(tmp_path / "run")]) == 0
         # the same judge resumes: the recorded fingerprint matches without the credentials
         assert main([*argv, "--out", str(tmp_path / "run")]) == 0
+        assert "replies from the reply cache" not in capsys.readouterr().out
+        # judged again into a new folder: every reply is the cache's, and the console says so
+        assert main([*argv, "--out", str(tmp_path / "again")]) == 0
+        assert "8 views judged in" in (again := capsys.readouterr().out)
+        assert "replies from the reply cache (no call made)" in again, again
     out = capsys.readouterr()
     dead = type("Dead", (), {"base_url": "http://u53r:pa55w0rd@127.0.0.1:9/v1?api_key=sk-URL-SECRET-9"})()
     client = LLMClient(spec(dead, tmp_path, max_retries=0))

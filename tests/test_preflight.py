@@ -333,12 +333,14 @@ def test_a_battery_nothing_was_judged_on_does_not_block_another(tmp_path, capsys
     first = {"per_bias": 1, "scoring_pairs": 1, "seed": 0, "families": "all"}
     claim_battery(out, first)
     (out / "battery").mkdir()
+    (out / "scoring_items.jsonl").write_text('{"id": "a"}\n')  # the battery's, written before any judging
     (out / "bias").mkdir()
     (out / "bias" / "judgments.jsonl").write_text("")  # the run's file, opened and never written
     second = {**first, "per_bias": 2}
     claim_battery(out, second)
     assert "nothing was judged there" in capsys.readouterr().out
     assert json.loads((out / "battery.json").read_text())["per_bias"] == 2 and not (out / "battery").exists()
+    assert not (out / "scoring_items.jsonl").exists()
     (out / "bias").mkdir()
     (out / "bias" / "judgments.jsonl").write_text('{"probe_id": "x"}\n')
     with pytest.raises(BiasAwareError, match="per_bias: 2 there, 3 now"):

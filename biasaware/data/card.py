@@ -58,7 +58,9 @@ def write_dataset_card(folder: str | Path, name: str | None = None, license: str
 
     folder = Path(folder)
     if folder.is_file():
-        raise BiasAwareError(f"{folder} is a file; give the folder a `biasaware build` wrote (it holds manifest.json)")
+        raise BiasAwareError(
+            f"{folder} is a file; give the folder a `biasaware build` wrote (it holds manifest.json)"
+        )
     if not folder.is_dir():
         raise BiasAwareError(f"{folder}: no such folder")
     check_license(license)

@@ -197,12 +197,12 @@ def claim_battery(out: Path, settings: dict[str, Any]) -> None:
     if path.exists():
         earlier = json.loads(path.read_text())
         diff = [f"{k}: {earlier.get(k)} there, {v} now" for k, v in settings.items() if earlier.get(k) != v]
-        judged = any(
-            f.stat().st_size for f in out.rglob("*.jsonl") if "battery" not in f.relative_to(out).parts
-        )
+        # judgments (a run's folders bias/ and scoring/), not the battery's own items
+        judged = any(f.stat().st_size for part in ("bias", "scoring") for f in (out / part).rglob("*.jsonl"))
         if diff and not judged:  # a run that failed before its first verdict: its battery is not kept
             for part in ("battery", "bias", "scoring"):
                 shutil.rmtree(out / part, ignore_errors=True)
+            (out / "scoring_items.jsonl").unlink(missing_ok=True)
             path.unlink()
             print(
                 f"[preflight] {out}: nothing was judged there, so its battery is replaced ({'; '.join(diff)})"

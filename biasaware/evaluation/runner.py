@@ -147,9 +147,9 @@ def judge_into(
         rate = f" ({judged / seconds:.1f} views/s)" if judged and seconds > 0 else ""
         resumed = f"; {len(done)} found in {path.parent} from an earlier run" if done else ""
         where = f" on rank 0 of {r.world}" if r.world > 1 else ""
-        line = (
-            f"[judge] {Path(judge.name).name}: {judged} views judged in {seconds:.1f}s{rate}{where}{resumed}"
-        )
+        hits = (judge.summary() if hasattr(judge, "summary") else {}).get("cache_hits") or 0
+        cached = f"; {hits} replies from the reply cache (no call made)" if hits else ""
+        line = f"[judge] {Path(judge.name).name}: {judged} views judged in {seconds:.1f}s{rate}{where}{cached}{resumed}"
         print(line, flush=True)
     if overlong:
         _too_long(overlong, judged, judge.name, own if not done else None)
