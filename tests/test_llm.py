@@ -242,3 +242,17 @@ def test_vllm_backend_wiring_with_a_stand_in_module(tmp_path, monkeypatch):
     assert calls["conversations"] == [ask(2), ask("three"), ask("one, the longest")]
     assert calls["sampling"]["max_tokens"] == 9
     assert client.stats.prompt_tokens == 21 and client.stats.completion_tokens == 6
+
+
+def test_public_url_keeps_the_address_and_hides_every_credential():
+    import doctest
+
+    from biasaware.judging import llm
+    from biasaware.judging.llm import public_url
+
+    assert doctest.testmod(llm).failed == 0
+    assert public_url(None) is None
+    assert public_url("https://api.example.com/v1") == "https://api.example.com/v1"
+    assert public_url("http://key@[::1]:8000/v1") == "http://***@[::1]:8000/v1"
+    assert public_url("http://h/v1?token=abc&token=def") == "http://h/v1?token=***&token=***"
+    assert public_url("http://[::1/v1") == "***"  # unreadable: nothing of it shown
