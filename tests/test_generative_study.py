@@ -78,6 +78,10 @@ def test_the_cli_takes_seeds_only_for_the_generative_study(capsys):
     assert main(["quickstart", "--generative", "--seed", "1", "--seeds", "0-1"]) == 2
     assert main(["quickstart", "--generative", "--seeds", "one"]) == 2
     assert "expected seeds like 0-9" in capsys.readouterr().err
+    assert main(["quickstart", "--cue-rate", "0.9"]) == 2  # a budget flag without --generative
+    assert "--cue-rate set(s) the generative experiment" in capsys.readouterr().err
+    assert main(["quickstart", "--generative", "--cue-rate", "1.5", "--out", "unused"]) == 2
+    assert "budget setting cue_rate" in capsys.readouterr().err
 
 
 def test_pairs_split_disjoint_and_seeded():

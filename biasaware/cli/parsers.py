@@ -482,7 +482,7 @@ def add_judge_arguments(p, max_tokens: int = 512, required: str = "required unle
     )
 
 
-BUDGET_FLAGS = ("start_steps", "sft_steps", "grpo_steps", "trainable_layers", "bench_probes")
+BUDGET_FLAGS = ("start_steps", "sft_steps", "grpo_steps", "trainable_layers", "bench_probes", "cue_rate")
 
 
 def add_sweep_release_parsers(sub) -> None:
@@ -672,6 +672,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--bench-probes",
         type=int,
         help="--generative: benchmark probes asked per trained cue and side (default 55)",
+    )
+    p.add_argument(
+        "--cue-rate",
+        type=float,
+        help="--generative: share of the natural training pairs with the cue on the chosen answer, from 0 to 1 "
+        "(default 0.7)",
     )
     p.add_argument(
         "--arms",
