@@ -233,8 +233,10 @@ def check_fits(model: str, budget: Budget) -> None:
     study's folder is claimed; only the model's configuration is read."""
     from biasaware.judging.models import load_config
 
+    if budget.trainable_layers is None:  # every layer: nothing to check
+        return
     layers = getattr(load_config(model), "num_hidden_layers", None)
-    if budget.trainable_layers is not None and layers is not None and budget.trainable_layers > layers:
+    if layers is not None and budget.trainable_layers > layers:
         raise BiasAwareError(
             f"--trainable-layers {budget.trainable_layers}: {model} has {layers} layers; give at most {layers}"
         )
