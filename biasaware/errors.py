@@ -25,3 +25,11 @@ def check_seed(seed: object, what: str = "--seed") -> int:
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
         raise BiasAwareError(f"{what} {seed!r}: a seed is a whole number from 0 to {SEED_MAX}")
     return seed
+
+
+def check_count(value: object, what: str, minimum: int = 1, note: str = "") -> int:
+    """A count a user gives (``limit``, ``per_bias``, ``group_size``): a whole number of at least
+    ``minimum`` (not a bool, a float or a string), checked before any work."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise BiasAwareError(f"{what}: a whole number of at least {minimum}{note}; got {value!r}")
+    return value

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -123,8 +123,12 @@ class _Record(BaseModel):
         return data
 
 
+Role = Literal["system", "user", "assistant"]
+ROLES: tuple[str, ...] = get_args(Role)
+
+
 class Message(_Record):
-    role: Literal["system", "user", "assistant"]
+    role: Role
     content: str
 
 

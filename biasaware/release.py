@@ -29,15 +29,10 @@ from typing import Any
 
 from biasaware.errors import BiasAwareError
 from biasaware.hub import check_license, check_repo_name
+from biasaware.io import read_json
 
 DATASETS = {"helpsteer3": "nvidia/HelpSteer3", "gram": "NiuTrans/GRAM-fine-tuning-65k"}
 SKIP = ("checkpoint-", "runs", "training_args.bin", ".work", "bias_report", "reproduce", "release.json")
-
-
-def _json(path: Path, what: str) -> dict[str, Any]:
-    from biasaware.io import read_json
-
-    return read_json(path, what)
 
 
 def check_report(checkpoint: Path, summary: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -562,7 +557,7 @@ def release(
         raise BiasAwareError(f"--checkpoint {checkpoint}: no such folder")
     if not report.is_dir():
         raise BiasAwareError(f"--report {report}: not a folder (give the `eval bias` output folder)")
-    summary = _json(report / "summary.json", "the report: an `eval bias` output folder")
+    summary = read_json(report / "summary.json", "the report: an `eval bias` output folder")
     if not isinstance(summary.get("run"), dict) or "per_bias" not in summary:
         raise BiasAwareError(
             f"{report}/summary.json is not an `eval bias` summary (no run record or per_bias)"
@@ -583,14 +578,14 @@ def release(
     identity = check_report(checkpoint, summary, kind)
     if out.exists() and any(out.iterdir()):
         previous = out / "release.json"
-        recorded = _json(previous, "release record").get("identity", {}) if previous.exists() else {}
+        recorded = read_json(previous, "release record").get("identity", {}) if previous.exists() else {}
         if recorded.get("weights_sha256") != identity["weights_sha256"]:
             raise BiasAwareError(f"--out {out} exists and is not empty; remove it or give another folder")
         print(f"[release] {out} holds a release of these weights: it is written again", flush=True)
     summary = check_summary(report, summary)
     general_summaries = []
     for g in general or []:
-        s = _json(Path(g) / "summary.json", "an `eval general` output folder")
+        s = read_json(Path(g) / "summary.json", "an `eval general` output folder")
         overall = s.get("overall") if isinstance(s.get("overall"), dict) else {}
         if not (overall.get("pair_acc") or overall.get("accuracy")) or "per_subset" not in s:
             raise BiasAwareError(f"{g} is not an `eval general` output folder (its summary has no agreement)")
@@ -621,7 +616,7 @@ def release(
     if weak:
         print(f"[release] warning: {weak}; the card says so", flush=True)
     card_path = checkpoint / "biasaware_card.json"
-    card = _json(card_path, "biasaware card") if card_path.exists() else None
+    card = read_json(card_path, "biasaware card") if card_path.exists() else None
 
     staging = out.with_name(out.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
@@ -741,7 +736,7 @@ def write_release(
         )
     bench_manifest = Path(bench or summary["run"].get("data") or "") / "manifest.json"
     if bench_manifest.is_file():
-        config = _json(bench_manifest, "the benchmark's manifest").get("config")
+        config = read_json(bench_manifest, "the benchmark's manifest").get("config")
         if config:
             (staging / "reproduce" / "bench.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
 

@@ -814,36 +814,27 @@ CASES = [
         "rows.jsonl is a file; give the folder",
         {"rows.jsonl": ""},
     ),
-    Case(
-        "release-data-corrupt-manifest",
-        ["release", "--data", "{d}/rd"],
-        "rd/manifest.json: not valid JSON",
-        {"rd/manifest.json": "{", "rd/length.jsonl": ""},
-    ),
-    Case(
-        "release-data-manifest-not-an-object",
-        ["release", "--data", "{d}/rd"],
-        "a build manifest is a JSON object, got a JSON list",
-        {"rd/manifest.json": "[1, 2]"},
-    ),
-    Case(
-        "release-data-outputs-a-string",
-        ["release", "--data", "{d}/rd"],
-        "field 'outputs' is a list of file names",
-        {"rd/manifest.json": '{"outputs": "length.jsonl"}', "rd/length.jsonl": ""},
-    ),
-    Case(
-        "release-data-outputs-outside",
-        ["release", "--data", "{d}/rd"],
-        "not a file of",
-        {"rd/manifest.json": '{"outputs": ["../x.jsonl"]}', "x.jsonl": ""},
-    ),
-    Case(
-        "release-data-no-outputs",
-        ["release", "--data", "{d}/rd"],
-        "field 'outputs' is missing",
-        {"rd/manifest.json": '{"kind": "probe"}', "rd/length.jsonl": ""},
-    ),
+    # a build folder whose manifest is broken: each names the manifest and what is wrong with it
+    *[
+        Case(
+            f"release-data-{label}",
+            ["release", "--data", "{d}/rd"],
+            says,
+            {"rd/manifest.json": manifest, **files},
+        )
+        for label, manifest, says, files in [
+            ("corrupt-manifest", "{", "rd/manifest.json: not valid JSON", {"rd/length.jsonl": ""}),
+            ("manifest-not-an-object", "[1, 2]", "a build manifest is a JSON object, got a JSON list", {}),
+            (
+                "outputs-a-string",
+                '{"outputs": "length.jsonl"}',
+                "field 'outputs' is a list of file names",
+                {"rd/length.jsonl": ""},
+            ),
+            ("outputs-outside", '{"outputs": ["../x.jsonl"]}', "not a file of", {"x.jsonl": ""}),
+            ("no-outputs", '{"kind": "probe"}', "field 'outputs' is missing", {"rd/length.jsonl": ""}),
+        ]
+    ],
     Case(
         "compare-a-run-twice-with-a-baseline",
         ["eval", "compare", "--runs", "{run}", "{run}", "--baseline", "{d}"],

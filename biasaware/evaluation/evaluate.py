@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from biasaware.errors import BiasAwareError, check_seed
+from biasaware.errors import BiasAwareError, check_count, check_seed
 from biasaware.evaluation.reports import markdown_report, plot_report
 from biasaware.evaluation.resume import input_records, judge_or_rescore, judge_policy
 from biasaware.evaluation.runner import (
@@ -58,10 +58,8 @@ def check_run_settings(out: Any, limit: Any, policy: Any) -> None:
     from biasaware.evaluation.metrics import POLICIES
 
     check_out_folder(out)
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise BiasAwareError(
-            f"limit: a whole number of at least 1 (probes per bias and side), or none; got {limit!r}"
-        )
+    if limit is not None:
+        check_count(limit, "limit", note=" (probes per bias and side), or none")
     if policy not in POLICIES:
         raise BiasAwareError(f"policy {policy!r}: one of {', '.join(POLICIES)}")
 

@@ -67,8 +67,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from biasaware.errors import BiasAwareError, check_seed
-from biasaware.io import read_records, write_json, write_jsonl
+from biasaware.errors import BiasAwareError, check_count, check_seed
+from biasaware.io import read_json, read_records, write_json, write_jsonl
 from biasaware.taxonomy import BIAS_NAMES, BIASES, SECURITY_PROBES
 from biasaware.training.judge_reward import MASTER_KEY_CHECK
 
@@ -191,11 +191,9 @@ BATTERY_SETTINGS = "battery.json"
 def claim_battery(out: Path, settings: dict[str, Any]) -> None:
     """A folder holds one battery: a rerun with the same settings resumes; other settings (a larger
     --per-bias, other families) are refused in one message, before anything is built or judged."""
-    import json
-
     path = out / BATTERY_SETTINGS
     if path.exists():
-        earlier = json.loads(path.read_text())
+        earlier = read_json(path, "preflight battery record")
         diff = [f"{k}: {earlier.get(k)} there, {v} now" for k, v in settings.items() if earlier.get(k) != v]
         # judgments (a run's folders bias/ and scoring/), not the battery's own items
         judged = any(f.stat().st_size for part in ("bias", "scoring") for f in (out / part).rglob("*.jsonl"))
@@ -538,9 +536,8 @@ def run_preflight(
     from biasaware.evaluation.scoring import evaluate_scoring
 
     check_seed(seed, "seed")
-    for name, value in (("per_bias", per_bias), ("scoring_pairs", scoring_pairs)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise BiasAwareError(f"{name}: a whole number of at least 1; got {value!r}")
+    check_count(per_bias, "per_bias")
+    check_count(scoring_pairs, "scoring_pairs")
     if fail_on not in ("fail", "warn"):
         raise BiasAwareError(f"fail_on: 'fail' or 'warn'; got {fail_on!r}")
     out = Path(out)

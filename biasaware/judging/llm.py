@@ -572,7 +572,7 @@ class LLMClient:
         if inner is not None and str(inner) and str(inner) not in text:
             text += f" ({type(inner).__name__}: {inner})"
         if "Connection" in type(exc).__name__ and self.spec.base_url:
-            text += f" at {public_url(self.spec.base_url)}"
+            text += f" at {self.spec.base_url}"  # credentials in it are cut by _scrub
         self.stats.last_error = self._scrub(text)[:300]
 
     def complete_many(

@@ -51,8 +51,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from biasaware.errors import BiasAwareError
-from biasaware.records import chat_messages, visible
+from biasaware.errors import BiasAwareError, check_count
+from biasaware.records import ROLES, chat_messages, visible
 
 AGAINST = ("reference", "group")
 
@@ -70,7 +70,7 @@ def text_of(x: Any, what: str = "a completion") -> str:
     for m in x:
         if (
             not isinstance(m, dict)
-            or m.get("role") not in ("system", "user", "assistant")
+            or m.get("role") not in ROLES
             or not isinstance(m.get("content"), str | None)
         ):
             raise BiasAwareError(
@@ -202,13 +202,8 @@ def reward_function(
         )
     if against not in AGAINST:
         raise BiasAwareError(f"against must be one of {', '.join(AGAINST)}; got {against!r}")
-    if against == "group" and (
-        isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 2
-    ):
-        raise BiasAwareError(
-            f"against='group' needs group_size, the trainer's num_generations: a whole number of at least 2; "
-            f"got {group_size!r}"
-        )
+    if against == "group":
+        check_count(group_size, "against='group' needs group_size, the trainer's num_generations", minimum=2)
     if not isinstance(require_preflight, bool):
         raise BiasAwareError(f"require_preflight is True or False; got {require_preflight!r}")
     gate(judge, preflight, require_preflight)
