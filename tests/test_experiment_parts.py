@@ -11,10 +11,12 @@ from biasaware.errors import BiasAwareError
 from biasaware.experiments.parts import (
     claim_folder,
     differing,
+    drop_checkpoints,
     launch_recipe,
     launcher,
     name_within,
     recipe_flags,
+    resume_from,
 )
 
 
@@ -106,3 +108,28 @@ def test_a_results_table_names_runs_within_the_experiment(tmp_path):
     name_within(table, out)
     assert table["runs"]["a"] == {"run": "eval/a", "judge": "ckpt/a"}
     assert table["runs"]["z"] == {"run": "eval/z", "judge": "smollm2-135m-instruct"}
+
+
+def test_a_training_stage_resumes_from_a_checkpoint_and_an_unfinished_one_starts_clean(tmp_path):
+    """resume_from: ``latest`` where an interrupted run left a checkpoint (the folder kept), nothing and
+    a clean start where it left none; drop_checkpoints keeps the final model only."""
+    from biasaware.experiments.generative import ARMS, SAVES_PER_STAGE, Budget, train_flags
+
+    ckpt = tmp_path / "ckpt"
+    assert resume_from(ckpt) is None and not ckpt.exists()
+    (ckpt / "checkpoint-50").mkdir(parents=True)
+    assert resume_from(ckpt) == "latest" and (ckpt / "checkpoint-50").exists()
+    (ckpt / "model.safetensors").write_text("final")
+    drop_checkpoints(ckpt)
+    assert [p.name for p in ckpt.iterdir()] == ["model.safetensors"]
+    (ckpt / "model.safetensors").unlink()
+    (ckpt / "half-written.bin").write_text("x")  # stopped before its first checkpoint
+    assert resume_from(ckpt) is None and not ckpt.exists()
+
+    flags = train_flags(ARMS["baseline"], Budget(), 3, True, ckpt, 200)
+    assert flags["save_steps"] == 200 // (SAVES_PER_STAGE + 1) + 1 and flags["save_total_limit"] == 1
+    assert 200 // flags["save_steps"] == SAVES_PER_STAGE and 200 % flags["save_steps"]  # no save at the end
+    assert flags["resume_from_checkpoint"] is None and "--resume_from_checkpoint" not in recipe_flags(flags)
+    (ckpt / "checkpoint-100").mkdir(parents=True)
+    flags = train_flags(ARMS["baseline"], Budget(), 3, True, ckpt, 3)
+    assert flags["save_steps"] == 2 and flags["resume_from_checkpoint"] == "latest"

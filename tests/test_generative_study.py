@@ -355,6 +355,9 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
         )
         assert all({"mean", "max", "contended"} <= set(v) for v in result["stage_load"].values())
         assert result["step_rates"]["start SFT"]["steps"] == 1
+        # each stage saved a resumable checkpoint, removed once its final model was there
+        assert not list((out / f"seed-{seed}" / "ckpt").glob("*/checkpoint-*"))
+        assert "--save_steps" in (out / f"seed-{seed}" / "run.log").read_text()
         report = (out / f"seed-{seed}" / "report.md").read_text()
         assert (
             "| baseline | " in report

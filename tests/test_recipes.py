@@ -145,7 +145,18 @@ def test_grpo_rows_ratio_order_and_labels(train_rows):
     }
 
 
-def test_interrupt_and_resume_equals_uninterrupted_and_cards(tiny_models, train_rows, tmp_path, monkeypatch):
+def _killed_at_step_3(monkeypatch):
+    from biasaware.training import recipe as training
+
+    class Killed(training.ModelCardCallback):
+        def on_step_end(self, a, state, control, **kw):
+            if state.global_step == 3:
+                raise KeyboardInterrupt  # killed after checkpoint-2 was written
+
+    monkeypatch.setattr(training, "ModelCardCallback", Killed)
+
+
+def test_interrupt_and_resume_equals_uninterrupted_and_cards(tiny_models, train_rows, tmp_path):
     import json
 
     from trl import ModelConfig
@@ -161,17 +172,9 @@ def test_interrupt_and_resume_equals_uninterrupted_and_cards(tiny_models, train_
     script = r.ScriptArguments(train_file=train_rows)
     straight = r.main(script, args(tmp_path / "straight"), model)
 
-    from biasaware.training import recipe as training
-
-    class Killed(training.ModelCardCallback):
-        def on_step_end(self, a, state, control, **kw):
-            if state.global_step == 3:
-                raise KeyboardInterrupt  # killed after checkpoint-2 was written
-
-    monkeypatch.setattr(training, "ModelCardCallback", Killed)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.MonkeyPatch.context() as m, pytest.raises(KeyboardInterrupt):
+        _killed_at_step_3(m)
         r.main(script, args(tmp_path / "resumed"), model)
-    monkeypatch.undo()
     resumed = r.main(script, args(tmp_path / "resumed", resume="latest"), model)
     a, b = dict(straight.model.named_parameters()), dict(resumed.model.named_parameters())
     assert resumed.state.global_step == 4
@@ -181,6 +184,54 @@ def test_interrupt_and_resume_equals_uninterrupted_and_cards(tiny_models, train_
     assert card["base_model"] == str(tiny_models["reward"]) and card["recipe"] == "reward"
     assert card["data"]["manifest"]["kind"] == "train" and card["training_args"]["max_steps"] == 4
     assert (tmp_path / "straight" / "biasaware_card.md").read_text().startswith("# straight: reward of")
+
+
+@pytest.mark.parametrize("name", ["sft", "grpo"])
+def test_a_generative_stage_resumed_equals_one_never_stopped_and_one_never_saved(
+    name, tiny_models, traces, train_rows, tmp_path, monkeypatch
+):
+    """The generative study's training stages save checkpoints and resume from them: a run stopped
+    after its step-2 checkpoint and resumed ends with the same weights (and, for GRPO, the same sampled
+    rewards) as one never stopped, which ends as one that never saved (saving draws no random number)."""
+    from trl import GRPOConfig, ModelConfig, SFTConfig
+
+    from biasaware.training import rewards
+
+    def spread(completions, label, **kwargs):  # a reward with spread for random weights (as above)
+        return [float(len(rewards.completion_text(c)) % 2) for c in completions]
+
+    monkeypatch.setitem(rewards.REWARD_FUNCS, "spread", spread)
+    r = load_recipe(name)
+    model = ModelConfig(model_name_or_path=str(tiny_models["causal"]))
+    if name == "sft":
+        script = r.ScriptArguments(train_file=traces)
+        kw = dict(per_device_train_batch_size=2, max_length=512)
+        config = SFTConfig
+    else:
+        script = r.ScriptArguments(train_file=train_rows, bias_ratio="2:4", rewards=["spread", "format"])
+        kw = dict(num_generations=2, max_completion_length=8, reward_weights=[1.0, 1.0])
+        config = GRPOConfig
+
+    def args(out, **more):
+        return cpu_args(config, out, max_steps=4, seed=7, learning_rate=1e-3, **kw, **more)
+
+    saving = dict(save_strategy="steps", save_steps=2, save_total_limit=1)
+    never_saved = r.main(script, args(tmp_path / "plain"), model)
+    straight = r.main(script, args(tmp_path / "straight", **saving), model)
+    with pytest.MonkeyPatch.context() as m, pytest.raises(KeyboardInterrupt):
+        _killed_at_step_3(m)
+        r.main(script, args(tmp_path / "resumed", **saving), model)
+    assert [p.name for p in (tmp_path / "resumed").glob("checkpoint-*")] == ["checkpoint-2"]
+    resumed = r.main(script, args(tmp_path / "resumed", resume_from_checkpoint="latest", **saving), model)
+    assert resumed.state.global_step == 4
+    a, b, c = (dict(t.model.named_parameters()) for t in (never_saved, straight, resumed))
+    assert all(torch.equal(a[n], b[n]) and torch.equal(b[n], c[n]) for n in a)
+    if name == "grpo":
+
+        def last(t):
+            return [h["reward"] for h in t.state.log_history if "reward" in h][-1]
+
+        assert last(straight) == last(resumed)
 
 
 def test_lora_through_peft(tiny_models, train_rows, tmp_path):

@@ -1,6 +1,7 @@
 """``biasaware quickstart --generative``: does bias-aware training make a generative judge less
 biased, on both sides, without costing accuracy? A many-seed study on a budget that a 2-core CPU
-finishes in about 35 minutes a seed (a GPU preset is larger).
+finishes in about two hours a seed where torch runs with AVX2 only, a third of that on a faster one
+(``docs/generative.md``; a GPU preset is larger).
 
 Design.
 
@@ -30,7 +31,8 @@ Design.
   shows as contended. Seeds run one after another.
 
 Stages of a seed (each resumable: a rerun into the same ``--out`` skips what is finished, keeping
-its first time in ``stages.json``): build, the starting judge, each arm's SFT and GRPO, the
+its first time in ``stages.json``; a training stage stopped midway goes on from the newest of the
+``SAVES_PER_STAGE`` checkpoints it saves, exactly as if it had not stopped): build, the starting judge, each arm's SFT and GRPO, the
 evaluation of the final checkpoints (``eval bias``, direct mode, every probe), ``generative.json``.
 After the seeds, :mod:`biasaware.evaluation.seeds` writes the study's aggregate: per arm the mean,
 SD and 95% interval across seeds; per seed each arm's difference from the baseline; for each
@@ -59,6 +61,9 @@ from biasaware.training.recipe import RECIPES
 
 BASE_MODEL = "smollm2-135m-instruct"
 START = "start"  # the shared starting judge's name in the tables
+# resumable checkpoints a training stage saves before its end (the newest kept; removed once the stage is
+# done); each writes the model and the trained layers' optimizer state, so few are saved
+SAVES_PER_STAGE = 2
 
 
 class Arm(BaseModel):
@@ -339,17 +344,34 @@ def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
     return record
 
 
-def train_flags(arm: Arm, budget: Budget, seed: int, cpu: bool) -> dict[str, Any]:
-    """The recipe settings every SFT and GRPO stage of a seed shares."""
+def train_flags(arm: Arm, budget: Budget, seed: int, cpu: bool, target: Path, steps: int) -> dict[str, Any]:
+    """The recipe settings every SFT and GRPO stage of a seed shares: a stage of ``steps`` into
+    ``target`` saves a resumable checkpoint ``SAVES_PER_STAGE`` times, none at its last step (the
+    final model is saved then), and resumes from the newest one an interrupted run left
+    (:func:`parts.resume_from`)."""
     return {
         "seed": seed,
         "template": budget.template,
         "bias_ratio": arm.bias_ratio,
-        "save_strategy": "no",
+        "save_strategy": "steps",
+        "save_steps": steps // (SAVES_PER_STAGE + 1) + 1,
+        "save_total_limit": 1,
+        "resume_from_checkpoint": parts.resume_from(target),
         "use_cpu": cpu,
         "logging_steps": 1,
         "trainable_layers": budget.trainable_layers,
     }
+
+
+def launch_stage(cmd: list[str], what: str, run: SeedRun, target: Path) -> None:
+    """Run a training stage; once its final model is there, its resumable checkpoints go."""
+    if "--resume_from_checkpoint" in cmd:
+        print(
+            f"[generative] seed {run.seed}: {what}: resuming from the newest checkpoint in {target}",
+            flush=True,
+        )
+    parts.launch_recipe(cmd, what, run.folder / "run.log")
+    parts.drop_checkpoints(target)
 
 
 def sft(run: SeedRun, rows: str, arm: Arm, model: str | Path, target: Path, steps: int, what: str) -> None:
@@ -365,10 +387,10 @@ def sft(run: SeedRun, rows: str, arm: Arm, model: str | Path, target: Path, step
         "learning_rate": b.sft_lr,
         "lr_scheduler_type": b.sft_schedule,
         "max_length": b.max_length,
-        **train_flags(arm, b, run.seed, run.cpu),
+        **train_flags(arm, b, run.seed, run.cpu, target, steps),
     }
     cmd = [*parts.launcher(cpu=run.cpu), str(parts.recipe_script("sft")), *parts.recipe_flags(flags)]
-    parts.launch_recipe(cmd, f"SFT of {what}", run.folder / "run.log")
+    launch_stage(cmd, f"SFT of {what}", run, target)
 
 
 def grpo(run: SeedRun, arm: Arm, model: Path, target: Path, what: str) -> None:
@@ -389,10 +411,10 @@ def grpo(run: SeedRun, arm: Arm, model: Path, target: Path, what: str) -> None:
         "scale_rewards": arm.scale_rewards,
         "select_prompts": b.grpo_prompts,
         "select_pool": b.grpo_pool,
-        **train_flags(arm, b, run.seed, run.cpu),
+        **train_flags(arm, b, run.seed, run.cpu, target, b.grpo_steps),
     }
     cmd = [*parts.launcher(cpu=run.cpu), str(parts.recipe_script("grpo")), *parts.recipe_flags(flags)]
-    parts.launch_recipe(cmd, f"GRPO of {what}", run.folder / "run.log")
+    launch_stage(cmd, f"GRPO of {what}", run, target)
 
 
 def card_of(ckpt: Path) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -93,6 +94,24 @@ def recipe_flags(settings: Mapping[str, Any]) -> list[str]:
         else:
             flags += [f"--{key}", flag_value(value)]
     return flags
+
+
+def resume_from(ckpt: Path) -> str | None:
+    """The recipe's ``resume_from_checkpoint`` for a training run into ``ckpt``: ``latest`` when an
+    interrupted run left a ``checkpoint-N`` there (it holds the weights, the optimizer and scheduler
+    and every random state, so the resumed run continues exactly where the saved one was); otherwise
+    ``None``, and an unfinished folder with no checkpoint is removed, so the run starts clean."""
+    if any(ckpt.glob("checkpoint-*")):
+        return "latest"
+    if ckpt.exists():
+        shutil.rmtree(ckpt)
+    return None
+
+
+def drop_checkpoints(ckpt: Path) -> None:
+    """Remove a finished stage's resumable ``checkpoint-*`` folders (its final model stays)."""
+    for folder in ckpt.glob("checkpoint-*"):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def flag_value(value: Any) -> str:

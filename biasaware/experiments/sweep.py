@@ -49,7 +49,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from biasaware.data.builders import NATURAL_CUES
 from biasaware.errors import SEED_MAX, BiasAwareError
-from biasaware.experiments.parts import differing, launch_recipe, launcher, recipe_flags, recipe_script
+from biasaware.experiments.parts import (
+    differing,
+    launch_recipe,
+    launcher,
+    recipe_flags,
+    recipe_script,
+    resume_from,
+)
 from biasaware.io import files_sha256, json_sha256, read_config
 from biasaware.training.recipe import trained
 
@@ -535,11 +542,9 @@ def run_point(
             str(seed),
             *recipe_point_args(spec, setting, p.build_keys),
         ]
-        if any(ckpt.glob("checkpoint-*")):
+        if resume_from(ckpt):
             args += ["--resume_from_checkpoint", "latest"]
             print(f"{prefix}: resuming training from {ckpt}", flush=True)
-        elif ckpt.exists():
-            shutil.rmtree(ckpt)
         print(f"{prefix}: training ({spec.launch}) ...", flush=True)
         mark = time.time()
         train_point(spec, args, folder / "train.log")
