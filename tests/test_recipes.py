@@ -226,6 +226,13 @@ def test_a_generative_stage_resumed_equals_one_never_stopped_and_one_never_saved
     assert resumed.state.global_step == 4
     a, b, c = (dict(t.model.named_parameters()) for t in (never_saved, straight, resumed))
     assert all(torch.equal(a[n], b[n]) and torch.equal(b[n], c[n]) for n in a)
+    # the resumed run's seconds per step cover the two steps it ran, not the four of the schedule
+    from biasaware.experiments.generative import step_rate
+
+    rate = step_rate(tmp_path / "resumed")
+    runtime = [h for h in resumed.state.log_history if "train_runtime" in h][-1]["train_runtime"]
+    assert rate == {"steps": 4, "resumed_from_step": 2, "seconds_per_step": round(runtime / 2, 2)}
+    assert "resumed_from_step" not in step_rate(tmp_path / "straight")
     if name == "grpo":
 
         def last(t):

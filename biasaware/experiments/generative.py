@@ -422,13 +422,18 @@ def card_of(ckpt: Path) -> dict[str, Any]:
 
 
 def step_rate(ckpt: Path) -> dict[str, Any]:
-    """Steps and seconds per step of a finished run, from its model card's log."""
+    """Steps and seconds per step of a finished run, from its model card's log (a resumed run's time
+    covers the steps after the checkpoint it resumed from: ``resumed_from_step``)."""
     card = card_of(ckpt)
     end = next((e for e in reversed(card.get("log_history") or []) if "train_runtime" in e), None)
     steps = int(card.get("step") or 0)
-    if end is None or not steps:
-        return {"steps": steps, "seconds_per_step": None}
-    return {"steps": steps, "seconds_per_step": round(end["train_runtime"] / steps, 2)}
+    timed = steps - int(card.get("resumed_from_step") or 0)
+    rate: dict[str, Any] = {"steps": steps}
+    if card.get("resumed_from_step"):
+        rate["resumed_from_step"] = card["resumed_from_step"]
+    if end is None or timed <= 0:
+        return {**rate, "seconds_per_step": None}
+    return {**rate, "seconds_per_step": round(end["train_runtime"] / timed, 2)}
 
 
 def grpo_signal(ckpt: Path) -> dict[str, Any]:

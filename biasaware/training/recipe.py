@@ -125,6 +125,10 @@ class ModelCardCallback(TrainerCallback):
         lines += ["", "The full configuration is in `biasaware_card.json`."]
         (folder / "biasaware_card.md").write_text("\n".join(lines) + "\n")
 
+    def on_train_begin(self, args, state, control, **kwargs):
+        # a run resumed from checkpoint-N starts at step N: its train_runtime covers the steps after N
+        self.card["resumed_from_step"] = state.global_step
+
     def on_save(self, args, state, control, **kwargs):
         if state.is_world_process_zero:
             self.write(Path(args.output_dir) / f"checkpoint-{state.global_step}", args, state.global_step)
