@@ -14,9 +14,11 @@ refuse such a launch (tests/test_saving.py). See docs/training.md, "Launch confi
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -48,6 +50,50 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+LAUNCH_TIMEOUT = 600  # seconds; a launch takes well under a minute on 2 cores
+
+
+def start(cmd: list[str], env: dict[str, str]) -> subprocess.Popen:
+    """A launch whose processes print every thread's stack on SIGABRT (faulthandler)."""
+    return subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=ROOT,
+        env={**env, "PYTHONFAULTHANDLER": "1"},
+    )
+
+
+def finish(proc: subprocess.Popen, timeout: float = LAUNCH_TIMEOUT) -> str:
+    """The output of a launch. One still running after ``timeout`` seconds is a hang: its workers and
+    then its launcher get SIGABRT, so each prints where its threads stand, and the test fails with
+    those stacks."""
+    import psutil
+
+    try:
+        return proc.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired:
+        family = [psutil.Process(proc.pid)]
+        family += family[0].children(recursive=True)
+        for p in reversed(family):  # the workers first, while the launcher still forwards their output
+            try:
+                p.send_signal(signal.SIGABRT)
+            except psutil.NoSuchProcess:
+                pass
+            time.sleep(2)
+        try:
+            out = proc.communicate(timeout=60)[0]
+        except subprocess.TimeoutExpired:
+            for p in family:
+                try:
+                    p.kill()
+                except psutil.NoSuchProcess:
+                    pass
+            out = proc.communicate()[0]
+        pytest.fail(f"the launch ran past {timeout} s; the stacks its processes printed:\n{out[-20000:]}")
+
+
 def launch(config, script, out, *args, launcher=()):
     accelerate = Path(sys.executable).with_name("accelerate")
     # a fresh rendezvous port per launch: back-to-back runs on the default port can collide
@@ -75,11 +121,12 @@ def launch(config, script, out, *args, launcher=()):
         *args,
     ]
     env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "PYTHONHASHSEED": "0"}
-    run = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    proc = start(cmd, env)
+    log = finish(proc)
+    assert proc.returncode == 0, log[-6000:]
     card = json.loads((Path(out) / "biasaware_card.json").read_text())
-    loss = [float(x) for x in re.findall(r"'train_loss': '([^']+)'", run.stdout + run.stderr)]
-    return card, loss, run.stdout + run.stderr
+    loss = [float(x) for x in re.findall(r"'train_loss': '([^']+)'", log)]
+    return card, loss, log
 
 
 def assert_loads(out, kind):
@@ -184,8 +231,9 @@ def test_fsdp2_as_accelerate_prepares_it_saves_a_folder_that_loads(tiny_models, 
         str(result),
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
-    run = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    proc = start(cmd, env)
+    log = finish(proc)
+    assert proc.returncode == 0, log[-6000:]
     found = json.loads(result.read_text())
     assert found["tied"] and found["keys"] > 0
     assert not [
@@ -243,12 +291,10 @@ def test_two_machines_on_localhost_train_a_reward_model(tiny_models, rows, tmp_p
             "gloo",
         ]
         env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"}
-        return subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env
-        )
+        return start(cmd, env)
 
     nodes = [machine(0), machine(1)]
-    logs = [n.communicate(timeout=600)[0] for n in nodes]
+    logs = [finish(n) for n in nodes]
     assert [n.returncode for n in nodes] == [0, 0], logs[0][-3000:] + logs[1][-3000:]
     card = json.loads((out / "biasaware_card.json").read_text())
     assert card["world_size"] == 2
