@@ -32,8 +32,8 @@ Design.
 
 Stages of a seed (each resumable: a rerun into the same ``--out`` skips what is finished, keeping
 its first time in ``stages.json``; a training stage stopped midway goes on from the newest of the
-``SAVES_PER_STAGE`` checkpoints it saves, exactly as if it had not stopped): build, the starting judge, each arm's SFT and GRPO, the
-evaluation of the final checkpoints (``eval bias``, direct mode, every probe), ``generative.json``.
+``SAVES_PER_STAGE`` checkpoints it saves, exactly as if it had not stopped): build, the starting
+judge, each arm's SFT and GRPO, the evaluation of the final checkpoints (``eval bias``, direct mode, every probe), ``generative.json``.
 After the seeds, :mod:`biasaware.evaluation.seeds` writes the study's aggregate: per arm the mean,
 SD and 95% interval across seeds; per seed each arm's difference from the baseline; for each
 comparison a seed-level paired test beside the pooled, seed-stratified probe-level test; a forest
@@ -344,11 +344,10 @@ def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
     return record
 
 
-def train_flags(arm: Arm, budget: Budget, seed: int, cpu: bool, target: Path, steps: int) -> dict[str, Any]:
-    """The recipe settings every SFT and GRPO stage of a seed shares: a stage of ``steps`` into
-    ``target`` saves a resumable checkpoint ``SAVES_PER_STAGE`` times, none at its last step (the
-    final model is saved then), and resumes from the newest one an interrupted run left
-    (:func:`parts.resume_from`)."""
+def train_flags(arm: Arm, budget: Budget, seed: int, cpu: bool, steps: int) -> dict[str, Any]:
+    """The recipe settings every SFT and GRPO stage of a seed shares: a stage of ``steps`` saves a
+    resumable checkpoint ``SAVES_PER_STAGE`` times, none at its last step (the final model is saved
+    then)."""
     return {
         "seed": seed,
         "template": budget.template,
@@ -356,20 +355,25 @@ def train_flags(arm: Arm, budget: Budget, seed: int, cpu: bool, target: Path, st
         "save_strategy": "steps",
         "save_steps": steps // (SAVES_PER_STAGE + 1) + 1,
         "save_total_limit": 1,
-        "resume_from_checkpoint": parts.resume_from(target),
         "use_cpu": cpu,
         "logging_steps": 1,
         "trainable_layers": budget.trainable_layers,
     }
 
 
-def launch_stage(cmd: list[str], what: str, run: SeedRun, target: Path) -> None:
-    """Run a training stage; once its final model is there, its resumable checkpoints go."""
-    if "--resume_from_checkpoint" in cmd:
+def launch_stage(script: str, flags: dict[str, Any], what: str, run: SeedRun) -> None:
+    """Run a training stage of ``recipes/<script>.py`` into ``flags["output_dir"]``: from the newest
+    checkpoint an interrupted run left there (:func:`parts.resume_from`), else from the start; once
+    its final model is there, its resumable checkpoints go."""
+    target = Path(flags["output_dir"])
+    resume = parts.resume_from(target)
+    if resume:
         print(
             f"[generative] seed {run.seed}: {what}: resuming from the newest checkpoint in {target}",
             flush=True,
         )
+    flags = {**flags, "resume_from_checkpoint": resume}
+    cmd = [*parts.launcher(cpu=run.cpu), str(parts.recipe_script(script)), *parts.recipe_flags(flags)]
     parts.launch_recipe(cmd, what, run.folder / "run.log")
     parts.drop_checkpoints(target)
 
@@ -387,10 +391,9 @@ def sft(run: SeedRun, rows: str, arm: Arm, model: str | Path, target: Path, step
         "learning_rate": b.sft_lr,
         "lr_scheduler_type": b.sft_schedule,
         "max_length": b.max_length,
-        **train_flags(arm, b, run.seed, run.cpu, target, steps),
+        **train_flags(arm, b, run.seed, run.cpu, steps),
     }
-    cmd = [*parts.launcher(cpu=run.cpu), str(parts.recipe_script("sft")), *parts.recipe_flags(flags)]
-    launch_stage(cmd, f"SFT of {what}", run, target)
+    launch_stage("sft", flags, f"SFT of {what}", run)
 
 
 def grpo(run: SeedRun, arm: Arm, model: Path, target: Path, what: str) -> None:
@@ -411,10 +414,9 @@ def grpo(run: SeedRun, arm: Arm, model: Path, target: Path, what: str) -> None:
         "scale_rewards": arm.scale_rewards,
         "select_prompts": b.grpo_prompts,
         "select_pool": b.grpo_pool,
-        **train_flags(arm, b, run.seed, run.cpu, target, b.grpo_steps),
+        **train_flags(arm, b, run.seed, run.cpu, b.grpo_steps),
     }
-    cmd = [*parts.launcher(cpu=run.cpu), str(parts.recipe_script("grpo")), *parts.recipe_flags(flags)]
-    launch_stage(cmd, f"GRPO of {what}", run, target)
+    launch_stage("grpo", flags, f"GRPO of {what}", run)
 
 
 def card_of(ckpt: Path) -> dict[str, Any]:
