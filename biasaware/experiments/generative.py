@@ -429,10 +429,9 @@ def step_rate(ckpt: Path) -> dict[str, Any]:
     card = card_of(ckpt)
     end = next((e for e in reversed(card.get("log_history") or []) if "train_runtime" in e), None)
     steps = int(card.get("step") or 0)
-    timed = steps - int(card.get("resumed_from_step") or 0)
-    rate: dict[str, Any] = {"steps": steps}
-    if card.get("resumed_from_step"):
-        rate["resumed_from_step"] = card["resumed_from_step"]
+    resumed = int(card.get("resumed_from_step") or 0)
+    timed = steps - resumed
+    rate: dict[str, Any] = {"steps": steps, **({"resumed_from_step": resumed} if resumed else {})}
     if end is None or timed <= 0:
         return {**rate, "seconds_per_step": None}
     return {**rate, "seconds_per_step": round(end["train_runtime"] / timed, 2)}

@@ -542,8 +542,9 @@ def run_point(
             str(seed),
             *recipe_point_args(spec, setting, p.build_keys),
         ]
-        if resume_from(ckpt):
-            args += ["--resume_from_checkpoint", "latest"]
+        resume = resume_from(ckpt)
+        if resume:
+            args += ["--resume_from_checkpoint", resume]
             print(f"{prefix}: resuming training from {ckpt}", flush=True)
         print(f"{prefix}: training ({spec.launch}) ...", flush=True)
         mark = time.time()
