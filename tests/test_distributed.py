@@ -242,6 +242,29 @@ def test_fsdp2_as_accelerate_prepares_it_saves_a_folder_that_loads(tiny_models, 
     assert probe_output(out, "causal") == pytest.approx(found["trained_tail"], abs=1e-4)
 
 
+def test_a_slow_rank_meets_the_main_one_at_the_final_save(tmp_path):
+    """A ZeRO-3 run that wrote no 16-bit weights: the main process converts the checkpoint while the
+    other rank is slow to look at the folder (tests/workers/zero3_final_save.py). Both must pass the
+    same barriers; a rank that decided from what it saw skipped one, and the launch hung."""
+    torchrun = Path(sys.executable).with_name("torchrun")
+    out, result = tmp_path / "z3", tmp_path / "result.json"
+    cmd = [
+        str(torchrun),
+        "--nproc_per_node",
+        "2",
+        "--master_port",
+        str(free_port()),
+        str(ROOT / "tests" / "workers" / "zero3_final_save.py"),
+        str(out),
+        str(result),
+    ]
+    proc = start(cmd, {**os.environ, "OMP_NUM_THREADS": "1"})
+    log = finish(proc, timeout=180)
+    assert proc.returncode == 0, log[-6000:]
+    found = json.loads(result.read_text())
+    assert found == {"barriers": [2, 2], "files": ["model.safetensors"]}
+
+
 def test_two_machines_on_localhost_train_a_reward_model(tiny_models, rows, tmp_path):
     """accelerate_configs/multi_node.yaml as two 'machines' of one process each (machine ranks 0 and 1,
     the main node at 127.0.0.1, gloo on the CPU): two steps of a tiny reward model whose final folder

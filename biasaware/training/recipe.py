@@ -396,7 +396,14 @@ def describe_launch(accelerator) -> dict[str, Any]:
 
 
 def save_final(trainer, output_dir: str) -> None:
-    """``trainer.save_model`` made to write loadable weights under FSDP and ZeRO-3 (module docstring)."""
+    """``trainer.save_model`` made to write loadable weights under FSDP and ZeRO-3 (module docstring).
+
+    Whether a ZeRO checkpoint must be converted is decided by the main process alone and sent to
+    the others. A rank that looked at the folder itself could look after the main process had
+    converted it (a rank descheduled on a loaded machine does), skip the barrier the main process
+    waits at, and leave the two in different collectives: the run would hang."""
+    from accelerate.utils import broadcast_object_list
+
     from biasaware.judging.models import weight_files
 
     accelerator = trainer.accelerator
@@ -404,8 +411,12 @@ def save_final(trainer, output_dir: str) -> None:
         accelerator.state.fsdp_plugin.set_state_dict_type("FULL_STATE_DICT")
     trainer.save_model(output_dir)
     accelerator.wait_for_everyone()
+    if not trainer.is_deepspeed_enabled:
+        return
     folder = Path(output_dir)
-    if trainer.is_deepspeed_enabled and not weight_files(folder) and (folder / "latest").exists():
+    convert = [accelerator.is_main_process and not weight_files(folder) and (folder / "latest").exists()]
+    broadcast_object_list(convert)
+    if convert[0]:
         if accelerator.is_main_process:
             zero_checkpoint_to_weights(folder, accelerator.unwrap_model(trainer.model))
         accelerator.wait_for_everyone()
