@@ -213,28 +213,32 @@ def test_grpo_ddp_and_zero3(tiny_models, rows, tmp_path):
     assert_loads(tmp_path / "z3", "causal")
 
 
-def test_fsdp2_as_accelerate_prepares_it_saves_a_folder_that_loads(tiny_models, tmp_path):
-    """The closest real FSDP configuration a CPU allows (see tests/workers/fsdp2_cpu.py): accelerate's
-    FSDP2 preparation of a causal judge with tied embeddings, 2 gloo processes, 2 optimizer steps,
-    then the recipes' final save path; the folder loads and scores as the sharded model did."""
-    torchrun = Path(sys.executable).with_name("torchrun")
-    out, result = tmp_path / "fsdp2", tmp_path / "result.json"
+def run_worker(script: str, *args, timeout: float = LAUNCH_TIMEOUT) -> dict:
+    """``torchrun`` of ``tests/workers/SCRIPT`` as 2 CPU processes with ARGS and a result path last;
+    the JSON result rank 0 wrote there."""
+    result = Path(args[-1])
     cmd = [
-        str(torchrun),
+        str(Path(sys.executable).with_name("torchrun")),
         "--nproc_per_node",
         "2",
         "--master_port",
         str(free_port()),
-        str(ROOT / "tests" / "workers" / "fsdp2_cpu.py"),
-        str(tiny_models["causal"]),
-        str(out),
-        str(result),
+        str(ROOT / "tests" / "workers" / script),
+        *map(str, args),
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
     proc = start(cmd, env)
-    log = finish(proc)
+    log = finish(proc, timeout)
     assert proc.returncode == 0, log[-6000:]
-    found = json.loads(result.read_text())
+    return json.loads(result.read_text())
+
+
+def test_fsdp2_as_accelerate_prepares_it_saves_a_folder_that_loads(tiny_models, tmp_path):
+    """The closest real FSDP configuration a CPU allows (see tests/workers/fsdp2_cpu.py): accelerate's
+    FSDP2 preparation of a causal judge with tied embeddings, 2 gloo processes, 2 optimizer steps,
+    then the recipes' final save path; the folder loads and scores as the sharded model did."""
+    out = tmp_path / "fsdp2"
+    found = run_worker("fsdp2_cpu.py", tiny_models["causal"], out, tmp_path / "result.json")
     assert found["tied"] and found["keys"] > 0
     assert not [
         w for w in found["warnings"] if "before backward" in w
@@ -246,22 +250,7 @@ def test_a_slow_rank_meets_the_main_one_at_the_final_save(tmp_path):
     """A ZeRO-3 run that wrote no 16-bit weights: the main process converts the checkpoint while the
     other rank is slow to look at the folder (tests/workers/zero3_final_save.py). Both must pass the
     same barriers; a rank that decided from what it saw skipped one, and the launch hung."""
-    torchrun = Path(sys.executable).with_name("torchrun")
-    out, result = tmp_path / "z3", tmp_path / "result.json"
-    cmd = [
-        str(torchrun),
-        "--nproc_per_node",
-        "2",
-        "--master_port",
-        str(free_port()),
-        str(ROOT / "tests" / "workers" / "zero3_final_save.py"),
-        str(out),
-        str(result),
-    ]
-    proc = start(cmd, {**os.environ, "OMP_NUM_THREADS": "1"})
-    log = finish(proc, timeout=180)
-    assert proc.returncode == 0, log[-6000:]
-    found = json.loads(result.read_text())
+    found = run_worker("zero3_final_save.py", tmp_path / "z3", tmp_path / "result.json", timeout=180)
     assert found == {"barriers": [2, 2], "files": ["model.safetensors"]}
 
 
