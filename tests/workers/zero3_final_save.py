@@ -5,7 +5,7 @@ checkpoint into ``model.safetensors``. Both ranks must still pass the same barri
 
 The trainer is a stand-in: DeepSpeed's save writes a checkpoint tag and ``latest``, and the conversion
 writes the weight file and removes them (the real conversion is in tests/test_distributed.py).
-Run by tests/test_saving.py: ``torchrun --nproc_per_node 2 zero3_final_save.py FOLDER RESULT.json``.
+Run by tests/test_distributed.py: ``torchrun --nproc_per_node 2 zero3_final_save.py FOLDER RESULT.json``.
 """
 
 import datetime
