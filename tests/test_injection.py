@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from biasaware.data.inject import REWRITE_FENCES, LLMRewriter, parse_rewrite, rewrite_messages
 from biasaware.judging.judge_format import TAGS, fence, render_question
 from biasaware.judging.prompts import TEMPLATES, get_template
-from biasaware.records import View
+from biasaware.records import View, visible
 
 EVERY_DELIMITER = sorted(  # every label, and every line of a two-line label on its own
     {
@@ -133,7 +133,8 @@ def test_injected_context_cannot_close_a_block_either(name):
     side=st.sampled_from(["a", "b"]),
 )
 def test_random_content_never_repeats_a_delimiter(name, pieces, side):
-    text = "".join(pieces) or "x"
+    text = "".join(pieces)
+    text = text if visible(text) else text + "x"  # a response must show something (records.visible)
     v = view(a=text if side == "a" else "4", b=text if side == "b" else "5")
     prompt, delimiters = rendered_delimiters(name, v)
     for d in delimiters:
