@@ -185,7 +185,7 @@ def _study() -> dict[int, dict]:
 
 
 def test_the_aggregate_equals_hand_computed_statistics(tmp_path):
-    from biasaware.evaluation.seeds import aggregate, forest_plot, markdown
+    from biasaware.evaluation.seeds import aggregate, forest_plot, headline_markdown, markdown
 
     agg = aggregate(_study())
     # per judge across seeds: the baseline's BSR is 25, 37.5, 12.5
@@ -228,6 +228,15 @@ def test_the_aggregate_equals_hand_computed_statistics(tmp_path):
     assert set(agg["comparisons"]) == {"paper - baseline", "baseline - start", "paper - start"}
     text = markdown(agg)
     assert "| paper - baseline |" in text and "Degenerate judges" in text
+    # the front page's summary: only the primary comparisons the study has, BSR first, each cell's verdict
+    # its seed-level p (Acc_ori has no spread here, so no test and nothing shown)
+    head = headline_markdown(agg).splitlines()
+    assert head[0] == "| across 3 seeds (pp; seed-level t test) | BSR | over-correction | Acc_ori |"
+    assert [line.split(" | ")[0] for line in head[2:]] == ["| paper - baseline"]
+    bsr, _, acc_cell = head[2].split(" | ")[1:4]
+    verdict = "**shown**" if s["t_p"] < 0.05 else "not shown"
+    assert bsr.startswith(f"{mean:.1f} [") and bsr.endswith(f"p {s['t_p']:.2g}: {verdict}")
+    assert acc_cell == "10.0 [10.0, 10.0], p –: not shown |"
     png = forest_plot(agg, tmp_path / "forest.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
 

@@ -381,6 +381,34 @@ def markdown(agg: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+PRIMARY = ("paper - baseline", "balanced - baseline", "balanced-acc - baseline", "balanced - balanced-acc")
+
+
+def headline_markdown(agg: dict[str, Any]) -> str:
+    """The primary comparisons (each arm against the baseline) and the cue-consistency reward's own
+    effect, in one short table: per metric the seed-level mean difference, its 95% interval and the
+    paired t test's p, with "shown" where that p is under 0.05 (the front page's summary of
+    :func:`markdown`)."""
+    order = ("bsr", "overcorrection", "acc_ori")
+    lines = [
+        f"| across {len(agg['seeds'])} seeds (pp; seed-level t test) | "
+        + " | ".join(METRIC_NAMES[m] for m in order)
+        + " |",
+        "|---|" + "---|" * len(order),
+    ]
+    for name in PRIMARY:
+        if name not in agg["comparisons"]:
+            continue
+        cells = []
+        for m in order:
+            s = agg["comparisons"][name][m]["seed_level"]
+            ci = s["ci"] or [None, None]
+            verdict = "**shown**" if agg["comparisons"][name][m]["shown"] else "not shown"
+            cells.append(f"{_fmt(s['mean'])} [{_fmt(ci[0])}, {_fmt(ci[1])}], p {_p(s['t_p'])}: {verdict}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def forest_plot(agg: dict[str, Any], path: Path, comparisons: list[str] | None = None) -> Path:
     """Per comparison and metric: each seed's difference with its bootstrap interval, and the mean
     across seeds with its 95% t interval (a diamond); the zero line."""
