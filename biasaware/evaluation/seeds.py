@@ -26,7 +26,8 @@ bootstrap interval over probes (``scipy.stats.bootstrap``, seeded); across seeds
 
 A difference is called shown only when its seed-level test has p < 0.05; the probe-level test,
 which treats the probes of all seeds as independent draws, is reported beside it and never alone.
-No correction for the several comparisons is applied; the primary ones are the first three rows.
+No correction for the several comparisons is applied; the primary ones are each arm against the
+baseline (:data:`PRIMARY`'s first three).
 Degenerate judges (a constant verdict, or accuracy not above chance) are listed per seed.
 """
 
@@ -308,6 +309,12 @@ def _p(x: float | None) -> str:
     return "–" if x is None else f"{x:.2g}" if x >= 0.001 else f"{x:.1e}"
 
 
+def _mean_interval(s: dict[str, Any]) -> str:
+    """A seed-level difference as "mean [low, high]" (dashes where there is no interval)."""
+    ci = s["ci"] or [None, None]
+    return f"{_fmt(s['mean'])} [{_fmt(ci[0])}, {_fmt(ci[1])}]"
+
+
 def markdown(agg: dict[str, Any]) -> str:
     """The aggregate's tables: per judge across seeds, then per comparison."""
     n = len(agg["seeds"])
@@ -336,10 +343,9 @@ def markdown(agg: dict[str, Any]) -> str:
         cells = []
         for m in METRICS:
             s, pooled = row[m]["seed_level"], row[m]["pooled_probe_level"]
-            ci = s["ci"] or [None, None]
             mark = " **shown**" if row[m]["shown"] else ""
             cells.append(
-                f"{_fmt(s['mean'], 1)} [{_fmt(ci[0])}, {_fmt(ci[1])}]; t p {_p(s['t_p'])}, "
+                f"{_mean_interval(s)}; t p {_p(s['t_p'])}, "
                 f"W p {_p(s['wilcoxon_p'])}; pooled p {_p(pooled['mcnemar_p'])}{mark}"
             )
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
@@ -381,6 +387,8 @@ def markdown(agg: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# the front page's rows: the primary comparisons (each arm against the baseline), then the cue-consistency
+# reward's own effect
 PRIMARY = ("paper - baseline", "balanced - baseline", "balanced-acc - baseline", "balanced - balanced-acc")
 
 
@@ -402,9 +410,8 @@ def headline_markdown(agg: dict[str, Any]) -> str:
         cells = []
         for m in order:
             s = agg["comparisons"][name][m]["seed_level"]
-            ci = s["ci"] or [None, None]
             verdict = "**shown**" if agg["comparisons"][name][m]["shown"] else "not shown"
-            cells.append(f"{_fmt(s['mean'])} [{_fmt(ci[0])}, {_fmt(ci[1])}], p {_p(s['t_p'])}: {verdict}")
+            cells.append(f"{_mean_interval(s)}, p {_p(s['t_p'])}: {verdict}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
