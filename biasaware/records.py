@@ -159,10 +159,26 @@ def _check_prompt(messages: list[Message]) -> list[Message]:
     return messages
 
 
+GROUPING_META = ("bias", "pair_id", "direction", "key_type", "subset", "cue_on", "augment")
+"""``meta`` keys the toolkit groups records by (dictionary keys, set members): each must be a JSON scalar."""
+
+
+def _scalar_grouping_meta(value: dict[str, Any]) -> dict[str, Any]:
+    """Refuse a list or an object under a key in :data:`GROUPING_META` (``{"bias": []}``): the toolkit
+    hashes those values, so one that cannot be a dictionary key is named here, not met as a crash later."""
+    for key in GROUPING_META:
+        if isinstance(value.get(key), (list, dict)):
+            raise ValueError(
+                f"meta.{key} must be a string or a number, got {type(value[key]).__name__} {_short(value[key])}"
+            )
+    return value
+
+
 class _HasMeta(_Record):
     meta: dict[str, Any] = Field(default_factory=dict)
 
     check_meta_json = field_validator("meta", mode="before")(_json_dict)
+    check_meta_scalars = field_validator("meta")(_scalar_grouping_meta)
 
 
 class PreferencePair(_HasMeta):
@@ -282,9 +298,13 @@ class Judgment(_HasMeta):
     @field_validator("meta")
     @classmethod
     def _known_meta_bias(cls, value: dict[str, Any]) -> dict[str, Any]:
-        if "bias" in value and value["bias"] not in BIASES:
+        if "bias" not in value:
+            return value
+        bias = value["bias"]
+        shown = f"{bias!r}" if isinstance(bias, str) else f"{type(bias).__name__} {_short(bias)}"
+        if not isinstance(bias, str) or bias not in BIASES:
             raise ValueError(
-                f"meta.bias {value['bias']!r} is not one of the 12 biases ({', '.join(BIAS_NAMES)}) or a security "
+                f"meta.bias {shown} is not one of the 12 biases ({', '.join(BIAS_NAMES)}) or a security "
                 f"probe ({', '.join(SECURITY_PROBES)})"
             )
         return value
