@@ -3,7 +3,7 @@
     python eval/general_benchmarks.py --judge smollm2-135m-instruct --benchmark ../shared/data/llmbar --out runs/llmbar
     python eval/general_benchmarks.py --judge minilm-l6 --mode reward --benchmark rewardbench --out runs/rb
 
-The same as ``biasaware eval general``; see biasaware/evaluation/benchmarks.py and biasaware/evaluation/general.py.
+The same as ``biasaware eval general``; see biasaware/data/upstream.py and biasaware/evaluation/general.py.
 """
 
 import sys

@@ -92,3 +92,39 @@ def noise_lines():
         "{'train_runtime'",
         "{'reward'",
     )
+
+
+@pytest.fixture
+def alpaca():
+    """A writer of AlpacaEval annotation files in their upstream place (``results/<model>/<annotator>/``):
+    ``alpaca(folder, model, [(instruction, reference, output, preference), ...], generator=None)``."""
+    import json
+
+    from biasaware.data.upstream import ALPACA_ANNOTATOR
+
+    def alpaca(folder, model: str, rows: list[tuple[str, str, str, float]], generator: str | None = None):
+        """An AlpacaEval annotations file in its upstream place: (instruction, reference, output, preference)."""
+        path = folder / "results" / model / ALPACA_ANNOTATOR / "annotations.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            json.dumps(
+                [
+                    {
+                        "instruction": q,
+                        "output_1": ref,
+                        "generator_1": "gpt4_1106_preview",
+                        "dataset": "helpful_base",
+                        "output_2": out,
+                        "generator_2": generator or model,
+                        "annotator": ALPACA_ANNOTATOR,
+                        "preference": pref,
+                        "price_per_example": 0.01,
+                        "time_per_example": 1.0,
+                    }
+                    for q, ref, out, pref in rows
+                ]
+            )
+        )
+        return path
+
+    return alpaca

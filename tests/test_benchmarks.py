@@ -1,4 +1,4 @@
-"""General benchmarks: loaders for each layout, the both-orders protocol, reward-model accuracy."""
+"""General benchmarks: the both-orders protocol, reward-model accuracy (the loaders: test_upstream.py)."""
 
 import json
 from pathlib import Path
@@ -6,8 +6,7 @@ from pathlib import Path
 import pytest
 
 from biasaware.cli import main
-from biasaware.errors import BiasAwareError, RecordError
-from biasaware.evaluation.benchmarks import load_benchmark
+from biasaware.data.upstream import load_benchmark
 from biasaware.evaluation.general import general_markdown, run_general_eval, summarize_general
 from biasaware.io import read_records
 from biasaware.judging.judges import JudgeOutput, JudgeSpec, load_judge
@@ -18,100 +17,6 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 def jsonl(path, rows):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return str(path)
-
-
-def test_each_layout(tmp_path):
-    rb = load_benchmark(
-        jsonl(
-            tmp_path / "rb.jsonl",
-            [{"prompt": "q", "chosen": "good", "rejected": "bad", "subset": "math", "id": 7}],
-        )
-    )
-    assert (rb[0].id, rb[0].chosen, rb[0].meta["subset"], rb[0].meta["benchmark"]) == (
-        "7",
-        "good",
-        "math",
-        "rewardbench",
-    )
-    jb = load_benchmark(
-        jsonl(
-            tmp_path / "jb.jsonl",
-            [{"question": "q", "response_A": "x", "response_B": "y", "label": "B>A", "pair_id": "p"}],
-        )
-    )
-    assert (jb[0].chosen, jb[0].rejected) == ("y", "x")
-    rmb = tmp_path / "rmb.json"
-    rmb.write_text(
-        json.dumps(
-            [
-                {
-                    "conversation_input": [{"role": "user", "content": "hi"}],
-                    "chosen": {"answer": "a"},
-                    "reject": {"answer": "b"},
-                    "pair_uid": "u1",
-                    "category_path": "Helpfulness/Chat",
-                }
-            ]
-        )
-    )
-    assert load_benchmark(str(rmb))[0].meta["subset"] == "Helpfulness/Chat"
-    rmbench = load_benchmark(
-        jsonl(
-            tmp_path / "rmb.jsonl",
-            [
-                {
-                    "id": 1,
-                    "prompt": "q",
-                    "chosen": ["c0", "c1", "c2"],
-                    "rejected": ["r0", "r1", "r2"],
-                    "domain": "code",
-                }
-            ],
-        )
-    )
-    assert len(rmbench) == 9 and {(p.chosen, p.rejected) for p in rmbench} == {
-        (f"c{a}", f"r{b}") for a in range(3) for b in range(3)
-    }
-    llmbar = tmp_path / "llmbar"
-    llmbar.mkdir()
-    (llmbar / "natural.json").write_text(
-        json.dumps([{"input": "q", "output_1": "o1", "output_2": "o2", "label": 2}])
-    )
-    (llmbar / "adversarial_neighbor.json").write_text(
-        json.dumps([{"input": "q", "output_1": "o1", "output_2": "o2", "label": 1}])
-    )
-    pairs = load_benchmark(str(llmbar))
-    assert {(p.meta["subset"], p.chosen) for p in pairs} == {
-        ("natural", "o2"),
-        ("adversarial_neighbor", "o1"),
-    }
-    ebb = tmp_path / "biasbench.json"
-    ebb.write_text(
-        json.dumps({"length bias": [{"instruction": "q", "response1": "r1", "response2": "r2", "label": 1}]})
-    )
-    assert load_benchmark(str(ebb))[0].meta["subset"] == "length bias"
-
-
-def test_bad_benchmark_rows(tmp_path):
-    with pytest.raises(RecordError, match="jb.jsonl:1: field 'label' must be 'A>B' or 'B>A', got 'A=B'"):
-        load_benchmark(
-            jsonl(
-                tmp_path / "jb.jsonl",
-                [{"question": "q", "response_A": "x", "response_B": "y", "label": "A=B"}],
-            )
-        )
-    with pytest.raises(BiasAwareError, match="unrecognised benchmark columns"):
-        load_benchmark(jsonl(tmp_path / "x.jsonl", [{"q": 1}]))
-    with pytest.raises(BiasAwareError, match="rmb has no hub copy"):
-        load_benchmark("rmb")
-
-
-@pytest.mark.skipif(not SHARED.exists(), reason="../shared/data is not here")
-def test_real_llmbar_and_evalbiasbench():
-    llmbar = load_benchmark(str(SHARED / "llmbar"))
-    assert len(llmbar) == 419 and len({p.meta["subset"] for p in llmbar}) == 5
-    ebb = load_benchmark(str(SHARED / "evalbiasbench" / "biasbench.json"))
-    assert len(ebb) == 80 and len({p.meta["subset"] for p in ebb}) == 6
 
 
 class FirstWins:

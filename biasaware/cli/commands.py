@@ -54,6 +54,8 @@ def cmd_models(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     from biasaware.data.builders import build_bench, build_traces, build_train, manifest_report
 
+    if args.stage == "real":
+        return build_real(args)
     build = {"bench": build_bench, "train": build_train, "traces": build_traces}[args.stage]
     manifest = build(build_config(args), args.out)
     if manifest.get("reused"):
@@ -63,6 +65,17 @@ def cmd_build(args: argparse.Namespace) -> int:
     print("\n".join(lines))
     for line in warnings:
         print(f"warning: {line}", file=sys.stderr)
+    return 0
+
+
+def build_real(args: argparse.Namespace) -> int:
+    from biasaware.data.real import build_real, named_paths, real_report, resolve_sources
+
+    sources = resolve_sources(args.real, named_paths(args.source or [], "--source"))
+    manifest = build_real(sources, args.out, seed=args.seed, heldout=args.heldout, margin=args.margin)
+    if manifest.get("reused"):
+        print(f"[build] {args.out} already holds this real-text build (manifest.json); nothing to do")
+    print("\n".join(real_report(manifest)))
     return 0
 
 

@@ -11,6 +11,7 @@ from biasaware.version import __version__
 
 EPILOG = """pipeline:
   biasaware build bench|train|traces   data builders: inject the 12 biases, filter, write records
+  biasaware build real --real PATH     real preference text and benchmarks, read from your copies
   accelerate launch recipes/{sft,grpo,reward}.py --config ...   training (thin TRL scripts)
   biasaware eval bias|scoring|general|compare  evaluation: Acc_ori, Acc_inj, BSR, scoring bias, general benchmarks
   biasaware preflight --judge NAME     a gate before trusting a judge: exit 1 when a fail threshold is crossed
@@ -58,6 +59,50 @@ def add_build_parser(sub) -> None:
     for stage, (summary, description) in BUILD_STAGES.items():
         s = stages.add_parser(stage, help=summary, description=description)
         add_build_arguments(s, stage)
+    add_real_parser(stages)
+
+
+def add_real_parser(stages) -> None:
+    """``build real``: the real-text sources read from the user's copies, split and described."""
+    from biasaware.data.real import FOLDER_NAMES, HELDOUT
+    from biasaware.data.upstream import ALPACA_MARGIN
+
+    s = stages.add_parser(
+        "real",
+        help="real preference text: AlpacaEval pairs split by instruction, real benchmarks, NullModel keys",
+        description="Read your copies of AlpacaEval's annotations and the real benchmarks (RM-Bench, Auto-J, PandaLM, "
+        "JudgeBench, LLMBar, EvalBiasBench) in their upstream layouts and write OUT/train.jsonl, heldout.jsonl, "
+        "masterkey-null.jsonl, bench/<source>.jsonl and manifest.json: counts, what was left out and why, and the "
+        "length shortcut each set carries (docs/real.md). A rerun with the same settings reuses the folder.",
+    )
+    s.add_argument("--out", required=True, help="output folder (required)")
+    s.add_argument(
+        "--real",
+        metavar="PATH",
+        help="folder with one sub-folder per source, each a copy of its public repository (or of the files it "
+        f"needs): {', '.join(names[0] + '/' for names in FOLDER_NAMES.values())} (required unless every "
+        "source is given by --source)",
+    )
+    s.add_argument(
+        "--source",
+        action="append",
+        metavar="NAME=PATH",
+        help=f"a source somewhere else (repeatable); NAME is one of {', '.join(FOLDER_NAMES)} (default: none)",
+    )
+    s.add_argument("--seed", type=seed_value, default=0, help="seed of the split by instruction (default 0)")
+    s.add_argument(
+        "--heldout",
+        type=float,
+        default=HELDOUT,
+        help=f"share of AlpacaEval instructions held out, never trained on (default {HELDOUT})",
+    )
+    s.add_argument(
+        "--margin",
+        type=float,
+        default=ALPACA_MARGIN,
+        help="an AlpacaEval preference is a pair only this far from 1.5 or further; nearer is a tie, left out "
+        f"(default {ALPACA_MARGIN})",
+    )
 
 
 def add_build_arguments(p, stage: str) -> None:

@@ -219,8 +219,8 @@ def evaluate_general(
     seeded sample of that many pairs, stratified by subset (:func:`sample_pairs`)."""
     import json
 
+    from biasaware.data.upstream import load_benchmark
     from biasaware.devices import ranks
-    from biasaware.evaluation.benchmarks import load_benchmark
     from biasaware.evaluation.resume import input_records, judge_or_rescore
 
     check_seed(seed, "seed")

@@ -434,7 +434,7 @@ def plan(spec: SweepSpec, out: str | Path) -> Plan:
         if unknown:
             raise BiasAwareError(f"biases: unknown {', '.join(unknown)}; valid: {', '.join(BIASES)}")
     for benchmark in spec.general:
-        from biasaware.evaluation.benchmarks import load_benchmark
+        from biasaware.data.upstream import load_benchmark
 
         load_benchmark(benchmark)  # a missing file or an unreachable hub name fails now, not after training
     fixed_settings(spec, None)  # every named file

@@ -1,0 +1,296 @@
+"""Real preference text for a real-text experiment: the user's copies of public sets, split and described.
+
+``build_real(sources, out)`` reads each source in its upstream layout (:mod:`biasaware.data.upstream`) and
+writes what a real-text experiment trains on and is measured with:
+
+====================================  ==========================================================================
+file                                  what
+====================================  ==========================================================================
+``train.jsonl``                       AlpacaEval pairs on the training instructions: each model's output
+                                      against the reference output, the judge's confident preference as the
+                                      label (``margin``), ``NullModel`` left out
+``heldout.jsonl``                     the same for the held-out instructions, never trained on
+``masterkey-null.jsonl``              ``NullModel``'s constant non-answer against the reference output on the
+                                      held-out instructions: the reference is always the better answer,
+                                      whatever the AlpacaEval judge preferred (it preferred the key on 84%)
+``bench/<source>.jsonl``              each benchmark's pairs (RM-Bench, Auto-J, PandaLM, JudgeBench, LLMBar,
+                                      EvalBiasBench: those given)
+``manifest.json``                     the settings, each source's files and counts (rows, pairs, what was left
+                                      out and why, malformed rows skipped), the split, and the shortcut each set
+                                      carries: the share of pairs (of unequal length) whose longer answer is the
+                                      chosen one, per split and benchmark
+====================================  ==========================================================================
+
+**The split is by instruction**: the 805 AlpacaEval instructions are shuffled with ``seed`` and the first
+``heldout`` share of them held out, so no held-out instruction is ever trained on (by any model's output).
+
+**Where the sources are**: ``resolve_sources(root, {name: path})``: each source is a sub-folder of ``root``
+named as in :data:`FOLDER_NAMES` (``alpaca_eval/``, ``rm-bench/``, ...), holding a copy of its upstream
+repository or only of the files it needs (found by name at any depth); a ``name=path`` override wins.
+AlpacaEval is required (it is the training data); a benchmark that is not there is listed as missing in the
+manifest and in the command's output.
+
+Malformed upstream rows (PandaLM's responses stored as JSON booleans) are skipped and counted, with their
+locations in ``manifest.json``: these are other people's released files, so one bad row must not stop a user.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+from biasaware.data.upstream import (
+    ALPACA_MARGIN,
+    UPSTREAM,
+    Loaded,
+    find_upstream,
+    load_upstream,
+)
+from biasaware.errors import BiasAwareError
+from biasaware.io import check_out_folder, files_sha256, read_json, write_json, write_jsonl
+from biasaware.records import PreferencePair, parse_record
+
+BENCHMARKS = ("rm-bench", "auto-j", "pandalm", "judgebench", "llmbar", "evalbiasbench")
+FOLDER_NAMES: dict[str, tuple[str, ...]] = {
+    "alpaca-eval": ("alpaca_eval", "alpaca-eval"),
+    "rm-bench": ("rm-bench", "RM-Bench"),
+    "auto-j": ("auto-j", "Auto-J"),
+    "pandalm": ("pandalm", "PandaLM"),
+    "judgebench": ("judgebench", "JudgeBench"),
+    "llmbar": ("llmbar", "LLMBar"),
+    "evalbiasbench": ("evalbiasbench", "offsetbias"),
+}
+NULL_MODEL = "NullModel"
+HELDOUT = 0.2
+FORMAT = 1  # the layout of a real-text folder; a change refuses folders of another
+
+
+def named_paths(items: list[str], what: str) -> dict[str, str]:
+    """``["name=path", ...]`` as a dict; a malformed item or a name given twice is an error naming ``what``."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name.strip() or not path.strip():
+            raise BiasAwareError(f"{what} {item!r}: give NAME=PATH, e.g. llmbar=~/src/LLMBar")
+        if name.strip() in out:
+            raise BiasAwareError(f"{what}: {name.strip()} given twice")
+        out[name.strip()] = path.strip()
+    return out
+
+
+def resolve_sources(
+    root: str | Path | None, overrides: dict[str, str | Path] | None = None
+) -> dict[str, Path]:
+    """Each source's folder (or file): ``overrides[name]``, else ``root``'s sub-folder of that name. A name
+    that is not a source, or an override path that does not exist, is an error; a missing sub-folder is not
+    (the source is then missing)."""
+    overrides = dict(overrides or {})
+    unknown = sorted(set(overrides) - set(FOLDER_NAMES))
+    if unknown:
+        raise BiasAwareError(f"unknown real-text source {unknown[0]!r}; valid: {', '.join(FOLDER_NAMES)}")
+    if root is None and not overrides:
+        raise BiasAwareError("give the folder of the real-text sources (--real PATH), or each source by name")
+    base = Path(root).expanduser() if root is not None else None
+    if base is not None and not base.is_dir():
+        raise BiasAwareError(
+            f"{base}: no such folder; --real is a folder with one sub-folder per source: "
+            + ", ".join(f"{names[0]}/ ({UPSTREAM[n].repo})" for n, names in FOLDER_NAMES.items())
+        )
+    found: dict[str, Path] = {}
+    for name, names in FOLDER_NAMES.items():
+        if name in overrides:
+            path = Path(overrides[name]).expanduser()
+            if not path.exists():
+                raise BiasAwareError(f"{name}: {path}: no such file or folder")
+            found[name] = path
+            continue
+        for folder in names:
+            if base is not None and (base / folder).exists():
+                found[name] = base / folder
+                break
+    if "alpaca-eval" not in found:
+        raise BiasAwareError(
+            f"no AlpacaEval annotations: expected {base / 'alpaca_eval' if base else 'alpaca-eval=PATH'} holding "
+            f"{UPSTREAM['alpaca-eval'].files}, from {UPSTREAM['alpaca-eval'].repo}"
+        )
+    return found
+
+
+def load_files(name: str, files: list[Path], margin: float = ALPACA_MARGIN) -> Loaded:
+    """One source's files read into one :class:`Loaded` (malformed rows skipped and counted)."""
+    merged = Loaded(layout="")
+    for f in files:
+        part = load_upstream(f, bad_rows="skip", margin=margin)
+        merged.layout = merged.layout or part.layout
+        merged.pairs += part.pairs
+        merged.rows += part.rows
+        merged.skipped += part.skipped
+        for reason, where in part.left_out.items():
+            merged.left_out[reason] += where
+    ids = [p.id for p in merged.pairs]
+    if len(set(ids)) != len(ids):
+        raise BiasAwareError(f"{name}: some of its files are there twice (a pair id repeats); give one copy")
+    return merged
+
+
+def longer_chosen(pairs: list[PreferencePair]) -> dict[str, Any]:
+    """The length shortcut a set carries: of the pairs whose two answers differ in length (characters),
+    the share whose chosen answer is the longer one."""
+    decided = [p for p in pairs if len(p.chosen) != len(p.rejected)]
+    longer = sum(len(p.chosen) > len(p.rejected) for p in decided)
+    return {
+        "pairs": len(pairs),
+        "decided": len(decided),
+        "longer_chosen": longer,
+        "share": round(longer / len(decided), 4) if decided else None,
+    }
+
+
+def split_instructions(keys: list[str], heldout: float, seed: int) -> set[str]:
+    """The held-out instruction keys: ``heldout`` of the distinct keys (sorted, then shuffled by ``seed``)."""
+    distinct = sorted(set(keys))
+    random.Random(seed).shuffle(distinct)
+    return set(distinct[: round(len(distinct) * heldout)])
+
+
+def null_model_pairs(pairs: list[PreferencePair], keep: set[str]) -> list[PreferencePair]:
+    """The NullModel master-key pairs on the instructions in ``keep``: the reference output chosen over the
+    non-answer, whichever the AlpacaEval judge preferred (``meta.judge_preferred_key`` says)."""
+    out = []
+    for p in pairs:
+        if p.meta["instruction_key"] not in keep:
+            continue
+        key, reference = (p.chosen, p.rejected) if p.meta["model_won"] else (p.rejected, p.chosen)
+        row = p.to_dict()
+        row.update(
+            id=f"null-{p.meta['instruction_key']}",
+            chosen=reference,
+            rejected=key,
+            meta={**p.meta, "subset": "null-model", "judge_preferred_key": p.meta["model_won"]},
+        )
+        out.append(parse_record("pair", row, f"{NULL_MODEL} {p.id}"))
+    return out
+
+
+def real_settings(seed: int, heldout: float, margin: float) -> dict[str, Any]:
+    if not 0 < heldout < 1:
+        raise BiasAwareError(f"heldout is a share between 0 and 1, got {heldout!r}")
+    if not 0 <= margin < 0.5:
+        raise BiasAwareError(f"margin is a preference distance from 1.5, from 0 to below 0.5, got {margin!r}")
+    return {"format": FORMAT, "seed": seed, "heldout": heldout, "margin": margin}
+
+
+def build_real(
+    sources: dict[str, Path],
+    out: str | Path,
+    *,
+    seed: int = 0,
+    heldout: float = HELDOUT,
+    margin: float = ALPACA_MARGIN,
+) -> dict[str, Any]:
+    """Write the real-text folder (see the module docstring) and return its manifest. A folder that holds
+    one with the same settings and source files is reused (``"reused": True``); other settings are refused."""
+    settings = real_settings(seed, heldout, margin)
+    out = check_out_folder(out)
+    manifest_path = out / "manifest.json"
+    files = {name: find_upstream(name, path) for name, path in sources.items()}
+    fingerprint = {name: files_sha256(fs) for name, fs in files.items()}
+    if manifest_path.exists():
+        earlier = read_json(manifest_path, "real-text manifest")
+        if earlier.get("settings") == settings and earlier.get("sources_sha256") == fingerprint:
+            return {**earlier, "reused": True}
+        old_settings, old_sources = earlier.get("settings") or {}, earlier.get("sources_sha256") or {}
+        diff = [
+            f"{k}: {old_settings.get(k)!r} there, {v!r} now"
+            for k, v in settings.items()
+            if old_settings.get(k) != v
+        ]
+        diff += [
+            f"source {n}: other files"
+            for n in sorted(set(old_sources) | set(fingerprint))
+            if old_sources.get(n) != fingerprint.get(n)
+        ]
+        raise BiasAwareError(
+            f"{out} holds real-text data built otherwise ({'; '.join(diff)}); use a new --out, or the same settings"
+        )
+    if out.exists() and any(out.iterdir()):
+        raise BiasAwareError(f"{out} is not empty and holds no real-text data; use a new --out")
+
+    nulls = [f for f in files["alpaca-eval"] if f.parent.parent.name == NULL_MODEL]
+    loaded = {name: load_files(name, [f for f in fs if f not in nulls], margin) for name, fs in files.items()}
+    train_keys = [p.meta["instruction_key"] for p in loaded["alpaca-eval"].pairs]
+    held = split_instructions(train_keys, heldout, seed)
+    natural = loaded["alpaca-eval"].pairs
+    train = [p for p in natural if p.meta["instruction_key"] not in held]
+    test = [p for p in natural if p.meta["instruction_key"] in held]
+    # every key pair counts, whatever the AlpacaEval judge preferred: margin 0 keeps them all
+    keys = null_model_pairs(load_files(NULL_MODEL, nulls, 0.0).pairs, held) if nulls else []
+
+    (out / "bench").mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "train.jsonl", train)
+    write_jsonl(out / "heldout.jsonl", test)
+    if keys:
+        write_jsonl(out / "masterkey-null.jsonl", keys)
+    shortcut = {"train": longer_chosen(train), "heldout": longer_chosen(test)}
+    for name in BENCHMARKS:
+        if name in loaded:
+            pairs = loaded[name].pairs
+            write_jsonl(out / "bench" / f"{name}.jsonl", pairs)
+            shortcut[name] = longer_chosen(pairs)
+            if name == "rm-bench":
+                for level in ("hard", "normal", "easy"):
+                    shortcut[f"rm-bench {level}"] = longer_chosen(
+                        [p for p in pairs if p.meta["difficulty"] == level]
+                    )
+    manifest = {
+        "settings": settings,
+        "sources": {
+            name: {
+                "path": str(sources[name]),
+                "repository": UPSTREAM[name].repo,
+                "files": [str(f.relative_to(sources[name])) if f != sources[name] else f.name for f in fs],
+                **loaded[name].counts(),
+                "malformed_rows": loaded[name].skipped,
+            }
+            for name, fs in files.items()
+        },
+        "sources_sha256": fingerprint,
+        "missing": [name for name in BENCHMARKS if name not in sources],
+        "split": {
+            "by": "instruction",
+            "instructions": len(set(train_keys)),
+            "heldout_instructions": len(held),
+            "train_pairs": len(train),
+            "heldout_pairs": len(test),
+            "null_model_pairs": len(keys),
+            "null_model_preferred_by_judge": sum(bool(p.meta["judge_preferred_key"]) for p in keys),
+        },
+        "shortcut": shortcut,
+    }
+    write_json(manifest_path, manifest)
+    return manifest
+
+
+def real_report(manifest: dict[str, Any]) -> list[str]:
+    """The lines ``biasaware build real`` prints: each source's counts and each set's length shortcut."""
+    lines = []
+    for name, src in manifest["sources"].items():
+        left = ", ".join(f"{n} {reason}" for reason, n in src["left_out"].items()) or "none"
+        lines.append(
+            f"{name}: {src['rows']} rows -> {src['pairs']} pairs (left out: {left}; malformed rows skipped: "
+            f"{src['malformed_skipped']})"
+        )
+    s = manifest["split"]
+    lines.append(
+        f"split by instruction: {s['heldout_instructions']} of {s['instructions']} held out; {s['train_pairs']} "
+        f"training pairs, {s['heldout_pairs']} held-out pairs, {s['null_model_pairs']} NullModel key pairs (the "
+        f"AlpacaEval judge preferred the key on {s['null_model_preferred_by_judge']})"
+    )
+    lines.append("longer answer chosen (characters; pairs of equal length left out):")
+    for name, row in manifest["shortcut"].items():
+        share = "n/a" if row["share"] is None else f"{100 * row['share']:.1f}%"
+        lines.append(f"  {name:18s} {share:>6s} of {row['decided']}")
+    for name in manifest["missing"]:
+        lines.append(f"missing: {name} (not under --real; {UPSTREAM[name].repo})")
+    return lines

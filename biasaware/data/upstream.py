@@ -1,0 +1,492 @@
+"""Other people's preference data, read in each source's own published layout.
+
+``load_upstream(name_or_path)`` reads a benchmark or a preference set into
+:class:`~biasaware.records.PreferencePair` records (``meta.subset``: the source's own subset,
+``meta.benchmark``: the layout) and says what it left out and why (:class:`Loaded`);
+``load_benchmark`` returns the pairs alone. A hub name loads the hub copy (``datasets``); a path loads a
+local file or folder, and the layout is recognised from the columns of its first row:
+
+=================  ===================================================  ==================================
+layout             columns                                               label convention
+=================  ===================================================  ==================================
+``rewardbench``    prompt, chosen, rejected, subset                      chosen is better
+``judgebench``     question, response_A, response_B, label              ``A>B`` or ``B>A`` (correctness)
+``rmb``            conversation_input, chosen.answer, reject.answer      chosen is better
+``rm-bench``       prompt, chosen[3], rejected[3], subset or domain      any chosen beats any rejected: 3 x 3
+                                                                         pairs, styles 0 concise, 1 detailed,
+                                                                         2 detailed markdown
+``llmbar``         input, output_1, output_2, label; file = subset       1 or 2 is the better output
+``evalbiasbench``  {subset: [{instruction, response1, response2,         1 or 2 is the better response
+                   label}]}
+``alpacaeval``     instruction, output_1, generator_1, output_2,         ``preference`` from 1 (output_1 wins)
+                   generator_2, preference                               to 2 (output_2 wins)
+``autoj``          scenario, label, prompt, response 1, response 2       0: response 1 better, 1: response 2,
+                                                                         2: tie
+``pandalm``        instruction, input, response1, response2,             each vote 1, 2 or 0 (tie), as a
+                   annotator1, annotator2, annotator3                    number or a string; the majority
+                                                                         of the three decides
+=================  ===================================================  ==================================
+
+**What is left out, and counted** (``Loaded.left_out``, reason -> the rows' locations), never guessed:
+
+- ``tie``: an Auto-J label 2, a PandaLM majority of 0 (tie votes), or three PandaLM votes that all differ;
+  an AlpacaEval preference closer to 1.5 than ``margin`` (default :data:`ALPACA_MARGIN`: "not confident").
+  Ties are kept out of every accuracy: a pair has a better answer or it is not a pair.
+- ``identical``: the two responses are the same text (no order to learn or test).
+- ``empty``: a response that shows nothing (an empty output: a real model's, kept out because the records
+  contract holds visible text only; a judge's handling of non-answers is what the master-key probes test).
+
+**Malformed rows** (a response that is not text, such as PandaLM's responses stored as JSON booleans; a
+missing field; an unknown label) are named by file, row and field. ``bad_rows="error"`` (the default)
+refuses the source with every problem listed; ``bad_rows="skip"`` leaves them out and lists them in
+``Loaded.skipped``. Nothing is coerced: a ``true`` is not the text "True".
+
+**AlpacaEval** (``tatsu-lab/alpaca_eval``, ``results/<model>/<annotator>/annotations.json``): every model's
+output (``output_2``) against one reference output (``output_1``, ``gpt4_1106_preview``) on the same 805
+instructions. A folder is searched for ``*/weighted_alpaca_eval_gpt4_turbo/annotations.json``; the model is
+the name of the folder above the annotator's (``NullModel``'s file names its generator ``example``, so the
+folder, not ``generator_2``, names a model). ``meta``: ``model``, ``reference`` (``generator_1``),
+``preference``, ``instruction_key`` (a hash of the instruction text: the unit a split keeps together),
+``model_won``.
+
+(The RMB and RM-Bench layouts follow their published READMEs; the LLMBar, EvalBiasBench, AlpacaEval,
+RM-Bench, Auto-J, PandaLM and JudgeBench ones were checked against copies of the released files, at the
+commits :data:`UPSTREAM` names.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from biasaware.errors import BiasAwareError, RecordError
+from biasaware.io import iter_rows
+from biasaware.records import PreferencePair, parse_record, visible
+
+HUB = {
+    "rewardbench": ("allenai/reward-bench", "filtered"),
+    "judgebench": ("ScalerLab/JudgeBench", "gpt"),
+    "rm-bench": ("THU-KEG/RM-Bench", "train"),
+    "llmbar": ("princeton-nlp/LLMBar:LLMBar", "Natural"),
+}
+LOCAL_ONLY = {
+    "rmb": "the RMB_dataset folder of its GitHub repository",
+    "evalbiasbench": "OffsetBias's biasbench.json",
+}
+ALPACA_MARGIN = 0.2
+"""An AlpacaEval preference is a pair only this far from 1.5 or further (1.3 or below, 1.7 or above)."""
+ALPACA_ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """Where a source's files come from, and how to find them in a user's copy."""
+
+    repo: str
+    files: str  # the files, as the repository lays them out
+    patterns: tuple[
+        str, ...
+    ]  # globs (recursive) that find them in a copy of the repository or its data folder
+
+
+UPSTREAM: dict[str, Upstream] = {
+    "alpaca-eval": Upstream(
+        "tatsu-lab/alpaca_eval (commit cd543a1)",
+        f"results/<model>/{ALPACA_ANNOTATOR}/annotations.json",
+        (f"**/{ALPACA_ANNOTATOR}/annotations.json",),
+    ),
+    "rm-bench": Upstream(
+        "THU-KEG/RM-Bench (commit 73c52d7)",
+        "data/{chat,code,safety-refuse,safety-response}_filtered.json",
+        tuple(f"**/{s}_filtered.json" for s in ("chat", "code", "safety-refuse", "safety-response")),
+    ),
+    "auto-j": Upstream(
+        "GAIR-NLP/auto-j (commit 2ae17a3)",
+        "data/test/testdata_pairwise.jsonl",
+        ("**/testdata_pairwise.jsonl",),
+    ),
+    "pandalm": Upstream("WeOpenML/PandaLM (commit 3871806)", "data/testset-v1.json", ("**/testset-v1.json",)),
+    "judgebench": Upstream(
+        "ScalerLab/JudgeBench (commit e2c52c2)",
+        "data/dataset=judgebench,response_model=*.jsonl",
+        ("**/dataset=judgebench,response_model=*.jsonl",),
+    ),
+    "llmbar": Upstream(
+        "princeton-nlp/LLMBar",
+        "natural.json and adversarial_*.json (or Dataset/LLMBar/Natural and Adversarial/*, each a dataset.json)",
+        ("**/natural.json", "**/adversarial_*.json", "**/LLMBar/**/dataset.json"),
+    ),
+    "evalbiasbench": Upstream(
+        "ncsoft/offsetbias", "data/evalbiasbench/biasbench.json", ("**/biasbench.json",)
+    ),
+}
+
+
+def find_upstream(name: str, folder: str | Path) -> list[Path]:
+    """The files of source ``name`` (:data:`UPSTREAM`) inside ``folder``, a user's copy of its repository
+    or of the repository's data folder, in name order. A folder without them is an error that says which
+    files were expected and which public repository holds them."""
+    up = UPSTREAM[name]
+    path = Path(folder).expanduser()
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise BiasAwareError(f"{name}: {path}: no such folder; expected {up.files}, from {up.repo}")
+    found = sorted({p for pattern in up.patterns for p in path.glob(pattern) if p.is_file()})
+    if not found:
+        raise BiasAwareError(
+            f"{name}: no {up.files} under {path}; get it from the public repository {up.repo} and give the "
+            "folder of your copy"
+        )
+    return found
+
+
+@dataclass
+class Loaded:
+    """A source read into pairs, with what was left out (reason -> locations) and malformed rows skipped."""
+
+    layout: str
+    pairs: list[PreferencePair] = field(default_factory=list)
+    rows: int = 0
+    left_out: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    skipped: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, Any]:
+        """Numbers only, for a manifest: rows read, pairs, and each reason's count."""
+        return {
+            "layout": self.layout,
+            "rows": self.rows,
+            "pairs": len(self.pairs),
+            "left_out": {reason: len(where) for reason, where in sorted(self.left_out.items())},
+            "malformed_skipped": len(self.skipped),
+        }
+
+
+class _LeftOut(Exception):
+    """A row that is read correctly and is not a pair (a tie, identical responses)."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+
+def _pair(
+    pid: str, subset: str, prompt: Any, chosen: Any, rejected: Any, where: str, **meta
+) -> PreferencePair:
+    if isinstance(prompt, str):
+        prompt = [{"role": "user", "content": prompt}]
+    if isinstance(chosen, str) and isinstance(rejected, str):
+        if not (visible(chosen) and visible(rejected)):
+            raise _LeftOut("empty")
+        if chosen == rejected:
+            raise _LeftOut("identical")
+    data = {
+        "id": pid,
+        "source": "benchmark",
+        "prompt": prompt,
+        "chosen": chosen,
+        "rejected": rejected,
+        "meta": {"subset": subset, **meta},
+    }
+    return parse_record("pair", data, where)
+
+
+def _text(row: dict[str, Any], key: str, where: str) -> str:
+    """A response field of an upstream row: text, as it is (a JSON ``true`` is refused, not made "True")."""
+    value = row[key]
+    if not isinstance(value, str):
+        raise RecordError([f"{where}: field '{key}' must be text, got {type(value).__name__} {value!r:.40}"])
+    return value
+
+
+def _label_error(where: str, field: str, value: Any, valid: str) -> RecordError:
+    return RecordError([f"{where}: field '{field}' must be {valid}, got {value!r}"])
+
+
+def _rewardbench(row, where, i, opts):
+    return [
+        _pair(
+            str(row.get("id", i)),
+            row.get("subset", "all"),
+            row["prompt"],
+            row["chosen"],
+            row["rejected"],
+            where,
+        )
+    ]
+
+
+def _judgebench(row, where, i, opts):
+    label = row["label"]
+    if label not in ("A>B", "B>A"):
+        raise _label_error(where, "label", label, "'A>B' or 'B>A'")
+    a, b = _text(row, "response_A", where), _text(row, "response_B", where)
+    chosen, rejected = (a, b) if label == "A>B" else (b, a)
+    return [
+        _pair(str(row.get("pair_id", i)), row.get("source", "all"), row["question"], chosen, rejected, where)
+    ]
+
+
+def _rmb(row, where, i, opts):
+    chosen, reject = row["chosen"], row["reject"]
+    get = lambda r: r.get("answer") if isinstance(r, dict) else r  # noqa: E731
+    subset = row.get("category_path", "all")
+    return [
+        _pair(str(row.get("pair_uid", i)), subset, row["conversation_input"], get(chosen), get(reject), where)
+    ]
+
+
+RMBENCH_DIFFICULTY = {-1: "hard", 0: "normal", 1: "easy"}
+"""RM-Bench's three accuracies by (chosen style - rejected style): hard when the chosen answer is in a plainer
+style than the rejected one (the style cue on the worse answer), easy when in a richer one, normal when the same."""
+
+
+def _rmbench(row, where, i, opts):
+    chosen, rejected = row["chosen"], row["rejected"]
+    if not (isinstance(chosen, list) and isinstance(rejected, list) and len(chosen) == len(rejected) == 3):
+        raise RecordError(
+            [f"{where}: fields 'chosen' and 'rejected' must be lists of 3 responses (RM-Bench)"]
+        )
+    rid = str(row.get("id", i))
+    subset = row.get("subset", row.get("domain", "all"))
+    for side, texts in (("chosen", chosen), ("rejected", rejected)):
+        for k, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise RecordError([f"{where}: field '{side}[{k}]' must be text, got {type(t).__name__}"])
+    out = []
+    for a in range(3):
+        for b in range(3):
+            try:
+                out.append(
+                    _pair(
+                        f"{subset}-{rid}-{a}{b}",
+                        subset,
+                        row["prompt"],
+                        chosen[a],
+                        rejected[b],
+                        where,
+                        styles=[a, b],
+                        difficulty=RMBENCH_DIFFICULTY[(a > b) - (a < b)],
+                    )
+                )
+            except _LeftOut:
+                continue
+    return out
+
+
+def _llmbar(row, where, i, opts):
+    label = row["label"]
+    if label not in (1, 2):
+        raise _label_error(where, "label", label, "1 or 2")
+    path = Path(where.split(":")[0])
+    subset = path.parent.name.lower() if path.stem == "dataset" else path.stem
+    if path.stem == "dataset" and path.parent.parent.name.lower() == "adversarial":
+        subset = f"adversarial_{subset}"
+    one, two = _text(row, "output_1", where), _text(row, "output_2", where)
+    better, worse = (one, two) if label == 1 else (two, one)
+    return [_pair(f"{subset}-{i}", subset, row["input"], better, worse, where)]
+
+
+def _evalbiasbench(row, where, i, opts):
+    label = row["label"]
+    if label not in (1, 2):
+        raise _label_error(where, "label", label, "1 or 2")
+    one, two = _text(row, "response1", where), _text(row, "response2", where)
+    better, worse = (one, two) if label == 1 else (two, one)
+    subset = row.get("bias", "all")
+    return [_pair(f"{subset.replace(' ', '_')}-{i}", subset, row["instruction"], better, worse, where)]
+
+
+def instruction_key(text: str) -> str:
+    """A short stable key of an instruction's text: the unit a split by instruction keeps together."""
+    return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:16]
+
+
+def _alpacaeval(row, where, i, opts):
+    pref = row["preference"]
+    if isinstance(pref, str):
+        try:
+            pref = float(pref)
+        except ValueError:
+            pref = None
+    if isinstance(pref, bool) or not isinstance(pref, int | float) or not 1 <= pref <= 2:
+        raise _label_error(where, "preference", row["preference"], "a number from 1 to 2")
+    reference, answer = _text(row, "output_1", where), _text(row, "output_2", where)
+    instruction = _text(row, "instruction", where)
+    path = Path(where.split(":")[0])
+    model = path.parents[1].name if path.parent.name == ALPACA_ANNOTATOR else str(row["generator_2"])
+    if abs(pref - 1.5) < opts.get("margin", ALPACA_MARGIN):
+        raise _LeftOut("tie")
+    won = pref > 1.5
+    chosen, rejected = (answer, reference) if won else (reference, answer)
+    key = instruction_key(instruction)
+    return [
+        _pair(
+            f"{model}-{key}",
+            str(row.get("dataset", "all")),
+            instruction,
+            chosen,
+            rejected,
+            where,
+            model=model,
+            reference=str(row["generator_1"]),
+            preference=pref,
+            instruction_key=key,
+            model_won=won,
+        )
+    ]
+
+
+AUTOJ_LABELS = {0: "response 1", 1: "response 2", 2: "tie"}
+
+
+def _autoj(row, where, i, opts):
+    label = row["label"]
+    if isinstance(label, bool) or label not in AUTOJ_LABELS:
+        raise _label_error(
+            where, "label", label, "0, 1 or 2 (Auto-J: response 1 better, response 2 better, tie)"
+        )
+    one, two = _text(row, "response 1", where), _text(row, "response 2", where)
+    if label == 2:
+        raise _LeftOut("tie")
+    better, worse = (one, two) if label == 0 else (two, one)
+    return [_pair(f"autoj-{i}", str(row.get("scenario", "all")), row["prompt"], better, worse, where)]
+
+
+PANDALM_VOTES = ("annotator1", "annotator2", "annotator3")
+
+
+def pandalm_prompt(instruction: str, given: str) -> str:
+    """PandaLM's task: its instruction, then its input (when there is one) after a blank line."""
+    return f"{instruction}\n\n{given}" if given.strip() else instruction
+
+
+def _pandalm(row, where, i, opts):
+    votes = []
+    for key in PANDALM_VOTES:
+        v = row[key]
+        if isinstance(v, str) and v.strip() in ("0", "1", "2"):
+            v = int(v)
+        if isinstance(v, bool) or v not in (0, 1, 2):
+            raise _label_error(where, key, row[key], "1, 2 or 0 (PandaLM: response 1, response 2, tie)")
+        votes.append(v)
+    one, two = _text(row, "response1", where), _text(row, "response2", where)
+    prompt = pandalm_prompt(_text(row, "instruction", where), _text(row, "input", where))
+    majority = [v for v in (1, 2, 0) if votes.count(v) >= 2]
+    if not majority or majority[0] == 0:
+        raise _LeftOut("tie")
+    better, worse = (one, two) if majority[0] == 1 else (two, one)
+    pid = f"pandalm-{row.get('idx', i)}"
+    return [_pair(pid, str(row.get("motivation_app", "all")), prompt, better, worse, where, votes=votes)]
+
+
+FORMATS: dict[str, tuple[set[str], Callable]] = {
+    "llmbar": ({"input", "output_1", "output_2", "label"}, _llmbar),
+    "evalbiasbench": ({"instruction", "response1", "response2", "label"}, _evalbiasbench),
+    "judgebench": ({"question", "response_A", "response_B", "label"}, _judgebench),
+    "rmb": ({"conversation_input", "chosen", "reject"}, _rmb),
+    "rm-bench": ({"prompt", "chosen", "rejected"}, _rmbench),
+    "rewardbench": ({"prompt", "chosen", "rejected"}, _rewardbench),
+    "alpacaeval": (
+        {"instruction", "output_1", "generator_1", "output_2", "generator_2", "preference"},
+        _alpacaeval,
+    ),
+    "autoj": ({"scenario", "label", "prompt", "response 1", "response 2"}, _autoj),
+    "pandalm": ({"instruction", "input", "response1", "response2", *PANDALM_VOTES}, _pandalm),
+}
+
+
+def detect_format(row: dict[str, Any]) -> str:
+    for name, (cols, _) in FORMATS.items():
+        if cols <= set(row) and (name != "rm-bench" or isinstance(row.get("chosen"), list)):
+            return name
+    raise BiasAwareError(
+        f"unrecognised benchmark columns {sorted(row)}; known layouts: "
+        + "; ".join(f"{n}: {sorted(c)}" for n, (c, _) in FORMATS.items())
+    )
+
+
+def _rows(source: str | Path, split: str) -> Iterator[tuple[Any, str, str | None]]:
+    """Rows with locations; EvalBiasBench's {subset: [rows]} JSON is flattened here, and a folder holding
+    AlpacaEval's or LLMBar's upstream tree is read file by file."""
+    path = Path(source)
+    if path.is_dir():
+        nested = [p for name in ("alpaca-eval", "llmbar") for p in _glob(name, path)]
+        if nested and not any(path.glob("*.json*")):
+            for f in nested:
+                yield from _rows(f, split)
+            return
+    if path.is_file() and path.suffix == ".json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise BiasAwareError(f"{path}: invalid JSON ({exc})") from None
+        if isinstance(data, dict) and data and all(isinstance(v, list) for v in data.values()):
+            for subset, rows in data.items():
+                for i, row in enumerate(rows):
+                    yield {"bias": subset, **row}, f"{path}:{subset}[{i}]", None
+            return
+    for raw in iter_rows(source, split):
+        yield raw.data, raw.where, raw.error
+
+
+def _glob(name: str, path: Path) -> list[Path]:
+    return sorted({p for pattern in UPSTREAM[name].patterns for p in path.glob(pattern) if p.is_file()})
+
+
+def load_upstream(
+    name_or_path: str | Path,
+    split: str | None = None,
+    *,
+    bad_rows: Literal["error", "skip"] = "error",
+    margin: float = ALPACA_MARGIN,
+) -> Loaded:
+    """A benchmark or preference set read into pairs (see the module docstring), with what it left out."""
+    if bad_rows not in ("error", "skip"):
+        raise BiasAwareError(f"bad_rows is 'error' or 'skip', got {bad_rows!r}")
+    name = str(name_or_path)
+    source, default_split = HUB.get(name, (name, "train"))
+    if name in LOCAL_ONLY and not Path(name).exists():
+        raise BiasAwareError(f"{name} has no hub copy; pass the path of {LOCAL_ONLY[name]}")
+    loaded = Loaded(layout="")
+    problems: list[str] = []
+    for i, (row, where, error) in enumerate(_rows(source, split or default_split)):
+        loaded.rows += 1
+        if error:
+            problems.append(error)
+            continue
+        loaded.layout = loaded.layout or detect_format(row)
+        cols, convert = FORMATS[loaded.layout]
+        missing = sorted(cols - set(row))
+        try:
+            if missing:
+                raise RecordError(
+                    [f"{where}: field '{missing[0]}' is missing ({loaded.layout} columns: {sorted(cols)})"]
+                )
+            loaded.pairs.extend(convert(row, where, i, {"margin": margin}))
+        except _LeftOut as out:
+            loaded.left_out[out.reason].append(where)
+        except RecordError as err:
+            problems.extend(err.problems)
+    if problems and bad_rows == "error":
+        raise RecordError(problems)
+    loaded.skipped = problems
+    if not loaded.pairs:
+        raise BiasAwareError(f"{name}: no benchmark pairs")
+    ids = [p.id for p in loaded.pairs]
+    if len(set(ids)) != len(ids):
+        seen: set[str] = set()
+        twice = next(x for x in ids if x in seen or seen.add(x))
+        raise BiasAwareError(f"{name}: pair id {twice!r} twice: one source's rows were given more than once")
+    for p in loaded.pairs:
+        p.meta["benchmark"] = loaded.layout
+    return loaded
+
+
+def load_benchmark(name_or_path: str | Path, split: str | None = None) -> list[PreferencePair]:
+    """Pairs of a general benchmark (see the module docstring); bad rows raise with their location."""
+    return load_upstream(name_or_path, split).pairs

@@ -1,0 +1,121 @@
+"""The real-text build: AlpacaEval split by instruction, NullModel key pairs, benchmarks, counts and the length
+shortcut in the manifest; reuse, refusal of other settings, and clear errors for a wrong path."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from biasaware.cli import main
+from biasaware.data.real import build_real, named_paths, resolve_sources, split_instructions
+from biasaware.errors import BiasAwareError
+from biasaware.io import read_records
+
+INSTRUCTIONS = [f"Question number {i}?" for i in range(10)]
+
+
+def jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+@pytest.fixture
+def real_folder(alpaca):
+    return lambda root: make_real_folder(root, alpaca)
+
+
+def make_real_folder(root: Path, alpaca) -> Path:
+    """A tiny real-text folder: two models and NullModel on ten instructions, and an Auto-J file."""
+    ae = root / "alpaca_eval"
+    # the long model wins where its answer is longer; the short one loses; one tie
+    alpaca(ae, "long", [(q, f"ref {i}", f"a long answer {i} " * 3, 1.9) for i, q in enumerate(INSTRUCTIONS)])
+    alpaca(
+        ae, "short", [(q, f"reference {i}", f"s{i}", 1.1 if i else 1.5) for i, q in enumerate(INSTRUCTIONS)]
+    )
+    alpaca(
+        ae,
+        "NullModel",
+        [(q, f"ref {i}", "} }", 1.8 if i % 2 else 1.45) for i, q in enumerate(INSTRUCTIONS)],
+        "example",
+    )
+    (root / "auto-j").mkdir()
+    jsonl(
+        root / "auto-j" / "testdata_pairwise.jsonl",
+        [{"scenario": "s", "label": 0, "prompt": "p", "response 1": "a longer one", "response 2": "b"}],
+    )
+    return root
+
+
+def test_build_real_splits_by_instruction_and_records_the_shortcut(tmp_path, real_folder):
+    root = real_folder(tmp_path / "real")
+    m = build_real(resolve_sources(root), tmp_path / "out", seed=3, heldout=0.3)
+    out = tmp_path / "out"
+    train, held = read_records(out / "train.jsonl", "pair"), read_records(out / "heldout.jsonl", "pair")
+    train_keys = {p.meta["instruction_key"] for p in train}
+    held_keys = {p.meta["instruction_key"] for p in held}
+    assert len(held_keys) == 3 and len(train_keys) == 7 and not train_keys & held_keys
+    assert len(train) + len(held) == 19  # 20 model pairs, one tie left out
+    assert all(p.meta["model"] != "NullModel" for p in train + held)
+    keys = read_records(out / "masterkey-null.jsonl", "pair")
+    assert {p.meta["instruction_key"] for p in keys} == held_keys  # every held-out instruction, tie or not
+    assert all(p.rejected == "} }" and p.chosen.startswith("ref") for p in keys)
+    assert m["split"]["null_model_preferred_by_judge"] == sum(p.meta["judge_preferred_key"] for p in keys)
+    # the long model always wins, the short one always loses: the longer answer is always chosen
+    assert m["shortcut"]["train"] == {
+        "pairs": len(train),
+        "decided": len(train),
+        "longer_chosen": len(train),
+        "share": 1.0,
+    }
+    assert m["sources"]["alpaca-eval"]["left_out"] == {"tie": 1}
+    assert m["sources"]["auto-j"]["pairs"] == 1 and m["shortcut"]["auto-j"]["share"] == 1.0
+    assert "rm-bench" in m["missing"] and (out / "bench" / "auto-j.jsonl").exists()
+    assert m["settings"] == {"format": 1, "seed": 3, "heldout": 0.3, "margin": 0.2}
+    assert json.loads((out / "manifest.json").read_text())["split"] == m["split"]
+    # the same settings reuse the folder; other settings are refused, named
+    assert build_real(resolve_sources(root), out, seed=3, heldout=0.3)["reused"]
+    with pytest.raises(BiasAwareError, match="seed: 3 there, 4 now"):
+        build_real(resolve_sources(root), out, seed=4, heldout=0.3)
+
+
+def test_split_is_seeded_and_order_free():
+    keys = [f"k{i}" for i in range(100)]
+    assert split_instructions(keys, 0.2, 1) == split_instructions(list(reversed(keys)) * 2, 0.2, 1)
+    assert split_instructions(keys, 0.2, 1) != split_instructions(keys, 0.2, 2)
+    assert len(split_instructions(keys, 0.2, 1)) == 20
+
+
+def test_sources_errors(tmp_path):
+    with pytest.raises(
+        BiasAwareError, match="no such folder; --real is a folder with one sub-folder per source"
+    ):
+        resolve_sources(tmp_path / "nope")
+    with pytest.raises(
+        BiasAwareError, match="no AlpacaEval annotations: expected .*alpaca_eval holding results/"
+    ):
+        resolve_sources(tmp_path)
+    with pytest.raises(BiasAwareError, match="unknown real-text source 'lmbar'"):
+        resolve_sources(tmp_path, {"lmbar": tmp_path})
+    with pytest.raises(BiasAwareError, match="give NAME=PATH"):
+        named_paths(["llmbar"], "--source")
+    with pytest.raises(BiasAwareError, match="llmbar given twice"):
+        named_paths(["llmbar=a", "llmbar=b"], "--source")
+    (tmp_path / "alpaca_eval").mkdir()
+    with pytest.raises(BiasAwareError, match="alpaca-eval: no results/<model>/.* tatsu-lab/alpaca_eval"):
+        build_real(resolve_sources(tmp_path), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_build_real(tmp_path, capsys, real_folder):
+    root = real_folder(tmp_path / "real")
+    assert main(["build", "real", "--real", str(root), "--out", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "alpaca-eval: 20 rows -> 19 pairs" in out
+        and "longer answer chosen" in out
+        and "missing: pandalm" in out
+    )
+    assert main(["build", "real", "--real", str(tmp_path / "typo"), "--out", str(tmp_path / "o2")]) == 2
+    assert "no such folder" in capsys.readouterr().err and not (tmp_path / "o2").exists()
+    with pytest.raises(SystemExit) as stop:
+        main(["build", "real", "--rael", str(root), "--out", str(tmp_path / "o3")])
+    assert stop.value.code == 2 and not (tmp_path / "o3").exists()
