@@ -125,8 +125,9 @@ def test_builtin_minilm_as_reward_model():
 
 
 # ------------------------------------------------------------------------ one tokenisation (issue 16)
-def trainer_and_judge_ids(name: str, kind: str, tmp_path):
-    """(what a trainer feeds, what a judge scores) for the same (prompt, response) chats."""
+def trainer_and_judge_ids(name: str, kind: str, tmp_path, limit: int | None = None):
+    """(what a trainer feeds, what a judge scores) for the same (prompt, response) chats; with ``limit``, long
+    texts cut to fit it by both (truncation ``longest_first``)."""
     from types import SimpleNamespace
 
     from datasets import Dataset
@@ -137,12 +138,13 @@ def trainer_and_judge_ids(name: str, kind: str, tmp_path):
     from biasaware.records import View
     from biasaware.training.reward_trainer import SetRewardTrainer
 
-    prompt = [{"role": "user", "content": "Which is larger, 0.9 or 0.11?"}]
-    chosen, rejected = "0.9 is larger.", "0.11 is larger, clearly."
+    prompt = [{"role": "user", "content": "Which is larger, 0.9 or 0.11?" * (20 if limit else 1)}]
+    chosen, rejected = "0.9 is larger." * (30 if limit else 1), "0.11 is larger, clearly."
     if kind == "reward":
         row = {"prompt": prompt, "chosen": chosen, "rejected": rejected, "bias_negatives": []}
-        judge = load_judge(JudgeSpec(name=name, mode="reward"))
-        args = SimpleNamespace(num_bias_negatives=-1, max_length=None)
+        cut = "longest_first" if limit else "none"
+        judge = load_judge(JudgeSpec(name=name, mode="reward", max_length=limit, truncation=cut))
+        args = SimpleNamespace(num_bias_negatives=-1, max_length=limit, truncation=cut)
         fed = SetRewardTrainer._prepare_dataset(None, Dataset.from_list([row]), judge.tokenizer, args, "t")
         scored, _ = judge.units([View(prompt=prompt, response_a=chosen, response_b=rejected, correct="A")])
         return fed[0]["candidate_ids"], scored
@@ -176,6 +178,49 @@ def trainer_and_judge_ids(name: str, kind: str, tmp_path):
 def test_trainers_feed_the_ids_judges_score_tiny(tiny_models, kind, tmp_path):
     fed, scored = trainer_and_judge_ids(str(tiny_models[kind]), kind, tmp_path)
     assert fed == scored
+
+
+def test_trainer_and_judge_cut_long_texts_alike_tiny(tiny_models, tmp_path):
+    fed, scored = trainer_and_judge_ids(str(tiny_models["reward"]), "reward", tmp_path, limit=48)
+    assert fed == scored and all(len(ids) <= 48 for ids in fed) and max(map(len, fed)) >= 44
+
+
+def test_fit_chat_cuts_the_longer_side_first(tiny_models):
+    from biasaware.judging.models import chat_ids, fit_chat, load_tokenizer
+
+    tok = load_tokenizer(str(tiny_models["reward"]), "reward")
+    size = lambda text: len(tok(text, add_special_tokens=False)["input_ids"])  # noqa: E731
+    short = [{"role": "user", "content": "Name a prime."}]
+    long_answer = " ".join(f"word{i}" for i in range(300))
+    prompt, response, cut = fit_chat(tok, short, long_answer, 64)
+    assert cut and prompt == short and long_answer.startswith(response) and response != long_answer
+    assert len(chat_ids(tok, [[*prompt, {"role": "assistant", "content": response}]])[0]) <= 64
+    long_prompt = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": long_answer}]
+    prompt, response, cut = fit_chat(tok, long_prompt, long_answer, 80)
+    assert cut and prompt[0] == long_prompt[0] and long_answer.startswith(prompt[-1]["content"])
+    assert abs(size(prompt[-1]["content"]) - size(response)) <= 2  # both over half the room: half each
+    assert fit_chat(tok, short, "Seven.", 64) == (short, "Seven.", False)  # fits: untouched
+
+
+def test_reward_judge_truncation_judges_what_none_leaves_overlong(tiny_models):
+    from biasaware.judging.judges import JudgeSpec, load_judge
+    from biasaware.records import View
+
+    long_view = View(
+        prompt=[{"role": "user", "content": "Say something."}],
+        response_a=" ".join(["alpha"] * 200),
+        response_b="beta",
+        correct="B",
+    )
+    none = load_judge(JudgeSpec(name=str(tiny_models["reward"]), mode="reward", max_length=32))
+    (out,) = none.judge([long_view])
+    assert out.verdict == "invalid" and out.overlong
+    cut = load_judge(
+        JudgeSpec(name=str(tiny_models["reward"]), mode="reward", max_length=32, truncation="longest_first")
+    )
+    (out,) = cut.judge([long_view])
+    assert out.verdict in ("A", "B", "tie") and not out.overlong
+    assert cut.summary()["truncated"] == 1 and cut.summary()["truncation"] == "longest_first"
 
 
 @pytest.mark.slow

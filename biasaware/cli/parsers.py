@@ -521,6 +521,12 @@ def add_judge_arguments(p, max_tokens: int = 512, required: str = "required unle
         type=positive_int,
         help="context limit in tokens; a longer view is not judged and is counted (default: the model's)",
     )
+    p.add_argument(
+        "--truncation",
+        choices=["none", "longest_first"],
+        help="reward mode: a (prompt, response) over the context is not judged (none) or cut to fit "
+        "(longest_first: the longer of the last user turn and the response loses its end) (default none)",
+    )
     add_device_arguments(p)
     p.add_argument(
         "--concurrency", type=positive_int, default=16, help="calls in flight, backend openai (default 16)"

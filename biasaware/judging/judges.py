@@ -66,7 +66,7 @@ from pydantic import (
 
 from biasaware.errors import BiasAwareError
 from biasaware.judging.llm import LLMClient, LLMSpec, any_text, public_url
-from biasaware.judging.models import chat_ids, encode_rendered, render_chats
+from biasaware.judging.models import chat_ids, encode_rendered, fit_chat, render_chats
 from biasaware.judging.parsers import get_parser
 from biasaware.judging.prompts import LETTER_FIRST, TEMPLATES, get_template
 from biasaware.judging.scoring import ScoreOutput, ScoreUnit, parse_score
@@ -91,6 +91,11 @@ class JudgeSpec(BaseModel):
     batch_size: int = Field(8, ge=1, description="views per forward batch, or prompts per generate batch")
     max_batch_tokens: int | None = Field(32768, ge=1, description="padded tokens per forward batch")
     max_length: int | None = Field(None, ge=1, description="context limit in tokens (default: the model's)")
+    truncation: Literal["none", "longest_first"] = Field(
+        "none",
+        description="reward mode: a (prompt, response) over the context is not judged (none) or cut to fit "
+        "(longest_first: the longer of the last user turn and the response loses its end)",
+    )
     max_tokens: int = Field(512, ge=1, description="generation budget per verdict")
     temperature: float = Field(0.0, ge=0.0)
     seed: int | None = None
@@ -801,6 +806,7 @@ class RewardModelJudge(_ForwardJudge):
     def __init__(self, resolved: ResolvedJudge | JudgeSpec):
         super().__init__(resolved)
         spec = self.spec
+        self.truncated = 0  # (prompt, response) texts cut to fit the context (truncation="longest_first")
         fresh = getattr(self.model, "biasaware_fresh", [])
         if fresh:  # e.g. a language model or a bare encoder read as a reward model: its scores are noise
             print(
@@ -812,8 +818,13 @@ class RewardModelJudge(_ForwardJudge):
             )
 
     def texts(self, prompt: list, response: str) -> str:
-        """The rendered (prompt, response) chat; its ids are :func:`biasaware.judging.models.encode_rendered`'s."""
+        """The rendered (prompt, response) chat; its ids are :func:`biasaware.judging.models.encode_rendered`'s.
+        With ``truncation="longest_first"`` a chat over the context is first cut to fit
+        (:func:`biasaware.judging.models.fit_chat`, the reward trainer's rule), and counted."""
         messages = [m if isinstance(m, dict) else m.model_dump() for m in prompt]
+        if self.spec.truncation == "longest_first" and self.limit is not None:
+            messages, response, cut = fit_chat(self.tokenizer, messages, response, self.limit)
+            self.truncated += cut
         (text,) = render_chats(self.tokenizer, [[*messages, {"role": "assistant", "content": response}]])
         return text
 
@@ -828,6 +839,9 @@ class RewardModelJudge(_ForwardJudge):
 
     def values(self, enc):
         return self.model(**enc).logits[:, 0]
+
+    def summary(self) -> dict[str, Any]:
+        return {**super().summary(), "truncation": self.spec.truncation, "truncated": self.truncated}
 
     def outputs(self, prepared, per_unit):
         out: list[JudgeOutput | None] = []

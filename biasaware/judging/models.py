@@ -420,6 +420,56 @@ def chat_ids(tokenizer, chats: list[list[dict]], *, add_generation_prompt: bool 
     )
 
 
+TRUNCATIONS = ("none", "longest_first")
+"""How a (prompt, response) chat longer than the context is handled: ``none``, not judged (invalid, counted
+as overlong) and dropped from training, as TRL does; ``longest_first``: cut to fit, by the rule of Hugging
+Face tokenizers' ``truncation="longest_first"`` on a text pair, applied to the last user turn and the
+response (:func:`fit_chat`)."""
+
+
+def _cut(tokenizer, text: str, keep: int) -> str:
+    """``text`` up to the end of its first ``keep`` tokens (by the tokenizer's character offsets)."""
+    if keep <= 0:
+        return ""
+    offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+    return text if keep >= len(offsets) else text[: offsets[keep - 1][1]]
+
+
+def fit_chat(tokenizer, prompt: list[dict], response: str, limit: int) -> tuple[list[dict], str, bool]:
+    """``(prompt, response, cut)``: the chat ``prompt + [assistant: response]`` made to fit ``limit`` tokens
+    of :func:`chat_ids`, or as it is when it fits. The cut follows ``longest_first``: of the last user turn
+    and the response, the longer loses tokens from its end until the two fit the room the template and the
+    earlier turns leave (when both are over half that room, each gets half). A chat whose other turns alone
+    do not fit is returned as it is (and is then overlong). The trainer and the judges share this rule, so a
+    judge scores the ids it was trained on."""
+    chat = [*prompt, {"role": "assistant", "content": response}]
+    (ids,) = chat_ids(tokenizer, [chat])
+    if len(ids) <= limit:
+        return prompt, response, False
+    user = prompt[-1]["content"]
+    count = lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])  # noqa: E731
+    p, r = count(user), count(response)
+    room = limit - (len(ids) - p - r)
+    for _ in range(8):  # token boundaries can shift by one or two when a text is cut: try a little less
+        if room <= 0:
+            return prompt, response, False
+        if p + r <= room:
+            keep_p, keep_r = p, r
+        elif p <= room // 2:
+            keep_p, keep_r = p, room - p
+        elif r <= room - room // 2:
+            keep_p, keep_r = room - r, r
+        else:
+            keep_p, keep_r = room // 2, room - room // 2
+        new_prompt = [*prompt[:-1], {**prompt[-1], "content": _cut(tokenizer, user, keep_p)}]
+        new_response = _cut(tokenizer, response, keep_r)
+        (ids,) = chat_ids(tokenizer, [[*new_prompt, {"role": "assistant", "content": new_response}]])
+        if len(ids) <= limit:
+            return new_prompt, new_response, True
+        room -= len(ids) - limit
+    return prompt, response, False
+
+
 def load_tokenizer(name_or_path: str | ModelFolders, kind: str = "causal"):
     """The tokenizer alone, prepared as :func:`load_model` prepares it (no weights are read)."""
     from transformers import AutoTokenizer

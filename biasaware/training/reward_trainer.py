@@ -8,7 +8,9 @@ first, then the rejected response, then up to ``num_bias_negatives`` bias negati
 OffsetBias-style off-topic negatives), the
 collator flattens the candidates of a batch and records each row's group size (rows may carry
 different numbers of negatives), and ``compute_loss`` applies the set loss. Rows with a
-candidate longer than ``max_length`` are dropped, as TRL does.
+candidate longer than ``max_length`` are dropped, as TRL does, unless ``truncation`` is
+``longest_first``: then each candidate chat is cut to fit by the judges' rule
+(:func:`biasaware.judging.models.fit_chat`), so long answers stay in the data.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 import torch
 from trl import RewardConfig, RewardTrainer
 
-from biasaware.judging.models import chat_ids
+from biasaware.judging.models import TRUNCATIONS, chat_ids, fit_chat
 from biasaware.training.losses import LOSSES, pad_groups, set_loss
 
 
@@ -32,6 +34,13 @@ class SetRewardConfig(RewardConfig):
         default=-1,
         metadata={"help": "bias negatives per row next to the original rejected one (0, 1, 4...); -1 = all"},
     )
+    truncation: str = field(
+        default="none",
+        metadata={
+            "help": "a candidate over max_length: none drops its row (as TRL does); longest_first cuts the "
+            "longer of the last user turn and the response to fit (the judges' rule, fit_chat)"
+        },
+    )
 
     def __post_init__(self):
         super().__post_init__()
@@ -39,6 +48,8 @@ class SetRewardConfig(RewardConfig):
             raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
         if self.tau <= 0:
             raise ValueError(f"tau must be positive, got {self.tau}")
+        if self.truncation not in TRUNCATIONS:
+            raise ValueError(f"truncation must be one of {', '.join(TRUNCATIONS)}, got {self.truncation!r}")
 
 
 def candidates(row: dict[str, Any], num_bias_negatives: int) -> list[str]:
@@ -82,6 +93,12 @@ class SetRewardTrainer(RewardTrainer):
                 [*prompt, {"role": "assistant", "content": c}]
                 for c in candidates(row, args.num_bias_negatives)
             ]
+            if args.truncation == "longest_first" and args.max_length is not None:
+                fitted = [
+                    fit_chat(processing_class, chat[:-1], chat[-1]["content"], args.max_length)
+                    for chat in chats
+                ]
+                chats = [[*p, {"role": "assistant", "content": r}] for p, r, _ in fitted]
             return {"candidate_ids": chat_ids(processing_class, chats)}  # the judges' tokenisation
 
         dataset = dataset.map(
