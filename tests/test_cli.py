@@ -102,7 +102,7 @@ def test_every_stage_has_its_own_help_with_a_default_for_each_option():
     for command, stage_list in re.findall(r"biasaware (\w+) ([\w|]+)", EPILOG):
         for stage in stage_list.split("|"):
             assert f"{command} {stage}" in leaves, f"{command} {stage}"
-    assert "eval bias|scoring|general|compare" in EPILOG and "biasaware preflight" in EPILOG
+    assert "eval bias|scoring|general|real|compare" in EPILOG and "biasaware preflight" in EPILOG
     assert "--pointwise" in options["eval bias"] and "--pointwise" not in options["eval general"]
     assert "--templates" in options["eval scoring"] and "--thresholds" in options["preflight"]
 

@@ -119,3 +119,56 @@ def test_cli_build_real(tmp_path, capsys, real_folder):
     with pytest.raises(SystemExit) as stop:
         main(["build", "real", "--rael", str(root), "--out", str(tmp_path / "o3")])
     assert stop.value.code == 2 and not (tmp_path / "o3").exists()
+
+
+# ------------------------------------------------------------------------------------------- eval real
+def rmbench_file(folder: Path) -> None:
+    folder.mkdir(parents=True)
+    rows = [
+        {
+            "id": k,
+            "subset": "chat",
+            "prompt": f"Question {k}?",
+            "chosen": [f"right {k}", f"right {k}, said at length", f"## right {k}\n- said at length"],
+            "rejected": [f"wrong {k}", f"wrong {k}, said at length", f"## wrong {k}\n- said at length"],
+        }
+        for k in range(4)
+    ]
+    (folder / "chat_filtered.json").write_text(json.dumps(rows))
+
+
+def test_eval_real_scores_each_set_beside_the_cue_only_judges(tmp_path, real_folder, tiny_models):
+    from biasaware.evaluation.real_text import evaluate_real
+    from biasaware.judging.judges import JudgeSpec
+
+    root = real_folder(tmp_path / "real")
+    rmbench_file(root / "rm-bench")
+    build_real(resolve_sources(root), tmp_path / "data")
+    spec = JudgeSpec(
+        name=str(tiny_models["reward"]), mode="reward", max_length=64, truncation="longest_first"
+    )
+    result = evaluate_real(spec, tmp_path / "data", tmp_path / "eval", limit=30, seed=1)
+    assert set(result["sets"]) == {"rm-bench", "auto-j", "heldout", "masterkey-null"}
+    assert {"pandalm", "llmbar"} <= set(result["missing"])
+    rm = result["sets"]["rm-bench"]
+    # an independent count from the judgments: right when the chosen response scores strictly higher
+    judged = read_records(tmp_path / "eval" / "rm-bench" / "judgments.jsonl", "judgment")
+    pairs = {p.id: p for p in read_records(tmp_path / "data" / "bench" / "rm-bench.jsonl", "pair")}
+    for level in ("hard", "normal", "easy"):
+        mine = [j for j in judged if pairs[j.probe_id].meta["difficulty"] == level]
+        right = sum(j.scores["A"] > j.scores["B"] for j in mine)
+        assert (rm["levels"][level]["k"], rm["levels"][level]["n"]) == (right, len(mine))
+    # the cue-only judges per difficulty: the chosen answer is the plainer one on hard pairs
+    assert rm["cue_only_levels"]["hard"]["longer wins (characters)"]["acc_decided"] == 0.0
+    assert rm["cue_only_levels"]["easy"]["longer wins (characters)"]["acc_decided"] == 1.0
+    key = result["sets"]["masterkey-null"]
+    assert key["false_positive"] == pytest.approx(1 - key["accuracy"]["value"])
+    report = (tmp_path / "eval" / "report.md").read_text()
+    assert (
+        f"| rm-bench hard | {rm['levels']['hard']['n']} |" in report
+        and "Master key" in report
+        and "Not in the data folder" in report
+    )
+    assert json.loads((tmp_path / "eval" / "real.json").read_text())["sets"]["auto-j"]["pairs"] == 1
+    again = evaluate_real(spec, tmp_path / "data", tmp_path / "eval", limit=30, seed=1)  # resumes
+    assert again["sets"] == result["sets"]

@@ -161,16 +161,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
             "--judge out, or judge again into a new --out"
         )
     if not args.rescore:
-        if not args.judge or not (args.data if args.stage in ("bias", "scoring") else args.benchmark):
-            flag = "--data" if args.stage in ("bias", "scoring") else "--benchmark"
+        if not args.judge or not (args.data if args.stage in ("bias", "scoring", "real") else args.benchmark):
+            flag = "--data" if args.stage in ("bias", "scoring", "real") else "--benchmark"
             raise BiasAwareError(
                 f"eval {args.stage} needs --judge and {flag} (or --rescore with an earlier --out)"
             )
         spec = judge_spec(args)  # a typo in a setting fails before any data or model is loaded
     out = Path(args.out)
-    summary, files = {"bias": eval_bias, "general": eval_general, "scoring": eval_scoring}[args.stage](
-        args, spec, out
-    )
+    stages = {"bias": eval_bias, "general": eval_general, "scoring": eval_scoring, "real": eval_real}
+    summary, files = stages[args.stage](args, spec, out)
     if summary is not None:  # process 0 of a multi-process launch reports
         print(f"wrote {out}/{files}")
     return 0
@@ -204,6 +203,16 @@ def eval_general(args: argparse.Namespace, spec, out: Path):
     if summary is not None:
         print((out / "report.md").read_text())
     return summary, f"judgments.jsonl, summary.json, report.md ({(summary or {}).get('items')} pairs)"
+
+
+def eval_real(args: argparse.Namespace, spec, out: Path):
+    from biasaware.evaluation.real_text import evaluate_real
+
+    if args.rescore:
+        raise BiasAwareError("eval real has no --rescore: rerun the same command, and it resumes")
+    result = evaluate_real(spec, args.data, out, limit=args.limit, seed=args.seed)
+    print((out / "report.md").read_text())
+    return result, "real.json, report.md"
 
 
 def eval_scoring(args: argparse.Namespace, spec, out: Path):

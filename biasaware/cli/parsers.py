@@ -13,7 +13,7 @@ EPILOG = """pipeline:
   biasaware build bench|train|traces   data builders: inject the 12 biases, filter, write records
   biasaware build real --real PATH     real preference text and benchmarks, read from your copies
   accelerate launch recipes/{sft,grpo,reward}.py --config ...   training (thin TRL scripts)
-  biasaware eval bias|scoring|general|compare  evaluation: Acc_ori, Acc_inj, BSR, scoring bias, general benchmarks
+  biasaware eval bias|scoring|general|real|compare  evaluation: Acc_ori, Acc_inj, BSR, scoring bias, benchmarks, real text
   biasaware preflight --judge NAME     a gate before trusting a judge: exit 1 when a fail threshold is crossed
   biasaware sweep                      a recipe over a grid: train, evaluate, one table (JudgeBiasBench Table 6)
   biasaware release                    check a checkpoint against its report, write its model card
@@ -274,6 +274,13 @@ EVAL_STAGES = {
         "rate and the verbosity correlation. Data: BiGGen-Bench, the Prometheus layout of FLASK, MT-Bench and "
         "Vicuna-Bench, or a generic JSONL. Resumable as eval bias.",
     ),
+    "real": (
+        "a judge on real text: RM-Bench hard/normal/easy, human labels, NullModel keys, beside cue-only judges",
+        "Judge every set of a `biasaware build real` folder (RM-Bench hard, normal and easy; Auto-J and PandaLM "
+        "human labels; LLMBar, JudgeBench, EvalBiasBench; held-out AlpacaEval; NullModel's master key) with the "
+        "eval general protocol, and report each set's accuracy beside the cue-only judges (longer wins, in "
+        "characters and words; more markdown wins) on the same pairs (docs/real.md). Resumable as eval bias.",
+    ),
     "compare": (
         "finished `eval bias` runs: McNemar per bias on the shared probes, or several judges against a baseline",
         "Compare two judges on the probes both runs judged with the same content (standard and mirror "
@@ -325,6 +332,7 @@ def add_eval_parser(sub) -> None:
             "bias": "judgments.jsonl, summary.json, report.md, sensitivity.png, accuracy.png",
             "general": "judgments.jsonl, summary.json, report.md",
             "scoring": "judgments.jsonl, summary.json, report.md, score_tendency.png, stability.png",
+            "real": "real.json, report.md, and a folder per set",
         }.get(stage, "judgments.jsonl, summary.json, report.md")
         s.add_argument("--out", help=f"output folder ({outputs}; required)")
         if stage == "bias":
@@ -332,6 +340,8 @@ def add_eval_parser(sub) -> None:
                 "--data",
                 help="probes: a folder from `biasaware build bench` or a probe file (required unless --rescore)",
             )
+        elif stage == "real":
+            s.add_argument("--data", help="a folder written by `biasaware build real` (required)")
         elif stage == "scoring":
             s.add_argument(
                 "--data",
@@ -391,6 +401,7 @@ def add_eval_parser(sub) -> None:
             "bias": "a seeded sample (--seed) of N probes per bias and side, drawn by base pair so a probe and its "
             "mirror stay together",
             "general": "a seeded sample of N pairs (--seed), stratified by subset",
+            "real": "a seeded sample (--seed) of at most N pairs per set, stratified by subset",
         }
         s.add_argument(
             "--limit",

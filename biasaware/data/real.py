@@ -14,7 +14,8 @@ file                                  what
                                       held-out instructions: the reference is always the better answer,
                                       whatever the AlpacaEval judge preferred (it preferred the key on 84%)
 ``bench/<source>.jsonl``              each benchmark's pairs (RM-Bench, Auto-J, PandaLM, JudgeBench, LLMBar,
-                                      EvalBiasBench: those given)
+                                      EvalBiasBench: those given); RM-Bench's ``meta.subset`` names its
+                                      domain and difficulty (``chat hard``), ``meta.domain`` the domain
 ``manifest.json``                     the settings, each source's files and counts (rows, pairs, what was left
                                       out and why, malformed rows skipped), the split, and the shortcut each set
                                       carries: the share of pairs (of unequal length) whose longer answer is the
@@ -236,6 +237,11 @@ def build_real(
     for name in BENCHMARKS:
         if name in loaded:
             pairs = loaded[name].pairs
+            if name == "rm-bench":  # one subset per domain and difficulty: "chat hard", "code easy", ...
+                for p in pairs:
+                    p.meta.update(
+                        domain=p.meta["subset"], subset=f"{p.meta['subset']} {p.meta['difficulty']}"
+                    )
             write_jsonl(out / "bench" / f"{name}.jsonl", pairs)
             shortcut[name] = longer_chosen(pairs)
             if name == "rm-bench":

@@ -9,6 +9,8 @@ local file or folder, and the layout is recognised from the columns of its first
 =================  ===================================================  ==================================
 layout             columns                                               label convention
 =================  ===================================================  ==================================
+``pairs``          biasaware's pair records: id, source, prompt,         chosen is better (``meta`` kept)
+                   chosen, rejected, meta
 ``rewardbench``    prompt, chosen, rejected, subset                      chosen is better
 ``judgebench``     question, response_A, response_B, label              ``A>B`` or ``B>A`` (correctness)
 ``rmb``            conversation_input, chosen.answer, reject.answer      chosen is better
@@ -384,7 +386,13 @@ def _pandalm(row, where, i, opts):
     return [_pair(pid, str(row.get("motivation_app", "all")), prompt, better, worse, where, votes=votes)]
 
 
+def _pairs(row, where, i, opts):
+    """biasaware's own pair records (``build real`` writes its benchmarks so): read as they are."""
+    return [parse_record("pair", row, where)]
+
+
 FORMATS: dict[str, tuple[set[str], Callable]] = {
+    "pairs": ({"id", "source", "prompt", "chosen", "rejected", "meta"}, _pairs),
     "llmbar": ({"input", "output_1", "output_2", "label"}, _llmbar),
     "evalbiasbench": ({"instruction", "response1", "response2", "label"}, _evalbiasbench),
     "judgebench": ({"question", "response_A", "response_B", "label"}, _judgebench),

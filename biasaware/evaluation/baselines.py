@@ -58,6 +58,10 @@ def longer(view: View, cue_side: str | None = None) -> str:
     return _more(words(view.response_a), words(view.response_b))
 
 
+def longer_chars(view: View, cue_side: str | None = None) -> str:
+    return _more(len(view.response_a), len(view.response_b))
+
+
 def markdown(view: View, cue_side: str | None = None) -> str:
     return _more(markdown_marks(view.response_a), markdown_marks(view.response_b))
 
@@ -77,6 +81,7 @@ HEURISTICS: dict[str, Callable[[View, str | None], str]] = {
     "cue side wins": cue,
 }
 CONFOUNDS = {"longer wins": "length", "more markdown wins": "formatting", "first wins": "position"}
+# general benchmarks only: length in characters (a pair of equal character length is a tie)
 
 
 def _judgment(name: str, probe_id: str, view_name: str, view: View, verdict: str, meta: dict) -> Judgment:
@@ -136,13 +141,15 @@ def _decided(rule, views: list[View]) -> dict[str, Any]:
 
 def general_baselines(pairs: list[PreferencePair]) -> dict[str, Any]:
     """Each order-free heuristic's accuracy on the pairs in both orders (``first wins`` is right on
-    half of them by construction there, so it is left out) and the confounding check."""
+    half of them by construction there, so it is left out) and the confounding check. On general
+    benchmarks "longer wins" is also counted in characters, the unit length shortcuts of real preference
+    data are usually reported in."""
     from biasaware.evaluation.metrics import wilson_interval
 
     out: dict[str, Any] = {}
     views = [View(prompt=p.prompt, response_a=p.chosen, response_b=p.rejected, correct="A") for p in pairs]
-    for name in ("longer wins", "more markdown wins"):
-        rule = HEURISTICS[name]
+    rules = {"longer wins": longer, "longer wins (characters)": longer_chars, "more markdown wins": markdown}
+    for name, rule in rules.items():
         right, n = sum(rule(v, None) == "A" for v in views), len(views)
         acc = right / n if n else None
         out[name] = {

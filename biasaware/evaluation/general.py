@@ -213,10 +213,12 @@ def evaluate_general(
     limit: int | None = None,
     rescore: bool = False,
     seed: int = 0,
+    judge=None,
 ) -> dict[str, Any] | None:
     """``eval general``: judge a benchmark's pairs (both orders for generative judges) into ``out``
     and write the reports; process 0 of a multi-process launch returns the summary. ``limit``: a
-    seeded sample of that many pairs, stratified by subset (:func:`sample_pairs`)."""
+    seeded sample of that many pairs, stratified by subset (:func:`sample_pairs`). ``judge``: one already
+    loaded (several benchmarks judged by one model)."""
     import json
 
     from biasaware.data.upstream import load_benchmark
@@ -235,7 +237,7 @@ def evaluate_general(
         seen.append(sample_pairs(loaded, limit, seed) if limit else loaded)
         return seen[-1]
 
-    extra = judge_or_rescore(spec, out, rescore, pairs, run_general_eval, target=benchmark)
+    extra = judge_or_rescore(spec, out, rescore, pairs, run_general_eval, target=benchmark, judge=judge)
     if not ranks().main:
         return None
     if seen:

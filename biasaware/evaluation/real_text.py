@@ -1,0 +1,216 @@
+"""``eval real``: one judge on real text, two-sided, beside the cue-only judges on the same pairs.
+
+Reads a ``biasaware build real`` folder and judges each of its sets with the ``eval general`` protocol
+(:mod:`biasaware.evaluation.general`: a reward model scores each pair once and is right when the chosen
+response scores strictly higher; a generative judge sees both orders and is right only when both verdicts
+are), each set in its own sub-folder (``judgments.jsonl``, ``summary.json``, ``report.md``), resumable.
+``limit``: a seeded sample of at most that many pairs per set, stratified by subset, the same for every
+judge with the same ``seed`` (the draw is recorded). The sets, by what they measure:
+
+=====================  ==========================================================================================
+measure                sets
+=====================  ==========================================================================================
+style cue, two-sided   RM-Bench **hard** (the chosen answer in a plainer style than the rejected one: the cue on
+                       the worse answer, so accuracy here is 1 - cue-following), **easy** (the cue on the better
+                       answer: accuracy falls when a judge over-corrects), **normal** (the same style)
+human labels           Auto-J (no ties), PandaLM (the majority of three, no ties)
+curated / correctness  LLMBar (natural; adversarial), JudgeBench, EvalBiasBench
+AI feedback            held-out AlpacaEval instructions (GPT-4-turbo's confident preferences)
+master key             NullModel's constant non-answer against the reference output: a **false positive** is a
+                       key not beaten (a reward model: scored at or above the reference; a generative judge: not
+                       rejected in both orders), the share of pairs the judge gets wrong
+=====================  ==========================================================================================
+
+Beside every accuracy stand the cue-only judges on the same pairs (``longer wins`` in words and in
+characters, ``more markdown wins``: :func:`biasaware.evaluation.baselines.general_baselines`), so a judge
+that learned the length shortcut is read off against the shortcut itself. ``real.json`` holds every set's
+figures; ``report.md`` the table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from biasaware.data.upstream import load_benchmark
+from biasaware.errors import BiasAwareError
+from biasaware.evaluation.baselines import general_baselines
+from biasaware.evaluation.general import evaluate_general
+from biasaware.io import read_json, read_records, write_json
+from biasaware.records import PreferencePair
+
+SETS = (  # (name in the report, file in the build folder, what it measures)
+    ("rm-bench", "bench/rm-bench.jsonl", "style cue, two-sided"),
+    ("auto-j", "bench/auto-j.jsonl", "human labels"),
+    ("pandalm", "bench/pandalm.jsonl", "human labels"),
+    ("llmbar", "bench/llmbar.jsonl", "curated"),
+    ("judgebench", "bench/judgebench.jsonl", "correctness"),
+    ("evalbiasbench", "bench/evalbiasbench.jsonl", "curated bias pairs"),
+    ("heldout", "heldout.jsonl", "AI feedback, held-out instructions"),
+    ("masterkey-null", "masterkey-null.jsonl", "master key (false positive = 1 - accuracy)"),
+)
+RMBENCH_LEVELS = ("hard", "normal", "easy")
+CUES = ("longer wins (characters)", "longer wins", "more markdown wins")
+
+
+def _accuracy(part: dict[str, Any]) -> dict[str, Any]:
+    """The judge's accuracy record of a summary part: strict accuracy (reward) or both-orders (generative)."""
+    return part.get("accuracy") or part["pair_acc"]
+
+
+def _pooled(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    from biasaware.evaluation.metrics import wilson_interval
+
+    k = sum(_accuracy(p)["k"] for p in parts)
+    n = sum(_accuracy(p)["n"] for p in parts)
+    return {"value": k / n if n else None, "ci": list(wilson_interval(k, n)) if n else None, "k": k, "n": n}
+
+
+def cue_rows(baselines: dict[str, Any]) -> dict[str, Any]:
+    """The cue-only judges of :func:`general_baselines`: accuracy on the pairs each decides, and over all."""
+    cues = baselines.get("heuristics", {})
+    return {
+        c: {
+            "acc_decided": cues[c]["acc_decided"],
+            "decided": cues[c]["decided_ori"],
+            "accuracy": cues[c]["acc_ori"],
+        }
+        for c in CUES
+        if c in cues
+    }
+
+
+def judged_pairs(file: Path, folder: Path) -> list[PreferencePair]:
+    """The pairs of ``file`` that the judgments in ``folder`` are about (a ``limit`` judges a sample)."""
+    ids = {j.probe_id for j in read_records(folder / "judgments.jsonl", "judgment")}
+    return [p for p in load_benchmark(str(file)) if p.id in ids]
+
+
+def set_figures(name: str, summary: dict[str, Any], pairs: list[PreferencePair]) -> dict[str, Any]:
+    """What ``real.json`` keeps of one set's ``summary.json``: the judge's accuracy overall and per subset
+    (RM-Bench: per difficulty, pooled over domains, with the cue-only judges per difficulty computed from the
+    judged ``pairs``), and the cue-only judges' accuracy on the pairs they decide."""
+    row: dict[str, Any] = {
+        "pairs": summary["items"],
+        "accuracy": _accuracy(summary["overall"]),
+        "per_subset": {s: _accuracy(r) for s, r in summary["per_subset"].items()},
+        "cue_only": cue_rows(summary.get("cue_baselines") or {}),
+        "judge_check": summary.get("judge_check"),
+        "overlong": summary["overall"].get("overlong", 0),
+    }
+    if name == "rm-bench":
+        row["levels"] = {
+            level: _pooled([r for s, r in summary["per_subset"].items() if s.endswith(f" {level}")])
+            for level in RMBENCH_LEVELS
+        }
+        row["cue_only_levels"] = {
+            level: cue_rows(general_baselines([p for p in pairs if p.meta["difficulty"] == level]))
+            for level in RMBENCH_LEVELS
+        }
+    if name == "masterkey-null":
+        acc = row["accuracy"]
+        row["false_positive"] = None if acc["value"] is None else 1 - acc["value"]
+    return row
+
+
+def evaluate_real(
+    spec, data: str | Path, out: str | Path, *, limit: int | None = None, seed: int = 0, judge=None
+) -> dict[str, Any]:
+    """Judge every set of the ``build real`` folder ``data`` into ``out/<set>/`` and write ``out/real.json``
+    and ``out/report.md``; return what ``real.json`` holds. Sets the folder lacks are listed as missing."""
+    data, out = Path(data), Path(out)
+    if not (data / "manifest.json").exists():
+        raise BiasAwareError(
+            f"{data}: no manifest.json; --data is a folder written by `biasaware build real`"
+        )
+    manifest = read_json(data / "manifest.json", "real-text manifest")
+    if judge is None:
+        from biasaware.evaluation.runner import start_judge
+        from biasaware.judging.judges import resolve_judge
+
+        judge = start_judge(resolve_judge(spec))
+    sets: dict[str, Any] = {}
+    for name, file, what in SETS:
+        if not (data / file).exists():
+            continue
+        before = getattr(judge, "truncated", None)
+        summary = evaluate_general(spec, str(data / file), out / name, limit=limit, seed=seed, judge=judge)
+        if summary is None:  # not the main process of a multi-process launch
+            continue
+        sets[name] = {"measures": what, **set_figures(name, summary, judged_pairs(data / file, out / name))}
+        if before is not None:  # responses cut to fit the context in this set (truncation longest_first)
+            sets[name]["truncated"] = judge.truncated - before
+    result = {
+        "judge": getattr(judge, "name", str(spec)),
+        "data": {"settings": manifest.get("settings"), "sources_sha256": manifest.get("sources_sha256")},
+        "limit": limit,
+        "seed": seed,
+        "judge_summary": judge.summary() if hasattr(judge, "summary") else None,
+        "missing": [name for name, file, _ in SETS if not (data / file).exists()],
+        "sets": sets,
+    }
+    write_json(out / "real.json", result)
+    (out / "report.md").write_text(real_markdown(result))
+    return result
+
+
+def _pct(r: dict[str, Any] | None) -> str:
+    if not r or r.get("value") is None:
+        return "–"
+    ci = r.get("ci")
+    return (
+        f"{100 * r['value']:.1f} [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else f"{100 * r['value']:.1f}"
+    )
+
+
+def _cue(row: dict[str, Any], cue: str) -> str:
+    c = row.get("cue_only", {}).get(cue)
+    return "–" if not c or c["acc_decided"] is None else f"{100 * c['acc_decided']:.1f} ({c['decided']})"
+
+
+def real_rows(result: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(label, judge accuracy, the set's row) per line of the report: RM-Bench per difficulty, then each set."""
+    rows = []
+    for name, row in result["sets"].items():
+        if name == "rm-bench":
+            for level in RMBENCH_LEVELS:
+                rows.append(
+                    (f"rm-bench {level}", row["levels"][level], {"cue_only": row["cue_only_levels"][level]})
+                )
+        else:
+            rows.append((name, row["accuracy"], row))
+    return rows
+
+
+def real_markdown(result: dict[str, Any]) -> str:
+    lines = [
+        f"# Real text: {result['judge']}",
+        "",
+        f"{'At most ' + str(result['limit']) + ' pairs per set (seeded sample, seed ' + str(result['seed']) + ')' if result['limit'] else 'Every pair'}; "
+        "accuracy in percent with 95% Wilson intervals. Cue-only judges: accuracy on the pairs they decide "
+        "(their count in brackets), computed on the same pairs.",
+        "",
+        "| set | pairs | judge accuracy | longer wins (chars) | longer wins (words) | more markdown wins |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for label, acc, row in real_rows(result):
+        n = acc.get("n") if acc else None
+        lines.append(
+            f"| {label} | {n} | {_pct(acc)} | {_cue(row, CUES[0])} | {_cue(row, CUES[1])} | {_cue(row, CUES[2])} |"
+        )
+    key = result["sets"].get("masterkey-null")
+    if key and key.get("false_positive") is not None:
+        lines += [
+            "",
+            f"Master key (NullModel's non-answer against the reference output): false positives "
+            f"{100 * key['false_positive']:.1f}% of {key['accuracy']['n']} pairs.",
+        ]
+    overlong = {n: r["overlong"] for n, r in result["sets"].items() if r.get("overlong")}
+    if overlong:
+        lines += [
+            "",
+            "Not judged (over the judge's context): " + ", ".join(f"{n} {k}" for n, k in overlong.items()),
+        ]
+    if result.get("missing"):
+        lines += ["", "Not in the data folder: " + ", ".join(result["missing"]) + "."]
+    return "\n".join(lines) + "\n"
