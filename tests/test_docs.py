@@ -147,6 +147,7 @@ NOT_MEASURED = {
     "docs/formats.md": {"0.9": "a number in an example record"},
     "docs/generative.md": {"0.7": "the study's cue-rate setting"},
     "docs/multi-node.md": {"10.1": "an example address", "127.0": "the loopback address"},
+    "docs/real.md": {"1.5": "AlpacaEval's preference midpoint (no preference)"},
     "docs/training.md": {"0.5": "the InfoNCE temperature setting", "0.3": "a vLLM memory setting"},
     "docs/sweeps-and-releases.md": {"5.5": "a section of the JudgeBiasBench paper"},
 }
@@ -259,3 +260,14 @@ def test_the_sweep_table_is_its_results_file():
 
     table = sweep_markdown(json.loads((ROOT / "docs" / "results" / "sweep-negatives.json").read_text()))
     assert table in (ROOT / "docs" / "sweeps-and-releases.md").read_text()
+
+
+def test_the_real_text_shortcut_table_is_its_results_file():
+    """docs/real.md shows the length shortcut of each real set exactly as `build real`'s summary gives it."""
+    import json
+
+    from biasaware.data.real import shortcut_markdown
+
+    summary = json.loads((ROOT / "docs" / "results" / "real" / "build-summary.json").read_text())
+    assert shortcut_markdown(summary) in (ROOT / "docs" / "real.md").read_text()
+    assert summary["missing"] == [] and summary["split"]["instructions"] == 805

@@ -75,6 +75,15 @@ def test_build_real_splits_by_instruction_and_records_the_shortcut(tmp_path, rea
     assert build_real(resolve_sources(root), out, seed=3, heldout=0.3)["reused"]
     with pytest.raises(BiasAwareError, match="seed: 3 there, 4 now"):
         build_real(resolve_sources(root), out, seed=4, heldout=0.3)
+    summary = json.loads((out / "summary.json").read_text())
+    assert "path" not in summary["sources"]["alpaca-eval"] and summary["shortcut"] == m["shortcut"]
+    # a build stopped before its manifest leaves nothing that blocks the same command
+    (out / "manifest.json").unlink()
+    assert build_real(resolve_sources(root), out, seed=4, heldout=0.3)["settings"]["seed"] == 4
+    (out / "manifest.json").unlink()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(BiasAwareError, match="not empty and holds no real-text data"):
+        build_real(resolve_sources(root), out, seed=4, heldout=0.3)
 
 
 def test_split_is_seeded_and_order_free():

@@ -20,6 +20,8 @@ file                                  what
                                       out and why, malformed rows skipped), the split, and the shortcut each set
                                       carries: the share of pairs (of unequal length) whose longer answer is the
                                       chosen one, per split and benchmark
+``summary.json``                      the same without the folders' paths and the malformed rows' locations:
+                                      numbers only, fit to publish
 ====================================  ==========================================================================
 
 **The split is by instruction**: the 805 AlpacaEval instructions are shuffled with ``seed`` and the first
@@ -65,6 +67,7 @@ FOLDER_NAMES: dict[str, tuple[str, ...]] = {
 NULL_MODEL = "NullModel"
 HELDOUT = 0.2
 FORMAT = 1  # the layout of a real-text folder; a change refuses folders of another
+OUTPUTS = ("train.jsonl", "heldout.jsonl", "masterkey-null.jsonl", "bench", "summary.json", "manifest.json")
 
 
 def named_paths(items: list[str], what: str) -> dict[str, str]:
@@ -215,7 +218,8 @@ def build_real(
         raise BiasAwareError(
             f"{out} holds real-text data built otherwise ({'; '.join(diff)}); use a new --out, or the same settings"
         )
-    if out.exists() and any(out.iterdir()):
+    if out.exists() and any(f.name not in OUTPUTS for f in out.iterdir()):
+        # files of an interrupted build of this kind (it writes manifest.json last) are written anew
         raise BiasAwareError(f"{out} is not empty and holds no real-text data; use a new --out")
 
     nulls = [f for f in files["alpaca-eval"] if f.parent.parent.name == NULL_MODEL]
@@ -233,7 +237,11 @@ def build_real(
     write_jsonl(out / "heldout.jsonl", test)
     if keys:
         write_jsonl(out / "masterkey-null.jsonl", keys)
-    shortcut = {"train": longer_chosen(train), "heldout": longer_chosen(test)}
+    shortcut = {
+        "alpaca-eval": longer_chosen(natural),
+        "train": longer_chosen(train),
+        "heldout": longer_chosen(test),
+    }
     for name in BENCHMARKS:
         if name in loaded:
             pairs = loaded[name].pairs
@@ -257,7 +265,7 @@ def build_real(
                 "repository": UPSTREAM[name].repo,
                 "files": [str(f.relative_to(sources[name])) if f != sources[name] else f.name for f in fs],
                 **loaded[name].counts(),
-                "malformed_rows": loaded[name].skipped,
+                "malformed_rows": [line.replace(f"{sources[name]}/", "") for line in loaded[name].skipped],
             }
             for name, fs in files.items()
         },
@@ -274,8 +282,19 @@ def build_real(
         },
         "shortcut": shortcut,
     }
+    write_json(out / "summary.json", public_summary(manifest))
     write_json(manifest_path, manifest)
     return manifest
+
+
+def public_summary(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest's numbers without the user's paths (``summary.json``, fit to publish): settings, each
+    source's repository, files and counts, the split and the shortcut."""
+    sources = {
+        name: {k: v for k, v in src.items() if k not in ("path", "malformed_rows")}
+        for name, src in manifest["sources"].items()
+    }
+    return {**{k: v for k, v in manifest.items() if k != "sources"}, "sources": sources}
 
 
 def real_report(manifest: dict[str, Any]) -> list[str]:
@@ -300,3 +319,32 @@ def real_report(manifest: dict[str, Any]) -> list[str]:
     for name in manifest["missing"]:
         lines.append(f"missing: {name} (not under --real; {UPSTREAM[name].repo})")
     return lines
+
+
+LABELS = {
+    "alpaca-eval": "AlpacaEval: GPT-4-turbo's confident preference, NullModel left out",
+    "train": "AlpacaEval: GPT-4-turbo's confident preference, training instructions",
+    "heldout": "AlpacaEval: GPT-4-turbo's confident preference, held-out instructions",
+    "rm-bench": "RM-Bench: curated (a subtle error in the rejected answer), all 9 style pairs",
+    "rm-bench hard": "RM-Bench hard: the chosen answer in a plainer style",
+    "rm-bench normal": "RM-Bench normal: the same style",
+    "rm-bench easy": "RM-Bench easy: the chosen answer in a richer style",
+    "auto-j": "Auto-J: human labels, ties left out",
+    "pandalm": "PandaLM: the majority of three human votes, ties left out",
+    "judgebench": "JudgeBench: correctness",
+    "llmbar": "LLMBar: curated (natural and adversarial)",
+    "evalbiasbench": "EvalBiasBench: curated bias pairs",
+}
+
+
+def shortcut_markdown(summary: dict[str, Any]) -> str:
+    """The length-shortcut table of a ``build real`` summary: per set, the share of pairs whose chosen
+    answer is the longer one (characters; pairs of equal length left out)."""
+    lines = [
+        "| set | labels | pairs (unequal length) | longer answer chosen |",
+        "|---|---|---:|---:|",
+    ]
+    for name, row in summary["shortcut"].items():
+        share = "–" if row["share"] is None else f"{100 * row['share']:.1f}%"
+        lines.append(f"| {name} | {LABELS.get(name, name)} | {row['decided']:,} | {share} |")
+    return "\n".join(lines) + "\n"
