@@ -17,7 +17,7 @@ def pytest_addoption(parser):
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--slow"):
         return
-    skip = pytest.mark.skip(reason="needs --slow (real built-in models)")
+    skip = pytest.mark.skip(reason="needs --slow (real built-in models, or several training processes)")
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)

@@ -181,3 +181,82 @@ def test_eval_real_scores_each_set_beside_the_cue_only_judges(tmp_path, real_fol
     assert json.loads((tmp_path / "eval" / "real.json").read_text())["sets"]["auto-j"]["pairs"] == 1
     again = evaluate_real(spec, tmp_path / "data", tmp_path / "eval", limit=30, seed=1)  # resumes
     assert again["sets"] == result["sets"]
+
+
+# ------------------------------------------------------------------------------------- the experiment
+def study_folder(root: Path, alpaca) -> Path:
+    """A real folder whose training pool has pairs of both kinds: the longer answer chosen (model 'long'
+    wins with a long answer) and the shorter one chosen (model 'terse' wins with a short answer)."""
+    qs = [f"Question number {i}?" for i in range(20)]
+    ae = root / "alpaca_eval"
+    alpaca(
+        ae, "long", [(q, f"ref {i}", f"a long and detailed answer {i} " * 3, 1.9) for i, q in enumerate(qs)]
+    )
+    alpaca(ae, "terse", [(q, f"a wordy reference answer {i} " * 3, f"t{i}", 1.9) for i, q in enumerate(qs)])
+    alpaca(ae, "NullModel", [(q, f"ref {i}", "} }", 1.8) for i, q in enumerate(qs)], "example")
+    (root / "auto-j").mkdir()
+    jsonl(
+        root / "auto-j" / "testdata_pairwise.jsonl",
+        [
+            {
+                "scenario": "s",
+                "label": k % 2,
+                "prompt": f"p{k}",
+                "response 1": f"one {k}",
+                "response 2": f"two {k} x",
+            }
+            for k in range(6)
+        ],
+    )
+    rmbench_file(root / "rm-bench")
+    return root
+
+
+@pytest.mark.slow  # three training processes (tiny models): about a minute
+def test_the_real_text_study_runs_a_seed_end_to_end(tmp_path, alpaca, tiny_models):
+    from biasaware.experiments.real_study import ARMS, METRICS, run_real_study
+
+    sources = resolve_sources(study_folder(tmp_path / "real", alpaca))
+    out = tmp_path / "study"
+    kw = {"model": str(tiny_models["reward"]), "pairs": 8, "limit": 10, "device": "cpu"}
+    assert run_real_study(sources, out, seeds=[3], **kw) is None  # one seed: no aggregate
+    seed = json.loads((out / "seed-3" / "real.json").read_text())
+    natural = read_records(out / "seed-3" / "pairs-natural.jsonl", "pair")
+    balanced = read_records(out / "seed-3" / "pairs-balanced.jsonl", "pair")
+    assert len(natural) == 8 and len(balanced) == 2
+    assert sum(len(p.chosen) > len(p.rejected) for p in balanced) == 1  # half and half
+    assert set(seed["metrics"]) == set(ARMS) and set(seed["metrics"]["baseline"]) == set(METRICS)
+    for arm in ARMS:  # each metric is its outcomes' share, independently counted from the judgments
+        hard = seed["outcomes"][arm]["rm-bench hard"]
+        assert seed["metrics"][arm]["rm-bench hard"] == pytest.approx(100 * sum(hard.values()) / len(hard))
+        key = seed["outcomes"][arm]["masterkey-null"]
+        assert seed["metrics"][arm]["key false positives"] == pytest.approx(
+            100 - 100 * sum(key.values()) / len(key)
+        )
+        assert (out / "seed-3" / "ckpt" / arm / "config.json").exists()
+    assert {"pairs", "train baseline", "eval balanced"} <= set(seed["seconds"])
+    # a rerun skips the finished seed; other settings in the same folder are refused
+    assert run_real_study(sources, out, seeds=[3], **kw) is None
+    with pytest.raises(BiasAwareError, match="pairs: 8 there, 16 now"):
+        run_real_study(sources, out, seeds=[3], **{**kw, "pairs": 16})
+
+
+def test_the_aggregate_is_seed_level_paired_tests():
+    from scipy import stats
+
+    from biasaware.experiments.real_study import METRICS, aggregate
+
+    def seed(base: float, lift: float) -> dict:
+        return {
+            "metrics": {
+                "baseline": {m: base for m in METRICS},
+                "paper": {m: base + lift for m in METRICS},
+                "balanced": {m: base + 2 * lift for m in METRICS},
+            }
+        }
+
+    agg = aggregate({0: seed(10, 1), 1: seed(20, 3), 2: seed(15, 2)})
+    diffs = agg["comparisons"]["balanced - baseline"]["rm-bench hard"]
+    assert diffs["per_seed"] == [2, 6, 4] and diffs["mean"] == pytest.approx(4)
+    assert diffs["t_p"] == pytest.approx(stats.ttest_rel([12, 26, 19], [10, 20, 15]).pvalue)
+    assert agg["metrics"]["heldout"]["paper"]["mean"] == pytest.approx(17)

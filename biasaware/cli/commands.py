@@ -281,6 +281,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 
 def cmd_quickstart(args: argparse.Namespace) -> int:
+    if args.real is not None or args.source:
+        return real_study(args)
     if args.generative:
         return generative_study(args)
     given = [
@@ -295,6 +297,27 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     run_quickstart(
         Path(args.out or "runs/quickstart"), seed=args.seed or 0, device=args.device, dtype=args.dtype
     )
+    return 0
+
+
+def real_study(args: argparse.Namespace) -> int:
+    """``quickstart --real``: the real-text experiment across seeds."""
+    from biasaware.data.real import named_paths, resolve_sources
+    from biasaware.experiments.generative import parse_seeds
+    from biasaware.experiments.real_study import run_real_study
+
+    given = [
+        f"--{k.replace('_', '-')}" for k in (*BUDGET_FLAGS, "budget", "arms") if getattr(args, k) is not None
+    ]
+    if args.generative or given:
+        raise BiasAwareError(
+            f"{', '.join(given) or '--generative'}: not a setting of the real-text experiment"
+        )
+    if args.seeds is not None and args.seed is not None:
+        raise BiasAwareError("give --seed or --seeds, not both")
+    seeds = parse_seeds(args.seeds) if args.seeds is not None else [args.seed or 0]
+    sources = resolve_sources(args.real, named_paths(args.source or [], "--source"))
+    run_real_study(sources, Path(args.out or "runs/real"), seeds=seeds, device=args.device, dtype=args.dtype)
     return 0
 
 

@@ -693,8 +693,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=seed_value, help="seed of every stage (default 0)")
     p.add_argument(
         "--seeds",
-        help="--generative: training seeds run one after another, e.g. 0-9 or 0,1,2 (default 0); with two or "
-        "more finished seeds in --out the study's aggregate is written",
+        help="--generative or --real: training seeds run one after another, e.g. 0-9 or 0,1,2 (default 0); with "
+        "two or more finished seeds in --out the study's aggregate is written",
     )
     p.add_argument(
         "--generative",
@@ -703,6 +703,19 @@ def build_parser() -> argparse.ArgumentParser:
         "smollm2-135m-instruct into a starting judge, then four arms (baseline, paper, balanced with the "
         "cue-consistency reward, balanced-acc: its ablation) of SFT and GRPO, evaluated two-sided on one fixed "
         "benchmark; seeds run one after another, each resumable (docs/generative.md)",
+    )
+    p.add_argument(
+        "--real",
+        metavar="PATH",
+        help="run the real-text experiment instead: reward models trained on real AlpacaEval pairs in three arms "
+        "(baseline, paper, balanced), measured on real benchmarks across --seeds; PATH holds your copies of the "
+        "public sets, one sub-folder each, as for `build real` (docs/real.md) (default: none)",
+    )
+    p.add_argument(
+        "--source",
+        action="append",
+        metavar="NAME=PATH",
+        help="--real: a source somewhere else (repeatable), as for `build real` (default: none)",
     )
     p.add_argument(
         "--budget",

@@ -1,0 +1,333 @@
+"""The real-text experiment (``biasaware quickstart --real PATH --seeds 0-4``): reward models trained on real
+AI-feedback pairs with their natural length shortcut, in three arms, measured on real benchmarks, across seeds.
+
+**Data** (``out/data``, once for every seed): ``biasaware build real`` on the user's copies
+(:mod:`biasaware.data.real`), split by instruction with split seed 0, so every seed is measured on the same
+held-out instructions and benchmarks.
+
+**Per seed** (``out/seed-K``), each a stage that a rerun skips once its output is there:
+
+1. ``pairs``: ``pairs`` training pairs drawn by the seed from ``data/train.jsonl``: the **natural** sample (the
+   shortcut as it comes: the longer answer chosen in about 92% of the pairs) and a **length-balanced** sample
+   (as many pairs whose longer answer is chosen as pairs whose shorter answer is: length carries no label
+   information);
+2. ``rows``: training rows by ``biasaware build train`` (template rewrites, no verifier: a rule verifier needs
+   known answers): ``paper`` rows on the natural sample (each with 4 bias negatives: the rejected answer with a
+   cue added, JudgeBiasBench's recipe) and ``balanced`` rows on the length-balanced sample (each pair with an
+   injected cue on neither, the chosen, the rejected and both answers);
+3. ``train``: three minilm-l6 reward models through ``recipes/reward.py`` on the same budget of scored
+   candidates (:data:`ARMS`), texts cut to 256 tokens by the ``longest_first`` rule: **baseline** (hinge on the
+   natural pairs), **paper** (InfoNCE on the natural pairs and their bias negatives), **balanced** (InfoNCE on the
+   balanced rows of the length-balanced pairs);
+4. ``eval``: each arm by ``eval real`` (:mod:`biasaware.evaluation.real_text`) with the same seeded sample of at
+   most ``limit`` pairs per set for every arm and seed; ``real.json`` holds the figures and each arm's per-pair
+   outcomes.
+
+**Across seeds** (two or more finished): per metric (:data:`METRICS`) and arm, the per-seed values, their mean
+and 95% t interval, and each arm minus the baseline per seed with the paired t test and the Wilcoxon test across
+seeds (``aggregate.json``, ``aggregate.md``). Every stage's time is recorded in ``stages.json``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from biasaware.data.builders import BuildConfig, build_train
+from biasaware.data.real import build_real
+from biasaware.data.upstream import find_upstream
+from biasaware.errors import BiasAwareError
+from biasaware.evaluation.real_text import evaluate_real
+from biasaware.experiments.parts import (
+    Stages,
+    claim_folder,
+    drop_checkpoints,
+    launch_recipe,
+    launcher,
+    recipe_flags,
+    recipe_script,
+    resume_from,
+)
+from biasaware.io import read_json, read_records, write_json, write_jsonl
+from biasaware.judging.judges import JudgeSpec
+from biasaware.training.recipe import RECIPES
+
+MODEL = "minilm-l6"
+MAX_LENGTH = 256
+PAIRS = 480  # natural pairs per seed; the other arms get the same budget of scored candidates
+LIMIT = 150  # pairs per benchmark set, the same sample for every arm and seed
+ARMS = {  # arm: (config under recipes/configs/minilm-l6, rows, share of `pairs` rows trained on, what it is)
+    "baseline": ("reward_real_baseline.yaml", "paper", 1, "hinge on the natural pairs"),
+    "paper": ("reward_real_paper.yaml", "paper", 3, "InfoNCE on natural pairs + 4 bias negatives"),
+    "balanced": (
+        "reward_real_balanced.yaml",
+        "balanced",
+        1,
+        "InfoNCE on balanced rows of length-balanced pairs",
+    ),
+}
+"""Each arm trains on ``pairs // share`` rows, so that all score the same number of candidates: a baseline row
+has 2 (chosen, rejected), a paper row 6 (and 4 bias negatives), a balanced row 2 (four rows per base pair, so
+the balanced sample holds ``pairs // 4`` base pairs)."""
+METRICS = {  # name: (sets whose pairs are pooled, what it is)
+    "rm-bench hard": (("rm-bench hard",), "RM-Bench hard accuracy: the style cue on the worse answer"),
+    "rm-bench easy": (("rm-bench easy",), "RM-Bench easy accuracy: the style cue on the better answer"),
+    "rm-bench normal": (("rm-bench normal",), "RM-Bench normal accuracy"),
+    "human labels": (("auto-j", "pandalm"), "accuracy on Auto-J and PandaLM human labels, pooled"),
+    "curated": (
+        ("llmbar", "judgebench", "evalbiasbench"),
+        "accuracy on LLMBar, JudgeBench, EvalBiasBench, pooled",
+    ),
+    "heldout": (("heldout",), "accuracy on held-out AlpacaEval instructions"),
+    "key false positives": (
+        ("masterkey-null",),
+        "NullModel key not beaten by the reference (lower is better)",
+    ),
+}
+
+
+def sample_pairs(pool: list, n: int, seed: int, balanced: bool) -> list:
+    """``n`` pairs of ``pool`` drawn by ``seed``; ``balanced``: half whose chosen answer is the longer one and
+    half whose chosen answer is the shorter one (pairs of equal length are never drawn)."""
+    rng = random.Random(f"real-pairs-{seed}-{balanced}")
+    if not balanced:
+        return rng.sample(pool, min(n, len(pool)))
+    longer = [p for p in pool if len(p.chosen) > len(p.rejected)]
+    shorter = [p for p in pool if len(p.chosen) < len(p.rejected)]
+    half = min(n // 2, len(longer), len(shorter))
+    if half == 0:
+        raise BiasAwareError(
+            "no pair whose shorter answer is chosen: a length-balanced sample cannot be drawn"
+        )
+    drawn = rng.sample(longer, half) + rng.sample(shorter, half)
+    rng.shuffle(drawn)
+    return drawn
+
+
+def outcomes(eval_folder: Path) -> dict[str, dict[str, int]]:
+    """Per set (RM-Bench per difficulty) and pair id, 1 when the judge was right, from the judgments."""
+    from biasaware.evaluation.general import ORDERS
+
+    found: dict[str, dict[str, int]] = {}
+    for folder in sorted(p for p in eval_folder.iterdir() if (p / "judgments.jsonl").exists()):
+        by_pair: dict[str, list] = {}
+        for j in read_records(folder / "judgments.jsonl", "judgment"):
+            by_pair.setdefault(j.probe_id, []).append(j)
+        for pid, js in by_pair.items():
+            if {j.view for j in js} not in ({"pair"}, set(ORDERS)):
+                continue
+            subset = str(js[0].meta.get("subset", "all"))
+            name = folder.name
+            if name == "rm-bench":
+                name = f"rm-bench {subset.rsplit(' ', 1)[-1]}"
+            found.setdefault(name, {})[pid] = int(all(j.verdict == j.correct for j in js))
+    return found
+
+
+def metric_value(per_pair: dict[str, dict[str, int]], metric: str) -> float | None:
+    """A metric (percent) from one judge's per-pair outcomes; key false positives are the pairs it got wrong."""
+    sets, _ = METRICS[metric]
+    right = [v for s in sets for v in per_pair.get(s, {}).values()]
+    if not right:
+        return None
+    acc = 100 * sum(right) / len(right)
+    return 100 - acc if metric == "key false positives" else acc
+
+
+class SeedRun:
+    """One seed of the experiment in ``out/seed-K``."""
+
+    def __init__(self, out: Path, seed: int, data: Path, settings: dict[str, Any]):
+        self.out, self.seed, self.data = out / f"seed-{seed}", seed, data
+        self.model, self.n, self.limit = settings["model"], settings["pairs"], settings["limit"]
+        self.stages = Stages(self.out / "stages.json")
+
+    def stage(self, name: str, done: Path, work) -> None:
+        t0 = time.time()
+        did = not done.exists()
+        if did:
+            work()
+        self.stages.record(name, time.time() - t0, did)
+
+    def pairs(self) -> None:
+        pool = read_records(self.data / "train.jsonl", "pair")
+        write_jsonl(self.out / "pairs-natural.jsonl", sample_pairs(pool, self.n, self.seed, False))
+        write_jsonl(self.out / "pairs-balanced.jsonl", sample_pairs(pool, self.n // 4, self.seed, True))
+
+    def rows(self, kind: str) -> None:
+        source = self.out / f"pairs-{'natural' if kind == 'paper' else 'balanced'}.jsonl"
+        config = BuildConfig(
+            source=str(source), cues="none", augment=kind, verifier="none", seed=self.seed, n_negatives=4
+        )
+        build_train(config, self.out / f"rows-{kind}")
+
+    def train(self, arm: str) -> None:
+        config, rows, share, _ = ARMS[arm]
+        target = self.out / "ckpt" / arm
+        cmd = [
+            *launcher("python"),
+            str(recipe_script("reward")),
+            *recipe_flags(
+                {
+                    "config": RECIPES / "configs" / MODEL / config,
+                    "model_name_or_path": self.model,
+                    "train_file": self.out / f"rows-{rows}" / "train.jsonl",
+                    "output_dir": target,
+                    "max_train_rows": self.n // share,
+                    "seed": self.seed,
+                    "resume_from_checkpoint": resume_from(target),
+                }
+            ),
+        ]
+        launch_recipe(cmd, f"the reward recipe ({arm}, seed {self.seed})", self.out / "run.log")
+        drop_checkpoints(target)
+
+    def evaluate(self, arm: str, device: str, dtype: str) -> None:
+        spec = JudgeSpec.create(
+            name=str(self.out / "ckpt" / arm),
+            mode="reward",
+            max_length=MAX_LENGTH,
+            truncation="longest_first",
+            device=device,
+            dtype=dtype,
+        )
+        evaluate_real(spec, self.data, self.out / "eval" / arm, limit=self.limit, seed=0)
+
+    def run(self, device: str, dtype: str) -> dict[str, Any]:
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.stage("pairs", self.out / "pairs-balanced.jsonl", self.pairs)
+        for kind in ("paper", "balanced"):
+            self.stage(
+                f"rows {kind}", self.out / f"rows-{kind}" / "manifest.json", lambda k=kind: self.rows(k)
+            )
+        for arm in ARMS:
+            self.stage(f"train {arm}", self.out / "ckpt" / arm / "config.json", lambda a=arm: self.train(a))
+        for arm in ARMS:
+            done = self.out / "eval" / arm / "real.json"
+            self.stage(f"eval {arm}", done, lambda a=arm: self.evaluate(a, device, dtype))
+        seconds, _ = self.stages.finish(0.0)
+        result = {
+            "seed": self.seed,
+            "arms": {a: {"what": ARMS[a][3], "rows": self.n // ARMS[a][2]} for a in ARMS},
+            "figures": {a: read_json(self.out / "eval" / a / "real.json")["sets"] for a in ARMS},
+            "outcomes": {a: outcomes(self.out / "eval" / a) for a in ARMS},
+            "seconds": seconds,
+        }
+        result["metrics"] = {a: {m: metric_value(result["outcomes"][a], m) for m in METRICS} for a in ARMS}
+        write_json(self.out / "real.json", result)
+        return result
+
+
+def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """Across seeds: per metric and arm the mean and 95% t interval; each arm minus the baseline per seed,
+    with the paired t test and the Wilcoxon test of those differences (:mod:`biasaware.evaluation.seeds`)."""
+    from biasaware.evaluation.seeds import seed_tests, spread
+
+    seeds = sorted(results)
+    out: dict[str, Any] = {"seeds": seeds, "metrics": {}, "comparisons": {}}
+    for metric, (_, what) in METRICS.items():
+        per_arm = {a: [results[s]["metrics"][a][metric] for s in seeds] for a in ARMS}
+        out["metrics"][metric] = {
+            "what": what,
+            **{a: {"per_seed": v, **spread(v)} for a, v in per_arm.items() if None not in v},
+        }
+        for arm in ARMS:
+            if arm == "baseline" or None in per_arm[arm] or None in per_arm["baseline"]:
+                continue
+            diffs = [x - y for x, y in zip(per_arm[arm], per_arm["baseline"], strict=True)]
+            out["comparisons"].setdefault(f"{arm} - baseline", {})[metric] = {
+                "per_seed": diffs,
+                **spread(diffs),
+                **seed_tests(diffs),
+            }
+    return out
+
+
+def aggregate_markdown(agg: dict[str, Any]) -> str:
+    def fmt(s: dict[str, Any]) -> str:
+        lo, hi = s.get("ci") or (None, None)
+        interval = f" [{lo:.1f}, {hi:.1f}]" if lo is not None else ""
+        return f"{s['mean']:.1f}{interval}"
+
+    lines = [
+        f"# Real-text experiment, {len(agg['seeds'])} seeds",
+        "",
+        "| metric | " + " | ".join(ARMS) + " |",
+    ]
+    lines.append("|---|" + "---:|" * len(ARMS))
+    for metric, row in agg["metrics"].items():
+        lines.append(f"| {metric} | " + " | ".join(fmt(row[a]) if a in row else "–" for a in ARMS) + " |")
+    lines += [
+        "",
+        "| comparison (points) | metric | mean [95% t interval] | t test p | Wilcoxon p |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for name, rows in agg["comparisons"].items():
+        for metric, s in rows.items():
+            t, w = s.get("t_p"), s.get("wilcoxon_p")
+            lines.append(
+                f"| {name} | {metric} | {fmt(s)} | {'–' if t is None else f'{t:.2g}'} | {'–' if w is None else f'{w:.2g}'} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def run_real_study(
+    sources: dict[str, Path],
+    out: Path,
+    *,
+    seeds: list[int],
+    model: str = MODEL,
+    pairs: int = PAIRS,
+    limit: int = LIMIT,
+    device: str = "auto",
+    dtype: str = "auto",
+) -> dict[str, Any] | None:
+    """Build the data once, run each seed (resumable per stage), then aggregate when two or more seeds are
+    finished; returns the aggregate (``None`` with fewer). ``model``, ``pairs`` and ``limit`` set the budget
+    (the defaults: :data:`MODEL`, :data:`PAIRS`, :data:`LIMIT`); a folder holds one budget."""
+    out = Path(out)
+    settings = {
+        "experiment": "real-text",
+        "model": model,
+        "pairs": pairs,
+        "limit": limit,
+        "max_length": MAX_LENGTH,
+    }
+    for name, path in sources.items():  # a copy without its files fails before anything is written
+        find_upstream(name, path)
+    claim_folder(out, "experiment.json", settings, "a real-text experiment")
+    data = out / "data"
+    if build_real(sources, data, seed=0).get("reused"):
+        print(f"[real] {data}: built earlier", flush=True)
+    for seed in seeds:
+        if (out / f"seed-{seed}" / "real.json").exists():
+            print(f"[real] seed {seed}: finished earlier", flush=True)
+            continue
+        print(f"[real] seed {seed} ...", flush=True)
+        m = SeedRun(out, seed, data, settings).run(device, dtype)["metrics"]
+        print(
+            f"[real] seed {seed}: "
+            + "; ".join(
+                f"{a} hard {_num(m[a]['rm-bench hard'])} easy {_num(m[a]['rm-bench easy'])} human "
+                f"{_num(m[a]['human labels'])} key FP {_num(m[a]['key false positives'])}"
+                for a in ARMS
+            ),
+            flush=True,
+        )
+    finished = {
+        int(p.name.split("-")[1]): read_json(p / "real.json")
+        for p in out.glob("seed-*")
+        if (p / "real.json").exists()
+    }
+    if len(finished) < 2:
+        return None
+    agg = aggregate(finished)
+    write_json(out / "aggregate.json", agg)
+    (out / "aggregate.md").write_text(aggregate_markdown(agg))
+    return agg
+
+
+def _num(x: float | None) -> str:
+    return "–" if x is None else f"{x:.1f}"
