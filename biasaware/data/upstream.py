@@ -481,7 +481,8 @@ def load_upstream(
         except RecordError as err:
             problems.extend(err.problems)
     if problems and bad_rows == "error":
-        raise RecordError(problems)
+        hint = "malformed rows of a released set: `biasaware build real` reads it skipping them, each counted"
+        raise RecordError([*problems, f"({len(problems)} problem(s); {hint})"])
     loaded.skipped = problems
     if not loaded.pairs:
         raise BiasAwareError(f"{name}: no benchmark pairs")

@@ -38,6 +38,7 @@ from typing import Any
 from biasaware.data.builders import BuildConfig, build_train
 from biasaware.data.real import build_real
 from biasaware.data.upstream import find_upstream
+from biasaware.devices import resolve_device
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.real_text import evaluate_real
 from biasaware.experiments.parts import (
@@ -163,7 +164,7 @@ class SeedRun:
         )
         build_train(config, self.out / f"rows-{kind}")
 
-    def train(self, arm: str) -> None:
+    def train(self, arm: str, device: str) -> None:
         config, rows, share, _ = ARMS[arm]
         target = self.out / "ckpt" / arm
         cmd = [
@@ -176,6 +177,7 @@ class SeedRun:
                     "train_file": self.out / f"rows-{rows}" / "train.jsonl",
                     "output_dir": target,
                     "max_train_rows": self.n // share,
+                    "use_cpu": resolve_device(device).type == "cpu",  # the GPU when there is one
                     "seed": self.seed,
                     "resume_from_checkpoint": resume_from(target),
                 }
@@ -203,7 +205,9 @@ class SeedRun:
                 f"rows {kind}", self.out / f"rows-{kind}" / "manifest.json", lambda k=kind: self.rows(k)
             )
         for arm in ARMS:
-            self.stage(f"train {arm}", self.out / "ckpt" / arm / "config.json", lambda a=arm: self.train(a))
+            self.stage(
+                f"train {arm}", self.out / "ckpt" / arm / "config.json", lambda a=arm: self.train(a, device)
+            )
         for arm in ARMS:
             done = self.out / "eval" / arm / "real.json"
             self.stage(f"eval {arm}", done, lambda a=arm: self.evaluate(a, device, dtype))
@@ -295,7 +299,10 @@ def run_real_study(
         "limit": limit,
         "max_length": MAX_LENGTH,
     }
-    for name, path in sources.items():  # a copy without its files fails before anything is written
+    resolve_device(
+        device
+    )  # an unavailable device, and a copy without its files, fail before anything is written
+    for name, path in sources.items():
         find_upstream(name, path)
     claim_folder(out, "experiment.json", settings, "a real-text experiment")
     data = out / "data"
