@@ -260,3 +260,48 @@ def test_the_aggregate_is_seed_level_paired_tests():
     assert diffs["per_seed"] == [2, 6, 4] and diffs["mean"] == pytest.approx(4)
     assert diffs["t_p"] == pytest.approx(stats.ttest_rel([12, 26, 19], [10, 20, 15]).pvalue)
     assert agg["metrics"]["heldout"]["paper"]["mean"] == pytest.approx(17)
+
+
+def test_eval_real_refuses_before_judging_anything(tmp_path, real_folder, tiny_models):
+    from biasaware.evaluation.real_text import evaluate_real
+    from biasaware.judging.judges import JudgeSpec
+
+    root = real_folder(tmp_path / "real")
+    rmbench_file(root / "rm-bench")
+    build_real(resolve_sources(root), tmp_path / "data")
+    spec = JudgeSpec(
+        name=str(tiny_models["reward"]), mode="reward", max_length=64, truncation="longest_first"
+    )
+    evaluate_real(spec, tmp_path / "data", tmp_path / "eval", limit=5)
+    before = {p: p.read_bytes() for p in (tmp_path / "eval").rglob("*") if p.is_file()}
+    for other in ({"limit": 4}, {"limit": 5, "spec": spec.model_copy(update={"truncation": "none"})}):
+        with pytest.raises(BiasAwareError, match="holds judgments"):
+            evaluate_real(other.get("spec", spec), tmp_path / "data", tmp_path / "eval", limit=other["limit"])
+        assert {p: p.read_bytes() for p in (tmp_path / "eval").rglob("*") if p.is_file()} == before
+    with pytest.raises(BiasAwareError, match="inside the data folder"):
+        evaluate_real(spec, tmp_path / "data", tmp_path / "data" / "eval", limit=5)
+    (tmp_path / "data" / "bench" / "auto-j.jsonl").unlink()
+    with pytest.raises(BiasAwareError, match="lacks bench/auto-j.jsonl, which its manifest lists"):
+        evaluate_real(spec, tmp_path / "data", tmp_path / "eval2", limit=5)
+    with pytest.raises(BiasAwareError, match="lacks bench/auto-j.jsonl"):
+        build_real(resolve_sources(root), tmp_path / "data")
+
+
+def test_build_real_refuses_an_empty_split(tmp_path, alpaca):
+    alpaca(tmp_path / "real" / "alpaca_eval", "m", [("only one question?", "ref", "answer", 1.9)])
+    with pytest.raises(BiasAwareError, match="leaves 1 training and 0 held-out pairs"):
+        build_real(resolve_sources(tmp_path / "real"), tmp_path / "out")
+
+
+def test_a_malformed_first_row_is_named_and_skippable(tmp_path):
+    from biasaware.data.upstream import load_upstream
+    from biasaware.errors import RecordError
+
+    good = {"scenario": "s", "label": 0, "prompt": "p", "response 1": "x", "response 2": "y"}
+    bad = {k: v for k, v in good.items() if k != "label"}
+    path = tmp_path / "a.jsonl"
+    jsonl(path, [bad, good])
+    with pytest.raises(RecordError, match=r"a.jsonl:1: field 'label' is missing \(autoj columns"):
+        load_upstream(path)
+    loaded = load_upstream(path, bad_rows="skip")
+    assert loaded.layout == "autoj" and len(loaded.pairs) == 1 and len(loaded.skipped) == 1

@@ -163,9 +163,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not args.rescore:
         if not args.judge or not (args.data if args.stage in ("bias", "scoring", "real") else args.benchmark):
             flag = "--data" if args.stage in ("bias", "scoring", "real") else "--benchmark"
-            raise BiasAwareError(
-                f"eval {args.stage} needs --judge and {flag} (or --rescore with an earlier --out)"
-            )
+            again = "" if args.stage == "real" else " (or --rescore with an earlier --out)"
+            raise BiasAwareError(f"eval {args.stage} needs --judge and {flag}{again}")
         spec = judge_spec(args)  # a typo in a setting fails before any data or model is loaded
     out = Path(args.out)
     stages = {"bias": eval_bias, "general": eval_general, "scoring": eval_scoring, "real": eval_real}

@@ -203,6 +203,11 @@ def build_real(
     if manifest_path.exists():
         earlier = read_json(manifest_path, "real-text manifest")
         if earlier.get("settings") == settings and earlier.get("sources_sha256") == fingerprint:
+            lost = [f for f in expected_files(earlier) if not (out / f).exists()]
+            if lost:
+                raise BiasAwareError(
+                    f"{out} lacks {', '.join(lost)}, which its manifest lists; build again into a new --out"
+                )
             return {**earlier, "reused": True}
         old_settings, old_sources = earlier.get("settings") or {}, earlier.get("sources_sha256") or {}
         diff = [
@@ -231,6 +236,11 @@ def build_real(
     test = [p for p in natural if p.meta["instruction_key"] in held]
     # every key pair counts, whatever the AlpacaEval judge preferred: margin 0 keeps them all
     keys = null_model_pairs(load_files(NULL_MODEL, nulls, 0.0).pairs, held) if nulls else []
+    if not train or not test:
+        raise BiasAwareError(
+            f"the split by instruction leaves {len(train)} training and {len(test)} held-out pairs (of "
+            f"{len(set(train_keys))} instructions, heldout {heldout}); give more AlpacaEval models or another --heldout"
+        )
 
     (out / "bench").mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "train.jsonl", train)
@@ -285,6 +295,13 @@ def build_real(
     write_json(out / "summary.json", public_summary(manifest))
     write_json(manifest_path, manifest)
     return manifest
+
+
+def expected_files(manifest: dict[str, Any]) -> list[str]:
+    """The files a finished build holds, by its manifest."""
+    files = ["train.jsonl", "heldout.jsonl", "summary.json"]
+    files += ["masterkey-null.jsonl"] if manifest["split"].get("null_model_pairs") else []
+    return files + [f"bench/{n}.jsonl" for n in BENCHMARKS if n in manifest["sources"]]
 
 
 def public_summary(manifest: dict[str, Any]) -> dict[str, Any]:

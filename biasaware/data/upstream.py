@@ -408,12 +408,26 @@ FORMATS: dict[str, tuple[set[str], Callable]] = {
 }
 
 
-def detect_format(row: dict[str, Any]) -> str:
+def detect_format(row: dict[str, Any], where: str = "") -> str:
+    """The layout of a source, from the columns of its first row. A row that lacks a column of the layout
+    it is closest to (at least half its columns) is named with that column, as a later row would be."""
     for name, (cols, _) in FORMATS.items():
         if cols <= set(row) and (name != "rm-bench" or isinstance(row.get("chosen"), list)):
             return name
+    near = max(
+        FORMATS, key=lambda n: (len(FORMATS[n][0] & set(row)) / len(FORMATS[n][0]), -len(FORMATS[n][0]))
+    )
+    cols = FORMATS[near][0]
+    missing = sorted(cols - set(row))
+    if where and missing and 2 * len(cols & set(row)) >= len(cols):
+        raise RecordError([f"{where}: field '{missing[0]}' is missing ({near} columns: {sorted(cols)})"])
+    if where and near == "rm-bench" and not missing:
+        raise RecordError(
+            [f"{where}: fields 'chosen' and 'rejected' must be lists of 3 responses (RM-Bench)"]
+        )
     raise BiasAwareError(
-        f"unrecognised benchmark columns {sorted(row)}; known layouts: "
+        (f"{where}: " if where else "")
+        + f"unrecognised benchmark columns {sorted(row)}; known layouts: "
         + "; ".join(f"{n}: {sorted(c)}" for n, (c, _) in FORMATS.items())
     )
 
@@ -467,10 +481,12 @@ def load_upstream(
         if error:
             problems.append(error)
             continue
-        loaded.layout = loaded.layout or detect_format(row)
-        cols, convert = FORMATS[loaded.layout]
-        missing = sorted(cols - set(row))
         try:
+            loaded.layout = loaded.layout or detect_format(
+                row, where
+            )  # a malformed first row: the next decides
+            cols, convert = FORMATS[loaded.layout]
+            missing = sorted(cols - set(row))
             if missing:
                 raise RecordError(
                     [f"{where}: field '{missing[0]}' is missing ({loaded.layout} columns: {sorted(cols)})"]

@@ -36,7 +36,7 @@ from biasaware.data.upstream import load_benchmark
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.baselines import general_baselines
 from biasaware.evaluation.general import evaluate_general
-from biasaware.io import read_json, read_records, write_json
+from biasaware.io import check_out_folder, read_json, read_records, write_json
 from biasaware.records import PreferencePair
 
 SETS = (  # (name in the report, file in the build folder, what it measures)
@@ -118,30 +118,45 @@ def evaluate_real(
 ) -> dict[str, Any]:
     """Judge every set of the ``build real`` folder ``data`` into ``out/<set>/`` and write ``out/real.json``
     and ``out/report.md``; return what ``real.json`` holds. Sets the folder lacks are listed as missing."""
-    data, out = Path(data), Path(out)
+    data, out = Path(data), check_out_folder(out, "--out")
     if not (data / "manifest.json").exists():
         raise BiasAwareError(
             f"{data}: no manifest.json; --data is a folder written by `biasaware build real`"
         )
+    if out.resolve() == data.resolve() or data.resolve() in out.resolve().parents:
+        raise BiasAwareError(f"--out {out} is inside the data folder {data}; give a folder of its own")
     manifest = read_json(data / "manifest.json", "real-text manifest")
-    if judge is None:
-        from biasaware.evaluation.runner import start_judge
-        from biasaware.judging.judges import resolve_judge
+    present = [(name, file, what) for name, file, what in SETS if (data / file).exists()]
+    lost = [file for name, file, _ in SETS if name in expected_sets(manifest) and not (data / file).exists()]
+    if lost:
+        raise BiasAwareError(
+            f"{data} lacks {', '.join(lost)}, which its manifest lists; build it again in a new folder"
+        )
+    from biasaware.evaluation.resume import check_fingerprint, fingerprint
+    from biasaware.evaluation.runner import start_judge
+    from biasaware.judging.judges import resolve_judge
 
-        judge = start_judge(resolve_judge(spec))
+    resolved = judge.resolved if judge is not None else resolve_judge(spec)
+    samples = {name: sampled(data / file, limit, seed) for name, file, _ in present}
+    for name, _, _ in present:  # every set's folder is checked before any set is judged
+        check_fingerprint(
+            out / name, fingerprint(resolved.spec, resolved.identity(), samples[name]), write=False
+        )
+    judge = judge if judge is not None else start_judge(resolved)
+    earlier = read_json(out / "real.json", "real.json") if (out / "real.json").exists() else {}
     sets: dict[str, Any] = {}
-    for name, file, what in SETS:
-        if not (data / file).exists():
-            continue
+    for name, file, what in present:
         before = getattr(judge, "truncated", None)
         summary = evaluate_general(spec, str(data / file), out / name, limit=limit, seed=seed, judge=judge)
         if summary is None:  # not the main process of a multi-process launch
             continue
         sets[name] = {"measures": what, **set_figures(name, summary, judged_pairs(data / file, out / name))}
-        if before is not None:  # responses cut to fit the context in this set (truncation longest_first)
-            sets[name]["truncated"] = judge.truncated - before
+        if before is not None:  # answers cut to fit the context in this set, this run and earlier ones
+            had = earlier.get("sets", {}).get(name, {}).get("truncated", 0)
+            sets[name]["truncated"] = had + judge.truncated - before
     result = {
         "judge": getattr(judge, "name", str(spec)),
+        "settings": {k: getattr(resolved.spec, k) for k in ("mode", "max_length", "truncation")},
         "data": {"settings": manifest.get("settings"), "sources_sha256": manifest.get("sources_sha256")},
         "limit": limit,
         "seed": seed,
@@ -152,6 +167,21 @@ def evaluate_real(
     write_json(out / "real.json", result)
     (out / "report.md").write_text(real_markdown(result))
     return result
+
+
+def sampled(file: Path, limit: int | None, seed: int) -> list[PreferencePair]:
+    """The pairs of a set that ``eval general`` judges: all, or its seeded sample of ``limit``."""
+    from biasaware.evaluation.general import sample_pairs
+
+    pairs = load_benchmark(str(file))
+    return sample_pairs(pairs, limit, seed) if limit else pairs
+
+
+def expected_sets(manifest: dict[str, Any]) -> set[str]:
+    """The sets a ``build real`` folder holds by its manifest (each source given to it, with pairs)."""
+    names = {n for n, src in manifest.get("sources", {}).items() if src.get("pairs")} - {"alpaca-eval"}
+    keys = {"masterkey-null"} if manifest.get("split", {}).get("null_model_pairs") else set()
+    return names | {"heldout"} | keys
 
 
 def _pct(r: dict[str, Any] | None) -> str:

@@ -31,7 +31,10 @@ JUDGMENT_SETTINGS = (
     "seed",
     "pointwise",
     "parse",
+    "truncation",
 )
+# settings added later, left out of a fingerprint at their default so folders judged before them still resume
+LATER_DEFAULTS = {"parse": "strict", "truncation": "none"}
 
 
 def fingerprint(spec, identity: dict | None, items: list) -> dict[str, Any]:
@@ -48,8 +51,11 @@ def fingerprint(spec, identity: dict | None, items: list) -> dict[str, Any]:
             )
         hashes[item.id] = json_sha256(item.model_dump(mode="json"))
     model = (identity or {}).get("weights_sha256") or spec.name
-    # the default strict parse is left out, so folders judged before --parse existed still resume
-    settings = {k: getattr(spec, k) for k in JUDGMENT_SETTINGS if k != "parse" or spec.parse != "strict"}
+    settings = {
+        k: getattr(spec, k)
+        for k in JUDGMENT_SETTINGS
+        if k not in LATER_DEFAULTS or getattr(spec, k) != LATER_DEFAULTS[k]
+    }
     return {"judge": {"model": model, **settings}, "items": hashes}
 
 
@@ -65,10 +71,11 @@ def check_fingerprint(out: Path, mine: dict[str, Any], write: bool, judge_only: 
             theirs = read_json(path, "run fingerprint")
         except BiasAwareError as exc:
             raise BiasAwareError(f"{exc}; use a new --out") from None
-        diff = [k for k in mine["judge"] if mine["judge"][k] != theirs.get("judge", {}).get(k)]
+        keys = [*mine["judge"], *(k for k in theirs.get("judge", {}) if k not in mine["judge"])]
+        diff = [k for k in keys if mine["judge"].get(k) != theirs.get("judge", {}).get(k)]
         if diff and earlier:
             what = ", ".join(
-                f"{k}: {theirs.get('judge', {}).get(k)!r} there, {mine['judge'][k]!r} now" for k in diff
+                f"{k}: {theirs.get('judge', {}).get(k)!r} there, {mine['judge'].get(k)!r} now" for k in diff
             )
             raise BiasAwareError(f"{out} holds judgments made with other settings ({what}); use a new --out")
         if judge_only:
