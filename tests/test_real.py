@@ -123,6 +123,9 @@ def test_cli_build_real(tmp_path, capsys, real_folder):
         and "longer answer chosen" in out
         and "missing: pandalm" in out
     )
+    (root / "rm_bench").mkdir()
+    assert main(["build", "real", "--real", str(root), "--out", str(tmp_path / "o1")]) == 0
+    assert "rm_bench/ names no source" in capsys.readouterr().err
     assert main(["build", "real", "--real", str(tmp_path / "typo"), "--out", str(tmp_path / "o2")]) == 2
     assert "no such folder" in capsys.readouterr().err and not (tmp_path / "o2").exists()
     with pytest.raises(SystemExit) as stop:

@@ -69,9 +69,21 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def build_real(args: argparse.Namespace) -> int:
-    from biasaware.data.real import build_real, named_paths, real_report, resolve_sources
+    from biasaware.data.real import (
+        FOLDER_NAMES,
+        build_real,
+        named_paths,
+        real_report,
+        resolve_sources,
+        unknown_folders,
+    )
 
     sources = resolve_sources(args.real, named_paths(args.source or [], "--source"))
+    for name in unknown_folders(args.real):
+        print(
+            f"warning: {args.real}/{name}/ names no source; sources: {', '.join(FOLDER_NAMES)}",
+            file=sys.stderr,
+        )
     manifest = build_real(sources, args.out, seed=args.seed, heldout=args.heldout, margin=args.margin)
     if manifest.get("reused"):
         print(f"[build] {args.out} already holds this real-text build (manifest.json); nothing to do")
@@ -304,6 +316,7 @@ def real_study(args: argparse.Namespace) -> int:
     from biasaware.data.real import named_paths, resolve_sources
     from biasaware.experiments.generative import parse_seeds
     from biasaware.experiments.real_study import run_real_study
+    from biasaware.io import check_out_folder
 
     given = [
         f"--{k.replace('_', '-')}" for k in (*BUDGET_FLAGS, "budget", "arms") if getattr(args, k) is not None
@@ -316,7 +329,8 @@ def real_study(args: argparse.Namespace) -> int:
         raise BiasAwareError("give --seed or --seeds, not both")
     seeds = parse_seeds(args.seeds) if args.seeds is not None else [args.seed or 0]
     sources = resolve_sources(args.real, named_paths(args.source or [], "--source"))
-    run_real_study(sources, Path(args.out or "runs/real"), seeds=seeds, device=args.device, dtype=args.dtype)
+    out = check_out_folder(args.out, "--out") if args.out is not None else Path("runs/real")
+    run_real_study(sources, out, seeds=seeds, device=args.device, dtype=args.dtype)
     return 0
 
 

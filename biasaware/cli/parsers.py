@@ -688,7 +688,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("quickstart", help="run the whole pipeline on the built-in defaults")
     p.add_argument(
-        "--out", help="output folder (default: runs/quickstart, or runs/generative with --generative)"
+        "--out",
+        help="output folder (default: runs/quickstart; runs/generative with --generative, runs/real with --real)",
     )
     p.add_argument("--seed", type=seed_value, help="seed of every stage (default 0)")
     p.add_argument(

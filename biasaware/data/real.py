@@ -98,7 +98,8 @@ def resolve_sources(
     base = Path(root).expanduser() if root is not None else None
     if base is not None and not base.is_dir():
         raise BiasAwareError(
-            f"{base}: no such folder; --real is a folder with one sub-folder per source: "
+            f"{base}: {'not a folder' if base.exists() else 'no such folder'}; --real is a folder with one "
+            "sub-folder per source: "
             + ", ".join(f"{names[0]}/ ({UPSTREAM[n].repo})" for n, names in FOLDER_NAMES.items())
         )
     found: dict[str, Path] = {}
@@ -119,6 +120,15 @@ def resolve_sources(
             f"{UPSTREAM['alpaca-eval'].files}, from {UPSTREAM['alpaca-eval'].repo}"
         )
     return found
+
+
+def unknown_folders(root: str | Path | None) -> list[str]:
+    """Sub-folders of ``root`` that name no source (``rm_bench/``): said to the user, since the source they
+    were meant for is then missing."""
+    if root is None or not Path(root).expanduser().is_dir():
+        return []
+    known = {n for names in FOLDER_NAMES.values() for n in names}
+    return sorted(p.name for p in Path(root).expanduser().iterdir() if p.is_dir() and p.name not in known)
 
 
 def load_files(name: str, files: list[Path], margin: float = ALPACA_MARGIN) -> Loaded:
@@ -334,7 +344,7 @@ def real_report(manifest: dict[str, Any]) -> list[str]:
         share = "n/a" if row["share"] is None else f"{100 * row['share']:.1f}%"
         lines.append(f"  {name:18s} {share:>6s} of {row['decided']}")
     for name in manifest["missing"]:
-        lines.append(f"missing: {name} (not under --real; {UPSTREAM[name].repo})")
+        lines.append(f"missing: {name} (no {FOLDER_NAMES[name][0]}/ under --real; {UPSTREAM[name].repo})")
     return lines
 
 
