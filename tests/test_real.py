@@ -149,8 +149,9 @@ def rmbench_file(folder: Path) -> None:
     (folder / "chat_filtered.json").write_text(json.dumps(rows))
 
 
-def test_eval_real_scores_each_set_beside_the_cue_only_judges(tmp_path, real_folder, tiny_models):
-    from biasaware.evaluation.real_text import evaluate_real
+@pytest.fixture
+def built(tmp_path, real_folder, tiny_models):
+    """A tiny real folder with RM-Bench, built into tmp_path/data; (its root, a tiny reward judge's spec)."""
     from biasaware.judging.judges import JudgeSpec
 
     root = real_folder(tmp_path / "real")
@@ -159,6 +160,13 @@ def test_eval_real_scores_each_set_beside_the_cue_only_judges(tmp_path, real_fol
     spec = JudgeSpec(
         name=str(tiny_models["reward"]), mode="reward", max_length=64, truncation="longest_first"
     )
+    return root, spec
+
+
+def test_eval_real_scores_each_set_beside_the_cue_only_judges(tmp_path, built):
+    from biasaware.evaluation.real_text import evaluate_real
+
+    root, spec = built
     result = evaluate_real(spec, tmp_path / "data", tmp_path / "eval", limit=30, seed=1)
     assert set(result["sets"]) == {"rm-bench", "auto-j", "heldout", "masterkey-null"}
     assert {"pandalm", "llmbar"} <= set(result["missing"])
@@ -265,16 +273,10 @@ def test_the_aggregate_is_seed_level_paired_tests():
     assert agg["metrics"]["heldout"]["paper"]["mean"] == pytest.approx(17)
 
 
-def test_eval_real_refuses_before_judging_anything(tmp_path, real_folder, tiny_models):
+def test_eval_real_refuses_before_judging_anything(tmp_path, built):
     from biasaware.evaluation.real_text import evaluate_real
-    from biasaware.judging.judges import JudgeSpec
 
-    root = real_folder(tmp_path / "real")
-    rmbench_file(root / "rm-bench")
-    build_real(resolve_sources(root), tmp_path / "data")
-    spec = JudgeSpec(
-        name=str(tiny_models["reward"]), mode="reward", max_length=64, truncation="longest_first"
-    )
+    root, spec = built
     evaluate_real(spec, tmp_path / "data", tmp_path / "eval", limit=5)
     before = {p: p.read_bytes() for p in (tmp_path / "eval").rglob("*") if p.is_file()}
     for other in ({"limit": 4}, {"limit": 5, "spec": spec.model_copy(update={"truncation": "none"})}):

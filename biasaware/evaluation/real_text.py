@@ -36,7 +36,7 @@ from biasaware.data.upstream import load_benchmark
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.baselines import general_baselines
 from biasaware.evaluation.general import evaluate_general
-from biasaware.io import check_out_folder, read_json, read_records, write_json
+from biasaware.io import check_out_folder, read_json, write_json
 from biasaware.records import PreferencePair
 
 SETS = (  # (name in the report, file in the build folder, what it measures)
@@ -78,12 +78,6 @@ def cue_rows(baselines: dict[str, Any]) -> dict[str, Any]:
         for c in CUES
         if c in cues
     }
-
-
-def judged_pairs(file: Path, folder: Path) -> list[PreferencePair]:
-    """The pairs of ``file`` that the judgments in ``folder`` are about (a ``limit`` judges a sample)."""
-    ids = {j.probe_id for j in read_records(folder / "judgments.jsonl", "judgment")}
-    return [p for p in load_benchmark(str(file)) if p.id in ids]
 
 
 def set_figures(name: str, summary: dict[str, Any], pairs: list[PreferencePair]) -> dict[str, Any]:
@@ -150,7 +144,8 @@ def evaluate_real(
         summary = evaluate_general(spec, str(data / file), out / name, limit=limit, seed=seed, judge=judge)
         if summary is None:  # not the main process of a multi-process launch
             continue
-        sets[name] = {"measures": what, **set_figures(name, summary, judged_pairs(data / file, out / name))}
+        # the judged pairs are the sample: a folder holding judgments of other pairs was refused above
+        sets[name] = {"measures": what, **set_figures(name, summary, samples[name])}
         if before is not None:  # answers cut to fit the context in this set, this run and earlier ones
             had = earlier.get("sets", {}).get(name, {}).get("truncated", 0)
             sets[name]["truncated"] = had + judge.truncated - before
