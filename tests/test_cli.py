@@ -190,6 +190,8 @@ def test_stages_keep_the_first_time_of_a_finished_stage(tmp_path):
     again = Stages(tmp_path / "stages.json")  # the stage is trained again: its new time replaces the old
     again.record("train", 90.0, True)
     assert again.finish(90.0) == ({"build": 9.0, "train": 90.0, "total": 99.0}, {})
+    load = json.loads((tmp_path / "stages.json").read_text())["load"]
+    assert set(load) == {"build", "train"} and all(v >= 0 for v in load.values())
 
 
 def test_build_traces_and_llm_errors(tmp_path, capsys):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shlex
 import shutil
 import subprocess
@@ -228,17 +229,20 @@ def name_within(table: dict[str, Any], out: Path) -> dict[str, Any]:
 class Stages:
     """Per-stage wall times in ``stages.json``: a stage finished earlier keeps its first time; a
     rerun's own (short) time for a stage it skipped is kept apart under ``resumed``, so a report
-    after a resume still shows what the work cost."""
+    after a resume still shows what the work cost. ``load`` holds the machine's 1-minute load average
+    when each stage that worked ended (other work beside it shows there)."""
 
     def __init__(self, path: Path):
         self.path = path
         self.data: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
         self.data.setdefault("seconds", {})
         self.data.setdefault("resumed", {})
+        self.data.setdefault("load", {})
 
     def record(self, name: str, seconds: float, did_work: bool) -> None:
         if did_work or name not in self.data["seconds"]:
             self.data["seconds"][name] = round(seconds, 1)
+            self.data["load"][name] = round(os.getloadavg()[0], 2)
             self.data["resumed"].pop(name, None)
         else:
             self.data["resumed"][name] = round(seconds, 1)
