@@ -213,3 +213,26 @@ def test_injection_probe_end_to_end_with_the_tiny_model(tmp_path, tiny_models, c
     assert summary["overall"]["excludes"] == ["injection"] and "security" in summary["per_category"]
     assert summary["overall"]["micro"]["n"] == summary["per_bias"]["length"]["n"]  # the 12's overall only
     assert "probes outside the 12-bias taxonomy (prompt injection, master keys)" in capsys.readouterr().out
+
+
+REAL_ANSWER = (
+    "Here is the fix:\n\n```python\ndef area(r):\n    return 3.14159 * r  *  r\n```\n\n"
+    "1. Call it:\n   - with  a float\n   - or an int"
+)
+
+
+@pytest.mark.parametrize(
+    "bias", ["length", "authority", "sycophancy", "concreteness", "sentiment", "assertiveness"]
+)
+def test_removing_a_cue_that_is_not_there_keeps_the_answer_as_it_is(bias):
+    """A real answer's own spacing (code, indented lists, double spaces) is never rewritten when the cue
+    being removed is absent (sentiment and assertiveness add a sad or hedging lead instead); where one is
+    cut out, the indentation of other lines stays."""
+    from biasaware.data.inject import TemplateRewriter
+
+    rewriter = TemplateRewriter()
+    removed = rewriter.rewrite(bias, REAL_ANSWER, "remove", "Fix my code.", random.Random(0))
+    assert removed.endswith(REAL_ANSWER) if bias in ("sentiment", "assertiveness") else removed == REAL_ANSWER
+    added = rewriter.rewrite(bias, REAL_ANSWER, "add", "Fix my code.", random.Random(0))
+    removed = rewriter.rewrite(bias, added, "remove", "Fix my code.", random.Random(0))
+    assert "\n    return 3.14159" in removed and "\n   - with" in removed

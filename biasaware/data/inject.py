@@ -141,9 +141,14 @@ def _around(before: str | None, text: str, after: str | None) -> str:
 
 
 def _strip(text: str, patterns: list[str]) -> str:
+    """``text`` without ``patterns``; where one was cut out, the run of spaces left inside a line is closed.
+    A text with none of them is returned as it is: its own spacing (code, indented lists) is never touched."""
+    cut = text
     for p in patterns:
-        text = re.sub(p, "", text, flags=re.IGNORECASE)
-    return re.sub(r"[ \t]{2,}", " ", text).strip() or text
+        cut = re.sub(p, "", cut, flags=re.IGNORECASE)
+    if cut == text:
+        return text
+    return re.sub(r"(?<=\S)[ \t]{2,}", " ", cut).strip() or text
 
 
 LENGTH_PRE = [

@@ -20,6 +20,14 @@ file                                  what
                                       out and why, malformed rows skipped), the split, and the shortcut each set
                                       carries: the share of pairs (of unequal length) whose longer answer is the
                                       chosen one, per split and benchmark
+``probes/``                           injected probes (:func:`build_real_probes`): the 12 biases, standard
+                                      (the cue on the worse answer) and mirror (on the better one), on the
+                                      human- and correctness-labelled pairs (``probe-pairs.jsonl``: Auto-J,
+                                      PandaLM, LLMBar, JudgeBench pooled), a ``build bench`` folder
+``keys/``                             the key battery on real reference answers: per held-out instruction, the
+                                      reference output against a master key (a non-answer or the reference cut
+                                      after its opening clause), and mirror probes (the reference made short
+                                      against a worse answer made long) (``key-pairs.jsonl``)
 ``summary.json``                      the same without the folders' paths and the malformed rows' locations:
                                       numbers only, fit to publish
 ====================================  ==========================================================================
@@ -40,9 +48,11 @@ locations in ``manifest.json``: these are other people's released files, so one 
 from __future__ import annotations
 
 import random
+import shutil
 from pathlib import Path
 from typing import Any
 
+from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.data.upstream import (
     ALPACA_MARGIN,
     UPSTREAM,
@@ -51,7 +61,7 @@ from biasaware.data.upstream import (
     load_upstream,
 )
 from biasaware.errors import BiasAwareError
-from biasaware.io import check_out_folder, files_sha256, read_json, write_json, write_jsonl
+from biasaware.io import check_out_folder, files_sha256, read_json, read_records, write_json, write_jsonl
 from biasaware.records import PreferencePair, parse_record
 
 BENCHMARKS = ("rm-bench", "auto-j", "pandalm", "judgebench", "llmbar", "evalbiasbench")
@@ -67,7 +77,20 @@ FOLDER_NAMES: dict[str, tuple[str, ...]] = {
 NULL_MODEL = "NullModel"
 HELDOUT = 0.2
 FORMAT = 1  # the layout of a real-text folder; a change refuses folders of another
-OUTPUTS = ("train.jsonl", "heldout.jsonl", "masterkey-null.jsonl", "bench", "summary.json", "manifest.json")
+PROBE_SOURCES = ("auto-j", "pandalm", "llmbar", "judgebench")  # human or correctness labels
+PROBES_PER_BIAS = 100  # standard and mirror probes drawn per bias from the pooled labelled pairs
+OUTPUTS = (
+    "train.jsonl",
+    "heldout.jsonl",
+    "masterkey-null.jsonl",
+    "bench",
+    "probe-pairs.jsonl",
+    "probes",
+    "key-pairs.jsonl",
+    "keys",
+    "summary.json",
+    "manifest.json",
+)
 
 
 def named_paths(items: list[str], what: str) -> dict[str, str]:
@@ -218,6 +241,10 @@ def build_real(
                 raise BiasAwareError(
                     f"{out} lacks {', '.join(lost)}, which its manifest lists; build again into a new --out"
                 )
+            if "probes" not in earlier:  # a folder built before the probes were part of it
+                earlier["probes"] = build_real_probes(out, seed)
+                write_json(out / "summary.json", public_summary(earlier))
+                write_json(manifest_path, earlier)
             return {**earlier, "reused": True}
         old_settings, old_sources = earlier.get("settings") or {}, earlier.get("sources_sha256") or {}
         diff = [
@@ -237,6 +264,11 @@ def build_real(
         # files of an interrupted build of this kind (it writes manifest.json last) are written anew
         raise BiasAwareError(f"{out} is not empty and holds no real-text data; use a new --out")
 
+    for name in ("probe-pairs.jsonl", "probes", "key-pairs.jsonl", "keys"):  # an interrupted build's
+        if (out / name).is_dir():
+            shutil.rmtree(out / name)
+        else:
+            (out / name).unlink(missing_ok=True)
     nulls = [f for f in files["alpaca-eval"] if f.parent.parent.name == NULL_MODEL]
     loaded = {name: load_files(name, [f for f in fs if f not in nulls], margin) for name, fs in files.items()}
     train_keys = [p.meta["instruction_key"] for p in loaded["alpaca-eval"].pairs]
@@ -301,6 +333,7 @@ def build_real(
             "null_model_preferred_by_judge": sum(bool(p.meta["judge_preferred_key"]) for p in keys),
         },
         "shortcut": shortcut,
+        "probes": build_real_probes(out, seed),
     }
     write_json(out / "summary.json", public_summary(manifest))
     write_json(manifest_path, manifest)
@@ -311,7 +344,52 @@ def expected_files(manifest: dict[str, Any]) -> list[str]:
     """The files a finished build holds, by its manifest."""
     files = ["train.jsonl", "heldout.jsonl", "summary.json"]
     files += ["masterkey-null.jsonl"] if manifest["split"].get("null_model_pairs") else []
+    files += [f"{name}/manifest.json" for name in manifest.get("probes", {})]
     return files + [f"bench/{n}.jsonl" for n in BENCHMARKS if n in manifest["sources"]]
+
+
+def key_pairs(heldout: list[PreferencePair], seed: int) -> list[PreferencePair]:
+    """One pair per held-out instruction whose reference output the AlpacaEval judge preferred (the reference
+    chosen), drawn by ``seed``: the real answers the key battery is tried against."""
+    by_key: dict[str, list[PreferencePair]] = {}
+    for p in heldout:
+        if p.meta.get("model_won") is False:
+            by_key.setdefault(p.meta["instruction_key"], []).append(p)
+    rng = random.Random(f"key-pairs-{seed}")
+    return [rng.choice(by_key[k]) for k in sorted(by_key)]
+
+
+def build_real_probes(out: Path, seed: int) -> dict[str, Any]:
+    """The injected probes of a real-text folder, each a ``build bench`` folder (resumable, its own manifest):
+    ``probes/`` (the 12 biases, both sides, :data:`PROBES_PER_BIAS` per bias and side, on the pooled
+    :data:`PROBE_SOURCES` pairs) and ``keys/`` (the ``masterkey`` probes on :func:`key_pairs`). Template
+    rewrites, no verifier: the rule verifier needs known answers (an LLM verifier is ``build bench --verifier
+    llm`` on ``probe-pairs.jsonl``). Returns each folder's kept probes per bias and side."""
+    parts = {}
+    pooled = [
+        p
+        for name in PROBE_SOURCES
+        if (out / "bench" / f"{name}.jsonl").exists()
+        for p in read_records(out / "bench" / f"{name}.jsonl", "pair")
+    ]
+    keys = key_pairs(read_records(out / "heldout.jsonl", "pair"), seed)
+    for name, pairs, biases, n in (
+        ("probes", pooled, "all", PROBES_PER_BIAS),
+        ("keys", keys, "masterkey", len(keys)),
+    ):
+        if not pairs:
+            continue
+        source = out / ("probe-pairs.jsonl" if name == "probes" else "key-pairs.jsonl")
+        if not source.exists():
+            write_jsonl(source, pairs)
+        config = BuildConfig(
+            source=str(source), biases=biases, n_per_bias=n, seed=seed, verifier="none", direction="both"
+        )
+        manifest = build_bench(config, out / name)
+        parts[name] = {
+            side: {b: c["kept"] for b, c in manifest[side].items()} for side in ("biases", "mirror")
+        }
+    return parts
 
 
 def public_summary(manifest: dict[str, Any]) -> dict[str, Any]:
