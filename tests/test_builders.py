@@ -449,3 +449,28 @@ def test_config_values_are_checked_against_their_types(setting, match, tmp_path,
     config.write_text(yaml.safe_dump(setting))
     assert main(["build", "bench", "--config", str(config), "--out", str(tmp_path / "out")]) == 2
     assert "Traceback" not in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_a_balanced_pair_whose_cue_makes_one_text_is_dropped_and_counted(tmp_path):
+    """Real short answers ("Yes" against "yes.") become one text once the same cue is on both: such a pair
+    gives no rows and is counted as dropped; the other pairs are built."""
+    from biasaware.io import write_jsonl
+    from biasaware.records import PreferencePair
+
+    def pair(k, chosen, rejected):
+        return PreferencePair(
+            id=f"p{k}",
+            source="test",
+            prompt=[{"role": "user", "content": f"Is {k} odd?"}],
+            chosen=chosen,
+            rejected=rejected,
+        )
+
+    pairs = [pair(0, "Yes", "yes."), pair(1, "Yes, 1 is odd.", "No, 1 is even.")]
+    write_jsonl(tmp_path / "pairs.jsonl", pairs)
+    cfg = BuildConfig(
+        source=str(tmp_path / "pairs.jsonl"), augment="balanced", biases="assertiveness", verifier="none"
+    )
+    manifest = build_train(cfg, tmp_path / "rows")
+    assert (manifest["pairs"], manifest["dropped"], manifest["rows"]) == (1, 1, 4)
+    assert {r.meta["pair_id"] for r in read_records(tmp_path / "rows" / "train.jsonl", "train")} == {"p1"}

@@ -190,8 +190,24 @@ def test_eval_real_scores_each_set_beside_the_cue_only_judges(tmp_path, built):
         and "Not in the data folder" in report
     )
     assert json.loads((tmp_path / "eval" / "real.json").read_text())["sets"]["auto-j"]["pairs"] == 1
+    # injected probes, two-sided: BSR and over-correction recounted from the judgments
+    from biasaware.evaluation.summaries import flip_indicators
+
+    probes = result["probes"]["probes"]
+    flips = flip_indicators(read_records(tmp_path / "eval" / "probes" / "judgments.jsonl", "judgment"))
+    for side, key in (("standard", "bsr"), ("mirror", "overcorrection")):
+        right = [f for f in flips.values() if f["side"] == side and f["ori"]]
+        if right:  # a side with no original right has no rate (NaN)
+            assert probes["overall"][key] == pytest.approx(sum(not f["inj"] for f in right) / len(right))
+    assert {f["bias"] for f in flips.values()} == set(probes["per_bias"]) and "length" in probes["per_bias"]
+    keys = result["probes"]["keys"]["keys"]
+    key_flips = flip_indicators(read_records(tmp_path / "eval" / "keys" / "judgments.jsonl", "judgment"))
+    standard = [f for f in key_flips.values() if f["side"] == "standard"]
+    assert keys["n"] == len(standard) > 0
+    assert keys["false_positive"] == pytest.approx(sum(not f["inj"] for f in standard) / len(standard))
+    assert "Injected probes" in report and "Key battery against real reference answers" in report
     again = evaluate_real(spec, tmp_path / "data", tmp_path / "eval", limit=30, seed=1)  # resumes
-    assert again["sets"] == result["sets"]
+    assert again["sets"] == result["sets"] and again["probes"] == result["probes"]
 
 
 # ------------------------------------------------------------------------------------- the experiment
@@ -255,14 +271,14 @@ def test_the_real_text_study_runs_a_seed_end_to_end(tmp_path, alpaca, tiny_model
 def test_the_aggregate_is_seed_level_paired_tests():
     from scipy import stats
 
-    from biasaware.experiments.real_study import METRICS, aggregate
+    from biasaware.experiments.real_study import ALL_METRICS, aggregate
 
     def seed(base: float, lift: float) -> dict:
         return {
             "metrics": {
-                "baseline": {m: base for m in METRICS},
-                "paper": {m: base + lift for m in METRICS},
-                "balanced": {m: base + 2 * lift for m in METRICS},
+                "baseline": {m: base for m in ALL_METRICS},
+                "paper": {m: base + lift for m in ALL_METRICS},
+                "balanced": {m: base + 2 * lift for m in ALL_METRICS},
             }
         }
 
@@ -271,6 +287,7 @@ def test_the_aggregate_is_seed_level_paired_tests():
     assert diffs["per_seed"] == [2, 6, 4] and diffs["mean"] == pytest.approx(4)
     assert diffs["t_p"] == pytest.approx(stats.ttest_rel([12, 26, 19], [10, 20, 15]).pvalue)
     assert agg["metrics"]["heldout"]["paper"]["mean"] == pytest.approx(17)
+    assert agg["comparisons"]["paper - baseline"]["injected BSR"]["per_seed"] == [1, 3, 2]
 
 
 def test_eval_real_refuses_before_judging_anything(tmp_path, built):

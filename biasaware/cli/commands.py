@@ -221,7 +221,9 @@ def eval_real(args: argparse.Namespace, spec, out: Path):
 
     if args.rescore:
         raise BiasAwareError("eval real has no --rescore: rerun the same command, and it resumes")
-    result = evaluate_real(spec, args.data, out, limit=args.limit, seed=args.seed)
+    result = evaluate_real(
+        spec, args.data, out, limit=args.limit, probe_limit=args.probe_limit, seed=args.seed
+    )
     print((out / "report.md").read_text())
     return result, "real.json, report.md"
 

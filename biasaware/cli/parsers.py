@@ -275,11 +275,13 @@ EVAL_STAGES = {
         "Vicuna-Bench, or a generic JSONL. Resumable as eval bias.",
     ),
     "real": (
-        "a judge on real text: RM-Bench hard/normal/easy, human labels, NullModel keys, beside cue-only judges",
+        "a judge on real text: RM-Bench hard/normal/easy, human labels, injected probes, master keys, beside cue-only judges",
         "Judge every set of a `biasaware build real` folder (RM-Bench hard, normal and easy; Auto-J and PandaLM "
         "human labels; LLMBar, JudgeBench, EvalBiasBench; held-out AlpacaEval; NullModel's master key) with the "
         "eval general protocol, and report each set's accuracy beside the cue-only judges (longer wins, in "
-        "characters and words; more markdown wins) on the same pairs (docs/real.md). Resumable as eval bias.",
+        "characters and words; more markdown wins) on the same pairs; then its injected probes (the 12 biases, "
+        "both sides: BSR and over-correction) and the key battery against real reference answers with the eval "
+        "bias protocol (docs/real.md). Resumable as eval bias.",
     ),
     "compare": (
         "finished `eval bias` runs: McNemar per bias on the shared probes, or several judges against a baseline",
@@ -342,6 +344,11 @@ def add_eval_parser(sub) -> None:
             )
         elif stage == "real":
             s.add_argument("--data", help="a folder written by `biasaware build real` (required)")
+            s.add_argument(
+                "--probe-limit",
+                type=positive_int,
+                help="a seeded sample (--seed) of N injected probes per bias and side (default: all)",
+            )
         elif stage == "scoring":
             s.add_argument(
                 "--data",

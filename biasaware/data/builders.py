@@ -673,7 +673,8 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
     * ``balanced``: four rows per pair, its cue on neither, the chosen, the rejected and both
       responses, so the cue carries no information about the label (no bias negatives). The cue is
       the pair's natural cue, or with ``cues: none`` one drawn from the build's response-level
-      biases (identity statements included).
+      biases (identity statements included). A pair whose cue makes its two answers one text (a short
+      "Yes" and "yes.") gives no rows and is counted as dropped.
 
     ``key_negatives`` (a share of pairs, default 0): each such pair also gives a row whose rejected
     side is a master key (:mod:`biasaware.data.master_keys`: a non-answer, or the chosen answer cut
@@ -754,6 +755,14 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
             return [row, *key_rows(pair, ctx, short_correct=False)]
         cue = cue or rng.choice(allowed)
         marked = (add_cue(pair.chosen, cue, user, rng, ctx), add_cue(pair.rejected, cue, user, rng, ctx))
+        texts = [
+            (marked[0] if on_c else pair.chosen, marked[1] if on_r else pair.rejected)
+            for _, on_c, on_r in CUE_VIEWS
+        ]
+        if any(
+            c.strip() == r.strip() for c, r in texts
+        ):  # the cue made both answers one text ("Yes", "yes.")
+            return []
         return [
             TrainingRow(
                 id=f"{pair.id}-{label}",
@@ -787,7 +796,8 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
         for i in ready:
             verdicts = [True if "key_type" in row.meta else next(keeps) for row in made[i]]
             if None not in verdicts:  # undecided (an LLM call failed): retried by a rerun
-                records[i] = {"keep": all(verdicts), "rows": [r.to_dict() for r in made[i]]}
+                # a pair that gives no row (balanced: the cue made its answers one text) is dropped
+                records[i] = {"keep": bool(made[i]) and all(verdicts), "rows": [r.to_dict() for r in made[i]]}
         return records
 
     decided = b.decide("train", b.pairs, lambda p: p.id, step)

@@ -21,6 +21,13 @@ master key             NullModel's constant non-answer against the reference out
                        rejected in both orders), the share of pairs the judge gets wrong
 =====================  ==========================================================================================
 
+**Injected probes** (``probes/``, ``keys/`` of the build folder, when there: :func:`biasaware.data.real.build_real_probes`)
+are judged with the ``eval bias`` protocol (:mod:`biasaware.evaluation.evaluate`) into ``out/probes`` and
+``out/keys``, ``probe_limit`` per bias and side (a seeded sample): the 12 biases on human- and
+correctness-labelled pairs, two-sided (**BSR**: the cue on the worse answer followed; **over-correction**:
+the cue on the better answer turned against), and the key battery against real reference answers (a **false
+positive** is a key not decided against: for a pairwise judge, over both orders).
+
 Beside every accuracy stand the cue-only judges on the same pairs (``longer wins`` in words and in
 characters, ``more markdown wins``: :func:`biasaware.evaluation.baselines.general_baselines`), so a judge
 that learned the length shortcut is read off against the shortcut itself. ``real.json`` holds every set's
@@ -48,6 +55,10 @@ SETS = (  # (name in the report, file in the build folder, what it measures)
     ("evalbiasbench", "bench/evalbiasbench.jsonl", "curated bias pairs"),
     ("heldout", "heldout.jsonl", "AI feedback, held-out instructions"),
     ("masterkey-null", "masterkey-null.jsonl", "master key (false positive = 1 - accuracy)"),
+)
+PROBE_PARTS = (  # (folder in the build folder and in --out, what it measures)
+    ("probes", "injected cues, 12 biases, both sides (human- and correctness-labelled pairs)"),
+    ("keys", "key battery against real reference answers"),
 )
 RMBENCH_LEVELS = ("hard", "normal", "easy")
 CUES = ("longer wins (characters)", "longer wins", "more markdown wins")
@@ -107,11 +118,51 @@ def set_figures(name: str, summary: dict[str, Any], pairs: list[PreferencePair])
     return row
 
 
+def _side(entry: dict[str, Any]) -> dict[str, Any]:
+    keep = ("acc_ori", "bsr", "bsr_ci", "overcorrection", "overcorrection_ci", "acc_inj_mirror")
+    return {k: entry.get(k) for k in keep}
+
+
+def probe_figures(summary: dict[str, Any]) -> dict[str, Any]:
+    """What ``real.json`` keeps of an ``eval bias`` summary on real probes: the pooled (micro) figures of the
+    12 biases, each bias's, the cue-only judges' pooled BSR and over-correction, the master-key false
+    positives (per key type, over both orders for a pairwise judge) and the degenerate-judge check."""
+    row: dict[str, Any] = {
+        "probes": summary["items"],
+        "judge_check": summary.get("judge_check"),
+        "per_bias": {b: _side(e) for b, e in summary["per_bias"].items() if b != "masterkey"},
+    }
+    if set(row["per_bias"]):
+        row["overall"] = _side(summary["overall"]["micro"])
+        cues = (summary.get("cue_baselines") or {}).get("heuristics", {})
+        row["cue_only"] = {c: {k: r.get(k) for k in ("bsr", "overcorrection")} for c, r in cues.items()}
+    keys = summary["per_bias"].get("masterkey", {}).get("master_keys")
+    if keys:
+        rule = keys.get("reference") or keys  # a pairwise judge: the reward rule over both orders
+        row["keys"] = {
+            "false_positive": rule["fpr"],
+            "false_positive_ci": rule["fpr_ci"],
+            "n": rule["n"],
+            "per_key_type": {t: r["fpr"] for t, r in rule["per_key_type"].items()},
+            "short_lost": keys["short_lost"],
+            "short_n": keys["short_n"],
+        }
+    return row
+
+
 def evaluate_real(
-    spec, data: str | Path, out: str | Path, *, limit: int | None = None, seed: int = 0, judge=None
+    spec,
+    data: str | Path,
+    out: str | Path,
+    *,
+    limit: int | None = None,
+    probe_limit: int | None = None,
+    seed: int = 0,
+    judge=None,
 ) -> dict[str, Any]:
-    """Judge every set of the ``build real`` folder ``data`` into ``out/<set>/`` and write ``out/real.json``
-    and ``out/report.md``; return what ``real.json`` holds. Sets the folder lacks are listed as missing."""
+    """Judge every set of the ``build real`` folder ``data`` into ``out/<set>/``, then its probes
+    (:data:`PROBE_PARTS`, ``probe_limit`` per bias and side), and write ``out/real.json`` and
+    ``out/report.md``; return what ``real.json`` holds. Sets the folder lacks are listed as missing."""
     data, out = Path(data), check_out_folder(out, "--out")
     if not (data / "manifest.json").exists():
         raise BiasAwareError(
@@ -131,8 +182,13 @@ def evaluate_real(
     from biasaware.judging.judges import resolve_judge
 
     resolved = judge.resolved if judge is not None else resolve_judge(spec)
+    from biasaware.evaluation.runner import load_probes
+
     samples = {name: sampled(data / file, limit, seed) for name, file, _ in present}
-    for name, _, _ in present:  # every set's folder is checked before any set is judged
+    parts = [(name, what) for name, what in PROBE_PARTS if (data / name / "manifest.json").exists()]
+    for name, _ in parts:
+        samples[name] = load_probes(data / name, None, probe_limit, seed)
+    for name in samples:  # every set's folder is checked before any set is judged
         check_fingerprint(
             out / name, fingerprint(resolved.spec, resolved.identity(), samples[name]), write=False
         )
@@ -149,15 +205,32 @@ def evaluate_real(
         if before is not None:  # answers cut to fit the context in this set, this run and earlier ones
             had = earlier.get("sets", {}).get(name, {}).get("truncated", 0)
             sets[name]["truncated"] = had + judge.truncated - before
+    probes = {}
+    for name, what in parts:
+        from biasaware.evaluation.evaluate import evaluate_bias
+
+        summary = evaluate_bias(
+            spec,
+            data / name,
+            out / name,
+            limit=probe_limit,
+            seed=seed,
+            judge=judge,
+            limit_flag="--probe-limit",
+        )
+        if summary is not None:
+            probes[name] = {"measures": what, **probe_figures(summary)}
     result = {
         "judge": getattr(judge, "name", str(spec)),
         "settings": {k: getattr(resolved.spec, k) for k in ("mode", "max_length", "truncation")},
         "data": {"settings": manifest.get("settings"), "sources_sha256": manifest.get("sources_sha256")},
         "limit": limit,
+        "probe_limit": probe_limit,
         "seed": seed,
         "judge_summary": judge.summary() if hasattr(judge, "summary") else None,
         "missing": [name for name, file, _ in SETS if not (data / file).exists()],
         "sets": sets,
+        "probes": probes,
     }
     write_json(out / "real.json", result)
     (out / "report.md").write_text(real_markdown(result))
@@ -230,6 +303,7 @@ def real_markdown(result: dict[str, Any]) -> str:
             f"Master key (NullModel's non-answer against the reference output): false positives "
             f"{100 * key['false_positive']:.1f}% of {key['accuracy']['n']} pairs.",
         ]
+    lines += probes_markdown(result.get("probes") or {})
     overlong = {n: r["overlong"] for n, r in result["sets"].items() if r.get("overlong")}
     if overlong:
         lines += [
@@ -239,3 +313,42 @@ def real_markdown(result: dict[str, Any]) -> str:
     if result.get("missing"):
         lines += ["", "Not in the data folder: " + ", ".join(result["missing"]) + "."]
     return "\n".join(lines) + "\n"
+
+
+def _rate(value: float | None, ci: list | None = None) -> str:
+    if value is None or value != value:
+        return "–"
+    return f"{100 * value:.1f} [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else f"{100 * value:.1f}"
+
+
+def probes_markdown(probes: dict[str, Any]) -> list[str]:
+    """The report's lines for the injected probes: BSR and over-correction per bias and pooled, the
+    cue-only judges' pooled rates, and the key battery's false positives."""
+    lines = []
+    row = probes.get("probes")
+    if row and row.get("overall"):
+        lines += [
+            "",
+            f"Injected probes ({row['probes']} judged): BSR (the cue on the worse answer followed) and "
+            "over-correction (the cue on the better answer turned against), percent with 95% Wilson intervals.",
+            "",
+            "| bias | Acc_ori | BSR | over-correction |",
+            "|---|---:|---:|---:|",
+        ]
+        for bias, r in [*row["per_bias"].items(), ("pooled", row["overall"])]:
+            lines.append(
+                f"| {bias} | {_rate(r['acc_ori'])} | {_rate(r['bsr'], r['bsr_ci'])} | "
+                f"{_rate(r['overcorrection'], r['overcorrection_ci'])} |"
+            )
+        for cue, r in row.get("cue_only", {}).items():
+            lines.append(f"| cue-only: {cue} | | {_rate(r['bsr'])} | {_rate(r['overcorrection'])} |")
+    keys = (probes.get("keys") or {}).get("keys")
+    if keys:
+        types = ", ".join(f"{t} {_rate(v)}" for t, v in keys["per_key_type"].items())
+        lines += [
+            "",
+            f"Key battery against real reference answers: false positives {_rate(keys['false_positive'], keys['false_positive_ci'])} "
+            f"of {keys['n']} ({types}); a short reference against a long worse answer lost {_rate(keys['short_lost'])} of "
+            f"{keys['short_n']}.",
+        ]
+    return lines

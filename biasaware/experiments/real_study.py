@@ -20,8 +20,10 @@ held-out instructions and benchmarks.
    natural pairs), **paper** (InfoNCE on the natural pairs and their bias negatives), **balanced** (InfoNCE on the
    balanced rows of the length-balanced pairs);
 4. ``eval``: each arm by ``eval real`` (:mod:`biasaware.evaluation.real_text`) with the same seeded sample of at
-   most ``limit`` pairs per set for every arm and seed; ``real.json`` holds the figures and each arm's per-pair
-   outcomes.
+   most ``limit`` pairs per set and :data:`PROBE_LIMIT` injected probes per bias and side for every arm and
+   seed; ``real.json`` holds the figures and each arm's per-pair and per-probe outcomes. An arm's evaluation is
+   finished when its ``real.json`` holds every part the data folder has (a folder evaluated before the probes
+   were part of it is evaluated again: its judged sets are reused).
 
 **Across seeds** (two or more finished): per metric (:data:`METRICS`) and arm, the per-seed values, their mean
 and 95% t interval, and each arm minus the baseline per seed with the paired t test and the Wilcoxon test across
@@ -40,7 +42,7 @@ from biasaware.data.real import build_real
 from biasaware.data.upstream import find_upstream
 from biasaware.devices import resolve_device
 from biasaware.errors import BiasAwareError
-from biasaware.evaluation.real_text import evaluate_real
+from biasaware.evaluation.real_text import PROBE_PARTS, evaluate_real
 from biasaware.experiments.parts import (
     Stages,
     claim_folder,
@@ -87,6 +89,21 @@ METRICS = {  # name: (sets whose pairs are pooled, what it is)
         "NullModel key not beaten by the reference (lower is better)",
     ),
 }
+PROBE_METRICS = {  # name: (part of eval real's probes, figure, what it is); percent, lower is better
+    "injected BSR": ("probes", "bsr", "injected cues on the worse answer followed (12 biases pooled)"),
+    "injected over-correction": (
+        "probes",
+        "overcorrection",
+        "injected cues on the better answer turned against (12 biases pooled)",
+    ),
+    "key battery false positives": (
+        "keys",
+        "false_positive",
+        "master keys not decided against, real reference answers",
+    ),
+}
+PROBE_LIMIT = 20  # probes per bias and side, the same sample for every arm and seed
+ALL_METRICS = (*METRICS, *PROBE_METRICS)
 
 
 def sample_pairs(pool: list, n: int, seed: int, balanced: bool) -> list:
@@ -127,6 +144,47 @@ def outcomes(eval_folder: Path) -> dict[str, dict[str, int]]:
     return found
 
 
+def probe_outcomes(eval_folder: Path) -> dict[str, dict[str, str]]:
+    """Per probe part and probe id: ``"<original right><injected right>"`` (``"10"``: a flip), from the
+    judgments under the eval bias protocol's symmetric policy."""
+    from biasaware.evaluation.summaries import flip_indicators
+
+    found: dict[str, dict[str, str]] = {}
+    for name, _ in PROBE_PARTS:
+        path = eval_folder / name / "judgments.jsonl"
+        if path.exists():
+            flips = flip_indicators(read_records(path, "judgment"))
+            found[name] = {
+                pid: f"{int(bool(f['ori']))}{int(bool(f['inj']))}" for pid, f in sorted(flips.items())
+            }
+    return found
+
+
+def probe_metric(figures: dict[str, Any], metric: str) -> float | None:
+    """A probe metric (percent) from one arm's ``eval real`` figures."""
+    part, key, _ = PROBE_METRICS[metric]
+    row = figures.get(part, {})
+    value = (row.get("keys") if part == "keys" else row.get("overall") or {}).get(key) if row else None
+    return None if value is None or value != value else 100 * value
+
+
+def evaluated(folder: Path, data: Path) -> bool:
+    """An arm's ``eval real`` is finished: ``real.json`` is there and holds every probe part of ``data``."""
+    if not (folder / "real.json").exists():
+        return False
+    parts = {name for name, _ in PROBE_PARTS if (data / name / "manifest.json").exists()}
+    return parts <= set(read_json(folder / "real.json", "real.json").get("probes") or {})
+
+
+def finished(folder: Path) -> bool:
+    """A seed is finished: ``real.json`` holds every metric."""
+    path = folder / "real.json"
+    if not path.exists():
+        return False
+    metrics = read_json(path, "real.json").get("metrics", {}).get("baseline", {})
+    return set(ALL_METRICS) <= set(metrics)
+
+
 def metric_value(per_pair: dict[str, dict[str, int]], metric: str) -> float | None:
     """A metric (percent) from one judge's per-pair outcomes; key false positives are the pairs it got wrong."""
     sets, _ = METRICS[metric]
@@ -145,9 +203,10 @@ class SeedRun:
         self.model, self.n, self.limit = settings["model"], settings["pairs"], settings["limit"]
         self.stages = Stages(self.out / "stages.json")
 
-    def stage(self, name: str, done: Path, work) -> None:
+    def stage(self, name: str, done, work) -> None:
+        """Run ``work`` unless ``done`` (a file that is there, or a check that says so) is already."""
         t0 = time.time()
-        did = not done.exists()
+        did = not (done() if callable(done) else done.exists())
         if did:
             work()
         self.stages.record(name, time.time() - t0, did)
@@ -195,7 +254,9 @@ class SeedRun:
             device=device,
             dtype=dtype,
         )
-        evaluate_real(spec, self.data, self.out / "eval" / arm, limit=self.limit, seed=0)
+        evaluate_real(
+            spec, self.data, self.out / "eval" / arm, limit=self.limit, probe_limit=PROBE_LIMIT, seed=0
+        )
 
     def run(self, device: str, dtype: str) -> dict[str, Any]:
         self.out.mkdir(parents=True, exist_ok=True)
@@ -209,17 +270,30 @@ class SeedRun:
                 f"train {arm}", self.out / "ckpt" / arm / "config.json", lambda a=arm: self.train(a, device)
             )
         for arm in ARMS:
-            done = self.out / "eval" / arm / "real.json"
-            self.stage(f"eval {arm}", done, lambda a=arm: self.evaluate(a, device, dtype))
+            self.stage(
+                f"eval {arm}",
+                lambda a=arm: evaluated(self.out / "eval" / a, self.data),
+                lambda a=arm: self.evaluate(a, device, dtype),
+            )
         seconds, _ = self.stages.finish(0.0)
+        evals = {a: read_json(self.out / "eval" / a / "real.json") for a in ARMS}
         result = {
             "seed": self.seed,
             "arms": {a: {"what": ARMS[a][3], "rows": self.n // ARMS[a][2]} for a in ARMS},
-            "figures": {a: read_json(self.out / "eval" / a / "real.json")["sets"] for a in ARMS},
+            "figures": {a: evals[a]["sets"] for a in ARMS},
+            "probe_figures": {a: evals[a].get("probes", {}) for a in ARMS},
             "outcomes": {a: outcomes(self.out / "eval" / a) for a in ARMS},
+            "probe_outcomes": {a: probe_outcomes(self.out / "eval" / a) for a in ARMS},
             "seconds": seconds,
+            "load": self.stages.data.get("load", {}),
         }
-        result["metrics"] = {a: {m: metric_value(result["outcomes"][a], m) for m in METRICS} for a in ARMS}
+        result["metrics"] = {
+            a: {
+                **{m: metric_value(result["outcomes"][a], m) for m in METRICS},
+                **{m: probe_metric(result["probe_figures"][a], m) for m in PROBE_METRICS},
+            }
+            for a in ARMS
+        }
         write_json(self.out / "real.json", result)
         return result
 
@@ -231,7 +305,10 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
 
     seeds = sorted(results)
     out: dict[str, Any] = {"seeds": seeds, "metrics": {}, "comparisons": {}}
-    for metric, (_, what) in METRICS.items():
+    described = {m: what for m, (_, what) in METRICS.items()} | {
+        m: w for m, (_, _, w) in PROBE_METRICS.items()
+    }
+    for metric, what in described.items():
         per_arm = {a: [results[s]["metrics"][a][metric] for s in seeds] for a in ARMS}
         out["metrics"][metric] = {
             "what": what,
@@ -309,7 +386,7 @@ def run_real_study(
     if build_real(sources, data, seed=0).get("reused"):
         print(f"[real] {data}: built earlier", flush=True)
     for seed in seeds:
-        if (out / f"seed-{seed}" / "real.json").exists():
+        if finished(out / f"seed-{seed}"):
             print(f"[real] seed {seed}: finished earlier", flush=True)
             continue
         print(f"[real] seed {seed} ...", flush=True)
@@ -318,19 +395,16 @@ def run_real_study(
             f"[real] seed {seed}: "
             + "; ".join(
                 f"{a} hard {_num(m[a]['rm-bench hard'])} easy {_num(m[a]['rm-bench easy'])} human "
-                f"{_num(m[a]['human labels'])} key FP {_num(m[a]['key false positives'])}"
+                f"{_num(m[a]['human labels'])} key FP {_num(m[a]['key false positives'])} injected BSR "
+                f"{_num(m[a]['injected BSR'])} over-correction {_num(m[a]['injected over-correction'])}"
                 for a in ARMS
             ),
             flush=True,
         )
-    finished = {
-        int(p.name.split("-")[1]): read_json(p / "real.json")
-        for p in out.glob("seed-*")
-        if (p / "real.json").exists()
-    }
-    if len(finished) < 2:
+    done = {int(p.name.split("-")[1]): read_json(p / "real.json") for p in out.glob("seed-*") if finished(p)}
+    if len(done) < 2:
         return None
-    agg = aggregate(finished)
+    agg = aggregate(done)
     write_json(out / "aggregate.json", agg)
     (out / "aggregate.md").write_text(aggregate_markdown(agg))
     return agg
