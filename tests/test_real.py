@@ -86,6 +86,17 @@ def test_build_real_splits_by_instruction_and_records_the_shortcut(tmp_path, rea
         build_real(resolve_sources(root), out, seed=4, heldout=0.3)
 
 
+def test_a_model_folder_copied_under_another_name_is_refused(tmp_path, real_folder):
+    import shutil
+
+    root = real_folder(tmp_path / "real")
+    results = root / "alpaca_eval" / "results"
+    shutil.copytree(results / "long", results / "long-copy")
+    with pytest.raises(BiasAwareError, match="hold the same annotations"):
+        build_real(resolve_sources(root), tmp_path / "out")
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
 def test_split_is_seeded_and_order_free():
     keys = [f"k{i}" for i in range(100)]
     assert split_instructions(keys, 0.2, 1) == split_instructions(list(reversed(keys)) * 2, 0.2, 1)
@@ -122,6 +133,8 @@ def test_cli_build_real(tmp_path, capsys, real_folder):
         "alpaca-eval: 20 rows -> 19 pairs" in out
         and "longer answer chosen" in out
         and "missing: pandalm" in out
+        and "standard and" in out
+        and "mirror probes in keys/" in out
     )
     (root / "rm_bench").mkdir()
     assert main(["build", "real", "--real", str(root), "--out", str(tmp_path / "o1")]) == 0
@@ -268,26 +281,87 @@ def test_the_real_text_study_runs_a_seed_end_to_end(tmp_path, alpaca, tiny_model
         run_real_study(sources, out, seeds=[3], **{**kw, "pairs": 16})
 
 
-def test_the_aggregate_is_seed_level_paired_tests():
+def test_the_aggregate_is_seed_level_paired_tests(tmp_path):
+    """Per-seed differences recounted from the per-instance outcomes, the seed-level t test against scipy's
+    paired test on the per-seed values, and the pooled McNemar counts summed over seeds."""
+    import random
+
     from scipy import stats
 
-    from biasaware.experiments.real_study import ALL_METRICS, aggregate
+    from biasaware.evaluation.seeds import forest_plot
+    from biasaware.experiments.real_study import (
+        ALL_METRICS,
+        ARMS,
+        METRICS,
+        PLOT_METRICS,
+        aggregate,
+        aggregate_markdown,
+        compact,
+        expand,
+        metric_value,
+    )
 
-    def seed(base: float, lift: float) -> dict:
-        return {
-            "metrics": {
-                "baseline": {m: base for m in ALL_METRICS},
-                "paper": {m: base + lift for m in ALL_METRICS},
-                "balanced": {m: base + 2 * lift for m in ALL_METRICS},
-            }
+    def arm(rng: random.Random, skill: float) -> dict:
+        sets = {
+            s: {f"{s}-{i}": int(rng.random() < skill) for i in range(40)}
+            for m in METRICS
+            for s in METRICS[m][0]
         }
+        probes = {
+            f"probes {side}": {
+                f"p{i}": f"{int(rng.random() < skill)}{int(rng.random() < skill)}" for i in range(30)
+            }
+            for side in ("standard", "mirror")
+        }
+        probes["keys standard"] = {f"k{i}": f"1{int(rng.random() < skill)}" for i in range(20)}
+        return {"outcomes": sets, "probe_outcomes": probes}
 
-    agg = aggregate({0: seed(10, 1), 1: seed(20, 3), 2: seed(15, 2)})
-    diffs = agg["comparisons"]["balanced - baseline"]["rm-bench hard"]
-    assert diffs["per_seed"] == [2, 6, 4] and diffs["mean"] == pytest.approx(4)
-    assert diffs["t_p"] == pytest.approx(stats.ttest_rel([12, 26, 19], [10, 20, 15]).pvalue)
-    assert agg["metrics"]["heldout"]["paper"]["mean"] == pytest.approx(17)
-    assert agg["comparisons"]["paper - baseline"]["injected BSR"]["per_seed"] == [1, 3, 2]
+    def rate(rows: dict) -> float:
+        right = [o for o in rows.values() if o[0] == "1"]
+        return 100 * sum(o == "10" for o in right) / len(right)
+
+    results = {}
+    for seed in range(3):
+        rng = random.Random(seed)
+        per_arm = {a: arm(rng, skill) for a, skill in zip(ARMS, (0.6, 0.7, 0.8), strict=True)}
+        result = {k: compact({a: per_arm[a][k] for a in ARMS}) for k in ("outcomes", "probe_outcomes")}
+        assert expand(result["probe_outcomes"], "paper") == per_arm["paper"]["probe_outcomes"]
+        result["metrics"] = {
+            a: {
+                **{m: metric_value(per_arm[a]["outcomes"], m) for m in METRICS},
+                "injected BSR": rate(per_arm[a]["probe_outcomes"]["probes standard"]),
+                "injected over-correction": rate(per_arm[a]["probe_outcomes"]["probes mirror"]),
+                "key battery false positives": 100
+                * sum(o[1] == "0" for o in per_arm[a]["probe_outcomes"]["keys standard"].values())
+                / 20,
+            }
+            for a in ARMS
+        }
+        results[seed] = result
+        results[seed]["raw"] = per_arm
+    agg = aggregate(results)
+    for metric in ALL_METRICS:
+        values = {a: [results[s]["metrics"][a][metric] for s in range(3)] for a in ARMS}
+        row = agg["comparisons"]["balanced - baseline"][metric]
+        diffs = [row["per_seed"][str(s)]["diff"] for s in range(3)]
+        assert diffs == pytest.approx(
+            [x - y for x, y in zip(values["balanced"], values["baseline"], strict=True)]
+        )
+        assert row["seed_level"]["t_p"] == pytest.approx(
+            stats.ttest_rel(values["balanced"], values["baseline"]).pvalue
+        )
+        assert agg["metrics"][metric]["paper"]["mean"] == pytest.approx(sum(values["paper"]) / 3)
+    # pooled McNemar on human labels: pairs the balanced arm got right and the baseline wrong, over seeds
+    raw = {s: {a: results[s]["raw"][a]["outcomes"] for a in ARMS} for s in range(3)}
+    b = sum(
+        raw[s]["balanced"][name][pid] and not raw[s]["baseline"][name][pid]
+        for s in range(3)
+        for name in ("auto-j", "pandalm")
+        for pid in raw[s]["baseline"][name]
+    )
+    assert agg["comparisons"]["balanced - baseline"]["human labels"]["pooled_instance_level"]["b"] == b
+    assert "| balanced - baseline | injected BSR |" in aggregate_markdown(agg)
+    assert forest_plot(agg, tmp_path / "forest.png", metrics={m: m for m in PLOT_METRICS}).stat().st_size > 0
 
 
 def test_eval_real_refuses_before_judging_anything(tmp_path, built):
@@ -327,3 +401,26 @@ def test_a_malformed_first_row_is_named_and_skippable(tmp_path):
         load_upstream(path)
     loaded = load_upstream(path, bad_rows="skip")
     assert loaded.layout == "autoj" and len(loaded.pairs) == 1 and len(loaded.skipped) == 1
+
+
+def test_cli_eval_real_samples_the_probes(tmp_path, built, capsys):
+    root, spec = built
+    args = ["eval", "real", "--judge", spec.name, "--mode", "reward", "--data", str(tmp_path / "data")]
+    args += [
+        "--max-length",
+        "64",
+        "--truncation",
+        "longest_first",
+        "--limit",
+        "5",
+        "--out",
+        str(tmp_path / "e"),
+    ]
+    assert main([*args, "--probe-limit", "1"]) == 0
+    result = json.loads((tmp_path / "e" / "real.json").read_text())
+    assert result["probe_limit"] == 1 and "Injected probes" in capsys.readouterr().out
+    judged = {j.probe_id for j in read_records(tmp_path / "e" / "keys" / "judgments.jsonl", "judgment")}
+    assert len(judged) == 2  # one key probe and one short-correct probe
+    with pytest.raises(SystemExit):  # a typo in an option leaves no folder behind
+        main([*args[:-1], str(tmp_path / "e2"), "--probe-limt", "1"])
+    assert not (tmp_path / "e2").exists()

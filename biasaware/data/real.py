@@ -233,6 +233,14 @@ def build_real(
     manifest_path = out / "manifest.json"
     files = {name: find_upstream(name, path) for name, path in sources.items()}
     fingerprint = {name: files_sha256(fs) for name, fs in files.items()}
+    copies: dict[str, Path] = {}
+    for f in files["alpaca-eval"]:  # a model folder copied under another name would count its pairs twice
+        first = copies.setdefault(files_sha256([f]), f)
+        if first != f:
+            raise BiasAwareError(
+                f"{f} and {first} hold the same annotations: one model's outputs would be counted twice; "
+                "remove one copy"
+            )
     if manifest_path.exists():
         earlier = read_json(manifest_path, "real-text manifest")
         if earlier.get("settings") == settings and earlier.get("sources_sha256") == fingerprint:
@@ -417,6 +425,11 @@ def real_report(manifest: dict[str, Any]) -> list[str]:
         f"training pairs, {s['heldout_pairs']} held-out pairs, {s['null_model_pairs']} NullModel key pairs (the "
         f"AlpacaEval judge preferred the key on {s['null_model_preferred_by_judge']})"
     )
+    probes = manifest.get("probes", {})
+    for name, what in (("probes", "injected probes (the 12 biases)"), ("keys", "key battery (master keys)")):
+        if name in probes:
+            std, mirror = (sum(probes[name][side].values()) for side in ("biases", "mirror"))
+            lines.append(f"{what}: {std} standard and {mirror} mirror probes in {name}/")
     lines.append("longer answer chosen (characters; pairs of equal length left out):")
     for name, row in manifest["shortcut"].items():
         share = "n/a" if row["share"] is None else f"{100 * row['share']:.1f}%"

@@ -416,9 +416,16 @@ def headline_markdown(agg: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def forest_plot(agg: dict[str, Any], path: Path, comparisons: list[str] | None = None) -> Path:
+def forest_plot(
+    agg: dict[str, Any],
+    path: Path,
+    comparisons: list[str] | None = None,
+    metrics: dict[str, str] | None = None,
+) -> Path:
     """Per comparison and metric: each seed's difference with its bootstrap interval, and the mean
-    across seeds with its 95% t interval (a diamond); the zero line."""
+    across seeds with its 95% t interval (a diamond); the zero line. ``metrics``: {metric: its name in
+    a panel's title} (default: this study's three)."""
+    metrics = metrics or METRIC_NAMES
     import matplotlib
 
     matplotlib.use("Agg")
@@ -427,8 +434,13 @@ def forest_plot(agg: dict[str, Any], path: Path, comparisons: list[str] | None =
     names = comparisons or [c for c in agg["comparisons"] if not c.endswith("- start")]
     seeds = [str(s) for s in agg["seeds"]]
     fig, axes = plt.subplots(
-        1, len(METRICS), figsize=(4.2 * len(METRICS), 0.32 * len(names) * (len(seeds) + 2) + 1.2), sharey=True
+        1,
+        len(metrics),
+        figsize=(4.2 * len(metrics), 0.32 * len(names) * (len(seeds) + 2) + 1.2),
+        sharey=True,
+        squeeze=False,
     )
+    axes = axes[0]
     labels, ys = [], []
     y = 0.0
     for name in names:
@@ -439,7 +451,7 @@ def forest_plot(agg: dict[str, Any], path: Path, comparisons: list[str] | None =
         labels.append(f"{name}: mean")
         ys.append(y)
         y -= 1.6
-    for ax, m in zip(axes, METRICS, strict=True):
+    for ax, m in zip(axes, metrics, strict=True):
         i = 0
         for k, name in enumerate(names):
             row = agg["comparisons"][name][m]
@@ -473,7 +485,7 @@ def forest_plot(agg: dict[str, Any], path: Path, comparisons: list[str] | None =
                 )
             i += 1
         ax.axvline(0, color="grey", linewidth=0.8, linestyle=":")
-        ax.set_title(f"{METRIC_NAMES[m]} difference (points)", fontsize=9)
+        ax.set_title(f"{metrics[m]} difference (points)", fontsize=9)
         ax.tick_params(axis="x", labelsize=8)
     axes[0].set_yticks(ys)
     axes[0].set_yticklabels(labels, fontsize=7)

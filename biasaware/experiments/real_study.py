@@ -104,6 +104,7 @@ PROBE_METRICS = {  # name: (part of eval real's probes, figure, what it is); per
 }
 PROBE_LIMIT = 20  # probes per bias and side, the same sample for every arm and seed
 ALL_METRICS = (*METRICS, *PROBE_METRICS)
+RESULT_FORMAT = 2  # a seed's real.json: 2 adds the injected probes and the key battery, outcomes by side
 
 
 def sample_pairs(pool: list, n: int, seed: int, balanced: bool) -> list:
@@ -177,22 +178,45 @@ def evaluated(folder: Path, data: Path) -> bool:
 
 
 def finished(folder: Path) -> bool:
-    """A seed is finished: ``real.json`` holds every metric."""
+    """A seed is finished: its ``real.json`` is of this version (:data:`RESULT_FORMAT`; an older one is
+    written again from the seed's judgments, every stage skipped)."""
     path = folder / "real.json"
-    if not path.exists():
-        return False
-    metrics = read_json(path, "real.json").get("metrics", {}).get("baseline", {})
-    return set(ALL_METRICS) <= set(metrics)
+    return path.exists() and read_json(path, "real.json").get("format") == RESULT_FORMAT
 
 
-def metric_value(per_pair: dict[str, dict[str, int]], metric: str) -> float | None:
+def metric_value(per_pair: dict[str, dict[str, Any]], metric: str) -> float | None:
     """A metric (percent) from one judge's per-pair outcomes; key false positives are the pairs it got wrong."""
     sets, _ = METRICS[metric]
-    right = [v for s in sets for v in per_pair.get(s, {}).values()]
+    right = [int(v) for s in sets for v in per_pair.get(s, {}).values()]
     if not right:
         return None
     acc = 100 * sum(right) / len(right)
     return 100 - acc if metric == "key false positives" else acc
+
+
+def compact(per_arm: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Per-instance outcomes of every arm, per group (a set; a probe part and side), as one sorted ``ids``
+    list and one string per arm (each instance's outcome, of equal width, in the order of ``ids``): the
+    arms were judged on the same instances."""
+    groups = sorted({g for found in per_arm.values() for g in found})
+    packed: dict[str, dict[str, Any]] = {}
+    for g in groups:
+        ids = sorted(per_arm[next(iter(per_arm))].get(g, {}))
+        packed[g] = {"ids": ids}
+        for arm, found in per_arm.items():
+            if sorted(found.get(g, {})) != ids:
+                raise BiasAwareError(f"{g}: the arms were judged on different instances")
+            packed[g][arm] = "".join(str(found[g][i]) for i in ids)
+    return packed
+
+
+def expand(packed: dict[str, dict[str, Any]], arm: str) -> dict[str, dict[str, str]]:
+    """One arm's outcomes from :func:`compact`'s form: per group, instance id to its outcome."""
+    out = {}
+    for g, row in packed.items():
+        width = len(row[arm]) // len(row["ids"]) if row["ids"] else 1
+        out[g] = {i: row[arm][k * width : (k + 1) * width] for k, i in enumerate(row["ids"])}
+    return out
 
 
 class SeedRun:
@@ -278,18 +302,19 @@ class SeedRun:
         seconds, _ = self.stages.finish(0.0)
         evals = {a: read_json(self.out / "eval" / a / "real.json") for a in ARMS}
         result = {
+            "format": RESULT_FORMAT,
             "seed": self.seed,
             "arms": {a: {"what": ARMS[a][3], "rows": self.n // ARMS[a][2]} for a in ARMS},
             "figures": {a: evals[a]["sets"] for a in ARMS},
             "probe_figures": {a: evals[a].get("probes", {}) for a in ARMS},
-            "outcomes": {a: outcomes(self.out / "eval" / a) for a in ARMS},
-            "probe_outcomes": {a: probe_outcomes(self.out / "eval" / a) for a in ARMS},
+            "outcomes": compact({a: outcomes(self.out / "eval" / a) for a in ARMS}),
+            "probe_outcomes": compact({a: probe_outcomes(self.out / "eval" / a) for a in ARMS}),
             "seconds": seconds,
             "load": self.stages.data.get("load", {}),
         }
         result["metrics"] = {
             a: {
-                **{m: metric_value(result["outcomes"][a], m) for m in METRICS},
+                **{m: metric_value(expand(result["outcomes"], a), m) for m in METRICS},
                 **{m: probe_metric(result["probe_figures"][a], m) for m in PROBE_METRICS},
             }
             for a in ARMS
@@ -298,42 +323,117 @@ class SeedRun:
         return result
 
 
+KINDS = {  # metric: the rate of biasaware.evaluation.seeds that computes it from per-instance indicators
+    **{m: "acc_ori" for m in METRICS},
+    "injected BSR": "bsr",
+    "injected over-correction": "overcorrection",
+    "key battery false positives": "acc_ori",
+}
+PLOT_METRICS = (
+    "rm-bench hard",
+    "rm-bench easy",
+    "human labels",
+    "injected BSR",
+    "injected over-correction",
+    "key battery false positives",
+    "key false positives",
+)
+
+
+def indicators(result: dict[str, Any], arm: str, metric: str) -> dict[str, str]:
+    """One arm's per-instance indicators behind ``metric`` at one seed, in the layout of
+    :func:`biasaware.evaluation.seeds.seed_difference` (digit strings in a fixed order, the same for every
+    arm): for an accuracy, ``standard_ori`` is 1 per pair judged right; for a false-positive rate, 1 per key
+    not beaten; for the injected rates, ``<side>_ori`` (the original view right) and ``<side>_flip`` (right,
+    then wrong with the cue) per standard (BSR) or mirror (over-correction) probe."""
+    empty = {k: "" for k in ("standard_ori", "standard_flip", "mirror_ori", "mirror_flip")}
+    if metric in METRICS:
+        sets, _ = METRICS[metric]
+        per_set = expand(result["outcomes"], arm)
+        right = [int(per_set.get(s, {})[pid]) for s in sets for pid in sorted(per_set.get(s, {}))]
+        digits = [1 - r for r in right] if metric == "key false positives" else right
+        return {**empty, "standard_ori": "".join(map(str, digits))}
+    part = PROBE_METRICS[metric][0]
+    found = expand(result["probe_outcomes"], arm)
+    if metric == "key battery false positives":
+        keys = found.get(f"{part} standard", {})
+        return {
+            **empty,
+            "standard_ori": "".join("0" if o[1] == "1" else "1" for _, o in sorted(keys.items())),
+        }
+    side = "mirror" if metric == "injected over-correction" else "standard"
+    rows = [o for _, o in sorted(found.get(f"{part} {side}", {}).items())]
+    return {
+        **empty,
+        f"{side}_ori": "".join(o[0] for o in rows),
+        f"{side}_flip": "".join("1" if o == "10" else "0" for o in rows),
+    }
+
+
 def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
-    """Across seeds: per metric and arm the mean and 95% t interval; each arm minus the baseline per seed,
-    with the paired t test and the Wilcoxon test of those differences (:mod:`biasaware.evaluation.seeds`)."""
-    from biasaware.evaluation.seeds import seed_tests, spread
+    """Across seeds (:mod:`biasaware.evaluation.seeds`, as the generative study): per metric and arm the
+    per-seed values, mean and 95% t interval; per comparison (each arm minus the baseline) and metric, each
+    seed's difference with its 95% paired bootstrap interval over the same pairs or probes, the seed-level
+    paired t test and Wilcoxon test of those differences (``shown``: t test p < 0.05), and beside them the
+    pooled, seed-stratified McNemar test on the per-instance indicators."""
+    from biasaware.evaluation.metrics import mcnemar_exact
+    from biasaware.evaluation.seeds import seed_difference, seed_tests, spread
 
     seeds = sorted(results)
-    out: dict[str, Any] = {"seeds": seeds, "metrics": {}, "comparisons": {}}
     described = {m: what for m, (_, what) in METRICS.items()} | {
         m: w for m, (_, _, w) in PROBE_METRICS.items()
     }
+    out: dict[str, Any] = {"seeds": seeds, "metrics": {}, "comparisons": {}}
     for metric, what in described.items():
         per_arm = {a: [results[s]["metrics"][a][metric] for s in seeds] for a in ARMS}
         out["metrics"][metric] = {
             "what": what,
             **{a: {"per_seed": v, **spread(v)} for a, v in per_arm.items() if None not in v},
         }
-        for arm in ARMS:
-            if arm == "baseline" or None in per_arm[arm] or None in per_arm["baseline"]:
+    for arm in ARMS:
+        if arm == "baseline":
+            continue
+        row = out["comparisons"].setdefault(f"{arm} - baseline", {})
+        for metric in described:
+            per_seed = {
+                s: seed_difference(
+                    indicators(results[s], arm, metric),
+                    indicators(results[s], "baseline", metric),
+                    KINDS[metric],
+                    s,
+                )
+                for s in seeds
+            }
+            diffs = [d["diff"] for d in per_seed.values() if d["diff"] is not None]
+            if not diffs:
                 continue
-            diffs = [x - y for x, y in zip(per_arm[arm], per_arm["baseline"], strict=True)]
-            out["comparisons"].setdefault(f"{arm} - baseline", {})[metric] = {
-                "per_seed": diffs,
-                **spread(diffs),
-                **seed_tests(diffs),
+            b, c = sum(d["b"] for d in per_seed.values()), sum(d["c"] for d in per_seed.values())
+            tests = seed_tests(diffs)
+            row[metric] = {
+                "per_seed": {str(s): d for s, d in per_seed.items()},
+                "seed_level": tests,
+                "pooled_instance_level": {"b": b, "c": c, "mcnemar_p": mcnemar_exact(b, c)},
+                "shown": tests["t_p"] is not None and tests["t_p"] < 0.05,
             }
     return out
 
 
 def aggregate_markdown(agg: dict[str, Any]) -> str:
     def fmt(s: dict[str, Any]) -> str:
+        if s.get("mean") is None:
+            return "–"
         lo, hi = s.get("ci") or (None, None)
         interval = f" [{lo:.1f}, {hi:.1f}]" if lo is not None else ""
         return f"{s['mean']:.1f}{interval}"
 
+    def p(x: float | None) -> str:
+        return "–" if x is None else f"{x:.2g}"
+
     lines = [
         f"# Real-text experiment, {len(agg['seeds'])} seeds",
+        "",
+        "Percent; mean across seeds [95% t interval]. Accuracies: higher is better; BSR, over-correction and "
+        "false positives: lower is better.",
         "",
         "| metric | " + " | ".join(ARMS) + " |",
     ]
@@ -342,14 +442,19 @@ def aggregate_markdown(agg: dict[str, Any]) -> str:
         lines.append(f"| {metric} | " + " | ".join(fmt(row[a]) if a in row else "–" for a in ARMS) + " |")
     lines += [
         "",
-        "| comparison (points) | metric | mean [95% t interval] | t test p | Wilcoxon p |",
-        "|---|---|---:|---:|---:|",
+        "Each arm minus the baseline (points): mean of the per-seed differences [95% t interval], the seed-level "
+        "paired t test (a difference is **shown** at p < 0.05) and Wilcoxon test, and beside them the pooled, "
+        "seed-stratified McNemar test on the per-pair and per-probe indicators.",
+        "",
+        "| comparison | metric | mean [95% t interval] | t test p | Wilcoxon p | pooled McNemar p | shown |",
+        "|---|---|---:|---:|---:|---:|---|",
     ]
     for name, rows in agg["comparisons"].items():
-        for metric, s in rows.items():
-            t, w = s.get("t_p"), s.get("wilcoxon_p")
+        for metric, r in rows.items():
+            s = r["seed_level"]
             lines.append(
-                f"| {name} | {metric} | {fmt(s)} | {'–' if t is None else f'{t:.2g}'} | {'–' if w is None else f'{w:.2g}'} |"
+                f"| {name} | {metric} | {fmt(s)} | {p(s.get('t_p'))} | {p(s.get('wilcoxon_p'))} | "
+                f"{p(r['pooled_instance_level']['mcnemar_p'])} | {'**shown**' if r['shown'] else 'not shown'} |"
             )
     return "\n".join(lines) + "\n"
 
@@ -407,6 +512,9 @@ def run_real_study(
     agg = aggregate(done)
     write_json(out / "aggregate.json", agg)
     (out / "aggregate.md").write_text(aggregate_markdown(agg))
+    from biasaware.evaluation.seeds import forest_plot
+
+    forest_plot(agg, out / "forest.png", metrics={m: m for m in PLOT_METRICS})
     return agg
 
 
