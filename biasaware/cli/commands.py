@@ -317,7 +317,7 @@ def real_study(args: argparse.Namespace) -> int:
     """``quickstart --real``: the real-text experiment across seeds."""
     from biasaware.data.real import named_paths, resolve_sources
     from biasaware.experiments.generative import parse_seeds
-    from biasaware.experiments.real_study import run_real_study
+    from biasaware.experiments.real_study import headline_markdown, run_real_study
     from biasaware.io import check_out_folder
 
     given = [
@@ -332,7 +332,12 @@ def real_study(args: argparse.Namespace) -> int:
     seeds = parse_seeds(args.seeds) if args.seeds is not None else [args.seed or 0]
     sources = resolve_sources(args.real, named_paths(args.source or [], "--source"))
     out = check_out_folder(args.out, "--out") if args.out is not None else Path("runs/real")
-    run_real_study(sources, out, seeds=seeds, device=args.device, dtype=args.dtype)
+    agg = run_real_study(sources, out, seeds=seeds, device=args.device, dtype=args.dtype)
+    if agg is not None:
+        print(
+            headline_markdown(agg)
+            + f"\n{out}/aggregate.md, aggregate.json, forest.png; per seed {out}/seed-K/"
+        )
     return 0
 
 

@@ -716,8 +716,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--real",
         metavar="PATH",
         help="run the real-text experiment instead: reward models trained on real AlpacaEval pairs in three arms "
-        "(baseline, paper, balanced), measured on real benchmarks across --seeds; PATH holds your copies of the "
-        "public sets, one sub-folder each, as for `build real` (docs/real.md) (default: none)",
+        "(baseline, paper, balanced), measured two-sided on real benchmarks, injected probes and master keys across "
+        "--seeds, with seed-level tests; PATH holds your copies of the public sets, one sub-folder each, as for "
+        "`build real` (docs/real.md) (default: none)",
     )
     p.add_argument(
         "--source",

@@ -370,6 +370,35 @@ def indicators(result: dict[str, Any], arm: str, metric: str) -> dict[str, str]:
     }
 
 
+CUE = "longer wins (characters)"
+
+
+def cue_only(result: dict[str, Any]) -> dict[str, float | None]:
+    """The cue-only judge "the longer answer wins" on the pairs and probes every arm and seed was judged on
+    (percent): its accuracy on the pairs it decides, pooled over a metric's sets (RM-Bench per level), and its
+    BSR and over-correction on the injected probes (``longer wins`` in words, as ``eval bias`` scores it)."""
+    figures = result.get("figures", {}).get("baseline", {})
+    probes = result.get("probe_figures", {}).get("baseline", {})
+    out: dict[str, float | None] = {}
+    for metric, (sets, _) in METRICS.items():
+        rows = []
+        for name in sets:
+            level = name.split(" ", 1)[1] if name.startswith("rm-bench ") else None
+            row = figures.get("rm-bench", {}).get("cue_only_levels", {}).get(level) if level else None
+            row = row if level else figures.get(name, {}).get("cue_only")
+            if row and row.get(CUE) and row[CUE]["decided"]:
+                rows.append(row[CUE])
+        decided = sum(r["decided"] for r in rows)
+        acc = 100 * sum(r["acc_decided"] * r["decided"] for r in rows) / decided if decided else None
+        out[metric] = None if acc is None else 100 - acc if metric == "key false positives" else acc
+    cues = (probes.get("probes") or {}).get("cue_only", {}).get("longer wins", {})
+    for metric, key in (("injected BSR", "bsr"), ("injected over-correction", "overcorrection")):
+        value = cues.get(key)
+        out[metric] = None if value is None else 100 * value
+    out["key battery false positives"] = None
+    return out
+
+
 def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
     """Across seeds (:mod:`biasaware.evaluation.seeds`, as the generative study): per metric and arm the
     per-seed values, mean and 95% t interval; per comparison (each arm minus the baseline) and metric, each
@@ -383,7 +412,15 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
     described = {m: what for m, (_, what) in METRICS.items()} | {
         m: w for m, (_, _, w) in PROBE_METRICS.items()
     }
-    out: dict[str, Any] = {"seeds": seeds, "metrics": {}, "comparisons": {}}
+    out: dict[str, Any] = {
+        "seeds": seeds,
+        "metrics": {},
+        "cue_only": {CUE: cue_only(results[seeds[0]])},
+        "comparisons": {},
+        "time": {  # each seed's stage seconds and the 1-minute load average when each stage ended
+            str(s): {"seconds": results[s].get("seconds"), "load": results[s].get("load")} for s in seeds
+        },
+    }
     for metric, what in described.items():
         per_arm = {a: [results[s]["metrics"][a][metric] for s in seeds] for a in ARMS}
         out["metrics"][metric] = {
@@ -440,6 +477,13 @@ def aggregate_markdown(agg: dict[str, Any]) -> str:
     lines.append("|---|" + "---:|" * len(ARMS))
     for metric, row in agg["metrics"].items():
         lines.append(f"| {metric} | " + " | ".join(fmt(row[a]) if a in row else "–" for a in ARMS) + " |")
+    cue = agg["cue_only"][CUE]
+    lines += [
+        "",
+        f'The cue-only judge "{CUE}" on the same pairs and probes: '
+        + "; ".join(f"{m} {_num(v)}" for m, v in cue.items() if v is not None)
+        + ".",
+    ]
     lines += [
         "",
         "Each arm minus the baseline (points): mean of the per-seed differences [95% t interval], the seed-level "
@@ -456,6 +500,55 @@ def aggregate_markdown(agg: dict[str, Any]) -> str:
                 f"| {name} | {metric} | {fmt(s)} | {p(s.get('t_p'))} | {p(s.get('wilcoxon_p'))} | "
                 f"{p(r['pooled_instance_level']['mcnemar_p'])} | {'**shown**' if r['shown'] else 'not shown'} |"
             )
+    return "\n".join(lines) + "\n"
+
+
+HEADLINE = (
+    ("rm-bench hard", "RM-Bench hard ↑"),
+    ("rm-bench easy", "RM-Bench easy ↑"),
+    ("human labels", "human labels ↑"),
+    ("curated", "LLMBar, JudgeBench, EvalBiasBench ↑"),
+    ("injected BSR", "injected BSR ↓"),
+    ("injected over-correction", "injected over-correction ↓"),
+    ("key battery false positives", "key battery FP ↓"),
+    ("key false positives", "NullModel key FP ↓"),
+)
+
+
+def headline_markdown(agg: dict[str, Any]) -> str:
+    """The README's real-text table: per arm the mean across seeds [95% t interval], the cue-only judge's
+    row on the same pairs, and each arm minus the baseline with its seed-level t test."""
+
+    def mean(s: dict[str, Any] | None) -> str:
+        if not s or s.get("mean") is None:
+            return "–"
+        return f"{s['mean']:.1f} [{s['ci'][0]:.1f}, {s['ci'][1]:.1f}]" if s.get("ci") else f"{s['mean']:.1f}"
+
+    n = len(agg["seeds"])
+    lines = [
+        f"| {n} seeds (percent, mean [95% t interval]) | "
+        + " | ".join(label for _, label in HEADLINE)
+        + " |",
+        "|---|" + "---:|" * len(HEADLINE),
+    ]
+    for arm in ARMS:
+        cells = [mean(agg["metrics"][m].get(arm)) for m, _ in HEADLINE]
+        lines.append(f"| {arm}: {ARMS[arm][3]} | " + " | ".join(cells) + " |")
+    cue = agg["cue_only"][CUE]
+    lines.append(f"| cue only: {CUE} | " + " | ".join(_num(cue.get(m)) for m, _ in HEADLINE) + " |")
+    for name, rows in agg["comparisons"].items():
+        cells = []
+        for m, _ in HEADLINE:
+            r = rows.get(m)
+            if not r:
+                cells.append("–")
+                continue
+            t = r["seed_level"]["t_p"]
+            cells.append(
+                f"{r['seed_level']['mean']:+.1f}, p {'–' if t is None else f'{t:.2g}'}"
+                + (" **shown**" if r["shown"] else "")
+            )
+        lines.append(f"| {name} (points; seed-level t test) | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
