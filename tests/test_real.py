@@ -424,3 +424,28 @@ def test_cli_eval_real_samples_the_probes(tmp_path, built, capsys):
     with pytest.raises(SystemExit):  # a typo in an option leaves no folder behind
         main([*args[:-1], str(tmp_path / "e2"), "--probe-limt", "1"])
     assert not (tmp_path / "e2").exists()
+
+
+def test_the_seed_indicators_give_eval_reals_own_figures(tmp_path, built):
+    """The per-probe outcomes a seed stores, read back as the aggregate reads them, give the BSR,
+    over-correction and key false positives that eval real reported for the same judgments."""
+    from biasaware.evaluation.real_text import evaluate_real
+    from biasaware.evaluation.seeds import metric_values
+    from biasaware.experiments.real_study import (
+        PROBE_METRICS,
+        compact,
+        indicators,
+        probe_metric,
+        probe_outcomes,
+    )
+
+    root, spec = built
+    result = evaluate_real(spec, tmp_path / "data", tmp_path / "eval", limit=30, seed=1)
+    packed = compact({"baseline": probe_outcomes(tmp_path / "eval")})
+    assert {"probes standard", "probes mirror", "keys standard", "keys mirror"} <= set(packed)
+    seed = {"probe_outcomes": packed}
+    kinds = {"injected BSR": "bsr", "injected over-correction": "overcorrection"}
+    for metric in PROBE_METRICS:
+        mine = metric_values(indicators(seed, "baseline", metric))[kinds.get(metric, "acc_ori")]
+        theirs = probe_metric(result["probes"], metric)
+        assert (mine is None and theirs is None) or mine == pytest.approx(theirs)

@@ -104,7 +104,7 @@ PROBE_METRICS = {  # name: (part of eval real's probes, figure, what it is); per
 }
 PROBE_LIMIT = 20  # probes per bias and side, the same sample for every arm and seed
 ALL_METRICS = (*METRICS, *PROBE_METRICS)
-RESULT_FORMAT = 2  # a seed's real.json: 2 adds the injected probes and the key battery, outcomes by side
+RESULT_FORMAT = 3  # a seed's real.json: 2 added the injected probes and the key battery; 3 their outcomes by side
 
 
 def sample_pairs(pool: list, n: int, seed: int, balanced: bool) -> list:
@@ -146,18 +146,18 @@ def outcomes(eval_folder: Path) -> dict[str, dict[str, int]]:
 
 
 def probe_outcomes(eval_folder: Path) -> dict[str, dict[str, str]]:
-    """Per probe part and probe id: ``"<original right><injected right>"`` (``"10"``: a flip), from the
-    judgments under the eval bias protocol's symmetric policy."""
+    """Per probe part and side (``"probes standard"``: the cue on the worse answer; ``"probes mirror"``: on
+    the better one) and probe id: ``"<original right><injected right>"`` (``"10"``: a flip), from the
+    judgments."""
     from biasaware.evaluation.summaries import flip_indicators
 
     found: dict[str, dict[str, str]] = {}
     for name, _ in PROBE_PARTS:
         path = eval_folder / name / "judgments.jsonl"
         if path.exists():
-            flips = flip_indicators(read_records(path, "judgment"))
-            found[name] = {
-                pid: f"{int(bool(f['ori']))}{int(bool(f['inj']))}" for pid, f in sorted(flips.items())
-            }
+            for pid, f in sorted(flip_indicators(read_records(path, "judgment")).items()):
+                outcome = f"{int(bool(f['ori']))}{int(bool(f['inj']))}"
+                found.setdefault(f"{name} {f['side']}", {})[pid] = outcome
     return found
 
 
