@@ -271,3 +271,23 @@ def test_the_real_text_shortcut_table_is_its_results_file():
     summary = json.loads((ROOT / "docs" / "results" / "real" / "build-summary.json").read_text())
     assert shortcut_markdown(summary) in (ROOT / "docs" / "real.md").read_text()
     assert summary["missing"] == [] and summary["split"]["instructions"] == 805
+
+
+def test_the_real_text_study_tables_are_its_aggregate():
+    """The committed aggregate of the real-text experiment is what its committed seed files give (recomputed
+    here), it has the five seeds the experiment asks for at least, and README.md and docs/real.md show its
+    tables exactly as the library renders them."""
+    import json
+
+    from biasaware.experiments.real_study import aggregate, aggregate_markdown, headline_markdown
+
+    study = ROOT / "docs" / "results" / "real" / "study"
+    agg = json.loads((study / "aggregate.json").read_text())
+    seeds = {
+        int(p.parent.name.split("-")[1]): json.loads(p.read_text()) for p in study.glob("seed-*/real.json")
+    }
+    assert len(agg["seeds"]) >= 5 and sorted(seeds) == agg["seeds"]
+    assert json.loads(json.dumps(aggregate(seeds))) == agg
+    assert headline_markdown(agg) in (ROOT / "README.md").read_text()
+    assert aggregate_markdown(agg).split("\n", 2)[2] in (ROOT / "docs" / "real.md").read_text()  # no title
+    assert (study / "aggregate.md").read_text() == aggregate_markdown(agg)
