@@ -104,7 +104,8 @@ PROBE_METRICS = {  # name: (part of eval real's probes, figure, what it is); per
 }
 PROBE_LIMIT = 20  # probes per bias and side, the same sample for every arm and seed
 ALL_METRICS = (*METRICS, *PROBE_METRICS)
-RESULT_FORMAT = 3  # a seed's real.json: 2 added the injected probes and the key battery; 3 their outcomes by side
+# a seed's real.json layout: 2 added the injected probes and the key battery; 3 their outcomes by side
+RESULT_FORMAT = 3
 
 
 def sample_pairs(pool: list, n: int, seed: int, balanced: bool) -> list:
