@@ -254,7 +254,7 @@ def study_folder(root: Path, alpaca) -> Path:
 
 @pytest.mark.slow  # three training processes (tiny models): about a minute
 def test_the_real_text_study_runs_a_seed_end_to_end(tmp_path, alpaca, tiny_models):
-    from biasaware.experiments.real_study import ARMS, METRICS, run_real_study
+    from biasaware.experiments.real_study import ALL_METRICS, ARMS, expand, run_real_study
 
     sources = resolve_sources(study_folder(tmp_path / "real", alpaca))
     out = tmp_path / "study"
@@ -265,14 +265,14 @@ def test_the_real_text_study_runs_a_seed_end_to_end(tmp_path, alpaca, tiny_model
     balanced = read_records(out / "seed-3" / "pairs-balanced.jsonl", "pair")
     assert len(natural) == 8 and len(balanced) == 2
     assert sum(len(p.chosen) > len(p.rejected) for p in balanced) == 1  # half and half
-    assert set(seed["metrics"]) == set(ARMS) and set(seed["metrics"]["baseline"]) == set(METRICS)
-    for arm in ARMS:  # each metric is its outcomes' share, independently counted from the judgments
-        hard = seed["outcomes"][arm]["rm-bench hard"]
-        assert seed["metrics"][arm]["rm-bench hard"] == pytest.approx(100 * sum(hard.values()) / len(hard))
-        key = seed["outcomes"][arm]["masterkey-null"]
-        assert seed["metrics"][arm]["key false positives"] == pytest.approx(
-            100 - 100 * sum(key.values()) / len(key)
-        )
+    assert set(seed["metrics"]) == set(ARMS) and set(seed["metrics"]["baseline"]) == set(ALL_METRICS)
+    for arm in ARMS:  # each metric is its outcomes' share
+        outcomes = expand(seed["outcomes"], arm)
+        hard = [int(v) for v in outcomes["rm-bench hard"].values()]
+        assert seed["metrics"][arm]["rm-bench hard"] == pytest.approx(100 * sum(hard) / len(hard))
+        key = [int(v) for v in outcomes["masterkey-null"].values()]
+        assert seed["metrics"][arm]["key false positives"] == pytest.approx(100 - 100 * sum(key) / len(key))
+        assert (out / "seed-3" / "eval" / arm / "probes" / "judgments.jsonl").exists()
         assert (out / "seed-3" / "ckpt" / arm / "config.json").exists()
     assert {"pairs", "train baseline", "eval balanced"} <= set(seed["seconds"])
     # a rerun skips the finished seed; other settings in the same folder are refused
