@@ -205,10 +205,10 @@ def evaluate_real(
         if before is not None:  # answers cut to fit the context in this set, this run and earlier ones
             had = earlier.get("sets", {}).get(name, {}).get("truncated", 0)
             sets[name]["truncated"] = had + judge.truncated - before
+    from biasaware.evaluation.evaluate import evaluate_bias
+
     probes = {}
     for name, what in parts:
-        from biasaware.evaluation.evaluate import evaluate_bias
-
         summary = evaluate_bias(
             spec,
             data / name,
@@ -253,12 +253,7 @@ def expected_sets(manifest: dict[str, Any]) -> set[str]:
 
 
 def _pct(r: dict[str, Any] | None) -> str:
-    if not r or r.get("value") is None:
-        return "–"
-    ci = r.get("ci")
-    return (
-        f"{100 * r['value']:.1f} [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else f"{100 * r['value']:.1f}"
-    )
+    return _rate(r.get("value"), r.get("ci")) if r else "–"
 
 
 def _cue(row: dict[str, Any], cue: str) -> str:
