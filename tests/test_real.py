@@ -274,7 +274,7 @@ def test_the_real_text_study_runs_a_seed_end_to_end(tmp_path, alpaca, tiny_model
         assert seed["metrics"][arm]["key false positives"] == pytest.approx(100 - 100 * sum(key) / len(key))
         assert (out / "seed-3" / "eval" / arm / "probes" / "judgments.jsonl").exists()
         assert (out / "seed-3" / "ckpt" / arm / "config.json").exists()
-    assert {"pairs", "train baseline", "eval balanced"} <= set(seed["seconds"])
+    assert {"pairs natural", "pairs resampled", "train baseline", "eval resampled"} <= set(seed["seconds"])
     # a rerun skips the finished seed; other settings in the same folder are refused
     assert run_real_study(sources, out, seeds=[3], **kw) is None
     with pytest.raises(BiasAwareError, match="pairs: 8 there, 16 now"):
@@ -323,7 +323,7 @@ def test_the_aggregate_is_seed_level_paired_tests(tmp_path):
     results = {}
     for seed in range(3):
         rng = random.Random(seed)
-        per_arm = {a: arm(rng, skill) for a, skill in zip(ARMS, (0.6, 0.7, 0.8), strict=True)}
+        per_arm = {a: arm(rng, skill) for a, skill in zip(ARMS, (0.6, 0.7, 0.8, 0.75), strict=True)}
         result = {k: compact({a: per_arm[a][k] for a in ARMS}) for k in ("outcomes", "probe_outcomes")}
         assert expand(result["probe_outcomes"], "paper") == per_arm["paper"]["probe_outcomes"]
         result["metrics"] = {

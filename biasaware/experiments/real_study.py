@@ -1,5 +1,6 @@
 """The real-text experiment (``biasaware quickstart --real PATH --seeds 0-4``): reward models trained on real
-AI-feedback pairs with their natural length shortcut, in three arms, measured on real benchmarks, across seeds.
+AI-feedback pairs with their natural length shortcut, in four arms (two designs against length), measured on
+real benchmarks, across seeds.
 
 **Data** (``out/data``, once for every seed): ``biasaware build real`` on the user's copies
 (:mod:`biasaware.data.real`), split by instruction with split seed 0, so every seed is measured on the same
@@ -7,23 +8,29 @@ held-out instructions and benchmarks.
 
 **Per seed** (``out/seed-K``), each a stage that a rerun skips once its output is there:
 
-1. ``pairs``: ``pairs`` training pairs drawn by the seed from ``data/train.jsonl``: the **natural** sample (the
-   shortcut as it comes: the longer answer chosen in about 92% of the pairs) and a **length-balanced** sample
-   (as many pairs whose longer answer is chosen as pairs whose shorter answer is: length carries no label
-   information);
-2. ``rows``: training rows by ``biasaware build train`` (template rewrites, no verifier: a rule verifier needs
-   known answers): ``paper`` rows on the natural sample (each with 4 bias negatives: the rejected answer with a
-   cue added, JudgeBiasBench's recipe) and ``balanced`` rows on the length-balanced sample (each pair with an
-   injected cue on neither, the chosen, the rejected and both answers);
-3. ``train``: three minilm-l6 reward models through ``recipes/reward.py`` on the same budget of scored
+1. ``pairs``: training pairs drawn by the seed from ``data/train.jsonl`` (:data:`SAMPLES`): the **natural**
+   sample of ``pairs`` (the shortcut as it comes: the longer answer chosen in about 92% of the pairs), and two
+   **length-balanced** samples (as many pairs whose longer answer is chosen as pairs whose shorter answer is:
+   length carries no label information), ``balanced`` of ``pairs // 4`` and ``resampled`` of ``pairs``;
+2. ``rows``: training rows by ``biasaware build train`` (:data:`ROWS`; template rewrites, no verifier: a rule
+   verifier needs known answers): ``paper`` rows on the natural sample (each with 4 bias negatives: the
+   rejected answer with a cue added, JudgeBiasBench's recipe); ``balanced`` rows on the small length-balanced
+   sample (each pair with an injected cue on neither, the chosen, the rejected and both answers); and
+   ``resampled`` rows on the large one: the same four placements, and for :data:`KEY_SHARE` of its pairs a
+   master-key row (the chosen answer against a non-answer or itself cut short) and a short-correct row (the
+   chosen answer made short against the rejected one made long: the length cue on both sides);
+3. ``train``: four minilm-l6 reward models through ``recipes/reward.py`` on the same budget of scored
    candidates (:data:`ARMS`), texts cut to 256 tokens by the ``longest_first`` rule: **baseline** (hinge on the
-   natural pairs), **paper** (InfoNCE on the natural pairs and their bias negatives), **balanced** (InfoNCE on the
-   balanced rows of the length-balanced pairs);
+   natural pairs), **paper** (InfoNCE on the natural pairs and their bias negatives), **balanced** (InfoNCE on
+   all balanced rows of the small sample: few pairs, every cue placement) and **resampled** (InfoNCE on
+   ``pairs`` rows drawn at random from the large sample's: about one placement per pair, four times the
+   pairs, with key and short-correct rows);
 4. ``eval``: each arm by ``eval real`` (:mod:`biasaware.evaluation.real_text`) with the same seeded sample of at
    most ``limit`` pairs per set and :data:`PROBE_LIMIT` injected probes per bias and side for every arm and
    seed; ``real.json`` holds the figures and each arm's per-pair and per-probe outcomes. An arm's evaluation is
    finished when its ``real.json`` holds every part the data folder has (a folder evaluated before the probes
-   were part of it is evaluated again: its judged sets are reused).
+   were part of it is evaluated again: its judged sets are reused). A seed run before an arm was added gets
+   that arm trained and evaluated, the others reused.
 
 **Across seeds** (two or more finished): per metric (:data:`METRICS`) and arm, the per-seed values, their mean
 and 95% t interval, and each arm minus the baseline per seed with the paired t test and the Wilcoxon test across
@@ -70,10 +77,29 @@ ARMS = {  # arm: (config under recipes/configs/minilm-l6, rows, share of `pairs`
         1,
         "InfoNCE on balanced rows of length-balanced pairs",
     ),
+    "resampled": (
+        "reward_real_resampled.yaml",
+        "resampled",
+        1,
+        "InfoNCE on length-balanced pairs, one cue placement each, with key and short-correct rows",
+    ),
 }
 """Each arm trains on ``pairs // share`` rows, so that all score the same number of candidates: a baseline row
-has 2 (chosen, rejected), a paper row 6 (and 4 bias negatives), a balanced row 2 (four rows per base pair, so
-the balanced sample holds ``pairs // 4`` base pairs)."""
+has 2 (chosen, rejected), a paper row 6 (and 4 bias negatives), a balanced or resampled row 2. The balanced
+sample holds ``pairs // 4`` base pairs (four rows each, all trained on); the resampled sample ``pairs`` base
+pairs, whose rows (four cue placements, a master-key row for :data:`KEY_SHARE` of them, a short-correct row
+for as many) are drawn ``pairs`` at random by the recipe's seeded ``max_train_rows`` rule."""
+KEY_SHARE = 0.5  # resampled: the share of its pairs that also give a master-key row and a short-correct row
+SAMPLES = {  # a pairs file: (the share of ``pairs`` it holds, length-balanced)
+    "natural": (1, False),
+    "balanced": (4, True),
+    "resampled": (1, True),
+}
+ROWS = {  # a rows folder: (its pairs file, the build_train settings)
+    "paper": ("natural", {"augment": "paper"}),
+    "balanced": ("balanced", {"augment": "balanced"}),
+    "resampled": ("resampled", {"augment": "balanced", "key_negatives": KEY_SHARE}),
+}
 METRICS = {  # name: (sets whose pairs are pooled, what it is)
     "rm-bench hard": (("rm-bench hard",), "RM-Bench hard accuracy: the style cue on the worse answer"),
     "rm-bench easy": (("rm-bench easy",), "RM-Bench easy accuracy: the style cue on the better answer"),
@@ -180,9 +206,13 @@ def evaluated(folder: Path, data: Path) -> bool:
 
 def finished(folder: Path) -> bool:
     """A seed is finished: its ``real.json`` is of this version (:data:`RESULT_FORMAT`; an older one is
-    written again from the seed's judgments, every stage skipped)."""
+    written again from the seed's judgments, every finished stage skipped) and holds every arm of
+    :data:`ARMS` (an arm added later is trained and evaluated, the others reused)."""
     path = folder / "real.json"
-    return path.exists() and read_json(path, "real.json").get("format") == RESULT_FORMAT
+    if not path.exists():
+        return False
+    result = read_json(path, "real.json")
+    return result.get("format") == RESULT_FORMAT and set(result.get("arms") or {}) == set(ARMS)
 
 
 def metric_value(per_pair: dict[str, dict[str, Any]], metric: str) -> float | None:
@@ -236,15 +266,22 @@ class SeedRun:
             work()
         self.stages.record(name, time.time() - t0, did)
 
-    def pairs(self) -> None:
+    def pairs(self, name: str) -> None:
+        share, balanced = SAMPLES[name]
         pool = read_records(self.data / "train.jsonl", "pair")
-        write_jsonl(self.out / "pairs-natural.jsonl", sample_pairs(pool, self.n, self.seed, False))
-        write_jsonl(self.out / "pairs-balanced.jsonl", sample_pairs(pool, self.n // 4, self.seed, True))
+        write_jsonl(
+            self.out / f"pairs-{name}.jsonl", sample_pairs(pool, self.n // share, self.seed, balanced)
+        )
 
     def rows(self, kind: str) -> None:
-        source = self.out / f"pairs-{'natural' if kind == 'paper' else 'balanced'}.jsonl"
+        sample, settings = ROWS[kind]
         config = BuildConfig(
-            source=str(source), cues="none", augment=kind, verifier="none", seed=self.seed, n_negatives=4
+            source=str(self.out / f"pairs-{sample}.jsonl"),
+            cues="none",
+            verifier="none",
+            seed=self.seed,
+            n_negatives=4,
+            **settings,
         )
         build_train(config, self.out / f"rows-{kind}")
 
@@ -285,8 +322,9 @@ class SeedRun:
 
     def run(self, device: str, dtype: str) -> dict[str, Any]:
         self.out.mkdir(parents=True, exist_ok=True)
-        self.stage("pairs", self.out / "pairs-balanced.jsonl", self.pairs)
-        for kind in ("paper", "balanced"):
+        for name in SAMPLES:
+            self.stage(f"pairs {name}", self.out / f"pairs-{name}.jsonl", lambda n=name: self.pairs(n))
+        for kind in ROWS:
             self.stage(
                 f"rows {kind}", self.out / f"rows-{kind}" / "manifest.json", lambda k=kind: self.rows(k)
             )
