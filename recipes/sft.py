@@ -24,6 +24,7 @@ from biasaware.training.judge_data import sft_rows, verdict_rows
 from biasaware.training.recipe import (
     JudgeDataArguments,
     card_callbacks,
+    drop_overlong,
     load_for_training,
     run_recipe,
     sample_rows,
@@ -63,6 +64,7 @@ def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: Mod
         )
     else:
         rows = sft_rows(records)
+    rows = drop_overlong(rows, tokenizer, training_args.max_length)
     trainer = SFTTrainer(
         model=model,
         args=training_args,

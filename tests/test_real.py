@@ -281,6 +281,64 @@ def test_the_real_text_study_runs_a_seed_end_to_end(tmp_path, alpaca, tiny_model
         run_real_study(sources, out, seeds=[3], **{**kw, "pairs": 16})
 
 
+@pytest.mark.slow  # eight training processes (tiny models): about two minutes
+def test_generative_judges_of_real_text_run_a_seed_end_to_end(tmp_path, alpaca, tiny_models):
+    """``quickstart --real --generative`` on a tiny sample: each arm SFT on verdicts then GRPO, judged in direct
+    mode in both orders; the metrics are their outcomes' shares and the budget is recorded and enforced."""
+    from biasaware.experiments.real_study import ARMS, expand, generative_budget, run_real_study
+
+    sources = resolve_sources(study_folder(tmp_path / "real", alpaca))
+    out = tmp_path / "study"
+    small = {"pairs": 8, "limit": 4, "sft_steps": 2, "grpo_steps": 1, "grpo_batch": 4, "num_generations": 2}
+    kw = {"model": str(tiny_models["causal"]), "device": "cpu", "budget": generative_budget("cpu", small)}
+    with pytest.raises(BiasAwareError, match="--trainable-layers 6: .* has 2 layers"):  # the cpu preset's 6
+        run_real_study(sources, out, seeds=[1], **kw)
+    assert not out.exists()  # refused before anything is written
+    small["trainable_layers"] = 1
+    kw["budget"] = generative_budget("cpu", small)
+    assert run_real_study(sources, out, seeds=[1], **kw) is None
+    seed = json.loads((out / "seed-1" / "real.json").read_text())
+    assert seed["judge"] == "generative" and seed["arms"]["paper"]["what"].startswith("SFT + GRPO on")
+    for arm in ARMS:
+        for ckpt in (arm, f"{arm}-sft"):
+            assert (out / "seed-1" / "ckpt" / ckpt / "config.json").exists()
+        outcomes = expand(seed["outcomes"], arm)
+        hard = [int(v) for v in outcomes["rm-bench hard"].values()]
+        assert seed["metrics"][arm]["rm-bench hard"] == pytest.approx(100 * sum(hard) / len(hard))
+        judged = read_records(out / "seed-1" / "eval" / arm / "rm-bench" / "judgments.jsonl", "judgment")
+        assert {j.view for j in judged} == {"chosen_first", "chosen_second"}  # a pairwise judge: both orders
+    assert {"sft paper", "grpo paper", "eval resampled"} <= set(seed["seconds"])
+    settings = json.loads((out / "experiment.json").read_text())
+    assert settings["judge"] == "generative" and settings["budget"]["sft_steps"] == 2
+    with pytest.raises(BiasAwareError, match="sft_steps"):
+        run_real_study(
+            sources, out, seeds=[1], **{**kw, "budget": generative_budget("cpu", {**small, "sft_steps": 3})}
+        )
+
+
+def test_the_generative_budget_and_its_flags(tmp_path, capsys, alpaca):
+    from biasaware.experiments.real_study import GENERATIVE_PRESETS, generative_budget
+
+    assert generative_budget("gpu").pairs == 480 and generative_budget(None, device="cpu").sft_steps == 8
+    assert set(GENERATIVE_PRESETS) == {"cpu", "gpu"}
+    with pytest.raises(BiasAwareError, match="budget setting sft_steps"):
+        generative_budget("gpu", {"sft_steps": 0})
+    with pytest.raises(BiasAwareError, match="multiple of num_generations"):
+        generative_budget("gpu", {"grpo_batch": 9})
+    with pytest.raises(BiasAwareError, match="unknown budget preset"):
+        generative_budget("tpu")
+    root = study_folder(tmp_path / "real", alpaca)
+    base = ["quickstart", "--real", str(root), "--device", "cpu"]
+    for extra, message in (
+        (["--sft-steps", "3"], "--sft-steps: not a setting of the real-text experiment"),
+        (["--generative", "--cue-rate", "0.5"], "--cue-rate: not a setting"),
+        (["--generative", "--sft-steps", "0"], "budget setting sft_steps"),
+    ):
+        out = tmp_path / f"o{len(extra)}{extra[-1]}"
+        assert main([*base, *extra, "--out", str(out)]) == 2
+        assert message in capsys.readouterr().err and not out.exists()
+
+
 def test_the_aggregate_is_seed_level_paired_tests(tmp_path):
     """Per-seed differences recounted from the per-instance outcomes, the seed-level t test against scipy's
     paired test on the per-seed values, and the pooled McNemar counts summed over seeds."""

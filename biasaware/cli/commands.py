@@ -314,25 +314,29 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
 
 
 def real_study(args: argparse.Namespace) -> int:
-    """``quickstart --real``: the real-text experiment across seeds."""
+    """``quickstart --real``: the real-text experiment across seeds (``--generative``: generative judges)."""
     from biasaware.data.real import named_paths, resolve_sources
     from biasaware.experiments.generative import parse_seeds
-    from biasaware.experiments.real_study import headline_markdown, run_real_study
+    from biasaware.experiments.real_study import generative_budget, headline_markdown, run_real_study
     from biasaware.io import check_out_folder
 
+    own = ("sft_steps", "grpo_steps", "trainable_layers", "budget") if args.generative else ()
     given = [
-        f"--{k.replace('_', '-')}" for k in (*BUDGET_FLAGS, "budget", "arms") if getattr(args, k) is not None
+        f"--{k.replace('_', '-')}"
+        for k in (*BUDGET_FLAGS, "budget", "arms")
+        if getattr(args, k) is not None and k not in own
     ]
-    if args.generative or given:
-        raise BiasAwareError(
-            f"{', '.join(given) or '--generative'}: not a setting of the real-text experiment"
-        )
+    if given:
+        raise BiasAwareError(f"{', '.join(given)}: not a setting of the real-text experiment")
     if args.seeds is not None and args.seed is not None:
         raise BiasAwareError("give --seed or --seeds, not both")
     seeds = parse_seeds(args.seeds) if args.seeds is not None else [args.seed or 0]
     sources = resolve_sources(args.real, named_paths(args.source or [], "--source"))
-    out = check_out_folder(args.out, "--out") if args.out is not None else Path("runs/real")
-    agg = run_real_study(sources, out, seeds=seeds, device=args.device, dtype=args.dtype)
+    overrides = {k: getattr(args, k) for k in own[:3] if getattr(args, k) is not None}
+    budget = generative_budget(args.budget, overrides, args.device) if args.generative else None
+    default = "runs/real-generative" if args.generative else "runs/real"
+    out = check_out_folder(args.out, "--out") if args.out is not None else Path(default)
+    agg = run_real_study(sources, out, seeds=seeds, device=args.device, dtype=args.dtype, budget=budget)
     if agg is not None:
         print(
             headline_markdown(agg)

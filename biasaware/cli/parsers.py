@@ -710,13 +710,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the generative judge study instead (default: the reward-model experiment): per seed, SFT of "
         "smollm2-135m-instruct into a starting judge, then four arms (baseline, paper, balanced with the "
         "cue-consistency reward, balanced-acc: its ablation) of SFT and GRPO, evaluated two-sided on one fixed "
-        "benchmark; seeds run one after another, each resumable (docs/generative.md)",
+        "benchmark; seeds run one after another, each resumable (docs/generative.md). With --real: generative "
+        "judges of real text (SFT on verdicts, then GRPO; the gpu preset on a CUDA device, else a small check)",
     )
     p.add_argument(
         "--real",
         metavar="PATH",
-        help="run the real-text experiment instead: reward models trained on real AlpacaEval pairs in three arms "
-        "(baseline, paper, balanced), measured two-sided on real benchmarks, injected probes and master keys across "
+        help="run the real-text experiment instead: reward models trained on real AlpacaEval pairs in four arms "
+        "(baseline, paper, balanced, resampled), measured two-sided on real benchmarks, injected probes and master keys across "
         "--seeds, with seed-level tests; PATH holds your copies of the public sets, one sub-folder each, as for "
         "`build real` (docs/real.md) (default: none)",
     )
@@ -729,7 +730,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--budget",
         choices=["cpu", "gpu"],
-        help="budget preset of --generative (default: gpu on a CUDA device, else cpu)",
+        help="budget preset of --generative, also with --real (default: gpu on a CUDA device, else cpu)",
     )
     p.add_argument(
         "--start-steps",
@@ -740,17 +741,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--sft-steps",
         type=int,
-        help="--generative: each arm's own SFT steps (default: the preset's; cpu 80 of 4 rows)",
+        help="--generative: each arm's own SFT steps (default: the preset's; cpu 80 of 4 rows; with --real: gpu "
+        "240 of 8, cpu 8 of 2)",
     )
     p.add_argument(
         "--grpo-steps",
         type=int,
-        help="--generative: GRPO steps per arm (default: the preset's; cpu 12 of 16 completions)",
+        help="--generative: GRPO steps per arm (default: the preset's; cpu 12 of 16 completions; with --real: gpu "
+        "40 of 64, cpu 2 of 8)",
     )
     p.add_argument(
         "--trainable-layers",
         type=int,
-        help="--generative: top layers trained (default: the preset's; cpu 12 of 30, gpu all)",
+        help="--generative: top layers trained (default: the preset's; cpu 12 of 30, gpu all; with --real: cpu 6)",
     )
     p.add_argument(
         "--bench-probes",

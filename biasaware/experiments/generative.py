@@ -233,17 +233,17 @@ def contended(load: dict[str, Any], cores: int) -> bool:
     return load["mean"] > 1.25 * cores
 
 
-def check_fits(model: str, budget: Budget) -> None:
+def check_fits(model: str, trainable_layers: int | None) -> None:
     """A budget the model cannot take (more trainable layers than it has) is refused before the
     study's folder is claimed; only the model's configuration is read."""
     from biasaware.judging.models import load_config
 
-    if budget.trainable_layers is None:  # every layer: nothing to check
+    if trainable_layers is None:  # every layer: nothing to check
         return
     layers = getattr(load_config(model), "num_hidden_layers", None)
-    if layers is not None and budget.trainable_layers > layers:
+    if layers is not None and trainable_layers > layers:
         raise BiasAwareError(
-            f"--trainable-layers {budget.trainable_layers}: {model} has {layers} layers; give at most {layers}"
+            f"--trainable-layers {trainable_layers}: {model} has {layers} layers; give at most {layers}"
         )
 
 
@@ -766,7 +766,7 @@ def run_generative(
     budget = make_budget(preset, overrides)
     chosen = choose_arms(arms)
     seeds = seeds if seeds is not None else [0]
-    check_fits(model, budget)
+    check_fits(model, budget.trainable_layers)
     claim(out, budget, device, model, chosen)
     print(
         f"[generative] {model} on {place['device']} ({place['dtype']}); seeds {', '.join(map(str, seeds))}; "

@@ -42,7 +42,9 @@ from __future__ import annotations
 import random
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from biasaware.data.builders import BuildConfig, build_train
 from biasaware.data.real import build_real
@@ -50,6 +52,7 @@ from biasaware.data.upstream import find_upstream
 from biasaware.devices import resolve_device
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.real_text import PROBE_PARTS, evaluate_real
+from biasaware.experiments.generative import check_fits
 from biasaware.experiments.parts import (
     Stages,
     claim_folder,
@@ -68,27 +71,46 @@ MODEL = "minilm-l6"
 MAX_LENGTH = 256
 PAIRS = 480  # natural pairs per seed; the other arms get the same budget of scored candidates
 LIMIT = 150  # pairs per benchmark set, the same sample for every arm and seed
-ARMS = {  # arm: (config under recipes/configs/minilm-l6, rows, share of `pairs` rows trained on, what it is)
-    "baseline": ("reward_real_baseline.yaml", "paper", 1, "hinge on the natural pairs"),
-    "paper": ("reward_real_paper.yaml", "paper", 3, "InfoNCE on natural pairs + 4 bias negatives"),
-    "balanced": (
+
+
+class Arm(NamedTuple):
+    config: str  # the reward recipe's config under recipes/configs/minilm-l6
+    rows: str  # the seed's rows folder it trains on (rows-<rows>)
+    share: int  # it trains on ``pairs // share`` rows
+    loss: str  # the reward model's loss
+    bias_ratio: (
+        str  # the generative judge's verdict prompts: bias-negative pairs per natural pair (grpo_rows)
+    )
+    data: str  # what it trains on
+
+
+ARMS = {
+    "baseline": Arm("reward_real_baseline.yaml", "paper", 1, "hinge", "0:4", "the natural pairs"),
+    "paper": Arm("reward_real_paper.yaml", "paper", 3, "InfoNCE", "4:4", "natural pairs + 4 bias negatives"),
+    "balanced": Arm(
         "reward_real_balanced.yaml",
         "balanced",
         1,
-        "InfoNCE on balanced rows of length-balanced pairs",
+        "InfoNCE",
+        "0:4",
+        "balanced rows of length-balanced pairs",
     ),
-    "resampled": (
+    "resampled": Arm(
         "reward_real_resampled.yaml",
         "resampled",
         1,
-        "InfoNCE on length-balanced pairs, one cue placement each, with key and short-correct rows",
+        "InfoNCE",
+        "0:4",
+        "length-balanced pairs, one cue placement each, with key and short-correct rows",
     ),
 }
 """Each arm trains on ``pairs // share`` rows, so that all score the same number of candidates: a baseline row
 has 2 (chosen, rejected), a paper row 6 (and 4 bias negatives), a balanced or resampled row 2. The balanced
 sample holds ``pairs // 4`` base pairs (four rows each, all trained on); the resampled sample ``pairs`` base
 pairs, whose rows (four cue placements, a master-key row for :data:`KEY_SHARE` of them, a short-correct row
-for as many) are drawn ``pairs`` at random by the recipe's seeded ``max_train_rows`` rule."""
+for as many) are drawn ``pairs`` at random by the recipe's seeded ``max_train_rows`` rule. A generative judge
+trains on the same rows, as verdict prompts in both orders (the paper arm: as many bias-negative pairs as
+natural ones), every arm the same steps."""
 KEY_SHARE = 0.5  # resampled: the share of its pairs that also give a master-key row and a short-correct row
 SAMPLES = {  # a pairs file: (the share of ``pairs`` it holds, length-balanced)
     "natural": (1, False),
@@ -132,6 +154,71 @@ PROBE_LIMIT = 20  # probes per bias and side, the same sample for every arm and 
 ALL_METRICS = (*METRICS, *PROBE_METRICS)
 # a seed's real.json layout: 2 added the injected probes and the key battery; 3 their outcomes by side
 RESULT_FORMAT = 3
+
+GENERATIVE_MODEL = "smollm2-135m-instruct"
+
+
+class GenerativeBudget(BaseModel):
+    """The generative judge's budget (``quickstart --real --generative``): every arm SFT on verdicts, then GRPO,
+    from ``model``; recorded in ``experiment.json``, and a rerun into the same folder must use the same."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pairs: int = Field(PAIRS, ge=4, description="natural training pairs per seed, as the reward arms'")
+    limit: int = Field(LIMIT, ge=1, description="pairs per benchmark set")
+    probe_limit: int = Field(PROBE_LIMIT, ge=1, description="injected probes per bias and side")
+    sft_steps: int = Field(240, ge=1, description="each arm's SFT steps on verdicts (both orders)")
+    sft_batch: int = Field(8, ge=1)
+    sft_lr: float = Field(2e-4, gt=0)
+    grpo_steps: int = Field(40, ge=1, description="each arm's GRPO steps (accuracy + format rewards)")
+    grpo_batch: int = Field(64, ge=2, description="completions per step: prompts x num_generations")
+    num_generations: int = Field(8, ge=2)
+    grpo_lr: float = Field(5e-6, gt=0)
+    max_length: int = Field(
+        2048, ge=64, description="training context in tokens; a verdict row over it is left out and counted"
+    )
+    trainable_layers: int | None = Field(None, ge=1, description="top layers trained (None: all)")
+
+
+GENERATIVE_PRESETS: dict[str, dict[str, Any]] = {
+    "gpu": {},  # one CUDA device: the reward arms' pairs and evaluation, every layer trained
+    # a check of the path on a small sample (minutes on 2 cores), not a result: texts of thousands of tokens
+    # judged in both orders cost a CPU hours per arm at the gpu preset's size
+    "cpu": {
+        "pairs": 32,
+        "limit": 8,
+        "probe_limit": 1,
+        "sft_steps": 8,
+        "sft_batch": 2,
+        "grpo_steps": 2,
+        "grpo_batch": 8,
+        "num_generations": 4,
+        "max_length": 1024,
+        "trainable_layers": 6,
+    },
+}
+
+
+def generative_budget(
+    preset: str | None = None, overrides: dict[str, Any] | None = None, device: str = "auto"
+) -> GenerativeBudget:
+    """A preset of :data:`GENERATIVE_PRESETS` (``None``: ``gpu`` when ``device`` is a CUDA device, else
+    ``cpu``) with ``overrides`` (a bad value names the setting)."""
+    if preset is None:
+        preset = "gpu" if resolve_device(device).type == "cuda" else "cpu"
+    if preset not in GENERATIVE_PRESETS:
+        raise BiasAwareError(f"unknown budget preset {preset!r}; valid: {', '.join(GENERATIVE_PRESETS)}")
+    try:
+        budget = GenerativeBudget(**{**GENERATIVE_PRESETS[preset], **(overrides or {})})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BiasAwareError(f"budget setting {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    if budget.grpo_batch % budget.num_generations:
+        raise BiasAwareError(
+            f"budget: grpo_batch ({budget.grpo_batch}) must be a multiple of num_generations "
+            f"({budget.num_generations})"
+        )
+    return budget
 
 
 def sample_pairs(pool: list, n: int, seed: int, balanced: bool) -> list:
@@ -256,6 +343,8 @@ class SeedRun:
     def __init__(self, out: Path, seed: int, data: Path, settings: dict[str, Any]):
         self.out, self.seed, self.data = out / f"seed-{seed}", seed, data
         self.model, self.n, self.limit = settings["model"], settings["pairs"], settings["limit"]
+        self.budget = GenerativeBudget(**settings["budget"]) if "budget" in settings else None
+        self.probe_limit = self.budget.probe_limit if self.budget else PROBE_LIMIT
         self.stages = Stages(self.out / "stages.json")
 
     def stage(self, name: str, done, work) -> None:
@@ -285,39 +374,88 @@ class SeedRun:
         )
         build_train(config, self.out / f"rows-{kind}")
 
-    def train(self, arm: str, device: str) -> None:
-        config, rows, share, _ = ARMS[arm]
-        target = self.out / "ckpt" / arm
-        cmd = [
-            *launcher("python"),
-            str(recipe_script("reward")),
-            *recipe_flags(
-                {
-                    "config": RECIPES / "configs" / MODEL / config,
-                    "model_name_or_path": self.model,
-                    "train_file": self.out / f"rows-{rows}" / "train.jsonl",
-                    "output_dir": target,
-                    "max_train_rows": self.n // share,
-                    "use_cpu": resolve_device(device).type == "cpu",  # the GPU when there is one
-                    "seed": self.seed,
-                    "resume_from_checkpoint": resume_from(target),
-                }
-            ),
-        ]
-        launch_recipe(cmd, f"the reward recipe ({arm}, seed {self.seed})", self.out / "run.log")
+    def launch(self, recipe: str, flags: dict[str, Any], what: str) -> None:
+        """``recipes/<recipe>.py`` into ``flags["output_dir"]``, from the newest checkpoint an interrupted run
+        left there; its resumable checkpoints go once the final model is there."""
+        target = Path(flags["output_dir"])
+        flags = {**flags, "seed": self.seed, "resume_from_checkpoint": resume_from(target)}
+        cmd = [*launcher("python"), str(recipe_script(recipe)), *recipe_flags(flags)]
+        launch_recipe(cmd, f"{what}, seed {self.seed}", self.out / "run.log")
         drop_checkpoints(target)
 
+    def training(self, arm: str, device: str) -> list[tuple[str, Path, Any]]:
+        """An arm's training stages: ``(name, the checkpoint it writes, work)``. A reward model: the reward
+        recipe. A generative judge: SFT on verdicts, then GRPO (accuracy + format) from that checkpoint."""
+        a, cpu = ARMS[arm], resolve_device(device).type == "cpu"  # the GPU when there is one
+        common = {
+            "train_file": self.out / f"rows-{a.rows}" / "train.jsonl",
+            "max_train_rows": self.n // a.share,
+            "use_cpu": cpu,
+        }
+        ckpt = self.out / "ckpt"
+        if self.budget is None:
+            flags = {
+                "config": RECIPES / "configs" / MODEL / a.config,
+                "model_name_or_path": self.model,
+                "output_dir": ckpt / arm,
+                **common,
+            }
+            return [
+                (
+                    f"train {arm}",
+                    ckpt / arm,
+                    lambda: self.launch("reward", flags, f"the reward recipe ({arm})"),
+                )
+            ]
+        b = self.budget
+        judge = {
+            "template": "verdict",
+            "bias_ratio": a.bias_ratio,
+            "both_orders": True,
+            "trainable_layers": b.trainable_layers,
+            "logging_steps": 1,
+            **common,
+        }
+        sft = {
+            "config": RECIPES / "configs" / GENERATIVE_MODEL / "sft_verdict.yaml",
+            "model_name_or_path": self.model,
+            "output_dir": ckpt / f"{arm}-sft",
+            "targets": "verdicts",
+            "max_steps": b.sft_steps,
+            "per_device_train_batch_size": b.sft_batch,
+            "learning_rate": b.sft_lr,
+            "max_length": b.max_length,
+            **judge,
+        }
+        grpo = {
+            "config": RECIPES / "configs" / GENERATIVE_MODEL / "grpo_verdict.yaml",
+            "model_name_or_path": ckpt / f"{arm}-sft",
+            "output_dir": ckpt / arm,
+            "rewards": ["accuracy", "format"],
+            "reward_weights": [1.0, 1.0],
+            "scale_rewards": "group",
+            "max_steps": b.grpo_steps,
+            "per_device_train_batch_size": b.grpo_batch,
+            "num_generations": b.num_generations,
+            "learning_rate": b.grpo_lr,
+            **judge,
+        }
+        return [
+            (f"sft {arm}", ckpt / f"{arm}-sft", lambda: self.launch("sft", sft, f"SFT of the {arm} judge")),
+            (f"grpo {arm}", ckpt / arm, lambda: self.launch("grpo", grpo, f"GRPO of the {arm} judge")),
+        ]
+
     def evaluate(self, arm: str, device: str, dtype: str) -> None:
-        spec = JudgeSpec.create(
-            name=str(self.out / "ckpt" / arm),
-            mode="reward",
-            max_length=MAX_LENGTH,
-            truncation="longest_first",
-            device=device,
-            dtype=dtype,
+        """``eval real`` of an arm: a reward model as it was trained (texts cut to :data:`MAX_LENGTH` tokens),
+        a generative judge in direct mode (the verdict letter's probability; both orders)."""
+        judge = (
+            {"mode": "reward", "max_length": MAX_LENGTH, "truncation": "longest_first"}
+            if self.budget is None
+            else {"mode": "direct", "template": "verdict"}
         )
+        spec = JudgeSpec.create(name=str(self.out / "ckpt" / arm), device=device, dtype=dtype, **judge)
         evaluate_real(
-            spec, self.data, self.out / "eval" / arm, limit=self.limit, probe_limit=PROBE_LIMIT, seed=0
+            spec, self.data, self.out / "eval" / arm, limit=self.limit, probe_limit=self.probe_limit, seed=0
         )
 
     def run(self, device: str, dtype: str) -> dict[str, Any]:
@@ -329,9 +467,8 @@ class SeedRun:
                 f"rows {kind}", self.out / f"rows-{kind}" / "manifest.json", lambda k=kind: self.rows(k)
             )
         for arm in ARMS:
-            self.stage(
-                f"train {arm}", self.out / "ckpt" / arm / "config.json", lambda a=arm: self.train(a, device)
-            )
+            for name, ckpt, work in self.training(arm, device):
+                self.stage(name, ckpt / "config.json", work)
         for arm in ARMS:
             self.stage(
                 f"eval {arm}",
@@ -343,7 +480,11 @@ class SeedRun:
         result = {
             "format": RESULT_FORMAT,
             "seed": self.seed,
-            "arms": {a: {"what": ARMS[a][3], "rows": self.n // ARMS[a][2]} for a in ARMS},
+            "judge": "reward" if self.budget is None else "generative",
+            "arms": {
+                a: {"what": describe(a, self.budget is not None), "rows": self.n // ARMS[a].share}
+                for a in ARMS
+            },
             "figures": {a: evals[a]["sets"] for a in ARMS},
             "probe_figures": {a: evals[a].get("probes", {}) for a in ARMS},
             "outcomes": compact({a: outcomes(self.out / "eval" / a) for a in ARMS}),
@@ -360,6 +501,11 @@ class SeedRun:
         }
         write_json(self.out / "real.json", result)
         return result
+
+
+def describe(arm: str, generative: bool = False) -> str:
+    """An arm in words: how it trains on what (``"hinge on the natural pairs"``)."""
+    return f"{'SFT + GRPO' if generative else ARMS[arm].loss} on {ARMS[arm].data}"
 
 
 KINDS = {  # metric: the rate of biasaware.evaluation.seeds that computes it from per-instance indicators
@@ -453,6 +599,7 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
     }
     out: dict[str, Any] = {
         "seeds": seeds,
+        "judge": results[seeds[0]].get("judge", "reward"),
         "metrics": {},
         "cue_only": {CUE: cue_only(results[seeds[0]])},
         "comparisons": {},
@@ -572,7 +719,9 @@ def headline_markdown(agg: dict[str, Any]) -> str:
     ]
     for arm in ARMS:
         cells = [mean(agg["metrics"][m].get(arm)) for m, _ in HEADLINE]
-        lines.append(f"| {arm}: {ARMS[arm][3]} | " + " | ".join(cells) + " |")
+        lines.append(
+            f"| {arm}: {describe(arm, agg.get('judge') == 'generative')} | " + " | ".join(cells) + " |"
+        )
     cue = agg["cue_only"][CUE]
     lines.append(f"| cue only: {CUE} | " + " | ".join(_num(cue.get(m)) for m, _ in HEADLINE) + " |")
     for name, rows in agg["comparisons"].items():
@@ -596,26 +745,41 @@ def run_real_study(
     out: Path,
     *,
     seeds: list[int],
-    model: str = MODEL,
+    model: str | None = None,
     pairs: int = PAIRS,
     limit: int = LIMIT,
     device: str = "auto",
     dtype: str = "auto",
+    budget: GenerativeBudget | None = None,
 ) -> dict[str, Any] | None:
     """Build the data once, run each seed (resumable per stage), then aggregate when two or more seeds are
-    finished; returns the aggregate (``None`` with fewer). ``model``, ``pairs`` and ``limit`` set the budget
-    (the defaults: :data:`MODEL`, :data:`PAIRS`, :data:`LIMIT`); a folder holds one budget."""
+    finished; returns the aggregate (``None`` with fewer). Reward models by default: ``model``, ``pairs`` and
+    ``limit`` set the budget (the defaults: :data:`MODEL`, :data:`PAIRS`, :data:`LIMIT`). With ``budget``
+    (:func:`generative_budget`), generative judges of ``model`` (default :data:`GENERATIVE_MODEL`) on that
+    budget instead. A folder holds one budget."""
     out = Path(out)
-    settings = {
-        "experiment": "real-text",
-        "model": model,
-        "pairs": pairs,
-        "limit": limit,
-        "max_length": MAX_LENGTH,
-    }
-    resolve_device(
-        device
-    )  # an unavailable device, and a copy without its files, fail before anything is written
+    if budget is None:
+        settings = {
+            "experiment": "real-text",
+            "model": model or MODEL,
+            "pairs": pairs,
+            "limit": limit,
+            "max_length": MAX_LENGTH,
+        }
+    else:
+        settings = {
+            "experiment": "real-text",
+            "judge": "generative",
+            "model": model or GENERATIVE_MODEL,
+            "pairs": budget.pairs,
+            "limit": budget.limit,
+            "budget": budget.model_dump(),
+        }
+    # an unavailable device, a budget the model cannot take, and a copy without its files fail before
+    # anything is written
+    resolve_device(device)
+    if budget is not None:
+        check_fits(settings["model"], budget.trainable_layers)
     for name, path in sources.items():
         find_upstream(name, path)
     claim_folder(out, "experiment.json", settings, "a real-text experiment")

@@ -270,6 +270,28 @@ def sample_rows(rows: list, n: int | None, seed: int) -> list:
     return [rows[i] for i in keep]
 
 
+def drop_overlong(rows: list[dict[str, Any]], tokenizer, max_length: int | None) -> list[dict[str, Any]]:
+    """Prompt-completion rows whose chat (prompt, then completion, through the chat template) fits
+    ``max_length`` tokens; the rest are left out, and their count is printed as a ``[train]`` line. TRL
+    would cut such a row's end, which is the completion the loss is on: a verdict row would train on no
+    verdict. (The reward trainer's rule for a pair over its context, the same one.)"""
+    if not max_length:
+        return rows
+    from biasaware.judging.models import chat_ids
+
+    ids = chat_ids(tokenizer, [[*r["prompt"], *r["completion"]] for r in rows])
+    kept = [r for r, x in zip(rows, ids, strict=True) if len(x) <= max_length]
+    if len(kept) < len(rows):
+        print(
+            f"[train] {len(rows) - len(kept)} of {len(rows)} rows are over max_length {max_length} tokens "
+            "and are left out (their end, the completion, would be cut)",
+            flush=True,
+        )
+    if not kept:
+        raise BiasAwareError(f"every training row is over max_length {max_length} tokens: raise max_length")
+    return kept
+
+
 def check_processes(training_args: Any) -> None:
     """Refuse a launch whose processes would not train together.
 
