@@ -60,6 +60,18 @@ def test_user_error_exits_2_without_traceback(tmp_path, pair_row):
     assert run.returncode == 2 and run.stderr.startswith("error: ") and "Traceback" not in run.stderr
 
 
+def test_ctrl_c_while_libraries_load_is_no_traceback(monkeypatch, capsys):
+    """Ctrl-C in the seconds the command spends importing transformers ends it as any interruption does."""
+    import biasaware.cli as cli
+
+    def interrupted(verbose):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "quiet_libraries", interrupted)
+    assert cli.main(["models", "list"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
+
+
 def test_version_and_help(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--version"])

@@ -291,6 +291,32 @@ def test_max_train_rows_is_a_seeded_sample_across_the_file():
     assert sample_rows(rows, None, 0) == rows and sample_rows(rows, 500, 0) == rows
 
 
+def test_sft_rows_over_max_length_are_left_out_and_counted(tiny_models, capsys):
+    """A prompt-completion row over max_length would lose its end, the completion: it is left out, counted."""
+    from transformers import AutoTokenizer
+
+    from biasaware.errors import BiasAwareError
+    from biasaware.judging.models import chat_ids
+    from biasaware.training.recipe import drop_overlong
+
+    tok = AutoTokenizer.from_pretrained(tiny_models["causal"])
+    rows = [
+        {
+            "prompt": [{"role": "user", "content": "word " * n}],
+            "completion": [{"role": "assistant", "content": "A"}],
+        }
+        for n in (3, 40, 5, 200)
+    ]
+    lengths = [len(x) for x in chat_ids(tok, [[*r["prompt"], *r["completion"]] for r in rows])]
+    limit = sorted(lengths)[1]  # the two shortest fit
+    kept = drop_overlong(rows, tok, limit)
+    assert kept == [r for r, n in zip(rows, lengths, strict=True) if n <= limit] and len(kept) == 2
+    assert "2 of 4 rows are over max_length" in capsys.readouterr().out
+    assert drop_overlong(rows, tok, None) == rows
+    with pytest.raises(BiasAwareError, match="every training row is over max_length"):
+        drop_overlong(rows, tok, min(lengths) - 1)
+
+
 def test_a_new_reward_head_is_drawn_with_the_training_seed(tiny_models):
     from types import SimpleNamespace
 

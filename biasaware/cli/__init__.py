@@ -43,12 +43,16 @@ def quiet_libraries(verbose: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "command", None):
-        parser.print_help()
-        return 2
-    quiet_libraries(args.verbose)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "command", None):
+            parser.print_help()
+            return 2
+        quiet_libraries(args.verbose)  # imports transformers: seconds in which Ctrl-C is likely
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
     if args.progress:
         os.environ["BIASAWARE_PROGRESS"] = args.progress  # read by every bar, in launched processes too
     try:
