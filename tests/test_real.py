@@ -291,7 +291,7 @@ def test_generative_judges_of_real_text_run_a_seed_end_to_end(tmp_path, alpaca, 
     out = tmp_path / "study"
     small = {"pairs": 8, "limit": 4, "sft_steps": 2, "grpo_steps": 1, "grpo_batch": 4, "num_generations": 2}
     kw = {"model": str(tiny_models["causal"]), "device": "cpu", "budget": generative_budget("cpu", small)}
-    with pytest.raises(BiasAwareError, match="--trainable-layers 6: .* has 2 layers"):  # the cpu preset's 6
+    with pytest.raises(BiasAwareError, match="--trainable-layers 4: .* has 2 layers"):  # the cpu preset's 4
         run_real_study(sources, out, seeds=[1], **kw)
     assert not out.exists()  # refused before anything is written
     small["trainable_layers"] = 1
@@ -319,7 +319,7 @@ def test_generative_judges_of_real_text_run_a_seed_end_to_end(tmp_path, alpaca, 
 def test_the_generative_budget_and_its_flags(tmp_path, capsys, alpaca):
     from biasaware.experiments.real_study import GENERATIVE_PRESETS, generative_budget
 
-    assert generative_budget("gpu").pairs == 480 and generative_budget(None, device="cpu").sft_steps == 8
+    assert generative_budget("gpu").pairs == 480 and generative_budget(None, device="cpu").sft_steps == 4
     assert set(GENERATIVE_PRESETS) == {"cpu", "gpu"}
     with pytest.raises(BiasAwareError, match="budget setting sft_steps"):
         generative_budget("gpu", {"sft_steps": 0})

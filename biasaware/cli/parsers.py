@@ -742,18 +742,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--sft-steps",
         type=int,
         help="--generative: each arm's own SFT steps (default: the preset's; cpu 80 of 4 rows; with --real: gpu "
-        "240 of 8, cpu 8 of 2)",
+        "240 of 8, cpu 4 of 2)",
     )
     p.add_argument(
         "--grpo-steps",
         type=int,
         help="--generative: GRPO steps per arm (default: the preset's; cpu 12 of 16 completions; with --real: gpu "
-        "40 of 64, cpu 2 of 8)",
+        "40 of 64, cpu 1 of 4)",
     )
     p.add_argument(
         "--trainable-layers",
         type=int,
-        help="--generative: top layers trained (default: the preset's; cpu 12 of 30, gpu all; with --real: cpu 6)",
+        help="--generative: top layers trained (default: the preset's; cpu 12 of 30, gpu all; with --real: cpu 4)",
     )
     p.add_argument(
         "--bench-probes",

@@ -32,6 +32,11 @@ held-out instructions and benchmarks.
    were part of it is evaluated again: its judged sets are reused). A seed run before an arm was added gets
    that arm trained and evaluated, the others reused.
 
+**Generative judges** (``quickstart --real --generative``; a budget of :data:`GENERATIVE_PRESETS`): the same data,
+pairs, rows and evaluation; each arm's training is SFT on verdicts of its rows (both orders; the paper arm with as
+many bias-negative pairs as natural ones) and then GRPO from that checkpoint (accuracy and format rewards), and
+``eval real`` judges it in direct mode, both orders.
+
 **Across seeds** (two or more finished): per metric (:data:`METRICS`) and arm, the per-seed values, their mean
 and 95% t interval, and each arm minus the baseline per seed with the paired t test and the Wilcoxon test across
 seeds (``aggregate.json``, ``aggregate.md``). Every stage's time is recorded in ``stages.json``.
@@ -175,26 +180,29 @@ class GenerativeBudget(BaseModel):
     num_generations: int = Field(8, ge=2)
     grpo_lr: float = Field(5e-6, gt=0)
     max_length: int = Field(
-        2048, ge=64, description="training context in tokens; a verdict row over it is left out and counted"
+        4096,
+        ge=64,
+        description="context in tokens: a training row over it is left out, a judged view over it not judged "
+        "(both counted)",
     )
     trainable_layers: int | None = Field(None, ge=1, description="top layers trained (None: all)")
 
 
 GENERATIVE_PRESETS: dict[str, dict[str, Any]] = {
     "gpu": {},  # one CUDA device: the reward arms' pairs and evaluation, every layer trained
-    # a check of the path on a small sample (minutes on 2 cores), not a result: texts of thousands of tokens
-    # judged in both orders cost a CPU hours per arm at the gpu preset's size
+    # a check of the path on a small sample, not a result: texts of thousands of tokens trained on and judged in
+    # both orders cost a CPU hours per arm at the gpu preset's size
     "cpu": {
-        "pairs": 32,
-        "limit": 8,
+        "pairs": 16,
+        "limit": 4,
         "probe_limit": 1,
-        "sft_steps": 8,
+        "sft_steps": 4,
         "sft_batch": 2,
-        "grpo_steps": 2,
-        "grpo_batch": 8,
-        "num_generations": 4,
+        "grpo_steps": 1,
+        "grpo_batch": 4,
+        "num_generations": 2,
         "max_length": 1024,
-        "trainable_layers": 6,
+        "trainable_layers": 4,
     },
 }
 
@@ -447,11 +455,12 @@ class SeedRun:
 
     def evaluate(self, arm: str, device: str, dtype: str) -> None:
         """``eval real`` of an arm: a reward model as it was trained (texts cut to :data:`MAX_LENGTH` tokens),
-        a generative judge in direct mode (the verdict letter's probability; both orders)."""
+        a generative judge in direct mode (the verdict letter's probability; both orders) within the context it
+        was trained in (a view over it is not judged: counted as overlong, and not right)."""
         judge = (
             {"mode": "reward", "max_length": MAX_LENGTH, "truncation": "longest_first"}
             if self.budget is None
-            else {"mode": "direct", "template": "verdict"}
+            else {"mode": "direct", "template": "verdict", "max_length": self.budget.max_length}
         )
         spec = JudgeSpec.create(name=str(self.out / "ckpt" / arm), device=device, dtype=dtype, **judge)
         evaluate_real(
