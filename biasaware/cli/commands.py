@@ -320,14 +320,17 @@ def real_study(args: argparse.Namespace) -> int:
     from biasaware.experiments.real_study import generative_budget, headline_markdown, run_real_study
     from biasaware.io import check_out_folder
 
-    own = ("sft_steps", "grpo_steps", "trainable_layers", "budget") if args.generative else ()
+    own = ("sft_steps", "grpo_steps", "trainable_layers", "budget")
     given = [
         f"--{k.replace('_', '-')}"
         for k in (*BUDGET_FLAGS, "budget", "arms")
-        if getattr(args, k) is not None and k not in own
+        if getattr(args, k) is not None and (k not in own or not args.generative)
     ]
     if given:
-        raise BiasAwareError(f"{', '.join(given)}: not a setting of the real-text experiment")
+        only = (
+            "" if args.generative else f" (--real --generative takes --{', --'.join(own)})".replace("_", "-")
+        )
+        raise BiasAwareError(f"{', '.join(given)}: not a setting of the real-text experiment{only}")
     if args.seeds is not None and args.seed is not None:
         raise BiasAwareError("give --seed or --seeds, not both")
     seeds = parse_seeds(args.seeds) if args.seeds is not None else [args.seed or 0]
