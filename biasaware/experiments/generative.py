@@ -51,7 +51,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from biasaware.data.builders import NATURAL_CUES as TRAINED_CUES
 from biasaware.errors import BiasAwareError, check_seed
@@ -162,20 +162,10 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 def make_budget(preset: str, overrides: dict[str, Any] | None = None) -> Budget:
-    if preset not in PRESETS:
-        raise BiasAwareError(f"unknown budget preset {preset!r}; valid: {', '.join(PRESETS)}")
-    try:
-        budget = Budget(**{**PRESETS[preset], **(overrides or {})})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise BiasAwareError(f"budget setting {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    budget = parts.preset_budget(Budget, PRESETS, preset, overrides)
     if budget.start_pairs >= budget.train_pairs:
         raise BiasAwareError(
             f"budget: start_pairs ({budget.start_pairs}) must leave pairs for the arms (train_pairs {budget.train_pairs})"
-        )
-    if budget.grpo_batch % budget.num_generations:
-        raise BiasAwareError(
-            f"budget: grpo_batch ({budget.grpo_batch}) must be a multiple of num_generations ({budget.num_generations})"
         )
     if budget.grpo_pool < budget.grpo_prompts:
         raise BiasAwareError(

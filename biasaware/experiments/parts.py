@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from biasaware.errors import BiasAwareError
 from biasaware.io import write_json
 from biasaware.training.recipe import RECIPES
@@ -28,6 +30,24 @@ TRAIN_LINE = r"\[train\] step (\d+)/(\d+) \| loss (\S+)(?: \| reward (\S+))?"
 
 
 # ------------------------------------------------------------------------------------ the output folder
+def preset_budget(model: type, presets: Mapping[str, Mapping[str, Any]], preset: str, overrides=None):
+    """A budget of an experiment: ``model`` (a pydantic model) of ``presets[preset]`` with ``overrides``. An
+    unknown preset, a bad value (named by its setting) and a GRPO batch that is not a whole number of groups
+    are errors."""
+    if preset not in presets:
+        raise BiasAwareError(f"unknown budget preset {preset!r}; valid: {', '.join(presets)}")
+    try:
+        budget = model(**{**presets[preset], **(overrides or {})})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BiasAwareError(f"budget setting {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    if budget.grpo_batch % budget.num_generations:
+        raise BiasAwareError(
+            f"budget: grpo_batch ({budget.grpo_batch}) must be a multiple of num_generations ({budget.num_generations})"
+        )
+    return budget
+
+
 def claim_folder(out: Path, stamp: str, mine: dict[str, Any], what: str) -> None:
     """Refuse ``out`` when it holds ``what`` run with other settings (its data, checkpoints and
     judgments would be mixed with this run's), naming the settings that differ, or when it is not

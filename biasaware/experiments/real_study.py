@@ -49,7 +49,7 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from biasaware.data.builders import BuildConfig, build_train
 from biasaware.data.real import build_real
@@ -64,6 +64,7 @@ from biasaware.experiments.parts import (
     drop_checkpoints,
     launch_recipe,
     launcher,
+    preset_budget,
     recipe_flags,
     recipe_script,
     resume_from,
@@ -214,19 +215,7 @@ def generative_budget(
     ``cpu``) with ``overrides`` (a bad value names the setting)."""
     if preset is None:
         preset = "gpu" if resolve_device(device).type == "cuda" else "cpu"
-    if preset not in GENERATIVE_PRESETS:
-        raise BiasAwareError(f"unknown budget preset {preset!r}; valid: {', '.join(GENERATIVE_PRESETS)}")
-    try:
-        budget = GenerativeBudget(**{**GENERATIVE_PRESETS[preset], **(overrides or {})})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise BiasAwareError(f"budget setting {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
-    if budget.grpo_batch % budget.num_generations:
-        raise BiasAwareError(
-            f"budget: grpo_batch ({budget.grpo_batch}) must be a multiple of num_generations "
-            f"({budget.num_generations})"
-        )
-    return budget
+    return preset_budget(GenerativeBudget, GENERATIVE_PRESETS, preset, overrides)
 
 
 def sample_pairs(pool: list, n: int, seed: int, balanced: bool) -> list:
