@@ -24,7 +24,7 @@ from typing import Any
 
 from biasaware.errors import BiasAwareError
 from biasaware.io import check_out_folder
-from biasaware.records import View, chat_messages
+from biasaware.records import View, chat_messages, text_problem
 
 Prompt = str | list[dict[str, str]]
 
@@ -37,6 +37,9 @@ def messages(prompt: Prompt) -> list[dict[str, str]]:
 def _response(text: Any, what: str = "a response") -> str:
     if not isinstance(text, str) or not text.strip():
         raise BiasAwareError(f"{what} is a non-empty string; got {text!r:.80}")
+    problem = text_problem(text)
+    if problem is not None:
+        raise BiasAwareError(f"{what} {problem}; got {text!r:.80}")
     return text
 
 

@@ -477,4 +477,13 @@ def check_out_folder(out: object, what: str = "out") -> Path:
     for place in (path, *path.parents):
         if place.exists() and not place.is_dir():
             raise BiasAwareError(f"{what} {out}: {place} is a file; give a folder")
+    # whether a folder can be made where the run will write: tried (permission bits do not say it
+    # for root, nor for file systems such as /sys), and the trial folder removed again
+    existing = next(place for place in (path.absolute(), *path.absolute().parents) if place.exists())
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".biasaware-check-", dir=existing))
+    except OSError as exc:
+        raise BiasAwareError(
+            f"{what} {out}: cannot write in {existing} ({exc.strerror or exc}); give a folder you can write to"
+        ) from None
     return path

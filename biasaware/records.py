@@ -77,9 +77,30 @@ def visible(text: str) -> bool:
     )
 
 
+NOTHING_SHOWN = "is empty or whitespace only (or shows nothing: invisible characters only)"
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` cannot be judged, in words that follow its name, or ``None``: a lone surrogate
+    (text no tokenizer can encode) is named with its place before the check that it shows anything."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"is not valid text: a lone surrogate {text[exc.start]!r} at character {exc.start}"
+    return None if visible(text) else NOTHING_SHOWN
+
+
+def _encodable(value: str) -> str:
+    problem = text_problem(value) if value else None
+    if problem is not None and problem != NOTHING_SHOWN:
+        raise ValueError(problem)
+    return value
+
+
 def _not_blank(value: str) -> str:
-    if not visible(value):
-        raise ValueError("is empty or whitespace only (or shows nothing: invisible characters only)")
+    problem = text_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
     return value
 
 
@@ -131,13 +152,17 @@ class Message(_Record):
     role: Role
     content: str
 
+    check_content_ok = field_validator("content")(_encodable)
+
 
 def chat_messages(prompt: Any) -> list[dict[str, str]]:
     """A prompt as chat messages: a non-empty string is one user turn; a list must hold messages of
     the roles system, user and assistant, the last a non-empty user turn. Anything else is a
     :class:`BiasAwareError` that shows what was given."""
-    if isinstance(prompt, str) and prompt.strip():
+    if isinstance(prompt, str) and text_problem(prompt) is None:
         return [{"role": "user", "content": prompt}]
+    if isinstance(prompt, str) and prompt.strip():
+        raise BiasAwareError(f"a prompt {text_problem(prompt)}; got {prompt!r:.80}")
     try:
         if not isinstance(prompt, list):
             raise ValueError
@@ -154,8 +179,8 @@ def _check_prompt(messages: list[Message]) -> list[Message]:
         raise ValueError("must hold at least one message")
     if messages[-1].role != "user":
         raise ValueError(f"last message must be the user turn, got role {messages[-1].role!r}")
-    if not messages[-1].content.strip():
-        raise ValueError("last user message is empty")
+    if not visible(messages[-1].content):
+        raise ValueError(f"last user message {NOTHING_SHOWN}")
     return messages
 
 

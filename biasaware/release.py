@@ -569,6 +569,11 @@ def release(
         raise BiasAwareError(f"--out {out} is a file")
     if name is not None and not name.strip():
         raise BiasAwareError("--name is empty: give the model's hub id (or leave --name out)")
+    if name and push_to and name != push_to:
+        raise BiasAwareError(
+            f"--name {name} and --push-to-hub {push_to} differ: the card's snippet would load {name}, not the "
+            "model it is pushed as; leave --name out (it is then --push-to-hub) or give the same name"
+        )
     title = check_repo_name(
         name or push_to or out.name,
         "--name" if name or push_to else "--name (default: the --out folder's name)",

@@ -113,6 +113,22 @@ def test_bad_arguments_are_clear_errors(tiny_models):
             lambda: biasaware.load_judge(str(tiny_models["causal"]), mode="direct", parse="native"),
             "reads generated replies",
         ),
+        (lambda: biasaware.judge_pair(judge, "\u200b\u200b", "a", "b"), "a prompt is empty or whitespace"),
+        (lambda: biasaware.judge_pair(judge, "q", "\u200b\u200b", "b"), "response_a is empty or whitespace"),
+        (
+            lambda: biasaware.judge_pair(judge, "Mercury \ud800", "a", "b"),
+            "a prompt is not valid text: a lone surrogate '\\ud800' at character 8",
+        ),
+        (
+            lambda: biasaware.judge_pair(judge, "q", "a", "Mercury \ud800"),
+            "response_b is not valid text: a lone surrogate",
+        ),
+        (
+            lambda: judge.pair(
+                [{"role": "system", "content": "\ud800"}, {"role": "user", "content": "q"}], "a", "b"
+            ),
+            "a prompt is a non-empty string or a list",
+        ),
     ]:
         with pytest.raises(BiasAwareError, match=re.escape(message)):
             call()
@@ -318,3 +334,18 @@ def test_a_reward_model_without_scores_is_not_a_judge():
 def test_compare_names_the_valid_views(tmp_path):
     with pytest.raises(BiasAwareError, match=r"view must be one of original, injected; got 'bogus'"):
         biasaware.compare(tmp_path / "a", tmp_path / "b", view="bogus")
+
+
+@pytest.mark.parametrize("call", ["build_bench", "build_train", "evaluate"])
+def test_an_out_folder_that_cannot_be_written_is_named(call, tiny_models, tmp_path):
+    """The API names a folder the file system refuses (here under /proc) before any work, as the CLI does."""
+    out = "/proc/biasaware-test/x"
+    calls = {
+        "build_bench": lambda: biasaware.build_bench(out, biases="length", n_per_bias=2),
+        "build_train": lambda: biasaware.build_train(out),
+        "evaluate": lambda: biasaware.evaluate(
+            biasaware.load_judge(str(tiny_models["reward"])), tmp_path, out
+        ),
+    }
+    with pytest.raises(BiasAwareError, match=re.escape(f"out {out}: cannot write in /proc")):
+        calls[call]()

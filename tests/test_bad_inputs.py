@@ -130,6 +130,12 @@ CASES = [
         for label, value in [("underscore", "1_000"), ("sign", "+5"), ("other-digits", "\u0663")]
     ],
     Case("release-data-empty-name", ["release", "--data", "{bench}", "--name", ""], "--name is empty"),
+    Case(
+        "release-name-and-push-differ",
+        [*RELEASE, "--name", "you/judge-a", "--push-to-hub", "other/judge-b"],
+        "--name you/judge-a and --push-to-hub other/judge-b differ",
+        fix=[*RELEASE, "--name", "you/judge-a"],
+    ),
     # a release's name and license go into a card's YAML and into code: checked, never pasted
     *[
         Case(
@@ -1019,3 +1025,14 @@ def test_a_build_that_keeps_nothing_fails_and_an_empty_bias_is_warned_about(tmp_
     assert code == 0 and "warning: " in text and "authority.jsonl is empty" in text
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["empty"] == ["authority-mirror.jsonl", "authority.jsonl"]
+
+
+def test_compare_says_what_each_run_judged_when_their_probes_differ(world, tmp_path, capsys, monkeypatch):
+    """Two runs of one benchmark, one a --limit and --biases subset: the refusal names each run's sample."""
+    sub = str(tmp_path / "sub")
+    argv = [a.format(out=sub, **world) for a in RUN_RM]
+    assert run([*argv, "--limit", "1", "--biases", "length"], capsys, monkeypatch)[0] == 0
+    compare = ["eval", "compare", "--runs", sub, world["run"], "--baseline", world["run"]]
+    code, text = run(compare, capsys, monkeypatch)
+    assert code == 2 and "Traceback" not in text, text
+    assert "sub: --limit 1 --seed 0, biases length; run: every probe, biases authority, length" in text, text

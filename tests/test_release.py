@@ -446,7 +446,8 @@ def test_a_released_judge_rewards_a_policy_in_grpo(two_points, tiny_models, tmp_
 
 def test_a_dataset_card_is_written_only_for_rows_that_load(tmp_path, capsys):
     """Every row is checked against the record schema before a card claims the folder loads (a bad row
-    names its file and line); a file the manifest names must be there; an empty one is left out, said."""
+    names its file and line); a file the manifest names must be there; one the build left empty is left
+    out, said; one emptied since is refused."""
     import shutil
 
     from biasaware.cli import main
@@ -484,7 +485,16 @@ def test_a_dataset_card_is_written_only_for_rows_that_load(tmp_path, capsys):
     code, shown, _ = case("missing", lambda folder: (folder / "length-mirror.jsonl").unlink())
     assert code == 2 and "length-mirror.jsonl: the manifest names this file, and it is missing" in shown.err
 
-    code, shown, folder = case("empty", lambda folder: (folder / "authority-mirror.jsonl").write_text(""))
+    code, shown, folder = case("emptied", lambda folder: (folder / "authority-mirror.jsonl").write_text(""))
+    assert code == 2 and "authority-mirror.jsonl is empty, yet its build wrote rows into it" in shown.err
+    assert not (folder / "README.md").exists()
+
+    def built_empty(folder):  # the build dropped every item of a side: the manifest says so
+        (folder / "authority-mirror.jsonl").write_text("")
+        manifest = json.loads((folder / "manifest.json").read_text())
+        (folder / "manifest.json").write_text(json.dumps({**manifest, "empty": ["authority-mirror.jsonl"]}))
+
+    code, shown, folder = case("empty", built_empty)
     assert code == 0 and "authority-mirror.jsonl is empty" in shown.out
     assert "authority_mirror" not in (folder / "README.md").read_text()
 

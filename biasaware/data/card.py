@@ -136,8 +136,9 @@ def write_dataset_card(folder: str | Path, name: str | None = None, license: str
 def data_files(folder: Path, manifest: dict[str, Any]) -> list[Path]:
     """The build's own data files (those its manifest names: a file copied in later is not part of
     the dataset), each checked row by row against the record schema (a bad row names its file, line
-    and field). A named file that is missing is an error; an empty one (every item of a bias was
-    dropped) is left out with a warning that names it."""
+    and field). A named file that is missing is an error; an empty one the build left empty (every
+    item of a bias was dropped; the manifest's ``empty``) is left out with a warning that names it,
+    and one emptied since (the manifest does not name it) is an error."""
     from biasaware.io import read_records
 
     kind = str(manifest.get("kind") or "auto")
@@ -160,6 +161,11 @@ def data_files(folder: Path, manifest: dict[str, Any]) -> list[Path]:
             )
         if not f.is_file():
             raise BiasAwareError(f"{f}: the manifest names this file, and it is missing; rebuild {folder}")
+        if f.stat().st_size == 0 and name not in manifest.get("empty", [name]):  # older builds: no list
+            raise BiasAwareError(
+                f"{f} is empty, yet its build wrote rows into it (the manifest's 'empty' does not name it): "
+                f"the folder changed after the build; rebuild {folder}"
+            )
         if f.stat().st_size == 0:
             print(
                 f"[release] warning: {f.name} is empty (every item of it was dropped): no split for it in the card"

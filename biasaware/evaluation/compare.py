@@ -120,6 +120,17 @@ def compare_judges(first: list[Judgment], second: list[Judgment], view: str = "i
     return json_safe(result)
 
 
+def judged_subset(folder: Path) -> str:
+    """What an ``eval bias`` run judged of its benchmark, in its command's words (from its summary):
+    the sample (``--limit`` and ``--seed``) and the biases; why two runs of one benchmark differ."""
+    path = folder / "summary.json"
+    summary = read_json(path, "eval bias summary") if path.is_file() else {}
+    sample = summary.get("sample") if isinstance(summary.get("sample"), dict) else None
+    biases = sorted(summary.get("per_bias") or {}) if isinstance(summary.get("per_bias"), dict) else []
+    limit = f"--limit {sample.get('limit')} --seed {sample.get('seed')}" if sample else "every probe"
+    return f"{limit}, biases {', '.join(biases) or '(no summary)'}"
+
+
 def paired_runs(
     runs: dict[str, str | Path], baseline: str, biases: list[str] | None, policy: str
 ) -> tuple[dict[str, list[Judgment]], dict[str, dict[str, dict[str, Any]]]]:
@@ -142,8 +153,9 @@ def paired_runs(
     sizes = {name: len(f) for name, f in flags.items()}
     if len(set(sizes.values())) > 1 or any(set(f) != set(flags[baseline]) for f in flags.values()):
         raise BiasAwareError(
-            f"the runs were not judged on the same probes ({', '.join(f'{k}: {v}' for k, v in sizes.items())}); "
-            "compare runs of one benchmark"
+            f"the runs were not judged on the same probes ({', '.join(f'{k}: {v}' for k, v in sizes.items())}). "
+            f"What each run judged: {'; '.join(f'{k}: {judged_subset(Path(v))}' for k, v in runs.items())}. "
+            "Compare runs judged with the same --limit, --seed and --biases"
         )
     if not flags[baseline]:
         raise BiasAwareError(f"no complete probes of {', '.join(sorted(keep or []))} in {runs[baseline]}")
