@@ -28,9 +28,9 @@ from trl import GRPOConfig, GRPOTrainer, ModelConfig, RewardConfig, RewardTraine
 from biasaware.data.builders import BuildConfig, build_train
 from biasaware.io import read_records
 from biasaware.judging.models import prepare_tokenizer, resolve_model_path
+from biasaware.recipes import load_recipe
 from biasaware.tiny import build_tiny_models
 from biasaware.training.judge_data import grpo_rows
-from biasaware.training.recipe import load_recipe
 from biasaware.training.reward_trainer import SetRewardConfig, SetRewardTrainer
 from biasaware.training.rewards import get_reward_funcs
 

@@ -178,7 +178,7 @@ def recipe_config(card: dict[str, Any]) -> dict[str, Any]:
     """The recipe settings that differ from the recipe's defaults (a config the recipe reads back)."""
     from dataclasses import MISSING, fields
 
-    from biasaware.training.recipe import load_recipe
+    from biasaware.recipes import load_recipe
 
     args = {**(card.get("script_args") or {}), **(card.get("training_args") or {})}
     args["model_name_or_path"] = card.get("base_model")

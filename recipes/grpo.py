@@ -1,120 +1,14 @@
-"""GRPO for generative judges: pairwise judge prompts from bias-augmented training rows; rewards for
-verdict accuracy and format (JudgeBiasBench eq. 7-9), optionally swap consistency.
+"""GRPO for generative judges, rewarded for verdict accuracy and format.
 
-    accelerate launch --config_file accelerate_configs/zero3.yaml recipes/grpo.py \
-        --config recipes/configs/qwen2.5-7b-instruct/grpo.yaml
-    python recipes/grpo.py --config recipes/configs/smollm2-135m-instruct/grpo.yaml          # CPU, small
+The recipe is :mod:`biasaware.recipes.grpo` (its options, configs and examples); this file runs it, as
+``python -m biasaware.recipes.grpo`` does::
 
-``bias_ratio`` sets bias-aware pairs : original pairs (JudgeBiasBench Table 6: 0:4 ... 4:4); answer order is
-seeded and balanced; the ``label`` column reaches the rewards (biasaware/training/rewards.py). vLLM generation
-is TRL's (``use_vllm: true`` with ``vllm_mode: colocate`` or ``server``), off by default.
-
-``template: verdict`` trains the short letter-first judge format (a completion of one letter;
-``max_completion_length`` of a few tokens), the CPU budget of ``biasaware quickstart --generative``.
-With a twin reward (``swap_consistency``, ``cue_consistency``) the views of a pair stay in one batch:
-the rows come in seeded blocks and TRL's own reshuffling is turned off.
+    python recipes/grpo.py --config recipes/configs/MODEL/CONFIG.yaml
+    accelerate launch --config_file accelerate_configs/multi_gpu.yaml recipes/grpo.py --config ...
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass, field
-
-from datasets import Dataset
-from trl import GRPOConfig, GRPOTrainer, ModelConfig, get_peft_config
-
-from biasaware.io import read_records
-from biasaware.training.judge_data import grpo_rows
-from biasaware.training.recipe import (
-    JudgeDataArguments,
-    card_callbacks,
-    load_for_training,
-    note_in_cards,
-    run_recipe,
-    sample_rows,
-    train_and_save,
-)
-from biasaware.training.rewards import TWIN_REWARDS, get_reward_funcs
-
-
-@dataclass
-class ScriptArguments(JudgeDataArguments):
-    rewards: list[str] = field(
-        default_factory=lambda: ["accuracy", "format"],
-        metadata={
-            "help": "reward functions (accuracy, format, swap_consistency, cue_consistency); weights: reward_weights"
-        },
-    )
-    select_prompts: int = field(
-        default=0,
-        metadata={
-            "help": "train on the N prompts (whole pairs) of most signal: those on which the starting checkpoint "
-            "is least sure of the right verdict (biasaware/training/signal.py); 0: every prompt"
-        },
-    )
-    select_pool: int | None = field(
-        default=None,
-        metadata={
-            "help": "prompts scored to choose them from (the first N of the seeded data; default 4 x select_prompts)"
-        },
-    )
-
-
-def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig):
-    reward_funcs = get_reward_funcs(script_args.rewards)  # an unknown name fails before the model loads
-    model, tokenizer = load_for_training(
-        model_args, "causal", training_args.seed, training_args, script_args.trainable_layers
-    )
-    rows = sample_rows(
-        read_records(script_args.train_file, "train"), script_args.max_train_rows, training_args.seed
-    )
-    data = grpo_rows(
-        rows,
-        script_args.bias_ratio,
-        training_args.seed,
-        script_args.both_orders,
-        script_args.context_cues,
-        script_args.template,
-        with_views=bool(script_args.select_prompts),
-    )
-    selection = None
-    if script_args.select_prompts:
-        from biasaware.training.signal import select_by_signal
-
-        data, selection = select_by_signal(
-            model_args.model_name_or_path,
-            data,
-            [row["view"] for row in data],
-            script_args.select_prompts,
-            script_args.select_pool or 4 * script_args.select_prompts,
-            training_args.num_generations,
-            script_args.template,
-            device="cpu" if training_args.use_cpu else "auto",
-        )
-        data = [{k: v for k, v in row.items() if k != "view"} for row in data]
-        print(
-            f"[train] GRPO prompts: kept {selection['kept']['prompts']} of {selection['pool']['prompts']} "
-            f"(expected uniform groups {selection['pool']['expected_uniform_groups']} -> "
-            f"{selection['kept']['expected_uniform_groups']})",
-            flush=True,
-        )
-    if set(script_args.rewards) & set(TWIN_REWARDS):
-        training_args.shuffle_dataset = False  # grpo_rows wrote each pair's views adjacent, blocks shuffled
-    trainer = GRPOTrainer(
-        model=model,
-        reward_funcs=reward_funcs,
-        args=training_args,
-        train_dataset=Dataset.from_list(data),
-        processing_class=tokenizer,
-        peft_config=get_peft_config(model_args),
-        callbacks=card_callbacks("grpo", model_args, script_args),
-    )
-    if selection is not None:
-        note_in_cards(trainer, "grpo_selection", selection)
-    return train_and_save(trainer, training_args, "causal")
-
-
-# what the config and flags fill (biasaware sweep checks keys against them)
-DATACLASSES = (ScriptArguments, GRPOConfig, ModelConfig)
+from biasaware.recipes.grpo import DATACLASSES, main
+from biasaware.training.recipe import run_recipe
 
 if __name__ == "__main__":
     run_recipe(main, DATACLASSES)

@@ -1,84 +1,14 @@
-"""Reward-model judges: InfoNCE (or hinge, or Bradley-Terry) over one chosen and several rejected responses.
+"""Reward-model judges: InfoNCE, hinge or Bradley-Terry over a chosen and several rejected responses.
 
-    accelerate launch --config_file accelerate_configs/multi_gpu.yaml recipes/reward.py \
-        --config recipes/configs/qwen2.5-7b-instruct/reward_infonce.yaml
-    python recipes/reward.py --config recipes/configs/minilm-l6/reward_infonce.yaml     # CPU, small
+The recipe is :mod:`biasaware.recipes.reward` (its options, configs and examples); this file runs it, as
+``python -m biasaware.recipes.reward`` does::
 
-Reads training rows from ``biasaware build train`` (``{prompt, chosen, rejected, bias_negatives}``);
-``num_bias_negatives`` sets how many bias negatives join the original rejected response (0 gives the
-bias-agnostic baseline). See biasaware/training/reward_trainer.py for the trainer and biasaware/training/losses.py for
-the losses.
+    python recipes/reward.py --config recipes/configs/MODEL/CONFIG.yaml
+    accelerate launch --config_file accelerate_configs/multi_gpu.yaml recipes/reward.py --config ...
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass, field
-
-from datasets import Dataset
-from trl import ModelConfig, get_peft_config
-
-from biasaware.io import read_records
-from biasaware.training.judge_data import add_offtopic_negatives
-from biasaware.training.recipe import (
-    DataArguments,
-    card_callbacks,
-    load_for_training,
-    run_recipe,
-    sample_rows,
-    train_and_save,
-)
-from biasaware.training.reward_trainer import SetRewardConfig, SetRewardTrainer
-
-
-@dataclass
-class ScriptArguments(DataArguments):
-    eval_file: str | None = field(default=None, metadata={"help": "held-out training rows (JSONL)"})
-    offtopic_negatives: int = field(
-        default=0,
-        metadata={"help": "OffsetBias-style baseline: add N chosen responses of other prompts as negatives"},
-    )
-
-
-def load_rows(path: str, limit: int | None = None, seed: int = 0) -> Dataset:
-    rows = sample_rows(read_records(path, "train"), limit, seed)
-    return Dataset.from_list(
-        [
-            {
-                "prompt": [m.model_dump() for m in r.prompt],
-                "chosen": r.chosen,
-                "rejected": r.rejected,
-                "bias_negatives": [n.text for n in r.bias_negatives],
-            }
-            for r in rows
-        ]
-    )
-
-
-def main(script_args: ScriptArguments, training_args: SetRewardConfig, model_args: ModelConfig):
-    model, tokenizer = load_for_training(
-        model_args, "reward", training_args.seed, training_args, script_args.trainable_layers
-    )
-    model_args.lora_task_type = "SEQ_CLS"  # a reward head: LoRA keeps the head trainable
-    trainer = SetRewardTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=Dataset.from_list(
-            add_offtopic_negatives(
-                load_rows(script_args.train_file, script_args.max_train_rows, training_args.seed).to_list(),
-                script_args.offtopic_negatives,
-                training_args.seed,
-            )
-        ),
-        eval_dataset=load_rows(script_args.eval_file) if script_args.eval_file else None,
-        processing_class=tokenizer,
-        peft_config=get_peft_config(model_args),
-        callbacks=card_callbacks("reward", model_args, script_args),
-    )
-    return train_and_save(trainer, training_args, "reward")
-
-
-# what the config and flags fill (biasaware sweep checks keys against them)
-DATACLASSES = (ScriptArguments, SetRewardConfig, ModelConfig)
+from biasaware.recipes.reward import DATACLASSES, main
+from biasaware.training.recipe import run_recipe
 
 if __name__ == "__main__":
     run_recipe(main, DATACLASSES)

@@ -1,83 +1,14 @@
-"""SFT of a generative judge on teacher reasoning traces (prompt-completion; loss on the completion only).
+"""SFT of a generative judge on teacher traces or verdicts.
 
-    accelerate launch --config_file accelerate_configs/zero3.yaml recipes/sft.py \
-        --config recipes/configs/qwen2.5-7b-instruct/sft.yaml
-    python recipes/sft.py --config recipes/configs/smollm2-135m-instruct/sft.yaml            # CPU, small
+The recipe is :mod:`biasaware.recipes.sft` (its options, configs and examples); this file runs it, as
+``python -m biasaware.recipes.sft`` does::
 
-Traces come from ``biasaware build traces`` (the judge output format of biasaware/judging/judge_format.py).
-``targets: verdicts`` trains on training rows instead (``biasaware build train``): the judge prompts
-GRPO would see (``template``, ``bias_ratio``, ``both_orders``, ``context_cues``) with the right letter
-as the reply, so the loss covers a handful of tokens (the CPU budget of ``biasaware quickstart
---generative``; ``template: verdict``).
+    python recipes/sft.py --config recipes/configs/MODEL/CONFIG.yaml
+    accelerate launch --config_file accelerate_configs/multi_gpu.yaml recipes/sft.py --config ...
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass, field
-
-from datasets import Dataset
-from trl import ModelConfig, SFTConfig, SFTTrainer, get_peft_config
-
-from biasaware.errors import BiasAwareError
-from biasaware.io import read_records
-from biasaware.training.judge_data import sft_rows, verdict_rows
-from biasaware.training.recipe import (
-    JudgeDataArguments,
-    card_callbacks,
-    drop_overlong,
-    load_for_training,
-    run_recipe,
-    sample_rows,
-    train_and_save,
-)
-
-
-@dataclass
-class ScriptArguments(JudgeDataArguments):
-    train_file: str = field(
-        default="runs/quickstart/traces/traces.jsonl",
-        metadata={"help": "teacher traces (JSONL), or training rows with targets: verdicts"},
-    )
-    targets: str = field(
-        default="traces",
-        metadata={"help": "traces (reasoning traces) or verdicts (training rows; the reply is the letter)"},
-    )
-
-
-def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: ModelConfig):
-    if script_args.targets not in ("traces", "verdicts"):
-        raise BiasAwareError(f"targets is traces or verdicts, got {script_args.targets!r}")
-    verdicts = script_args.targets == "verdicts"
-    records = read_records(script_args.train_file, "train" if verdicts else "trace")
-    model, tokenizer = load_for_training(
-        model_args, "causal", training_args.seed, training_args, script_args.trainable_layers
-    )
-    records = sample_rows(records, script_args.max_train_rows, training_args.seed)
-    if verdicts:
-        rows = verdict_rows(
-            records,
-            script_args.template,
-            bias_ratio=script_args.bias_ratio,
-            seed=training_args.seed,
-            both_orders=script_args.both_orders,
-            context_cues=script_args.context_cues,
-        )
-    else:
-        rows = sft_rows(records)
-    rows = drop_overlong(rows, tokenizer, training_args.max_length)
-    trainer = SFTTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=Dataset.from_list(rows),
-        processing_class=tokenizer,
-        peft_config=get_peft_config(model_args),
-        callbacks=card_callbacks("sft", model_args, script_args),
-    )
-    return train_and_save(trainer, training_args, "causal")
-
-
-# what the config and flags fill (biasaware sweep checks keys against them)
-DATACLASSES = (ScriptArguments, SFTConfig, ModelConfig)
+from biasaware.recipes.sft import DATACLASSES, main
+from biasaware.training.recipe import run_recipe
 
 if __name__ == "__main__":
     run_recipe(main, DATACLASSES)

@@ -955,7 +955,7 @@ def run(argv: list[str], capsys, monkeypatch) -> tuple[int, str]:
     """``biasaware ARGV`` (or, for ``recipe:NAME``, ``python recipes/NAME.py ARGV``) in this process."""
     try:
         if argv[0].startswith("recipe:"):
-            from biasaware.training.recipe import load_recipe
+            from biasaware.recipes import load_recipe
 
             module = load_recipe(argv[0].split(":", 1)[1])
             monkeypatch.setattr(sys, "argv", [f"{argv[0]}.py", *argv[1:]])

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from biasaware.training.recipe import load_recipe
+from biasaware.recipes import load_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "recipes" / "configs").glob("*/*.yaml"))

@@ -322,7 +322,8 @@ def test_the_reward_function_warns_or_refuses_without_a_passing_preflight(tmp_pa
 def test_policy_grpo_refuses_a_judge_without_preflight_and_exits_2(
     tiny_models, tmp_path, monkeypatch, capsys
 ):
-    from biasaware.training.recipe import load_recipe, run_recipe
+    from biasaware.recipes import load_recipe
+    from biasaware.training.recipe import run_recipe
 
     r = load_recipe("policy_grpo")
     prompts = tmp_path / "prompts.jsonl"
@@ -390,7 +391,7 @@ def test_policy_grpo_names_its_judge_device_setting(tiny_models, tmp_path):
     import torch
     from trl import GRPOConfig, ModelConfig
 
-    from biasaware.training.recipe import load_recipe
+    from biasaware.recipes import load_recipe
 
     if torch.cuda.is_available():
         pytest.skip("a CUDA device is available here")

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from biasaware.data.builders import BuildConfig, build_train
-from biasaware.training.recipe import load_recipe
+from biasaware.recipes import load_recipe
 
 
 @pytest.fixture(scope="module")

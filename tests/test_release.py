@@ -118,7 +118,7 @@ def test_release_card_carries_the_reports_numbers(two_points, tmp_path):
     assert not any(str(v).startswith("<") for v in recipe.values())  # no masked placeholders
     from trl import TrlParser
 
-    from biasaware.training.recipe import load_recipe
+    from biasaware.recipes import load_recipe
 
     script, training, model = TrlParser(load_recipe("reward").DATACLASSES).parse_args_and_config(
         args=[
@@ -418,7 +418,7 @@ def test_a_released_judge_rewards_a_policy_in_grpo(two_points, tiny_models, tmp_
     two GRPO steps of a tiny policy."""
     from trl import GRPOConfig, ModelConfig
 
-    from biasaware.training.recipe import load_recipe
+    from biasaware.recipes import load_recipe
 
     ckpt, report = two_points[0]
     released = release(ckpt, report, tmp_path / "released", name="someone/judge", allow_weak_general=True)

@@ -21,7 +21,8 @@ from biasaware.judging.models import (
     weight_files,
     weights_bytes,
 )
-from biasaware.training.recipe import LOAD_CHECK_PROBE, check_processes, check_saved, load_recipe
+from biasaware.recipes import load_recipe
+from biasaware.training.recipe import LOAD_CHECK_PROBE, check_processes, check_saved
 
 
 @pytest.fixture(scope="module")

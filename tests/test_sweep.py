@@ -218,7 +218,7 @@ def test_an_accelerate_config_launches_the_recipe_through_accelerate(tmp_path, m
         sweep.train_point(spec, ["--seed", "0"], tmp_path / "train.log")
     (cmd,) = seen
     assert cmd[1:4] == ["-m", "accelerate.commands.launch", "--config_file"]
-    assert cmd[4].endswith("accelerate_configs/cpu_ddp.yaml") and cmd[5].endswith("recipes/grpo.py")
+    assert cmd[4].endswith("accelerate_configs/cpu_ddp.yaml") and cmd[5:7] == ["-m", "biasaware.recipes.grpo"]
     assert cmd[-2:] == ["--seed", "0"]
     with pytest.raises(BiasAwareError, match="accelerate config nope.yaml: no such file"):
         sweep.train_point(SweepSpec(launch="nope.yaml"), [], tmp_path / "train.log")

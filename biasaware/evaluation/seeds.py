@@ -518,9 +518,9 @@ def aggregate_study(out: Path, bench: Path | None = None) -> dict[str, Any]:
     """Read the study folder's finished seeds; write ``aggregate.json``, ``aggregate.md`` and
     ``forest.png`` there; return the aggregate. ``bench``: the folder of step benchmarks to compare
     each stage's rate with (default: the repository's ``docs/results/bench``, when there)."""
-    from biasaware.training.recipe import RECIPES
+    from biasaware.recipes import RECIPES
 
-    agg = aggregate(load_seeds(out), bench_rates(bench or RECIPES.parent / "docs" / "results" / "bench"))
+    agg = aggregate(load_seeds(out), bench_rates(bench or RECIPES.parents[1] / "docs" / "results" / "bench"))
     write_json(out / "aggregate.json", agg)
     text = markdown(agg)
     (out / "aggregate.md").write_text("# The generative study: seed-level results\n\n" + text)

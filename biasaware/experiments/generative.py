@@ -57,7 +57,7 @@ from biasaware.data.builders import NATURAL_CUES as TRAINED_CUES
 from biasaware.errors import BiasAwareError, check_seed
 from biasaware.experiments import parts
 from biasaware.io import read_records, write_json, write_jsonl
-from biasaware.training.recipe import RECIPES
+from biasaware.recipes import RECIPES, recipe_command
 
 BASE_MODEL = "smollm2-135m-instruct"
 START = "start"  # the shared starting judge's name in the tables
@@ -363,7 +363,7 @@ def launch_stage(script: str, flags: dict[str, Any], what: str, run: SeedRun) ->
             flush=True,
         )
     flags = {**flags, "resume_from_checkpoint": resume}
-    cmd = [*parts.launcher(cpu=run.cpu), str(parts.recipe_script(script)), *parts.recipe_flags(flags)]
+    cmd = [*parts.launcher(cpu=run.cpu), *recipe_command(script), *parts.recipe_flags(flags)]
     parts.launch_recipe(cmd, what, run.folder / "run.log")
     parts.drop_checkpoints(target)
 

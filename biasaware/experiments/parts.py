@@ -24,7 +24,6 @@ from pydantic import ValidationError
 
 from biasaware.errors import BiasAwareError
 from biasaware.io import write_json
-from biasaware.training.recipe import RECIPES
 
 TRAIN_LINE = r"\[train\] step (\d+)/(\d+) \| loss (\S+)(?: \| reward (\S+))?"
 
@@ -93,14 +92,6 @@ def at(settings: dict[str, Any], dotted: str) -> Any:
 
 
 # ------------------------------------------------------------------------------------------ recipes
-def recipe_script(name: str) -> Path:
-    """``recipes/<name>.py`` beside the package (a clone); an installed package without them is refused."""
-    script = RECIPES / f"{name}.py"
-    if not script.exists():
-        raise BiasAwareError(f"recipes/{name}.py is not next to the package: train from a clone of biasaware")
-    return script
-
-
 def recipe_flags(settings: Mapping[str, Any]) -> list[str]:
     """``{"learning_rate": 2e-4, "rewards": ["accuracy", "format"], "bf16": False}`` as the recipe's
     flags: a list gives one token per item (``nargs``), a dict its JSON, a bool ``true``/``false``;

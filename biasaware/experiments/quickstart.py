@@ -30,7 +30,7 @@ from pathlib import Path
 from biasaware.data.builders import NATURAL_CUES, BuildConfig, build_bench, build_traces, build_train
 from biasaware.data.facts import FACT_TEST_FAMILIES
 from biasaware.devices import where
-from biasaware.errors import BiasAwareError, check_seed
+from biasaware.errors import check_seed
 from biasaware.evaluation.compare import compare_master_keys, compare_runs
 from biasaware.evaluation.reports import experiment_markdown, experiment_plot, master_key_markdown, pct
 from biasaware.experiments.parts import (
@@ -41,14 +41,14 @@ from biasaware.experiments.parts import (
     launcher,
     name_within,
     recipe_flags,
-    recipe_script,
 )
 from biasaware.io import read_records, write_json, write_jsonl
 from biasaware.judging.judge_format import format_judgment, judge_messages
 from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.models import BUILTIN_MODELS, load_model
+from biasaware.recipes import RECIPES, recipe_command
 from biasaware.records import BiasNegative, BiasProbe, Judgment, PreferencePair, TraceRow, TrainingRow, View
-from biasaware.training.recipe import RECIPES, trained
+from biasaware.training.recipe import trained
 
 PROBES = 25  # per bias and side
 ZERO_SHOT = "smollm2 zero-shot"
@@ -132,10 +132,7 @@ MASTER_KEY_LIMIT = 10  # per side for the smollm2 judges (a 135M model reads jud
 
 def train_reward_models(out: Path, seed: int) -> dict[str, Path]:
     """The minilm-l6 reward models of the experiment (:data:`EXPERIMENT`), each through
-    recipes/reward.py on the same budget (1,200 scored candidates)."""
-    scripts = recipes_here("reward")
-    if scripts is None:
-        return {}
+    the reward recipe on the same budget (1,200 scored candidates)."""
     done = {}
     for name, (config, rows, what) in EXPERIMENT.items():
         target = done[name] = out / "ckpt" / name
@@ -144,7 +141,7 @@ def train_reward_models(out: Path, seed: int) -> dict[str, Path]:
             continue
         cmd = [
             *launcher("python"),
-            str(scripts[0]),
+            *recipe_command("reward"),
             *recipe_flags(
                 {
                     "config": RECIPES / "configs" / "minilm-l6" / config,
@@ -160,23 +157,10 @@ def train_reward_models(out: Path, seed: int) -> dict[str, Path]:
     return done
 
 
-def recipes_here(*names: str) -> list[Path] | None:
-    """The recipe scripts the quickstart trains with, or ``None`` (said once) when the package was
-    installed without the repository's ``recipes/``: the rest of the quickstart still runs."""
-    try:
-        return [recipe_script(name) for name in names]
-    except BiasAwareError as exc:
-        print(f"[train] skipped: {exc}")
-        return None
-
-
-def train_generative(out: Path, seed: int, model: str = SMOKE_MODEL) -> Path | None:
+def train_generative(out: Path, seed: int, model: str = SMOKE_MODEL) -> Path:
     """A few steps of SFT on the teacher traces, then GRPO from that checkpoint, of ``model`` (its
     configs under ``recipes/configs/<model>``) through ``accelerate launch`` (the generative path
     runs; no claim about quality at this size)."""
-    scripts = recipes_here("sft", "grpo")
-    if scripts is None:
-        return None
     launch, configs = launcher(cpu=True), RECIPES / "configs" / model
     sft, grpo = out / "ckpt" / "smollm2-sft", out / "ckpt" / "smollm2-grpo"
     common = {"seed": seed, "save_strategy": "no", "logging_steps": 1}
@@ -194,7 +178,9 @@ def train_generative(out: Path, seed: int, model: str = SMOKE_MODEL) -> Path | N
             "per_device_train_batch_size": 2,
             **common,
         }
-        launch_recipe([*launch, str(scripts[0]), *recipe_flags(flags)], "the SFT recipe", out / "run.log")
+        launch_recipe(
+            [*launch, *recipe_command("sft"), *recipe_flags(flags)], "the SFT recipe", out / "run.log"
+        )
     flags = {
         "config": configs / "grpo.yaml",
         "model_name_or_path": sft,
@@ -204,7 +190,9 @@ def train_generative(out: Path, seed: int, model: str = SMOKE_MODEL) -> Path | N
         "max_completion_length": 48,
         **common,
     }
-    launch_recipe([*launch, str(scripts[1]), *recipe_flags(flags)], "the GRPO recipe", out / "run.log")
+    launch_recipe(
+        [*launch, *recipe_command("grpo"), *recipe_flags(flags)], "the GRPO recipe", out / "run.log"
+    )
     # only the GRPO checkpoint is scored: the SFT one (517 MB) was its starting point
     shutil.rmtree(sft, ignore_errors=True)
     print(f"[train] {model} SFT+GRPO done in {time.time() - t0:.0f}s: {grpo}", flush=True)

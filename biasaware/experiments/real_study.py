@@ -66,12 +66,11 @@ from biasaware.experiments.parts import (
     launcher,
     preset_budget,
     recipe_flags,
-    recipe_script,
     resume_from,
 )
 from biasaware.io import read_json, read_records, write_json, write_jsonl
 from biasaware.judging.judges import JudgeSpec
-from biasaware.training.recipe import RECIPES
+from biasaware.recipes import RECIPES, recipe_command
 
 MODEL = "minilm-l6"
 MAX_LENGTH = 256
@@ -376,7 +375,7 @@ class SeedRun:
         left there; its resumable checkpoints go once the final model is there."""
         target = Path(flags["output_dir"])
         flags = {**flags, "seed": self.seed, "resume_from_checkpoint": resume_from(target)}
-        cmd = [*launcher("python"), str(recipe_script(recipe)), *recipe_flags(flags)]
+        cmd = [*launcher("python"), *recipe_command(recipe), *recipe_flags(flags)]
         launch_recipe(cmd, f"{what}, seed {self.seed}", self.out / "run.log")
         drop_checkpoints(target)
 

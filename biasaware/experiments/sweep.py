@@ -54,10 +54,10 @@ from biasaware.experiments.parts import (
     launch_recipe,
     launcher,
     recipe_flags,
-    recipe_script,
     resume_from,
 )
 from biasaware.io import files_sha256, json_sha256, read_config
+from biasaware.recipes import find_file, load_recipe, recipe_command
 from biasaware.training.recipe import trained
 
 RECIPE_MODES = {"reward": "reward", "sft": "generate", "grpo": "generate"}
@@ -278,16 +278,6 @@ def _yaml(path: Path) -> Any:
         raise BiasAwareError(f"cannot read {path}: {exc}") from None
 
 
-def find_file(name: str, what: str) -> Path:
-    """A path as given, else relative to the repository checkout (configs named as in the README)."""
-    from biasaware.training.recipe import RECIPES
-
-    for candidate in (Path(name).expanduser(), RECIPES.parent / name):
-        if candidate.is_file():
-            return candidate
-    raise BiasAwareError(f"{what} {name}: no such file")
-
-
 def fixed_settings(spec: SweepSpec, bench: Path | None) -> dict[str, Any]:
     """Everything that changes a point's result apart from its grid values and seed (``bench=None``:
     check the named files only)."""
@@ -312,8 +302,6 @@ def fixed_settings(spec: SweepSpec, bench: Path | None) -> dict[str, Any]:
 def recipe_fields(recipe: str) -> set[str]:
     from dataclasses import fields
 
-    from biasaware.training.recipe import load_recipe
-
     return {f.name for cls in load_recipe(recipe).DATACLASSES for f in fields(cls)}
 
 
@@ -333,8 +321,6 @@ def parse_recipe_args(spec: SweepSpec, args: list[str]):
     import io
 
     from trl import TrlParser
-
-    from biasaware.training.recipe import load_recipe
 
     module = load_recipe(spec.recipe)
     captured = io.StringIO()
@@ -374,7 +360,7 @@ def train_point(spec: SweepSpec, args: list[str], log: Path) -> None:
         return
     how = "python" if spec.launch == "python" else "accelerate"
     config = find_file(spec.launch, "accelerate config") if how == "accelerate" else None
-    cmd = [*launcher(how, config=config), str(recipe_script(spec.recipe)), *args]
+    cmd = [*launcher(how, config=config), *recipe_command(spec.recipe), *args]
     launch_recipe(cmd, "training", log)
 
 

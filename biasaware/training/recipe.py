@@ -643,23 +643,3 @@ def run_recipe(main, dataclass_types) -> None:
         print(f"error: {exc}", file=sys.stderr)
         shutdown(wait=False)
         sys.exit(2)
-
-
-RECIPES = Path(__file__).resolve().parents[2] / "recipes"
-
-
-def load_recipe(name: str):
-    """Import ``recipes/<name>.py`` of the repository checkout (recipes are scripts, not a package)."""
-    import importlib.util
-    import sys
-
-    from biasaware.errors import BiasAwareError
-
-    path = RECIPES / f"{name}.py"
-    if not path.exists():
-        raise BiasAwareError(f"{path} is not here: the recipes live in the repository checkout")
-    spec = importlib.util.spec_from_file_location(f"recipe_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the file executes
-    spec.loader.exec_module(module)
-    return module

@@ -1,0 +1,49 @@
+"""The training recipes, one module each: :mod:`~biasaware.recipes.sft`, :mod:`~biasaware.recipes.grpo`
+(generative judges), :mod:`~biasaware.recipes.reward` (reward-model judges) and
+:mod:`~biasaware.recipes.policy_grpo` (a policy rewarded by a judge).
+
+Each module holds its ``ScriptArguments``, ``DATACLASSES`` (the classes a YAML ``--config`` and the
+flags fill, TRL's ``TrlParser`` order) and ``main(script_args, training_args, model_args)``, which
+takes the parsed configs and trains. Run one as ``python -m biasaware.recipes.grpo --config ...``
+or ``accelerate launch -m biasaware.recipes.grpo --config ...``; a checkout's ``recipes/grpo.py``
+runs the same module. ``configs/`` holds each model's YAML configs and ``sweeps/`` the sweep files;
+both ship with the package, so an installed biasaware trains without a checkout.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from types import ModuleType
+
+from biasaware.errors import BiasAwareError
+
+NAMES = ("sft", "grpo", "reward", "policy_grpo")
+RECIPES = Path(__file__).resolve().parent  # the recipe modules, configs/ and sweeps/
+CONFIGS = RECIPES / "configs"
+
+
+def load_recipe(name: str) -> ModuleType:
+    """The recipe module ``name`` (one of :data:`NAMES`). Imported on demand: a recipe imports TRL,
+    seconds that a command which does not train never pays."""
+    if name not in NAMES:
+        raise BiasAwareError(f"unknown recipe {name!r}; the recipes: {', '.join(NAMES)}")
+    return importlib.import_module(f"biasaware.recipes.{name}")
+
+
+def recipe_command(name: str) -> list[str]:
+    """What follows ``python`` or ``accelerate launch`` to run recipe ``name``: ``-m`` and its module
+    (both launchers take ``-m``), so an installed package runs it from any folder."""
+    if name not in NAMES:
+        raise BiasAwareError(f"unknown recipe {name!r}; the recipes: {', '.join(NAMES)}")
+    return ["-m", f"biasaware.recipes.{name}"]
+
+
+def find_file(name: str | Path, what: str) -> Path:
+    """A file named as in the docs: as given (from the working folder), else in the package
+    (``recipes/configs/...`` are the package's own configs) or, in a checkout, beside it
+    (``accelerate_configs/...``)."""
+    for candidate in (Path(name).expanduser(), RECIPES.parent / name, RECIPES.parents[1] / name):
+        if candidate.is_file():
+            return candidate
+    raise BiasAwareError(f"{what} {name}: no such file")

@@ -1,0 +1,135 @@
+"""GRPO of a policy with a biasaware judge as its reward: the downstream use a debiased judge exists for.
+
+    accelerate launch --config_file accelerate_configs/zero3.yaml recipes/policy_grpo.py \
+        --config recipes/configs/smollm2-135m-instruct/policy_grpo.yaml --judge path/to/released-judge
+    python recipes/policy_grpo.py --config recipes/configs/smollm2-135m-instruct/policy_grpo.yaml   # CPU, small
+
+The prompts file is JSONL with a ``prompt`` (a string or chat messages) per line and, for a pairwise
+judge compared against references, a ``reference`` answer. The judge is any judge ``eval`` takes: a
+released reward model (its scalar is the reward), or a generative or direct judge comparing each
+completion with the reference or with its group's other completions in both answer orders
+(``judge_against``; biasaware/training/judge_reward.py, which documents the judge calls per step).
+The judge runs on ``judge_device`` (default: the GPU when there is one), beside the policy. Before it
+becomes the reward, its ``biasaware preflight`` record (``judge_preflight``) must show a passing
+master-key check (non-answers such as ":" lose to real answers); without one the recipe warns, and with
+``require_preflight`` it exits 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from datasets import Dataset
+from trl import GRPOConfig, GRPOTrainer, ModelConfig, get_peft_config
+
+from biasaware.api import load_judge
+from biasaware.devices import resolve_device
+from biasaware.errors import BiasAwareError
+from biasaware.io import iter_rows
+from biasaware.training.judge_reward import AGAINST, reward_function
+from biasaware.training.recipe import (
+    DataArguments,
+    card_callbacks,
+    load_for_training,
+    run_recipe,
+    train_and_save,
+)
+
+
+@dataclass
+class ScriptArguments(DataArguments):
+    train_file: str = field(
+        default="runs/policy/prompts.jsonl",
+        metadata={"help": "prompts (JSONL: prompt, and reference for judge_against: reference)"},
+    )
+    judge: str = field(
+        default="runs/quickstart/ckpt/balanced", metadata={"help": "the reward judge (eval's --judge)"}
+    )
+    judge_mode: str | None = field(
+        default=None, metadata={"help": "reward, direct or generate (default: from the folder)"}
+    )
+    judge_template: str = field(
+        default="default", metadata={"help": "a generative or direct judge's prompt format"}
+    )
+    judge_device: str = field(default="auto", metadata={"help": "where the judge runs (auto, cpu, cuda:N)"})
+    judge_against: str = field(
+        default="reference", metadata={"help": "a pairwise judge compares with: reference or group"}
+    )
+    judge_preflight: str | None = field(
+        default=None,
+        metadata={"help": "the judge's preflight.json (biasaware preflight): its master-key check must pass"},
+    )
+    require_preflight: bool = field(
+        default=False,
+        metadata={
+            "help": "refuse (exit 2) instead of warning when the judge has no passing master-key check"
+        },
+    )
+
+
+def prompt_rows(path: str, against: str, pairwise: bool) -> list[dict]:
+    """The prompts file's rows; a line without a prompt, or without the reference a pairwise judge
+    needs, names its file and line."""
+    rows = []
+    for raw in iter_rows(path):
+        row = raw.data
+        if raw.error:
+            raise BiasAwareError(f"{raw.where}: {raw.error}")
+        if not isinstance(row, dict) or not row.get("prompt"):
+            raise BiasAwareError(
+                f"{raw.where}: field prompt: a non-empty string or chat messages is required"
+            )
+        if pairwise and against == "reference" and not isinstance(row.get("reference"), str):
+            raise BiasAwareError(
+                f"{raw.where}: field reference: a pairwise judge compares each completion with a reference "
+                "answer (or set judge_against: group)"
+            )
+        rows.append(
+            {"prompt": row["prompt"], **({"reference": row["reference"]} if "reference" in row else {})}
+        )
+    if not rows:
+        raise BiasAwareError(f"{path}: no prompts")
+    return rows
+
+
+def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig):
+    if script_args.judge_against not in AGAINST:
+        raise BiasAwareError(
+            f"judge_against is one of {', '.join(AGAINST)}, got {script_args.judge_against!r}"
+        )
+    settings = {"device": script_args.judge_device, "template": script_args.judge_template}
+    if script_args.judge_mode:
+        settings["mode"] = script_args.judge_mode
+    resolve_device(
+        script_args.judge_device, setting="judge_device"
+    )  # a device not here, named by this setting
+    judge = load_judge(script_args.judge, **settings)  # a missing judge fails before the policy loads
+    rows = prompt_rows(script_args.train_file, script_args.judge_against, judge.mode != "reward")
+    reward = (
+        reward_function(  # warns, or refuses, before the policy loads when the judge has no passing preflight
+            judge,
+            against=script_args.judge_against,
+            group_size=training_args.num_generations,
+            preflight=script_args.judge_preflight,
+            require_preflight=script_args.require_preflight,
+        )
+    )
+    model, tokenizer = load_for_training(
+        model_args, "causal", training_args.seed, training_args, script_args.trainable_layers
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=[reward],
+        args=training_args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        peft_config=get_peft_config(model_args),
+        callbacks=card_callbacks("policy_grpo", model_args, script_args),
+    )
+    return train_and_save(trainer, training_args, "causal")
+
+
+DATACLASSES = (ScriptArguments, GRPOConfig, ModelConfig)
+
+if __name__ == "__main__":
+    run_recipe(main, DATACLASSES)

@@ -1,0 +1,77 @@
+"""An installed package, not a checkout: the wheel that ``pip install .`` builds carries the recipes
+and their configs, and runs from a folder that holds no checkout."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_an_installed_package_runs_its_recipes_outside_a_checkout(tmp_path):
+    """``pip install`` of the wheel into a fresh virtual environment (its dependencies are this
+    environment's, named by a path file, so nothing is downloaded), then, from an empty folder: the
+    generative quickstart's help, the grpo recipe as a module, and a packaged config found by the
+    name the docs give it."""
+    source = tmp_path / "source"  # built from a copy: the build leaves nothing in the checkout
+    listed = ["git", "ls-files", "--cached", "--others", "--exclude-standard"]
+    tracked = subprocess.run(listed, cwd=ROOT, capture_output=True, text=True, check=True)
+    for name in tracked.stdout.splitlines():
+        if (ROOT / name).is_file() and not (ROOT / name).is_symlink():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    wheels = tmp_path / "wheels"
+    build = [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--no-deps",
+        "--no-build-isolation",
+        "-q",
+        "-w",
+        str(wheels),
+    ]
+    subprocess.run([*build, str(source)], check=True, capture_output=True)
+    (wheel,) = wheels.glob("biasaware-*.whl")
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    Path(site, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    install = [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", site, str(wheel)]
+    subprocess.run(install, check=True, capture_output=True)
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def run(*argv: str) -> str:
+        done = subprocess.run(argv, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    where = run(str(python), "-c", "import biasaware; print(biasaware.__file__)")
+    assert where.startswith(site), where  # the installed copy, not the checkout
+    assert "--generative" in run(str(python), "-m", "biasaware.cli", "quickstart", "--generative", "--help")
+    check = (
+        "import biasaware.recipes.grpo as g; from biasaware.recipes import find_file; "
+        "print(g.main.__module__, find_file('recipes/configs/smollm2-135m-instruct/grpo.yaml', 'config'))"
+    )
+    module, config = run(str(python), "-c", check).split()
+    assert module == "biasaware.recipes.grpo" and config.startswith(site)
+    assert "--select_prompts" in run(str(python), "-m", "biasaware.recipes.grpo", "--help")
