@@ -75,3 +75,19 @@ def test_an_installed_package_runs_its_recipes_outside_a_checkout(tmp_path):
     module, config = run(str(python), "-c", check).split()
     assert module == "biasaware.recipes.grpo" and config.startswith(site)
     assert "--select_prompts" in run(str(python), "-m", "biasaware.recipes.grpo", "--help")
+
+
+def test_a_launched_recipe_runs_the_launching_copy_not_one_in_the_working_folder(tmp_path):
+    """A folder holding another ``biasaware`` (a second checkout, say): a recipe started from there
+    by module name still imports the copy that launched it."""
+    from biasaware.recipes import recipe_command, recipe_environment
+
+    decoy = tmp_path / "biasaware"
+    (decoy / "recipes").mkdir(parents=True)
+    (decoy / "__init__.py").write_text("raise SystemExit('the copy in the working folder was imported')\n")
+    (decoy / "recipes" / "__init__.py").write_text("")
+    argv = [sys.executable, *recipe_command("reward"), "--help"]
+    done = subprocess.run(argv, cwd=tmp_path, env=recipe_environment(), capture_output=True, text=True)
+    assert done.returncode == 0 and "--num_bias_negatives" in done.stdout, done.stderr[-2000:]
+    plain = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
+    assert "the copy in the working folder was imported" in plain.stderr  # what the environment prevents

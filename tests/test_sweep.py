@@ -204,6 +204,7 @@ def test_subprocess_launch_writes_the_recipes_log(sweep_files, tmp_path):
 
 
 def test_an_accelerate_config_launches_the_recipe_through_accelerate(tmp_path, monkeypatch):
+    import biasaware.experiments.parts as parts
     import biasaware.experiments.sweep as sweep
 
     seen = []
@@ -212,16 +213,16 @@ def test_an_accelerate_config_launches_the_recipe_through_accelerate(tmp_path, m
         seen.append(cmd)
         raise BiasAwareError(f"{what} failed (exit 1)")
 
-    monkeypatch.setattr(sweep, "launch_recipe", fake_launch)
+    monkeypatch.setattr(parts, "launch_recipe", fake_launch)
     spec = SweepSpec(recipe="grpo", launch="accelerate_configs/cpu_ddp.yaml")
     with pytest.raises(BiasAwareError, match="training failed"):
-        sweep.train_point(spec, ["--seed", "0"], tmp_path / "train.log")
+        sweep.train_point(spec, {"output_dir": tmp_path / "ckpt", "seed": 0}, tmp_path / "train.log")
     (cmd,) = seen
     assert cmd[1:4] == ["-m", "accelerate.commands.launch", "--config_file"]
     assert cmd[4].endswith("accelerate_configs/cpu_ddp.yaml") and cmd[5:7] == ["-m", "biasaware.recipes.grpo"]
     assert cmd[-2:] == ["--seed", "0"]
     with pytest.raises(BiasAwareError, match="accelerate config nope.yaml: no such file"):
-        sweep.train_point(SweepSpec(launch="nope.yaml"), [], tmp_path / "train.log")
+        sweep.train_point(SweepSpec(launch="nope.yaml"), {"output_dir": tmp_path}, tmp_path / "train.log")
 
 
 def test_setting_errors_before_anything_is_written(sweep_files, tmp_path, capsys):

@@ -57,7 +57,7 @@ from biasaware.data.builders import NATURAL_CUES as TRAINED_CUES
 from biasaware.errors import BiasAwareError, check_seed
 from biasaware.experiments import parts
 from biasaware.io import read_records, write_json, write_jsonl
-from biasaware.recipes import RECIPES, recipe_command
+from biasaware.recipes import RECIPES
 
 BASE_MODEL = "smollm2-135m-instruct"
 START = "start"  # the shared starting judge's name in the tables
@@ -351,23 +351,6 @@ def train_flags(arm: Arm, budget: Budget, seed: int, cpu: bool, steps: int) -> d
     }
 
 
-def launch_stage(script: str, flags: dict[str, Any], what: str, run: SeedRun) -> None:
-    """Run a training stage of ``recipes/<script>.py`` into ``flags["output_dir"]``: from the newest
-    checkpoint an interrupted run left there (:func:`parts.resume_from`), else from the start; once
-    its final model is there, its resumable checkpoints go."""
-    target = Path(flags["output_dir"])
-    resume = parts.resume_from(target)
-    if resume:
-        print(
-            f"[generative] seed {run.seed}: {what}: resuming from the newest checkpoint in {target}",
-            flush=True,
-        )
-    flags = {**flags, "resume_from_checkpoint": resume}
-    cmd = [*parts.launcher(cpu=run.cpu), *recipe_command(script), *parts.recipe_flags(flags)]
-    parts.launch_recipe(cmd, what, run.folder / "run.log")
-    parts.drop_checkpoints(target)
-
-
 def sft(run: SeedRun, rows: str, arm: Arm, model: str | Path, target: Path, steps: int, what: str) -> None:
     """``steps`` of SFT on verdicts of ``rows`` from ``model`` into ``target``."""
     b = run.budget
@@ -383,7 +366,7 @@ def sft(run: SeedRun, rows: str, arm: Arm, model: str | Path, target: Path, step
         "max_length": b.max_length,
         **train_flags(arm, b, run.seed, run.cpu, steps),
     }
-    launch_stage("sft", flags, f"SFT of {what}", run)
+    parts.run_stage("sft", flags, f"SFT of {what}", run.folder / "run.log", cpu=run.cpu)
 
 
 def grpo(run: SeedRun, arm: Arm, model: Path, target: Path, what: str) -> None:
@@ -406,7 +389,7 @@ def grpo(run: SeedRun, arm: Arm, model: Path, target: Path, what: str) -> None:
         "select_pool": b.grpo_pool,
         **train_flags(arm, b, run.seed, run.cpu, b.grpo_steps),
     }
-    launch_stage("grpo", flags, f"GRPO of {what}", run)
+    parts.run_stage("grpo", flags, f"GRPO of {what}", run.folder / "run.log", cpu=run.cpu)
 
 
 def card_of(ckpt: Path) -> dict[str, Any]:

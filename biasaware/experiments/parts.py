@@ -8,9 +8,12 @@ private names; the model an experiment trains is a parameter of each.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import logging
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -18,12 +21,15 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from pydantic import ValidationError
 
 from biasaware.errors import BiasAwareError
 from biasaware.io import write_json
+from biasaware.progress import progress_bar
+from biasaware.recipes import load_recipe, recipe_command, recipe_environment
+from biasaware.training.recipe import parse_recipe
 
 TRAIN_LINE = r"\[train\] step (\d+)/(\d+) \| loss (\S+)(?: \| reward (\S+))?"
 
@@ -156,49 +162,146 @@ def launcher(how: str = "accelerate", *, cpu: bool = False, config: Path | None 
     return [*cmd, *(["--cpu"] if cpu else [])]
 
 
+class StageOutput(io.TextIOBase):
+    """A training stage's output, line by line: all of it appended to the log; the console gets its
+    ``[train]`` lines (one per logging step, the load-back check) and, where progress bars show, a bar
+    with loss and reward. With ``-v`` everything is shown as well. It is a text stream, so a stage run
+    in this process writes into it as a launched one's pipe is read into it."""
+
+    def __init__(self, what: str, sink: TextIO):
+        self.what, self.sink, self.bar, self.pending = what, sink, None, ""
+        self.console = sys.stdout  # taken before a stage in this process is redirected here
+        self.tail: list[str] = []
+        self.step_line = re.compile(TRAIN_LINE)
+        self.verbose = logging.getLogger("biasaware").isEnabledFor(logging.INFO)
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        *lines, self.pending = (self.pending + text).split("\n")
+        for line in lines:
+            self.line(line + "\n")
+        return len(text)
+
+    def line(self, line: str) -> None:
+        self.sink.write(line)
+        self.tail = (self.tail + [line])[-60:]
+        if self.verbose:
+            print(line, end="", file=self.console, flush=True)
+            return
+        step = self.step_line.match(line)
+        if step:
+            if self.bar is None:
+                self.bar = progress_bar(int(step[2]), desc=self.what, unit="step", leave=False)
+            self.bar.n = int(step[1])
+            reward = {"reward": step[4]} if step[4] else {}
+            self.bar.set_postfix({"loss": step[3], **reward}, refresh=True)
+        if line.startswith(("[train]", "error:")):
+            text = line.rstrip("\n")
+            if self.bar is not None:
+                self.bar.write(text, file=self.console)
+            else:
+                print(text, file=self.console)
+            self.console.flush()
+
+    def close(self) -> None:
+        if self.pending:
+            self.line(self.pending + "\n")
+            self.pending = ""
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+        super().close()
+
+
 def launch_recipe(cmd: list[str], what: str, log: Path) -> float:
     """Run a recipe in its own process; returns its seconds. Its whole output (library warnings,
-    TRL's log dicts) is appended to ``log``; the console gets its ``[train]`` lines (one per logging
-    step, the load-back check) and, where progress bars show, a bar with loss and reward. With
-    ``-v`` everything is shown as well. A failure quotes the output's last lines."""
-    import re
-
-    from biasaware.progress import progress_bar
-
-    step_line = re.compile(TRAIN_LINE)
-    verbose = logging.getLogger("biasaware").isEnabledFor(logging.INFO)
+    TRL's log dicts) goes to ``log`` and the console through :class:`StageOutput`. A failure quotes
+    the output's last lines."""
     t0 = time.time()
-    tail: list[str] = []
-    bar = None
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("a") as sink:
         sink.write(f"\n$ {shlex.join(cmd)}\n")
+        out = StageOutput(what, sink)
         try:
-            with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+            with subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=recipe_environment()
+            ) as proc:
                 for line in proc.stdout:
-                    sink.write(line)
-                    tail = (tail + [line])[-60:]
-                    if verbose:
-                        print(line, end="", flush=True)
-                        continue
-                    step = step_line.match(line)
-                    if step:
-                        if bar is None:
-                            bar = progress_bar(int(step[2]), desc=what, unit="step", leave=False)
-                        bar.n = int(step[1])
-                        reward = {"reward": step[4]} if step[4] else {}
-                        bar.set_postfix({"loss": step[3], **reward}, refresh=True)
-                    if line.startswith(("[train]", "error:")):
-                        (bar.write if bar is not None else print)(line.rstrip("\n"))
-                        sys.stdout.flush()
+                    out.line(line)
         finally:
-            if bar is not None:
-                bar.close()
+            out.close()
     if proc.returncode != 0:
         raise BiasAwareError(
-            f"{what} failed (exit {proc.returncode}); its whole output is in {log}:\n{''.join(tail)[-2000:]}"
+            f"{what} failed (exit {proc.returncode}); its whole output is in {log}:\n{''.join(out.tail)[-2000:]}"
         )
     return time.time() - t0
+
+
+def run_inline(recipe: str, args: list[str], what: str, log: Path) -> float:
+    """Run a recipe in this process (one process, one device): parsed as its command line would be,
+    its ``main`` called with its output going to ``log`` and the console through :class:`StageOutput`;
+    no interpreter start, no second import of torch and TRL. Returns its seconds."""
+    module = load_recipe(recipe)
+    parsed = parse_recipe(module.DATACLASSES, args)
+    t0 = time.time()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as sink:
+        sink.write(f"\n$ (in this process) python {shlex.join([*recipe_command(recipe), *args])}\n")
+        out = StageOutput(what, sink)
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                module.main(*parsed)
+        finally:
+            out.close()
+            release_memory()
+    return time.time() - t0
+
+
+def release_memory() -> None:
+    """What a finished in-process stage held (its trainer, optimizer, model) goes back before the next."""
+    import gc
+
+    gc.collect()
+    if "torch" in sys.modules and sys.modules["torch"].cuda.is_available():
+        sys.modules["torch"].cuda.empty_cache()
+
+
+STAGE_LAUNCHES = ("inline", "python", "accelerate")
+
+
+def run_stage(
+    recipe: str,
+    flags: Mapping[str, Any],
+    what: str,
+    log: Path,
+    *,
+    how: str = "inline",
+    cpu: bool = False,
+    config: Path | None = None,
+) -> float:
+    """One training stage of any experiment: recipe ``recipe`` with ``flags`` into
+    ``flags["output_dir"]``, from the newest checkpoint an interrupted run left there
+    (:func:`resume_from`), else from the start; once its final model is there, its resumable
+    checkpoints go. ``how``: ``inline`` in this process (:func:`run_inline`; one process on one
+    device), ``python`` in its own process, ``accelerate`` through ``accelerate launch`` (as the
+    processes of ``config``, else one, on the CPU when ``cpu``). Returns its seconds."""
+    if how not in STAGE_LAUNCHES:
+        raise BiasAwareError(f"a stage runs {', '.join(STAGE_LAUNCHES)}; got {how!r}")
+    target = Path(flags["output_dir"])
+    resume = resume_from(target)
+    if resume:
+        print(f"[train] {what}: resuming from the newest checkpoint in {target}", flush=True)
+    args = recipe_flags({**flags, "resume_from_checkpoint": resume})
+    if how == "inline":
+        seconds = run_inline(recipe, args, what, log)
+    else:
+        seconds = launch_recipe(
+            [*launcher(how, cpu=cpu, config=config), *recipe_command(recipe), *args], what, log
+        )
+    drop_checkpoints(target)
+    return seconds
 
 
 # ------------------------------------------------------------------------------------------ judging

@@ -37,16 +37,14 @@ from biasaware.experiments.parts import (
     Stages,
     claim_folder,
     evaluate_judge,
-    launch_recipe,
-    launcher,
     name_within,
-    recipe_flags,
+    run_stage,
 )
 from biasaware.io import read_records, write_json, write_jsonl
 from biasaware.judging.judge_format import format_judgment, judge_messages
 from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.models import BUILTIN_MODELS, load_model
-from biasaware.recipes import RECIPES, recipe_command
+from biasaware.recipes import RECIPES
 from biasaware.records import BiasNegative, BiasProbe, Judgment, PreferencePair, TraceRow, TrainingRow, View
 from biasaware.training.recipe import trained
 
@@ -139,29 +137,24 @@ def train_reward_models(out: Path, seed: int) -> dict[str, Path]:
         if trained(target):  # a rerun of the quickstart: this model is finished (its card says so)
             print(f"[train] {name}: {target} is already trained", flush=True)
             continue
-        cmd = [
-            *launcher("python"),
-            *recipe_command("reward"),
-            *recipe_flags(
-                {
-                    "config": RECIPES / "configs" / "minilm-l6" / config,
-                    "train_file": out / rows / "train.jsonl",
-                    "output_dir": target,
-                    "seed": seed,
-                }
-            ),
-        ]
+        flags = {
+            "config": RECIPES / "configs" / "minilm-l6" / config,
+            "train_file": out / rows / "train.jsonl",
+            "output_dir": target,
+            "seed": seed,
+        }
         print(f"[train] {name}: minilm-l6, {what} (recipes/configs/minilm-l6/{config}) ...", flush=True)
-        seconds = launch_recipe(cmd, f"the reward recipe ({name})", out / "run.log")
+        seconds = run_stage("reward", flags, f"the reward recipe ({name})", out / "run.log")
         print(f"[train] {name} done in {seconds:.0f}s: {target}", flush=True)
     return done
 
 
 def train_generative(out: Path, seed: int, model: str = SMOKE_MODEL) -> Path:
     """A few steps of SFT on the teacher traces, then GRPO from that checkpoint, of ``model`` (its
-    configs under ``recipes/configs/<model>``) through ``accelerate launch`` (the generative path
+    configs under ``recipes/configs/<model>``) through ``accelerate launch``: the one stage of the
+    main job launched so, on purpose, to check the launcher a multi-GPU run uses (the generative path
     runs; no claim about quality at this size)."""
-    launch, configs = launcher(cpu=True), RECIPES / "configs" / model
+    configs = RECIPES / "configs" / model
     sft, grpo = out / "ckpt" / "smollm2-sft", out / "ckpt" / "smollm2-grpo"
     common = {"seed": seed, "save_strategy": "no", "logging_steps": 1}
     if trained(grpo):
@@ -178,9 +171,7 @@ def train_generative(out: Path, seed: int, model: str = SMOKE_MODEL) -> Path:
             "per_device_train_batch_size": 2,
             **common,
         }
-        launch_recipe(
-            [*launch, *recipe_command("sft"), *recipe_flags(flags)], "the SFT recipe", out / "run.log"
-        )
+        run_stage("sft", flags, "the SFT recipe", out / "run.log", how="accelerate", cpu=True)
     flags = {
         "config": configs / "grpo.yaml",
         "model_name_or_path": sft,
@@ -190,9 +181,7 @@ def train_generative(out: Path, seed: int, model: str = SMOKE_MODEL) -> Path:
         "max_completion_length": 48,
         **common,
     }
-    launch_recipe(
-        [*launch, *recipe_command("grpo"), *recipe_flags(flags)], "the GRPO recipe", out / "run.log"
-    )
+    run_stage("grpo", flags, "the GRPO recipe", out / "run.log", how="accelerate", cpu=True)
     # only the GRPO checkpoint is scored: the SFT one (517 MB) was its starting point
     shutil.rmtree(sft, ignore_errors=True)
     print(f"[train] {model} SFT+GRPO done in {time.time() - t0:.0f}s: {grpo}", flush=True)

@@ -61,16 +61,12 @@ from biasaware.experiments.generative import check_fits
 from biasaware.experiments.parts import (
     Stages,
     claim_folder,
-    drop_checkpoints,
-    launch_recipe,
-    launcher,
     preset_budget,
-    recipe_flags,
-    resume_from,
+    run_stage,
 )
 from biasaware.io import read_json, read_records, write_json, write_jsonl
 from biasaware.judging.judges import JudgeSpec
-from biasaware.recipes import RECIPES, recipe_command
+from biasaware.recipes import RECIPES
 
 MODEL = "minilm-l6"
 MAX_LENGTH = 256
@@ -373,11 +369,7 @@ class SeedRun:
     def launch(self, recipe: str, flags: dict[str, Any], what: str) -> None:
         """``recipes/<recipe>.py`` into ``flags["output_dir"]``, from the newest checkpoint an interrupted run
         left there; its resumable checkpoints go once the final model is there."""
-        target = Path(flags["output_dir"])
-        flags = {**flags, "seed": self.seed, "resume_from_checkpoint": resume_from(target)}
-        cmd = [*launcher("python"), *recipe_command(recipe), *recipe_flags(flags)]
-        launch_recipe(cmd, f"{what}, seed {self.seed}", self.out / "run.log")
-        drop_checkpoints(target)
+        run_stage(recipe, {**flags, "seed": self.seed}, f"{what}, seed {self.seed}", self.out / "run.log")
 
     def training(self, arm: str, device: str) -> list[tuple[str, Path, Any]]:
         """An arm's training stages: ``(name, the checkpoint it writes, work)``. A reward model: the reward

@@ -51,14 +51,12 @@ from biasaware.data.builders import NATURAL_CUES
 from biasaware.errors import SEED_MAX, BiasAwareError
 from biasaware.experiments.parts import (
     differing,
-    launch_recipe,
-    launcher,
     recipe_flags,
-    resume_from,
+    run_stage,
 )
 from biasaware.io import files_sha256, json_sha256, read_config
-from biasaware.recipes import find_file, load_recipe, recipe_command
-from biasaware.training.recipe import trained
+from biasaware.recipes import find_file, load_recipe
+from biasaware.training.recipe import parse_recipe, trained
 
 RECIPE_MODES = {"reward": "reward", "sft": "generate", "grpo": "generate"}
 QUICK_CUES = ",".join(NATURAL_CUES)
@@ -309,28 +307,23 @@ def _stamp(cfg) -> Any:
     return json.loads(json.dumps(cfg.stamp(), default=str))
 
 
+def point_flags(spec: SweepSpec, setting: dict[str, Any], build_keys: set[str]) -> dict[str, Any]:
+    """The recipe settings of one point: the fixed recipe_args, then the point's recipe keys."""
+    return {k: v for k, v in {**spec.recipe_args, **setting}.items() if k not in build_keys}
+
+
 def recipe_point_args(spec: SweepSpec, setting: dict[str, Any], build_keys: set[str]) -> list[str]:
-    """The recipe flags of one point: the fixed recipe_args, then the point's recipe keys."""
-    return recipe_flags({k: v for k, v in {**spec.recipe_args, **setting}.items() if k not in build_keys})
+    """:func:`point_flags` as the recipe's flags."""
+    return recipe_flags(point_flags(spec, setting, build_keys))
 
 
 def parse_recipe_args(spec: SweepSpec, args: list[str]):
-    """The recipe's own parse of ``args`` (TrlParser); a refusal is a :class:`BiasAwareError`
-    with the parser's last line, not its usage text."""
-    import contextlib
-    import io
-
-    from trl import TrlParser
-
+    """The recipe's own parse of ``args`` (:func:`~biasaware.training.recipe.parse_recipe`)."""
     module = load_recipe(spec.recipe)
-    captured = io.StringIO()
     try:
-        with contextlib.redirect_stderr(captured):
-            return module, TrlParser(module.DATACLASSES).parse_args_and_config(args=args)
-    except (SystemExit, OSError, ValueError, TypeError) as exc:
-        lines = [line for line in captured.getvalue().splitlines() if line.strip()]
-        reason = lines[-1] if lines else str(exc)
-        raise BiasAwareError(f"recipes/{spec.recipe}.py refuses the point's settings: {reason}") from None
+        return module, parse_recipe(module.DATACLASSES, args)
+    except BiasAwareError as exc:
+        raise BiasAwareError(f"recipes/{spec.recipe}.py refuses the point's settings: {exc}") from None
 
 
 def check_recipe_args(spec: SweepSpec, args: list[str]) -> None:
@@ -351,17 +344,13 @@ def check_recipe_args(spec: SweepSpec, args: list[str]) -> None:
         )
 
 
-def train_point(spec: SweepSpec, args: list[str], log: Path) -> None:
-    """Run the recipe for one point: in its own process (``python`` or ``accelerate launch``, its
-    output in ``log``) or in this process (``inline``)."""
-    if spec.launch == "inline":
-        module, parsed = parse_recipe_args(spec, args)
-        module.main(*parsed)
-        return
-    how = "python" if spec.launch == "python" else "accelerate"
+def train_point(spec: SweepSpec, flags: dict[str, Any], log: Path) -> None:
+    """Run the recipe for one point (:func:`~biasaware.experiments.parts.run_stage`): in this process
+    (``inline``), in its own (``python``) or through ``accelerate launch`` with the sweep's config;
+    its output in ``log``."""
+    how = spec.launch if spec.launch in ("inline", "python") else "accelerate"
     config = find_file(spec.launch, "accelerate config") if how == "accelerate" else None
-    cmd = [*launcher(how, config=config), *recipe_command(spec.recipe), *args]
-    launch_recipe(cmd, "training", log)
+    run_stage(spec.recipe, flags, "training", log, how=how, config=config)
 
 
 def evaluated(folder: Path, weights: str | None) -> bool:
@@ -520,21 +509,16 @@ def run_point(
     if not trained(ckpt):
         for stale in ("eval", "general"):
             shutil.rmtree(folder / stale, ignore_errors=True)
-        args = ["--config", str(p.out / "recipe_config.yaml"), "--train_file", str(train_file)]
-        args += [
-            "--output_dir",
-            str(ckpt),
-            "--seed",
-            str(seed),
-            *recipe_point_args(spec, setting, p.build_keys),
-        ]
-        resume = resume_from(ckpt)
-        if resume:
-            args += ["--resume_from_checkpoint", resume]
-            print(f"{prefix}: resuming training from {ckpt}", flush=True)
+        flags = {
+            "config": p.out / "recipe_config.yaml",
+            "train_file": train_file,
+            "output_dir": ckpt,
+            "seed": seed,
+            **point_flags(spec, setting, p.build_keys),
+        }
         print(f"{prefix}: training ({spec.launch}) ...", flush=True)
         mark = time.time()
-        train_point(spec, args, folder / "train.log")
+        train_point(spec, flags, folder / "train.log")
         if not trained(ckpt):
             raise BiasAwareError(f"the recipe finished without a checked final model in {ckpt}")
         print(f"{prefix}: trained in {time.time() - mark:.0f}s", flush=True)

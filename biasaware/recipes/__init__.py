@@ -13,6 +13,7 @@ both ship with the package, so an installed biasaware trains without a checkout.
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
 from types import ModuleType
 
@@ -37,6 +38,15 @@ def recipe_command(name: str) -> list[str]:
     if name not in NAMES:
         raise BiasAwareError(f"unknown recipe {name!r}; the recipes: {', '.join(NAMES)}")
     return ["-m", f"biasaware.recipes.{name}"]
+
+
+def recipe_environment() -> dict[str, str]:
+    """The environment a launched recipe runs in: this process's, with the copy of biasaware it
+    imported first on ``PYTHONPATH`` and the working folder kept off the path (``PYTHONSAFEPATH``;
+    ``python -m`` would otherwise put it first), so a recipe never runs another copy of biasaware
+    than the command that launched it (a checkout in the working folder, say)."""
+    path = [str(RECIPES.parents[1]), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path), "PYTHONSAFEPATH": "1"}
 
 
 def find_file(name: str | Path, what: str) -> Path:

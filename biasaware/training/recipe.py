@@ -357,7 +357,9 @@ class StepProgress(TrainerCallback):
         per = (time.time() - self.t0) / max(done, 1)
         left = per * max(state.max_steps - state.global_step, 0)
         shown = " | ".join(
-            f"{k.split('/')[1] if '/' in k else k} {float(logs[k]):.3f}" for k in self.KEYS if k in logs
+            f"{k.split('/')[1] if '/' in k else k} {float(logs[k]):.3f}"
+            for k in self.KEYS
+            if logs.get(k) is not None  # a reward no row of the step applied to is logged as None
         )
         print(
             f"[train] step {state.global_step}/{state.max_steps} | {shown} | {per:.1f} s/step | "
@@ -614,29 +616,46 @@ def trained(ckpt: Path) -> bool:
         return False
 
 
-def run_recipe(main, dataclass_types) -> None:
-    """A recipe's entry point: parse the config and flags (TrlParser), run ``main``. A
-    :class:`BiasAwareError`, a missing or malformed config file and an unknown key (named, with the
-    closest valid one) are printed without a traceback and exit 2."""
+def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
+    """A recipe's configs from ``args`` (default: the command line): the ``--config`` file checked
+    (readable YAML, only known keys, each unknown one named with the closest), then TrlParser's own
+    parse. A refusal is a :class:`BiasAwareError` with the parser's reason, not its usage text."""
+    import contextlib
+    import io
+    import re
     import sys
     import warnings
 
     from trl import TrlParser
 
-    from biasaware.devices import shutdown
-
     # transformers' own deprecation notice for a field TRL's configs still set; nothing a user can change
     warnings.filterwarnings(
         "ignore", message=".*gradient_checkpointing.* is deprecated", category=FutureWarning
     )
+    config = _config_path(sys.argv[1:] if args is None else args)
+    if config:
+        check_recipe_config(config, dataclass_types)
+    captured = io.StringIO()
     try:
-        config = _config_path(sys.argv[1:])
-        if config:
-            check_recipe_config(config, dataclass_types)
-        try:
-            parsed = TrlParser(dataclass_types).parse_args_and_config()
-        except (OSError, ValueError) as exc:  # unknown flags on the command line, values it refuses
-            raise BiasAwareError(str(exc)) from None
+        with contextlib.redirect_stderr(captured):
+            return tuple(TrlParser(dataclass_types).parse_args_and_config(args=args))
+    except (SystemExit, OSError, ValueError, TypeError) as exc:  # unknown flags, values it refuses
+        if isinstance(exc, SystemExit) and exc.code == 0:  # --help, printed to stdout
+            raise
+        lines = [line for line in captured.getvalue().splitlines() if line.strip()]
+        raise BiasAwareError(re.sub(r"^\S+: error: ", "", lines[-1]) if lines else str(exc)) from None
+
+
+def run_recipe(main, dataclass_types) -> None:
+    """A recipe's entry point: parse the config and flags (:func:`parse_recipe`), run ``main``. A
+    :class:`BiasAwareError`, a missing or malformed config file and an unknown key (named, with the
+    closest valid one) are printed without a traceback and exit 2."""
+    import sys
+
+    from biasaware.devices import shutdown
+
+    try:
+        parsed = parse_recipe(dataclass_types)
         main(*parsed)
         shutdown()  # every rank leaves the process group before the interpreter exits
     except BiasAwareError as exc:

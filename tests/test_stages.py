@@ -1,0 +1,84 @@
+"""One stage runner for every experiment (:func:`biasaware.experiments.parts.run_stage`): a stage
+run in this process gives the same checkpoint, to the byte, as the same stage launched in its own
+process; its output reaches the log and its ``[train]`` lines the console either way."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from biasaware.data.builders import BuildConfig, build_train
+from biasaware.errors import BiasAwareError
+from biasaware.experiments.parts import run_stage
+from biasaware.recipes import CONFIGS
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory):
+    out = tmp_path_factory.mktemp("rows")
+    build_train(BuildConfig(corpus_size=200, max_rows=16, n_negatives=2), out)
+    return out / "train.jsonl"
+
+
+def stage_flags(recipe: str, model, rows, out) -> dict:
+    common = {
+        "model_name_or_path": model,
+        "train_file": rows,
+        "output_dir": out,
+        "seed": 3,
+        "logging_steps": 1,
+    }
+    if recipe == "reward":
+        return {
+            "config": CONFIGS / "minilm-l6" / "reward_infonce.yaml",
+            "max_steps": 2,
+            "per_device_train_batch_size": 4,
+            **common,
+        }
+    return {
+        "config": CONFIGS / "smollm2-135m-instruct" / "grpo_verdict.yaml",
+        "max_steps": 2,
+        "per_device_train_batch_size": 4,
+        "num_generations": 2,
+        "trainable_layers": 1,
+        **common,
+    }
+
+
+def weights(folder) -> dict[str, bytes]:
+    found = {f.name: f.read_bytes() for f in sorted(folder.glob("*.safetensors"))}
+    assert found, f"no weights in {folder}"
+    return found
+
+
+def losses(folder) -> list[float]:
+    card = json.loads((folder / "biasaware_card.json").read_text())
+    return [e["loss"] for e in card["log_history"] if "loss" in e]
+
+
+@pytest.mark.parametrize(
+    "recipe",
+    [pytest.param("reward"), pytest.param("grpo", marks=pytest.mark.slow)],
+)
+def test_a_stage_in_this_process_equals_the_stage_launched(recipe, tiny_models, rows, tmp_path, capsys):
+    model = tiny_models["reward" if recipe == "reward" else "causal"]
+    log = tmp_path / "run.log"
+    folders = {how: tmp_path / how for how in ("python", "inline")}
+    for how, out in folders.items():
+        run_stage(recipe, stage_flags(recipe, model, rows, out), f"{recipe} ({how})", log, how=how)
+    assert weights(folders["inline"]) == weights(folders["python"])
+    assert losses(folders["inline"]) == losses(folders["python"]) and len(losses(folders["python"])) == 2
+    shown, text = capsys.readouterr().out, log.read_text()
+    for how in folders:
+        assert f"[train] {recipe} ({how})" not in text  # the label is the console's, not the recipe's
+    assert shown.count("[train] load-back check passed") == 2 and "step 2/2" in shown, shown
+    assert "(in this process) python -m biasaware.recipes." in text and "{'loss'" in text
+
+
+def test_a_stage_the_recipe_refuses_is_a_clear_error_in_this_process(tiny_models, rows, tmp_path):
+    flags = {**stage_flags("reward", tiny_models["reward"], rows, tmp_path / "out"), "no_such_setting": 1}
+    with pytest.raises(BiasAwareError, match="no_such_setting"):
+        run_stage("reward", flags, "reward", tmp_path / "run.log")
+    with pytest.raises(BiasAwareError, match="a stage runs inline, python, accelerate"):
+        run_stage("reward", flags, "reward", tmp_path / "run.log", how="torchrun")
