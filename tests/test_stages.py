@@ -66,7 +66,9 @@ def test_a_stage_in_this_process_equals_the_stage_launched(recipe, tiny_models, 
     log = tmp_path / "run.log"
     folders = {how: tmp_path / how for how in ("python", "inline")}
     for how, out in folders.items():
-        run_stage(recipe, stage_flags(recipe, model, rows, out), f"{recipe} ({how})", log, how=how)
+        run_stage(
+            recipe, stage_flags(recipe, model, rows, out), f"{recipe} ({how})", log, how=how, load_check=True
+        )
     assert weights(folders["inline"]) == weights(folders["python"])
     assert losses(folders["inline"]) == losses(folders["python"]) and len(losses(folders["python"])) == 2
     shown, text = capsys.readouterr().out, log.read_text()
@@ -82,3 +84,17 @@ def test_a_stage_the_recipe_refuses_is_a_clear_error_in_this_process(tiny_models
         run_stage("reward", flags, "reward", tmp_path / "run.log")
     with pytest.raises(BiasAwareError, match="a stage runs inline, python, accelerate"):
         run_stage("reward", flags, "reward", tmp_path / "run.log", how="torchrun")
+
+
+def test_a_stage_in_this_process_skips_the_load_back_check_unless_asked(tiny_models, rows, tmp_path, capsys):
+    """In this process the saved folder is one model's save (checked against a launched stage above), so
+    the check is skipped by default; the card says so, and the folder counts as finished."""
+    from biasaware.training.recipe import trained
+
+    out = tmp_path / "out"
+    run_stage(
+        "reward", stage_flags("reward", tiny_models["reward"], rows, out), "reward", tmp_path / "run.log"
+    )
+    card = json.loads((out / "biasaware_card.json").read_text())
+    assert card["load_check"] == {"skipped": True} and trained(out)
+    assert "load-back check skipped" in capsys.readouterr().out

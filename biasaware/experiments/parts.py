@@ -280,20 +280,25 @@ def run_stage(
     how: str = "inline",
     cpu: bool = False,
     config: Path | None = None,
+    load_check: bool | None = None,
 ) -> float:
     """One training stage of any experiment: recipe ``recipe`` with ``flags`` into
     ``flags["output_dir"]``, from the newest checkpoint an interrupted run left there
     (:func:`resume_from`), else from the start; once its final model is there, its resumable
     checkpoints go. ``how``: ``inline`` in this process (:func:`run_inline`; one process on one
     device), ``python`` in its own process, ``accelerate`` through ``accelerate launch`` (as the
-    processes of ``config``, else one, on the CPU when ``cpu``). Returns its seconds."""
+    processes of ``config``, else one, on the CPU when ``cpu``). ``load_check``: whether the recipe
+    loads its saved folder back to check it (default: for a launched stage, whose save may be
+    sharded; not in this process, where the save is one model's ``save_pretrained``). Returns its
+    seconds."""
     if how not in STAGE_LAUNCHES:
         raise BiasAwareError(f"a stage runs {', '.join(STAGE_LAUNCHES)}; got {how!r}")
     target = Path(flags["output_dir"])
     resume = resume_from(target)
     if resume:
         print(f"[train] {what}: resuming from the newest checkpoint in {target}", flush=True)
-    args = recipe_flags({**flags, "resume_from_checkpoint": resume})
+    check = how != "inline" if load_check is None else load_check
+    args = recipe_flags({"load_check": check, **flags, "resume_from_checkpoint": resume})
     if how == "inline":
         seconds = run_inline(recipe, args, what, log)
     else:

@@ -110,7 +110,7 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
     )
     if selection is not None:
         note_in_cards(trainer, "grpo_selection", selection)
-    return train_and_save(trainer, training_args, "causal")
+    return train_and_save(trainer, training_args, "causal", script_args.load_check)
 
 
 # what the config and flags fill (biasaware sweep checks keys against them)

@@ -126,7 +126,7 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
         peft_config=get_peft_config(model_args),
         callbacks=card_callbacks("policy_grpo", model_args, script_args),
     )
-    return train_and_save(trainer, training_args, "causal")
+    return train_and_save(trainer, training_args, "causal", script_args.load_check)
 
 
 DATACLASSES = (ScriptArguments, GRPOConfig, ModelConfig)

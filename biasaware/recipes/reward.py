@@ -74,7 +74,7 @@ def main(script_args: ScriptArguments, training_args: SetRewardConfig, model_arg
         peft_config=get_peft_config(model_args),
         callbacks=card_callbacks("reward", model_args, script_args),
     )
-    return train_and_save(trainer, training_args, "reward")
+    return train_and_save(trainer, training_args, "reward", script_args.load_check)
 
 
 # what the config and flags fill (biasaware sweep checks keys against them)

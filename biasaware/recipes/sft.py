@@ -73,7 +73,7 @@ def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: Mod
         peft_config=get_peft_config(model_args),
         callbacks=card_callbacks("sft", model_args, script_args),
     )
-    return train_and_save(trainer, training_args, "causal")
+    return train_and_save(trainer, training_args, "causal", script_args.load_check)
 
 
 # what the config and flags fill (biasaware sweep checks keys against them)

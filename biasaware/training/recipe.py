@@ -111,8 +111,10 @@ class ModelCardCallback(TrainerCallback):
             f"- learning rate {args.learning_rate}, per-device batch {args.per_device_train_batch_size}, "
             f"seed {args.seed}",
         ]
-        if card.get("load_check"):
-            check = card["load_check"]
+        check = card.get("load_check") or {}
+        if check.get("skipped"):
+            lines.append("- load-back check: skipped (`load_check: false`)")
+        elif check:
             lines.append(
                 f"- load-back check: the saved folder reproduces the trained model on a fixed probe "
                 f"(max |difference| {check['max_abs_diff']:.3g}, tolerance {check['tolerance']:.3g})"
@@ -156,6 +158,13 @@ class DataArguments:
         metadata={
             "help": "train only the top N transformer layers and the final norm, the rest frozen (a CPU "
             "budget: no backward through the lower layers); default: all"
+        },
+    )
+    load_check: bool = field(
+        default=True,
+        metadata={
+            "help": "load the saved folder back and check that it reproduces the trained model (the card "
+            "records the figures); false: save only, and the card records that the check was skipped"
         },
     )
 
@@ -381,14 +390,29 @@ def card_callbacks(recipe: str, model_args: Any, script_args: Any) -> list[Train
     ]
 
 
-def train_and_save(trainer, training_args, kind: str):
+def train_and_save(trainer, training_args, kind: str, load_check: bool = True):
     """Train (resuming when asked), save a final folder that loads, check that it reproduces the
-    trained model (see the module docstring), return the trainer."""
+    trained model (see the module docstring; ``load_check`` false: the card records the check as
+    skipped, which still marks the folder finished), return the trainer."""
     for card in _cards(trainer):
         card.card["launch"] = describe_launch(trainer.accelerator)
     trainer.train(resume_from_checkpoint=resume_arg(training_args.resume_from_checkpoint))
     save_final(trainer, training_args.output_dir)
-    check_saved(trainer, training_args.output_dir, kind)
+    if load_check:
+        check_saved(trainer, training_args.output_dir, kind)
+    elif trainer.accelerator.is_main_process:
+        print(
+            f"[train] saved {training_args.output_dir} (load-back check skipped: load_check false)",
+            flush=True,
+        )
+        for card in _cards(trainer):
+            card.card["load_check"] = {"skipped": True}
+            card.write(
+                Path(training_args.output_dir),
+                trainer.args,
+                trainer.state.global_step,
+                trainer.state.log_history,
+            )
     return trainer
 
 
@@ -606,7 +630,8 @@ def check_recipe_config(path: str, dataclass_types) -> None:
 
 
 def trained(ckpt: Path) -> bool:
-    """A checkpoint folder is finished when its model card records the load-back check."""
+    """A checkpoint folder is finished when its model card records the load-back check (passed, or
+    skipped with ``load_check`` false: written only after the final save)."""
     card = ckpt / "biasaware_card.json"
     if not card.exists():
         return False

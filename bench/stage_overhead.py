@@ -1,0 +1,137 @@
+"""What a training stage of an experiment costs beyond its steps, run in this process against the
+same stage launched in its own process (``biasaware.experiments.parts.run_stage``), measured in the
+same run; and what ``eval bias`` costs per view against the judge alone on the same views.
+
+1. Per stage (the reward quickstart's reward model; the generative preset's SFT on verdicts and
+   GRPO, smollm2-135m-instruct on the CPU): wall seconds, the trainer's own ``train_runtime``
+   (its steps) and the difference, the overhead: interpreter start, imports, model loading,
+   data building, saving and the load-back check. ``inline`` against ``python``.
+2. Per view: ``eval bias`` of the SFT checkpoint (direct mode, both views of every probe, writing
+   judgments and summaries) against ``judge()`` of the same judge on the same views, in seconds
+   per view.
+
+Goal (the stage runner's): at most 5 s of overhead per stage in this process, and ``eval bias``
+within the judge's own rate per view.
+
+    .venv/bin/python bench/stage_overhead.py
+    .venv/bin/python bench/stage_overhead.py --steps 8 --probes 8 --json docs/results/bench/stage-overhead.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from record import add_json_argument, write_record  # bench/, next to this script
+
+from biasaware.data.builders import BuildConfig, build_bench, build_train
+from biasaware.evaluation.evaluate import evaluate_bias
+from biasaware.experiments.parts import run_stage
+from biasaware.io import read_records
+from biasaware.judging.judges import JudgeSpec, load_judge
+from biasaware.recipes import CONFIGS
+
+JUDGE_MODEL = "smollm2-135m-instruct"
+
+
+def steps_seconds(ckpt: Path) -> float:
+    """The trainer's own time for its steps, from the model card's log."""
+    card = json.loads((ckpt / "biasaware_card.json").read_text())
+    return next(e["train_runtime"] for e in reversed(card["log_history"]) if "train_runtime" in e)
+
+
+def stages(rows: Path, out: Path, steps: int) -> dict[str, tuple[str, dict]]:
+    """The three stages: recipe and flags, each into its own folder under ``out``."""
+    common = {"train_file": rows, "max_steps": steps, "logging_steps": 1, "seed": 0}
+    return {
+        "reward": ("reward", {"config": CONFIGS / "minilm-l6" / "reward_infonce.yaml", **common}),
+        "sft": (
+            "sft",
+            {
+                "config": CONFIGS / JUDGE_MODEL / "sft_verdict.yaml",
+                "trainable_layers": 4,
+                "max_length": 1024,
+                **common,
+            },
+        ),
+        "grpo": (
+            "grpo",
+            {
+                "config": CONFIGS / JUDGE_MODEL / "grpo_verdict.yaml",
+                "model_name_or_path": out / "sft-inline",
+                "trainable_layers": 4,
+                "per_device_train_batch_size": 8,
+                "num_generations": 2,
+                **common,
+            },
+        ),
+    }
+
+
+def per_view(ckpt: Path, bench: Path, out: Path) -> dict[str, float]:
+    """``eval bias`` against the judge alone, seconds per view, on the same views."""
+    spec = JudgeSpec.create(name=str(ckpt), mode="direct", template="verdict", device="cpu")
+    probes = [p for f in sorted(bench.glob("*.jsonl")) for p in read_records(f, "probe")]
+    views = [v for p in probes for v in (p.original, p.injected)]
+    judge = load_judge(spec)
+    judge.judge(views[:2])  # warm: the first batch pays for lazy set-up in either path
+    t0 = time.perf_counter()
+    judge.judge(views)
+    alone = (time.perf_counter() - t0) / len(views)
+    t0 = time.perf_counter()
+    evaluate_bias(spec, bench, out, judge=judge)
+    whole = (time.perf_counter() - t0) / len(views)
+    return {"views": len(views), "judge_s_per_view": round(alone, 4), "eval_s_per_view": round(whole, 4)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=4, help="optimizer steps per stage (default 4)")
+    parser.add_argument("--probes", type=int, default=6, help="probes per bias and side for eval (default 6)")
+    add_json_argument(parser)
+    args = parser.parse_args()
+    figures: dict = {"steps": args.steps, "stages": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        build_train(
+            BuildConfig(corpus_size=400, max_rows=64, n_negatives=2, augment="balanced"), tmp / "rows"
+        )
+        build_bench(BuildConfig(n_per_bias=args.probes, biases="length,authority,bandwagon"), tmp / "bench")
+        for name, (recipe, flags) in stages(tmp / "rows" / "train.jsonl", tmp, args.steps).items():
+            row = {}
+            for how in ("python", "inline"):
+                out = tmp / f"{name}-{how}"
+                t0 = time.perf_counter()
+                run_stage(recipe, {**flags, "output_dir": out}, f"{name} ({how})", tmp / "run.log", how=how)
+                wall, steps = time.perf_counter() - t0, steps_seconds(out)
+                row[how] = {
+                    "wall_s": round(wall, 1),
+                    "steps_s": round(steps, 1),
+                    "overhead_s": round(wall - steps, 1),
+                }
+            row["overhead_inline_vs_python"] = round(
+                row["inline"]["overhead_s"] / row["python"]["overhead_s"], 2
+            )
+            figures["stages"][name] = row
+            print(
+                f"{name}: overhead {row['inline']['overhead_s']} s in this process vs {row['python']['overhead_s']} s "
+                f"launched ({row['overhead_inline_vs_python']}x); steps {row['inline']['steps_s']} s vs "
+                f"{row['python']['steps_s']} s",
+                flush=True,
+            )
+        figures["eval"] = per_view(tmp / "sft-inline", tmp / "bench", tmp / "eval")
+        e = figures["eval"]
+        e["eval_vs_judge"] = round(e["eval_s_per_view"] / e["judge_s_per_view"], 2)
+        print(
+            f"eval bias: {e['eval_s_per_view']} s a view vs the judge alone {e['judge_s_per_view']} s "
+            f"({e['eval_vs_judge']}x) over {e['views']} views",
+            flush=True,
+        )
+    write_record(args.json, figures)
+
+
+if __name__ == "__main__":
+    main()
