@@ -241,6 +241,44 @@ def test_the_aggregate_equals_hand_computed_statistics(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
 
 
+def test_a_comparison_with_a_degenerate_judge_is_also_tested_without_its_seed():
+    """Seed 2's starting judge is degenerate: the comparisons against it carry the same seed-level
+    tests over seeds 0 and 1 alone; the comparisons it is not part of carry none. The machines and
+    commits are kept per seed, the shared machine only where every seed agrees."""
+    from biasaware.evaluation.seeds import aggregate, seed_tests
+
+    study = _study()
+    for seed, r in study.items():
+        r["machine"] = {"cores": 2, "cpu_capability": "AVX2" if seed else "AVX512"}
+        r["commit"] = f"c{seed}"
+    agg = aggregate(study)
+    row = agg["comparisons"]["baseline - start"]["bsr"]
+    alone = row["without_degenerate"]
+    assert alone["seeds_left_out"] == [2]
+    kept = [row["per_seed"][s]["diff"] for s in ("0", "1")]
+    assert alone["seed_level"] == seed_tests(kept) and alone["seed_level"]["n"] == 2
+    assert "without_degenerate" not in agg["comparisons"]["paper - baseline"]["bsr"]
+    assert agg["machine"] == {"cores": 2}
+    assert (
+        agg["machines"]["0"]["cpu_capability"] == "AVX512"
+        and agg["machines"]["1"]["cpu_capability"] == "AVX2"
+    )
+    assert agg["commits"] == {"0": "c0", "1": "c1", "2": "c2"}
+
+
+def test_a_seed_names_the_commit_of_the_checkout_that_wrote_it():
+    import re
+    import shutil
+    from pathlib import Path
+
+    from biasaware.version import source_commit
+
+    if shutil.which("git") is None or not (Path(__file__).resolve().parents[1] / ".git").exists():
+        pytest.skip("not a git checkout")
+    commit = source_commit()
+    assert commit is not None and re.fullmatch(r"[0-9a-f]{40}(\+changes)?", commit), commit
+
+
 def test_each_stage_rate_is_read_against_the_bench_of_its_own_cpu(tmp_path):
     from biasaware.evaluation.seeds import aggregate, bench_rates, markdown
 

@@ -12,7 +12,7 @@ from biasaware.version import __version__
 EPILOG = """pipeline:
   biasaware build bench|train|traces   data builders: inject the 12 biases, filter, write records
   biasaware build real --real PATH     real preference text and benchmarks, read from your copies
-  accelerate launch recipes/{sft,grpo,reward}.py --config ...   training (thin TRL scripts)
+  accelerate launch -m biasaware.recipes.{sft,grpo,reward,policy_grpo} --config ...   training (TRL)
   biasaware eval bias|scoring|general|real|compare  evaluation: Acc_ori, Acc_inj, BSR, scoring bias, benchmarks, real text
   biasaware preflight --judge NAME     a gate before trusting a judge: exit 1 when a fail threshold is crossed
   biasaware sweep                      a recipe over a grid: train, evaluate, one table (JudgeBiasBench Table 6)

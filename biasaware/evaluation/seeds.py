@@ -44,6 +44,7 @@ from biasaware.io import write_json
 
 METRICS = ("acc_ori", "bsr", "overcorrection")
 METRIC_NAMES = {"acc_ori": "Acc_ori", "bsr": "BSR", "overcorrection": "over-correction"}
+BETTER = {"acc_ori": "higher", "bsr": "lower", "overcorrection": "lower"}  # which way a difference helps
 # (name, judge, against): the difference judge - against
 COMPARISONS = (
     ("paper - baseline", "paper", "baseline"),
@@ -194,6 +195,13 @@ def aggregate(
         j: {m: spread([values[s][j][m] for s in seeds if values[s][j][m] is not None]) for m in METRICS}
         for j in judges
     }
+    degenerate = [
+        {"seed": s, "judge": j, "reasons": r["table"]["runs"][j]["judge_check"]["reasons"]}
+        for s, r in results.items()
+        for j in judges
+        if r["table"]["runs"][j]["judge_check"]["degenerate"]
+    ]
+    flagged = {(d["seed"], d["judge"]) for d in degenerate}
     comparisons = {}
     for name, a, b in COMPARISONS:
         if a not in judges or b not in judges:
@@ -212,13 +220,15 @@ def aggregate(
             }
             p = row[m]["seed_level"]["t_p"]
             row[m]["shown"] = p is not None and p < 0.05
+            left_out = [s for s in seeds if (s, a) in flagged or (s, b) in flagged]
+            if left_out:  # a degenerate judge's rates are not interpretable: the test without its seeds
+                kept = [
+                    per_seed[s]["diff"]
+                    for s in seeds
+                    if s not in left_out and per_seed[s]["diff"] is not None
+                ]
+                row[m]["without_degenerate"] = {"seeds_left_out": left_out, "seed_level": seed_tests(kept)}
         comparisons[name] = row
-    degenerate = [
-        {"seed": s, "judge": j, "reasons": r["table"]["runs"][j]["judge_check"]["reasons"]}
-        for s, r in results.items()
-        for j in judges
-        if r["table"]["runs"][j]["judge_check"]["degenerate"]
-    ]
     first = results[seeds[0]]
     return {
         "experiment": "generative-seeds",
@@ -226,7 +236,16 @@ def aggregate(
         "seeds": seeds,
         "budget": first["budget"],
         "arms": first["arms"],
-        "machine": first["machine"],
+        "machine": {  # what every seed's machine shares; where they differ, each seed's
+            k: v
+            for k, v in first["machine"].items()
+            if all(r["machine"].get(k) == v for r in results.values())
+        },
+        "machines": {
+            str(s): {k: r["machine"].get(k) for k in ("cpu_capability", "gpu", "cores")}
+            for s, r in results.items()
+        },
+        "commits": {str(s): r.get("commit") for s, r in results.items()},
         "benchmark": {
             "standard": len(first["outcomes"][judges[0]]["standard_ori"]),
             "mirror": len(first["outcomes"][judges[0]]["mirror_ori"]),
@@ -421,11 +440,14 @@ def forest_plot(
     path: Path,
     comparisons: list[str] | None = None,
     metrics: dict[str, str] | None = None,
+    better: dict[str, str] | None = None,
 ) -> Path:
     """Per comparison and metric: each seed's difference with its bootstrap interval, and the mean
     across seeds with its 95% t interval (a diamond); the zero line. ``metrics``: {metric: its name in
-    a panel's title} (default: this study's three)."""
+    a panel's title} (default: this study's three); ``better``: {metric: ``higher`` or ``lower``}, which
+    side of zero favours the judge over what it is compared with, said on each x axis."""
     metrics = metrics or METRIC_NAMES
+    better = better or BETTER
     import matplotlib
 
     matplotlib.use("Agg")
@@ -486,6 +508,8 @@ def forest_plot(
             i += 1
         ax.axvline(0, color="grey", linewidth=0.8, linestyle=":")
         ax.set_title(f"{metrics[m]} difference (points)", fontsize=9)
+        side = {"higher": "\nright of 0: the first is better", "lower": "\nleft of 0: the first is better"}
+        ax.set_xlabel(f"first minus second, points{side.get(better.get(m), '')}", fontsize=8)
         ax.tick_params(axis="x", labelsize=8)
     axes[0].set_yticks(ys)
     axes[0].set_yticklabels(labels, fontsize=7)

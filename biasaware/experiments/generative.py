@@ -58,6 +58,7 @@ from biasaware.errors import BiasAwareError, check_seed
 from biasaware.experiments import parts
 from biasaware.io import read_records, write_json, write_jsonl
 from biasaware.recipes import RECIPES
+from biasaware.version import source_commit
 
 BASE_MODEL = "smollm2-135m-instruct"
 START = "start"  # the shared starting judge's name in the tables
@@ -610,6 +611,7 @@ def run_seed(
         "experiment": "generative-seeds",
         "command": "biasaware quickstart --generative",
         "seed": seed,
+        "commit": source_commit(),
         "budget": budget.model_dump(),
         "arms": {k: ARMS[k].model_dump() for k in arms},
         "machine": {**machine(), **place},

@@ -67,6 +67,7 @@ from biasaware.experiments.parts import (
 from biasaware.io import read_json, read_records, write_json, write_jsonl
 from biasaware.judging.judges import JudgeSpec
 from biasaware.recipes import RECIPES
+from biasaware.version import source_commit
 
 MODEL = "minilm-l6"
 MAX_LENGTH = 256
@@ -469,6 +470,7 @@ class SeedRun:
         result = {
             "format": RESULT_FORMAT,
             "seed": self.seed,
+            "commit": source_commit(),
             "judge": "reward" if self.budget is None else "generative",
             "arms": {
                 a: {"what": describe(a, self.budget is not None), "rows": self.n // ARMS[a].share}
@@ -799,8 +801,13 @@ def run_real_study(
     (out / "aggregate.md").write_text(aggregate_markdown(agg))
     from biasaware.evaluation.seeds import forest_plot
 
-    forest_plot(agg, out / "forest.png", metrics={m: m for m in PLOT_METRICS})
+    forest_plot(agg, out / "forest.png", metrics={m: m for m in PLOT_METRICS}, better=plot_better())
     return agg
+
+
+def plot_better() -> dict[str, str]:
+    """Which way each plotted metric improves: accuracies up; BSR, over-correction, false positives down."""
+    return {m: "lower" if m in PROBE_METRICS or "false positives" in m else "higher" for m in PLOT_METRICS}
 
 
 def _num(x: float | None) -> str:
