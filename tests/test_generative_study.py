@@ -374,12 +374,17 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
     model = str(tiny_models["causal"])
     agg = run_generative(out, seeds=[0, 1], overrides=TINY, arms=["baseline"], model=model, device="cpu")
     assert agg["seeds"] == [0, 1] and (out / "aggregate.json").exists() and (out / "forest.png").exists()
-    assert json.loads((out / "aggregate.json").read_text())["comparisons"].keys() == {"baseline - start"}
+    # GRPO's own effect is a comparison of its own: the arm against the SFT checkpoint it started from
+    assert json.loads((out / "aggregate.json").read_text())["comparisons"].keys() == {
+        "baseline - start",
+        "baseline - baseline-sft",
+    }
     for seed in (0, 1):
         text = (out / f"seed-{seed}" / "generative.json").read_text()
         result = json.loads(text)
         assert str(tmp_path) not in text  # runs and checkpoints named within the study's folder
         assert result["table"]["runs"]["baseline"]["judge"] == f"seed-{seed}/ckpt/baseline-grpo"
+        assert result["table"]["runs"]["baseline-sft"]["judge"] == f"seed-{seed}/ckpt/baseline-sft"
         # the rates from per-probe outcomes equal eval bias's own summary (an independent formula)
         for name, run in result["table"]["runs"].items():
             v = metric_values(result["outcomes"][name])

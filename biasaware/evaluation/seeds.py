@@ -55,6 +55,11 @@ COMPARISONS = (
     ("paper - start", "paper", "start"),
     ("balanced - start", "balanced", "start"),
     ("balanced-acc - start", "balanced-acc", "start"),
+    # GRPO's own effect: each arm against the SFT checkpoint its GRPO started from
+    ("baseline - baseline-sft", "baseline", "baseline-sft"),
+    ("paper - paper-sft", "paper", "paper-sft"),
+    ("balanced - balanced-sft", "balanced", "balanced-sft"),
+    ("balanced-acc - balanced-sft", "balanced-acc", "balanced-sft"),
 )
 BOOTSTRAP_RESAMPLES = 2000
 

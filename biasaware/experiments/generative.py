@@ -517,7 +517,8 @@ class SeedRun:
         return out
 
     def evaluate(self, bench: Path, judges: dict[str, Path], device: str, dtype: str) -> dict[str, Path]:
-        """Every final checkpoint on every probe of the fixed benchmark, direct mode."""
+        """Every judge of ``judges`` (the starting judge, each arm's SFT and final checkpoints) on every
+        probe of the fixed benchmark, direct mode."""
         from biasaware.judging.judges import JudgeSpec
 
         folders = {}
@@ -539,6 +540,13 @@ class SeedRun:
 
             self.stage(f"evaluate {name}", work, (folder / "summary.json").exists())
         return folders
+
+
+def sft_judge(arm: str) -> str:
+    """The name an arm's SFT checkpoint is scored under (``baseline-sft``): the judge GRPO starts from,
+    so each seed gives SFT alone and SFT+GRPO (an arm that starts from another's SFT checkpoint is read
+    against that one's)."""
+    return f"{ARMS[arm].sft_of or arm}-sft"
 
 
 def outcomes(folder: Path) -> dict[str, str]:
@@ -594,7 +602,11 @@ def run_seed(
     data = run.stage("build", lambda: build_data(folder, seed, budget), done)
     data = data or json.loads((folder / "data.json").read_text())
     ckpts = run.train(arms)
-    judges = {START: run.ckpt("start-sft"), **{name: grpo for name, (_, grpo) in ckpts.items()}}
+    judges = {
+        START: run.ckpt("start-sft"),
+        **{sft_judge(name): sft for name, (sft, _) in ckpts.items() if ARMS[name].sft_of is None},
+        **{name: grpo for name, (_, grpo) in ckpts.items()},
+    }
     folders = run.evaluate(out / "bench", judges, device, dtype)
     table = compare_runs(
         folders, BASELINE if BASELINE in folders else START, biases=list(TRAINED_CUES), seed=budget.bench_seed
