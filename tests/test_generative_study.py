@@ -266,6 +266,42 @@ def test_a_comparison_with_a_degenerate_judge_is_also_tested_without_its_seed():
     assert agg["commits"] == {"0": "c0", "1": "c1", "2": "c2"}
 
 
+def test_grpo_signal_is_counted_per_arm_and_a_step_without_it_says_so(capsys):
+    """The share of groups with signal per arm across seeds (1 - each seed's mean zero-variance share),
+    the steps on which every group was uniform, the aggregate's table; and the [train] line of such a step."""
+    from types import SimpleNamespace
+
+    from biasaware.evaluation.seeds import aggregate, markdown
+    from biasaware.training.recipe import StepProgress
+
+    study = _study()
+    zero = {0: [1.0, 0.5], 1: [0.25, 0.25], 2: [1.0, 1.0]}  # per seed, per step
+    for seed, r in study.items():
+        steps = [{"step": i + 1, "reward_std": 0.1, "zero_std_groups": z} for i, z in enumerate(zero[seed])]
+        r["grpo"] = {
+            "paper": {
+                "steps": steps,
+                "mean_zero_std_groups": sum(zero[seed]) / 2,
+                "mean_reward_std": 0.1,
+                "weights_changed": True,
+                "rate": {"steps": 2, "seconds_per_step": 1.0},
+            }
+        }
+    g = aggregate(study)["grpo_signal"]["paper"]
+    assert g["non_uniform_groups"]["mean"] == pytest.approx((25 + 75 + 0) / 3)
+    assert (g["steps"], g["steps_without_signal"]) == (6, 3)
+    assert "| paper | 33.3 ± 38.2 | 3 of 6 |" in markdown(aggregate(study))  # SD of 25, 75, 0
+
+    progress = StepProgress()
+    state = SimpleNamespace(is_world_process_zero=True, global_step=1, max_steps=2)
+    progress.on_train_begin(None, state, None)
+    progress.on_log(None, state, None, logs={"loss": 0.0, "reward": -0.5, "frac_reward_zero_std": 1.0})
+    progress.on_log(None, state, None, logs={"loss": 0.0, "reward": 0.2, "frac_reward_zero_std": 0.5})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("[train] step 1/2 | loss 0.000 | reward -0.500 | no signal")
+    assert "no signal" not in lines[1]
+
+
 def test_a_seed_names_the_commit_of_the_checkout_that_wrote_it():
     import re
     import shutil

@@ -260,7 +260,32 @@ def aggregate(
         "comparisons": comparisons,
         "degenerate": degenerate,
         "seeds_detail": {str(s): seed_detail(r, benches) for s, r in results.items()},
+        "grpo_signal": grpo_signal_summary(results),
     }
+
+
+def without_signal(steps: list[dict[str, Any]]) -> int:
+    """GRPO steps on which every group's rewards were alike (TRL's ``frac_reward_zero_std`` 1): their
+    advantages are all zero, so the step gave no gradient."""
+    return sum(1 for s in steps if s.get("zero_std_groups") is not None and s["zero_std_groups"] >= 1.0)
+
+
+def grpo_signal_summary(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """Per arm across seeds: the share of GRPO groups whose rewards differed (1 - the mean zero-variance
+    share of a seed's steps), and the steps without signal out of all steps."""
+    arms = sorted({a for r in results.values() for a in r.get("grpo", {})})
+    out = {}
+    for arm in arms:
+        runs = [r["grpo"][arm] for r in results.values() if arm in r.get("grpo", {})]
+        shares = [
+            100 * (1 - g["mean_zero_std_groups"]) for g in runs if g.get("mean_zero_std_groups") is not None
+        ]
+        out[arm] = {
+            "non_uniform_groups": spread(shares),
+            "steps": sum(len(g.get("steps") or []) for g in runs),
+            "steps_without_signal": sum(without_signal(g.get("steps") or []) for g in runs),
+        }
+    return out
 
 
 def seed_detail(result: dict[str, Any], benches: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
@@ -299,6 +324,8 @@ def seed_detail(result: dict[str, Any], benches: dict[str, dict[str, Any]] | Non
                 "expected_uniform_groups": ((v.get("selection") or {}).get("kept") or {}).get(
                     "expected_uniform_groups"
                 ),
+                "steps": len(v.get("steps") or []),
+                "steps_without_signal": without_signal(v.get("steps") or []),
             }
             for k, v in result.get("grpo", {}).items()
         },
@@ -373,6 +400,20 @@ def markdown(agg: dict[str, Any]) -> str:
                 f"W p {_p(s['wilcoxon_p'])}; pooled p {_p(pooled['mcnemar_p'])}{mark}"
             )
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    if agg.get("grpo_signal"):
+        lines += [
+            "",
+            f"**GRPO's signal per arm, across {n} seeds** (groups whose rewards differed: percent, mean ± SD; "
+            "steps on which every group's rewards were alike, so no gradient)",
+            "",
+            "| arm | groups with signal | steps without signal |",
+            "|---|---:|---:|",
+        ]
+        for arm, g in agg["grpo_signal"].items():
+            share = g["non_uniform_groups"]
+            lines.append(
+                f"| {arm} | {_fmt(share['mean'])} ± {_fmt(share['sd'])} | {g['steps_without_signal']} of {g['steps']} |"
+            )
     lines += [
         "",
         "**Per seed**",

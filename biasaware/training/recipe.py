@@ -344,6 +344,9 @@ class StepProgress(TrainerCallback):
     time left (for logs and pipes, where a progress bar is noise)::
 
         [train] step 40/100 | loss 0.412 | 6.8 s/step | ETA 6m48s
+
+    A GRPO logging window in which every group's rewards were alike (TRL's ``frac_reward_zero_std``
+    1: all advantages zero) ends its line with ``no signal``.
     """
 
     KEYS = ("loss", "reward", "rewards/cue_consistency_reward/mean")
@@ -370,6 +373,9 @@ class StepProgress(TrainerCallback):
             for k in self.KEYS
             if logs.get(k) is not None  # a reward no row of the step applied to is logged as None
         )
+        uniform = logs.get("frac_reward_zero_std")  # GRPO: the share of groups whose rewards were all alike
+        if uniform is not None and float(uniform) >= 1.0:
+            shown += " | no signal: every group's rewards alike, no gradient"
         print(
             f"[train] step {state.global_step}/{state.max_steps} | {shown} | {per:.1f} s/step | "
             f"ETA {int(left // 60)}m{int(left % 60):02d}s",
