@@ -487,3 +487,16 @@ def check_out_folder(out: object, what: str = "out") -> Path:
             f"{what} {out}: cannot write in {existing} ({exc.strerror or exc}); give a folder you can write to"
         ) from None
     return path
+
+
+PACKAGE = Path(__file__).resolve().parent  # biasaware/: its recipes/configs and recipes/sweeps ship with it
+
+
+def find_file(name: str | Path, what: str) -> Path:
+    """A file named as in the docs: as given (from the working folder), else in the package
+    (``recipes/configs/...``: the configs that ship with it, so the docs' paths work from any folder)
+    or, in a checkout, beside it (``accelerate_configs/...``)."""
+    for candidate in (Path(name).expanduser(), PACKAGE / name, PACKAGE.parent / name):
+        if candidate.is_file():
+            return candidate
+    raise BiasAwareError(f"{what} {name}: no such file")

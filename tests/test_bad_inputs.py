@@ -919,6 +919,32 @@ CASES = [
         "--lerning_rate",
         {"r.yaml": RECIPE_CONFIG},
     ),
+    Case("recipe-no-settings", ["recipe:reward"], "no settings: give --config FILE"),
+    Case("recipe-config-without-its-file", ["recipe:sft", "--config"], "--config needs a file"),
+    Case(
+        "recipe-config-with-equals-is-read",
+        ["recipe:reward", "--config={d}/r.yaml"],
+        "r.yaml: unknown setting(s) 'lerning_rate'",
+        {"r.yaml": RECIPE_CONFIG + "lerning_rate: 1e-5\n"},
+    ),
+    Case(
+        "recipe-abbreviated-flag",
+        ["recipe:reward", "--config", "{d}/r.yaml", "--learning_rat", "1e-3"],
+        "--learning_rat",
+        {"r.yaml": RECIPE_CONFIG},
+    ),
+    Case(
+        "recipe-output-dir-is-a-file",
+        ["recipe:reward", "--config", "{d}/r.yaml", "--output_dir", "{d}/afile"],
+        "--output_dir {d}/afile: {d}/afile is a file",
+        {"r.yaml": RECIPE_CONFIG, "afile": "x"},
+    ),
+    Case(
+        "recipe-output-dir-not-writable",
+        ["recipe:reward", "--config", "{d}/r.yaml", "--output_dir", "/proc/biasaware-test/out"],
+        "--output_dir /proc/biasaware-test/out: cannot write in /proc",
+        {"r.yaml": RECIPE_CONFIG},
+    ),
     Case(
         "recipe-missing-model",
         [

@@ -91,3 +91,17 @@ def test_a_launched_recipe_runs_the_launching_copy_not_one_in_the_working_folder
     assert done.returncode == 0 and "--num_bias_negatives" in done.stdout, done.stderr[-2000:]
     plain = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
     assert "the copy in the working folder was imported" in plain.stderr  # what the environment prevents
+
+
+def test_a_config_named_as_in_the_docs_is_found_from_any_folder(tmp_path, monkeypatch):
+    """``--config recipes/configs/...`` from a folder that holds no checkout reads the packaged config."""
+    from biasaware.recipes import CONFIGS, load_recipe
+    from biasaware.training.recipe import parse_recipe
+
+    monkeypatch.chdir(tmp_path)
+    config = "recipes/configs/minilm-l6/reward_infonce.yaml"
+    script, training, model = parse_recipe(
+        load_recipe("reward").DATACLASSES, ["--config", config, "--output_dir", str(tmp_path / "out")]
+    )
+    assert model.model_name_or_path == "minilm-l6" and training.loss == "infonce"
+    assert (CONFIGS / "minilm-l6" / "reward_infonce.yaml").is_file()

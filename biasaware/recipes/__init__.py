@@ -18,6 +18,9 @@ from pathlib import Path
 from types import ModuleType
 
 from biasaware.errors import BiasAwareError
+from biasaware.io import find_file
+
+__all__ = ["CONFIGS", "NAMES", "RECIPES", "find_file", "load_recipe", "recipe_command", "recipe_environment"]
 
 NAMES = ("sft", "grpo", "reward", "policy_grpo")
 RECIPES = Path(__file__).resolve().parent  # the recipe modules, configs/ and sweeps/
@@ -47,13 +50,3 @@ def recipe_environment() -> dict[str, str]:
     than the command that launched it (a checkout in the working folder, say)."""
     path = [str(RECIPES.parents[1]), *filter(None, [os.environ.get("PYTHONPATH")])]
     return {**os.environ, "PYTHONPATH": os.pathsep.join(path), "PYTHONSAFEPATH": "1"}
-
-
-def find_file(name: str | Path, what: str) -> Path:
-    """A file named as in the docs: as given (from the working folder), else in the package
-    (``recipes/configs/...`` are the package's own configs) or, in a checkout, beside it
-    (``accelerate_configs/...``)."""
-    for candidate in (Path(name).expanduser(), RECIPES.parent / name, RECIPES.parents[1] / name):
-        if candidate.is_file():
-            return candidate
-    raise BiasAwareError(f"{what} {name}: no such file")

@@ -42,6 +42,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from biasaware.errors import BiasAwareError
+from biasaware.io import check_out_folder, find_file
 from biasaware.version import __version__
 
 log = logging.getLogger(__name__)
@@ -663,18 +664,43 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
     warnings.filterwarnings(
         "ignore", message=".*gradient_checkpointing.* is deprecated", category=FutureWarning
     )
-    config = _config_path(sys.argv[1:] if args is None else args)
+    args = recipe_arguments(sys.argv[1:] if args is None else list(args))
+    config = _config_path(args)
     if config:
         check_recipe_config(config, dataclass_types)
     captured = io.StringIO()
     try:
-        with contextlib.redirect_stderr(captured):
-            return tuple(TrlParser(dataclass_types).parse_args_and_config(args=args))
+        with contextlib.redirect_stderr(
+            captured
+        ):  # no flag prefixes: a misspelt flag is refused, as in a config
+            parsed = tuple(TrlParser(dataclass_types, allow_abbrev=False).parse_args_and_config(args=args))
     except (SystemExit, OSError, ValueError, TypeError) as exc:  # unknown flags, values it refuses
         if isinstance(exc, SystemExit) and exc.code == 0:  # --help, printed to stdout
             raise
         lines = [line for line in captured.getvalue().splitlines() if line.strip()]
         raise BiasAwareError(re.sub(r"^\S+: error: ", "", lines[-1]) if lines else str(exc)) from None
+    for settings in parsed:  # the folder it will write: a file, or a place it cannot write, is named now
+        if getattr(settings, "output_dir", None):
+            check_out_folder(settings.output_dir, "--output_dir")
+    return parsed
+
+
+def recipe_arguments(args: list[str]) -> list[str]:
+    """A recipe's command line as TrlParser takes it, or a :class:`BiasAwareError` that says what is
+    missing: settings at all, a file after ``--config``. ``--config=FILE`` is ``--config FILE``, and
+    a config named as in the docs (``recipes/configs/...``) is found in the package from any folder
+    (:func:`biasaware.io.find_file`)."""
+    if not args:
+        raise BiasAwareError(
+            "no settings: give --config FILE (a recipe config) and any flags; --help lists them"
+        )
+    args = [part for a in args for part in (["--config", a[9:]] if a.startswith("--config=") else [a])]
+    if "--config" in args:
+        i = args.index("--config")
+        if i + 1 >= len(args) or args[i + 1].startswith("--"):
+            raise BiasAwareError("--config needs a file: --config FILE (a recipe config)")
+        args[i + 1] = str(find_file(args[i + 1], "recipe config"))
+    return args
 
 
 def run_recipe(main, dataclass_types) -> None:
