@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
-from biasaware.io import write_json
+from biasaware.io import PACKAGE, write_json
 
 METRICS = ("acc_ori", "bsr", "overcorrection")
 METRIC_NAMES = {"acc_ori": "Acc_ori", "bsr": "BSR", "overcorrection": "over-correction"}
@@ -588,9 +588,7 @@ def aggregate_study(out: Path, bench: Path | None = None) -> dict[str, Any]:
     """Read the study folder's finished seeds; write ``aggregate.json``, ``aggregate.md`` and
     ``forest.png`` there; return the aggregate. ``bench``: the folder of step benchmarks to compare
     each stage's rate with (default: the repository's ``docs/results/bench``, when there)."""
-    from biasaware.recipes import RECIPES
-
-    agg = aggregate(load_seeds(out), bench_rates(bench or RECIPES.parents[1] / "docs" / "results" / "bench"))
+    agg = aggregate(load_seeds(out), bench_rates(bench or PACKAGE.parent / "docs" / "results" / "bench"))
     write_json(out / "aggregate.json", agg)
     text = markdown(agg)
     (out / "aggregate.md").write_text("# The generative study: seed-level results\n\n" + text)
