@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -215,23 +215,31 @@ class StageOutput(io.TextIOBase):
         super().close()
 
 
+@contextlib.contextmanager
+def stage_output(what: str, log: Path, command: str) -> Iterator[StageOutput]:
+    """The :class:`StageOutput` of one stage, appending to ``log`` after a ``$ command`` line; its
+    progress bar closed however the stage ends."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as sink:
+        sink.write(f"\n$ {command}\n")
+        out = StageOutput(what, sink)
+        try:
+            yield out
+        finally:
+            out.close()
+
+
 def launch_recipe(cmd: list[str], what: str, log: Path) -> float:
     """Run a recipe in its own process; returns its seconds. Its whole output (library warnings,
     TRL's log dicts) goes to ``log`` and the console through :class:`StageOutput`. A failure quotes
     the output's last lines."""
     t0 = time.time()
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("a") as sink:
-        sink.write(f"\n$ {shlex.join(cmd)}\n")
-        out = StageOutput(what, sink)
-        try:
-            with subprocess.Popen(
-                cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=recipe_environment()
-            ) as proc:
-                for line in proc.stdout:
-                    out.line(line)
-        finally:
-            out.close()
+    with stage_output(what, log, shlex.join(cmd)) as out:
+        with subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=recipe_environment()
+        ) as proc:
+            for line in proc.stdout:
+                out.line(line)
     if proc.returncode != 0:
         raise BiasAwareError(
             f"{what} failed (exit {proc.returncode}); its whole output is in {log}:\n{''.join(out.tail)[-2000:]}"
@@ -246,16 +254,16 @@ def run_inline(recipe: str, args: list[str], what: str, log: Path) -> float:
     module = load_recipe(recipe)
     parsed = parse_recipe(module.DATACLASSES, args)
     t0 = time.time()
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("a") as sink:
-        sink.write(f"\n$ (in this process) python {shlex.join([*recipe_command(recipe), *args])}\n")
-        out = StageOutput(what, sink)
-        try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-                module.main(*parsed)
-        finally:
-            out.close()
-            release_memory()
+    command = f"(in this process) python {shlex.join([*recipe_command(recipe), *args])}"
+    try:
+        with (
+            stage_output(what, log, command) as out,
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(out),
+        ):
+            module.main(*parsed)
+    finally:
+        release_memory()
     return time.time() - t0
 
 
