@@ -498,8 +498,11 @@ def test_two_seeds_at_a_minimal_budget_smollm2(tmp_path):
     }
     arms = ["baseline", "balanced", "balanced-acc"]
     agg = run_generative(tmp_path / "gen", seeds=[0, 1], overrides=budget, arms=arms, device="cpu")
-    assert agg["seeds"] == [0, 1] and set(agg["judges"]) == {"start", *arms}
-    assert {"balanced - balanced-acc", "balanced - baseline"} <= set(agg["comparisons"])
+    # each arm's SFT checkpoint is scored too (balanced-acc starts from balanced's)
+    assert agg["seeds"] == [0, 1] and set(agg["judges"]) == {"start", *arms, "baseline-sft", "balanced-sft"}
+    assert {"balanced - balanced-acc", "balanced - baseline", "balanced-acc - balanced-sft"} <= set(
+        agg["comparisons"]
+    )
     assert (tmp_path / "gen" / "aggregate.json").exists() and (tmp_path / "gen" / "forest.png").exists()
     for seed in (0, 1):
         result = json.loads((tmp_path / "gen" / f"seed-{seed}" / "generative.json").read_text())
