@@ -80,19 +80,24 @@ def visible(text: str) -> bool:
 NOTHING_SHOWN = "is empty or whitespace only (or shows nothing: invisible characters only)"
 
 
-def text_problem(text: str) -> str | None:
-    """Why ``text`` cannot be judged, in words that follow its name, or ``None``: a lone surrogate
-    (text no tokenizer can encode) is named with its place before the check that it shows anything."""
+def encoding_problem(text: str) -> str | None:
+    """A lone surrogate (text no tokenizer can encode), named with its place; ``None`` when there is none."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
         return f"is not valid text: a lone surrogate {text[exc.start]!r} at character {exc.start}"
-    return None if visible(text) else NOTHING_SHOWN
+    return None
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` cannot be judged, in words that follow its name, or ``None``: text that cannot be
+    encoded (:func:`encoding_problem`), else text that shows nothing."""
+    return encoding_problem(text) or (None if visible(text) else NOTHING_SHOWN)
 
 
 def _encodable(value: str) -> str:
-    problem = text_problem(value) if value else None
-    if problem is not None and problem != NOTHING_SHOWN:
+    problem = encoding_problem(value)
+    if problem is not None:
         raise ValueError(problem)
     return value
 
@@ -159,10 +164,11 @@ def chat_messages(prompt: Any) -> list[dict[str, str]]:
     """A prompt as chat messages: a non-empty string is one user turn; a list must hold messages of
     the roles system, user and assistant, the last a non-empty user turn. Anything else is a
     :class:`BiasAwareError` that shows what was given."""
-    if isinstance(prompt, str) and text_problem(prompt) is None:
-        return [{"role": "user", "content": prompt}]
     if isinstance(prompt, str) and prompt.strip():
-        raise BiasAwareError(f"a prompt {text_problem(prompt)}; got {prompt!r:.80}")
+        problem = text_problem(prompt)
+        if problem is not None:
+            raise BiasAwareError(f"a prompt {problem}; got {prompt!r:.80}")
+        return [{"role": "user", "content": prompt}]
     try:
         if not isinstance(prompt, list):
             raise ValueError

@@ -69,7 +69,7 @@ def test_an_installed_package_runs_its_recipes_outside_a_checkout(tmp_path):
     assert where.startswith(site), where  # the installed copy, not the checkout
     assert "--generative" in run(str(python), "-m", "biasaware.cli", "quickstart", "--generative", "--help")
     check = (
-        "import biasaware.recipes.grpo as g; from biasaware.recipes import find_file; "
+        "import biasaware.recipes.grpo as g; from biasaware.io import find_file; "
         "print(g.main.__module__, find_file('recipes/configs/smollm2-135m-instruct/grpo.yaml', 'config'))"
     )
     module, config = run(str(python), "-c", check).split()

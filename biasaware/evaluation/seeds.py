@@ -235,6 +235,7 @@ def aggregate(
                 row[m]["without_degenerate"] = {"seeds_left_out": left_out, "seed_level": seed_tests(kept)}
         comparisons[name] = row
     first = results[seeds[0]]
+    details = {str(s): seed_detail(r, benches) for s, r in results.items()}
     return {
         "experiment": "generative-seeds",
         "command": first.get("command"),
@@ -259,8 +260,8 @@ def aggregate(
         "judges": per_judge,
         "comparisons": comparisons,
         "degenerate": degenerate,
-        "seeds_detail": {str(s): seed_detail(r, benches) for s, r in results.items()},
-        "grpo_signal": grpo_signal_summary(results),
+        "seeds_detail": details,
+        "grpo_signal": grpo_signal_summary(details),
     }
 
 
@@ -270,20 +271,20 @@ def without_signal(steps: list[dict[str, Any]]) -> int:
     return sum(1 for s in steps if s.get("zero_std_groups") is not None and s["zero_std_groups"] >= 1.0)
 
 
-def grpo_signal_summary(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
-    """Per arm across seeds: the share of GRPO groups whose rewards differed (1 - the mean zero-variance
-    share of a seed's steps), and the steps without signal out of all steps."""
-    arms = sorted({a for r in results.values() for a in r.get("grpo", {})})
+def grpo_signal_summary(details: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Per arm across seeds, from each seed's :func:`seed_detail`: the share of GRPO groups whose
+    rewards differed (1 - the mean zero-variance share of a seed's steps), and the steps without
+    signal out of all steps."""
     out = {}
-    for arm in arms:
-        runs = [r["grpo"][arm] for r in results.values() if arm in r.get("grpo", {})]
+    for arm in sorted({a for d in details.values() for a in d["grpo"]}):
+        runs = [d["grpo"][arm] for d in details.values() if arm in d["grpo"]]
         shares = [
-            100 * (1 - g["mean_zero_std_groups"]) for g in runs if g.get("mean_zero_std_groups") is not None
+            100 * (1 - g["mean_zero_std_groups"]) for g in runs if g["mean_zero_std_groups"] is not None
         ]
         out[arm] = {
             "non_uniform_groups": spread(shares),
-            "steps": sum(len(g.get("steps") or []) for g in runs),
-            "steps_without_signal": sum(without_signal(g.get("steps") or []) for g in runs),
+            "steps": sum(g["steps"] for g in runs),
+            "steps_without_signal": sum(g["steps_without_signal"] for g in runs),
         }
     return out
 

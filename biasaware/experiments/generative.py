@@ -57,7 +57,7 @@ from biasaware.data.builders import NATURAL_CUES as TRAINED_CUES
 from biasaware.errors import BiasAwareError, check_seed
 from biasaware.experiments import parts
 from biasaware.io import read_records, write_json, write_jsonl
-from biasaware.recipes import RECIPES
+from biasaware.recipes import CONFIGS
 from biasaware.version import source_commit
 
 BASE_MODEL = "smollm2-135m-instruct"
@@ -450,7 +450,7 @@ class SeedRun:
         self, folder: Path, seed: int, budget: Budget, cpu: bool, model: str, configs: str = BASE_MODEL
     ):
         self.folder, self.seed, self.budget, self.cpu, self.model = folder, seed, budget, cpu, model
-        self.configs = RECIPES / "configs" / configs
+        self.configs = CONFIGS / configs
         folder.mkdir(parents=True, exist_ok=True)
         self.stages = parts.Stages(folder / "stages.json")
         self.stages.data.setdefault("load", {})

@@ -44,7 +44,7 @@ from biasaware.io import read_records, write_json, write_jsonl
 from biasaware.judging.judge_format import format_judgment, judge_messages
 from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.models import BUILTIN_MODELS, load_model
-from biasaware.recipes import RECIPES
+from biasaware.recipes import CONFIGS
 from biasaware.records import BiasNegative, BiasProbe, Judgment, PreferencePair, TraceRow, TrainingRow, View
 from biasaware.training.recipe import trained
 
@@ -138,7 +138,7 @@ def train_reward_models(out: Path, seed: int) -> dict[str, Path]:
             print(f"[train] {name}: {target} is already trained", flush=True)
             continue
         flags = {
-            "config": RECIPES / "configs" / "minilm-l6" / config,
+            "config": CONFIGS / "minilm-l6" / config,
             "train_file": out / rows / "train.jsonl",
             "output_dir": target,
             "seed": seed,
@@ -154,7 +154,7 @@ def train_generative(out: Path, seed: int, model: str = SMOKE_MODEL) -> Path:
     configs under ``recipes/configs/<model>``) through ``accelerate launch``: the one stage of the
     main job launched so, on purpose, to check the launcher a multi-GPU run uses (the generative path
     runs; no claim about quality at this size)."""
-    configs = RECIPES / "configs" / model
+    configs = CONFIGS / model
     sft, grpo = out / "ckpt" / "smollm2-sft", out / "ckpt" / "smollm2-grpo"
     common = {"seed": seed, "save_strategy": "no", "logging_steps": 1}
     if trained(grpo):

@@ -66,7 +66,7 @@ from biasaware.experiments.parts import (
 )
 from biasaware.io import read_json, read_records, write_json, write_jsonl
 from biasaware.judging.judges import JudgeSpec
-from biasaware.recipes import RECIPES
+from biasaware.recipes import CONFIGS
 from biasaware.version import source_commit
 
 MODEL = "minilm-l6"
@@ -384,7 +384,7 @@ class SeedRun:
         ckpt = self.out / "ckpt"
         if self.budget is None:
             flags = {
-                "config": RECIPES / "configs" / MODEL / a.config,
+                "config": CONFIGS / MODEL / a.config,
                 "model_name_or_path": self.model,
                 "output_dir": ckpt / arm,
                 **common,
@@ -406,7 +406,7 @@ class SeedRun:
             **common,
         }
         sft = {
-            "config": RECIPES / "configs" / GENERATIVE_MODEL / "sft_verdict.yaml",
+            "config": CONFIGS / GENERATIVE_MODEL / "sft_verdict.yaml",
             "model_name_or_path": self.model,
             "output_dir": ckpt / f"{arm}-sft",
             "targets": "verdicts",
@@ -417,7 +417,7 @@ class SeedRun:
             **judge,
         }
         grpo = {
-            "config": RECIPES / "configs" / GENERATIVE_MODEL / "grpo_verdict.yaml",
+            "config": CONFIGS / GENERATIVE_MODEL / "grpo_verdict.yaml",
             "model_name_or_path": ckpt / f"{arm}-sft",
             "output_dir": ckpt / arm,
             "rewards": ["accuracy", "format"],

@@ -54,8 +54,8 @@ from biasaware.experiments.parts import (
     recipe_flags,
     run_stage,
 )
-from biasaware.io import files_sha256, json_sha256, read_config
-from biasaware.recipes import find_file, load_recipe
+from biasaware.io import files_sha256, find_file, json_sha256, read_config
+from biasaware.recipes import load_recipe
 from biasaware.training.recipe import parse_recipe, trained
 
 RECIPE_MODES = {"reward": "reward", "sft": "generate", "grpo": "generate"}

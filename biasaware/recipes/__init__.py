@@ -14,33 +14,33 @@ from __future__ import annotations
 
 import importlib
 import os
-from pathlib import Path
 from types import ModuleType
 
 from biasaware.errors import BiasAwareError
-from biasaware.io import find_file
-
-__all__ = ["CONFIGS", "NAMES", "RECIPES", "find_file", "load_recipe", "recipe_command", "recipe_environment"]
+from biasaware.io import PACKAGE
 
 NAMES = ("sft", "grpo", "reward", "policy_grpo")
-RECIPES = Path(__file__).resolve().parent  # the recipe modules, configs/ and sweeps/
+RECIPES = PACKAGE / "recipes"  # the recipe modules, configs/ and sweeps/
 CONFIGS = RECIPES / "configs"
 
 
-def load_recipe(name: str) -> ModuleType:
-    """The recipe module ``name`` (one of :data:`NAMES`). Imported on demand: a recipe imports TRL,
-    seconds that a command which does not train never pays."""
+def recipe_module(name: str) -> str:
+    """The module of recipe ``name`` (one of :data:`NAMES`; another is named in the error)."""
     if name not in NAMES:
         raise BiasAwareError(f"unknown recipe {name!r}; the recipes: {', '.join(NAMES)}")
-    return importlib.import_module(f"biasaware.recipes.{name}")
+    return f"biasaware.recipes.{name}"
+
+
+def load_recipe(name: str) -> ModuleType:
+    """The recipe module ``name``, imported on demand: a recipe imports TRL, seconds that a command
+    which does not train never pays."""
+    return importlib.import_module(recipe_module(name))
 
 
 def recipe_command(name: str) -> list[str]:
     """What follows ``python`` or ``accelerate launch`` to run recipe ``name``: ``-m`` and its module
     (both launchers take ``-m``), so an installed package runs it from any folder."""
-    if name not in NAMES:
-        raise BiasAwareError(f"unknown recipe {name!r}; the recipes: {', '.join(NAMES)}")
-    return ["-m", f"biasaware.recipes.{name}"]
+    return ["-m", recipe_module(name)]
 
 
 def recipe_environment() -> dict[str, str]:
@@ -48,5 +48,5 @@ def recipe_environment() -> dict[str, str]:
     imported first on ``PYTHONPATH`` and the working folder kept off the path (``PYTHONSAFEPATH``;
     ``python -m`` would otherwise put it first), so a recipe never runs another copy of biasaware
     than the command that launched it (a checkout in the working folder, say)."""
-    path = [str(RECIPES.parents[1]), *filter(None, [os.environ.get("PYTHONPATH")])]
+    path = [str(PACKAGE.parent), *filter(None, [os.environ.get("PYTHONPATH")])]
     return {**os.environ, "PYTHONPATH": os.pathsep.join(path), "PYTHONSAFEPATH": "1"}

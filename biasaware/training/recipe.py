@@ -412,14 +412,7 @@ def train_and_save(trainer, training_args, kind: str, load_check: bool = True):
             f"[train] saved {training_args.output_dir} (load-back check skipped: load_check false)",
             flush=True,
         )
-        for card in _cards(trainer):
-            card.card["load_check"] = {"skipped": True}
-            card.write(
-                Path(training_args.output_dir),
-                trainer.args,
-                trainer.state.global_step,
-                trainer.state.log_history,
-            )
+        record_load_check(trainer, training_args.output_dir, {"skipped": True})
     return trainer
 
 
@@ -602,17 +595,16 @@ def check_saved(trainer, output_dir: str, kind: str) -> dict:
             f"(max |difference| {check['max_abs_diff']:.3g} on a {check['tokens']}-token probe)",
             flush=True,
         )
-        for card in _cards(trainer):
-            card.card["load_check"] = check
-            card.write(Path(output_dir), trainer.args, trainer.state.global_step, trainer.state.log_history)
+        record_load_check(trainer, output_dir, check)
     return check
 
 
-def _config_path(argv: list[str]) -> str | None:
-    for i, arg in enumerate(argv):
-        if arg == "--config" and i + 1 < len(argv):  # TrlParser's only spelling
-            return argv[i + 1]
-    return None
+def record_load_check(trainer, output_dir: str, check: dict[str, Any]) -> None:
+    """Write the load-back check (its figures, or that it was skipped) into the final folder's model
+    card: the mark :func:`trained` reads."""
+    for card in _cards(trainer):
+        card.card["load_check"] = check
+        card.write(Path(output_dir), trainer.args, trainer.state.global_step, trainer.state.log_history)
 
 
 def check_recipe_config(path: str, dataclass_types) -> None:
@@ -665,14 +657,12 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
         "ignore", message=".*gradient_checkpointing.* is deprecated", category=FutureWarning
     )
     args = recipe_arguments(sys.argv[1:] if args is None else list(args))
-    config = _config_path(args)
-    if config:
-        check_recipe_config(config, dataclass_types)
+    if "--config" in args:  # recipe_arguments put the file found after it
+        check_recipe_config(args[args.index("--config") + 1], dataclass_types)
     captured = io.StringIO()
     try:
-        with contextlib.redirect_stderr(
-            captured
-        ):  # no flag prefixes: a misspelt flag is refused, as in a config
+        # no flag prefixes: a misspelt flag is refused, as in a config
+        with contextlib.redirect_stderr(captured):
             parsed = tuple(TrlParser(dataclass_types, allow_abbrev=False).parse_args_and_config(args=args))
     except (SystemExit, OSError, ValueError, TypeError) as exc:  # unknown flags, values it refuses
         if isinstance(exc, SystemExit) and exc.code == 0:  # --help, printed to stdout
