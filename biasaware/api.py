@@ -186,59 +186,35 @@ def build_train(out: str | Path, **settings: Any) -> dict[str, Any]:
     return build(build_config(settings), check_out_folder(out))
 
 
-def evaluate(
-    judge: Judge,
-    bench: str | Path,
-    out: str | Path,
-    *,
-    biases: list[str] | None = None,
-    limit: int | None = None,
-    policy: str = "symmetric",
-    seed: int = 0,
-    **unknown: Any,
-) -> dict[str, Any]:
+def evaluate(judge: Judge, bench: str | Path, out: str | Path, **options: Any) -> dict[str, Any]:
     """``eval bias``: judge both views of every probe of ``bench`` into ``out`` (resumable, the same
     files as the command) and return the summary: per bias, category and overall, Acc_ori, Acc_inj,
     BSR (standard probes), over-correction (mirror probes), intervals, the degenerate check and the
-    cue-only baselines. ``limit``: a seeded sample (``seed``) of that many probes per bias and side."""
+    cue-only baselines. ``options`` are the command's (:class:`biasaware.options.EvalBias`):
+    ``biases``, ``limit`` (a seeded sample of that many probes per bias and side), ``policy``,
+    ``seed`` and ``rescore``."""
     from biasaware.evaluation.evaluate import evaluate_bias
+    from biasaware.options import EvalBias, keywords
 
     judge = _judge(judge)
-    if unknown:
-        raise BiasAwareError(
-            f"evaluate() takes no {', '.join(unknown)}; its options: biases, limit, policy, seed"
-        )
-    return evaluate_bias(
-        judge.spec, bench, out, biases=biases, limit=limit, policy=policy, seed=seed, judge=judge.impl
-    )
+    options = keywords(EvalBias, options, "evaluate()")
+    return evaluate_bias(judge.spec, bench, out, **options, judge=judge.impl)
 
 
-def preflight(
-    judge: Judge,
-    out: str | Path,
-    *,
-    per_bias: int | None = None,
-    families: str | None = None,
-    seed: int = 0,
-    thresholds: str | Path | None = None,
-    fail_on: str = "fail",
-) -> dict[str, Any]:
+def preflight(judge: Judge, out: str | Path, **options: Any) -> dict[str, Any]:
     """``biasaware preflight``: build the fixed battery (once), judge it into ``out`` (resumable) and
     grade it; returns the result written to ``out/preflight.json`` (``outcome``, ``checks`` with the
     master-key check a :func:`biasaware.reward_function` reads, the judge's ``fingerprint``).
-    ``thresholds``: a YAML or JSON file of overrides."""
-    from biasaware.evaluation.preflight import PER_BIAS, load_thresholds, run_preflight
+    ``options`` are the command's (:class:`biasaware.options.Preflight`): ``per_bias``,
+    ``families``, ``seed``, ``fail_on``, ``scoring_pairs``, ``scoring_max_tokens`` and
+    ``thresholds`` (a YAML or JSON file of overrides)."""
+    from biasaware.evaluation.preflight import load_thresholds, run_preflight
+    from biasaware.options import Preflight, keywords
 
     judge = _judge(judge)
-    return run_preflight(
-        judge.spec,
-        out,
-        thresholds=load_thresholds(thresholds),
-        per_bias=PER_BIAS if per_bias is None else per_bias,
-        families=families,
-        seed=seed,
-        fail_on=fail_on,
-    )
+    options = keywords(Preflight, options, "preflight()")
+    thresholds = load_thresholds(options.pop("thresholds", None))
+    return run_preflight(judge.spec, out, thresholds=thresholds, **options)
 
 
 def compare(

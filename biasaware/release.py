@@ -13,7 +13,7 @@
    degenerate-judge check; general-benchmark agreement when given; the training data's manifest and
    the recipe configuration; the commands that reproduce it), ``bias_report/`` (the summary, the
    per-instance judgments and the plots) and ``reproduce/`` (the build, bench and recipe configs).
-4. Only with ``push_to`` is the folder uploaded (``huggingface_hub``; the token comes from
+4. Only with ``push_to_hub`` is the folder uploaded (``huggingface_hub``; the token comes from
    ``HF_TOKEN`` or the hub's own login, is never printed, logged or written).
 """
 
@@ -530,14 +530,14 @@ def release(
     bench: str | None = None,
     probes: int = 8,
     license: str | None = None,
-    push_to: str | None = None,
+    push_to_hub: str | None = None,
     private: bool = False,
     name: str | None = None,
     allow_weak_general: bool = False,
 ) -> Path:
-    """Check, write (and with ``push_to`` upload) the release folder; return its path. Every check
+    """Check, write (and with ``push_to_hub`` upload) the release folder; return its path. Every check
     runs before anything is written; a failed write leaves no partial folder. ``name``: the model's
-    title and hub id in the card (default: ``push_to``, else the release folder's name). A model
+    title and hub id in the card (default: ``push_to_hub``, else the release folder's name). A model
     whose general accuracy was never measured (no ``general`` run) or is at chance (:func:`weak_general`)
     is refused unless ``allow_weak_general``; then the card says so at its top."""
     import tempfile
@@ -546,13 +546,13 @@ def release(
     if probes < 1:
         raise BiasAwareError(f"--probes must be at least 1, got {probes}")
     check_license(license)
-    if push_to:
+    if push_to_hub:
         from huggingface_hub.utils import validate_repo_id
 
         try:
-            validate_repo_id(push_to)
+            validate_repo_id(push_to_hub)
         except Exception as exc:  # HFValidationError
-            raise BiasAwareError(f"--push-to-hub {push_to!r}: {exc}") from None
+            raise BiasAwareError(f"--push-to-hub {push_to_hub!r}: {exc}") from None
     if not checkpoint.is_dir():
         raise BiasAwareError(f"--checkpoint {checkpoint}: no such folder")
     if not report.is_dir():
@@ -569,14 +569,14 @@ def release(
         raise BiasAwareError(f"--out {out} is a file")
     if name is not None and not name.strip():
         raise BiasAwareError("--name is empty: give the model's hub id (or leave --name out)")
-    if name and push_to and name != push_to:
+    if name and push_to_hub and name != push_to_hub:
         raise BiasAwareError(
-            f"--name {name} and --push-to-hub {push_to} differ: the card's snippet would load {name}, not the "
+            f"--name {name} and --push-to-hub {push_to_hub} differ: the card's snippet would load {name}, not the "
             "model it is pushed as; leave --name out (it is then --push-to-hub) or give the same name"
         )
     title = check_repo_name(
-        name or push_to or out.name,
-        "--name" if name or push_to else "--name (default: the --out folder's name)",
+        name or push_to_hub or out.name,
+        "--name" if name or push_to_hub else "--name (default: the --out folder's name)",
     )
     if out == checkpoint or checkpoint in out.parents or out == report or report in out.parents:
         raise BiasAwareError("--out must be outside the checkpoint and report folders")
@@ -654,8 +654,8 @@ def release(
         shutil.rmtree(out)
     staging.rename(out)
     print(f"[release] {out}: model files, README.md (model card), bias_report/, reproduce/", flush=True)
-    if push_to:
-        push(out, push_to, private)
+    if push_to_hub:
+        push(out, push_to_hub, private)
     else:
         print(
             f"[release] not pushed; to upload, run the same command with --push-to-hub NAME (or upload {out})"

@@ -5,6 +5,7 @@ formatted by ruff at the project's line limit."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -84,6 +85,25 @@ def test_each_command_is_a_few_lines_that_call_the_library():
         if isinstance(n, ast.FunctionDef) and n.name.startswith("cmd_") and n.end_lineno - n.lineno + 1 > 25
     ]
     assert not long, long
+
+
+def test_no_function_of_the_cli_is_longer_than_40_lines():
+    """The options are declared in biasaware/options.py; the CLI only makes parsers and calls."""
+    long = [
+        f"{path.name}:{n.name}: {n.end_lineno - n.lineno + 1} lines"
+        for path in sorted((PACKAGE / "cli").glob("*.py"))
+        for n in ast.walk(ast.parse(path.read_text()))
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.end_lineno - n.lineno + 1 > 40
+    ]
+    assert not long, long
+
+
+def test_the_cli_adds_no_option_by_hand():
+    """Every flag comes from a declaration (biasaware.options): no add_argument in the commands'
+    parsers but the three shared by every command (-v, --debug, --progress) and --version."""
+    text = (PACKAGE / "cli" / "parsers.py").read_text()
+    flags = sorted(set(re.findall(r"add_argument\(\s*(?:\"[^\"]*\",\s*)?\"(--?[a-z-]+)\"", text)))
+    assert flags == ["--debug", "--progress", "--verbose", "--version"], flags
 
 
 @pytest.mark.parametrize("action", [["format", "--check"], ["check"]])

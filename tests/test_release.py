@@ -199,7 +199,7 @@ def test_push_passes_the_folder_and_privacy_to_the_hub_client(two_points, tmp_pa
     monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     ckpt, report = two_points[0]
-    release(ckpt, report, tmp_path / "rel", push_to="me/judge", private=True, allow_weak_general=True)
+    release(ckpt, report, tmp_path / "rel", push_to_hub="me/judge", private=True, allow_weak_general=True)
     assert calls == [("token", TOKEN), ("create", "me/judge", True), ("upload", "rel", "me/judge")]
     assert "# me/judge" in (tmp_path / "rel" / "README.md").read_text()
 
@@ -283,7 +283,7 @@ def test_a_summary_that_does_not_match_its_judgments_is_refused(two_points, tmp_
     with pytest.raises(BiasAwareError, match="not a folder"):
         release(ckpt, report / "summary.json", tmp_path / "rel")
     with pytest.raises(BiasAwareError, match="push-to-hub"):
-        release(ckpt, report, tmp_path / "rel", push_to="bad name!!")
+        release(ckpt, report, tmp_path / "rel", push_to_hub="bad name!!")
     assert not (tmp_path / "rel").exists() and not (tmp_path / "rel.partial").exists()
 
 
@@ -300,11 +300,11 @@ def test_a_failed_push_can_be_retried_into_the_same_folder(two_points, tmp_path,
     monkeypatch.setattr(huggingface_hub, "HfApi", Down)
     ckpt, report = two_points[0]
     with pytest.raises(BiasAwareError, match="pushing to me/judge failed: the hub is unreachable"):
-        release(ckpt, report, tmp_path / "rel", push_to="me/judge", allow_weak_general=True)
+        release(ckpt, report, tmp_path / "rel", push_to_hub="me/judge", allow_weak_general=True)
     assert (tmp_path / "rel" / "README.md").exists()
     with pytest.raises(BiasAwareError, match="pushing to me/judge failed"):
         release(
-            ckpt, report, tmp_path / "rel", push_to="me/judge", allow_weak_general=True
+            ckpt, report, tmp_path / "rel", push_to_hub="me/judge", allow_weak_general=True
         )  # not refused as "not empty"
     other_ckpt = two_points[1][0]
     with pytest.raises(BiasAwareError, match="another model"):

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from biasaware.cli.parsers import BUDGET_FLAGS
+from biasaware import options as o
 from biasaware.errors import BiasAwareError
 
 
@@ -92,45 +92,21 @@ def build_real(args: argparse.Namespace) -> int:
 
 
 def build_config(args: argparse.Namespace):
-    """The :class:`~biasaware.data.builders.BuildConfig` that ``--config`` and the build flags describe."""
+    """The :class:`~biasaware.data.builders.BuildConfig` that ``--config`` and the build flags describe
+    (each flag is named as the config's setting; the LLM flags make its ``llm`` section)."""
     from biasaware.data.builders import BuildConfig
 
-    stage = args.stage
-    option = lambda name: getattr(args, name, None)  # noqa: E731 (each stage has its own options)
-    if option("mirror") and option("direction") not in (None, "mirror"):
+    if getattr(args, "mirror", False) and args.direction not in (None, "mirror"):
         raise BiasAwareError(f"--mirror and --direction {args.direction} disagree; give one of them")
     if args.device not in (None, "auto"):  # a device that is not there is an error, used or not
         from biasaware.devices import resolve_device
 
         resolve_device(args.device, "--device")
-    llm = {
-        "backend": args.llm_backend,
-        "model": args.llm_model,
-        "base_url": args.llm_base_url,
-        "concurrency": args.concurrency,
-        "device": args.device,
-        "dtype": args.dtype,
-    }
-    return BuildConfig.from_file(
-        args.config,
-        source=args.source,
-        split=args.split,
-        families=args.families,
-        direction="mirror" if option("mirror") else option("direction"),
-        cues=option("cues"),
-        augment=option("augment"),
-        biases=args.biases,
-        n_per_bias=args.n if stage == "bench" else None,
-        n_traces_per_bias=args.n if stage == "traces" else None,
-        max_rows=option("max_rows"),
-        seed=args.seed,
-        n_negatives=option("negatives"),
-        key_negatives=option("key_negatives"),
-        rewriter=args.rewriter,
-        verifier=args.verifier,
-        teacher=option("teacher"),
-        llm=llm,
-    )
+    settings = o.values(o.BUILD_OPTIONS[args.stage], args, skip=("out", "config"))
+    llm = {key: settings.pop(flag) for flag, key in o.Build.LLM_FLAGS.items()}
+    if settings.pop("mirror", False):
+        settings["direction"] = "mirror"
+    return BuildConfig.from_file(args.config, **settings, llm=llm)
 
 
 def judge_spec(args: argparse.Namespace):
@@ -140,9 +116,9 @@ def judge_spec(args: argparse.Namespace):
     any ``--seed``."""
     from biasaware.judging.judges import JudgeSpec
 
-    settings = {key: getattr(args, "judge" if key == "name" else key, None) for key in JudgeSpec.model_fields}
-    if not (settings.get("temperature") or 0) > 0:
-        settings["seed"] = None
+    settings = o.values(JudgeSpec, args)
+    if (settings.get("temperature") or 0) > 0:
+        settings["seed"] = args.seed
     return JudgeSpec.create(**settings)
 
 
@@ -190,16 +166,8 @@ def eval_bias(args: argparse.Namespace, spec, out: Path):
     from biasaware.evaluation.evaluate import evaluate_bias
     from biasaware.evaluation.reports import console_summary
 
-    summary = evaluate_bias(
-        spec,
-        args.data,
-        out,
-        biases=args.biases,  # parsed by evaluate_bias, as from the Python API
-        limit=args.limit,
-        policy=args.policy,
-        seed=args.seed,
-        rescore=args.rescore,
-    )
+    # --biases is parsed by evaluate_bias, as from the Python API
+    summary = evaluate_bias(spec, args.data, out, **o.values(o.EvalBias, args, skip=("out", "data")))
     if summary is not None:
         print(console_summary(summary))
     return summary, "judgments.jsonl, summary.json, report.md, sensitivity.png, accuracy.png"
@@ -208,9 +176,8 @@ def eval_bias(args: argparse.Namespace, spec, out: Path):
 def eval_general(args: argparse.Namespace, spec, out: Path):
     from biasaware.evaluation.general import evaluate_general
 
-    summary = evaluate_general(
-        spec, args.benchmark, out, split=args.split, limit=args.limit, rescore=args.rescore, seed=args.seed
-    )
+    options = o.values(o.EvalGeneral, args, skip=("out", "benchmark"))
+    summary = evaluate_general(spec, args.benchmark, out, **options)
     if summary is not None:
         print((out / "report.md").read_text())
     return summary, f"judgments.jsonl, summary.json, report.md ({(summary or {}).get('items')} pairs)"
@@ -222,7 +189,7 @@ def eval_real(args: argparse.Namespace, spec, out: Path):
     if args.rescore:
         raise BiasAwareError("eval real has no --rescore: rerun the same command, and it resumes")
     result = evaluate_real(
-        spec, args.data, out, limit=args.limit, probe_limit=args.probe_limit, seed=args.seed
+        spec, args.data, out, **o.values(o.EvalReal, args, skip=("out", "data", "rescore"))
     )
     print((out / "report.md").read_text())
     return result, "real.json, report.md"
@@ -275,17 +242,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     spec = judge_spec(args)
     thresholds = load_thresholds(args.thresholds)  # a bad file fails before anything runs
     out = Path(args.out) if args.out else Path("runs/preflight") / Path(args.judge.rstrip("/")).name
-    result = run_preflight(
-        spec,
-        out,
-        thresholds=thresholds,
-        per_bias=args.per_bias,
-        scoring_pairs=args.scoring_pairs,
-        families=args.families,
-        seed=args.seed,
-        fail_on=args.fail_on,
-        scoring_max_tokens=args.scoring_max_tokens,
-    )
+    options = o.values(o.Preflight, args, skip=("out", "thresholds"))
+    result = run_preflight(spec, out, thresholds=thresholds, **options)
     if result is None:  # another process of a multi-process launch: process 0 grades and reports
         return 0
     print("\n".join(verdict_lines(result)))
@@ -300,7 +258,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
         return generative_study(args)
     given = [
         f"--{k.replace('_', '-')}"
-        for k in (*BUDGET_FLAGS, "budget", "arms", "seeds")
+        for k in (*o.BUDGET_FLAGS, "budget", "arms", "seeds")
         if getattr(args, k) is not None
     ]
     if given:
@@ -323,7 +281,7 @@ def real_study(args: argparse.Namespace) -> int:
     own = ("sft_steps", "grpo_steps", "trainable_layers", "budget")
     given = [
         f"--{k.replace('_', '-')}"
-        for k in (*BUDGET_FLAGS, "budget", "arms")
+        for k in (*o.BUDGET_FLAGS, "budget", "arms")
         if getattr(args, k) is not None and (k not in own or not args.generative)
     ]
     if given:
@@ -355,7 +313,7 @@ def generative_study(args: argparse.Namespace) -> int:
     if args.seeds is not None and args.seed is not None:
         raise BiasAwareError("give --seed or --seeds, not both")
     seeds = parse_seeds(args.seeds) if args.seeds is not None else [args.seed or 0]
-    settings = {k: getattr(args, k) for k in BUDGET_FLAGS if getattr(args, k) is not None}
+    settings = {k: getattr(args, k) for k in o.BUDGET_FLAGS if getattr(args, k) is not None}
     arms = [a.strip() for a in args.arms.split(",") if a.strip()] if args.arms is not None else None
     out = Path(args.out or "runs/generative")
     run_generative(
@@ -370,24 +328,13 @@ def generative_study(args: argparse.Namespace) -> int:
     return 0
 
 
-SWEEP_FLAGS = (
-    "recipe",
-    "launch",
-    "bench",
-    "train_file",
-    "limit",
-    "general",
-    "device",
-    "dtype",
-)  # named as in SweepSpec
-
-
 def cmd_sweep(args: argparse.Namespace) -> int:
     from biasaware.experiments.sweep import SweepSpec, parse_grid_flag, run_sweep
 
     if args.seeds and not all(s.strip().lstrip("-").isdigit() for s in args.seeds.split(",")):
         raise BiasAwareError(f"--seeds {args.seeds!r}: expected integers, e.g. 0,1,2")
-    overrides = {key: getattr(args, key) for key in SWEEP_FLAGS}
+    # each flag is named as the spec's setting, but --recipe-config (its config: --config is the sweep file)
+    overrides = o.values(o.Sweep, args, skip=("config", "out", "grid", "seeds", "recipe_config"))
     overrides["config"] = args.recipe_config
     overrides["grid"] = parse_grid_flag(args.grid) if args.grid else None
     overrides["seeds"] = [int(s) for s in args.seeds.split(",")] if args.seeds else None
@@ -408,19 +355,8 @@ def cmd_release(args: argparse.Namespace) -> int:
         return release_data(args)
     if not args.checkpoint or not args.report:
         raise BiasAwareError("release needs --checkpoint and --report (or --data for a dataset card)")
-    release(
-        args.checkpoint,
-        args.report,
-        args.out,
-        general=args.general,
-        bench=args.bench,
-        probes=args.probes,
-        license=args.license,
-        push_to=args.push_to_hub,
-        private=args.private,
-        name=args.name,
-        allow_weak_general=args.allow_weak_general,
-    )
+    options = o.values(o.Release, args, skip=("checkpoint", "report", "data", "out"))
+    release(args.checkpoint, args.report, args.out, **options)
     return 0
 
 

@@ -64,6 +64,7 @@ from pydantic import (
     model_validator,
 )
 
+from biasaware.devices import DTYPES
 from biasaware.errors import BiasAwareError
 from biasaware.judging.llm import LLMClient, LLMSpec, any_text, public_url
 from biasaware.judging.models import chat_ids, encode_rendered, fit_chat, render_chats
@@ -82,32 +83,72 @@ class JudgeSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(min_length=1, description="built-in name, local folder, hub name, or endpoint model")
-    mode: Literal["generate", "direct", "reward"] = "generate"
-    backend: Literal["transformers", "openai", "vllm"] = "transformers"
-    template: str = Field("default", description="prompt format (generate mode)")
-    device: str = Field("auto", description="auto, cpu, cuda, cuda:N or mps")
-    dtype: str = Field("auto", description="auto, float32, bfloat16 or float16")
-    batch_size: int = Field(8, ge=1, description="views per forward batch, or prompts per generate batch")
-    max_batch_tokens: int | None = Field(32768, ge=1, description="padded tokens per forward batch")
-    max_length: int | None = Field(None, ge=1, description="context limit in tokens (default: the model's)")
+    # Each field with a description is a judge flag of `eval` and `preflight` (biasaware.options):
+    # the description is the flag's help, json_schema_extra what argparse needs beyond the type.
+    name: str = Field(
+        min_length=1,
+        description="built-in name, local folder, hub name, or a model at --base-url",
+        json_schema_extra={"flag": "--judge", "dest": "judge"},
+    )
+    mode: Literal["generate", "direct", "reward"] = Field(
+        "generate",
+        description="generate: a reasoning judge; direct: P(A) vs P(B) of the next token; reward: a reward model "
+        "(minilm-l6 is one) (default: what the judge's folder holds: reward for a sequence-classification model, "
+        "generate otherwise; a mode that contradicts the folder is refused)",
+        json_schema_extra={"cli_default": None},
+    )
+    backend: Literal["transformers", "openai", "vllm"] = Field(
+        "transformers",
+        description="generate mode: local transformers, in-process vLLM, or an OpenAI-compatible endpoint",
+    )
+    template: str = Field(
+        "default",
+        description="judge prompt format; direct mode reads the first token of a letter-first format: verdict or "
+        "direct (any other name gives direct)",
+    )
+    device: str = Field(
+        "auto",
+        description="where models run: auto, cpu, cuda, cuda:N or mps (default auto: the GPU when there is one)",
+    )
+    dtype: str = Field(
+        "auto",
+        description="model weights' dtype (default auto: bfloat16 on a GPU that supports it, float32 on the CPU)",
+        json_schema_extra={"choices": list(DTYPES)},
+    )
+    batch_size: int = Field(8, ge=1, description="views per forward or generate batch")
+    max_batch_tokens: int | None = Field(
+        32768, ge=1, description="direct and reward modes: at most this many padded tokens per batch"
+    )
+    max_length: int | None = Field(
+        None,
+        ge=1,
+        description="context limit in tokens; a longer view is not judged and is counted (default: the model's)",
+    )
     truncation: Literal["none", "longest_first"] = Field(
         "none",
         description="reward mode: a (prompt, response) over the context is not judged (none) or cut to fit "
         "(longest_first: the longer of the last user turn and the response loses its end)",
     )
-    max_tokens: int = Field(512, ge=1, description="generation budget per verdict")
-    temperature: float = Field(0.0, ge=0.0)
+    max_tokens: int = Field(
+        512, ge=1, description="generation budget per verdict; a reply cut before its verdict is invalid"
+    )
+    temperature: float = Field(0.0, ge=0.0, description="sampling temperature; 0 = greedy (default 0)")
     seed: int | None = None
-    base_url: str | None = None
+    base_url: str | None = Field(None, description="OpenAI-compatible endpoint, backend openai")
     api_key_env: str = "OPENAI_API_KEY"
-    concurrency: int = Field(16, ge=1, description="calls in flight (backend openai)")
+    concurrency: int = Field(16, ge=1, description="calls in flight, backend openai")
     cache_dir: str | None = None
     pointwise: Literal["rubric", "minimal"] | None = Field(
-        None, description="judge a pair by scoring each response alone: rubric (1-5) or minimal (1-10)"
+        None,
+        description="judge each pair by scoring its two responses alone, the higher wins (ties are wrong): rubric = "
+        "1-5 with a correctness rubric, minimal = Gao et al.'s 1-10 prompt; generate and direct modes; 9 "
+        "response-level biases (default: off, the pair is judged together)",
     )
     parse: Literal["strict", "native"] = Field(
-        "strict", description="read replies by biasaware's strict rule, or as the format's own tool does"
+        "strict",
+        description="generate mode: read replies by biasaware's strict rule (ambiguous replies are invalid), or as "
+        "the format's own tool reads them, tie-breaks included, to compare with published numbers (llmbar, "
+        "llmbar-cot, mtbench, judgelm, prometheus, autoj; docs/formats.md)",
     )
 
     @field_serializer("base_url")
