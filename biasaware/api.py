@@ -160,30 +160,17 @@ def build_bench(out: str | Path, **settings: Any) -> dict[str, Any]:
     """``build bench``: bias probes into ``out`` (resumable; returns the manifest). ``settings``
     are :class:`~biasaware.data.builders.BuildConfig`'s (``biases``, ``n_per_bias``, ``families``,
     ``direction``, ``source``, ``seed``, ...)."""
-    from biasaware.data.builders import build_bench as build
+    from biasaware.data.builders import BuildConfig, build_bench
 
-    return build(build_config(settings), check_out_folder(out))
-
-
-def build_config(settings: dict[str, Any]):
-    """A :class:`~biasaware.data.builders.BuildConfig` from keyword settings; an unknown one is named."""
-    from dataclasses import fields
-
-    from biasaware.data.builders import BuildConfig
-
-    known = [f.name for f in fields(BuildConfig)]
-    unknown = [k for k in settings if k not in known]
-    if unknown:
-        raise BiasAwareError(f"unknown build setting(s) {', '.join(unknown)}; valid: {', '.join(known)}")
-    return BuildConfig(**settings)
+    return build_bench(BuildConfig.from_settings(settings, "build_bench()"), check_out_folder(out))
 
 
 def build_train(out: str | Path, **settings: Any) -> dict[str, Any]:
     """``build train``: bias-augmented training rows into ``out`` (``augment``: ``paper`` or
     ``balanced``; ``cues``: ``natural`` for cue-correlated pairs)."""
-    from biasaware.data.builders import build_train as build
+    from biasaware.data.builders import BuildConfig, build_train
 
-    return build(build_config(settings), check_out_folder(out))
+    return build_train(BuildConfig.from_settings(settings, "build_train()"), check_out_folder(out))
 
 
 def evaluate(judge: Judge, bench: str | Path, out: str | Path, **options: Any) -> dict[str, Any]:

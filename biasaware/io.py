@@ -217,37 +217,52 @@ def iter_rows(source: str | os.PathLike, split: str = "train") -> Iterator[RawRo
         yield from _iter_hf(str(source), split)
 
 
-def validate_rows(source: str | os.PathLike, kind: str | None = None, split: str = "train"):
-    """Validate every row of ``source``; return ``(kind, records, problems)``.
-
-    ``kind`` is guessed from the first row when not given. Nothing raises for bad rows: every
-    problem is collected, one line each, so a user can fix a file in one pass.
-    """
+def collect_rows(source, split: str, parse, key=lambda record: record.key()) -> tuple[list, list[str]]:
+    """Every row of ``source`` read by ``parse(row, index)`` (a record, or ``None`` to skip it), with
+    every problem collected, one line each, and nothing raised for a bad row: the row's own (bad
+    JSON), the record's (:class:`RecordError`), and a ``key`` (its id) that repeats an earlier
+    record's: two records under one id would be one built twice and another lost."""
     records, problems = [], []
-    first: dict[Any, str] = {}  # where each id was first seen: a repeated id is a problem
-    cls = resolve_kind(kind) if kind else None
+    first: dict[Any, str] = {}  # where each key was first seen
     for row in iter_rows(source, split):
         if row.error:
             problems.append(row.error)
             continue
-        if cls is None:
-            kind = guess_kind(row.data)
-            cls = resolve_kind(kind)
         try:
-            record = parse_record(cls, row.data, row.where)
+            record = parse(row, len(records) + len(problems))
         except RecordError as err:
             problems.extend(err.problems)
             continue
-        key = record.key()
-        if key is not None and key in first:
-            what = "probe_id and view" if isinstance(key, tuple) else "id"
+        if record is None:
+            continue
+        found = key(record)
+        if found is not None and found in first:
+            what = "probe_id and view" if isinstance(found, tuple) else "id"
             problems.append(
-                f"{row.where}: {what} {key!r} repeats the record at {first[key]}; ids must be unique"
+                f"{row.where}: {what} {found!r} repeats the record at {first[found]}; ids must be unique"
             )
             continue
-        first.setdefault(key, row.where)
+        first.setdefault(found, row.where)
         records.append(record)
-    return kind, records, problems
+    return records, problems
+
+
+def validate_rows(source: str | os.PathLike, kind: str | None = None, split: str = "train"):
+    """Validate every row of ``source``; return ``(kind, records, problems)``.
+
+    ``kind`` is guessed from the first row when not given. Nothing raises for bad rows: every
+    problem is collected, one line each, so a user can fix a file in one pass (:func:`collect_rows`).
+    """
+    found = {"kind": kind, "class": resolve_kind(kind) if kind else None}
+
+    def parse(row: RawRow, index: int):
+        if found["class"] is None:
+            found["kind"] = guess_kind(row.data)
+            found["class"] = resolve_kind(found["kind"])
+        return parse_record(found["class"], row.data, row.where)
+
+    records, problems = collect_rows(source, split, parse)
+    return found["kind"], records, problems
 
 
 def read_records(source: str | os.PathLike, kind: str, split: str = "train") -> list:

@@ -220,8 +220,8 @@ class Build:
         stated=_build("source"),
     )
     split: str | None = option(
-        "the source's split (default: train; builtin: test). Builtin: test = held-out task families, train = "
-        "the others, all"
+        "the source's split (default: train; builtin: test for bench, train otherwise). Builtin: test = held-out "
+        "task families, train = the others, all"
     )
     families: str | None = option(
         "builtin source: task families: reasoning (arithmetic, sorting, ...), facts (single-fact questions a "
@@ -268,10 +268,6 @@ class Build:
 
 @dataclass
 class BuildBench(Build):
-    split: str | None = option(
-        "the source's split (default: train; builtin: test). Builtin: test = held-out task families, train = "
-        "the others, all"
-    )
     n_per_bias: int | None = option(
         "probes per bias and side", flag="--n", type=positive_int, stated=_build("n_per_bias")
     )
@@ -284,10 +280,6 @@ class BuildBench(Build):
 
 @dataclass
 class BuildTrain(Build):
-    split: str | None = option(
-        "the source's split (default: train; builtin: train). Builtin: test = held-out task families, train = "
-        "the others, all"
-    )
     n_negatives: int | None = option(
         "bias negatives per row, paper augmentation",
         flag="--negatives",
@@ -315,10 +307,6 @@ class BuildTrain(Build):
 
 @dataclass
 class BuildTraces(Build):
-    split: str | None = option(
-        "the source's split (default: train; builtin: train). Builtin: test = held-out task families, train = "
-        "the others, all"
-    )
     n_traces_per_bias: int | None = option(
         "traces per bias", flag="--n", type=positive_int, stated=_build("n_traces_per_bias")
     )
@@ -597,24 +585,20 @@ class Budget:
     start_steps: int | None = option(
         "--generative: SFT steps of the starting judge every arm starts from (default: the preset's; cpu 200 of 4 "
         "rows)",
-        type=int,
     )
     sft_steps: int | None = option(
         "--generative: each arm's own SFT steps (default: the preset's; cpu 80 of 4 rows; with --real: gpu 240 of "
         "8, cpu 4 of 2)",
-        type=int,
     )
     grpo_steps: int | None = option(
         "--generative: GRPO steps per arm (default: the preset's; cpu 12 of 16 completions; with --real: gpu 40 of "
         "64, cpu 1 of 4)",
-        type=int,
     )
     trainable_layers: int | None = option(
         "--generative: top layers trained (default: the preset's; cpu 12 of 30, gpu all; with --real: cpu 4)",
-        type=int,
     )
     bench_probes: int | None = option(
-        "--generative: benchmark probes asked per trained cue and side (default 55)", type=int
+        "--generative: benchmark probes asked per trained cue and side (default 55)"
     )
     cue_rate: float | None = option(
         "--generative: share of the natural training pairs with the cue on the chosen answer, from 0 to 1 "

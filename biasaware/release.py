@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
+from biasaware.formatting import pct
 from biasaware.hub import check_license, check_repo_name
 from biasaware.io import read_json
 
@@ -218,7 +219,7 @@ def model_card(
     cut to their last part)."""
     from huggingface_hub import ModelCard, ModelCardData
 
-    from biasaware.evaluation.reports import markdown_report, pct
+    from biasaware.evaluation.reports import markdown_report
 
     mode = summary["run"]["mode"]
     training = _training(card)

@@ -287,7 +287,7 @@ def test_bad_evaluate_arguments_are_refused_before_anything_is_judged(
     with pytest.raises(BiasAwareError, match=re.escape(message)):
         biasaware.evaluate(judge, out.pop("bench"), **out)
     assert not (tmp_path / "eval").exists()
-    with pytest.raises(BiasAwareError, match="unknown build setting"):
+    with pytest.raises(BiasAwareError, match=r"build_bench\(\): unknown setting"):
         biasaware.build_bench(tmp_path / "b2", n_per_biass=2)
     for bad in (None, 123, "", tmp_path / "afile"):
         with pytest.raises(BiasAwareError, match="out"):

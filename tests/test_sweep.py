@@ -229,10 +229,10 @@ def test_setting_errors_before_anything_is_written(sweep_files, tmp_path, capsys
     _, spec = sweep_files
     out = tmp_path / "o"
     cases = [
-        ({"build": {**spec["build"], "bogus": 1}}, "build: unknown build setting"),
+        ({"build": {**spec["build"], "bogus": 1}}, "build: unknown setting"),
         (
             {"bench_build": {**spec["bench_build"], "seed": 3, "bogus": 1}},
-            "bench_build: unknown build setting",
+            "bench_build: unknown setting",
         ),
         ({"general": [str(tmp_path / "nope.jsonl")]}, "no such file"),
         ({"biases": ["lenght"]}, "biases: unknown lenght"),

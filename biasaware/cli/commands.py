@@ -57,7 +57,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     if args.stage == "real":
         return build_real(args)
     build = {"bench": build_bench, "train": build_train, "traces": build_traces}[args.stage]
-    manifest = build(build_config(args), args.out)
+    manifest = build(build_settings(args), args.out)
     if manifest.get("reused"):
         print(f"[build] {args.out} already holds this build (manifest.json); nothing to do")
         return 0
@@ -91,7 +91,7 @@ def build_real(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_config(args: argparse.Namespace):
+def build_settings(args: argparse.Namespace):
     """The :class:`~biasaware.data.builders.BuildConfig` that ``--config`` and the build flags describe
     (each flag is named as the config's setting; the LLM flags make its ``llm`` section)."""
     from biasaware.data.builders import BuildConfig
@@ -203,21 +203,17 @@ def eval_scoring(args: argparse.Namespace, spec, out: Path):
     if args.reference_writer and not args.rescore:
         writer = reference_llm(args, args.reference_writer)
         reviewer = reference_llm(args, args.reference_reviewer or args.reference_writer)
+    options = o.values(o.EvalScoring, args, skip=("out", "data", "templates", *REFERENCE_FLAGS))
+    attempts = options.pop("reference_attempts")
     summary = evaluate_scoring(
-        spec,
-        args.data,
-        out,
-        templates=names,
-        limit=args.limit,
-        seed=args.seed,
-        rescore=args.rescore,
-        writer=writer,
-        reviewer=reviewer,
-        attempts=args.reference_attempts,
+        spec, args.data, out, templates=names, writer=writer, reviewer=reviewer, attempts=attempts, **options
     )
     if summary is not None:
         print((out / "report.md").read_text())
     return summary, ", ".join((summary or {}).get("files", []))
+
+
+REFERENCE_FLAGS = ("reference_writer", "reference_reviewer", "reference_backend", "reference_base_url")
 
 
 def reference_llm(args: argparse.Namespace, model: str):

@@ -212,15 +212,29 @@ class BuildConfig:
                 ) from None
 
     @classmethod
+    def from_settings(cls, settings: dict[str, Any], where: str = "build") -> BuildConfig:
+        """A config from named settings (the Python API's keywords, a sweep's section); an unknown
+        name is refused with the valid ones, ``where`` naming the settings' place."""
+        cls._known(settings, where)
+        try:
+            return cls(**settings)
+        except (TypeError, ValueError) as exc:
+            raise BiasAwareError(f"{where}: {exc}") from None
+
+    @classmethod
+    def _known(cls, settings: dict[str, Any], where: str) -> None:
+        unknown = sorted(set(settings) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise BiasAwareError(
+                f"{where}: unknown setting(s) {', '.join(unknown)}; valid: {', '.join(cls.__dataclass_fields__)}"
+            )
+
+    @classmethod
     def from_file(cls, path: str | None, **overrides: Any) -> BuildConfig:
         data: dict[str, Any] = {}
         if path:
             data = read_config(path, "build config")
-            unknown = sorted(set(data) - set(cls.__dataclass_fields__))
-            if unknown:
-                raise BiasAwareError(
-                    f"{path}: unknown setting(s) {', '.join(unknown)}; valid: {', '.join(cls.__dataclass_fields__)}"
-                )
+            cls._known(data, path)
         llm = overrides.pop("llm", None)
         data.update({k: v for k, v in overrides.items() if v is not None})
         if llm and any(v is not None for v in llm.values()):

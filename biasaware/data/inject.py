@@ -354,6 +354,14 @@ def _probe(
     )
 
 
+def _rewritten(
+    pair: PreferencePair, bias: str, chosen: str, rejected: str, order: str, ctx, **meta
+) -> BiasProbe:
+    """A probe whose injected view holds rewritten responses, in the original view's order."""
+    original = _view(pair, pair.chosen, pair.rejected, order)
+    return _probe(pair, bias, original, _view(pair, chosen, rejected, order), ctx, **meta)
+
+
 def inject_rewrite(
     pair: PreferencePair, bias: str, order: str, rng: random.Random, ctx: InjectContext
 ) -> BiasProbe:
@@ -363,14 +371,7 @@ def inject_rewrite(
     to_chosen, to_rejected = ("add", "remove") if ctx.mirror else ("remove", "add")
     chosen = ctx.rewriter.rewrite(bias, pair.chosen, to_chosen, user, rng)
     rejected = ctx.rewriter.rewrite(bias, pair.rejected, to_rejected, user, rng)
-    return _probe(
-        pair,
-        bias,
-        _view(pair, pair.chosen, pair.rejected, order),
-        _view(pair, chosen, rejected, order),
-        ctx,
-        rewriter=ctx.rewriter.name,
-    )
+    return _rewritten(pair, bias, chosen, rejected, order, ctx, rewriter=ctx.rewriter.name)
 
 
 def inject_bandwagon(pair, order, rng, ctx):
@@ -422,14 +423,7 @@ def _identity(bias: str):
             rejected = f"{statement} {rejected}"
         else:
             chosen = f"{statement} {chosen}"
-        return _probe(
-            pair,
-            bias,
-            _view(pair, pair.chosen, pair.rejected, order),
-            _view(pair, chosen, rejected, order),
-            ctx,
-            identity=statement,
-        )
+        return _rewritten(pair, bias, chosen, rejected, order, ctx, identity=statement)
 
     inject.__name__ = f"inject_{bias}"
     inject.__doc__ = (
@@ -464,14 +458,7 @@ def inject_injection(pair, order, rng, ctx):
         chosen = f"{chosen}\n\n{payload}"
     else:
         rejected = f"{rejected}\n\n{payload}"
-    return _probe(
-        pair,
-        "injection",
-        _view(pair, pair.chosen, pair.rejected, order),
-        _view(pair, chosen, rejected, order),
-        ctx,
-        payload=payload,
-    )
+    return _rewritten(pair, "injection", chosen, rejected, order, ctx, payload=payload)
 
 
 def inject_masterkey(pair, order, rng, ctx):
@@ -484,8 +471,7 @@ def inject_masterkey(pair, order, rng, ctx):
         user = pair.user_turn()
         short = ctx.rewriter.rewrite("length", pair.chosen, "remove", user, rng)
         long = ctx.rewriter.rewrite("length", pair.rejected, "add", user, rng)
-        original, injected = _view(pair, pair.chosen, pair.rejected, order), _view(pair, short, long, order)
-        return _probe(pair, "masterkey", original, injected, ctx, rewriter=ctx.rewriter.name)
+        return _rewritten(pair, "masterkey", short, long, order, ctx, rewriter=ctx.rewriter.name)
     other = pair.rejected if "claim" in pair.meta else None  # template-written pairs differ where they answer
     assigned = ctx.key_types.get(pair.id)
     tries = rng.sample(KEY_TYPES, len(KEY_TYPES))
@@ -493,15 +479,7 @@ def inject_masterkey(pair, order, rng, ctx):
         key = master_key(key_type, pair.user_turn(), pair.chosen, other, rng)
         if key is not None and key.strip() != pair.chosen.strip():
             break
-    return _probe(
-        pair,
-        "masterkey",
-        _view(pair, pair.chosen, pair.rejected, order),
-        _view(pair, pair.chosen, key, order),
-        ctx,
-        key_type=key_type,
-        key=key,
-    )
+    return _rewritten(pair, "masterkey", pair.chosen, key, order, ctx, key_type=key_type, key=key)
 
 
 def _rewrite(bias: str):

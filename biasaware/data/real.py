@@ -61,6 +61,7 @@ from biasaware.data.upstream import (
     load_upstream,
 )
 from biasaware.errors import BiasAwareError
+from biasaware.formatting import DASH, pct
 from biasaware.io import check_out_folder, files_sha256, read_json, read_records, write_json, write_jsonl
 from biasaware.records import PreferencePair, parse_record
 
@@ -432,7 +433,7 @@ def real_report(manifest: dict[str, Any]) -> list[str]:
             lines.append(f"{what}: {std} standard and {mirror} mirror probes in {name}/")
     lines.append("longer answer chosen (characters; pairs of equal length left out):")
     for name, row in manifest["shortcut"].items():
-        share = "n/a" if row["share"] is None else f"{100 * row['share']:.1f}%"
+        share = "n/a" if row["share"] is None else f"{pct(row['share'])}%"
         lines.append(f"  {name:18s} {share:>6s} of {row['decided']}")
     for name in manifest["missing"]:
         lines.append(f"missing: {name} (no {FOLDER_NAMES[name][0]}/ under --real; {UPSTREAM[name].repo})")
@@ -463,6 +464,6 @@ def shortcut_markdown(summary: dict[str, Any]) -> str:
         "|---|---|---:|---:|",
     ]
     for name, row in summary["shortcut"].items():
-        share = "–" if row["share"] is None else f"{100 * row['share']:.1f}%"
+        share = DASH if row["share"] is None else f"{pct(row['share'])}%"
         lines.append(f"| {name} | {LABELS.get(name, name)} | {row['decided']:,} | {share} |")
     return "\n".join(lines) + "\n"

@@ -23,7 +23,7 @@ from typing import Any
 
 from biasaware.data.corpus import builtin_pairs
 from biasaware.errors import BiasAwareError, RecordError
-from biasaware.io import iter_rows
+from biasaware.io import collect_rows
 from biasaware.records import PreferencePair, parse_record
 
 HELPSTEER3_COLUMNS = {"context", "response1", "response2", "overall_preference"}
@@ -120,51 +120,35 @@ def load_pairs(
     if source == "builtin":
         return builtin_pairs(corpus_size, seed, split, families)
     hub_name = HUB_NAMES.get(source, source)
-    pairs, problems = [], []
-    first: dict[str, str] = {}  # where each id was first seen
-    mode = None
     cols = {"prompt": "prompt", "chosen": "chosen", "rejected": "rejected", **(columns or {})}
-    for row in iter_rows(hub_name, split):
-        if row.error:
-            problems.append(row.error)
-            continue
-        if mode is None:
-            keys = set(row.data)
-            mode = (
-                "helpsteer3"
-                if HELPSTEER3_COLUMNS <= keys
-                else "gram"
-                if GRAM_COLUMNS <= keys
-                else "pair"
-                if {"id", "source"} <= keys
-                else "columns"
-            )
-        try:
-            if mode == "helpsteer3":
-                pair = _helpsteer3_pair(row.data, row.where, "helpsteer3", domain)
-            elif mode == "gram":
-                pair = _gram_pair(row.data, row.where)
-            elif mode == "pair":
-                pair = parse_record("pair", row.data, row.where)
-            else:
-                pair = _columns_pair(row.data, row.where, cols, len(pairs) + len(problems))
-        except RecordError as err:
-            problems.extend(err.problems)
-            continue
-        if pair is None:
-            continue
-        if pair.id in first:  # two pairs under one id: a probe built twice, another pair lost
-            problems.append(
-                f"{row.where}: id {pair.id!r} repeats the record at {first[pair.id]}; ids must be unique"
-            )
-            continue
-        first[pair.id] = row.where
-        pairs.append(pair)
+    layout = []  # the file's layout, read from its first row
+
+    def parse(row, index: int) -> PreferencePair | None:
+        if not layout:
+            layout.append(_layout(set(row.data)))
+        if layout[0] == "helpsteer3":
+            return _helpsteer3_pair(row.data, row.where, "helpsteer3", domain)
+        if layout[0] == "gram":
+            return _gram_pair(row.data, row.where)
+        if layout[0] == "pair":
+            return parse_record("pair", row.data, row.where)
+        return _columns_pair(row.data, row.where, cols, index)
+
+    pairs, problems = collect_rows(hub_name, split, parse, key=lambda pair: pair.id)
     if problems:
         raise RecordError(problems)
     if not pairs:
         raise BiasAwareError(f"{source}: no usable preference pairs")
     return pairs
+
+
+def _layout(keys: set[str]) -> str:
+    """A file's layout from its first row's keys: HelpSteer3, GRAM, biasaware pairs, or columns."""
+    if HELPSTEER3_COLUMNS <= keys:
+        return "helpsteer3"
+    if GRAM_COLUMNS <= keys:
+        return "gram"
+    return "pair" if {"id", "source"} <= keys else "columns"
 
 
 def _columns_pair(row: dict[str, Any], where: str, cols: dict[str, str], index: int) -> PreferencePair:

@@ -31,6 +31,8 @@ from collections.abc import Callable
 from typing import Any
 
 from biasaware.evaluation.summaries import summarize
+from biasaware.formatting import ci as interval
+from biasaware.formatting import pct
 from biasaware.records import BiasProbe, Judgment, PreferencePair, View
 
 CONFOUND_MARGIN = 0.10
@@ -190,8 +192,8 @@ def confounded(heuristics: dict[str, Any]) -> list[str]:
             continue
         if ci[0] > 0.5 + CONFOUND_MARGIN or ci[1] < 0.5 - CONFOUND_MARGIN:
             lines.append(
-                f"the base pairs are {CONFOUNDS[name]}-confounded: '{name}' is right on {100 * r['acc_decided']:.1f}% "
-                f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}] of the {n} original views it decides, where a cue-free "
+                f"the base pairs are {CONFOUNDS[name]}-confounded: '{name}' is right on {pct(r['acc_decided'])}%"
+                f"{interval(ci)} of the {n} original views it decides, where a cue-free "
                 "benchmark gives about 50%"
             )
     return lines

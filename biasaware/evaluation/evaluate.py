@@ -34,7 +34,7 @@ from biasaware.evaluation.runner import (
     run_bias_eval,
     unscored,
 )
-from biasaware.evaluation.summaries import summarize
+from biasaware.evaluation.summaries import sample_record, summarize
 from biasaware.io import check_out_folder, read_records, write_json
 from biasaware.records import BiasProbe
 
@@ -128,13 +128,7 @@ def evaluate_bias(
         # the cue-only heuristics on the probes the judge was scored on (no model)
         extra["cue_baselines"] = bias_baselines(applicable(loaded[0], spec.kind), applied, seed)
         if limit:  # what --limit kept, so the sample can be named and drawn again
-            extra["sample"] = {
-                "limit": limit,
-                "seed": seed,
-                "of": "probes per bias and side",
-                "rule": SAMPLE_RULE,
-                "ids": [p.id for p in loaded[0]],
-            }
+            extra["sample"] = sample_record(limit, seed, "probes per bias and side", SAMPLE_RULE, loaded[0])
     else:
         extra.update(input_records(out))
     return write_reports(out / "judgments.jsonl", out, applied, seed, extra)

@@ -24,7 +24,8 @@ from biasaware.errors import check_seed
 from biasaware.evaluation.metrics import judge_check, wilson_interval
 from biasaware.evaluation.reports import check_lines
 from biasaware.evaluation.runner import judge_into
-from biasaware.evaluation.summaries import json_safe
+from biasaware.evaluation.summaries import json_safe, sample_record
+from biasaware.formatting import number, share
 from biasaware.io import read_records, write_json
 from biasaware.records import Judgment, PreferencePair, View
 
@@ -153,24 +154,18 @@ def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
     )
 
 
-def _fmt(r: dict | None) -> str:
-    if not r or r["value"] is None:
-        return "–"
-    return f"{100 * r['value']:.1f} [{100 * r['ci'][0]:.1f}, {100 * r['ci'][1]:.1f}]"
-
-
 def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
     rows = [*summary["per_subset"].items(), ("**overall**", summary["overall"])]
     if "accuracy" in summary["overall"]:
         lines = ["| subset | n | accuracy | ties |", "|---|---:|---:|---:|"]
-        lines += [f"| {s} | {r['n']} | {_fmt(r['accuracy'])} | {r['ties']} |" for s, r in rows]
+        lines += [f"| {s} | {r['n']} | {share(r['accuracy'])} | {r['ties']} |" for s, r in rows]
     else:
         lines = [
             "| subset | n | pair acc (both orders) | single-order acc | consistency | invalid |",
             "|---|---:|---:|---:|---:|---:|",
         ]
         lines += [
-            f"| {s} | {r['n']} | {_fmt(r['pair_acc'])} | {_fmt(r['single_acc'])} | {_fmt(r['consistency'])} | {r['invalid']} |"
+            f"| {s} | {r['n']} | {share(r['pair_acc'])} | {share(r['single_acc'])} | {share(r['consistency'])} | {r['invalid']} |"
             for s, r in rows
         ]
     head = f"# {benchmark}: {summary['judge']}\n\n{summary['items']} pairs; 95% Wilson intervals.\n\n"
@@ -182,11 +177,11 @@ def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
         )
     v = summary.get("verbosity")
     if v:
-        rho = "–" if v["spearman"] is None else f"{v['spearman']:.3f}"
+        rho = number(v["spearman"], 3)
         lines += [
             "",
             f"Verbosity (the LLM judge pitfalls guide), over {v['views']} decided views whose responses differ in length: the longer response "
-            f"was picked in {_fmt(v['longer_picked'])} % of them; it is the better one in {_fmt(v['longer_is_better'])} "
+            f"was picked in {share(v['longer_picked'])} % of them; it is the better one in {share(v['longer_is_better'])} "
             f"% of them in the data; Spearman (length difference A - B vs verdict A) {rho}.",
         ]
     if summary.get("cue_baselines"):
@@ -245,13 +240,7 @@ def evaluate_general(
 
         extra["cue_baselines"] = general_baselines(seen[-1])  # the cue-only heuristics on the same pairs
         if limit:  # what --limit drew, so the sample can be named and drawn again
-            extra["sample"] = {
-                "limit": limit,
-                "seed": seed,
-                "of": "pairs, stratified by subset",
-                "rule": SAMPLE_RULE,
-                "ids": [p.id for p in seen[-1]],
-            }
+            extra["sample"] = sample_record(limit, seed, "pairs, stratified by subset", SAMPLE_RULE, seen[-1])
     else:
         extra.update(input_records(out))
     return write_general_reports(out / "judgments.jsonl", out, str(benchmark or "benchmark"), extra)

@@ -32,6 +32,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from biasaware.formatting import DASH, pct
+
 POLICIES = ("symmetric", "judgebiasbench")
 RULES = (*POLICIES, "judgebiasbench:autoj")  # a policy as applied to a judge's output format
 
@@ -61,7 +63,7 @@ def table4_cell(k: int, n: int) -> str:
     from decimal import ROUND_HALF_UP, Decimal, localcontext
 
     if n == 0:
-        return "–"
+        return DASH
     with localcontext() as ctx:
         ctx.prec = 50
         percent = Decimal(100 * k) / Decimal(n)
@@ -399,11 +401,11 @@ def judge_check(verdicts: Sequence[str], ori_correct: int, ori_n: int, constant_
     share = counts[letter] / n if n else math.nan
     reasons = []
     if n and share >= constant_share:
-        reasons.append(f"constant verdict: {letter} in {100 * share:.0f}% of {n} views")
+        reasons.append(f"constant verdict: {letter} in {pct(share, 0)}% of {n} views")
     low, high = wilson_interval(ori_correct, ori_n)
     if ori_n and low <= 0.5:
         reasons.append(
-            f"original accuracy {100 * ori_correct / ori_n:.1f}% (95% interval {100 * low:.1f}-{100 * high:.1f}) "
+            f"original accuracy {pct(ori_correct / ori_n)}% (95% interval {pct(low)}-{pct(high)}) "
             "is not above chance"
         )
     return {
@@ -505,9 +507,9 @@ def score_check(scores: Sequence[float | None], scale: int = 5, constant_share: 
             top, top_n = value, c
     reasons = []
     if n and top_n / n >= constant_share:
-        reasons.append(f"constant score: {top:g} in {100 * top_n / n:.0f}% of {n} scores")
+        reasons.append(f"constant score: {top:g} in {pct(top_n / n, 0)}% of {n} scores")
     if n and (n - len(valid)) / n >= 0.5:
-        reasons.append(f"{100 * (n - len(valid)) / n:.0f}% of {n} replies hold no readable score")
+        reasons.append(f"{pct((n - len(valid)) / n, 0)}% of {n} replies hold no readable score")
     return {
         "degenerate": bool(reasons),
         "reasons": reasons,

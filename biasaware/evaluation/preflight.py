@@ -68,6 +68,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from biasaware.errors import BiasAwareError, check_count, check_seed
+from biasaware.formatting import ci, pct
 from biasaware.io import read_json, read_records, write_json, write_jsonl
 from biasaware.taxonomy import BIAS_NAMES, BIASES, SECURITY_PROBES
 from biasaware.training.judge_reward import MASTER_KEY_CHECK
@@ -437,14 +438,6 @@ def grade_runs(bias: dict[str, Any], scoring: dict[str, Any] | None, t: Threshol
     return checks
 
 
-def _pct(x) -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
-
-
-def _ci(ci) -> str:
-    return f"[{_pct(ci[0])}, {_pct(ci[1])}]" if ci and ci[0] is not None else ""
-
-
 def verdict_lines(result: dict[str, Any]) -> list[str]:
     """The one-screen verdict: a line per bias (BSR and over-correction, % with 95% interval and
     flips / originally correct), then the judge-level checks, then the outcome."""
@@ -452,7 +445,7 @@ def verdict_lines(result: dict[str, Any]) -> list[str]:
     for c in result["checks"]:
         if "parts" in c:
             text = "  ".join(
-                f"{p['check']} {_pct(p['value']):>5s} {_ci(p['ci']):16s} ({p['k'] if p['k'] is not None else '–'}/"
+                f"{p['check']} {pct(p['value']):>5s} {ci(p['ci']).lstrip():16s} ({p['k'] if p['k'] is not None else '–'}/"
                 f"{p['n'] if p['n'] is not None else '–'})"
                 for p in c["parts"]
             )
@@ -469,17 +462,17 @@ def verdict_lines(result: dict[str, Any]) -> list[str]:
         value = (
             "–"
             if c["value"] is None or c["value"] != c["value"]
-            else (f"{c['value']:.3f}" if spearman else f"{_pct(c['value'])}%")
+            else (f"{c['value']:.3f}" if spearman else f"{pct(c['value'])}%")
         )
         counts = f" ({c['k']}/{c['n']})" if c.get("k") is not None else f" (n={c['n']})" if c.get("n") else ""
         sign = "<" if c["minimum"] else ">"
         w, f = (
-            (f"{c['warn']:g}", f"{c['fail']:g}")
-            if spearman
-            else (f"{_pct(c['warn'])}%", f"{_pct(c['fail'])}%")
+            (f"{c['warn']:g}", f"{c['fail']:g}") if spearman else (f"{pct(c['warn'])}%", f"{pct(c['fail'])}%")
         )
         limits = f"   (warn {sign} {w}, fail {sign} {f})"
-        lines.append(f"{c['verdict'].upper():11s} {c['check']}: {value} {_ci(c.get('ci'))}{counts}{limits}")
+        lines.append(
+            f"{c['verdict'].upper():11s} {c['check']}: {value} {ci(c.get('ci')).lstrip()}{counts}{limits}"
+        )
     spec = result.get("spec") or {}
     invalid = [
         c for c in result["checks"] if c["check"].startswith(("invalid verdicts", "scoring invalid rate"))
@@ -616,7 +609,9 @@ def verdicts_markdown(results: dict[str, dict[str, Any]]) -> str:
             if check is None:
                 cells.append("–")
                 continue
-            rates = "; ".join(f"{p['check']} {_pct(p['value'])} {_ci(p['ci'])}" for p in check["parts"])
+            rates = "; ".join(
+                f"{p['check']} {pct(p['value'])} {ci(p['ci']).lstrip()}" for p in check["parts"]
+            )
             cells.append(f"**{check['verdict'].upper()}**: {rates}")
         lines.append(f"| {bias} | " + " | ".join(cells) + " |")
     keys = {
@@ -626,7 +621,7 @@ def verdicts_markdown(results: dict[str, dict[str, Any]]) -> str:
         lines.append(
             f"| {MASTER_KEY_CHECK} | "
             + " | ".join(
-                f"**{c['verdict'].upper()}**: {_pct(c['value'])} {_ci(c['ci'])} ({c['k']}/{c['n']})"
+                f"**{c['verdict'].upper()}**: {pct(c['value'])} {ci(c['ci']).lstrip()} ({c['k']}/{c['n']})"
                 if c
                 else "–"
                 for c in keys.values()

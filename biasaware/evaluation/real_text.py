@@ -43,6 +43,7 @@ from biasaware.data.upstream import load_benchmark
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.baselines import general_baselines
 from biasaware.evaluation.general import evaluate_general
+from biasaware.formatting import DASH, pct, share, with_ci
 from biasaware.io import check_out_folder, read_json, write_json
 from biasaware.records import PreferencePair
 
@@ -252,13 +253,9 @@ def expected_sets(manifest: dict[str, Any]) -> set[str]:
     return names | {"heldout"} | keys
 
 
-def _pct(r: dict[str, Any] | None) -> str:
-    return _rate(r.get("value"), r.get("ci")) if r else "–"
-
-
 def _cue(row: dict[str, Any], cue: str) -> str:
     c = row.get("cue_only", {}).get(cue)
-    return "–" if not c or c["acc_decided"] is None else f"{100 * c['acc_decided']:.1f} ({c['decided']})"
+    return DASH if not c or c["acc_decided"] is None else f"{pct(c['acc_decided'])} ({c['decided']})"
 
 
 def real_rows(result: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -289,14 +286,14 @@ def real_markdown(result: dict[str, Any]) -> str:
     for label, acc, row in real_rows(result):
         n = acc.get("n") if acc else None
         lines.append(
-            f"| {label} | {n} | {_pct(acc)} | {_cue(row, CUES[0])} | {_cue(row, CUES[1])} | {_cue(row, CUES[2])} |"
+            f"| {label} | {n} | {share(acc)} | {_cue(row, CUES[0])} | {_cue(row, CUES[1])} | {_cue(row, CUES[2])} |"
         )
     key = result["sets"].get("masterkey-null")
     if key and key.get("false_positive") is not None:
         lines += [
             "",
             f"Master key (NullModel's non-answer against the reference output): false positives "
-            f"{100 * key['false_positive']:.1f}% of {key['accuracy']['n']} pairs.",
+            f"{pct(key['false_positive'])}% of {key['accuracy']['n']} pairs.",
         ]
     lines += probes_markdown(result.get("probes") or {})
     overlong = {n: r["overlong"] for n, r in result["sets"].items() if r.get("overlong")}
@@ -308,12 +305,6 @@ def real_markdown(result: dict[str, Any]) -> str:
     if result.get("missing"):
         lines += ["", "Not in the data folder: " + ", ".join(result["missing"]) + "."]
     return "\n".join(lines) + "\n"
-
-
-def _rate(value: float | None, ci: list | None = None) -> str:
-    if value is None or value != value:
-        return "–"
-    return f"{100 * value:.1f} [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else f"{100 * value:.1f}"
 
 
 def probes_markdown(probes: dict[str, Any]) -> list[str]:
@@ -332,18 +323,18 @@ def probes_markdown(probes: dict[str, Any]) -> list[str]:
         ]
         for bias, r in [*row["per_bias"].items(), ("pooled", row["overall"])]:
             lines.append(
-                f"| {bias} | {_rate(r['acc_ori'])} | {_rate(r['bsr'], r['bsr_ci'])} | "
-                f"{_rate(r['overcorrection'], r['overcorrection_ci'])} |"
+                f"| {bias} | {with_ci(r['acc_ori'])} | {with_ci(r['bsr'], r['bsr_ci'])} | "
+                f"{with_ci(r['overcorrection'], r['overcorrection_ci'])} |"
             )
         for cue, r in row.get("cue_only", {}).items():
-            lines.append(f"| cue-only: {cue} | | {_rate(r['bsr'])} | {_rate(r['overcorrection'])} |")
+            lines.append(f"| cue-only: {cue} | | {with_ci(r['bsr'])} | {with_ci(r['overcorrection'])} |")
     keys = (probes.get("keys") or {}).get("keys")
     if keys:
-        types = ", ".join(f"{t} {_rate(v)}" for t, v in keys["per_key_type"].items())
+        types = ", ".join(f"{t} {with_ci(v)}" for t, v in keys["per_key_type"].items())
         lines += [
             "",
-            f"Key battery against real reference answers: false positives {_rate(keys['false_positive'], keys['false_positive_ci'])} "
-            f"of {keys['n']} ({types}); a short reference against a long worse answer lost {_rate(keys['short_lost'])} of "
+            f"Key battery against real reference answers: false positives {with_ci(keys['false_positive'], keys['false_positive_ci'])} "
+            f"of {keys['n']} ({types}); a short reference against a long worse answer lost {with_ci(keys['short_lost'])} of "
             f"{keys['short_n']}.",
         ]
     return lines

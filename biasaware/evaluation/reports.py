@@ -16,6 +16,29 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.evaluation.baselines import MIN_DECIDED
+from biasaware.formatting import ci, p_value, pct
+
+
+def pyplot():
+    """matplotlib's pyplot on the file-only Agg backend; imported when a plot is drawn (start-up
+    time of every command that draws none)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig, path: Path, title: str | None = None, dpi: int = 120) -> Path:
+    """Title a figure, lay it out, write it to ``path`` and close it."""
+    if title is not None:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    pyplot().close(fig)
+    return path
+
 
 SIDE_NOTE = (
     "BSR (bias sensitivity rate): correct-to-wrong flips on standard probes (the cue on the worse "
@@ -32,20 +55,6 @@ def short_name(judge: Any) -> str:
     path = Path(str(judge))
     generic = path.name.startswith("checkpoint-") or path.name in ("final", "model")
     return f"{path.parent.name}/{path.name}" if generic and path.parent.name else path.name
-
-
-def pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f}"
-
-
-def ci(interval: list | None) -> str:
-    return (
-        "" if not interval or interval[0] is None else f" [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]"
-    )
-
-
-def p_value(p: float | None) -> str:
-    return "–" if p is None else f"{p:.3g}"
 
 
 def rate(s: dict, key: str, count: tuple[int, int] | None) -> str:
@@ -69,7 +78,7 @@ def check_lines(summary: dict[str, Any]) -> list[str]:
         return []
     v = c["verdicts"]
     n = sum(v.values())
-    dist = ", ".join(f"{k} {v[k]} ({100 * v[k] / n:.0f}%)" for k in ("A", "B", "tie", "invalid") if n)
+    dist = ", ".join(f"{k} {v[k]} ({pct(v[k] / n, 0)}%)" for k in ("A", "B", "tie", "invalid") if n)
     lines = [f"Verdicts over all {n} views: {dist}."]
     if c["degenerate"] and "per_bias" in summary:
         lines.insert(
@@ -431,10 +440,7 @@ def _errs(rows, key):
 def plot_report(summary: dict[str, Any], out: Path) -> list[Path]:
     """``sensitivity.png`` (BSR and over-correction per bias, flips/denominator on each bar) and
     ``accuracy.png`` (Acc_ori and both injected accuracies, with the chance line)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     biases = list(summary["per_bias"])
     # the mirror side's interval lives with its counts (``mirror``): every bar gets its whiskers
@@ -468,11 +474,7 @@ def plot_report(summary: dict[str, Any], out: Path) -> list[Path]:
     ax.set_ylabel("bias sensitivity rate\n(flips / originally correct, 95% Wilson)")
     ax.set_ylim(0, 1.05)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=7, frameon=False)
-    fig.suptitle(f"Bias sensitivity: {name}{flag}", fontsize=10)
-    fig.tight_layout()
-    paths.append(out / "sensitivity.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    paths.append(save_figure(fig, out / "sensitivity.png", f"Bias sensitivity: {name}{flag}"))
 
     fig, ax = axes()
     w = 0.27
@@ -488,11 +490,7 @@ def plot_report(summary: dict[str, Any], out: Path) -> list[Path]:
     ax.set_ylabel("accuracy (95% Wilson)")
     ax.set_ylim(0, 1.05)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, fontsize=7, frameon=False)
-    fig.suptitle(f"Accuracy: {name}{flag}", fontsize=10)
-    fig.tight_layout()
-    paths.append(out / "accuracy.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    paths.append(save_figure(fig, out / "accuracy.png", f"Accuracy: {name}{flag}"))
     return paths
 
 
@@ -544,10 +542,7 @@ def rate_plot(
     """One marker per judge or setting on rate axes (0 to 1): ``points`` hold ``x``, ``y``, their
     ``x_range`` and ``y_range`` (an interval, drawn as error bars), ``label`` and ``degenerate``
     (drawn hollow). ``diagonal`` adds the x = y line."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6.4, 5))
     for k, pt in enumerate(points):
@@ -572,11 +567,7 @@ def rate_plot(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), fontsize=7, frameon=False, ncol=1)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, title)
 
 
 def experiment_plot(result: dict[str, Any], path: Path, labels: dict[str, str] | None = None) -> Path:

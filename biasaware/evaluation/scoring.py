@@ -36,7 +36,6 @@ raw reply next to it), ``fingerprint.json``, ``summary.json``, ``report.md``, ``
 from __future__ import annotations
 
 import json
-import math
 import time
 from pathlib import Path
 from typing import Any
@@ -49,7 +48,9 @@ from biasaware.evaluation.metrics import (
     score_distribution,
     score_flip_rate,
 )
+from biasaware.evaluation.reports import pyplot, save_figure
 from biasaware.evaluation.summaries import json_safe
+from biasaware.formatting import ci, number, pct
 from biasaware.io import iter_rows, read_records, read_whole_lines, write_json
 from biasaware.judging.scoring import (
     BASELINE,
@@ -518,18 +519,6 @@ def summarize_scoring(judgments: list[ScoreJudgment], seed: int = 0) -> dict[str
     )
 
 
-def _num(x: Any, digits: int = 1, pct: bool = False) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    return f"{100 * x:.{digits}f}" if pct else f"{x:.{digits}f}"
-
-
-def _interval(ci: Any, pct: bool = False, digits: int = 1) -> str:
-    if not ci or ci[0] is None:
-        return ""
-    return f" [{_num(ci[0], digits, pct)}, {_num(ci[1], digits, pct)}]"
-
-
 def scoring_markdown(summary: dict[str, Any], note: str = "") -> str:
     """``report.md``: one row per template (Li et al.'s Tables 3-4 side by side, with the tendency)."""
     check = summary.get("judge_check") or {}
@@ -573,15 +562,17 @@ def scoring_markdown(summary: dict[str, Any], note: str = "") -> str:
         flip = (
             "baseline"
             if name == "baseline"
-            else f"{_num(e.get('flip_rate'), 1, True)}{_interval(e.get('flip_rate_ci'), True)} ({e.get('flips')}/{e.get('n')})"
+            else f"{number(e.get('flip_rate'), 1, True)}{ci(e.get('flip_rate_ci'))} ({e.get('flips')}/{e.get('n')})"
         )
-        mad = "" if name == "baseline" else f"{_num(e.get('mad'), 3)}{_interval(e.get('mad_ci'), digits=3)}"
-        shift = "" if name == "baseline" else _num(e.get("shift"), 3)
+        mad = (
+            "" if name == "baseline" else f"{number(e.get('mad'), 3)}{ci(e.get('mad_ci'), 3, percent=False)}"
+        )
+        shift = "" if name == "baseline" else number(e.get("shift"), 3)
         counts = " | ".join(str(d["counts"][str(k)]) for k in range(1, scale + 1))
         lines.append(
-            f"| {name} | {flip} | {mad} | {shift} | {_num(g.get('spearman'), 3)} | {_num(g.get('pearson'), 3)} | "
-            f"{_num(d['invalid_rate'], 1, True)} ({d['invalid']}/{d['n']}) | {_num(d['mean'], 2)} | {counts} | "
-            f"{_num(e['verbosity'].get('spearman'), 3)} |"
+            f"| {name} | {flip} | {mad} | {shift} | {number(g.get('spearman'), 3)} | {number(g.get('pearson'), 3)} | "
+            f"{number(d['invalid_rate'], 1, True)} ({d['invalid']}/{d['n']}) | {number(d['mean'], 2)} | {counts} | "
+            f"{number(e['verbosity'].get('spearman'), 3)} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -589,10 +580,7 @@ def scoring_markdown(summary: dict[str, Any], note: str = "") -> str:
 def plot_scoring(summary: dict[str, Any], out: Path) -> list[Path]:
     """``score_tendency.png`` (share of each score per template) and ``stability.png`` (flip rate
     and MAD per perturbed template with their intervals)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     names = summary["templates"]
     scale = summary["scale"]
@@ -613,7 +601,7 @@ def plot_scoring(summary: dict[str, Any], out: Path) -> list[Path]:
                 ax.text(
                     c,
                     r,
-                    f"{100 * v:.0f}",
+                    pct(v, 0),
                     ha="center",
                     va="center",
                     fontsize=7,
@@ -621,10 +609,7 @@ def plot_scoring(summary: dict[str, Any], out: Path) -> list[Path]:
                 )
         fig.colorbar(im, ax=ax, label="share of items")
         ax.set_title(f"Score tendency: {Path(str(summary['judge'])).name}", fontsize=10)
-        fig.tight_layout()
-        paths.append(out / "score_tendency.png")
-        fig.savefig(paths[-1], dpi=120)
-        plt.close(fig)
+        paths.append(save_figure(fig, out / "score_tendency.png"))
     perturbed = [(n, e) for n, e in zip(names, rows, strict=True) if n != "baseline"]
     if perturbed:
         fig, axes = plt.subplots(1, 2, figsize=(max(7, 0.9 * len(perturbed) + 4), 3.8))
@@ -652,11 +637,9 @@ def plot_scoring(summary: dict[str, Any], out: Path) -> list[Path]:
             )
             ax.set_ylabel(label + " (95% interval)")
         axes[0].set_ylim(0, 1.05)
-        fig.suptitle(f"Scoring stability: {Path(str(summary['judge'])).name}", fontsize=10)
-        fig.tight_layout()
-        paths.append(out / "stability.png")
-        fig.savefig(paths[-1], dpi=120)
-        plt.close(fig)
+        paths.append(
+            save_figure(fig, out / "stability.png", f"Scoring stability: {Path(str(summary['judge'])).name}")
+        )
     return paths
 
 

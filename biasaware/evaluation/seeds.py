@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
+from biasaware.evaluation.reports import pyplot, save_figure
+from biasaware.formatting import number, p_value
 from biasaware.io import PACKAGE, write_json
 
 METRICS = ("acc_ori", "bsr", "overcorrection")
@@ -353,18 +355,10 @@ def _learned(result: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def _fmt(x: float | None, digits: int = 1) -> str:
-    return "–" if x is None else f"{x:.{digits}f}"
-
-
-def _p(x: float | None) -> str:
-    return "–" if x is None else f"{x:.2g}" if x >= 0.001 else f"{x:.1e}"
-
-
 def _mean_interval(s: dict[str, Any]) -> str:
     """A seed-level difference as "mean [low, high]" (dashes where there is no interval)."""
     ci = s["ci"] or [None, None]
-    return f"{_fmt(s['mean'])} [{_fmt(ci[0])}, {_fmt(ci[1])}]"
+    return f"{number(s['mean'])} [{number(ci[0])}, {number(ci[1])}]"
 
 
 def markdown(agg: dict[str, Any]) -> str:
@@ -378,8 +372,8 @@ def markdown(agg: dict[str, Any]) -> str:
     ]
     for j, row in agg["judges"].items():
         cells = [
-            f"{_fmt(row[m]['mean'])} ± {_fmt(row[m]['sd'])} [{_fmt((row[m]['ci'] or [None])[0])}, "
-            f"{_fmt((row[m]['ci'] or [None, None])[1])}]"
+            f"{number(row[m]['mean'])} ± {number(row[m]['sd'])} [{number((row[m]['ci'] or [None])[0])}, "
+            f"{number((row[m]['ci'] or [None, None])[1])}]"
             for m in METRICS
         ]
         lines.append(f"| {j} | " + " | ".join(cells) + " |")
@@ -397,8 +391,8 @@ def markdown(agg: dict[str, Any]) -> str:
             s, pooled = row[m]["seed_level"], row[m]["pooled_probe_level"]
             mark = " **shown**" if row[m]["shown"] else ""
             cells.append(
-                f"{_mean_interval(s)}; t p {_p(s['t_p'])}, "
-                f"W p {_p(s['wilcoxon_p'])}; pooled p {_p(pooled['mcnemar_p'])}{mark}"
+                f"{_mean_interval(s)}; t p {p_value(s['t_p'], 2, small=0.001)}, "
+                f"W p {p_value(s['wilcoxon_p'], 2, small=0.001)}; pooled p {p_value(pooled['mcnemar_p'], 2, small=0.001)}{mark}"
             )
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     if agg.get("grpo_signal"):
@@ -413,7 +407,7 @@ def markdown(agg: dict[str, Any]) -> str:
         for arm, g in agg["grpo_signal"].items():
             share = g["non_uniform_groups"]
             lines.append(
-                f"| {arm} | {_fmt(share['mean'])} ± {_fmt(share['sd'])} | {g['steps_without_signal']} of {g['steps']} |"
+                f"| {arm} | {number(share['mean'])} ± {number(share['sd'])} | {g['steps_without_signal']} of {g['steps']} |"
             )
     lines += [
         "",
@@ -428,18 +422,18 @@ def markdown(agg: dict[str, Any]) -> str:
         learned = d["baseline_learned_cue"] or {}
         lc = (
             (
-                f"{'yes' if learned.get('learned') else 'no'} ({_fmt(100 * learned['start_bsr'])} → "
-                f"{_fmt(100 * learned['baseline_bsr'])}, p {_p(learned['p'])})"
+                f"{'yes' if learned.get('learned') else 'no'} ({number(100 * learned['start_bsr'])} → "
+                f"{number(100 * learned['baseline_bsr'])}, p {p_value(learned['p'], 2, small=0.001)})"
             )
             if learned.get("start_bsr") is not None
             else "–"
         )
         changed = ", ".join(f"{k} {'yes' if v['weights_changed'] else 'NO'}" for k, v in d["grpo"].items())
-        zero = ", ".join(f"{k} {_fmt(v['mean_zero_std_groups'], 2)}" for k, v in d["grpo"].items())
+        zero = ", ".join(f"{k} {number(v['mean_zero_std_groups'], 2)}" for k, v in d["grpo"].items())
         ratios = [(v["ratio"], k) for k, v in d["step_rates"].items() if v.get("ratio") is not None]
         slowest = f"{max(ratios)[1]} {max(ratios)[0]:.2f}x" if ratios else "no bench on this CPU"
         lines.append(
-            f"| {s} | {_fmt(d['wall_minutes'])} | {d.get('cpu_capability') or '–'} | "
+            f"| {s} | {number(d['wall_minutes'])} | {d.get('cpu_capability') or '–'} | "
             f"{', '.join(d['contended_stages']) or 'none'} | {slowest} | {lc} | {changed} | {zero} |"
         )
     if agg["degenerate"]:
@@ -477,9 +471,25 @@ def headline_markdown(agg: dict[str, Any]) -> str:
         for m in order:
             s = agg["comparisons"][name][m]["seed_level"]
             verdict = "**shown**" if agg["comparisons"][name][m]["shown"] else "not shown"
-            cells.append(f"{_mean_interval(s)}, p {_p(s['t_p'])}: {verdict}")
+            cells.append(f"{_mean_interval(s)}, p {p_value(s['t_p'], 2, small=0.001)}: {verdict}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _interval(ax, x: float, y: float, ci, color: str, seed_level: bool = False) -> None:
+    """One point and its interval on a forest plot: a seed's (a dot) or the seed-level mean (a diamond)."""
+    size, cap, width = (7, 3, 2) if seed_level else (4, 2, 1)
+    xerr = [[x - ci[0]], [ci[1] - x]]
+    ax.errorbar(
+        x,
+        y,
+        xerr=xerr,
+        fmt="D" if seed_level else "o",
+        color=color,
+        markersize=size,
+        capsize=cap,
+        linewidth=width,
+    )
 
 
 def forest_plot(
@@ -495,11 +505,7 @@ def forest_plot(
     side of zero favours the judge over what it is compared with, said on each x axis."""
     metrics = metrics or METRIC_NAMES
     better = better or BETTER
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     names = comparisons or [c for c in agg["comparisons"] if not c.endswith("- start")]
     seeds = [str(s) for s in agg["seeds"]]
     fig, axes = plt.subplots(
@@ -528,30 +534,11 @@ def forest_plot(
             for s in seeds:
                 d = row["per_seed"][s]
                 if d["diff"] is not None:
-                    lo, hi = d["ci"] or (d["diff"], d["diff"])
-                    ax.errorbar(
-                        d["diff"],
-                        ys[i],
-                        xerr=[[d["diff"] - lo], [hi - d["diff"]]],
-                        fmt="o",
-                        color=color,
-                        markersize=4,
-                        capsize=2,
-                        linewidth=1,
-                    )
+                    _interval(ax, d["diff"], ys[i], d["ci"] or (d["diff"], d["diff"]), color)
                 i += 1
             s_ = row["seed_level"]
             if s_["ci"]:
-                ax.errorbar(
-                    s_["mean"],
-                    ys[i],
-                    xerr=[[s_["mean"] - s_["ci"][0]], [s_["ci"][1] - s_["mean"]]],
-                    fmt="D",
-                    color=color,
-                    markersize=7,
-                    capsize=3,
-                    linewidth=2,
-                )
+                _interval(ax, s_["mean"], ys[i], s_["ci"], color, seed_level=True)
             i += 1
         ax.axvline(0, color="grey", linewidth=0.8, linestyle=":")
         ax.set_title(f"{metrics[m]} difference (points)", fontsize=9)
@@ -560,14 +547,10 @@ def forest_plot(
         ax.tick_params(axis="x", labelsize=8)
     axes[0].set_yticks(ys)
     axes[0].set_yticklabels(labels, fontsize=7)
-    fig.suptitle(
-        f"Per-seed differences (95% bootstrap intervals) and their mean (95% t interval), {len(seeds)} seeds",
-        fontsize=10,
+    title = (
+        f"Per-seed differences (95% bootstrap intervals) and their mean (95% t interval), {len(seeds)} seeds"
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, title, dpi=110)
 
 
 def bench_rates(folder: Path | None) -> dict[str, dict[str, Any]]:

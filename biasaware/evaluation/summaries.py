@@ -30,6 +30,11 @@ VIEWS = ("original", "injected")
 REVERSED = "reversed"  # a master-key probe's injected view, answers in the other order (pairwise judges)
 
 
+def sample_record(limit: int, seed: int, of: str, rule: str, items: list) -> dict[str, Any]:
+    """What a ``--limit`` sample kept (``items``' ids) and how, so it can be named and drawn again."""
+    return {"limit": limit, "seed": seed, "of": of, "rule": rule, "ids": [item.id for item in items]}
+
+
 def json_safe(value: Any) -> Any:
     """JSON-safe: NaN becomes null, tuples lists."""
     if isinstance(value, float) and math.isnan(value):

@@ -516,9 +516,9 @@ class SeedRun:
             out[name] = (tuned, final)
         return out
 
-    def evaluate(self, bench: Path, judges: dict[str, Path], device: str, dtype: str) -> dict[str, Path]:
+    def evaluate(self, bench: Path, judges: dict[str, Path], place: dict[str, str]) -> dict[str, Path]:
         """Every judge of ``judges`` (the starting judge, each arm's SFT and final checkpoints) on every
-        probe of the fixed benchmark, direct mode."""
+        probe of the fixed benchmark, direct mode, on the study's resolved ``place``."""
         from biasaware.judging.judges import JudgeSpec
 
         folders = {}
@@ -527,7 +527,7 @@ class SeedRun:
 
             def work(model=model, folder=folder, name=name):
                 spec = JudgeSpec.create(
-                    name=str(model), mode="direct", template=self.budget.template, device=device, dtype=dtype
+                    name=str(model), mode="direct", template=self.budget.template, **place
                 )
                 parts.evaluate_judge(
                     f"seed {self.seed} {name}",
@@ -580,16 +580,15 @@ def run_seed(
     seed: int,
     budget: Budget,
     arms: list[str],
-    device: str,
-    dtype: str,
+    place: dict[str, str],
     model: str,
     configs: str = BASE_MODEL,
 ) -> dict[str, Any]:
-    """One seed of the study into ``out/seed-N``; returns what its ``generative.json`` holds."""
-    from biasaware.devices import where
+    """One seed of the study into ``out/seed-N``; returns what its ``generative.json`` holds.
+    ``place``: the device and dtype resolved once for the study (:func:`biasaware.devices.where`),
+    which every stage and judge of the seed is handed."""
     from biasaware.evaluation.compare import compare_runs
 
-    place = where(device, dtype)
     folder = out / f"seed-{seed}"
     result_file = folder / "generative.json"
     if result_file.exists():
@@ -607,7 +606,7 @@ def run_seed(
         **{sft_judge(name): sft for name, (sft, _) in ckpts.items() if ARMS[name].sft_of is None},
         **{name: grpo for name, (_, grpo) in ckpts.items()},
     }
-    folders = run.evaluate(out / "bench", judges, device, dtype)
+    folders = run.evaluate(out / "bench", judges, place)
     table = compare_runs(
         folders, BASELINE if BASELINE in folders else START, biases=list(TRAINED_CUES), seed=budget.bench_seed
     )
@@ -763,7 +762,7 @@ def run_generative(
     build_bench_once(out, budget)
     results = {}
     for seed in seeds:  # one after another: two seeds at once would share the cores
-        results[seed] = run_seed(out, seed, budget, chosen, device, dtype, model, configs)
+        results[seed] = run_seed(out, seed, budget, chosen, place, model, configs)
     done = sorted(
         int(p.name.split("-", 1)[1]) for p in out.glob("seed-*") if (p / "generative.json").exists()
     )

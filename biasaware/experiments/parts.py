@@ -26,6 +26,7 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from biasaware.errors import BiasAwareError
+from biasaware.formatting import pct
 from biasaware.io import write_json
 from biasaware.progress import progress_bar
 from biasaware.recipes import load_recipe, recipe_command, recipe_environment
@@ -323,7 +324,6 @@ def evaluate_judge(label: str, spec, bench: Path, folder: Path, **options) -> di
     judgments is refused, not mixed), then its line: the probes, Acc_ori, BSR, over-correction, its
     verdicts and, for a degenerate judge, why."""
     from biasaware.evaluation.evaluate import evaluate_bias
-    from biasaware.evaluation.reports import pct
 
     summary = evaluate_bias(spec, bench, folder, **options)
     micro, check = summary["overall"]["micro"], summary["judge_check"]

@@ -32,7 +32,7 @@ from biasaware.data.facts import FACT_TEST_FAMILIES
 from biasaware.devices import where
 from biasaware.errors import check_seed
 from biasaware.evaluation.compare import compare_master_keys, compare_runs
-from biasaware.evaluation.reports import experiment_markdown, experiment_plot, master_key_markdown, pct
+from biasaware.evaluation.reports import experiment_markdown, experiment_plot, master_key_markdown
 from biasaware.experiments.parts import (
     Stages,
     claim_folder,
@@ -40,6 +40,7 @@ from biasaware.experiments.parts import (
     name_within,
     run_stage,
 )
+from biasaware.formatting import ci, p_value, pct
 from biasaware.io import read_records, write_json, write_jsonl
 from biasaware.judging.judge_format import format_judgment, judge_messages
 from biasaware.judging.judges import JudgeSpec
@@ -205,7 +206,7 @@ def build_data(out: Path, seed: int) -> None:
     share = sum(c["on_chosen"] for c in rates.values()) / max(sum(c["pairs"] for c in rates.values()), 1)
     print(
         f"[build] train-paper: {paper['rows']} natural pairs (one cue each from {cues}; on the chosen side in "
-        f"{100 * share:.0f}%, rate 0.7) with {natural.n_negatives} bias negatives each"
+        f"{pct(share, 0)}%, rate 0.7) with {natural.n_negatives} bias negatives each"
     )
     balanced = build_train(replace(natural, augment="balanced", max_rows=150), out / "train-balanced")
     print(f"[build] train-balanced: {balanced['rows']} rows ({balanced['pairs']} pairs x 4 cue placements)")
@@ -348,13 +349,12 @@ def readme_table(result: dict) -> str:
     """The README's two-sided table, from the quickstart's ``report.json`` alone (a test checks that
     the README shows this): Acc_ori, BSR and over-correction with 95% intervals and flips, McNemar p
     against the baseline (over-correction of balanced also against paper), the zero-shot judge."""
-    from biasaware.evaluation.reports import ci
 
     def cell(r: dict, key: str, side: dict) -> str:
         return f"{pct(r[key])}{ci(r.get(key + '_ci'))} ({side['flips']}/{side['ori_correct']})"
 
     def p(x: float | None) -> str:
-        return "–" if x is None else f"{x:.0e}".replace("e-0", "e-") if x < 1e-3 else f"{x:.2g}"
+        return p_value(x, 2, small=1e-3, compact=True)
 
     lines = [
         "| judge (minilm-l6 unless said) | Acc_ori | BSR (standard probes) | p | over-correction (mirror probes) | p | "
@@ -374,7 +374,7 @@ def readme_table(result: dict) -> str:
     z = result["zero_shot"]["runs"][ZERO_SHOT]
     check = z["judge_check"]
     flag = (
-        f'degenerate: "{check["top_letter"]}" on {100 * check["top_share"]:.0f}% of views'
+        f'degenerate: "{check["top_letter"]}" on {pct(check["top_share"], 0)}% of views'
         if check["degenerate"]
         else pct(z["two_sided"])
     )

@@ -54,7 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from biasaware.data.builders import BuildConfig, build_train
 from biasaware.data.real import build_real
 from biasaware.data.upstream import find_upstream
-from biasaware.devices import resolve_device
+from biasaware.devices import resolve_device, where
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.real_text import PROBE_PARTS, evaluate_real
 from biasaware.experiments.generative import check_fits
@@ -64,6 +64,7 @@ from biasaware.experiments.parts import (
     preset_budget,
     run_stage,
 )
+from biasaware.formatting import DASH, ci, number, p_value
 from biasaware.io import read_json, read_records, write_json, write_jsonl
 from biasaware.judging.judges import JudgeSpec
 from biasaware.recipes import CONFIGS
@@ -372,10 +373,11 @@ class SeedRun:
         left there; its resumable checkpoints go once the final model is there."""
         run_stage(recipe, {**flags, "seed": self.seed}, f"{what}, seed {self.seed}", self.out / "run.log")
 
-    def training(self, arm: str, device: str) -> list[tuple[str, Path, Any]]:
-        """An arm's training stages: ``(name, the checkpoint it writes, work)``. A reward model: the reward
-        recipe. A generative judge: SFT on verdicts, then GRPO (accuracy + format) from that checkpoint."""
-        a, cpu = ARMS[arm], resolve_device(device).type == "cpu"  # the GPU when there is one
+    def training(self, arm: str, place: dict[str, str]) -> list[tuple[str, Path, Any]]:
+        """An arm's training stages: ``(name, the checkpoint it writes, work)``, on the resolved ``place``
+        (the GPU when there is one). A reward model: the reward recipe. A generative judge: SFT on verdicts,
+        then GRPO (accuracy + format) from that checkpoint."""
+        a, cpu = ARMS[arm], place["device"] == "cpu"
         common = {
             "train_file": self.out / f"rows-{a.rows}" / "train.jsonl",
             "max_train_rows": self.n // a.share,
@@ -434,7 +436,7 @@ class SeedRun:
             (f"grpo {arm}", ckpt / arm, lambda: self.launch("grpo", grpo, f"GRPO of the {arm} judge")),
         ]
 
-    def evaluate(self, arm: str, device: str, dtype: str) -> None:
+    def evaluate(self, arm: str, place: dict[str, str]) -> None:
         """``eval real`` of an arm: a reward model as it was trained (texts cut to :data:`MAX_LENGTH` tokens),
         a generative judge in direct mode (the verdict letter's probability; both orders) within the context it
         was trained in (a view over it is not judged: counted as overlong, and not right)."""
@@ -443,12 +445,14 @@ class SeedRun:
             if self.budget is None
             else {"mode": "direct", "template": "verdict", "max_length": self.budget.max_length}
         )
-        spec = JudgeSpec.create(name=str(self.out / "ckpt" / arm), device=device, dtype=dtype, **judge)
+        spec = JudgeSpec.create(name=str(self.out / "ckpt" / arm), **place, **judge)
         evaluate_real(
             spec, self.data, self.out / "eval" / arm, limit=self.limit, probe_limit=self.probe_limit, seed=0
         )
 
-    def run(self, device: str, dtype: str) -> dict[str, Any]:
+    def run(self, place: dict[str, str]) -> dict[str, Any]:
+        """The seed's stages, each resumable, on ``place``: the device and dtype resolved once for the
+        experiment (:func:`biasaware.devices.where`)."""
         self.out.mkdir(parents=True, exist_ok=True)
         for name in SAMPLES:
             self.stage(f"pairs {name}", self.out / f"pairs-{name}.jsonl", lambda n=name: self.pairs(n))
@@ -457,13 +461,13 @@ class SeedRun:
                 f"rows {kind}", self.out / f"rows-{kind}" / "manifest.json", lambda k=kind: self.rows(k)
             )
         for arm in ARMS:
-            for name, ckpt, work in self.training(arm, device):
+            for name, ckpt, work in self.training(arm, place):
                 self.stage(name, ckpt / "config.json", work)
         for arm in ARMS:
             self.stage(
                 f"eval {arm}",
                 lambda a=arm: evaluated(self.out / "eval" / a, self.data),
-                lambda a=arm: self.evaluate(a, device, dtype),
+                lambda a=arm: self.evaluate(a, place),
             )
         seconds, _ = self.stages.finish(0.0)
         evals = {a: read_json(self.out / "eval" / a / "real.json") for a in ARMS}
@@ -634,14 +638,10 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
 
 def aggregate_markdown(agg: dict[str, Any]) -> str:
     def fmt(s: dict[str, Any]) -> str:
-        if s.get("mean") is None:
-            return "–"
-        lo, hi = s.get("ci") or (None, None)
-        interval = f" [{lo:.1f}, {hi:.1f}]" if lo is not None else ""
-        return f"{s['mean']:.1f}{interval}"
+        return DASH if s.get("mean") is None else number(s["mean"]) + ci(s.get("ci"), percent=False)
 
     def p(x: float | None) -> str:
-        return "–" if x is None else f"{x:.2g}"
+        return p_value(x, 2)
 
     lines = [
         f"# Real-text experiment, {len(agg['seeds'])} seeds",
@@ -658,7 +658,7 @@ def aggregate_markdown(agg: dict[str, Any]) -> str:
     lines += [
         "",
         f'The cue-only judge "{CUE}" on the same pairs and probes: '
-        + "; ".join(f"{m} {_num(v)}" for m, v in cue.items() if v is not None)
+        + "; ".join(f"{m} {number(v)}" for m, v in cue.items() if v is not None)
         + ".",
     ]
     lines += [
@@ -714,7 +714,7 @@ def headline_markdown(agg: dict[str, Any]) -> str:
             f"| {arm}: {describe(arm, agg.get('judge') == 'generative')} | " + " | ".join(cells) + " |"
         )
     cue = agg["cue_only"][CUE]
-    lines.append(f"| cue only: {CUE} | " + " | ".join(_num(cue.get(m)) for m, _ in HEADLINE) + " |")
+    lines.append(f"| cue only: {CUE} | " + " | ".join(number(cue.get(m)) for m, _ in HEADLINE) + " |")
     for name, rows in agg["comparisons"].items():
         cells = []
         for m, _ in HEADLINE:
@@ -768,7 +768,7 @@ def run_real_study(
         }
     # an unavailable device, a budget the model cannot take, and a copy without its files fail before
     # anything is written
-    resolve_device(device)
+    place = where(device, dtype)
     if budget is not None:
         check_fits(settings["model"], budget.trainable_layers)
     for name, path in sources.items():
@@ -782,13 +782,13 @@ def run_real_study(
             print(f"[real] seed {seed}: finished earlier", flush=True)
             continue
         print(f"[real] seed {seed} ...", flush=True)
-        m = SeedRun(out, seed, data, settings).run(device, dtype)["metrics"]
+        m = SeedRun(out, seed, data, settings).run(place)["metrics"]
         print(
             f"[real] seed {seed}: "
             + "; ".join(
-                f"{a} hard {_num(m[a]['rm-bench hard'])} easy {_num(m[a]['rm-bench easy'])} human "
-                f"{_num(m[a]['human labels'])} key FP {_num(m[a]['key false positives'])} injected BSR "
-                f"{_num(m[a]['injected BSR'])} over-correction {_num(m[a]['injected over-correction'])}"
+                f"{a} hard {number(m[a]['rm-bench hard'])} easy {number(m[a]['rm-bench easy'])} human "
+                f"{number(m[a]['human labels'])} key FP {number(m[a]['key false positives'])} injected BSR "
+                f"{number(m[a]['injected BSR'])} over-correction {number(m[a]['injected over-correction'])}"
                 for a in ARMS
             ),
             flush=True,
@@ -808,7 +808,3 @@ def run_real_study(
 def plot_better() -> dict[str, str]:
     """Which way each plotted metric improves: accuracies up; BSR, over-correction, false positives down."""
     return {m: "lower" if m in PROBE_METRICS or "false positives" in m else "higher" for m in PLOT_METRICS}
-
-
-def _num(x: float | None) -> str:
-    return "–" if x is None else f"{x:.1f}"

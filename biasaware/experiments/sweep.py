@@ -47,13 +47,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from biasaware.data.builders import NATURAL_CUES
+from biasaware.data.builders import NATURAL_CUES, BuildConfig, build_bench, build_train, source_sha256
 from biasaware.errors import SEED_MAX, BiasAwareError
 from biasaware.experiments.parts import (
     differing,
     recipe_flags,
     run_stage,
 )
+from biasaware.formatting import ci, p_value, pct
 from biasaware.io import files_sha256, find_file, json_sha256, read_config
 from biasaware.recipes import load_recipe
 from biasaware.training.recipe import parse_recipe, trained
@@ -193,8 +194,6 @@ def label(setting: dict[str, Any]) -> str:
 
 def split_keys(spec: SweepSpec, recipe_fields: set[str]) -> tuple[set[str], set[str]]:
     """The grid's build keys and recipe keys; an unknown key is refused with the valid names."""
-    from biasaware.data.builders import BuildConfig
-
     build_fields = set(BuildConfig.__dataclass_fields__)
     keys = {k for s in points(spec) for k in s} | set(spec.recipe_args)
     build = {k for k in keys if k in build_fields and k not in recipe_fields}
@@ -221,25 +220,8 @@ def split_keys(spec: SweepSpec, recipe_fields: set[str]) -> tuple[set[str], set[
     return build, keys - build
 
 
-def build_config(settings: dict[str, Any], where: str):
-    """A :class:`BuildConfig` from a sweep section; an unknown or duplicate key names the section."""
-    from biasaware.data.builders import BuildConfig
-
-    unknown = sorted(set(settings) - set(BuildConfig.__dataclass_fields__))
-    if unknown:
-        raise BiasAwareError(
-            f"{where}: unknown build setting(s) {', '.join(unknown)} (biasaware/data/builders.py)"
-        )
-    try:
-        return BuildConfig(**settings)
-    except (TypeError, ValueError) as exc:
-        raise BiasAwareError(f"{where}: {exc}") from None
-
-
 def built_as(folder: Path, cfg) -> bool:
     """Does ``folder`` hold a finished build of exactly ``cfg``'s settings and source content?"""
-    from biasaware.data.builders import source_sha256
-
     try:
         manifest = json.loads((folder / "manifest.json").read_text())
     except (OSError, json.JSONDecodeError):
@@ -396,10 +378,12 @@ def plan(spec: SweepSpec, out: str | Path) -> Plan:
     clash = sorted({n for _, _, n in names if sum(m == n for _, _, m in names) > 1})
     if clash:
         raise BiasAwareError(f"grid values that differ only in punctuation give the same folder: {clash}")
-    build_defaults = build_config(spec.build, "build")
+    build_defaults = BuildConfig.from_settings(spec.build, "build")
     for setting in grid:
-        build_config({**spec.build, **{k: setting[k] for k in build_keys if k in setting}}, "build + grid")
-    bench_cfg = build_config({"seed": build_defaults.seed, **spec.bench_build}, "bench_build")
+        BuildConfig.from_settings(
+            {**spec.build, **{k: setting[k] for k in build_keys if k in setting}}, "build + grid"
+        )
+    bench_cfg = BuildConfig.from_settings({"seed": build_defaults.seed, **spec.bench_build}, "bench_build")
     mode = spec.mode or RECIPE_MODES[spec.recipe]
     JudgeSpec.create(name="check", mode=mode, template=spec.template, device=spec.device, dtype=spec.dtype)
     if spec.biases:
@@ -424,7 +408,6 @@ def open_folder(p: Plan) -> dict[str, Any]:
     """Build the benchmark (when the sweep owns it), compare the fixed settings with the folder's
     ``sweep.json`` (refuse a difference once a point has finished; start over before that), and
     record the sweep. Returns the fixed settings."""
-    from biasaware.data.builders import build_bench
     from biasaware.io import write_json
 
     spec, out, bench = p.spec, p.out, p.bench
@@ -547,8 +530,6 @@ def run_point(
 
 def run_sweep(spec: SweepSpec, out: str | Path) -> dict[str, Any]:
     """Run (or resume, or extend) the sweep into ``out`` and write its table and plot."""
-    from biasaware.data.builders import build_train
-
     p = plan(spec, out)
     fixed = open_folder(p)
     t0 = time.time()
@@ -562,7 +543,7 @@ def run_sweep(spec: SweepSpec, out: str | Path) -> dict[str, Any]:
             train_file = data / "train.jsonl"
             if data not in built:
                 print(f"[sweep] training rows {label(build)}: {data}", flush=True)
-                ensure_built(build_train, build_config({**spec.build, **build}, "build"), data)
+                ensure_built(build_train, BuildConfig.from_settings({**spec.build, **build}, "build"), data)
                 built.add(data)
         prefix = f"[sweep {k}/{len(p.names)}] {label(setting)}, seed {seed}"
         run_point(p, setting, seed, name, prefix, train_file, fixed)
@@ -656,21 +637,17 @@ def sweep_table(spec: SweepSpec, out: Path, names: list[tuple[dict, int, str]]) 
 
 
 def _cell(row: dict, key: str, one_seed: bool) -> str:
-    from biasaware.evaluation.reports import ci, pct
-
     s = row["summary"][key]
     if s["mean"] is None:
         return "–"
     if one_seed:
         (cell,) = row["seeds"].values()
         return f"{pct(cell[key])}{ci(cell.get(f'{key}_ci'))}"
-    spread = f" ± {100 * s['sd']:.1f}" if s["sd"] is not None else ""
+    spread = f" ± {pct(s['sd'])}" if s["sd"] is not None else ""
     return f"{pct(s['mean'])}{spread} ({pct(s['min'])}–{pct(s['max'])})"
 
 
 def sweep_markdown(result: dict[str, Any]) -> str:
-    from biasaware.evaluation.reports import p_value
-
     one = len(result["seeds"]) == 1
     head = "| setting | Acc_ori | Acc_inj | BSR | over-correction | two-sided | general agreement |"
     lines = [head + (" p BSR | p over-corr. |" if one else "") + " check |"]

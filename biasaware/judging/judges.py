@@ -203,46 +203,38 @@ class JudgeSpec(BaseModel):
         return data
 
     @model_validator(mode="after")
-    def _pointwise_modes(self) -> JudgeSpec:
-        if self.pointwise and self.mode == "reward":
-            raise ValueError(
-                "pointwise applies to modes 'generate' and 'direct'; a reward model already scores each response alone"
-            )
-        return self
-
-    @model_validator(mode="after")
-    def _template_needs_a_prompt(self) -> JudgeSpec:
-        if self.mode == "reward" and self.template != "default":
-            raise ValueError(
+    def _settings_agree(self) -> JudgeSpec:
+        """Settings that contradict each other are refused, the first such pair named with its fix."""
+        mode, backend = self.mode, self.backend
+        contradictions = (
+            (
+                self.pointwise and mode == "reward",
+                "pointwise applies to modes 'generate' and 'direct'; a reward model already scores each response "
+                "alone",
+            ),
+            (
+                mode == "reward" and self.template != "default",
                 f"template {self.template!r} is a judge prompt format; a reward model reads the prompt and one "
-                "response through its own chat template, so leave the template out in mode 'reward'"
-            )
-        return self
-
-    @model_validator(mode="after")
-    def _parse_in_generate_mode(self) -> JudgeSpec:
-        if self.parse != "strict" and self.mode != "generate":
-            raise ValueError(
-                f"parse {self.parse!r} reads generated replies; mode {self.mode!r} reads no reply (use mode generate)"
-            )
-        return self
-
-    @model_validator(mode="after")
-    def _base_url_is_an_endpoint_s(self) -> JudgeSpec:
-        if self.base_url and self.backend != "openai":
-            raise ValueError(
-                f"base_url is the address of an OpenAI-compatible server, and backend {self.backend!r} loads "
-                "the model itself; use backend 'openai' (--backend openai) with it, or leave base_url out"
-            )
-        return self
-
-    @model_validator(mode="after")
-    def _local_modes(self) -> JudgeSpec:
-        if self.mode != "generate" and self.backend != "transformers":
-            raise ValueError(
-                f"mode {self.mode!r} reads the model's outputs directly and needs backend 'transformers' "
-                f"(got {self.backend!r}); use mode 'generate' for an endpoint or vLLM"
-            )
+                "response through its own chat template, so leave the template out in mode 'reward'",
+            ),
+            (
+                self.parse != "strict" and mode != "generate",
+                f"parse {self.parse!r} reads generated replies; mode {mode!r} reads no reply (use mode generate)",
+            ),
+            (
+                self.base_url and backend != "openai",
+                f"base_url is the address of an OpenAI-compatible server, and backend {backend!r} loads the model "
+                "itself; use backend 'openai' (--backend openai) with it, or leave base_url out",
+            ),
+            (
+                mode != "generate" and backend != "transformers",
+                f"mode {mode!r} reads the model's outputs directly and needs backend 'transformers' (got "
+                f"{backend!r}); use mode 'generate' for an endpoint or vLLM",
+            ),
+        )
+        for contradiction, why in contradictions:
+            if contradiction:
+                raise ValueError(why)
         return self
 
     @property

@@ -153,11 +153,8 @@ def parse_prometheus(reply: object) -> str:
     >>> parse_prometheus("[RESULT] A\\nActually [RESULT] B is better, more text")
     'invalid'
     """
-    text = _text(reply) or ""
-    end = _PROM_END.search(_tail(text))
-    if not end or _one(_PROM.findall(text)) is None:
-        return "invalid"
-    return end.group(1).upper()
+    verdict = _closing_mark(reply, _PROM, _PROM_END)
+    return verdict if verdict == "invalid" else verdict.upper()  # the mark is read in any case
 
 
 _AUTOJ = re.compile(
@@ -191,11 +188,17 @@ def parse_selene(reply: object) -> str:
     >>> parse_selene("**Reasoning:** B is wrong.\\n\\n**Result:** A")
     'A'
     """
+    return _closing_mark(reply, _SELENE, _SELENE_END)
+
+
+def _closing_mark(reply: object, mention: re.Pattern, end: re.Pattern) -> str:
+    """A format whose verdict is the mark that closes the reply (``end``): that mark's letter,
+    when the reply mentions (``mention``) no other verdict; else ``invalid``."""
     text = _text(reply) or ""
-    end = _SELENE_END.search(_tail(text))
-    if not end or _one(_SELENE.findall(text)) is None:
+    found = end.search(_tail(text))
+    if not found or _one(mention.findall(text)) is None:
         return "invalid"
-    return end.group(1)
+    return found.group(1)
 
 
 _LLMBAR = re.compile(r"output[ \t]{0,3}\([ \t]{0,2}([ab])[ \t]{0,2}\)", re.I)

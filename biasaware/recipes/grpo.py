@@ -19,19 +19,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from datasets import Dataset
-from trl import GRPOConfig, GRPOTrainer, ModelConfig, get_peft_config
+from trl import GRPOConfig, GRPOTrainer, ModelConfig
 
 from biasaware.io import read_records
 from biasaware.training.judge_data import grpo_rows
 from biasaware.training.recipe import (
     JudgeDataArguments,
-    card_callbacks,
     load_for_training,
-    note_in_cards,
     run_recipe,
     sample_rows,
-    train_and_save,
+    train_recipe,
 )
 from biasaware.training.rewards import TWIN_REWARDS, get_reward_funcs
 
@@ -99,18 +96,11 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
         )
     if set(script_args.rewards) & set(TWIN_REWARDS):
         training_args.shuffle_dataset = False  # grpo_rows wrote each pair's views adjacent, blocks shuffled
-    trainer = GRPOTrainer(
-        model=model,
-        reward_funcs=reward_funcs,
-        args=training_args,
-        train_dataset=Dataset.from_list(data),
-        processing_class=tokenizer,
-        peft_config=get_peft_config(model_args),
-        callbacks=card_callbacks("grpo", model_args, script_args),
+    notes = {"grpo_selection": selection} if selection is not None else None
+    configs = (script_args, training_args, model_args)
+    return train_recipe(
+        "grpo", GRPOTrainer, data, model, tokenizer, configs, reward_funcs=reward_funcs, card_notes=notes
     )
-    if selection is not None:
-        note_in_cards(trainer, "grpo_selection", selection)
-    return train_and_save(trainer, training_args, "causal", script_args.load_check)
 
 
 # what the config and flags fill (biasaware sweep checks keys against them)

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from datasets import Dataset
-from trl import GRPOConfig, GRPOTrainer, ModelConfig, get_peft_config
+from trl import GRPOConfig, GRPOTrainer, ModelConfig
 
 from biasaware.api import load_judge
 from biasaware.devices import resolve_device
@@ -29,10 +28,9 @@ from biasaware.io import iter_rows
 from biasaware.training.judge_reward import AGAINST, reward_function
 from biasaware.training.recipe import (
     DataArguments,
-    card_callbacks,
     load_for_training,
     run_recipe,
-    train_and_save,
+    train_recipe,
 )
 
 
@@ -117,16 +115,8 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
     model, tokenizer = load_for_training(
         model_args, "causal", training_args.seed, training_args, script_args.trainable_layers
     )
-    trainer = GRPOTrainer(
-        model=model,
-        reward_funcs=[reward],
-        args=training_args,
-        train_dataset=Dataset.from_list(rows),
-        processing_class=tokenizer,
-        peft_config=get_peft_config(model_args),
-        callbacks=card_callbacks("policy_grpo", model_args, script_args),
-    )
-    return train_and_save(trainer, training_args, "causal", script_args.load_check)
+    configs = (script_args, training_args, model_args)
+    return train_recipe("policy_grpo", GRPOTrainer, rows, model, tokenizer, configs, reward_funcs=[reward])
 
 
 DATACLASSES = (ScriptArguments, GRPOConfig, ModelConfig)

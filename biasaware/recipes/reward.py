@@ -15,17 +15,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from datasets import Dataset
-from trl import ModelConfig, get_peft_config
+from trl import ModelConfig
 
 from biasaware.io import read_records
 from biasaware.training.judge_data import add_offtopic_negatives
 from biasaware.training.recipe import (
     DataArguments,
-    card_callbacks,
     load_for_training,
     run_recipe,
     sample_rows,
-    train_and_save,
+    train_recipe,
 )
 from biasaware.training.reward_trainer import SetRewardConfig, SetRewardTrainer
 
@@ -59,22 +58,16 @@ def main(script_args: ScriptArguments, training_args: SetRewardConfig, model_arg
         model_args, "reward", training_args.seed, training_args, script_args.trainable_layers
     )
     model_args.lora_task_type = "SEQ_CLS"  # a reward head: LoRA keeps the head trainable
-    trainer = SetRewardTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=Dataset.from_list(
-            add_offtopic_negatives(
-                load_rows(script_args.train_file, script_args.max_train_rows, training_args.seed).to_list(),
-                script_args.offtopic_negatives,
-                training_args.seed,
-            )
-        ),
-        eval_dataset=load_rows(script_args.eval_file) if script_args.eval_file else None,
-        processing_class=tokenizer,
-        peft_config=get_peft_config(model_args),
-        callbacks=card_callbacks("reward", model_args, script_args),
+    rows = add_offtopic_negatives(
+        load_rows(script_args.train_file, script_args.max_train_rows, training_args.seed).to_list(),
+        script_args.offtopic_negatives,
+        training_args.seed,
     )
-    return train_and_save(trainer, training_args, "reward", script_args.load_check)
+    evaluation = load_rows(script_args.eval_file) if script_args.eval_file else None
+    configs = (script_args, training_args, model_args)
+    return train_recipe(
+        "reward", SetRewardTrainer, rows, model, tokenizer, configs, eval_dataset=evaluation, kind="reward"
+    )
 
 
 # what the config and flags fill (biasaware sweep checks keys against them)

@@ -15,20 +15,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from datasets import Dataset
-from trl import ModelConfig, SFTConfig, SFTTrainer, get_peft_config
+from trl import ModelConfig, SFTConfig, SFTTrainer
 
 from biasaware.errors import BiasAwareError
 from biasaware.io import read_records
 from biasaware.training.judge_data import sft_rows, verdict_rows
 from biasaware.training.recipe import (
     JudgeDataArguments,
-    card_callbacks,
     drop_overlong,
     load_for_training,
     run_recipe,
     sample_rows,
-    train_and_save,
+    train_recipe,
 )
 
 
@@ -65,15 +63,7 @@ def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: Mod
     else:
         rows = sft_rows(records)
     rows = drop_overlong(rows, tokenizer, training_args.max_length)
-    trainer = SFTTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=Dataset.from_list(rows),
-        processing_class=tokenizer,
-        peft_config=get_peft_config(model_args),
-        callbacks=card_callbacks("sft", model_args, script_args),
-    )
-    return train_and_save(trainer, training_args, "causal", script_args.load_check)
+    return train_recipe("sft", SFTTrainer, rows, model, tokenizer, (script_args, training_args, model_args))
 
 
 # what the config and flags fill (biasaware sweep checks keys against them)

@@ -416,6 +416,32 @@ def train_and_save(trainer, training_args, kind: str, load_check: bool = True):
     return trainer
 
 
+def train_recipe(recipe: str, trainer_class, rows: list, model, tokenizer, configs: tuple, **extra: Any):
+    """A recipe's whole training: its TRL ``trainer_class`` over ``rows`` (the tokenizer as processing
+    class, LoRA from the model config, the card and ``[train]`` callbacks, ``extra`` trainer
+    arguments), then :func:`train_and_save`. ``configs``: the recipe's (script, training, model)
+    arguments; ``extra["card_notes"]``: what else its card records."""
+    # datasets and trl load only in a recipe that trains (start-up time of every other user)
+    from datasets import Dataset
+    from trl import get_peft_config
+
+    script_args, training_args, model_args = configs
+    notes = extra.pop("card_notes", None) or {}
+    kind = extra.pop("kind", "causal")
+    trainer = trainer_class(
+        model=model,
+        args=training_args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        peft_config=get_peft_config(model_args),
+        callbacks=card_callbacks(recipe, model_args, script_args),
+        **extra,
+    )
+    for key, value in notes.items():
+        note_in_cards(trainer, key, value)
+    return train_and_save(trainer, training_args, kind, script_args.load_check)
+
+
 def note_in_cards(trainer, key: str, value: Any) -> None:
     """Record ``value`` under ``key`` in the run's model card (``biasaware_card.json``)."""
     for card in _cards(trainer):
