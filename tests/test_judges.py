@@ -104,6 +104,41 @@ def test_eval_bias_resolves_the_judge_once(monkeypatch, tiny_models, bench, tmp_
     assert calls == {"device": 1, "folders": 1, "hash": 1, "tokenizer": 1}, calls
 
 
+@pytest.mark.parametrize("command", ["eval general", "eval scoring", "preflight"])
+def test_every_judging_command_resolves_the_judge_once(monkeypatch, tiny_models, tmp_path, command):
+    """As on eval bias: the device and dtype, and the model's folder, are resolved once a command."""
+    import biasaware.devices
+    from biasaware.judging.models import ModelFolders
+
+    calls = {"device": 0, "folders": 0}
+
+    def counted(name, real):
+        def spy(*a, **k):
+            calls[name] += 1
+            return real(*a, **k)
+
+        return spy
+
+    monkeypatch.setattr(biasaware.devices, "resolve", counted("device", biasaware.devices.resolve))
+    monkeypatch.setattr(ModelFolders, "of", classmethod(counted("folders", ModelFolders.of.__func__)))
+    data = tmp_path / "data.jsonl"
+    if command == "eval general":
+        rows = [
+            {"prompt": f"q{i}", "chosen": "yes " * i, "rejected": "no", "subset": "s"} for i in range(1, 4)
+        ]
+        argv = ["eval", "general", "--judge", str(tiny_models["reward"]), "--benchmark", str(data)]
+    elif command == "eval scoring":
+        rows = [{"id": f"i{i}", "instruction": f"Q{i}?", "response": "an answer"} for i in range(2)]
+        judge = ["--judge", str(tiny_models["causal"]), "--mode", "direct", "--templates", "desc"]
+        argv = ["eval", "scoring", *judge, "--data", str(data)]
+    else:
+        rows = []
+        argv = ["preflight", "--judge", str(tiny_models["reward"]), "--per-bias", "1", "--scoring-pairs", "1"]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main([*argv, "--out", str(tmp_path / "out")]) in (0, 1)  # preflight: 1 when the tiny judge fails
+    assert calls == {"device": 1, "folders": 1}, calls
+
+
 def test_the_cli_and_quickstart_build_judges_through_load_judge(monkeypatch, tiny_models, bench, tmp_path):
     import biasaware.judging.judges
 

@@ -80,9 +80,13 @@ def evaluate_bias(
     """``eval bias``: judge every probe of ``data`` with the judge ``spec`` describes into ``out``
     (or, with ``rescore``, only score ``out/judgments.jsonl`` again), then score and write the
     reports. In a multi-process launch every process judges its share; process 0 merges, writes
-    and returns the summary, the others return ``None``. ``judge``: the judge ``spec`` describes,
-    already loaded (the Python API), else it is loaded here."""
+    and returns the summary, the others return ``None``. ``spec``: the judge's settings, or the
+    judge already resolved from them (a command that judges twice resolves it once). ``judge``:
+    the judge ``spec`` describes, already loaded (the Python API), else it is loaded here."""
     from biasaware.devices import ranks
+    from biasaware.judging.judges import spec_of
+
+    given, spec = spec, spec_of(spec)
 
     check_seed(seed, "seed")
     check_run_settings(out, limit, policy)
@@ -116,7 +120,7 @@ def evaluate_bias(
         return found
 
     run = partial(run_bias_eval, limit_flag=limit_flag)
-    extra = judge_or_rescore(spec, out, rescore, probes, run, target=data, judge=judge)
+    extra = judge_or_rescore(given, out, rescore, probes, run, target=data, judge=judge)
     if not ranks().main:
         return None
     if loaded and spec.kind in SCORED_KINDS:  # the report names what was not scored

@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -553,12 +554,13 @@ def run_preflight(
     biases = [*BIAS_NAMES, *SECURITY_PROBES]
     from biasaware.devices import ranks
 
+    # both runs are handed the judge resolved above: its device and files are looked up once
     bias = evaluate_bias(
-        spec, battery, out / "bias", biases=biases, seed=seed, limit_flag="a new --out with --per-bias"
+        resolved, battery, out / "bias", biases=biases, seed=seed, limit_flag="a new --out with --per-bias"
     )
     templates = list(PREFLIGHT_TEMPLATES)
-    scoring_spec = spec.model_copy(update={"max_tokens": scoring_max_tokens})
-    scoring = evaluate_scoring(scoring_spec, items, out / "scoring", templates=templates, seed=seed)
+    scoring_judge = replace(resolved, spec=spec.model_copy(update={"max_tokens": scoring_max_tokens}))
+    scoring = evaluate_scoring(scoring_judge, items, out / "scoring", templates=templates, seed=seed)
     if not ranks().main:
         return None
     checks = grade_runs(bias, scoring, thresholds)

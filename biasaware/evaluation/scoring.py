@@ -696,7 +696,8 @@ def evaluate_scoring(
         return write_scoring_reports(out, _recorded_seed(out, seed), _earlier_run(out))
     if data and out.resolve() == Path(data).resolve():
         raise BiasAwareError(f"--out {out} is the data file {data}; write elsewhere")
-    resolved = resolve_judge(spec)  # once: an unavailable device fails first
+    resolved = resolve_judge(spec)  # once (or given resolved): an unavailable device fails first
+    spec = resolved.spec
     items = accepted_references(out, load_scoring_items(data, limit))  # an earlier run's generated references
     for name in templates or []:
         parse_template(name)  # a bad name fails before any call

@@ -331,6 +331,11 @@ class ResolvedJudge:
         }
 
 
+def spec_of(judge: JudgeSpec | ResolvedJudge | None) -> JudgeSpec | None:
+    """The settings of a judge given as a spec or as a judge already resolved from one."""
+    return judge.spec if isinstance(judge, ResolvedJudge) else judge
+
+
 def resolve_judge(spec: JudgeSpec | ResolvedJudge) -> ResolvedJudge:
     """Resolve what a spec names, once: the device and dtype (an unavailable device is an error
     here), and a local model's folders (a built-in prepared, an adapter's base found, a hub name
