@@ -30,6 +30,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from biasaware.evaluation.metrics import wilson_interval
 from biasaware.evaluation.summaries import summarize
 from biasaware.formatting import ci as interval
 from biasaware.formatting import pct
@@ -129,7 +130,6 @@ def bias_baselines(probes: list[BiasProbe], policy: str = "symmetric", seed: int
 
 def _decided(rule, views: list[View]) -> dict[str, Any]:
     """The original views a heuristic decides (no tie), and its accuracy on those, with its interval."""
-    from biasaware.evaluation.metrics import wilson_interval
 
     verdicts = [(rule(v, None), v.correct) for v in views]
     decided = [(got, want) for got, want in verdicts if got != "tie"]
@@ -146,7 +146,6 @@ def general_baselines(pairs: list[PreferencePair]) -> dict[str, Any]:
     half of them by construction there, so it is left out) and the confounding check. On general
     benchmarks "longer wins" is also counted in characters, the unit length shortcuts of real preference
     data are usually reported in."""
-    from biasaware.evaluation.metrics import wilson_interval
 
     out: dict[str, Any] = {}
     views = [View(prompt=p.prompt, response_a=p.chosen, response_b=p.rejected, correct="A") for p in pairs]

@@ -10,11 +10,19 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
+from biasaware.evaluation.metrics import mcnemar_exact, two_judge_mcnemar
+from biasaware.evaluation.reports import (
+    compare_lines,
+    compare_table,
+    experiment_markdown,
+    master_key_markdown,
+    short_name,
+)
 from biasaware.evaluation.resume import FINGERPRINT
 from biasaware.evaluation.summaries import SIDES, VIEWS, flip_indicators, json_safe, side_of, summarize
 from biasaware.io import read_json, read_records
 from biasaware.records import Judgment
-from biasaware.taxonomy import BIASES
+from biasaware.taxonomy import BIASES, SECURITY
 
 
 def same_items(folders: list[str | Path]) -> dict[str, Any]:
@@ -91,7 +99,6 @@ def compare_judges(first: list[Judgment], second: list[Judgment], view: str = "i
     """Two judges on the same probes: per bias and overall, each one's accuracy on ``view`` and
     McNemar's exact test on the items where exactly one of them is right; standard probes at the
     top level, mirror probes (over-correction side) under ``mirror`` when both runs have them."""
-    from biasaware.evaluation.metrics import two_judge_mcnemar
 
     a = {j.probe_id: j for j in first if j.view == view}
     b = {j.probe_id: j for j in second if j.view == view}
@@ -182,7 +189,6 @@ def paired_p_values(
     """McNemar's exact p of every run against every other on paired per-probe indicators: ``tests``
     maps a result name to (indicator, side); an indicator that is ``None`` (not measured on a
     probe) leaves that probe out."""
-    from biasaware.evaluation.metrics import mcnemar_exact
 
     def p(mine: dict, other: dict, key: str, side: str) -> float:
         ids = [i for i in mine if mine[i]["side"] == side and None not in (mine[i][key], other[i][key])]
@@ -285,7 +291,6 @@ def compare_against(folders: list[str | Path], baseline: str | Path, seed: int =
     runs as given: ``judges``, the two-sided table over the 12 biases judged
     (:func:`compare_runs`), and ``master_keys``, the master-key table (:func:`compare_master_keys`),
     each present when the runs judged such probes."""
-    from biasaware.taxonomy import SECURITY
 
     if len(folders) < 2:
         raise BiasAwareError(f"compare needs at least two runs; got {len(folders)}")
@@ -318,7 +323,6 @@ def compare_against(folders: list[str | Path], baseline: str | Path, seed: int =
             runs, base, seed=seed, paired=paired_subset(paired, ["masterkey"])
         )
     result["per_probe"] = per_probe(paired[1])
-    from biasaware.evaluation.reports import short_name
 
     for table in (result.get("judges"), result.get("master_keys")):  # a table to share names no local path
         for row in (table or {}).get("runs", {}).values():
@@ -356,12 +360,6 @@ def compare_command(
 ) -> tuple[dict[str, Any], str]:
     """``eval compare``: two runs per bias (:func:`compare_folders`), or with ``baseline`` two or more
     against it (:func:`compare_against`); the result and its text for the console."""
-    from biasaware.evaluation.reports import (
-        compare_lines,
-        compare_table,
-        experiment_markdown,
-        master_key_markdown,
-    )
 
     if baseline is None and len(runs) != 2:
         raise BiasAwareError(

@@ -22,7 +22,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from biasaware.devices import ranks
 from biasaware.errors import BiasAwareError, check_count, check_seed
+from biasaware.evaluation.baselines import bias_baselines
+from biasaware.evaluation.metrics import POLICIES
 from biasaware.evaluation.reports import markdown_report, plot_report
 from biasaware.evaluation.resume import input_records, judge_or_rescore, judge_policy
 from biasaware.evaluation.runner import (
@@ -36,7 +39,9 @@ from biasaware.evaluation.runner import (
 )
 from biasaware.evaluation.summaries import sample_record, summarize
 from biasaware.io import check_out_folder, read_records, write_json
+from biasaware.judging.judges import spec_of
 from biasaware.records import BiasProbe
+from biasaware.taxonomy import parse_bias_list
 
 
 def write_reports(judgments_path: Path, out: Path, policy: str, seed: int, extra: dict | None = None) -> dict:
@@ -55,7 +60,6 @@ def check_run_settings(out: Any, limit: Any, policy: Any) -> None:
     """``out``, ``limit`` and ``policy`` as ``eval bias`` takes them (from the command or the Python
     API), refused before anything is judged: a folder path, a whole number of at least 1 or none,
     one of the scoring policies."""
-    from biasaware.evaluation.metrics import POLICIES
 
     check_out_folder(out)
     if limit is not None:
@@ -83,8 +87,6 @@ def evaluate_bias(
     and returns the summary, the others return ``None``. ``spec``: the judge's settings, or the
     judge already resolved from them (a command that judges twice resolves it once). ``judge``:
     the judge ``spec`` describes, already loaded (the Python API), else it is loaded here."""
-    from biasaware.devices import ranks
-    from biasaware.judging.judges import spec_of
 
     given, spec = spec, spec_of(spec)
 
@@ -93,8 +95,6 @@ def evaluate_bias(
     if not rescore and not isinstance(data, str | Path):
         raise BiasAwareError(f"data: the benchmark folder or file to judge; got {data!r:.80}")
     if biases is not None:
-        from biasaware.taxonomy import parse_bias_list
-
         if not isinstance(biases, str) and not (
             isinstance(biases, list | tuple) and all(isinstance(b, str) for b in biases)
         ):
@@ -127,8 +127,6 @@ def evaluate_bias(
         extra["not_scored"] = unscored(loaded[0], spec.kind)
     applied = judge_policy(out, policy)
     if loaded:
-        from biasaware.evaluation.baselines import bias_baselines
-
         # the cue-only heuristics on the probes the judge was scored on (no model)
         extra["cue_baselines"] = bias_baselines(applicable(loaded[0], spec.kind), applied, seed)
         if limit:  # what --limit kept, so the sample can be named and drawn again

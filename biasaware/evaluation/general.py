@@ -16,13 +16,19 @@ minus B) and the verdict (A: 1, B: 0).
 
 from __future__ import annotations
 
+import json
+import random
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from biasaware.data.upstream import load_benchmark
+from biasaware.devices import ranks
 from biasaware.errors import check_seed
-from biasaware.evaluation.metrics import judge_check, wilson_interval
-from biasaware.evaluation.reports import check_lines
+from biasaware.evaluation.baselines import general_baselines
+from biasaware.evaluation.metrics import judge_check, score_correlations, wilson_interval
+from biasaware.evaluation.reports import baselines_markdown, check_lines
+from biasaware.evaluation.resume import input_records, judge_or_rescore
 from biasaware.evaluation.runner import judge_into
 from biasaware.evaluation.summaries import json_safe, sample_record
 from biasaware.formatting import number, share
@@ -43,7 +49,6 @@ def sample_pairs(pairs: list[PreferencePair], limit: int, seed: int = 0) -> list
     share of ``limit`` in proportion to its size (largest remainders first, ties by subset name), drawn
     at random within the subset; the result keeps the benchmark's order. A benchmark sorted by subset
     is then measured on every subset, not on the first one."""
-    import random
 
     if limit >= len(pairs):
         return list(pairs)
@@ -111,7 +116,6 @@ def _score(groups: list[dict[str, Judgment]]) -> dict[str, Any]:
 
 def verbosity(views: list[Judgment]) -> dict[str, Any] | None:
     """See the module docstring; ``None`` when no view records its responses' lengths."""
-    from biasaware.evaluation.metrics import score_correlations
 
     rows = [j for j in views if j.meta.get("words") and j.meta["words"][0] != j.meta["words"][1]]
     decided = [j for j in rows if j.verdict in ("A", "B")]
@@ -185,8 +189,6 @@ def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
             f"% of them in the data; Spearman (length difference A - B vs verdict A) {rho}.",
         ]
     if summary.get("cue_baselines"):
-        from biasaware.evaluation.reports import baselines_markdown
-
         lines += baselines_markdown(summary["cue_baselines"])
     return head + "\n".join(lines) + "\n"
 
@@ -214,11 +216,6 @@ def evaluate_general(
     and write the reports; process 0 of a multi-process launch returns the summary. ``limit``: a
     seeded sample of that many pairs, stratified by subset (:func:`sample_pairs`). ``judge``: one already
     loaded (several benchmarks judged by one model)."""
-    import json
-
-    from biasaware.data.upstream import load_benchmark
-    from biasaware.devices import ranks
-    from biasaware.evaluation.resume import input_records, judge_or_rescore
 
     check_seed(seed, "seed")
     out = Path(out)
@@ -236,8 +233,6 @@ def evaluate_general(
     if not ranks().main:
         return None
     if seen:
-        from biasaware.evaluation.baselines import general_baselines
-
         extra["cue_baselines"] = general_baselines(seen[-1])  # the cue-only heuristics on the same pairs
         if limit:  # what --limit drew, so the sample can be named and drawn again
             extra["sample"] = sample_record(limit, seed, "pairs, stratified by subset", SAMPLE_RULE, seen[-1])

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 
 from biasaware.formatting import DASH, pct
 
@@ -60,7 +61,6 @@ def table4_cell(k: int, n: int) -> str:
     >>> table4_cell(2953, 4000)   # 73.825 -> 73.83 -> 73.8
     '73.8'
     """
-    from decimal import ROUND_HALF_UP, Decimal, localcontext
 
     if n == 0:
         return DASH

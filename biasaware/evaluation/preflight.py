@@ -68,9 +68,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from biasaware.data.builders import BuildConfig, build_bench
+from biasaware.data.corpus import split_families
+from biasaware.devices import ranks
 from biasaware.errors import BiasAwareError, check_count, check_seed
+from biasaware.evaluation.evaluate import evaluate_bias
+from biasaware.evaluation.metrics import wilson_interval
+from biasaware.evaluation.scoring import evaluate_scoring
+from biasaware.evaluation.summaries import json_safe
 from biasaware.formatting import ci, pct
-from biasaware.io import read_json, read_records, write_json, write_jsonl
+from biasaware.io import read_config, read_json, read_records, write_json, write_jsonl
+from biasaware.judging.judges import resolve_judge
+from biasaware.judging.llm import LLMClient
+from biasaware.records import format_problems
 from biasaware.taxonomy import BIAS_NAMES, BIASES, SECURITY_PROBES
 from biasaware.training.judge_reward import MASTER_KEY_CHECK
 
@@ -147,8 +157,6 @@ def load_thresholds(path: str | Path | None) -> Thresholds:
     """The defaults, overridden by a YAML or JSON file; a bad file names the setting."""
     if path is None:
         return Thresholds()
-    from biasaware.io import read_config
-    from biasaware.records import format_problems
 
     data = read_config(path, "thresholds file")
     try:
@@ -236,7 +244,6 @@ def build_battery(
     the better and the worse response of ``scoring_pairs`` pairs, gold 5 and 1, each with the
     other as its reference: the worse response as the better one's score-1 reference, the better
     as the worse one's score-5 reference). Built once: a rerun with the same settings reuses them."""
-    from biasaware.data.builders import BuildConfig, build_bench
 
     cfg = BuildConfig(
         seed=seed,
@@ -302,7 +309,6 @@ def _check(name: str, value, ci, k, n, band: Band, minimum: bool = False, **extr
 
 def grade_runs(bias: dict[str, Any], scoring: dict[str, Any] | None, t: Thresholds) -> list[dict[str, Any]]:
     """Every check of the gate from the two summaries (``eval bias`` and ``eval scoring``)."""
-    from biasaware.evaluation.metrics import wilson_interval
 
     checks = []
     for name, s in bias["per_bias"].items():
@@ -499,12 +505,9 @@ def check_judge(spec):
     """The judge's device, and a local or cached model (a name the hub would be asked for is
     refused offline), or an endpoint's API key: what fails before anything is written. Returns the
     resolved judge."""
-    from biasaware.judging.judges import resolve_judge
 
     resolved = resolve_judge(spec)  # the device, and the model's folders (a hub name asked once)
     if spec.backend == "openai":
-        from biasaware.judging.llm import LLMClient
-
         LLMClient(spec.llm_spec(), role="judge").backend  # noqa: B018 (a missing API key fails here)
     return resolved
 
@@ -526,8 +529,6 @@ def run_preflight(
     run generates up to ``scoring_max_tokens`` (its prompt asks for feedback before the score).
     In a multi-process launch every process judges its share and process 0 grades; the others
     return ``None``."""
-    from biasaware.evaluation.evaluate import evaluate_bias
-    from biasaware.evaluation.scoring import evaluate_scoring
 
     check_seed(seed, "seed")
     check_count(per_bias, "per_bias")
@@ -539,8 +540,6 @@ def run_preflight(
     families = families or default_families(spec.mode)
     # one spelling per battery: "facts,,facts" and "facts" are the same battery
     families = ",".join(dict.fromkeys(f.strip() for f in str(families).split(",") if f.strip())) or families
-    from biasaware.data.builders import BuildConfig
-    from biasaware.data.corpus import split_families
 
     split_families("all", families)  # a typo fails before the folder is claimed
     if per_bias > BuildConfig.corpus_size:
@@ -552,7 +551,6 @@ def run_preflight(
     )
     battery, items = build_battery(out, per_bias, scoring_pairs, seed, families)
     biases = [*BIAS_NAMES, *SECURITY_PROBES]
-    from biasaware.devices import ranks
 
     # both runs are handed the judge resolved above: its device and files are looked up once
     bias = evaluate_bias(
@@ -589,7 +587,6 @@ def run_preflight(
         "exit_code": 1 if failed else 0,
         "reports": {"bias": str(out / "bias" / "report.md"), "scoring": str(out / "scoring" / "report.md")},
     }
-    from biasaware.evaluation.summaries import json_safe
 
     result = json_safe(result)
     write_json(out / "preflight.json", result)

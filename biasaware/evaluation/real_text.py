@@ -42,9 +42,14 @@ from typing import Any
 from biasaware.data.upstream import load_benchmark
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.baselines import general_baselines
-from biasaware.evaluation.general import evaluate_general
+from biasaware.evaluation.evaluate import evaluate_bias
+from biasaware.evaluation.general import evaluate_general, sample_pairs
+from biasaware.evaluation.metrics import wilson_interval
+from biasaware.evaluation.resume import check_fingerprint, fingerprint
+from biasaware.evaluation.runner import load_probes, start_judge
 from biasaware.formatting import DASH, pct, share, with_ci
 from biasaware.io import check_out_folder, read_json, write_json
+from biasaware.judging.judges import resolve_judge
 from biasaware.records import PreferencePair
 
 SETS = (  # (name in the report, file in the build folder, what it measures)
@@ -71,7 +76,6 @@ def _accuracy(part: dict[str, Any]) -> dict[str, Any]:
 
 
 def _pooled(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    from biasaware.evaluation.metrics import wilson_interval
 
     k = sum(_accuracy(p)["k"] for p in parts)
     n = sum(_accuracy(p)["n"] for p in parts)
@@ -178,12 +182,8 @@ def evaluate_real(
         raise BiasAwareError(
             f"{data} lacks {', '.join(lost)}, which its manifest lists; build it again in a new folder"
         )
-    from biasaware.evaluation.resume import check_fingerprint, fingerprint
-    from biasaware.evaluation.runner import start_judge
-    from biasaware.judging.judges import resolve_judge
 
     resolved = judge.resolved if judge is not None else resolve_judge(spec)
-    from biasaware.evaluation.runner import load_probes
 
     samples = {name: sampled(data / file, limit, seed) for name, file, _ in present}
     parts = [(name, what) for name, what in PROBE_PARTS if (data / name / "manifest.json").exists()]
@@ -206,7 +206,6 @@ def evaluate_real(
         if before is not None:  # answers cut to fit the context in this set, this run and earlier ones
             had = earlier.get("sets", {}).get(name, {}).get("truncated", 0)
             sets[name]["truncated"] = had + judge.truncated - before
-    from biasaware.evaluation.evaluate import evaluate_bias
 
     probes = {}
     for name, what in parts:
@@ -240,7 +239,6 @@ def evaluate_real(
 
 def sampled(file: Path, limit: int | None, seed: int) -> list[PreferencePair]:
     """The pairs of a set that ``eval general`` judges: all, or its seeded sample of ``limit``."""
-    from biasaware.evaluation.general import sample_pairs
 
     pairs = load_benchmark(str(file))
     return sample_pairs(pairs, limit, seed) if limit else pairs

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.evaluation.baselines import MIN_DECIDED
+from biasaware.evaluation.metrics import table4_cell
 from biasaware.formatting import ci, p_value, pct
 
 
@@ -305,7 +306,6 @@ def table4_row(summary: dict[str, Any]) -> list[str]:
     """The judge's BSR in the column order of JudgeBiasBench's Table 4 (JudgeBiasBench), each cell rounded as that
     table rounds (:func:`biasaware.evaluation.metrics.table4_cell`); Overall = pooled over the biases
     judged. A bias without standard probes is ``–``."""
-    from biasaware.evaluation.metrics import table4_cell
 
     def cell(s: dict | None) -> str:
         if not s or "standard" not in s.get("sides", ["standard"]):

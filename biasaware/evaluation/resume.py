@@ -14,10 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from biasaware.devices import ranks
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.metrics import effective_policy
 from biasaware.evaluation.runner import SHARDS, start_judge
-from biasaware.io import read_json, write_json
+from biasaware.io import json_sha256, read_json, write_json
+from biasaware.judging.judges import resolve_judge
 
 FINGERPRINT = "fingerprint.json"
 
@@ -41,7 +43,6 @@ def fingerprint(spec, identity: dict | None, items: list) -> dict[str, Any]:
     """What decides a folder's judgments: the model (its weights hash when it is on this disk, else
     its name), the spec's settings that change a verdict (:data:`JUDGMENT_SETTINGS`; not the device,
     dtype or batch size) and the SHA-256 of every item's content, by id. A repeated id is refused."""
-    from biasaware.io import json_sha256
 
     hashes: dict[str, str] = {}
     for item in items:
@@ -122,8 +123,6 @@ def judge_or_rescore(
         except (OSError, ValueError):
             earlier = None
         return {"run": {**earlier, "rescored": True}} if isinstance(earlier, dict) else {}
-    from biasaware.devices import ranks
-    from biasaware.judging.judges import resolve_judge
 
     resolved = judge.resolved if judge is not None else resolve_judge(spec)
     items = load_items()

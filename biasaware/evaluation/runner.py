@@ -14,14 +14,19 @@ position live in a judge's prompt, which a reward model does not see).
 from __future__ import annotations
 
 import logging
+import random
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from biasaware.devices import ranks
+from biasaware.devices import ranks as current_ranks
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.summaries import REVERSED, VIEWS
 from biasaware.io import JsonlAppender, read_records, read_whole_lines, write_jsonl
+from biasaware.judging.judges import judge_chunks, load_judge
+from biasaware.progress import ChunkProgress
 from biasaware.records import BiasProbe, Judgment, View
 from biasaware.taxonomy import BIASES
 
@@ -99,9 +104,6 @@ def judge_into(
     (its payloads are :class:`~biasaware.judging.scoring.ScoreUnit` and its judge a
     :class:`~biasaware.judging.judges.Scorer`).
     """
-    from biasaware.devices import ranks as current_ranks
-    from biasaware.judging.judges import judge_chunks
-    from biasaware.progress import ChunkProgress
 
     r = ranks or current_ranks()
     size = chunk or getattr(judge, "chunk_views", 64)
@@ -219,7 +221,6 @@ def run_bias_eval(
     """Judge both views of every probe into ``out/judgments.jsonl`` (resumable); return its path.
     ``limit_flag`` is the option that sets the probes per bias and side (named in a long run's
     estimate)."""
-    from biasaware.devices import ranks as current_ranks
 
     skipped = unscored(probes, judge.kind)
     if skipped and (ranks or current_ranks()).main:
@@ -279,7 +280,6 @@ def sample_probes(probes: list[BiasProbe], limit: int, seed: int = 0) -> list[Bi
     """A seeded sample of ``limit`` probes per bias and side (:data:`SAMPLE_RULE`). The draw is over
     base pairs, so a standard probe and its mirror (the same pair, the cue on the other side) are kept
     or left together; the same seed gives the same sample whatever the file's order."""
-    import random
 
     def base(p: BiasProbe) -> str:
         return str(p.meta.get("pair_id") or p.id)
@@ -305,8 +305,6 @@ def sample_probes(probes: list[BiasProbe], limit: int, seed: int = 0) -> list[Bi
 def start_judge(spec) -> Any:
     """``load_judge(spec)`` (a spec, or a judge resolved from one), announcing where it runs (one
     line, printed by process 0)."""
-    from biasaware.devices import ranks
-    from biasaware.judging.judges import load_judge
 
     judge = load_judge(spec)
     resolved = judge.resolved

@@ -40,6 +40,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from biasaware.data.inject import parse_rewrite
+from biasaware.devices import ranks
 from biasaware.errors import BiasAwareError, RecordError, check_seed
 from biasaware.evaluation.metrics import (
     mean_abs_deviation,
@@ -49,9 +51,14 @@ from biasaware.evaluation.metrics import (
     score_flip_rate,
 )
 from biasaware.evaluation.reports import pyplot, save_figure
+from biasaware.evaluation.resume import check_fingerprint, fingerprint, run_record
+from biasaware.evaluation.runner import judge_into, start_judge
 from biasaware.evaluation.summaries import json_safe
 from biasaware.formatting import ci, number, pct
-from biasaware.io import iter_rows, read_records, read_whole_lines, write_json
+from biasaware.io import JsonlAppender, iter_rows, read_records, read_whole_lines, write_json
+from biasaware.judging.judge_format import fence
+from biasaware.judging.judges import Scorer, resolve_judge
+from biasaware.judging.llm import LLMClient, MalformedReply
 from biasaware.judging.scoring import (
     BASELINE,
     GENERIC_RUBRIC,
@@ -212,7 +219,6 @@ def _rubric_text(item: ScoringItem) -> tuple[dict[str, str], str]:
 
 def writer_messages(item: ScoringItem, level: int, attempt: int) -> list[dict[str, str]]:
     """The writer's request: a response to the item's instruction that deserves exactly ``level``."""
-    from biasaware.judging.judge_format import fence
 
     rubric, text = _rubric_text(item)
     instruction = instruction_text(item.prompt)
@@ -229,7 +235,6 @@ def writer_messages(item: ScoringItem, level: int, attempt: int) -> list[dict[st
 
 def reviewer_messages(item: ScoringItem, level: int, response: str) -> list[dict[str, str]]:
     """The reviewer's request: does ``response`` match the level-``level`` description best?"""
-    from biasaware.judging.judge_format import fence
 
     rubric, text = _rubric_text(item)
     instruction = instruction_text(item.prompt)
@@ -244,8 +249,6 @@ def reviewer_messages(item: ScoringItem, level: int, response: str) -> list[dict
 
 def parse_review(reply: str) -> bool:
     """``True`` / ``False`` from the last ``<verdict>`` block; anything else is malformed (retried)."""
-    from biasaware.data.inject import parse_rewrite
-    from biasaware.judging.llm import MalformedReply
 
     word = parse_rewrite(reply, "verdict").strip().strip(".").lower()
     if word not in ("yes", "no"):
@@ -254,7 +257,6 @@ def parse_review(reply: str) -> bool:
 
 
 def _written(reply: str) -> str:
-    from biasaware.data.inject import parse_rewrite
 
     return parse_rewrite(reply, "response")
 
@@ -346,7 +348,6 @@ def generate_references(
     items with the accepted references added; a level rejected ``attempts`` times stays missing
     (its ``ref-k`` template skips that item). The writer, reviewer and attempts are recorded in
     ``out/references.json``; a rerun with others is refused."""
-    from biasaware.io import JsonlAppender
 
     out.mkdir(parents=True, exist_ok=True)
     settings = reference_settings(writer.spec, reviewer.spec, attempts)
@@ -683,10 +684,6 @@ def evaluate_scoring(
     references an earlier run generated into ``out`` are reused without them. With ``rescore``,
     only the reports are written again, from ``out/judgments.jsonl`` and the earlier run record.
     In a multi-process launch process 0 returns the summary, the others ``None``."""
-    from biasaware.devices import ranks
-    from biasaware.evaluation.resume import check_fingerprint, fingerprint, run_record
-    from biasaware.evaluation.runner import judge_into, start_judge
-    from biasaware.judging.judges import Scorer, resolve_judge
 
     check_seed(seed, "seed")
     out = Path(out)
@@ -711,8 +708,6 @@ def evaluate_scoring(
     generated = bool(levels and writer is not None)
     r = ranks()
     if generated:
-        from biasaware.judging.llm import LLMClient
-
         check_reference_settings(out, reference_settings(writer, reviewer or writer, attempts))
         write_client = LLMClient(writer, role="reference writer")
         review_client = LLMClient(reviewer or writer, role="reference reviewer")

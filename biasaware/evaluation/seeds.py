@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
+from biasaware.evaluation.metrics import mcnemar_exact
 from biasaware.evaluation.reports import pyplot, save_figure
 from biasaware.formatting import number, p_value
 from biasaware.io import PACKAGE, write_json
@@ -179,7 +180,6 @@ def aggregate(
     results: dict[int, dict[str, Any]], benches: dict[str, dict[str, Any]] | None = None
 ) -> dict[str, Any]:
     """The study's aggregate (module docstring) from the seeds' results."""
-    from biasaware.evaluation.metrics import mcnemar_exact
 
     if len(results) < 2:
         raise BiasAwareError(f"an aggregate needs at least two finished seeds, got {len(results)}")
