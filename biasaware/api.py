@@ -14,6 +14,8 @@ script equals the command's::
 
 A judge's malformed reply is a verdict ``invalid`` (the parse rules of its prompt format), never a
 guess; a text over the model's context is ``invalid`` too, with ``overlong`` set.
+
+Each function imports what it calls inside itself, so ``import biasaware`` stays fast.
 """
 
 from __future__ import annotations

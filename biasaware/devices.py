@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass
 
 from biasaware.errors import BiasAwareError
@@ -158,7 +159,6 @@ def shutdown(wait: bool = True) -> None:
     communication thread (gloo's, NCCL's, DeepSpeed's) is alive when the interpreter exits. A live one
     aborts the process after the work is done ("terminate called without an active exception"), and
     the launch reports a finished run as failed. Nothing happens in a single-process run."""
-    import sys
 
     if "torch" not in sys.modules:
         return

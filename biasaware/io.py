@@ -14,16 +14,19 @@ reader side drops a torn last line.
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import json
 import os
 import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError, RecordError
+from biasaware.hub import check_hub_name
 from biasaware.records import guess_kind, parse_record, resolve_kind
 
 DATA_SUFFIXES = (".jsonl", ".json", ".parquet")
@@ -38,7 +41,6 @@ class RawRow:
 
 def _open_bytes(path: Path):
     """A data file's bytes; ``.gz`` files are read through gzip transparently."""
-    import gzip
 
     return gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb")
 
@@ -59,8 +61,6 @@ def _loads(text: str, where: str) -> tuple[Any, str | None]:
 
 
 def _iter_jsonl(path: Path) -> Iterator[RawRow]:
-    import gzip
-    import zlib
 
     try:
         with _open_bytes(path) as fh:
@@ -209,8 +209,6 @@ def iter_rows(source: str | os.PathLike, split: str = "train") -> Iterator[RawRo
     elif data_suffix(path) in DATA_SUFFIXES or str(source).startswith((".", "/", "~")):
         raise BiasAwareError(f"{source}: no such file or folder")
     else:
-        from biasaware.hub import check_hub_name
-
         check_hub_name(
             str(source), "dataset", "dataset", "give a local file or folder (.jsonl, .json, .parquet)"
         )

@@ -8,9 +8,12 @@ every bar reads. Each stage also prints one summary line of its own, bars or not
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+
+from tqdm.auto import tqdm
 
 MODES = ("auto", "on", "off")
 
@@ -18,7 +21,6 @@ MODES = ("auto", "on", "off")
 def progress_bar(total: int | None = None, *, desc: str = "", unit: str = "it", enabled: bool = True, **kw):
     """A ``tqdm`` bar that follows ``BIASAWARE_PROGRESS``; ``enabled=False`` (e.g. not process 0)
     turns it off whatever the setting."""
-    from tqdm.auto import tqdm
 
     mode = os.environ.get("BIASAWARE_PROGRESS", "auto")
     disable = True if not enabled or mode == "off" else (False if mode == "on" else None)
@@ -69,7 +71,6 @@ class ChunkProgress:
         limit: tuple[int, str, str] | None = None,
         unit: str = "view",
     ):
-        import time
 
         self.bar = progress_bar(total, desc=desc, unit=unit, enabled=enabled)
         self.total, self.enabled, self.limit, self.unit = total, enabled, limit, unit

@@ -43,7 +43,7 @@ from pydantic import (
     model_validator,
 )
 
-from biasaware.errors import BiasAwareError
+from biasaware.errors import BiasAwareError, RecordError
 from biasaware.taxonomy import BIAS_NAMES, BIASES, SECURITY_PROBES
 
 Verdict = Literal["A", "B", "tie", "invalid"]
@@ -519,7 +519,6 @@ def _short(value: Any, limit: int = 40) -> str:
 
 def parse_record(kind: str | type[_Record], row: Any, where: str = "<record>") -> _Record:
     """Validate one row (a dict) as ``kind``; raise :class:`RecordError` with readable problems."""
-    from biasaware.errors import RecordError
 
     cls = resolve_kind(kind) if isinstance(kind, str) else kind
     if not isinstance(row, dict):

@@ -24,13 +24,25 @@ import json
 import os
 import re
 import shutil
+import tempfile
+from dataclasses import MISSING, fields
+from importlib.metadata import PackageNotFoundError, metadata
 from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
+from biasaware.evaluation.reports import markdown_report
+from biasaware.evaluation.runner import run_bias_eval
+from biasaware.evaluation.summaries import summarize
 from biasaware.formatting import pct
 from biasaware.hub import check_license, check_repo_name
-from biasaware.io import read_json
+from biasaware.io import read_json, read_records
+from biasaware.judging.judges import JudgeSpec, load_judge
+from biasaware.judging.models import BUILTIN_MODELS, chat_ids, load_tokenizer, model_identity
+from biasaware.judging.parsers import parse_rule
+from biasaware.judging.prompts import LETTER_FIRST, get_template
+from biasaware.recipes import load_recipe
+from biasaware.records import View
 
 DATASETS = {"helpsteer3": "nvidia/HelpSteer3", "gram": "NiuTrans/GRAM-fine-tuning-65k"}
 SKIP = ("checkpoint-", "runs", "training_args.bin", ".work", "bias_report", "reproduce", "release.json")
@@ -38,7 +50,6 @@ SKIP = ("checkpoint-", "runs", "training_args.bin", ".work", "bias_report", "rep
 
 def check_report(checkpoint: Path, summary: dict[str, Any], kind: str) -> dict[str, Any]:
     """The checkpoint's identity against the one the report recorded (refuses another model)."""
-    from biasaware.judging.models import model_identity
 
     run = summary.get("run") or {}
     recorded = run.get("model_identity") or {}
@@ -63,9 +74,6 @@ def rejudge(
     checkpoint: Path, report: Path, summary: dict[str, Any], bench: str | None, n: int, work: Path
 ) -> dict:
     """Judge the first ``n`` probes of the report again with the checkpoint; refuse disagreement."""
-    from biasaware.evaluation.runner import run_bias_eval
-    from biasaware.io import read_records
-    from biasaware.judging.judges import JudgeSpec, load_judge
 
     run = summary["run"]
     data = Path(bench or run.get("data") or "")
@@ -123,8 +131,6 @@ def check_summary(report: Path, summary: dict[str, Any]) -> dict[str, Any]:
     """The summary scored again from the report's per-instance judgments; a ``summary.json`` whose
     numbers differ (edited, or written for other judgments) is refused. Returns the recomputed
     summary with the file's run record."""
-    from biasaware.evaluation.summaries import summarize
-    from biasaware.io import read_records
 
     judgments = read_records(report / "judgments.jsonl", "judgment")
     again = summarize(judgments, summary.get("policy", "symmetric"), summary.get("seed", 0))
@@ -154,7 +160,6 @@ def _training(card: dict[str, Any] | None) -> dict[str, Any]:
     """What the checkpoint's biasaware card says about its training, in the model card's terms."""
     if not card:
         return {}
-    from biasaware.judging.models import BUILTIN_MODELS
 
     base = str(card.get("base_model", ""))
     builtin = BUILTIN_MODELS.get(base)
@@ -177,9 +182,6 @@ def _training(card: dict[str, Any] | None) -> dict[str, Any]:
 
 def recipe_config(card: dict[str, Any]) -> dict[str, Any]:
     """The recipe settings that differ from the recipe's defaults (a config the recipe reads back)."""
-    from dataclasses import MISSING, fields
-
-    from biasaware.recipes import load_recipe
 
     args = {**(card.get("script_args") or {}), **(card.get("training_args") or {})}
     args["model_name_or_path"] = card.get("base_model")
@@ -218,8 +220,6 @@ def model_card(
     snippet that needs transformers only; no local path (``local_paths`` and any absolute path are
     cut to their last part)."""
     from huggingface_hub import ModelCard, ModelCardData
-
-    from biasaware.evaluation.reports import markdown_report
 
     mode = summary["run"]["mode"]
     training = _training(card)
@@ -347,7 +347,6 @@ def model_card(
 
 def project_url() -> str | None:
     """The toolkit's home page from its installed metadata (``[project.urls]``), if one is set."""
-    from importlib.metadata import PackageNotFoundError, metadata
 
     try:
         meta = metadata("biasaware")
@@ -541,7 +540,6 @@ def release(
     title and hub id in the card (default: ``push_to_hub``, else the release folder's name). A model
     whose general accuracy was never measured (no ``general`` run) or is at chance (:func:`weak_general`)
     is refused unless ``allow_weak_general``; then the card says so at its top."""
-    import tempfile
 
     checkpoint, report = Path(checkpoint).resolve(), Path(report).resolve()
     if probes < 1:
@@ -682,7 +680,6 @@ def usage_options(folder: Path, summary: dict[str, Any]) -> dict[str, Any]:
     :func:`biasaware.judging.models.chat_ids`); for a generative judge, its prompt format, written to
     ``judge_prompt.json`` with ``{question}``, ``{response_a}``, ``{response_b}`` to fill and the
     parse rule in words."""
-    from biasaware.judging.models import chat_ids, load_tokenizer
 
     mode = summary["run"]["mode"]
     if mode == "reward":
@@ -691,9 +688,6 @@ def usage_options(folder: Path, summary: dict[str, Any]) -> dict[str, Any]:
         text = tokenizer.apply_chat_template(chat, tokenize=False)
         wrapped = tokenizer(text, add_special_tokens=True)["input_ids"] == chat_ids(tokenizer, [chat])[0]
         return {"special_tokens": wrapped}
-    from biasaware.judging.parsers import parse_rule
-    from biasaware.judging.prompts import LETTER_FIRST, get_template
-    from biasaware.records import View
 
     asked = ((summary["run"].get("spec") or {}).get("template")) or "default"
     template = asked if mode == "generate" or asked in LETTER_FIRST else "direct"

@@ -1,6 +1,8 @@
 """The installed version of biasaware, recorded in every manifest, card and summary it writes."""
 
+import subprocess
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 try:
     __version__ = version("biasaware")
@@ -12,8 +14,6 @@ def source_commit() -> str | None:
     """The git commit of the checkout this copy of biasaware runs from, with ``+changes`` when files
     differ from it; ``None`` for an installed package (no checkout) or where git is missing. Recorded
     beside results, so a published figure names the code that wrote it."""
-    import subprocess
-    from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
     if not (root / ".git").exists():

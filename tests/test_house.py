@@ -106,6 +106,31 @@ def test_the_cli_adds_no_option_by_hand():
     assert flags == ["--debug", "--progress", "--verbose", "--version"], flags
 
 
+LAZY = ("pyarrow", "tokenizers", "confusable_homoglyphs", "yaml", "scipy", "numpy", "matplotlib", "torch")
+LAZY += ("transformers", "trl", "datasets", "vllm", "peft", "accelerate", "deepspeed", "huggingface_hub")
+LAZY += ("openai", "httpx", "safetensors")
+
+
+def test_imports_stand_at_module_top_unless_a_comment_says_why():
+    """An import inside a function is of a heavy library (start-up time), or a comment says why;
+    the commands and the Python API import lazily by design (their docstrings say so)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.relative_to(PACKAGE).as_posix() in ("cli/commands.py", "api.py"):
+            continue
+        lines = path.read_text().splitlines()
+        tree = ast.parse("\n".join(lines))
+        top = {id(n) for n in tree.body}
+        for n in ast.walk(tree):
+            if not isinstance(n, ast.Import | ast.ImportFrom) or id(n) in top:
+                continue
+            module = n.module if isinstance(n, ast.ImportFrom) else n.names[0].name
+            said = "#" in lines[n.lineno - 1] or lines[n.lineno - 2].strip().startswith("#")
+            if module.split(".")[0] not in LAZY and not said:
+                found.append(f"{path.relative_to(PACKAGE)}:{n.lineno}: {lines[n.lineno - 1].strip()}")
+    assert not found, found
+
+
 @pytest.mark.parametrize("action", [["format", "--check"], ["check"]])
 def test_the_code_is_formatted_and_linted_by_ruff(action):
     pytest.importorskip("ruff")

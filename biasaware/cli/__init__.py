@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.progress:
         os.environ["BIASAWARE_PROGRESS"] = args.progress  # read by every bar, in launched processes too
     try:
+        # the commands load the library when one runs: `biasaware --help` and a usage error stay fast
         from biasaware.cli.commands import COMMANDS
 
         code = COMMANDS[args.command](args)

@@ -1,5 +1,7 @@
 """The ``biasaware`` commands: each builds a request from the parsed arguments, calls the library
-and prints what it returns (:data:`COMMANDS`, by command name)."""
+and prints what it returns (:data:`COMMANDS`, by command name). Each command imports the library
+parts it calls inside itself: a command loads only what it uses (``biasaware validate`` never
+loads an evaluation or a training library)."""
 
 from __future__ import annotations
 

@@ -43,7 +43,9 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
+
+from pydantic import TypeAdapter, ValidationError
 
 from biasaware.data.corpus import split_families
 from biasaware.data.inject import (
@@ -62,9 +64,10 @@ from biasaware.data.sources import default_split, load_pairs
 from biasaware.data.teachers import LLMTeacher, RuleTeacher
 from biasaware.data.verifiers import Check, LLMVerifier, NoVerifier, RuleVerifier
 from biasaware.errors import BiasAwareError, check_seed
-from biasaware.io import JsonlAppender, read_config, write_json, write_jsonl
+from biasaware.io import JsonlAppender, files_sha256, read_config, write_json, write_jsonl
 from biasaware.judging.judge_format import judge_messages, parse_judgment
 from biasaware.judging.llm import LLMClient, LLMFailure, LLMSpec
+from biasaware.progress import progress_bar
 from biasaware.records import BiasProbe, PreferencePair, TraceRow, TrainingRow
 from biasaware.taxonomy import parse_bias_list
 from biasaware.version import __version__
@@ -191,9 +194,6 @@ class BuildConfig:
     def _check_types(self) -> None:
         """Every setting against its declared type (pydantic, strict: ``"5"`` is not a number and
         a string is not a list), naming the setting, the value and the expected type."""
-        from typing import get_type_hints
-
-        from pydantic import TypeAdapter, ValidationError
 
         for section in ("llm", *(f"{r}_llm" for r in LLM_ROLES)):  # one schema: LLMSpec's
             LLMSpec.check_section(getattr(self, section), section)
@@ -293,7 +293,6 @@ def _chunks(items: list, size: int) -> Iterator[list]:
 def source_sha256(source: str) -> str | None:
     """SHA-256 over a local source's bytes (a folder: its files' relative names and bytes, in
     order); ``None`` for the built-in corpus and hub names."""
-    from biasaware.io import files_sha256
 
     path = Path(source).expanduser()
     if source == "builtin" or not path.exists():
@@ -495,7 +494,6 @@ class _Build:
     ) -> dict[str, dict]:
         """Run ``step`` over the undecided items chunk by chunk; ``step`` returns a record to log
         per item (or ``None``: undecided, retried by a rerun). Returns every decided record by key."""
-        from biasaware.progress import progress_bar
 
         self._write_stamp()
         with JsonlAppender(self.out / ".work" / f"{work}.jsonl") as log_file:

@@ -14,12 +14,13 @@ verifier, rewriter, seed) from the manifest. ``datasets``' own JSON loader infer
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
 from biasaware.hub import check_license, check_repo_name
-from biasaware.io import read_json
+from biasaware.io import read_json, read_records
 
 SOURCE_LICENSES = {
     "builtin": "apache-2.0",
@@ -139,7 +140,6 @@ def data_files(folder: Path, manifest: dict[str, Any]) -> list[Path]:
     and field). A named file that is missing is an error; an empty one the build left empty (every
     item of a bias was dropped; the manifest's ``empty``) is left out with a warning that names it,
     and one emptied since (the manifest does not name it) is an error."""
-    from biasaware.io import read_records
 
     kind = str(manifest.get("kind") or "auto")
     where = folder / "manifest.json"
@@ -180,7 +180,6 @@ def data_files(folder: Path, manifest: dict[str, Any]) -> list[Path]:
 
 def loads_as_described(folder: Path, splits: list[str]) -> None:
     """Load ``folder`` with ``datasets`` as a user would, into a scratch cache, and check its splits."""
-    import tempfile
 
     import datasets
 

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from biasaware.data.master_keys import KEY_TYPES, master_key
+from biasaware.judging.judge_format import fence
+from biasaware.judging.llm import MalformedReply
 from biasaware.records import BiasProbe, PreferencePair, View
 from biasaware.taxonomy import BIASES, get_bias
 
@@ -572,7 +574,6 @@ def parse_rewrite(reply: str, name: str = "rewritten") -> str:
     and so does one holding a stray ``</rewritten>`` (a close with no open extends the block before
     it); a draft block followed by the final one gives the final one. :class:`MalformedReply` when
     there is none."""
-    from biasaware.judging.llm import MalformedReply
 
     blocks: list[list[int]] = []  # [start of text, end of text] of each top-level block
     depth, start = 0, 0
@@ -599,7 +600,6 @@ REWRITE_FENCES = (("<request>", "</request>"), ("<text>", "</text>"))
 def rewrite_messages(bias: str, text: str, direction: str, prompt: str) -> list[dict[str, str]]:
     """The request for one rewrite; the request and the text are fenced as a judge prompt's blocks
     (:func:`biasaware.judging.judge_format.fence`), so the text cannot close its block."""
-    from biasaware.judging.judge_format import fence
 
     instruction = REWRITE_INSTRUCTIONS[bias][direction]
     (r0, r1), (t0, t1) = fence(REWRITE_FENCES, [prompt, text])

@@ -48,16 +48,27 @@ import platform
 import random
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from biasaware.data.builders import NATURAL_CUES as TRAINED_CUES
+from biasaware.data.builders import BuildConfig, build_bench, build_train
+from biasaware.data.facts import FACT_TEST_FAMILIES
+from biasaware.devices import where
 from biasaware.errors import BiasAwareError, check_seed
+from biasaware.evaluation.compare import compare_runs
+from biasaware.evaluation.reports import experiment_markdown
+from biasaware.evaluation.seeds import aggregate_study
+from biasaware.evaluation.summaries import flip_indicators
 from biasaware.experiments import parts
 from biasaware.io import read_records, write_json, write_jsonl
+from biasaware.judging.judges import JudgeSpec
+from biasaware.judging.models import load_config, model_identity
 from biasaware.recipes import CONFIGS
+from biasaware.training.recipe import trained
 from biasaware.version import source_commit
 
 BASE_MODEL = "smollm2-135m-instruct"
@@ -227,7 +238,6 @@ def contended(load: dict[str, Any], cores: int) -> bool:
 def check_fits(model: str, trainable_layers: int | None) -> None:
     """A budget the model cannot take (more trainable layers than it has) is refused before the
     study's folder is claimed; only the model's configuration is read."""
-    from biasaware.judging.models import load_config
 
     if trainable_layers is None:  # every layer: nothing to check
         return
@@ -253,8 +263,6 @@ def claim(out: Path, budget: Budget, device: str, model: str, arms: list[str]) -
 
 def build_bench_once(out: Path, budget: Budget) -> dict[str, Any]:
     """The fixed benchmark every seed is scored on (module docstring)."""
-    from biasaware.data.builders import BuildConfig, build_bench
-    from biasaware.data.facts import FACT_TEST_FAMILIES
 
     cfg = BuildConfig(
         seed=budget.bench_seed,
@@ -292,9 +300,6 @@ def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
     pairs), ``train-arms`` (the other natural pairs, with bias negatives for the paper arm) and
     ``train-balanced`` (the arm pairs' four cue placements). Returns what they hold (also written
     to ``data.json``, the mark of a finished build)."""
-    from dataclasses import replace
-
-    from biasaware.data.builders import BuildConfig, build_train
 
     cues = ",".join(TRAINED_CUES)
     natural = BuildConfig(
@@ -437,7 +442,6 @@ def grpo_signal(ckpt: Path) -> dict[str, Any]:
 
 
 def weights_hash(ckpt: Path) -> str | None:
-    from biasaware.judging.models import model_identity
 
     return model_identity(str(ckpt), "causal").get("weights_sha256")
 
@@ -477,7 +481,6 @@ class SeedRun:
 
     def train(self, arms: list[str]) -> dict[str, tuple[Path, Path]]:
         """The starting judge, then each arm's SFT (unless it starts from another arm's) and GRPO."""
-        from biasaware.training.recipe import trained
 
         b, start = self.budget, self.ckpt("start-sft")
         self.stage(
@@ -519,7 +522,6 @@ class SeedRun:
     def evaluate(self, bench: Path, judges: dict[str, Path], place: dict[str, str]) -> dict[str, Path]:
         """Every judge of ``judges`` (the starting judge, each arm's SFT and final checkpoints) on every
         probe of the fixed benchmark, direct mode, on the study's resolved ``place``."""
-        from biasaware.judging.judges import JudgeSpec
 
         folders = {}
         for name, model in judges.items():
@@ -554,7 +556,6 @@ def outcomes(folder: Path) -> dict[str, str]:
     probe-id order, ``ori`` (the original view judged right: 1/0) and ``flip`` (right on the original,
     wrong on the injected view) as strings of digits; the ids themselves are in the study's
     ``probes.json``."""
-    from biasaware.evaluation.summaries import flip_indicators
 
     flags = flip_indicators(read_records(folder / "judgments.jsonl", "judgment"), "symmetric")
     out: dict[str, str] = {}
@@ -566,7 +567,6 @@ def outcomes(folder: Path) -> dict[str, str]:
 
 
 def probe_ids(folder: Path) -> dict[str, list[str]]:
-    from biasaware.evaluation.summaries import flip_indicators
 
     flags = flip_indicators(read_records(folder / "judgments.jsonl", "judgment"), "symmetric")
     return {
@@ -587,7 +587,6 @@ def run_seed(
     """One seed of the study into ``out/seed-N``; returns what its ``generative.json`` holds.
     ``place``: the device and dtype resolved once for the study (:func:`biasaware.devices.where`),
     which every stage and judge of the seed is handed."""
-    from biasaware.evaluation.compare import compare_runs
 
     folder = out / f"seed-{seed}"
     result_file = folder / "generative.json"
@@ -650,7 +649,6 @@ def seed_markdown(result: dict[str, Any]) -> str:
     """One seed's two-sided table (each judge against the baseline arm, McNemar p on the same probes),
     what each GRPO stage had to learn from, and the seed's time: one draw, not a result about the arms
     (that is the aggregate's, across seeds)."""
-    from biasaware.evaluation.reports import experiment_markdown
 
     lines = [
         experiment_markdown(result["table"]),
@@ -742,8 +740,6 @@ def run_generative(
     the folder are finished. Returns the aggregate (or the one seed's result). ``model`` is the
     judge to start from (tests use a tiny one), ``configs`` the recipe configs it trains with
     (``recipes/configs/<configs>``)."""
-    from biasaware.devices import where
-    from biasaware.evaluation.seeds import aggregate_study
 
     for seed in seeds or []:
         check_seed(seed, "seed")

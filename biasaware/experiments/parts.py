@@ -9,6 +9,7 @@ private names; the model an experiment trains is a parameter of each.
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import json
 import logging
@@ -26,6 +27,7 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from biasaware.errors import BiasAwareError
+from biasaware.evaluation.evaluate import evaluate_bias
 from biasaware.formatting import pct
 from biasaware.io import write_json
 from biasaware.progress import progress_bar
@@ -270,7 +272,6 @@ def run_inline(recipe: str, args: list[str], what: str, log: Path) -> float:
 
 def release_memory() -> None:
     """What a finished in-process stage held (its trainer, optimizer, model) goes back before the next."""
-    import gc
 
     gc.collect()
     if "torch" in sys.modules and sys.modules["torch"].cuda.is_available():
@@ -323,7 +324,6 @@ def evaluate_judge(label: str, spec, bench: Path, folder: Path, **options) -> di
     """``eval bias``'s own path for one judge of an experiment (a folder of another checkpoint's
     judgments is refused, not mixed), then its line: the probes, Acc_ori, BSR, over-correction, its
     verdicts and, for a degenerate judge, why."""
-    from biasaware.evaluation.evaluate import evaluate_bias
 
     summary = evaluate_bias(spec, bench, folder, **options)
     micro, check = summary["overall"]["micro"], summary["judge_check"]

@@ -31,8 +31,15 @@ from biasaware.data.builders import NATURAL_CUES, BuildConfig, build_bench, buil
 from biasaware.data.facts import FACT_TEST_FAMILIES
 from biasaware.devices import where
 from biasaware.errors import check_seed
+from biasaware.evaluation.baselines import bias_baselines
 from biasaware.evaluation.compare import compare_master_keys, compare_runs
-from biasaware.evaluation.reports import experiment_markdown, experiment_plot, master_key_markdown
+from biasaware.evaluation.reports import (
+    baselines_markdown,
+    experiment_markdown,
+    experiment_plot,
+    master_key_markdown,
+)
+from biasaware.evaluation.runner import load_probes
 from biasaware.experiments.parts import (
     Stages,
     claim_folder,
@@ -312,9 +319,6 @@ def run_quickstart(
         result["stage_seconds"], result["resumed_seconds"] = stages.finish(time.time() - t0)
         write_json(out / "report.json", result)
         experiment_plot(result, out / "two_sided.png")
-        from biasaware.evaluation.baselines import bias_baselines
-        from biasaware.evaluation.reports import baselines_markdown
-        from biasaware.evaluation.runner import load_probes
 
         # what the cue alone would do on the table's probes (no model): the reference for BSR
         result["cue_baselines"] = bias_baselines(load_probes(out / "bench", list(QUICK_CUES)), seed=seed)

@@ -56,7 +56,11 @@ from biasaware.data.real import build_real
 from biasaware.data.upstream import find_upstream
 from biasaware.devices import resolve_device, where
 from biasaware.errors import BiasAwareError
+from biasaware.evaluation.general import ORDERS
+from biasaware.evaluation.metrics import mcnemar_exact
 from biasaware.evaluation.real_text import PROBE_PARTS, evaluate_real
+from biasaware.evaluation.seeds import forest_plot, seed_difference, seed_tests, spread
+from biasaware.evaluation.summaries import flip_indicators
 from biasaware.experiments.generative import check_fits
 from biasaware.experiments.parts import (
     Stages,
@@ -235,7 +239,6 @@ def sample_pairs(pool: list, n: int, seed: int, balanced: bool) -> list:
 
 def outcomes(eval_folder: Path) -> dict[str, dict[str, int]]:
     """Per set (RM-Bench per difficulty) and pair id, 1 when the judge was right, from the judgments."""
-    from biasaware.evaluation.general import ORDERS
 
     found: dict[str, dict[str, int]] = {}
     for folder in sorted(p for p in eval_folder.iterdir() if (p / "judgments.jsonl").exists()):
@@ -257,7 +260,6 @@ def probe_outcomes(eval_folder: Path) -> dict[str, dict[str, str]]:
     """Per probe part and side (``"probes standard"``: the cue on the worse answer; ``"probes mirror"``: on
     the better one) and probe id: ``"<original right><injected right>"`` (``"10"``: a flip), from the
     judgments."""
-    from biasaware.evaluation.summaries import flip_indicators
 
     found: dict[str, dict[str, str]] = {}
     for name, _ in PROBE_PARTS:
@@ -585,8 +587,6 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
     seed's difference with its 95% paired bootstrap interval over the same pairs or probes, the seed-level
     paired t test and Wilcoxon test of those differences (``shown``: t test p < 0.05), and beside them the
     pooled, seed-stratified McNemar test on the per-instance indicators."""
-    from biasaware.evaluation.metrics import mcnemar_exact
-    from biasaware.evaluation.seeds import seed_difference, seed_tests, spread
 
     seeds = sorted(results)
     described = {m: what for m, (_, what) in METRICS.items()} | {
@@ -799,7 +799,6 @@ def run_real_study(
     agg = aggregate(done)
     write_json(out / "aggregate.json", agg)
     (out / "aggregate.md").write_text(aggregate_markdown(agg))
-    from biasaware.evaluation.seeds import forest_plot
 
     forest_plot(agg, out / "forest.png", metrics={m: m for m in PLOT_METRICS}, better=plot_better())
     return agg

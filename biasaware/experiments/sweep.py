@@ -40,23 +40,33 @@ import math
 import re
 import shutil
 import statistics
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from biasaware.data.builders import NATURAL_CUES, BuildConfig, build_bench, build_train, source_sha256
+from biasaware.data.upstream import load_benchmark
 from biasaware.errors import SEED_MAX, BiasAwareError
+from biasaware.evaluation.compare import compare_runs
+from biasaware.evaluation.evaluate import evaluate_bias
+from biasaware.evaluation.general import evaluate_general
+from biasaware.evaluation.metrics import wilson_interval
+from biasaware.evaluation.reports import rate_plot
 from biasaware.experiments.parts import (
     differing,
     recipe_flags,
     run_stage,
 )
 from biasaware.formatting import ci, p_value, pct
-from biasaware.io import files_sha256, find_file, json_sha256, read_config
+from biasaware.io import data_files, files_sha256, find_file, json_sha256, read_config, write_json
+from biasaware.judging.judges import JudgeSpec
+from biasaware.judging.models import model_identity
 from biasaware.recipes import load_recipe
+from biasaware.taxonomy import BIASES
 from biasaware.training.recipe import parse_recipe, trained
 
 RECIPE_MODES = {"reward": "reward", "sft": "generate", "grpo": "generate"}
@@ -241,7 +251,6 @@ def ensure_built(build, cfg, folder: Path) -> None:
 # -------------------------------------------------------------------------------------- fingerprint
 def bench_files(bench: Path) -> list[Path]:
     """The probe files of a benchmark (:func:`biasaware.io.data_files`: no manifest or summary)."""
-    from biasaware.io import data_files
 
     files = data_files(bench) if bench.is_dir() else [bench]
     if not files or not all(f.is_file() for f in files):
@@ -280,7 +289,6 @@ def fixed_settings(spec: SweepSpec, bench: Path | None) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------- running
 def recipe_fields(recipe: str) -> set[str]:
-    from dataclasses import fields
 
     return {f.name for cls in load_recipe(recipe).DATACLASSES for f in fields(cls)}
 
@@ -309,7 +317,6 @@ def parse_recipe_args(spec: SweepSpec, args: list[str]):
 
 
 def check_recipe_args(spec: SweepSpec, args: list[str]) -> None:
-    import tempfile
 
     with tempfile.TemporaryDirectory() as nowhere:
         parse_recipe_args(
@@ -365,7 +372,6 @@ def plan(spec: SweepSpec, out: str | Path) -> Plan:
     """Check everything a point needs before anything is written or trained: the output folder, the
     grid keys, every build setting, the judge settings, the biases, the general benchmarks (loaded),
     the named files, and the recipe's own parse of every point's arguments (types included)."""
-    from biasaware.judging.judges import JudgeSpec
 
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -387,14 +393,10 @@ def plan(spec: SweepSpec, out: str | Path) -> Plan:
     mode = spec.mode or RECIPE_MODES[spec.recipe]
     JudgeSpec.create(name="check", mode=mode, template=spec.template, device=spec.device, dtype=spec.dtype)
     if spec.biases:
-        from biasaware.taxonomy import BIASES
-
         unknown = sorted(set(spec.biases) - set(BIASES))
         if unknown:
             raise BiasAwareError(f"biases: unknown {', '.join(unknown)}; valid: {', '.join(BIASES)}")
     for benchmark in spec.general:
-        from biasaware.data.upstream import load_benchmark
-
         load_benchmark(benchmark)  # a missing file or an unreachable hub name fails now, not after training
     fixed_settings(spec, None)  # every named file
     config_content = find_file(spec.config, "recipe config").read_text()
@@ -408,7 +410,6 @@ def open_folder(p: Plan) -> dict[str, Any]:
     """Build the benchmark (when the sweep owns it), compare the fixed settings with the folder's
     ``sweep.json`` (refuse a difference once a point has finished; start over before that), and
     record the sweep. Returns the fixed settings."""
-    from biasaware.io import write_json
 
     spec, out, bench = p.spec, p.out, p.bench
     state_path = out / "sweep.json"
@@ -474,11 +475,6 @@ def run_point(
 ) -> None:
     """Train one point (unless its checkpoint is finished), then evaluate it (unless its
     evaluations record that checkpoint's weights)."""
-    from biasaware.evaluation.evaluate import evaluate_bias
-    from biasaware.evaluation.general import evaluate_general
-    from biasaware.io import write_json
-    from biasaware.judging.judges import JudgeSpec
-    from biasaware.judging.models import model_identity
 
     spec, folder = p.spec, p.out / "points" / name
     record = {"settings": setting, "seed": seed, "fixed_sha256": json_sha256(fixed)}
@@ -563,7 +559,6 @@ def _general(folder: Path) -> dict | None:
         k, n = k + r["k"], n + r["n"]
     if not n:
         return None
-    from biasaware.evaluation.metrics import wilson_interval
 
     return {"value": k / n, "ci": list(wilson_interval(k, n)), "k": k, "n": n}
 
@@ -572,8 +567,6 @@ def sweep_table(spec: SweepSpec, out: Path, names: list[tuple[dict, int, str]]) 
     """Table 6 of the sweep (``table.json``, ``table.md``) and its trade-off plot (``tradeoff.png``);
     per-point numbers from each point's own evaluation, McNemar p against the baseline point of the
     same seed (:func:`biasaware.evaluation.compare.compare_runs`: all points share the probes)."""
-    from biasaware.evaluation.compare import compare_runs
-    from biasaware.io import write_json
 
     grid = points(spec)
     baseline = slug(spec.baseline if spec.baseline is not None else grid[0])
@@ -682,7 +675,6 @@ def sweep_plot(result: dict[str, Any], path: Path) -> Path:
     """Two-sided sensitivity (y) against general agreement (x; Acc_ori on the bias benchmark's
     original views when no general benchmark was run), one point per setting, bars: the 95%
     interval (one seed) or min–max over seeds; degenerate settings hollow."""
-    from biasaware.evaluation.reports import rate_plot
 
     rows = result["rows"]
     xkey = "general" if all(r["summary"]["general"]["mean"] is not None for r in rows) else "acc_ori"

@@ -50,7 +50,9 @@ OpenAI-compatible endpoint checks lengths itself (a refusal stops the run with i
 
 from __future__ import annotations
 
+import inspect
 import sys
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -64,15 +66,29 @@ from pydantic import (
     model_validator,
 )
 
-from biasaware.devices import DTYPES
+from biasaware.devices import DTYPES, check_device_name, check_dtype_name, describe, resolve
 from biasaware.errors import BiasAwareError
-from biasaware.judging.llm import LLMClient, LLMSpec, any_text, public_url
-from biasaware.judging.models import chat_ids, encode_rendered, fit_chat, render_chats
+from biasaware.judging.llm import LLMClient, LLMSpec, TransformersBackend, any_text, make_backend, public_url
+from biasaware.judging.models import (
+    BUILTIN_MODELS,
+    ModelFolders,
+    chat_ids,
+    context_length,
+    encode_rendered,
+    fit_chat,
+    folder_kind,
+    hub_check,
+    load_config,
+    load_model,
+    load_tokenizer,
+    model_identity,
+    render_chats,
+)
 from biasaware.judging.parsers import get_parser
 from biasaware.judging.prompts import LETTER_FIRST, TEMPLATES, get_template
-from biasaware.judging.scoring import ScoreOutput, ScoreUnit, parse_score
+from biasaware.judging.scoring import MINIMAL, ScoreOutput, ScoreUnit, ScoringTemplate, parse_score
 from biasaware.progress import advance
-from biasaware.records import View
+from biasaware.records import View, format_problems
 
 MODES = ("generate", "direct", "reward")
 
@@ -166,7 +182,6 @@ class JudgeSpec(BaseModel):
     @field_validator("device", "dtype")
     @classmethod
     def _where(cls, value: str, info) -> str:
-        from biasaware.devices import check_device_name, check_dtype_name
 
         check = check_device_name if info.field_name == "device" else check_dtype_name
         try:
@@ -183,7 +198,6 @@ class JudgeSpec(BaseModel):
         reward model cannot write a verdict."""
         if not isinstance(data, dict) or data.get("backend", "transformers") != "transformers":
             return data
-        from biasaware.judging.models import BUILTIN_MODELS, folder_kind
 
         found = folder_kind(str(data.get("name", "")))
         if found is None:
@@ -251,7 +265,6 @@ class JudgeSpec(BaseModel):
     def create(cls, **settings: Any) -> JudgeSpec:
         """A spec from keyword settings (``None`` values take the defaults); bad values are a
         :class:`BiasAwareError` naming the setting, the value and what is expected."""
-        from biasaware.records import format_problems
 
         try:
             return cls(**{k: v for k, v in settings.items() if v is not None})
@@ -302,8 +315,6 @@ class ResolvedJudge:
     def identity(self) -> dict[str, Any] | None:
         """The model's identity (:func:`biasaware.judging.models.model_identity`); ``None`` for an endpoint."""
         if self._identity is None and self.local:
-            from biasaware.judging.models import model_identity
-
             self._identity = model_identity(self.folders, self.spec.model_kind)
         return self._identity
 
@@ -344,8 +355,6 @@ def resolve_judge(spec: JudgeSpec | ResolvedJudge) -> ResolvedJudge:
         return spec
     if spec.backend == "openai":
         return ResolvedJudge(spec)
-    from biasaware.devices import describe, resolve
-    from biasaware.judging.models import ModelFolders, hub_check
 
     device, dtype = resolve(spec.device, spec.dtype)
     folders = ModelFolders.of(spec.name, spec.model_kind)
@@ -451,8 +460,6 @@ def load_judge(spec: JudgeSpec | ResolvedJudge):
         return RewardModelJudge(resolved)
     judge = DirectVerdictJudge(resolved) if spec.mode == "direct" else GenerativeJudge(resolved)
     if spec.pointwise:
-        from biasaware.judging.scoring import MINIMAL, ScoringTemplate
-
         return PointwisePairJudge(judge, MINIMAL if spec.pointwise == "minimal" else ScoringTemplate())
     return judge
 
@@ -463,7 +470,6 @@ def judge_chunks(judge, chunks: list[list[View]], within=None):
     on a GPU gets the device's work for chunk k+1 queued behind chunk k, prepared on the CPU while
     the device runs chunk k, so the device does not wait for tokenisation or for results to be
     written; on the CPU, where a forward pass is not asynchronous, chunks run one after another."""
-    from contextlib import nullcontext
 
     within = within or (lambda size: nullcontext())
     device = getattr(judge, "device", None)
@@ -541,8 +547,6 @@ class GenerativeJudge:
     def _context(self):
         """``(tokenizer, limit)`` of a local model (tokenizer and config only: no weights)."""
         if self._limits is None:
-            from biasaware.judging.models import context_length, load_config, load_tokenizer
-
             folders = self.resolved.folders or self.spec.name  # vllm: the name, as vLLM reads it
             tok = load_tokenizer(folders, "causal")
             config = load_config(folders, "causal")
@@ -552,7 +556,6 @@ class GenerativeJudge:
     def _backend(self):
         """The model that writes the replies, built on the first reply not in the cache: a local model
         on the resolved device, with the tokenizer already loaded for the context check."""
-        from biasaware.judging.llm import TransformersBackend, make_backend
 
         llm = self.client.spec
         if self.spec.backend != "transformers":
@@ -628,7 +631,6 @@ class _ForwardJudge:
     model_kind = "causal"
 
     def __init__(self, resolved: ResolvedJudge | JudgeSpec):
-        from biasaware.judging.models import context_length, load_model
 
         resolved = resolve_judge(resolved)
         spec = resolved.spec
@@ -732,7 +734,6 @@ class DirectVerdictJudge(_ForwardJudge):
     model_kind = "causal"
 
     def __init__(self, resolved: ResolvedJudge | JudgeSpec):
-        import inspect
 
         super().__init__(resolved)
         spec = self.spec

@@ -44,9 +44,16 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import tenacity
+from pydantic import TypeAdapter, ValidationError
+
+from biasaware.devices import check_device_name, check_dtype_name, resolve, where
 from biasaware.errors import BiasAwareError
+from biasaware.judging.models import adapter_base, cache_dir, chat_ids, load_model, resolve_model_path
+from biasaware.progress import advance, progress_bar
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +88,6 @@ def public_url(url: str | None) -> str | None:
     >>> public_url("http://localhost:8000/v1")
     'http://localhost:8000/v1'
     """
-    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
     if not url:
         return url
@@ -150,7 +156,6 @@ class LLMSpec:
             raise BiasAwareError("an LLM needs a model name: set llm.model (or --llm-model)")
         if self.concurrency < 1 or self.batch_size < 1 or self.max_retries < 0:
             raise BiasAwareError("llm.concurrency and llm.batch_size must be >= 1, llm.max_retries >= 0")
-        from biasaware.devices import check_device_name, check_dtype_name
 
         check_device_name(self.device)
         check_dtype_name(self.dtype)
@@ -160,9 +165,6 @@ class LLMSpec:
         """A config's ``llm:`` section against this schema, before it is used (a section whose role
         never calls an LLM too): a mapping, known settings, each of its declared type (strict: ``"5"``
         is no number; an int is a float); a bad one names the setting, the value and the type."""
-        from typing import get_type_hints
-
-        from pydantic import TypeAdapter, ValidationError
 
         if not isinstance(data, dict):
             raise BiasAwareError(
@@ -319,12 +321,9 @@ class TransformersBackend:
     def __init__(self, spec: LLMSpec, local: tuple | None = None):
         """``local``: the model as a judge resolved it, ``(folders, device, dtype, tokenizer)``;
         without it the spec's model, device and dtype are resolved here."""
-        from biasaware.judging.models import load_model
 
         self.spec = spec
         if local is None:
-            from biasaware.devices import resolve
-
             self.device, self.dtype = resolve(spec.device, spec.dtype)
             folders, tokenizer = spec.model, None
         else:
@@ -336,8 +335,6 @@ class TransformersBackend:
 
     def generate(self, batch: list[Messages]) -> list[Reply]:
         import torch
-
-        from biasaware.judging.models import chat_ids
 
         ids = chat_ids(self.tokenizer, batch, add_generation_prompt=True)  # the judges' tokenisation
         enc = self.tokenizer.pad({"input_ids": ids}, return_tensors="pt")
@@ -380,7 +377,6 @@ class VLLMBackend:
                 "backend 'vllm' needs vLLM (GPU machines): pip install 'biasaware[vllm]'; "
                 "or serve the model with `vllm serve` and use backend 'openai' with llm.base_url"
             ) from None
-        from biasaware.judging.models import adapter_base, resolve_model_path
 
         path = resolve_model_path(spec.model)
         if adapter_base(path) is not None:
@@ -471,7 +467,6 @@ class LLMClient:
         """``place``: where a local model runs, as resolved (else resolved on the first
         ``summary()``); ``backend_factory``: builds the backend on the first call that misses the
         cache (default: :func:`make_backend` from the spec alone)."""
-        from biasaware.judging.models import cache_dir
 
         self.spec, self.role, self.place = spec, role, place
         self._factory = backend_factory
@@ -526,7 +521,6 @@ class LLMClient:
 
     def _with_retries(self, batch: list[Messages], check) -> list[Reply | None]:
         import openai
-        import tenacity
 
         backoff = tenacity.wait_exponential_jitter(multiplier=self.spec.backoff, max=self.spec.max_backoff)
 
@@ -619,7 +613,6 @@ class LLMClient:
         return replies
 
     def _run(self, todo: dict[str, Messages], answers: dict[str, str | None], check, desc: str) -> None:
-        from biasaware.progress import advance, progress_bar
 
         items = list(todo.items())
         size = self.backend.batch_size
@@ -661,8 +654,6 @@ class LLMClient:
 
     def summary(self) -> dict[str, Any]:
         if self.place is None:  # resolved once, without loading the model (a cached run loads none)
-            from biasaware.devices import where
-
             self.place = (
                 where(self.spec.device, self.spec.dtype) if self.spec.backend == "transformers" else {}
             )

@@ -21,6 +21,7 @@ same way.
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import os
 import shutil
@@ -30,7 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from biasaware.devices import resolve_device
 from biasaware.errors import BiasAwareError
+from biasaware.hub import check_hub_name
+from biasaware.io import files_sha256
+from biasaware.progress import progress_bar
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +76,6 @@ def _prepare_smollm2() -> Path:
     if importlib.util.find_spec("gguf") is None:
         raise BiasAwareError(f"converting smollm2-135m-instruct needs the 'gguf' package: {SMOLLM2_PIP}")
     from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from biasaware.progress import progress_bar
 
     log.info("converting %s to safetensors in %s (once)", SMOLLM2_GGUF, target)
     print(f"[models] smollm2-135m-instruct: converting {SMOLLM2_GGUF} once into {target}", flush=True)
@@ -179,7 +182,6 @@ def _adapter_config(path: str | Path) -> dict | None:
     config = Path(path) / ADAPTER_CONFIG
     if not config.exists() or (Path(path) / "config.json").exists():
         return None
-    import json
 
     try:
         found = json.loads(config.read_text())
@@ -197,7 +199,6 @@ def folder_kind(name_or_path: str) -> tuple[str, str] | None:
     evidence, in order: a built-in's first kind; a biasaware card's recipe (``reward``: a reward
     model; ``sft``/``grpo``: a generative judge); a LoRA adapter's ``task_type``; the
     architectures in ``config.json``."""
-    import json
 
     builtin = BUILTIN_MODELS.get(name_or_path)
     if builtin is not None:
@@ -241,7 +242,6 @@ def adapter_base(path: str | Path) -> str | None:
 def hub_check(folders: ModelFolders) -> None:
     """Before a library downloads: a hub name the hub does not have, or cannot serve from here
     without a cached copy, fails now with the built-in names (:mod:`biasaware.hub`)."""
-    from biasaware.hub import check_hub_name
 
     for name in dict.fromkeys((folders.weights, folders.tokenizer)):
         if not Path(name).exists():
@@ -332,7 +332,6 @@ def model_identity(name_or_path: str | ModelFolders, kind: str = "causal") -> di
     ``weights_sha256`` is ``None`` for a model that is not on this disk (a hub name). Two folders
     with the same weights have the same hash wherever they are; unchanged files are hashed once
     per process (:func:`biasaware.io.files_sha256`)."""
-    from biasaware.io import files_sha256
 
     folders = name_or_path if isinstance(name_or_path, ModelFolders) else ModelFolders.of(name_or_path, kind)
     files = weight_files(folders.path)
@@ -546,8 +545,6 @@ def load_model(
     import torch
 
     if isinstance(device, str):
-        from biasaware.devices import resolve_device
-
         device = resolve_device(device)
     kwargs = {} if dtype is None else {"dtype": dtype}
     try:

@@ -35,6 +35,7 @@ runs in linear time.
 
 from __future__ import annotations
 
+import random
 import re
 import zlib
 from dataclasses import dataclass
@@ -161,7 +162,6 @@ def rubric_order(template: ScoringTemplate, key: str, seed: int) -> list[int]:
         return list(LEVELS)
     if template.order == "desc":
         return list(reversed(LEVELS))
-    import random
 
     levels = list(LEVELS)
     random.Random(zlib.crc32(f"{seed}:{key}".encode())).shuffle(levels)

@@ -31,6 +31,7 @@ from biasaware.training.recipe import (
     train_recipe,
 )
 from biasaware.training.rewards import TWIN_REWARDS, get_reward_funcs
+from biasaware.training.signal import select_by_signal
 
 
 @dataclass
@@ -75,8 +76,6 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
     )
     selection = None
     if script_args.select_prompts:
-        from biasaware.training.signal import select_by_signal
-
         data, selection = select_by_signal(
             model_args.model_name_or_path,
             data,

@@ -19,7 +19,7 @@ import random
 from typing import Any
 
 from biasaware.errors import BiasAwareError
-from biasaware.judging.prompts import get_template
+from biasaware.judging.prompts import LETTER_FIRST, get_template
 from biasaware.records import TraceRow, TrainingRow, View
 
 
@@ -131,7 +131,6 @@ def verdict_rows(rows: list[TrainingRow], template: str = "verdict", **pairs: An
     pairs, orders and cues; ``pairs`` are its keyword arguments) with the right letter as the
     assistant's reply, for a letter-first template (``verdict`` or ``direct``). The loss covers the
     reply only (prompt-completion rows), a handful of tokens."""
-    from biasaware.judging.prompts import LETTER_FIRST
 
     if template not in LETTER_FIRST:
         raise BiasAwareError(

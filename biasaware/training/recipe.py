@@ -30,19 +30,29 @@ The figures go into the model card (``load_check``), so a recipe never reports a
 
 from __future__ import annotations
 
+import contextlib
+import difflib
+import io
 import json
 import logging
 import os
+import random
+import re
 import shutil
+import sys
+import time
+import warnings
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
 from transformers import TrainerCallback
 
+from biasaware.devices import shutdown
 from biasaware.errors import BiasAwareError
-from biasaware.io import check_out_folder, find_file
+from biasaware.io import check_out_folder, find_file, read_config
+from biasaware.judging.models import chat_ids, load_model, weight_files, weights_bytes
 from biasaware.version import __version__
 
 log = logging.getLogger(__name__)
@@ -274,7 +284,6 @@ def sample_rows(rows: list, n: int | None, seed: int) -> list:
     """
     if n is None or n >= len(rows):
         return rows
-    import random
 
     keep = sorted(random.Random(seed).sample(range(len(rows)), n))
     return [rows[i] for i in keep]
@@ -287,7 +296,6 @@ def drop_overlong(rows: list[dict[str, Any]], tokenizer, max_length: int | None)
     verdict. (The reward trainer's rule for a pair over its context, the same one.)"""
     if not max_length:
         return rows
-    from biasaware.judging.models import chat_ids
 
     ids = chat_ids(tokenizer, [[*r["prompt"], *r["completion"]] for r in rows])
     kept = [r for r, x in zip(rows, ids, strict=True) if len(x) <= max_length]
@@ -329,7 +337,6 @@ def load_for_training(
     from the checkpoint (a new reward head) are drawn with ``seed``, the training seed. With
     ``training_args``, first refuses a launch whose processes would not train together, then sets the
     CPU threads and TRL's compact LM head. ``trainable_layers``: :func:`freeze_lower_layers`."""
-    from biasaware.judging.models import load_model
 
     if training_args is not None:
         check_processes(training_args)
@@ -357,12 +364,10 @@ class StepProgress(TrainerCallback):
         self.first = 0
 
     def on_train_begin(self, args, state, control, **kwargs):
-        import time
 
         self.t0, self.first = time.time(), state.global_step
 
     def on_log(self, args, state, control, logs=None, **kwargs):
-        import time
 
         if not state.is_world_process_zero or self.t0 is None or not logs or "train_runtime" in logs:
             return
@@ -478,8 +483,6 @@ def save_final(trainer, output_dir: str) -> None:
     waits at, and leave the two in different collectives: the run would hang."""
     from accelerate.utils import broadcast_object_list
 
-    from biasaware.judging.models import weight_files
-
     accelerator = trainer.accelerator
     if trainer.is_fsdp_enabled:
         accelerator.state.fsdp_plugin.set_state_dict_type("FULL_STATE_DICT")
@@ -555,8 +558,6 @@ def _check_device(accelerator, folder: str, kind: str):
     free memory next to the trained model (1.5 times the weight files), else the CPU."""
     import torch
 
-    from biasaware.judging.models import weights_bytes
-
     device = accelerator.device
     if device.type != "cuda":
         return device
@@ -572,8 +573,6 @@ def check_saved(trainer, output_dir: str, kind: str) -> dict:
     also written into the model card."""
     import torch
     from accelerate.utils import broadcast_object_list
-
-    from biasaware.judging.models import chat_ids, load_model
 
     accelerator = trainer.accelerator
     ids = torch.tensor(chat_ids(trainer.processing_class, [LOAD_CHECK_PROBE]), device=accelerator.device)
@@ -636,10 +635,6 @@ def record_load_check(trainer, output_dir: str, check: dict[str, Any]) -> None:
 def check_recipe_config(path: str, dataclass_types) -> None:
     """A recipe's ``--config`` file: readable YAML, a mapping, and only keys some dataclass of the
     recipe declares, each unknown one named with the closest valid key (:class:`BiasAwareError`)."""
-    import difflib
-    from dataclasses import fields
-
-    from biasaware.io import read_config
 
     data = read_config(path, "recipe config")
     valid = {"env"} | {f.name for cls in dataclass_types for f in fields(cls)}  # env: TrlParser's own
@@ -670,11 +665,6 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
     """A recipe's configs from ``args`` (default: the command line): the ``--config`` file checked
     (readable YAML, only known keys, each unknown one named with the closest), then TrlParser's own
     parse. A refusal is a :class:`BiasAwareError` with the parser's reason, not its usage text."""
-    import contextlib
-    import io
-    import re
-    import sys
-    import warnings
 
     from trl import TrlParser
 
@@ -723,9 +713,6 @@ def run_recipe(main, dataclass_types) -> None:
     """A recipe's entry point: parse the config and flags (:func:`parse_recipe`), run ``main``. A
     :class:`BiasAwareError`, a missing or malformed config file and an unknown key (named, with the
     closest valid one) are printed without a traceback and exit 2."""
-    import sys
-
-    from biasaware.devices import shutdown
 
     try:
         parsed = parse_recipe(dataclass_types)

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from biasaware.errors import BiasAwareError
+from biasaware.judging.judges import JudgeSpec, load_judge
 from biasaware.records import View
 
 
@@ -102,7 +103,6 @@ def verdict_probabilities(
     model: str, views: Sequence[View], device: str = "auto", dtype: str = "auto", template: str = "verdict"
 ) -> list[float | None]:
     """P(the right letter) of each view, as direct mode reads a judge (``eval bias --mode direct``)."""
-    from biasaware.judging.judges import JudgeSpec, load_judge
 
     judge = load_judge(
         JudgeSpec.create(name=model, mode="direct", template=template, device=device, dtype=dtype)
