@@ -5,10 +5,13 @@ same run; and what ``eval bias`` costs per view against the judge alone on the s
 1. Per stage (the reward quickstart's reward model; the generative preset's SFT on verdicts and
    GRPO, smollm2-135m-instruct on the CPU): wall seconds, the trainer's own ``train_runtime``
    (its steps) and the difference, the overhead: interpreter start, imports, model loading,
-   data building, saving and the load-back check. ``inline`` against ``python``.
+   data building, saving and the load-back check. ``inline`` against ``python``. Beside it,
+   ``reload_s``: loading the stage's saved model again at once (from the page cache), which is all
+   that handing the model to the next stage in memory would save.
 2. Per view: ``eval bias`` of the SFT checkpoint (direct mode, both views of every probe, writing
    judgments and summaries) against ``judge()`` of the same judge on the same views, in seconds
-   per view.
+   per view; and ``reports_s``, the fixed cost of scoring and writing the reports (an ``eval bias
+   --rescore`` of the same folder).
 
 Goal (the stage runner's): at most 5 s of overhead per stage in this process, and ``eval bias``
 within the judge's own rate per view.
@@ -25,7 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import torch
 from record import add_json_argument, write_record  # bench/, next to this script
+from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
 
 from biasaware.data.builders import BuildConfig, build_bench, build_train
 from biasaware.evaluation.evaluate import evaluate_bias
@@ -84,7 +89,24 @@ def per_view(ckpt: Path, bench: Path, out: Path) -> dict[str, float]:
     t0 = time.perf_counter()
     evaluate_bias(spec, bench, out, judge=judge)
     whole = (time.perf_counter() - t0) / len(views)
-    return {"views": len(views), "judge_s_per_view": round(alone, 4), "eval_s_per_view": round(whole, 4)}
+    t0 = time.perf_counter()
+    evaluate_bias(spec, bench, out, rescore=True)
+    reports = time.perf_counter() - t0
+    return {
+        "views": len(views),
+        "judge_s_per_view": round(alone, 4),
+        "eval_s_per_view": round(whole, 4),
+        "reports_s": round(reports, 2),
+        "eval_without_reports_s_per_view": round(whole - reports / len(views), 4),
+    }
+
+
+def reload_seconds(folder: Path, kind: str) -> float:
+    """Loading a stage's saved model again, as the next stage does (warm: just written)."""
+    auto = AutoModelForSequenceClassification if kind == "reward" else AutoModelForCausalLM
+    t0 = time.perf_counter()
+    auto.from_pretrained(folder, dtype=torch.float32)
+    return round(time.perf_counter() - t0, 2)
 
 
 def main() -> None:
@@ -112,6 +134,7 @@ def main() -> None:
                     "steps_s": round(steps, 1),
                     "overhead_s": round(wall - steps, 1),
                 }
+            row["reload_s"] = reload_seconds(tmp / f"{name}-inline", recipe)
             row["overhead_inline_vs_python"] = round(
                 row["inline"]["overhead_s"] / row["python"]["overhead_s"], 2
             )
@@ -119,15 +142,19 @@ def main() -> None:
             print(
                 f"{name}: overhead {row['inline']['overhead_s']} s in this process vs {row['python']['overhead_s']} s "
                 f"launched ({row['overhead_inline_vs_python']}x); steps {row['inline']['steps_s']} s vs "
-                f"{row['python']['steps_s']} s",
+                f"{row['python']['steps_s']} s; reloading the saved model {row['reload_s']} s",
                 flush=True,
             )
         figures["eval"] = per_view(tmp / "sft-inline", tmp / "bench", tmp / "eval")
         e = figures["eval"]
         e["eval_vs_judge"] = round(e["eval_s_per_view"] / e["judge_s_per_view"], 2)
+        e["eval_without_reports_vs_judge"] = round(
+            e["eval_without_reports_s_per_view"] / e["judge_s_per_view"], 2
+        )
         print(
             f"eval bias: {e['eval_s_per_view']} s a view vs the judge alone {e['judge_s_per_view']} s "
-            f"({e['eval_vs_judge']}x) over {e['views']} views",
+            f"({e['eval_vs_judge']}x) over {e['views']} views; without the reports ({e['reports_s']} s, a fixed "
+            f"cost) {e['eval_without_reports_vs_judge']}x",
             flush=True,
         )
     write_record(args.json, figures)

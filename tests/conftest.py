@@ -23,6 +23,31 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture
+def spy_on(monkeypatch):
+    """``spy_on(function)``: record the calls to a library function wherever the package's modules
+    hold it (each imports it at its top under its own name); returns the list of each call's
+    positional arguments."""
+
+    def spy_on(real):
+        import sys
+
+        calls = []
+
+        def spy(*args, **kwargs):
+            calls.append(args)
+            return real(*args, **kwargs)
+
+        for name, module in list(sys.modules.items()):
+            if name == "biasaware" or name.startswith("biasaware."):
+                for attr, value in list(vars(module).items()):
+                    if value is real:
+                        monkeypatch.setattr(module, attr, spy)
+        return calls
+
+    return spy_on
+
+
 @pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory):
     """Paths of a tiny random causal LM and reward model (``{"causal": Path, "reward": Path}``)."""

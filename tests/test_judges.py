@@ -73,54 +73,50 @@ def test_bad_specs_are_user_errors(settings, message):
 
 
 @pytest.mark.parametrize("mode", ["reward", "direct", "generate"])
-def test_eval_bias_resolves_the_judge_once(monkeypatch, tiny_models, bench, tmp_path, mode):
+def test_eval_bias_resolves_the_judge_once(monkeypatch, spy_on, tiny_models, bench, tmp_path, mode):
     """From the command to the loaded model: the device and dtype are resolved once, the model's
     folder once, its weights hashed once, and a generative judge's tokenizer loaded once."""
     import transformers
 
     import biasaware.devices
+    import biasaware.evaluation.runner  # noqa: F401 (loaded, so its references are spied on)
     import biasaware.io
     from biasaware.judging.models import ModelFolders
 
-    calls = {"device": 0, "folders": 0, "hash": 0, "tokenizer": 0}
-
-    def counted(name, real):
-        def spy(*a, **k):
-            calls[name] += 1
-            return real(*a, **k)
-
-        return spy
-
-    monkeypatch.setattr(biasaware.devices, "resolve", counted("device", biasaware.devices.resolve))
-    monkeypatch.setattr(ModelFolders, "of", classmethod(counted("folders", ModelFolders.of.__func__)))
-    monkeypatch.setattr(biasaware.io, "files_sha256", counted("hash", biasaware.io.files_sha256))
+    device, hashed, folders, tokenizer = (
+        spy_on(biasaware.devices.resolve),
+        spy_on(biasaware.io.files_sha256),
+        [0],
+        [0],
+    )
+    monkeypatch.setattr(ModelFolders, "of", classmethod(_counted(folders, ModelFolders.of.__func__)))
     tok = transformers.AutoTokenizer.from_pretrained
-    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", counted("tokenizer", tok))
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", _counted(tokenizer, tok))
     model = tiny_models["reward" if mode == "reward" else "causal"]
     argv = ["eval", "bias", "--judge", str(model), "--mode", mode, "--limit", "1", "--data", str(bench)]
     if mode == "generate":
         argv += ["--max-tokens", "4", "--template", "verdict"]
     assert main([*argv, "--out", str(tmp_path / "e")]) == 0
-    assert calls == {"device": 1, "folders": 1, "hash": 1, "tokenizer": 1}, calls
+    assert (len(device), folders, len(hashed), tokenizer) == (1, [1], 1, [1])
+
+
+def _counted(calls: list[int], real):
+    def spy(*args, **kwargs):
+        calls[0] += 1
+        return real(*args, **kwargs)
+
+    return spy
 
 
 @pytest.mark.parametrize("command", ["eval general", "eval scoring", "preflight"])
-def test_every_judging_command_resolves_the_judge_once(monkeypatch, tiny_models, tmp_path, command):
+def test_every_judging_command_resolves_the_judge_once(monkeypatch, spy_on, tiny_models, tmp_path, command):
     """As on eval bias: the device and dtype, and the model's folder, are resolved once a command."""
     import biasaware.devices
+    import biasaware.evaluation.preflight  # noqa: F401 (loaded, so its references are spied on)
     from biasaware.judging.models import ModelFolders
 
-    calls = {"device": 0, "folders": 0}
-
-    def counted(name, real):
-        def spy(*a, **k):
-            calls[name] += 1
-            return real(*a, **k)
-
-        return spy
-
-    monkeypatch.setattr(biasaware.devices, "resolve", counted("device", biasaware.devices.resolve))
-    monkeypatch.setattr(ModelFolders, "of", classmethod(counted("folders", ModelFolders.of.__func__)))
+    device, folders = spy_on(biasaware.devices.resolve), [0]
+    monkeypatch.setattr(ModelFolders, "of", classmethod(_counted(folders, ModelFolders.of.__func__)))
     data = tmp_path / "data.jsonl"
     if command == "eval general":
         rows = [
@@ -136,29 +132,22 @@ def test_every_judging_command_resolves_the_judge_once(monkeypatch, tiny_models,
         argv = ["preflight", "--judge", str(tiny_models["reward"]), "--per-bias", "1", "--scoring-pairs", "1"]
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert main([*argv, "--out", str(tmp_path / "out")]) in (0, 1)  # preflight: 1 when the tiny judge fails
-    assert calls == {"device": 1, "folders": 1}, calls
+    assert (len(device), folders) == (1, [1])
 
 
-def test_the_cli_and_quickstart_build_judges_through_load_judge(monkeypatch, tiny_models, bench, tmp_path):
-    import biasaware.judging.judges
-
-    built = []
-    real = biasaware.judging.judges.load_judge
-
-    def spy(spec):
-        built.append(spec)
-        return real(spec)
-
-    monkeypatch.setattr(biasaware.judging.judges, "load_judge", spy)
-    args = ["eval", "bias", "--judge", str(tiny_models["reward"]), "--mode", "reward", "--limit", "1"]
-    assert main([*args, "--data", str(bench), "--out", str(tmp_path / "e"), "--max-batch-tokens", "999"]) == 0
-    assert built[-1].spec.mode == "reward" and built[-1].spec.max_batch_tokens == 999
+def test_the_cli_and_quickstart_build_judges_through_load_judge(spy_on, tiny_models, bench, tmp_path):
     import inspect
 
     import biasaware.evaluation.runner
     import biasaware.experiments.parts
     import biasaware.experiments.quickstart
+    import biasaware.judging.judges
 
+    built = spy_on(biasaware.judging.judges.load_judge)
+    args = ["eval", "bias", "--judge", str(tiny_models["reward"]), "--mode", "reward", "--limit", "1"]
+    assert main([*args, "--data", str(bench), "--out", str(tmp_path / "e"), "--max-batch-tokens", "999"]) == 0
+    (resolved,) = built[-1]
+    assert resolved.spec.mode == "reward" and resolved.spec.max_batch_tokens == 999
     assert "evaluate_judge(" in inspect.getsource(biasaware.experiments.quickstart.run_quickstart)
     assert "evaluate_bias(" in inspect.getsource(
         biasaware.experiments.parts.evaluate_judge
