@@ -604,6 +604,11 @@ class Budget:
         "--generative: share of the natural training pairs with the cue on the chosen answer, from 0 to 1 "
         "(default 0.7)"
     )
+    key_negatives: float | None = option(
+        "--generative: share of training pairs that also give a master-key row (the chosen answer against a "
+        "non-answer; on balanced rows also a short-correct row), in every judge's data, from 0 to 1 (default 0)",
+        metavar="SHARE",
+    )
 
 
 BUDGET_FLAGS = tuple(item.name for item in declared(Budget))

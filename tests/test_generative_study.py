@@ -94,6 +94,38 @@ def test_pairs_split_disjoint_and_seeded():
     assert split_pairs(ids, 20, seed=4) != (start, arms)
 
 
+def test_master_key_rows_go_with_their_pair_into_every_judge_s_data(tmp_path):
+    """With key_negatives, each judge's SFT and GRPO rows include master-key rows (a non-answer as the
+    rejected side) and, on balanced rows, short-correct rows; a pair's extra rows stay on its side of
+    the split; without it the rows and the split are those of a study made before the setting."""
+    from biasaware.data.master_keys import KEY_TYPES
+    from biasaware.experiments.generative import build_data, make_budget, pair_of
+    from biasaware.io import read_records
+    from biasaware.training.judge_data import verdict_rows
+
+    sizes = {"train_pairs": 40, "start_pairs": 24, "grpo_pool": 8, "grpo_steps": 1}
+    plain = build_data(tmp_path / "plain", 0, make_budget("cpu", sizes))
+    keyed = build_data(tmp_path / "keyed", 0, make_budget("cpu", {**sizes, "key_negatives": 0.5}))
+    assert "key_rows" not in plain["train-start"] and make_budget("cpu", sizes).record().keys() == (
+        make_budget("cpu", sizes).model_dump().keys() - {"key_negatives"}
+    )
+    sides = {}
+    for name in ("train-start", "train-arms", "train-balanced"):
+        rows = read_records(tmp_path / "keyed" / name / "train.jsonl", "train")
+        before = read_records(tmp_path / "plain" / name / "train.jsonl", "train")
+        assert [r.to_dict() for r in rows if "key_type" not in r.meta and "short_correct" not in r.meta] == [
+            r.to_dict() for r in before
+        ]  # the other rows are the same with or without the setting
+        keys = [r for r in rows if "key_type" in r.meta]
+        assert keys and keyed[name]["key_rows"] == len(keys)
+        assert all(r.meta["key_type"] in KEY_TYPES and r.rejected.strip() != r.chosen.strip() for r in keys)
+        assert (keyed[name]["short_correct_rows"] > 0) == (name == "train-balanced")
+        sides[name] = {pair_of(r) for r in rows}
+        assert verdict_rows(keys, bias_ratio="0:4")  # they become judge prompts like any other row
+    assert not sides["train-start"] & sides["train-arms"]
+    assert sides["train-balanced"] <= sides["train-arms"]
+
+
 # ------------------------------------------------------------------------------------- GRPO signal
 
 

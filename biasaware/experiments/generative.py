@@ -150,6 +150,21 @@ class Budget(BaseModel):
     grpo_pool: int = Field(192, ge=1, description="prompts scored to choose the GRPO prompts from")
     max_completion_length: int = Field(3, ge=1)
     grpo_lr: float = Field(5e-5, gt=0)
+    key_negatives: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="share of training pairs that also give a master-key row (the chosen answer against a "
+        "non-answer), and on balanced rows a short-correct row, in every judge's SFT and GRPO data",
+    )
+
+    def record(self) -> dict[str, Any]:
+        """The budget as results and the study's claim record it: a setting added later is left out at
+        its default, so a folder made before it still resumes."""
+        data = self.model_dump()
+        if not data["key_negatives"]:
+            data.pop("key_negatives")
+        return data
 
     @property
     def grpo_prompts(self) -> int:
@@ -253,7 +268,7 @@ def claim(out: Path, budget: Budget, device: str, model: str, arms: list[str]) -
     record them in a new one. The seeds are not part of the claim: a study grows by seeds."""
     mine = {
         "experiment": "generative-seeds",
-        "budget": budget.model_dump(),
+        "budget": budget.record(),
         "device": device,
         "model": model,
         "arms": arms,
@@ -288,9 +303,14 @@ def build_bench_once(out: Path, budget: Budget) -> dict[str, Any]:
     return manifest
 
 
+def pair_of(row) -> str:
+    """The base pair a training row was made from (a natural row is its pair)."""
+    return str(row.meta.get("pair_id", row.id))
+
+
 def split_pairs(ids: list[str], n_start: int, seed: int) -> tuple[set[str], set[str]]:
     """The starting judge's pairs and the arms' pairs: a seeded split of ``ids``, disjoint."""
-    order = sorted(ids)
+    order = sorted(set(ids))
     random.Random(f"{seed}:split").shuffle(order)
     return set(order[:n_start]), set(order[n_start:])
 
@@ -309,6 +329,7 @@ def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
         biases=cues,
         max_rows=budget.train_pairs,
         cue_rates={c: budget.cue_rate for c in TRAINED_CUES},
+        key_negatives=budget.key_negatives,
     )
     made = {
         "natural": build_train(natural, folder / "build-natural"),
@@ -316,11 +337,12 @@ def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
     }
     rows = read_records(folder / "build-natural" / "train.jsonl", "train")
     balanced = read_records(folder / "build-balanced" / "train.jsonl", "train")
-    start, arms = split_pairs([r.id for r in rows], budget.start_pairs, seed)
+    # split by base pair: a pair's master-key and short-correct rows go where the pair goes
+    start, arms = split_pairs([pair_of(r) for r in rows], budget.start_pairs, seed)
     subsets = {
-        "train-start": [r for r in rows if r.id in start],
-        "train-arms": [r for r in rows if r.id in arms],
-        "train-balanced": [r for r in balanced if str(r.meta.get("pair_id")) in arms],
+        "train-start": [r for r in rows if pair_of(r) in start],
+        "train-arms": [r for r in rows if pair_of(r) in arms],
+        "train-balanced": [r for r in balanced if pair_of(r) in arms],
     }
     record: dict[str, Any] = {"pairs": len(rows), "dropped_by_verifier": made["natural"]["dropped"]}
     for name, part in subsets.items():
@@ -329,6 +351,9 @@ def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
             write_jsonl(target, [r.to_dict() for r in part])
         on_chosen = sum(r.meta.get("natural_cue_on", r.meta.get("cue_on")) == "chosen" for r in part)
         record[name] = {"rows": len(part), "cue_on_chosen": round(on_chosen / max(len(part), 1), 3)}
+        if budget.key_negatives:
+            record[name]["key_rows"] = sum("key_type" in r.meta for r in part)
+            record[name]["short_correct_rows"] = sum(bool(r.meta.get("short_correct")) for r in part)
     record["cue_rate"] = budget.cue_rate
     write_json(folder / "data.json", record)
     print(
@@ -622,7 +647,7 @@ def run_seed(
         "command": "biasaware quickstart --generative",
         "seed": seed,
         "commit": source_commit(),
-        "budget": budget.model_dump(),
+        "budget": budget.record(),
         "arms": {k: ARMS[k].model_dump() for k in arms},
         "machine": {**machine(), **place},
         "model": model,
@@ -752,7 +777,7 @@ def run_generative(
     claim(out, budget, device, model, chosen)
     print(
         f"[generative] {model} on {place['device']} ({place['dtype']}); seeds {', '.join(map(str, seeds))}; "
-        f"budget preset {preset}: {budget.model_dump()}",
+        f"budget preset {preset}: {budget.record()}",
         flush=True,
     )
     build_bench_once(out, budget)
