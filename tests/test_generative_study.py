@@ -9,6 +9,7 @@ import math
 import pytest
 
 from biasaware.errors import BiasAwareError
+from biasaware.io import read_records
 
 # ------------------------------------------------------------------------------------- settings
 
@@ -107,7 +108,7 @@ def test_master_key_rows_go_with_their_pair_into_every_judge_s_data(tmp_path):
     plain = build_data(tmp_path / "plain", 0, make_budget("cpu", sizes))
     keyed = build_data(tmp_path / "keyed", 0, make_budget("cpu", {**sizes, "key_negatives": 0.5}))
     assert "key_rows" not in plain["train-start"] and make_budget("cpu", sizes).record().keys() == (
-        make_budget("cpu", sizes).model_dump().keys() - {"key_negatives"}
+        make_budget("cpu", sizes).model_dump().keys() - {"key_negatives", "reward_probes"}
     )
     sides = {}
     for name in ("train-start", "train-arms", "train-balanced"):
@@ -511,6 +512,38 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
         run_generative(
             out, seeds=[2], overrides={**TINY, "grpo_steps": 2}, arms=["baseline"], model=model, device="cpu"
         )
+
+
+def test_reward_checks_score_every_judge_on_position_and_master_keys(tiny_models, tmp_path):
+    """With reward_probes, each judge of a seed is also scored on position and master-key probes: its
+    position consistency (recounted here from its judgments), and its key false positives per view
+    and over both orders beside the baseline's."""
+    from biasaware.experiments.generative import run_generative
+
+    out = tmp_path / "gen"
+    budget = {**TINY, "reward_probes": 3}
+    result = run_generative(
+        out, seeds=[0], overrides=budget, arms=["baseline"], model=str(tiny_models["causal"])
+    )
+    checks = result["reward_checks"]
+    assert (
+        set(checks["master_keys"]["runs"]) == set(checks["position"]) == {"start", "baseline-sft", "baseline"}
+    )
+    for name, pos in checks["position"].items():
+        js = read_records(out / "seed-0" / "eval-reward" / name / "judgments.jsonl", "judgment")
+        views = {}
+        for j in js:
+            if j.probe_id.startswith("position-"):
+                views.setdefault(j.probe_id, []).append((j.verdict in ("A", "B"), j.verdict == j.correct))
+        both = [v for v in views.values() if len(v) == 2]
+        assert pos["n"] == len(both) > 0
+        # the same answer in both orders: both verdicts A or B, and right in both or wrong in both
+        assert pos["consistent"] == sum(v[0][0] and v[1][0] and v[0][1] == v[1][1] for v in both)
+        row = checks["master_keys"]["runs"][name]
+        assert row["n"] > 0 and 0 <= row["fpr"] <= 1 and row["run"] == f"seed-0/eval-reward/{name}"
+    text = (out / "seed-0" / "report.md").read_text()
+    assert "Reward checks" in text and "| baseline |" in text
+    assert json.loads((out / "experiment.json").read_text())["budget"]["reward_probes"] == 3
 
 
 @pytest.mark.slow

@@ -59,17 +59,21 @@ from biasaware.data.builders import BuildConfig, build_bench, build_train
 from biasaware.data.facts import FACT_TEST_FAMILIES
 from biasaware.devices import where
 from biasaware.errors import BiasAwareError, check_seed
-from biasaware.evaluation.compare import compare_runs
+from biasaware.evaluation.compare import compare_master_keys, compare_runs
 from biasaware.evaluation.reports import experiment_markdown
 from biasaware.evaluation.seeds import aggregate_study
 from biasaware.evaluation.summaries import flip_indicators
 from biasaware.experiments import parts
+from biasaware.formatting import pct
 from biasaware.io import read_records, write_json, write_jsonl
 from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.models import load_config, model_identity
 from biasaware.recipes import CONFIGS
+from biasaware.records import Judgment
 from biasaware.training.recipe import trained
 from biasaware.version import source_commit
+
+REWARD_CHECKS = ("position", "masterkey")  # what a judge used as a reward needs (Budget.reward_probes)
 
 BASE_MODEL = "smollm2-135m-instruct"
 START = "start"  # the shared starting judge's name in the tables
@@ -158,12 +162,20 @@ class Budget(BaseModel):
         "non-answer), and on balanced rows a short-correct row, in every judge's SFT and GRPO data",
     )
 
+    reward_probes: int = Field(
+        0,
+        ge=0,
+        description="probes per side of position and master keys, a second fixed benchmark every judge is also "
+        "scored on (0: none): what a judge used as a reward needs",
+    )
+
     def record(self) -> dict[str, Any]:
         """The budget as results and the study's claim record it: a setting added later is left out at
         its default, so a folder made before it still resumes."""
         data = self.model_dump()
-        if not data["key_negatives"]:
-            data.pop("key_negatives")
+        for added in ("key_negatives", "reward_probes"):
+            if not data[added]:
+                data.pop(added)
         return data
 
     @property
@@ -286,6 +298,11 @@ def build_bench_once(out: Path, budget: Budget) -> dict[str, Any]:
         n_per_bias=budget.bench_probes,
     )
     manifest = build_bench(cfg, out / "bench")
+    if budget.reward_probes:
+        checks = replace(cfg, biases=",".join(REWARD_CHECKS), n_per_bias=budget.reward_probes)
+        made = build_bench(checks, out / "bench-reward")
+        kept = sum(m["kept"] for m in made["biases"].values())
+        print(f"[build] reward checks: {kept} probes of {', '.join(REWARD_CHECKS)} a side", flush=True)
     kept = {b: m["kept"] for b, m in manifest["biases"].items()}
     mirror = {b: m["kept"] for b, m in manifest["mirror"].items()}
     short = [b for b in TRAINED_CUES if min(kept.get(b, 0), mirror.get(b, 0)) < budget.bench_probes]
@@ -568,6 +585,70 @@ class SeedRun:
             self.stage(f"evaluate {name}", work, (folder / "summary.json").exists())
         return folders
 
+    def check_rewards(self, bench: Path, judges: dict[str, Path], place: dict[str, str]) -> dict[str, Path]:
+        """Every judge of ``judges`` on the reward checks (position and master keys, ``bench``), as
+        :meth:`evaluate` scores the benchmark."""
+        folders = {}
+        for name, model in judges.items():
+            folder = folders[name] = self.folder / "eval-reward" / name
+
+            def work(model=model, folder=folder, name=name):
+                spec = JudgeSpec.create(
+                    name=str(model), mode="direct", template=self.budget.template, **place
+                )
+                parts.evaluate_judge(
+                    f"seed {self.seed} {name} reward checks", spec, bench, folder, biases=list(REWARD_CHECKS)
+                )
+
+            self.stage(f"reward checks {name}", work, (folder / "summary.json").exists())
+        return folders
+
+
+def reward_checks(folders: dict[str, Path], baseline: str, out: Path) -> dict[str, Any]:
+    """What a judge used as a reward needs, per judge: master-key false positives per view and over
+    both answer orders, with the short-correct mirror side (:func:`compare_master_keys`, against
+    ``baseline``), and position consistency: the share of position probes whose two orders pick the
+    same answer (a tie or invalid verdict in either order is not consistent)."""
+    keys = compare_master_keys(folders, baseline)
+    for row in keys["runs"].values():
+        row["run"] = str(Path(row["run"]).resolve().relative_to(out.resolve()))
+        row.pop("judge", None)
+    position = {}
+    for name, folder in folders.items():
+        views: dict[str, dict[str, Judgment]] = {}
+        for j in read_records(folder / "judgments.jsonl", "judgment"):
+            if j.probe_id.startswith("position-"):
+                views.setdefault(j.probe_id, {})[j.view] = j
+        same = sum(
+            all(v.verdict in ("A", "B") for v in pair.values())
+            and len({v.verdict == v.correct for v in pair.values()}) == 1
+            for pair in views.values()
+            if len(pair) == 2
+        )
+        n = sum(len(pair) == 2 for pair in views.values())
+        position[name] = {"consistent": same, "n": n, "share": round(same / n, 4) if n else None}
+    return {"master_keys": keys, "position": position}
+
+
+def reward_checks_markdown(checks: dict[str, Any] | None) -> list[str]:
+    """The reward checks' table: a row per judge (no lines when the study ran none)."""
+    if not checks:
+        return []
+    lines = [
+        "Reward checks: position consistency (both orders pick the same answer), master-key false positives per "
+        "view and unpunished in both orders, short-correct mirror flips:",
+        "",
+        "| judge | position consistent | key FP (per view) | key unpunished (both orders) | mirror over-correction |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, row in checks["master_keys"]["runs"].items():
+        pos = checks["position"].get(name, {})
+        lines.append(
+            f"| {name} | {pct(pos.get('share'))} ({pos.get('consistent')}/{pos.get('n')}) | {pct(row.get('fpr'))} | "
+            f"{pct((row.get('reference') or {}).get('fpr'))} | {pct(row.get('overcorrection'))} |"
+        )
+    return [*lines, ""]
+
 
 def sft_judge(arm: str) -> str:
     """The name an arm's SFT checkpoint is scored under (``baseline-sft``): the judge GRPO starts from,
@@ -631,6 +712,7 @@ def run_seed(
         **{name: grpo for name, (_, grpo) in ckpts.items()},
     }
     folders = run.evaluate(out / "bench", judges, place)
+    checks = run.check_rewards(out / "bench-reward", judges, place) if budget.reward_probes else None
     table = compare_runs(
         folders, BASELINE if BASELINE in folders else START, biases=list(TRAINED_CUES), seed=budget.bench_seed
     )
@@ -655,6 +737,11 @@ def run_seed(
         "data": data,
         "table": table,
         "outcomes": {name: outcomes(f) for name, f in folders.items()},
+        **(
+            {"reward_checks": reward_checks(checks, BASELINE if BASELINE in checks else START, out)}
+            if checks
+            else {}
+        ),
         "grpo": grpo,
         "step_rates": rates,
         "stage_seconds": seconds,
@@ -677,6 +764,7 @@ def seed_markdown(result: dict[str, Any]) -> str:
 
     lines = [
         experiment_markdown(result["table"]),
+        *reward_checks_markdown(result.get("reward_checks")),
         "GRPO, per arm: the prompts chosen, the share of groups whose "
         "rewards were all alike (mean over steps), whether the weights changed:",
         "",
