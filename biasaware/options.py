@@ -296,12 +296,6 @@ class BuildTrain(Build):
         "sides, so it carries no label information",
         stated=_build("augment"),
     )
-    reward_probes: int | None = option(
-        "--generative: also score every judge on probes of position and master keys, this many a side, for what a "
-        "judge used as a reward needs: position consistency, master-key false positives in both orders (default 0: "
-        "none)",
-        metavar="N",
-    )
     key_negatives: float | None = option(
         "the share of pairs that also give a master-key row (rejected: a non-answer such as ':' or the answer cut "
         "before it answers); with --augment balanced also a short-correct row",
@@ -609,6 +603,12 @@ class Budget:
     cue_rate: float | None = option(
         "--generative: share of the natural training pairs with the cue on the chosen answer, from 0 to 1 "
         "(default 0.7)"
+    )
+    reward_probes: int | None = option(
+        "--generative: also score every judge on probes of position and master keys, this many a side, for what a "
+        "judge used as a reward needs: position consistency, master-key false positives in both orders (default 0: "
+        "none)",
+        metavar="N",
     )
     key_negatives: float | None = option(
         "--generative: share of training pairs that also give a master-key row (the chosen answer against a "
