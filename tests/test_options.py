@@ -119,3 +119,22 @@ def test_the_mechanism_reads_types_from_the_declaration():
     for bad in (["p", "--kind", "c"], ["p", "--count", "0"], ["p", "--share", "x"]):
         with pytest.raises(SystemExit):
             parser.parse_args(bad)
+
+
+def test_each_flag_is_named_as_the_setting_it_sets():
+    """A build flag is a BuildConfig setting, a generative budget flag a Budget setting, a sweep flag
+    a SweepSpec setting: a flag declared in the wrong place, or misnamed, fails here."""
+    from biasaware.data.builders import BuildConfig
+    from biasaware.experiments.generative import Budget
+    from biasaware.experiments.sweep import SweepSpec
+
+    cli_only = {"out", "config", "mirror", *o.Build.LLM_FLAGS}
+    for stage in ("bench", "train", "traces"):
+        names = {i.name for i in o.declared(o.BUILD_OPTIONS[stage])} - cli_only
+        assert names <= set(BuildConfig.__dataclass_fields__), (
+            stage,
+            names - set(BuildConfig.__dataclass_fields__),
+        )
+    assert set(o.BUDGET_FLAGS) <= set(Budget.model_fields), set(o.BUDGET_FLAGS) - set(Budget.model_fields)
+    sweep = {i.name for i in o.declared(o.Sweep)} - {"config", "out", "recipe_config"}
+    assert sweep <= set(SweepSpec.model_fields), sweep - set(SweepSpec.model_fields)
