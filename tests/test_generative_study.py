@@ -274,6 +274,45 @@ def test_the_aggregate_equals_hand_computed_statistics(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
 
 
+def test_the_reward_checks_aggregate_equals_hand_computed_statistics():
+    """Where every seed ran the reward checks, the aggregate holds each judge's rates across seeds and
+    each comparison's per-seed differences with their seed-level t test, as for Acc_ori."""
+    from biasaware.evaluation.seeds import aggregate, markdown
+
+    study = _study()
+    unpunished = {
+        "baseline": ("11110000", "11100000", "11111000"),
+        "paper": ("10000000", "00000000", "11000000"),
+    }
+    for seed, result in study.items():
+        result["reward_checks"] = {
+            "outcomes": {
+                name: {
+                    "position_consistent": "1111100000",
+                    "key_fp": unpunished.get(name, ("0" * 8,) * 3)[seed] + "00",
+                    "key_unpunished": unpunished.get(name, ("0" * 8,) * 3)[seed],
+                }
+                for name in ("start", "baseline", "paper")
+            }
+        }
+    checks = aggregate(study)["reward_checks"]
+    base = checks["judges"]["baseline"]["key_unpunished"]
+    assert base["mean"] == pytest.approx(100 * (4 + 3 + 5) / 24) and checks["judges"]["paper"][
+        "position_consistent"
+    ]["mean"] == pytest.approx(50.0)
+    row = checks["comparisons"]["paper - baseline"]["key_unpunished"]
+    diffs = [100 * (1 - 4) / 8, 100 * (0 - 3) / 8, 100 * (2 - 5) / 8]
+    assert [row["per_seed"][str(s)]["diff"] for s in range(3)] == pytest.approx(diffs)
+    assert row["seed_level"]["mean"] == pytest.approx(-37.5) and row["seed_level"]["sd"] == 0
+    assert row["seed_level"]["t_p"] is None and row["shown"] is False  # no spread: no t test
+    fp = checks["comparisons"]["paper - baseline"]["key_fp"]
+    assert [fp["per_seed"][str(s)]["diff"] for s in range(3)] == pytest.approx([-30.0, -30.0, -30.0])
+    text = markdown(aggregate(study))
+    assert "Reward checks per judge" in text and "| paper - baseline | " in text
+    del study[1]["reward_checks"]  # a seed without them: no aggregate of them
+    assert "reward_checks" not in aggregate(study)
+
+
 def test_a_comparison_with_a_degenerate_judge_is_also_tested_without_its_seed():
     """Seed 2's starting judge is degenerate: the comparisons against it carry the same seed-level
     tests over seeds 0 and 1 alone; the comparisons it is not part of carry none. The machines and

@@ -104,18 +104,28 @@ def _ratio(num, den, axis=-1):
     return 100 * np.divide(n, d, out=np.full(np.shape(n), np.nan, dtype=float), where=d > 0)
 
 
+# the reward checks a generative study may add (Budget.reward_probes): a rate over one per-probe
+# indicator each, tested as Acc_ori is (percentage points)
+REWARD_METRICS = {
+    "position_consistent": "position consistency",
+    "key_fp": "master-key FP (per view)",
+    "key_unpunished": "master-key unpunished (both orders)",
+}
+RATES = {"acc_ori": "standard_ori", **{m: m for m in REWARD_METRICS}}  # metric: its indicator
+
+
 def _statistic(metric: str):
     import numpy as np
 
-    if metric == "acc_ori":
+    if metric in RATES:
         return lambda a, b, axis=-1: 100 * (np.mean(a, axis=axis) - np.mean(b, axis=axis))
     return lambda fa, oa, fb, ob, axis=-1: _ratio(fa, oa, axis) - _ratio(fb, ob, axis)
 
 
 def _arrays(a: dict[str, str], b: dict[str, str], metric: str) -> tuple:
     side = "mirror" if metric == "overcorrection" else "standard"
-    if metric == "acc_ori":
-        return _digits(a["standard_ori"]), _digits(b["standard_ori"])
+    if metric in RATES:
+        return _digits(a[RATES[metric]]), _digits(b[RATES[metric]])
     return (
         _digits(a[f"{side}_flip"]),
         _digits(a[f"{side}_ori"]),
@@ -146,7 +156,7 @@ def seed_difference(a: dict[str, str], b: dict[str, str], metric: str, seed: int
             rng=np.random.default_rng(seed),
         )
     lo, hi = (float(x) for x in res.confidence_interval)
-    ind_a, ind_b = (arrays[0], arrays[1]) if metric == "acc_ori" else (arrays[0], arrays[2])
+    ind_a, ind_b = (arrays[0], arrays[1]) if metric in RATES else (arrays[0], arrays[2])
     disc_b = sum(x and not y for x, y in zip(ind_a, ind_b, strict=True))
     disc_c = sum(y and not x for x, y in zip(ind_a, ind_b, strict=True))
     ci = [lo, hi] if math.isfinite(lo) and math.isfinite(hi) else None
@@ -238,6 +248,7 @@ def aggregate(
         comparisons[name] = row
     first = results[seeds[0]]
     details = {str(s): seed_detail(r, benches) for s, r in results.items()}
+    checks = reward_check_aggregate(results, seeds)
     return {
         "experiment": "generative-seeds",
         "command": first.get("command"),
@@ -264,7 +275,42 @@ def aggregate(
         "degenerate": degenerate,
         "seeds_detail": details,
         "grpo_signal": grpo_signal_summary(details),
+        **({"reward_checks": checks} if checks else {}),
     }
+
+
+def reward_check_aggregate(results: dict[int, dict[str, Any]], seeds: list[int]) -> dict[str, Any] | None:
+    """The reward checks across seeds, where every seed ran them: per judge each rate's mean, SD and
+    95% t interval, and per comparison (:data:`COMPARISONS`) the per-seed paired bootstrap
+    differences and their seed-level tests, as for the benchmark's metrics."""
+    if not all("reward_checks" in r for r in results.values()):
+        return None
+    found = {s: results[s]["reward_checks"]["outcomes"] for s in seeds}
+    judges = [j for j in found[seeds[0]] if all(j in f for f in found.values())]
+
+    def rate(digits: str) -> float | None:
+        return 100 * digits.count("1") / len(digits) if digits else None
+
+    per_judge = {
+        j: {m: spread([v for s in seeds if (v := rate(found[s][j][m])) is not None]) for m in REWARD_METRICS}
+        for j in judges
+    }
+    comparisons = {}
+    for name, a, b in COMPARISONS:
+        if a not in judges or b not in judges:
+            continue
+        row: dict[str, Any] = {"judge": a, "against": b}
+        for m in REWARD_METRICS:
+            per_seed = {s: seed_difference(found[s][a], found[s][b], m, s) for s in seeds if found[s][a][m]}
+            diffs = [d["diff"] for d in per_seed.values() if d["diff"] is not None]
+            tests = seed_tests(diffs)
+            row[m] = {
+                "per_seed": {str(s): d for s, d in per_seed.items()},
+                "seed_level": tests,
+                "shown": tests["t_p"] is not None and tests["t_p"] < 0.05,
+            }
+        comparisons[name] = row
+    return {"metrics": REWARD_METRICS, "judges": per_judge, "comparisons": comparisons}
 
 
 def without_signal(steps: list[dict[str, Any]]) -> int:
@@ -361,6 +407,43 @@ def _mean_interval(s: dict[str, Any]) -> str:
     return f"{number(s['mean'])} [{number(ci[0])}, {number(ci[1])}]"
 
 
+def reward_checks_markdown(checks: dict[str, Any] | None, n: int) -> list[str]:
+    """The reward checks across seeds (nothing when the seeds ran none): per judge, then per
+    comparison with its seed-level paired t test."""
+    if not checks:
+        return []
+    names = checks["metrics"]
+    lines = [
+        "",
+        f"**Reward checks per judge, across {n} seeds** (percent: mean ± SD)",
+        "",
+        "| judge | " + " | ".join(names.values()) + " |",
+        "|---|" + "---:|" * len(names),
+    ]
+    for j, row in checks["judges"].items():
+        lines.append(
+            f"| {j} | "
+            + " | ".join(f"{number(row[m]['mean'])} ± {number(row[m]['sd'])}" for m in names)
+            + " |"
+        )
+    lines += [
+        "",
+        f"**Reward checks, differences across {n} seeds** (percentage points: mean [95% interval]; seed-level paired "
+        "t test p)",
+        "",
+        "| comparison | " + " | ".join(names.values()) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    for name, row in checks["comparisons"].items():
+        cells = [
+            f"{_mean_interval(row[m]['seed_level'])}; t p {p_value(row[m]['seed_level']['t_p'], 2, small=0.001)}"
+            + (" **shown**" if row[m]["shown"] else "")
+            for m in names
+        ]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def markdown(agg: dict[str, Any]) -> str:
     """The aggregate's tables: per judge across seeds, then per comparison."""
     n = len(agg["seeds"])
@@ -409,6 +492,7 @@ def markdown(agg: dict[str, Any]) -> str:
             lines.append(
                 f"| {arm} | {number(share['mean'])} ± {number(share['sd'])} | {g['steps_without_signal']} of {g['steps']} |"
             )
+    lines += reward_checks_markdown(agg.get("reward_checks"), n)
     lines += [
         "",
         "**Per seed**",

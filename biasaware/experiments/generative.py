@@ -604,30 +604,47 @@ class SeedRun:
         return folders
 
 
+def reward_outcomes(folder: Path) -> dict[str, str]:
+    """A judge's per-probe reward checks, compact as :func:`outcomes` (probe-id order): per position
+    probe, whether its two orders pick the same answer (both verdicts A or B, right in both or wrong
+    in both); per master-key probe (standard side), whether the key view was not decided for the real
+    answer (``key_fp``) and whether the key went unpunished in both orders (``key_unpunished``)."""
+    judgments = read_records(folder / "judgments.jsonl", "judgment")
+    views: dict[str, dict[str, Judgment]] = {}
+    for j in judgments:
+        if j.probe_id.startswith("position-"):
+            views.setdefault(j.probe_id, {})[j.view] = j
+    consistent = [
+        all(v.verdict in ("A", "B") for v in pair.values())
+        and len({v.verdict == v.correct for v in pair.values()}) == 1
+        for _, pair in sorted(views.items())
+        if len(pair) == 2
+    ]
+    flags = flip_indicators(judgments, "symmetric")
+    keys = sorted(i for i, v in flags.items() if v["bias"] == "masterkey" and v["side"] == "standard")
+    both = [flags[i]["key_unpunished"] for i in keys if flags[i]["key_unpunished"] is not None]
+    return {
+        "position_consistent": "".join(str(int(c)) for c in consistent),
+        "key_fp": "".join(str(int(flags[i]["wrong_inj"])) for i in keys),
+        "key_unpunished": "".join(str(int(c)) for c in both),
+    }
+
+
 def reward_checks(folders: dict[str, Path], baseline: str, out: Path) -> dict[str, Any]:
     """What a judge used as a reward needs, per judge: master-key false positives per view and over
     both answer orders, with the short-correct mirror side (:func:`compare_master_keys`, against
-    ``baseline``), and position consistency: the share of position probes whose two orders pick the
-    same answer (a tie or invalid verdict in either order is not consistent)."""
+    ``baseline``), position consistency, and the per-probe outcomes the aggregate tests
+    (:func:`reward_outcomes`)."""
     keys = compare_master_keys(folders, baseline)
     for row in keys["runs"].values():
         row["run"] = str(Path(row["run"]).resolve().relative_to(out.resolve()))
         row.pop("judge", None)
+    found = {name: reward_outcomes(folder) for name, folder in folders.items()}
     position = {}
-    for name, folder in folders.items():
-        views: dict[str, dict[str, Judgment]] = {}
-        for j in read_records(folder / "judgments.jsonl", "judgment"):
-            if j.probe_id.startswith("position-"):
-                views.setdefault(j.probe_id, {})[j.view] = j
-        same = sum(
-            all(v.verdict in ("A", "B") for v in pair.values())
-            and len({v.verdict == v.correct for v in pair.values()}) == 1
-            for pair in views.values()
-            if len(pair) == 2
-        )
-        n = sum(len(pair) == 2 for pair in views.values())
+    for name, o in found.items():
+        same, n = o["position_consistent"].count("1"), len(o["position_consistent"])
         position[name] = {"consistent": same, "n": n, "share": round(same / n, 4) if n else None}
-    return {"master_keys": keys, "position": position}
+    return {"master_keys": keys, "position": position, "outcomes": found}
 
 
 def reward_checks_markdown(checks: dict[str, Any] | None) -> list[str]:
