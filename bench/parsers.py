@@ -19,7 +19,7 @@ from functools import partial
 from record import add_json_argument, write_record
 
 from biasaware.judging.parsers import PARSERS
-from biasaware.judging.scoring import parse_score, parse_template
+from biasaware.judging.score_prompts import parse_score, parse_template
 
 FILLERS = [
     " ",

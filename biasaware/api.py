@@ -122,7 +122,7 @@ class Judge:
     def scores(self, items: list[tuple[Prompt, str]]) -> list[float | None]:
         """Score many ``(prompt, response)``: a reward model's scalar; a generative or direct judge's
         1-5 score under the rubric prompt (``None``: no readable score, or over the context)."""
-        from biasaware.judging.scoring import ScoreUnit, ScoringTemplate
+        from biasaware.judging.score_prompts import ScoreUnit, ScoringTemplate
 
         template = ScoringTemplate()
         units = [

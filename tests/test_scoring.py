@@ -22,7 +22,7 @@ from biasaware.evaluation.metrics import (
     score_flip_rate,
 )
 from biasaware.evaluation.scoring import choose_templates, load_scoring_items, summarize_scoring
-from biasaware.judging.scoring import (
+from biasaware.judging.score_prompts import (
     BASELINE,
     MINIMAL,
     ScoringTemplate,

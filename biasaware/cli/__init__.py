@@ -2,7 +2,7 @@
 
 A user error (bad input, unknown name, missing package) prints ``error: ...`` and exits 2,
 without a traceback; ``--debug`` shows the traceback. The arguments are defined in
-:mod:`biasaware.cli.parsers`, the commands in :mod:`biasaware.cli.commands`.
+:mod:`biasaware.cli.arguments`, the commands in :mod:`biasaware.cli.commands`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import logging
 import os
 import sys
 
-from biasaware.cli.parsers import EPILOG, all_parsers, build_parser, leaf_parsers
+from biasaware.cli.arguments import EPILOG, all_parsers, build_parser, leaf_parsers
 from biasaware.devices import shutdown
 from biasaware.errors import BiasAwareError
 

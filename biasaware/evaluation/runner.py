@@ -101,7 +101,7 @@ def judge_into(
 
     ``record(judge name, item id, view name, payload, meta, output)`` writes one output's row: a
     pairwise :class:`~biasaware.records.Judgment` by default, a pointwise score for ``eval scoring``
-    (its payloads are :class:`~biasaware.judging.scoring.ScoreUnit` and its judge a
+    (its payloads are :class:`~biasaware.judging.score_prompts.ScoreUnit` and its judge a
     :class:`~biasaware.judging.judges.Scorer`).
     """
 

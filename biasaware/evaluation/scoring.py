@@ -1,7 +1,7 @@
 """Scoring-bias probes (Li et al. 2025): one response graded alone under perturbed scoring prompts.
 
 ``eval scoring`` scores every item under the baseline prompt (rubric ascending, numeric ids, no
-reference) and under each named perturbation (:mod:`biasaware.judging.scoring`: rubric order,
+reference) and under each named perturbation (:mod:`biasaware.judging.score_prompts`: rubric order,
 score ids, a reference answer shown with score k, or any combination), then reports per template
 (Li et al. 2025 sec. 4):
 
@@ -26,7 +26,7 @@ Prometheus evaluation layout used for FLASK, MT-Bench and Vicuna-Bench (``orig_i
 generic JSONL (``instruction`` or ``prompt``, ``response``, optional ``rubric``, ``reference_answer``
 or ``references`` by level, ``gold``). Gold scores are read from ``gold``, ``human_score``,
 ``gold_score`` or ``gpt4_score`` (the first present). An item without a rubric is graded with a
-generic correctness rubric (:data:`biasaware.judging.scoring.GENERIC_RUBRIC`).
+generic correctness rubric (:data:`biasaware.judging.score_prompts.GENERIC_RUBRIC`).
 
 Outputs (resumable like ``eval bias``): ``judgments.jsonl`` (one score per item and template, the
 raw reply next to it), ``fingerprint.json``, ``summary.json``, ``report.md``, ``score_tendency.png``
@@ -59,7 +59,7 @@ from biasaware.io import JsonlAppender, iter_rows, read_records, read_whole_line
 from biasaware.judging.judge_format import fence
 from biasaware.judging.judges import Scorer, resolve_judge
 from biasaware.judging.llm import LLMClient, MalformedReply
-from biasaware.judging.scoring import (
+from biasaware.judging.score_prompts import (
     BASELINE,
     GENERIC_RUBRIC,
     ScoreUnit,

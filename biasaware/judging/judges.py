@@ -18,7 +18,7 @@ Every judge has ``judge(views) -> [JudgeOutput | None]``, a ``name``, a ``kind``
 rerun retries it.
 
 **Pointwise scoring**: every judge also has ``score(units) -> [ScoreOutput | None]``, one response
-graded alone (:mod:`biasaware.judging.scoring`): a generative judge reads ``[RESULT] n`` from its
+graded alone (:mod:`biasaware.judging.score_prompts`): a generative judge reads ``[RESULT] n`` from its
 reply to the rubric prompt, a direct judge takes the most probable score id as the reply's first
 token, a reward model gives its reward (the scoring prompt is not its input). :class:`Scorer` puts
 ``score`` behind ``judge`` for the judging loop (``eval scoring``); :class:`PointwisePairJudge`
@@ -86,7 +86,7 @@ from biasaware.judging.models import (
 )
 from biasaware.judging.parsers import get_parser
 from biasaware.judging.prompts import LETTER_FIRST, TEMPLATES, get_template
-from biasaware.judging.scoring import MINIMAL, ScoreOutput, ScoreUnit, ScoringTemplate, parse_score
+from biasaware.judging.score_prompts import MINIMAL, ScoreOutput, ScoreUnit, ScoringTemplate, parse_score
 from biasaware.progress import advance
 from biasaware.records import View, format_problems
 
@@ -388,7 +388,7 @@ def overlong_score(tokens: int, limit: int) -> ScoreOutput:
 
 class Scorer:
     """A judge used pointwise: ``judge(units)`` is the judge's ``score(units)``
-    (:class:`biasaware.judging.scoring.ScoreUnit` in, :class:`ScoreOutput` out), so the judging
+    (:class:`biasaware.judging.score_prompts.ScoreUnit` in, :class:`ScoreOutput` out), so the judging
     loop, its chunks, resume and progress serve scoring too."""
 
     def __init__(self, judge):
@@ -404,7 +404,7 @@ class Scorer:
 
 class PointwisePairJudge:
     """A pair judged pointwise (``JudgeSpec.pointwise``): each response of a view is scored alone
-    (:class:`biasaware.judging.scoring.ScoringTemplate`: the rubric prompt, 1-5, with a generic
+    (:class:`biasaware.judging.score_prompts.ScoringTemplate`: the rubric prompt, 1-5, with a generic
     correctness rubric, or Gao et al.'s minimal prompt, 1-10) and the strictly higher score wins. Equal
     scores are a tie (wrong under every policy); a response with no readable score makes the
     verdict ``invalid``. ``scores`` holds both scores, so reports show the score shift."""
@@ -592,7 +592,7 @@ class GenerativeJudge:
 
     def score(self, units: list[ScoreUnit]) -> list[ScoreOutput | None]:
         """Pointwise: each unit's rendered request, the reply's ``[RESULT]`` read by
-        :func:`biasaware.judging.scoring.parse_score` (``None`` score: invalid)."""
+        :func:`biasaware.judging.score_prompts.parse_score` (``None`` score: invalid)."""
         return [
             overlong_score(*over)
             if over
