@@ -101,7 +101,7 @@ def test_no_function_of_the_cli_is_longer_than_40_lines():
 def test_the_cli_adds_no_option_by_hand():
     """Every flag comes from a declaration (biasaware.options): no add_argument in the commands'
     parsers but the three shared by every command (-v, --debug, --progress) and --version."""
-    text = (PACKAGE / "cli" / "parsers.py").read_text()
+    text = (PACKAGE / "cli" / "arguments.py").read_text()
     flags = sorted(set(re.findall(r"add_argument\(\s*(?:\"[^\"]*\",\s*)?\"(--?[a-z-]+)\"", text)))
     assert flags == ["--debug", "--progress", "--verbose", "--version"], flags
 
