@@ -62,8 +62,11 @@ def seed_value(text: str) -> int:
 def option(help: str, default: Any = None, **argparse_settings: Any) -> Any:
     """A declared option: its ``help`` and default, and what argparse needs beyond the field's
     type: ``flag`` (default ``--the-name``), ``positional``, ``type``, ``choices``, ``metavar``,
-    ``nargs``, ``action``, ``required``, ``stated`` (the default the help names when the parser's
-    is ``None``) and ``api=False`` for a flag with no Python API keyword."""
+    ``nargs``, ``action``, ``required``, ``dest``, ``stated`` (the default the help names when the
+    parser's is ``None``), ``cli_default`` (the parser's default, where it is not the field's: a
+    judge's mode is read from its folder) and ``api=False`` for a flag with no Python API keyword.
+    A pydantic model's fields (:class:`~biasaware.judging.judges.JudgeSpec`) say the same in their
+    ``description`` (the help) and ``json_schema_extra``."""
     return dataclasses.field(default=default, metadata={"help": help, **argparse_settings})
 
 
