@@ -178,6 +178,23 @@ def seed_tests(diffs: list[float]) -> dict[str, Any]:
     return out
 
 
+def compared(judges: list[str]) -> list[tuple[str, str, str]]:
+    """The :data:`COMPARISONS` whose two judges were both scored."""
+    return [(name, a, b) for name, a, b in COMPARISONS if a in judges and b in judges]
+
+
+def tested(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """One comparison's per-seed differences (:func:`seed_difference`) and their seed-level tests."""
+    diffs = [d["diff"] for d in per_seed.values() if d["diff"] is not None]
+    return {"per_seed": {str(s): d for s, d in per_seed.items()}, "seed_level": seed_tests(diffs)}
+
+
+def shown(entry: dict[str, Any]) -> bool:
+    """A difference is shown when its seed-level t test gives p below 0.05."""
+    p = entry["seed_level"]["t_p"]
+    return p is not None and p < 0.05
+
+
 def load_seeds(out: Path) -> dict[int, dict[str, Any]]:
     found = {}
     for path in sorted(out.glob("seed-*/generative.json")):
@@ -220,23 +237,18 @@ def aggregate(
     ]
     flagged = {(d["seed"], d["judge"]) for d in degenerate}
     comparisons = {}
-    for name, a, b in COMPARISONS:
-        if a not in judges or b not in judges:
-            continue
+    for name, a, b in compared(judges):
         row: dict[str, Any] = {"judge": a, "against": b}
         for m in METRICS:
             per_seed = {
                 s: seed_difference(results[s]["outcomes"][a], results[s]["outcomes"][b], m, s) for s in seeds
             }
-            diffs = [d["diff"] for d in per_seed.values() if d["diff"] is not None]
             b_sum, c_sum = sum(d["b"] for d in per_seed.values()), sum(d["c"] for d in per_seed.values())
             row[m] = {
-                "per_seed": {str(s): d for s, d in per_seed.items()},
-                "seed_level": seed_tests(diffs),
+                **tested(per_seed),
                 "pooled_probe_level": {"b": b_sum, "c": c_sum, "mcnemar_p": mcnemar_exact(b_sum, c_sum)},
             }
-            p = row[m]["seed_level"]["t_p"]
-            row[m]["shown"] = p is not None and p < 0.05
+            row[m]["shown"] = shown(row[m])
             left_out = [s for s in seeds if (s, a) in flagged or (s, b) in flagged]
             if left_out:  # a degenerate judge's rates are not interpretable: the test without its seeds
                 kept = [
@@ -296,19 +308,13 @@ def reward_check_aggregate(results: dict[int, dict[str, Any]], seeds: list[int])
         for j in judges
     }
     comparisons = {}
-    for name, a, b in COMPARISONS:
-        if a not in judges or b not in judges:
-            continue
+    for name, a, b in compared(judges):
         row: dict[str, Any] = {"judge": a, "against": b}
         for m in REWARD_METRICS:
-            per_seed = {s: seed_difference(found[s][a], found[s][b], m, s) for s in seeds if found[s][a][m]}
-            diffs = [d["diff"] for d in per_seed.values() if d["diff"] is not None]
-            tests = seed_tests(diffs)
-            row[m] = {
-                "per_seed": {str(s): d for s, d in per_seed.items()},
-                "seed_level": tests,
-                "shown": tests["t_p"] is not None and tests["t_p"] < 0.05,
-            }
+            row[m] = tested(
+                {s: seed_difference(found[s][a], found[s][b], m, s) for s in seeds if found[s][a][m]}
+            )
+            row[m]["shown"] = shown(row[m])
         comparisons[name] = row
     return {"metrics": REWARD_METRICS, "judges": per_judge, "comparisons": comparisons}
 

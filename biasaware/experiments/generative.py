@@ -123,6 +123,16 @@ ARMS: dict[str, Arm] = {
 BASELINE = "baseline"
 
 
+KEY_NEGATIVES = (
+    "share of training pairs that also give a master-key row (the chosen answer against a non-answer), and on "
+    "balanced rows a short-correct row, in every judge's SFT and GRPO data"
+)
+REWARD_PROBES = (
+    "probes per side of position and master keys, a second fixed benchmark every judge is also scored on (0: "
+    "none): what a judge used as a reward needs"
+)
+
+
 class Budget(BaseModel):
     """Every setting that sets the experiment's data and cost (recorded in the results; a rerun into
     the same folder must use the same)."""
@@ -154,20 +164,9 @@ class Budget(BaseModel):
     grpo_pool: int = Field(192, ge=1, description="prompts scored to choose the GRPO prompts from")
     max_completion_length: int = Field(3, ge=1)
     grpo_lr: float = Field(5e-5, gt=0)
-    key_negatives: float = Field(
-        0.0,
-        ge=0,
-        le=1,
-        description="share of training pairs that also give a master-key row (the chosen answer against a "
-        "non-answer), and on balanced rows a short-correct row, in every judge's SFT and GRPO data",
-    )
-
-    reward_probes: int = Field(
-        0,
-        ge=0,
-        description="probes per side of position and master keys, a second fixed benchmark every judge is also "
-        "scored on (0: none): what a judge used as a reward needs",
-    )
+    # added later (left out of the record at their default): master-key rows in the data, reward checks
+    key_negatives: float = Field(0.0, ge=0, le=1, description=KEY_NEGATIVES)
+    reward_probes: int = Field(0, ge=0, description=REWARD_PROBES)
 
     def record(self) -> dict[str, Any]:
         """The budget as results and the study's claim record it: a setting added later is left out at
@@ -561,46 +560,29 @@ class SeedRun:
             out[name] = (tuned, final)
         return out
 
-    def evaluate(self, bench: Path, judges: dict[str, Path], place: dict[str, str]) -> dict[str, Path]:
+    def evaluate(
+        self, bench: Path, judges: dict[str, Path], place: dict[str, str], checks: bool = False
+    ) -> dict[str, Path]:
         """Every judge of ``judges`` (the starting judge, each arm's SFT and final checkpoints) on every
-        probe of the fixed benchmark, direct mode, on the study's resolved ``place``."""
-
+        probe of the fixed benchmark, direct mode, on the study's resolved ``place``; with ``checks``,
+        on the reward checks (position and master keys) instead."""
+        where, biases, what = (
+            ("eval-reward", REWARD_CHECKS, "reward checks ") if checks else ("eval", TRAINED_CUES, "")
+        )
         folders = {}
         for name, model in judges.items():
-            folder = folders[name] = self.folder / "eval" / name
+            folder = folders[name] = self.folder / where / name
 
             def work(model=model, folder=folder, name=name):
                 spec = JudgeSpec.create(
                     name=str(model), mode="direct", template=self.budget.template, **place
                 )
+                label = f"seed {self.seed} {name}{' reward checks' if checks else ''}"
                 parts.evaluate_judge(
-                    f"seed {self.seed} {name}",
-                    spec,
-                    bench,
-                    folder,
-                    biases=list(TRAINED_CUES),
-                    seed=self.budget.bench_seed,
+                    label, spec, bench, folder, biases=list(biases), seed=self.budget.bench_seed
                 )
 
-            self.stage(f"evaluate {name}", work, (folder / "summary.json").exists())
-        return folders
-
-    def check_rewards(self, bench: Path, judges: dict[str, Path], place: dict[str, str]) -> dict[str, Path]:
-        """Every judge of ``judges`` on the reward checks (position and master keys, ``bench``), as
-        :meth:`evaluate` scores the benchmark."""
-        folders = {}
-        for name, model in judges.items():
-            folder = folders[name] = self.folder / "eval-reward" / name
-
-            def work(model=model, folder=folder, name=name):
-                spec = JudgeSpec.create(
-                    name=str(model), mode="direct", template=self.budget.template, **place
-                )
-                parts.evaluate_judge(
-                    f"seed {self.seed} {name} reward checks", spec, bench, folder, biases=list(REWARD_CHECKS)
-                )
-
-            self.stage(f"reward checks {name}", work, (folder / "summary.json").exists())
+            self.stage(f"{what or 'evaluate '}{name}", work, (folder / "summary.json").exists())
         return folders
 
 
@@ -729,7 +711,7 @@ def run_seed(
         **{name: grpo for name, (_, grpo) in ckpts.items()},
     }
     folders = run.evaluate(out / "bench", judges, place)
-    checks = run.check_rewards(out / "bench-reward", judges, place) if budget.reward_probes else None
+    checks = run.evaluate(out / "bench-reward", judges, place, checks=True) if budget.reward_probes else None
     table = compare_runs(
         folders, BASELINE if BASELINE in folders else START, biases=list(TRAINED_CUES), seed=budget.bench_seed
     )
