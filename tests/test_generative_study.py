@@ -107,6 +107,9 @@ def test_master_key_rows_go_with_their_pair_into_every_judge_s_data(tmp_path):
     sizes = {"train_pairs": 40, "start_pairs": 24, "grpo_pool": 8, "grpo_steps": 1}
     plain = build_data(tmp_path / "plain", 0, make_budget("cpu", sizes))
     keyed = build_data(tmp_path / "keyed", 0, make_budget("cpu", {**sizes, "key_negatives": 0.5}))
+    assert keyed["pairs"] == plain["pairs"] and all(
+        keyed[n]["cue_on_chosen"] == plain[n]["cue_on_chosen"] for n in ("train-start", "train-arms")
+    )  # pairs are base pairs, and the cue rate is that of the cued rows
     assert "key_rows" not in plain["train-start"] and make_budget("cpu", sizes).record().keys() == (
         make_budget("cpu", sizes).model_dump().keys() - {"key_negatives", "reward_probes"}
     )

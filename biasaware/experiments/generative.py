@@ -300,8 +300,8 @@ def build_bench_once(out: Path, budget: Budget) -> dict[str, Any]:
     if budget.reward_probes:
         checks = replace(cfg, biases=",".join(REWARD_CHECKS), n_per_bias=budget.reward_probes)
         made = build_bench(checks, out / "bench-reward")
-        kept = sum(m["kept"] for m in made["biases"].values())
-        print(f"[build] reward checks: {kept} probes of {', '.join(REWARD_CHECKS)} a side", flush=True)
+        kept = ", ".join(f"{b} {m['kept']}" for b, m in made["biases"].items())
+        print(f"[build] reward checks: probes a side: {kept}", flush=True)
     kept = {b: m["kept"] for b, m in manifest["biases"].items()}
     mirror = {b: m["kept"] for b, m in manifest["mirror"].items()}
     short = [b for b in TRAINED_CUES if min(kept.get(b, 0), mirror.get(b, 0)) < budget.bench_probes]
@@ -360,20 +360,22 @@ def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
         "train-arms": [r for r in rows if pair_of(r) in arms],
         "train-balanced": [r for r in balanced if pair_of(r) in arms],
     }
-    record: dict[str, Any] = {"pairs": len(rows), "dropped_by_verifier": made["natural"]["dropped"]}
+    pairs = len({pair_of(r) for r in rows})
+    record: dict[str, Any] = {"pairs": pairs, "dropped_by_verifier": made["natural"]["dropped"]}
     for name, part in subsets.items():
         target = folder / name / "train.jsonl"
         if not target.exists():
             write_jsonl(target, [r.to_dict() for r in part])
-        on_chosen = sum(r.meta.get("natural_cue_on", r.meta.get("cue_on")) == "chosen" for r in part)
-        record[name] = {"rows": len(part), "cue_on_chosen": round(on_chosen / max(len(part), 1), 3)}
+        cued = [r for r in part if "key_type" not in r.meta and not r.meta.get("short_correct")]
+        on_chosen = sum(r.meta.get("natural_cue_on", r.meta.get("cue_on")) == "chosen" for r in cued)
+        record[name] = {"rows": len(part), "cue_on_chosen": round(on_chosen / max(len(cued), 1), 3)}
         if budget.key_negatives:
             record[name]["key_rows"] = sum("key_type" in r.meta for r in part)
             record[name]["short_correct_rows"] = sum(bool(r.meta.get("short_correct")) for r in part)
     record["cue_rate"] = budget.cue_rate
     write_json(folder / "data.json", record)
     print(
-        f"[build] seed {seed}: {len(rows)} natural pairs (cue on the chosen answer at rate {budget.cue_rate}): "
+        f"[build] seed {seed}: {pairs} natural pairs (cue on the chosen answer at rate {budget.cue_rate}): "
         f"{record['train-start']['rows']} for the starting judge, {record['train-arms']['rows']} for the arms "
         f"({record['train-balanced']['rows']} balanced rows)",
         flush=True,
