@@ -269,6 +269,14 @@ class Build:
     }
 
 
+def _key_types() -> Any:
+    return option(
+        "the master keys drawn (masterkey probes, key rows): battery (short non-answers), junk (long non-answers: "
+        "scrambled words, code-like symbols, a note to the grader), all, or a comma list of types",
+        stated=_build("key_types"),
+    )
+
+
 @dataclass
 class BuildBench(Build):
     n_per_bias: int | None = option(
@@ -279,6 +287,7 @@ class BuildBench(Build):
         f"both (default {_build('direction')})"
     )
     mirror: bool = option("the same as --direction mirror (default off)", False, api=False)
+    key_types: str | None = _key_types()
 
 
 @dataclass
@@ -305,6 +314,7 @@ class BuildTrain(Build):
         metavar="SHARE",
         stated=_build("key_negatives"),
     )
+    key_types: str | None = _key_types()
     max_rows: int | None = option("at most this many base pairs, sampled (default: all)", type=positive_int)
 
 
@@ -643,8 +653,8 @@ class Quickstart(Budget, Where):
         False,
     )
     real: str | None = option(
-        "run the real-text experiment instead: reward models trained on real AlpacaEval pairs in four arms "
-        "(baseline, paper, balanced, resampled), measured two-sided on real benchmarks, injected probes and master "
+        "run the real-text experiment instead: reward models trained on real AlpacaEval pairs in five arms "
+        "(baseline, paper, balanced, resampled, junk), measured two-sided on real benchmarks, injected probes and master "
         "keys across --seeds, with seed-level tests; PATH holds your copies of the public sets, one sub-folder "
         "each, as for `build real` (docs/real.md)",
         metavar="PATH",

@@ -7,13 +7,23 @@ from __future__ import annotations
 import json
 import random
 import re
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from biasaware.data.builders import BuildConfig, build_bench
-from biasaware.data.master_keys import FIXED_KEYS, KEY_TYPES, master_key, shared_prefix, truncate_answer
+from biasaware.data.builders import BuildConfig, build_bench, build_train
+from biasaware.data.master_keys import (
+    FIXED_KEYS,
+    INJECTION_PAYLOADS,
+    JUNK_TYPES,
+    KEY_TYPES,
+    key_types,
+    master_key,
+    shared_prefix,
+    truncate_answer,
+)
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.runner import load_probes, run_bias_eval
 from biasaware.evaluation.summaries import summarize
@@ -424,3 +434,60 @@ def test_compare_against_a_baseline_gives_both_tables(tmp_path):
     assert len(result["per_probe"]["ids"]) == len(probes)
     with pytest.raises(BiasAwareError, match="not one of the runs"):
         compare_against(folders, tmp_path)
+
+
+ANSWER = "To make tea, boil water, pour it over the leaves, and steep for three minutes before serving."
+
+
+def test_junk_keys_are_long_non_answers_of_the_answer_s_length():
+    rng = random.Random(0)
+    for _ in range(20):
+        scrambled = master_key("scrambled", "How?", ANSWER, None, rng)
+        assert (
+            sorted(scrambled.split()) == sorted(ANSWER.split()) and scrambled != ANSWER
+        )  # its words, no sense
+        symbols = master_key("symbols", "How?", ANSWER, None, rng)
+        assert len(symbols.split()) == len(ANSWER.split()) and not set(symbols.split()) & set(ANSWER.split())
+        for carrier, number in (("A", 1), ("B", 2)):  # a note to the grader naming the response that holds it
+            appeal = master_key("appeal", "How?", ANSWER, None, rng, carrier)
+            assert appeal in {t.format(letter=carrier, number=number) for t in INJECTION_PAYLOADS}
+    # too short to be long junk: none of that type (the builder tries another)
+    assert master_key("scrambled", "How?", "Yes, it is.", None, rng) is None
+    assert master_key("symbols", "How?", "Yes.", None, rng) is None
+
+
+def test_the_key_types_setting_names_sets_and_types_and_refuses_a_typo():
+    assert key_types("battery") == KEY_TYPES and key_types("junk") == JUNK_TYPES
+    assert key_types("all") == KEY_TYPES + JUNK_TYPES
+    assert key_types(" symbols , opener,symbols") == ("symbols", "opener")
+    for bad in ("jnk", "battery,foo", ",", ""):
+        with pytest.raises(BiasAwareError, match="unknown key type"):
+            key_types(bad)
+    with pytest.raises(BiasAwareError, match="unknown key type scrambld"):
+        BuildConfig(key_types="scrambld")
+    # the default is left out of a folder's settings (folders built before the setting resume)
+    assert (
+        "key_types" not in BuildConfig().stamp()
+        and BuildConfig(key_types="junk").stamp()["key_types"] == "junk"
+    )
+
+
+def test_key_types_select_the_bench_s_keys_and_the_training_key_rows(tmp_path):
+    junk = build_bench(
+        BuildConfig(n_per_bias=12, corpus_size=400, biases="masterkey", families="all", key_types="junk"),
+        tmp_path / "bench",
+    )
+    assert junk["biases"]["masterkey"]["key_types"] == dict.fromkeys(sorted(JUNK_TYPES), 4)  # balanced
+    cfg = BuildConfig(corpus_size=400, families="all", augment="balanced", key_negatives=1.0, max_rows=30)
+    battery = build_train(cfg, tmp_path / "battery")
+    mixed = build_train(replace(cfg, key_types="all"), tmp_path / "all")
+    assert set(battery["key_negatives"]["key_types"]) <= set(KEY_TYPES)
+    assert set(mixed["key_negatives"]["key_types"]) & set(JUNK_TYPES)
+    assert battery["key_negatives"]["rows"] == mixed["key_negatives"]["rows"] == 30  # every pair, either way
+    rows = {r.id: r for r in read_records(tmp_path / "all" / "train.jsonl", "train")}
+    for r in rows.values():
+        if r.meta.get("key_type") in ("scrambled", "symbols"):
+            assert len(r.rejected.split()) == len(r.chosen.split())
+    # the cue rows (neither, chosen, rejected, both) are the same with either key set
+    others = [r for r in read_records(tmp_path / "battery" / "train.jsonl", "train") if "cue_on" in r.meta]
+    assert others and all(rows[r.id] == r for r in others)

@@ -381,7 +381,7 @@ def test_the_aggregate_is_seed_level_paired_tests(tmp_path):
     results = {}
     for seed in range(3):
         rng = random.Random(seed)
-        per_arm = {a: arm(rng, skill) for a, skill in zip(ARMS, (0.6, 0.7, 0.8, 0.75), strict=True)}
+        per_arm = {a: arm(rng, skill) for a, skill in zip(ARMS, (0.6, 0.7, 0.8, 0.75, 0.65), strict=True)}
         result = {k: compact({a: per_arm[a][k] for a in ARMS}) for k in ("outcomes", "probe_outcomes")}
         assert expand(result["probe_outcomes"], "paper") == per_arm["paper"]["probe_outcomes"]
         result["metrics"] = {

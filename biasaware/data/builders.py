@@ -59,7 +59,7 @@ from biasaware.data.inject import (
     add_cue,
     bias_negative,
 )
-from biasaware.data.master_keys import KEY_TYPES
+from biasaware.data.master_keys import key_types
 from biasaware.data.sources import default_split, load_pairs
 from biasaware.data.teachers import LLMTeacher, RuleTeacher
 from biasaware.data.verifiers import Check, LLMVerifier, NoVerifier, RuleVerifier
@@ -136,6 +136,8 @@ class BuildConfig:
     # train: the share of pairs that also give a master-key row (rejected: a non-answer or the answer cut
     # short; Master-RM's augmentation); with augment balanced each also gives a short-correct row
     key_negatives: float = 0.0
+    # the master keys drawn, by bench probes and key rows: battery, junk, all or a comma list (master_keys.py)
+    key_types: str = "battery"
 
     def __post_init__(self):
         check_seed(self.seed, "seed")
@@ -162,6 +164,7 @@ class BuildConfig:
                 raise BiasAwareError(f"unknown {role} {value!r}; valid: {', '.join(valid)}")
             if value == "llm":
                 self.llm_spec(role)  # fail now, not after an hour of building
+        key_types(self.key_types)  # an unknown type fails before anything is written
         if not 0.0 <= self.key_negatives <= 1.0:
             raise BiasAwareError(f"key_negatives is a share of pairs in [0, 1], got {self.key_negatives}")
         if not 1 <= self.bandwagon_percent <= 100:
@@ -252,8 +255,11 @@ class BuildConfig:
         """The settings that decide the output; a resumed build must match them."""
         data = asdict(self)
         data.pop("chunk_size")
-        if not data["key_negatives"]:  # added later: left out at its default, so earlier folders still resume
-            data.pop("key_negatives")
+        for added, default in (("key_negatives", 0.0), ("key_types", "battery")):
+            if (
+                data[added] == default
+            ):  # added later: left out at its default, so earlier folders still resume
+                data.pop(added)
         for key in ("llm", *(f"{r}_llm" for r in LLM_ROLES)):
             data[key] = {k: v for k, v in data[key].items() if k not in LLMSpec.RUNTIME}
         return data
@@ -278,9 +284,9 @@ def _balanced_orders(n: int, rng: random.Random) -> list[str]:
     return orders
 
 
-def _balanced_key_types(n: int, rng: random.Random) -> list[str]:
-    """Master-key types for ``n`` items, as even as ``n`` allows, in a seeded order."""
-    types = [KEY_TYPES[i % len(KEY_TYPES)] for i in range(n)]
+def _balanced_key_types(n: int, rng: random.Random, pool: tuple[str, ...]) -> list[str]:
+    """Master-key types of ``pool`` for ``n`` items, as even as ``n`` allows, in a seeded order."""
+    types = [pool[i % len(pool)] for i in range(n)]
     rng.shuffle(types)
     return types
 
@@ -338,6 +344,7 @@ class _Build:
             bandwagon_percent=cfg.bandwagon_percent,
             reflection_phrase=cfg.reflection_phrase,
             identities=cfg.identities,
+            key_pool=key_types(cfg.key_types),
         )
         self.verifier = self._verifier()
         self.failed = 0
@@ -531,7 +538,7 @@ class _Build:
         sample = rng.sample(pool, min(n, len(pool)))
         items = list(zip(sample, _balanced_orders(len(sample), rng), strict=True))
         if bias == "masterkey" and not mirror:  # drawn after the orders: other biases' draws are unchanged
-            types = _balanced_key_types(len(sample), rng)
+            types = _balanced_key_types(len(sample), rng, ctx.key_pool)
             ctx = replace(ctx, key_types={p.id: t for p, t in zip(sample, types, strict=True)})
 
         def step(chunk):

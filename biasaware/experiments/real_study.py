@@ -1,6 +1,6 @@
 """The real-text experiment (``biasaware quickstart --real PATH --seeds 0-4``): reward models trained on real
-AI-feedback pairs with their natural length shortcut, in four arms (two designs against length), measured on
-real benchmarks, across seeds.
+AI-feedback pairs with their natural length shortcut, in five arms (two designs against length, one against
+long non-answers), measured on real benchmarks, across seeds.
 
 **Data** (``out/data``, once for every seed): ``biasaware build real`` on the user's copies
 (:mod:`biasaware.data.real`), split by instruction with split seed 0, so every seed is measured on the same
@@ -18,13 +18,17 @@ held-out instructions and benchmarks.
    sample (each pair with an injected cue on neither, the chosen, the rejected and both answers); and
    ``resampled`` rows on the large one: the same four placements, and for :data:`KEY_SHARE` of its pairs a
    master-key row (the chosen answer against a non-answer or itself cut short) and a short-correct row (the
-   chosen answer made short against the rejected one made long: the length cue on both sides);
+   chosen answer made short against the rejected one made long: the length cue on both sides); ``junk`` rows
+   on the same sample: the same placements, and for every pair a key row, its key drawn from the battery
+   and the long **junk** keys (:data:`biasaware.data.master_keys.JUNK_TYPES`: scrambled words, code-like
+   symbols, a note to the grader), and a short-correct row;
 3. ``train``: four minilm-l6 reward models through ``recipes/reward.py`` on the same budget of scored
    candidates (:data:`ARMS`), texts cut to 256 tokens by the ``longest_first`` rule: **baseline** (hinge on the
    natural pairs), **paper** (InfoNCE on the natural pairs and their bias negatives), **balanced** (InfoNCE on
    all balanced rows of the small sample: few pairs, every cue placement) and **resampled** (InfoNCE on
    ``pairs`` rows drawn at random from the large sample's: about one placement per pair, four times the
-   pairs, with key and short-correct rows);
+   pairs, with key and short-correct rows) and **junk** (as resampled, from the junk rows: a defence against
+   long non-answers such as AlpacaEval's ``NullModel``, whose output no key of the training rows copies);
 4. ``eval``: each arm by ``eval real`` (:mod:`biasaware.evaluation.real_text`) with the same seeded sample of at
    most ``limit`` pairs per set and :data:`PROBE_LIMIT` injected probes per bias and side for every arm and
    seed; ``real.json`` holds the figures and each arm's per-pair and per-probe outcomes. An arm's evaluation is
@@ -110,6 +114,14 @@ ARMS = {
         "0:4",
         "length-balanced pairs, one cue placement each, with key and short-correct rows",
     ),
+    "junk": Arm(
+        "reward_real_junk.yaml",
+        "junk",
+        1,
+        "InfoNCE",
+        "0:4",
+        "the resampled pairs, a key row (battery or junk) and a short-correct row for every pair",
+    ),
 }
 """Each arm trains on ``pairs // share`` rows, so that all score the same number of candidates: a baseline row
 has 2 (chosen, rejected), a paper row 6 (and 4 bias negatives), a balanced or resampled row 2. The balanced
@@ -119,6 +131,8 @@ for as many) are drawn ``pairs`` at random by the recipe's seeded ``max_train_ro
 trains on the same rows, as verdict prompts in both orders (the paper arm: as many bias-negative pairs as
 natural ones), every arm the same steps."""
 KEY_SHARE = 0.5  # resampled: the share of its pairs that also give a master-key row and a short-correct row
+# junk: every pair gives a key row, its key drawn from the battery and the junk kinds, and a short-correct row
+JUNK_KEYS = {"key_negatives": 1.0, "key_types": "all"}
 SAMPLES = {  # a pairs file: (the share of ``pairs`` it holds, length-balanced)
     "natural": (1, False),
     "balanced": (4, True),
@@ -128,6 +142,7 @@ ROWS = {  # a rows folder: (its pairs file, the build_train settings)
     "paper": ("natural", {"augment": "paper"}),
     "balanced": ("balanced", {"augment": "balanced"}),
     "resampled": ("resampled", {"augment": "balanced", "key_negatives": KEY_SHARE}),
+    "junk": ("resampled", {"augment": "balanced", **JUNK_KEYS}),
 }
 METRICS = {  # name: (sets whose pairs are pooled, what it is)
     "rm-bench hard": (("rm-bench hard",), "RM-Bench hard accuracy: the style cue on the worse answer"),
