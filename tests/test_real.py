@@ -398,16 +398,19 @@ def test_the_aggregate_is_seed_level_paired_tests(tmp_path):
         results[seed] = result
         results[seed]["raw"] = per_arm
     agg = aggregate(results)
+    # each arm against the baseline, and junk against resampled (the junk keys' effect)
+    assert list(agg["comparisons"]) == [f"{a} - baseline" for a in ARMS if a != "baseline"] + [
+        "junk - resampled"
+    ]
     for metric in ALL_METRICS:
         values = {a: [results[s]["metrics"][a][metric] for s in range(3)] for a in ARMS}
-        row = agg["comparisons"]["balanced - baseline"][metric]
-        diffs = [row["per_seed"][str(s)]["diff"] for s in range(3)]
-        assert diffs == pytest.approx(
-            [x - y for x, y in zip(values["balanced"], values["baseline"], strict=True)]
-        )
-        assert row["seed_level"]["t_p"] == pytest.approx(
-            stats.ttest_rel(values["balanced"], values["baseline"]).pvalue
-        )
+        for arm, other in (("balanced", "baseline"), ("junk", "resampled")):
+            row = agg["comparisons"][f"{arm} - {other}"][metric]
+            diffs = [row["per_seed"][str(s)]["diff"] for s in range(3)]
+            assert diffs == pytest.approx([x - y for x, y in zip(values[arm], values[other], strict=True)])
+            assert row["seed_level"]["t_p"] == pytest.approx(
+                stats.ttest_rel(values[arm], values[other]).pvalue
+            )
         assert agg["metrics"][metric]["paper"]["mean"] == pytest.approx(sum(values["paper"]) / 3)
     # pooled McNemar on human labels: pairs the balanced arm got right and the baseline wrong, over seeds
     raw = {s: {a: results[s]["raw"][a]["outcomes"] for a in ARMS} for s in range(3)}

@@ -42,8 +42,8 @@ many bias-negative pairs as natural ones) and then GRPO from that checkpoint (ac
 ``eval real`` judges it in direct mode, both orders.
 
 **Across seeds** (two or more finished): per metric (:data:`METRICS`) and arm, the per-seed values, their mean
-and 95% t interval, and each arm minus the baseline per seed with the paired t test and the Wilcoxon test across
-seeds (``aggregate.json``, ``aggregate.md``). Every stage's time is recorded in ``stages.json``.
+and 95% t interval, and each arm minus the baseline (and junk minus resampled) per seed with the paired t test
+and the Wilcoxon test across seeds (``aggregate.json``, ``aggregate.md``). Every stage's time is recorded in ``stages.json``.
 """
 
 from __future__ import annotations
@@ -520,6 +520,13 @@ def describe(arm: str, generative: bool = False) -> str:
     return f"{'SFT + GRPO' if generative else ARMS[arm].loss} on {ARMS[arm].data}"
 
 
+COMPARISONS = (
+    *((arm, "baseline") for arm in ARMS if arm != "baseline"),
+    # the junk keys' effect: the two share their pairs and cue rows; junk adds a key row (battery or junk) and a
+    # short-correct row for every pair where resampled has battery keys for half
+    ("junk", "resampled"),
+)
+"""The aggregate's comparisons, ``(arm, against)``: each arm minus the baseline, and junk minus resampled."""
 KINDS = {  # metric: the rate of biasaware.evaluation.seeds that computes it from per-instance indicators
     **{m: "acc_ori" for m in METRICS},
     "injected BSR": "bsr",
@@ -598,7 +605,7 @@ def cue_only(result: dict[str, Any]) -> dict[str, float | None]:
 
 def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
     """Across seeds (:mod:`biasaware.evaluation.seeds`, as the generative study): per metric and arm the
-    per-seed values, mean and 95% t interval; per comparison (each arm minus the baseline) and metric, each
+    per-seed values, mean and 95% t interval; per comparison (:data:`COMPARISONS`) and metric, each
     seed's difference with its 95% paired bootstrap interval over the same pairs or probes, the seed-level
     paired t test and Wilcoxon test of those differences (``shown``: t test p < 0.05), and beside them the
     pooled, seed-stratified McNemar test on the per-instance indicators."""
@@ -623,15 +630,13 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
             "what": what,
             **{a: {"per_seed": v, **spread(v)} for a, v in per_arm.items() if None not in v},
         }
-    for arm in ARMS:
-        if arm == "baseline":
-            continue
-        row = out["comparisons"].setdefault(f"{arm} - baseline", {})
+    for arm, other in COMPARISONS:
+        row = out["comparisons"].setdefault(f"{arm} - {other}", {})
         for metric in described:
             per_seed = {
                 s: seed_difference(
                     indicators(results[s], arm, metric),
-                    indicators(results[s], "baseline", metric),
+                    indicators(results[s], other, metric),
                     KINDS[metric],
                     s,
                 )
@@ -651,13 +656,12 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def mean_ci(s: dict[str, Any] | None) -> str:
+    """A seed-level summary as the tables write it: the mean [95% t interval], a dash when there is none."""
+    return DASH if not s or s.get("mean") is None else number(s["mean"]) + ci(s.get("ci"), percent=False)
+
+
 def aggregate_markdown(agg: dict[str, Any]) -> str:
-    def fmt(s: dict[str, Any]) -> str:
-        return DASH if s.get("mean") is None else number(s["mean"]) + ci(s.get("ci"), percent=False)
-
-    def p(x: float | None) -> str:
-        return p_value(x, 2)
-
     lines = [
         f"# Real-text experiment, {len(agg['seeds'])} seeds",
         "",
@@ -668,7 +672,7 @@ def aggregate_markdown(agg: dict[str, Any]) -> str:
     ]
     lines.append("|---|" + "---:|" * len(ARMS))
     for metric, row in agg["metrics"].items():
-        lines.append(f"| {metric} | " + " | ".join(fmt(row[a]) if a in row else "–" for a in ARMS) + " |")
+        lines.append(f"| {metric} | " + " | ".join(mean_ci(row.get(a)) for a in ARMS) + " |")
     cue = agg["cue_only"][CUE]
     lines += [
         "",
@@ -678,9 +682,9 @@ def aggregate_markdown(agg: dict[str, Any]) -> str:
     ]
     lines += [
         "",
-        "Each arm minus the baseline (points): mean of the per-seed differences [95% t interval], the seed-level "
-        "paired t test (a difference is **shown** at p < 0.05) and Wilcoxon test, and beside them the pooled, "
-        "seed-stratified McNemar test on the per-pair and per-probe indicators.",
+        "Each arm minus the baseline, and junk minus resampled (points): mean of the per-seed differences [95% t "
+        "interval], the seed-level paired t test (a difference is **shown** at p < 0.05) and Wilcoxon test, and "
+        "beside them the pooled, seed-stratified McNemar test on the per-pair and per-probe indicators.",
         "",
         "| comparison | metric | mean [95% t interval] | t test p | Wilcoxon p | pooled McNemar p | shown |",
         "|---|---|---:|---:|---:|---:|---|",
@@ -689,8 +693,9 @@ def aggregate_markdown(agg: dict[str, Any]) -> str:
         for metric, r in rows.items():
             s = r["seed_level"]
             lines.append(
-                f"| {name} | {metric} | {fmt(s)} | {p(s.get('t_p'))} | {p(s.get('wilcoxon_p'))} | "
-                f"{p(r['pooled_instance_level']['mcnemar_p'])} | {'**shown**' if r['shown'] else 'not shown'} |"
+                f"| {name} | {metric} | {mean_ci(s)} | {p_value(s.get('t_p'), 2)} | {p_value(s.get('wilcoxon_p'), 2)} | "
+                f"{p_value(r['pooled_instance_level']['mcnemar_p'], 2)} | "
+                f"{'**shown**' if r['shown'] else 'not shown'} |"
             )
     return "\n".join(lines) + "\n"
 
@@ -709,12 +714,7 @@ HEADLINE = (
 
 def headline_markdown(agg: dict[str, Any]) -> str:
     """The README's real-text table: per arm the mean across seeds [95% t interval], the cue-only judge's
-    row on the same pairs, and each arm minus the baseline with its seed-level t test."""
-
-    def mean(s: dict[str, Any] | None) -> str:
-        if not s or s.get("mean") is None:
-            return "–"
-        return f"{s['mean']:.1f} [{s['ci'][0]:.1f}, {s['ci'][1]:.1f}]" if s.get("ci") else f"{s['mean']:.1f}"
+    row on the same pairs, and each comparison (:data:`COMPARISONS`) with its seed-level t test."""
 
     n = len(agg["seeds"])
     lines = [
@@ -724,7 +724,7 @@ def headline_markdown(agg: dict[str, Any]) -> str:
         "|---|" + "---:|" * len(HEADLINE),
     ]
     for arm in ARMS:
-        cells = [mean(agg["metrics"][m].get(arm)) for m, _ in HEADLINE]
+        cells = [mean_ci(agg["metrics"][m].get(arm)) for m, _ in HEADLINE]
         lines.append(
             f"| {arm}: {describe(arm, agg.get('judge') == 'generative')} | " + " | ".join(cells) + " |"
         )
