@@ -235,8 +235,16 @@ class Build:
     rewriter: Literal["template", "llm"] | None = option(
         "who writes the superficial-bias rewrites", stated=_build("rewriter")
     )
-    verifier: Literal["auto", "rule", "llm", "none"] | None = option(
-        "the filter that drops probes whose injection changed the answer's quality", stated=_build("verifier")
+    verifier: Literal["auto", "rule", "llm", "fluency", "none"] | None = option(
+        "the filter that drops probes whose injection changed the answer's quality (rule, llm), or whose rewrite "
+        "reads less fluently than the text it was written into (fluency: a causal LM's likelihood)",
+        stated=_build("verifier"),
+    )
+    fluency_margin: float | None = option(
+        "--verifier fluency: the largest fluency gap kept (nats per token: the written-in tokens' mean NLL minus "
+        "the original text's)",
+        metavar="NATS",
+        stated=_build("fluency_margin"),
     )
     llm_backend: Literal["openai", "transformers", "vllm"] | None = option(
         "backend of the LLM roles", stated=LLMSpec.backend, api=False

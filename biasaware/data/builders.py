@@ -48,6 +48,7 @@ from typing import Any, get_type_hints
 from pydantic import TypeAdapter, ValidationError
 
 from biasaware.data.corpus import split_families
+from biasaware.data.fluency import DEFAULT_MODEL, MARGIN, FluencyScorer, FluencyVerifier
 from biasaware.data.inject import (
     INJECTORS,
     RESPONSE_BIASES,
@@ -138,6 +139,8 @@ class BuildConfig:
     key_negatives: float = 0.0
     # the master keys drawn, by bench probes and key rows: battery, junk, all or a comma list (master_keys.py)
     key_types: str = "battery"
+    # verifier fluency: the largest fluency gap kept, in nats per token (biasaware/data/fluency.py)
+    fluency_margin: float = MARGIN
 
     def __post_init__(self):
         check_seed(self.seed, "seed")
@@ -157,7 +160,7 @@ class BuildConfig:
             ("cues", self.cues, ("none", "natural")),
             ("augment", self.augment, AUGMENTS),
             ("rewriter", self.rewriter, ("template", "llm")),
-            ("verifier", self.verifier, ("auto", "rule", "llm", "none")),
+            ("verifier", self.verifier, ("auto", "rule", "llm", "fluency", "none")),
             ("teacher", self.teacher, ("auto", "rule", "llm")),
         ):
             if value not in valid:
@@ -165,6 +168,8 @@ class BuildConfig:
             if value == "llm":
                 self.llm_spec(role)  # fail now, not after an hour of building
         key_types(self.key_types)  # an unknown type fails before anything is written
+        if self.fluency_margin <= 0:
+            raise BiasAwareError(f"fluency_margin is in nats per token, above 0; got {self.fluency_margin}")
         if not 0.0 <= self.key_negatives <= 1.0:
             raise BiasAwareError(f"key_negatives is a share of pairs in [0, 1], got {self.key_negatives}")
         if not 1 <= self.bandwagon_percent <= 100:
@@ -255,7 +260,7 @@ class BuildConfig:
         """The settings that decide the output; a resumed build must match them."""
         data = asdict(self)
         data.pop("chunk_size")
-        for added, default in (("key_negatives", 0.0), ("key_types", "battery")):
+        for added, default in (("key_negatives", 0.0), ("key_types", "battery"), ("fluency_margin", MARGIN)):
             if (
                 data[added] == default
             ):  # added later: left out at its default, so earlier folders still resume
@@ -459,6 +464,15 @@ class _Build:
                 "verifier 'rule' needs pairs with meta.claim/wrong_claim (the built-in corpus); "
                 "use verifier 'llm' for other sources"
             )
+        if name == "fluency":
+            lm = {**self.cfg.llm, **self.cfg.verifier_llm}
+            scorer = FluencyScorer(
+                lm.get("model") or DEFAULT_MODEL,
+                lm.get("device", "auto"),
+                lm.get("dtype", "auto"),
+                lm.get("batch_size", 4),
+            )
+            return FluencyVerifier(scorer, self.cfg.fluency_margin)
         return (
             {"rule": RuleVerifier, "none": NoVerifier}[name]()
             if name != "llm"
@@ -555,8 +569,9 @@ class _Build:
             unverified = bias in UNVERIFIED or (bias in VERIFIED_MIRROR_ONLY and not mirror)
             keeps = [True] * len(checks) if unverified else self.verifier.judge(checks)
             records: list[dict | None] = [None] * len(chunk)
-            for i, keep in zip(ready, keeps, strict=True):
+            for i, check, keep in zip(ready, checks, keeps, strict=True):
                 if keep is not None:
+                    probes[i].meta.update(check.found)
                     records[i] = {"keep": keep, "probe": probes[i].to_dict()}
             return records
 
@@ -804,13 +819,15 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
         made = b.inject_all(chunk, make)
         ready = [i for i, r in enumerate(made) if r is not None]
         # a master-key row is a non-answer against the answer by construction: not sent to the verifier
-        checks = [
-            Check(chunk[i], row.chosen, [row.rejected, *(n.text for n in row.bias_negatives)])
+        checked = [
+            (row, Check(chunk[i], row.chosen, [row.rejected, *(n.text for n in row.bias_negatives)]))
             for i in ready
             for row in made[i]
             if "key_type" not in row.meta
         ]
-        keeps = iter(b.verifier.judge(checks))
+        keeps = iter(b.verifier.judge([c for _, c in checked]))
+        for row, check in checked:
+            row.meta.update(check.found)
         records: list[dict | None] = [None] * len(chunk)
         for i in ready:
             verdicts = [True if "key_type" in row.meta else next(keeps) for row in made[i]]

@@ -10,12 +10,14 @@ call failed after its retries; the builder leaves the item for a rerun).
   judge content only (correctness, completeness) and to ignore style; the order holds only when
   all verdicts pick the better text. A verdict that cannot be parsed counts as not holding
   (dropped, and counted in ``invalid``): the verifier must be sure, not guessed.
+* ``fluency``: a causal language model's per-token likelihood: each rewritten text must read about as fluently as
+  the text it was written from (:mod:`biasaware.data.fluency`; it checks fluency, not the quality order).
 * ``none``: keeps everything; the manifest says so.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from biasaware.data.corpus import claim_verdict
 from biasaware.judging.judge_format import JUDGE_SYSTEM, judge_messages, parse_judgment
@@ -34,6 +36,7 @@ class Check:
     pair: PreferencePair
     better: str
     worse: list[str]
+    found: dict = field(default_factory=dict)  # what a verifier measured, kept in the item's meta
 
 
 class NoVerifier:
