@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import random
 import shutil
@@ -168,8 +169,8 @@ class BuildConfig:
             if value == "llm":
                 self.llm_spec(role)  # fail now, not after an hour of building
         key_types(self.key_types)  # an unknown type fails before anything is written
-        if self.fluency_margin <= 0:
-            raise BiasAwareError(f"fluency_margin is in nats per token, above 0; got {self.fluency_margin}")
+        if not math.isfinite(self.fluency_margin):
+            raise BiasAwareError(f"fluency_margin is a number of nats per token; got {self.fluency_margin}")
         if not 0.0 <= self.key_negatives <= 1.0:
             raise BiasAwareError(f"key_negatives is a share of pairs in [0, 1], got {self.key_negatives}")
         if not 1 <= self.bandwagon_percent <= 100:
