@@ -128,6 +128,7 @@ NOT_MEASURED = {
         "0.5": "the context_cues setting",
         "0.0": "a temperature setting",
         "0.1": "the benchmark's 100 ms latency setting, in a formula",
+        "1.0": "the fluency_margin setting",
     },
     "docs/evaluation.md": {
         "0.5": "chance, and a preflight threshold",
