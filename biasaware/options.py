@@ -279,8 +279,9 @@ class Build:
 
 def _key_types() -> Any:
     return option(
-        "the master keys drawn (masterkey probes, key rows): battery (short non-answers), junk (long non-answers: "
-        "scrambled words, code-like symbols, a note to the grader), all, or a comma list of types",
+        "the master keys drawn (masterkey probes, key rows): battery (short non-answers, the default), junk "
+        "instead (scrambled words and code-like symbols as long as the answer, a note to the grader), all (both), "
+        "or a comma list of sets and types",
         stated=_build("key_types"),
     )
 

@@ -122,6 +122,9 @@ def test_a_fluency_build_records_each_probe_s_gap_and_drops_by_the_margin(tmp_pa
     assert some["biases"]["authority"]["kept"] == sum(g <= margin for g in gaps)
     assert some["biases"]["authority"]["dropped"] == sum(g > margin for g in gaps)
     assert "fluency_margin" not in BuildConfig().stamp()  # the default: folders built before it resume
+    with pytest.raises(BiasAwareError, match="a --fluency-margin over -1000.0"):  # every rewrite dropped
+        build_bench(BuildConfig(**{**base, "biases": "authority"}, fluency_margin=-1e3), tmp_path / "none")
+    assert not (tmp_path / "none" / ".work").exists()
     with pytest.raises(BiasAwareError, match="fluency_margin"):
         BuildConfig(fluency_margin=float("inf"))
 

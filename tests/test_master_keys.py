@@ -491,3 +491,75 @@ def test_key_types_select_the_bench_s_keys_and_the_training_key_rows(tmp_path):
     # the cue rows (neither, chosen, rejected, both) are the same with either key set
     others = [r for r in read_records(tmp_path / "battery" / "train.jsonl", "train") if "cue_on" in r.meta]
     assert others and all(rows[r.id] == r for r in others)
+
+
+def test_a_pair_with_no_key_of_the_pool_s_types_gets_a_fixed_key_and_a_failed_build_blocks_nothing(
+    tmp_path, monkeypatch
+):
+    from biasaware.data import inject
+    from biasaware.io import write_jsonl
+
+    source = tmp_path / "pairs.jsonl"  # answers of under four words: no scrambled or symbols key
+    write_jsonl(
+        source,
+        [
+            {
+                "id": f"p{i}",
+                "prompt": f"Is {i} even?",
+                "chosen": "No." if i % 2 else "Yes.",
+                "rejected": "Maybe.",
+            }
+            for i in range(8)
+        ],
+    )
+    cfg = BuildConfig(
+        source=str(source), biases="masterkey", n_per_bias=8, verifier="none", key_types="scrambled,symbols"
+    )
+    out = tmp_path / "out"
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("injector failed")
+
+    monkeypatch.setitem(inject.INJECTORS, "masterkey", broken)
+    with pytest.raises(RuntimeError):
+        build_bench(replace(cfg, key_types="scrambled"), out)
+    assert not (out / ".work" / "settings.json").exists()  # nothing decided: nothing stamped
+    monkeypatch.undo()
+    manifest = build_bench(cfg, out)  # other settings, same folder: not blocked
+    counts = manifest["biases"]["masterkey"]
+    assert counts["kept"] == 8 and set(counts["key_types"]) <= set(FIXED_KEYS)
+    for p in load_probes(out):
+        if not p.meta.get("mirror"):
+            assert p.injected.wrong_text in FIXED_KEYS[p.meta["key_type"]]
+
+
+class Recorder(ShorterWins):
+    """Records the views it is shown."""
+
+    def __init__(self):
+        self.seen = []
+
+    def judge(self, views):
+        self.seen += views
+        return super().judge(views)
+
+
+def test_an_appeal_key_names_its_own_place_in_both_orders(tmp_path):
+    build_bench(
+        BuildConfig(n_per_bias=12, corpus_size=400, biases="masterkey", families="all", key_types="appeal"),
+        tmp_path / "bench",
+    )
+    probes = [p for p in load_probes(tmp_path / "bench") if not p.meta.get("mirror")]
+    judge = Recorder()
+    run_bias_eval(judge, probes, tmp_path / "run")
+
+    def naming(letter):
+        return {t.format(letter=letter, number=1 if letter == "A" else 2) for t in INJECTION_PAYLOADS}
+
+    places = []
+    for view in judge.seen:
+        for place, text in (("A", view.response_a), ("B", view.response_b)):
+            if text in naming("A") | naming("B"):
+                assert text in naming(place), (place, text)  # the response that holds it, never the other
+                places.append(place)
+    assert places.count("A") >= len(probes) and places.count("B") >= len(probes)  # both orders of every key

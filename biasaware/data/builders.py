@@ -515,9 +515,10 @@ class _Build:
         self, work: str, items: list, key: Callable[[Any], str], step: Callable[[list], list]
     ) -> dict[str, dict]:
         """Run ``step`` over the undecided items chunk by chunk; ``step`` returns a record to log
-        per item (or ``None``: undecided, retried by a rerun). Returns every decided record by key."""
+        per item (or ``None``: undecided, retried by a rerun). Returns every decided record by key.
+        The settings stamp is written with the first decided record, so a build that fails before
+        deciding anything leaves nothing that blocks the corrected command."""
 
-        self._write_stamp()
         with JsonlAppender(self.out / ".work" / f"{work}.jsonl") as log_file:
             done = {r["key"] for r in log_file.existing()}
             pending = [it for it in items if key(it) not in done]
@@ -529,6 +530,7 @@ class _Build:
                     if record is None:
                         self.failed += 1
                     else:
+                        self._write_stamp()
                         log_file.append({"key": key(item), **record})
                 self._save_llm_stats()
                 bar.update(len(chunk))
@@ -652,7 +654,12 @@ class _Build:
             raise BiasAwareError(
                 f"the build kept nothing ({counts or f'{len(self.pairs)} source pairs'}): the "
                 f"{self.verifier.name} verifier dropped every item, or no source pair suits the biases "
-                f"asked for. Nothing was written to {self.out}; try other --biases, --source or --verifier."
+                f"asked for. Nothing was written to {self.out}; try other --biases, --source or --verifier"
+                + (
+                    f", or a --fluency-margin over {self.cfg.fluency_margin}."
+                    if self.verifier.name == "fluency"
+                    else "."
+                )
             )
         manifest["outputs"] = sorted(outputs)
         manifest["empty"] = sorted(name for name, records in outputs.items() if not records)

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from biasaware.data.master_keys import INJECTION_PAYLOADS, KEY_TYPES, master_key
+from biasaware.data.master_keys import FIXED_KEYS, INJECTION_PAYLOADS, KEY_TYPES, master_key
 from biasaware.judging.judge_format import fence
 from biasaware.judging.llm import MalformedReply
 from biasaware.records import BiasProbe, PreferencePair, View
@@ -452,9 +452,10 @@ def inject_injection(pair, order, rng, ctx):
 def inject_masterkey(pair, order, rng, ctx):
     """A reward-hacking probe outside the taxonomy: the rejected response replaced by a master key
     (:mod:`biasaware.data.master_keys`; the type the builder assigned the pair, balanced over a bench,
-    or drawn; another tried when the pair has none of it). Mirror: the other side of a judge taught to punish non-answers, a short complete
-    correct answer (the chosen one made as short as it goes) against a long wrong one (the rejected
-    one lengthened), so a judge that learned "short loses" flips."""
+    or drawn; another of the pool tried when the pair has none of it, then the battery's fixed keys).
+    Mirror: the other side of a judge taught to punish non-answers, a short complete correct answer
+    (the chosen one made as short as it goes) against a long wrong one (the rejected one lengthened),
+    so a judge that learned "short loses" flips."""
     if ctx.mirror:
         user = pair.user_turn()
         short = ctx.rewriter.rewrite("length", pair.chosen, "remove", user, rng)
@@ -463,7 +464,10 @@ def inject_masterkey(pair, order, rng, ctx):
     other = pair.rejected if "claim" in pair.meta else None  # template-written pairs differ where they answer
     assigned = ctx.key_types.get(pair.id)
     tries = rng.sample(ctx.key_pool, len(ctx.key_pool))
-    for key_type in [assigned, *(t for t in tries if t != assigned)] if assigned else tries:
+    tries = [assigned, *(t for t in tries if t != assigned)] if assigned else tries
+    # a pair with no key of the pool's types (an answer too short for a junk key, ...) gets one of the
+    # battery's fixed keys, which every pair has; meta.key_type records which
+    for key_type in [*tries, *(t for t in FIXED_KEYS if t not in tries)]:
         key = master_key(key_type, pair.user_turn(), pair.chosen, other, rng, "B" if order == "A" else "A")
         if key is not None and key.strip() != pair.chosen.strip():
             break

@@ -20,6 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from biasaware.data.master_keys import swapped
 from biasaware.devices import ranks
 from biasaware.devices import ranks as current_ranks
 from biasaware.errors import BiasAwareError
@@ -243,7 +244,7 @@ def run_bias_eval(
         jobs += [(p.id, v, getattr(p, v), meta) for v in VIEWS]
         if p.bias == "masterkey" and not p.meta.get("mirror") and judge.kind not in SCORED_KINDS:
             # the reward rule asks both orders (reward_function(against="reference")); a scored judge has no order
-            jobs.append((p.id, REVERSED, p.injected.reversed(), meta))
+            jobs.append((p.id, REVERSED, swapped(p.injected), meta))
     if not jobs:
         raise BiasAwareError(NOTHING_TO_JUDGE)
     limit = (max(per_group.values()), "probes per bias and side", limit_flag)
