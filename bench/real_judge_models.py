@@ -22,6 +22,7 @@ from pathlib import Path
 
 from record import add_json_argument, write_record
 
+from biasaware.devices import where
 from biasaware.experiments.real_study import METRICS, SeedRun, metric_value, outcomes
 
 SHOWN = ("heldout", "human labels", "rm-bench hard", "rm-bench easy", "curated", "key false positives")
@@ -35,12 +36,13 @@ def bench_model(model: str, data: Path, pairs: int, limit: int, seed: int, work:
     run.out.mkdir(parents=True, exist_ok=True)
     run.pairs("natural")
     run.rows("paper")
-    ((_, _, train),) = run.training("baseline", "cpu")
+    place = where("cpu", "auto")
+    ((_, _, train),) = run.training("baseline", place)
     t0 = time.perf_counter()
     train()
     trained = time.perf_counter() - t0
     t0 = time.perf_counter()
-    run.evaluate("baseline", "cpu", "auto")
+    run.evaluate("baseline", place)
     judged = time.perf_counter() - t0
     per_pair = outcomes(run.out / "eval" / "baseline")
     return {

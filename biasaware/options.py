@@ -677,5 +677,6 @@ class Quickstart(Budget, Where):
         "budget preset of --generative, also with --real (default: gpu on a CUDA device, else cpu)"
     )
     arms: str | None = option(
-        "--generative: a comma list of baseline, paper, balanced, balanced-acc (default: all four)"
+        "the arms to run, a comma list with baseline among them: --generative: baseline, paper, balanced, "
+        "balanced-acc (default: all four); --real: baseline, paper, balanced, resampled, junk (default: all five)"
     )

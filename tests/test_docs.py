@@ -170,7 +170,10 @@ def _values(paths) -> set[str]:
             for v in x:
                 walk(v)
         elif isinstance(x, int | float) and not isinstance(x, bool):
-            for y in {x, abs(x)}:  # a negative is written with a minus sign ("−13.6"), which FIGURE does not read
+            for y in {
+                x,
+                abs(x),
+            }:  # a negative is written with a minus sign ("−13.6"), which FIGURE does not read
                 values.update({f"{100 * y:.1f}", f"{y:.1f}", f"{y / 60:.1f}", f"{y:.2f}", f"{y:.3f}"})
 
     for path in paths:

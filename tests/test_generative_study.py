@@ -623,3 +623,14 @@ def test_two_seeds_at_a_minimal_budget_smollm2(tmp_path):
         assert cards["balanced-acc"]["base_model"] == cards["balanced"]["base_model"]
         assert cards["balanced-acc"]["script_args"]["rewards"] == ["accuracy", "format"]
         assert set(result["grpo"]) == set(arms)
+
+
+def test_a_seed_difference_of_no_instance_is_none_and_of_one_has_no_interval():
+    from biasaware.evaluation.seeds import seed_difference
+
+    empty = {"standard_ori": "", "standard_flip": "", "mirror_ori": "", "mirror_flip": ""}
+    assert seed_difference(empty, empty, "acc_ori", 0) == {"diff": None, "ci": None, "b": 0, "c": 0}
+    one, other = {**empty, "standard_ori": "1"}, {**empty, "standard_ori": "0"}
+    assert seed_difference(one, other, "acc_ori", 0) == {"diff": 100.0, "ci": None, "b": 1, "c": 0}
+    two, none = {**empty, "standard_ori": "11"}, {**empty, "standard_ori": "10"}
+    assert seed_difference(two, none, "acc_ori", 0)["ci"] is not None

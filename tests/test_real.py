@@ -281,6 +281,46 @@ def test_the_real_text_study_runs_a_seed_end_to_end(tmp_path, alpaca, tiny_model
         run_real_study(sources, out, seeds=[3], **{**kw, "pairs": 16})
 
 
+@pytest.mark.slow  # four training processes (tiny models)
+def test_a_study_of_some_arms_runs_those_and_compares_them_with_the_baseline(tmp_path, alpaca, tiny_models):
+    from biasaware.experiments.real_study import ARMS, run_real_study
+
+    sources = resolve_sources(study_folder(tmp_path / "real", alpaca))
+    out = tmp_path / "study"
+    kw = {"model": str(tiny_models["reward"]), "pairs": 8, "limit": 10, "device": "cpu"}
+    agg = run_real_study(sources, out, seeds=[0, 1], arms=["junk", "baseline"], **kw)
+    assert agg["arms"] == ["baseline", "junk"] and list(agg["comparisons"]) == ["junk - baseline"]
+    assert set(agg["metrics"]["rm-bench hard"]) == {"what", "baseline", "junk"}
+    seed = out / "seed-1"
+    assert sorted(p.name for p in (seed / "ckpt").iterdir()) == ["baseline", "junk"]
+    # only the pairs and rows those arms train on
+    assert sorted(p.name for p in seed.glob("pairs-*")) == ["pairs-natural.jsonl", "pairs-resampled.jsonl"]
+    assert sorted(p.name for p in seed.glob("rows-*")) == ["rows-junk", "rows-paper"]
+    assert json.loads((out / "experiment.json").read_text())["arms"] == ["baseline", "junk"]
+    # a folder holds one set of arms
+    with pytest.raises(BiasAwareError, match="arms"):
+        run_real_study(sources, out, seeds=[0], **kw)
+    assert len(ARMS) == 5
+
+
+def test_the_arms_of_a_real_study_are_checked_before_anything_is_written(tmp_path, capsys, alpaca):
+    from biasaware.experiments.real_study import ARMS, choose_arms
+
+    assert choose_arms(None) == list(ARMS) and choose_arms(["junk", "baseline", "junk"]) == [
+        "baseline",
+        "junk",
+    ]
+    root = study_folder(tmp_path / "real", alpaca)
+    for arms, message in (
+        ("paper,resampled", "add baseline to --arms"),
+        ("baseline,jnuk", "unknown arm(s) jnuk; valid: baseline, paper, balanced, resampled, junk"),
+        (",", "--arms names no arm"),
+    ):
+        out = tmp_path / f"o{len(arms)}"
+        assert main(["quickstart", "--real", str(root), "--arms", arms, "--out", str(out)]) == 2
+        assert message in capsys.readouterr().err and not out.exists()
+
+
 @pytest.mark.slow  # eight training processes (tiny models): about two minutes
 def test_generative_judges_of_real_text_run_a_seed_end_to_end(tmp_path, alpaca, tiny_models):
     """``quickstart --real --generative`` on a tiny sample: each arm SFT on verdicts then GRPO, judged in direct

@@ -279,7 +279,7 @@ def real_study(args: argparse.Namespace) -> int:
     own = ("sft_steps", "grpo_steps", "trainable_layers", "budget")
     given = [
         f"--{k.replace('_', '-')}"
-        for k in (*o.BUDGET_FLAGS, "budget", "arms")
+        for k in (*o.BUDGET_FLAGS, "budget")
         if getattr(args, k) is not None and (k not in own or not args.generative)
     ]
     if given:
@@ -295,13 +295,20 @@ def real_study(args: argparse.Namespace) -> int:
     budget = generative_budget(args.budget, overrides, args.device) if args.generative else None
     default = "runs/real-generative" if args.generative else "runs/real"
     out = check_out_folder(args.out, "--out") if args.out is not None else Path(default)
-    agg = run_real_study(sources, out, seeds=seeds, device=args.device, dtype=args.dtype, budget=budget)
+    agg = run_real_study(
+        sources, out, seeds=seeds, device=args.device, dtype=args.dtype, budget=budget, arms=arm_list(args)
+    )
     if agg is not None:
         print(
             headline_markdown(agg)
             + f"\n{out}/aggregate.md, aggregate.json, forest.png; per seed {out}/seed-K/"
         )
     return 0
+
+
+def arm_list(args: argparse.Namespace) -> list[str] | None:
+    """``--arms`` as a list of names (``None``: left out, all of the study's arms)."""
+    return [a.strip() for a in args.arms.split(",") if a.strip()] if args.arms is not None else None
 
 
 def generative_study(args: argparse.Namespace) -> int:
@@ -312,7 +319,6 @@ def generative_study(args: argparse.Namespace) -> int:
         raise BiasAwareError("give --seed or --seeds, not both")
     seeds = parse_seeds(args.seeds) if args.seeds is not None else [args.seed or 0]
     settings = {k: getattr(args, k) for k in o.BUDGET_FLAGS if getattr(args, k) is not None}
-    arms = [a.strip() for a in args.arms.split(",") if a.strip()] if args.arms is not None else None
     out = Path(args.out or "runs/generative")
     run_generative(
         out,
@@ -321,7 +327,7 @@ def generative_study(args: argparse.Namespace) -> int:
         dtype=args.dtype,
         preset=args.budget,
         overrides=settings,
-        arms=arms,
+        arms=arm_list(args),
     )
     return 0
 

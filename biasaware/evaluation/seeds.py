@@ -137,25 +137,30 @@ def _arrays(a: dict[str, str], b: dict[str, str], metric: str) -> tuple:
 def seed_difference(a: dict[str, str], b: dict[str, str], metric: str, seed: int) -> dict[str, Any]:
     """One seed's difference ``a - b`` (percentage points) with its 95% paired percentile bootstrap
     interval over probes (resampled with ``seed``), and the discordant counts of the per-probe
-    indicators (``b``: a's indicator set and b's not; ``c``: the reverse)."""
+    indicators (``b``: a's indicator set and b's not; ``c``: the reverse). No instances: no difference;
+    one: no interval."""
     import numpy as np
     from scipy import stats
 
     arrays = _arrays(a, b, metric)
     fn = _statistic(metric)
-    point = float(fn(*[np.asarray(x) for x in arrays]))
-    with warnings.catch_warnings():  # a constant statistic (every resample alike) gives a point interval
-        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
-        res = stats.bootstrap(
-            [np.asarray(x) for x in arrays],
-            fn,
-            paired=True,
-            vectorized=True,
-            n_resamples=BOOTSTRAP_RESAMPLES,
-            method="percentile",
-            rng=np.random.default_rng(seed),
-        )
-    lo, hi = (float(x) for x in res.confidence_interval)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # no instances: the mean of nothing is nan
+        point = float(fn(*[np.asarray(x) for x in arrays]))
+    lo = hi = math.nan
+    if len(arrays[0]) >= 2:
+        with warnings.catch_warnings():  # a constant statistic (every resample alike) gives a point interval
+            warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+            res = stats.bootstrap(
+                [np.asarray(x) for x in arrays],
+                fn,
+                paired=True,
+                vectorized=True,
+                n_resamples=BOOTSTRAP_RESAMPLES,
+                method="percentile",
+                rng=np.random.default_rng(seed),
+            )
+        lo, hi = (float(x) for x in res.confidence_interval)
     ind_a, ind_b = (arrays[0], arrays[1]) if metric in RATES else (arrays[0], arrays[2])
     disc_b = sum(x and not y for x, y in zip(ind_a, ind_b, strict=True))
     disc_c = sum(y and not x for x, y in zip(ind_a, ind_b, strict=True))
@@ -619,7 +624,10 @@ def forest_plot(
     for ax, m in zip(axes, metrics, strict=True):
         i = 0
         for k, name in enumerate(names):
-            row = agg["comparisons"][name][m]
+            row = agg["comparisons"][name].get(m)
+            if row is None:  # no instance of the metric at any seed
+                i += len(seeds) + 1
+                continue
             color = f"C{k % 10}"
             for s in seeds:
                 d = row["per_seed"][s]

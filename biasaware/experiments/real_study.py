@@ -36,6 +36,10 @@ held-out instructions and benchmarks.
    were part of it is evaluated again: its judged sets are reused). A seed run before an arm was added gets
    that arm trained and evaluated, the others reused.
 
+``--arms`` (:func:`choose_arms`) runs some of the arms, the baseline among them: only the pairs, rows, checkpoints
+and evaluations they need, and the comparisons between them. A folder holds one set of arms (left out of
+``experiment.json`` when it is all of them).
+
 **Generative judges** (``quickstart --real --generative``; a budget of :data:`GENERATIVE_PRESETS`): the same data,
 pairs, rows and evaluation; each arm's training is SFT on verdicts of its rows (both orders; the paper arm with as
 many bias-negative pairs as natural ones) and then GRPO from that checkpoint (accuracy and format rewards), and
@@ -302,15 +306,28 @@ def evaluated(folder: Path, data: Path) -> bool:
     return parts <= set(read_json(folder / "real.json", "real.json").get("probes") or {})
 
 
-def finished(folder: Path) -> bool:
+def finished(folder: Path, arms: list[str]) -> bool:
     """A seed is finished: its ``real.json`` is of this version (:data:`RESULT_FORMAT`; an older one is
-    written again from the seed's judgments, every finished stage skipped) and holds every arm of
-    :data:`ARMS` (an arm added later is trained and evaluated, the others reused)."""
+    written again from the seed's judgments, every finished stage skipped) and holds the study's ``arms`` (an
+    arm added to :data:`ARMS` later is trained and evaluated, the others reused)."""
     path = folder / "real.json"
     if not path.exists():
         return False
     result = read_json(path, "real.json")
-    return result.get("format") == RESULT_FORMAT and set(result.get("arms") or {}) == set(ARMS)
+    return result.get("format") == RESULT_FORMAT and set(result.get("arms") or {}) == set(arms)
+
+
+def choose_arms(arms: list[str] | None) -> list[str]:
+    """The arms a study trains (all of :data:`ARMS` when left out), in :data:`ARMS`' order, checked before any
+    work: known names, and the baseline among them (every comparison and the cue-only row are read against it)."""
+    if arms is not None and not arms:
+        raise BiasAwareError(f"--arms names no arm; valid: {', '.join(ARMS)} (left out: all of them)")
+    unknown = [a for a in dict.fromkeys(arms or ()) if a not in ARMS]
+    if unknown:
+        raise BiasAwareError(f"unknown arm(s) {', '.join(unknown)}; valid: {', '.join(ARMS)}")
+    if arms is not None and "baseline" not in arms:
+        raise BiasAwareError("every arm is compared with the baseline arm: add baseline to --arms")
+    return [a for a in ARMS if arms is None or a in arms]
 
 
 def metric_value(per_pair: dict[str, dict[str, Any]], metric: str) -> float | None:
@@ -356,6 +373,7 @@ class SeedRun:
         self.model, self.n, self.limit = settings["model"], settings["pairs"], settings["limit"]
         self.budget = GenerativeBudget(**settings["budget"]) if "budget" in settings else None
         self.probe_limit = self.budget.probe_limit if self.budget else PROBE_LIMIT
+        self.arms = choose_arms(settings.get("arms"))
         self.stages = Stages(self.out / "stages.json")
 
     def stage(self, name: str, done, work) -> None:
@@ -471,23 +489,25 @@ class SeedRun:
         """The seed's stages, each resumable, on ``place``: the device and dtype resolved once for the
         experiment (:func:`biasaware.devices.where`)."""
         self.out.mkdir(parents=True, exist_ok=True)
-        for name in SAMPLES:
+        arms = self.arms
+        kinds = [k for k in ROWS if any(ARMS[a].rows == k for a in arms)]  # the rows and pairs its arms need
+        for name in (n for n in SAMPLES if any(ROWS[k][0] == n for k in kinds)):
             self.stage(f"pairs {name}", self.out / f"pairs-{name}.jsonl", lambda n=name: self.pairs(n))
-        for kind in ROWS:
+        for kind in kinds:
             self.stage(
                 f"rows {kind}", self.out / f"rows-{kind}" / "manifest.json", lambda k=kind: self.rows(k)
             )
-        for arm in ARMS:
+        for arm in arms:
             for name, ckpt, work in self.training(arm, place):
                 self.stage(name, ckpt / "config.json", work)
-        for arm in ARMS:
+        for arm in arms:
             self.stage(
                 f"eval {arm}",
                 lambda a=arm: evaluated(self.out / "eval" / a, self.data),
                 lambda a=arm: self.evaluate(a, place),
             )
         seconds, _ = self.stages.finish(0.0)
-        evals = {a: read_json(self.out / "eval" / a / "real.json") for a in ARMS}
+        evals = {a: read_json(self.out / "eval" / a / "real.json") for a in arms}
         result = {
             "format": RESULT_FORMAT,
             "seed": self.seed,
@@ -495,12 +515,12 @@ class SeedRun:
             "judge": "reward" if self.budget is None else "generative",
             "arms": {
                 a: {"what": describe(a, self.budget is not None), "rows": self.n // ARMS[a].share}
-                for a in ARMS
+                for a in arms
             },
-            "figures": {a: evals[a]["sets"] for a in ARMS},
-            "probe_figures": {a: evals[a].get("probes", {}) for a in ARMS},
-            "outcomes": compact({a: outcomes(self.out / "eval" / a) for a in ARMS}),
-            "probe_outcomes": compact({a: probe_outcomes(self.out / "eval" / a) for a in ARMS}),
+            "figures": {a: evals[a]["sets"] for a in arms},
+            "probe_figures": {a: evals[a].get("probes", {}) for a in arms},
+            "outcomes": compact({a: outcomes(self.out / "eval" / a) for a in arms}),
+            "probe_outcomes": compact({a: probe_outcomes(self.out / "eval" / a) for a in arms}),
             "seconds": seconds,
             "load": self.stages.data.get("load", {}),
         }
@@ -509,7 +529,7 @@ class SeedRun:
                 **{m: metric_value(expand(result["outcomes"], a), m) for m in METRICS},
                 **{m: probe_metric(result["probe_figures"][a], m) for m in PROBE_METRICS},
             }
-            for a in ARMS
+            for a in arms
         }
         write_json(self.out / "real.json", result)
         return result
@@ -526,7 +546,8 @@ COMPARISONS = (
     # short-correct row for every pair where resampled has battery keys for half
     ("junk", "resampled"),
 )
-"""The aggregate's comparisons, ``(arm, against)``: each arm minus the baseline, and junk minus resampled."""
+"""The aggregate's comparisons, ``(arm, against)``: each arm minus the baseline, and junk minus resampled (those
+whose two arms the study ran)."""
 KINDS = {  # metric: the rate of biasaware.evaluation.seeds that computes it from per-instance indicators
     **{m: "acc_ori" for m in METRICS},
     "injected BSR": "bsr",
@@ -611,11 +632,13 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
     pooled, seed-stratified McNemar test on the per-instance indicators."""
 
     seeds = sorted(results)
+    arms = [a for a in ARMS if all(a in results[s]["metrics"] for s in seeds)]  # the study's arms
     described = {m: what for m, (_, what) in METRICS.items()} | {
         m: w for m, (_, _, w) in PROBE_METRICS.items()
     }
     out: dict[str, Any] = {
         "seeds": seeds,
+        "arms": arms,
         "judge": results[seeds[0]].get("judge", "reward"),
         "metrics": {},
         "cue_only": {CUE: cue_only(results[seeds[0]])},
@@ -625,12 +648,12 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
         },
     }
     for metric, what in described.items():
-        per_arm = {a: [results[s]["metrics"][a][metric] for s in seeds] for a in ARMS}
+        per_arm = {a: [results[s]["metrics"][a][metric] for s in seeds] for a in arms}
         out["metrics"][metric] = {
             "what": what,
             **{a: {"per_seed": v, **spread(v)} for a, v in per_arm.items() if None not in v},
         }
-    for arm, other in COMPARISONS:
+    for arm, other in ((a, b) for a, b in COMPARISONS if a in arms and b in arms):
         row = out["comparisons"].setdefault(f"{arm} - {other}", {})
         for metric in described:
             per_seed = {
@@ -668,11 +691,11 @@ def aggregate_markdown(agg: dict[str, Any]) -> str:
         "Percent; mean across seeds [95% t interval]. Accuracies: higher is better; BSR, over-correction and "
         "false positives: lower is better.",
         "",
-        "| metric | " + " | ".join(ARMS) + " |",
+        "| metric | " + " | ".join(agg["arms"]) + " |",
     ]
-    lines.append("|---|" + "---:|" * len(ARMS))
+    lines.append("|---|" + "---:|" * len(agg["arms"]))
     for metric, row in agg["metrics"].items():
-        lines.append(f"| {metric} | " + " | ".join(mean_ci(row.get(a)) for a in ARMS) + " |")
+        lines.append(f"| {metric} | " + " | ".join(mean_ci(row.get(a)) for a in agg["arms"]) + " |")
     cue = agg["cue_only"][CUE]
     lines += [
         "",
@@ -682,7 +705,12 @@ def aggregate_markdown(agg: dict[str, Any]) -> str:
     ]
     lines += [
         "",
-        "Each arm minus the baseline, and junk minus resampled (points): mean of the per-seed differences [95% t "
+        (
+            "Each arm minus the baseline, and junk minus resampled"
+            if "junk - resampled" in agg["comparisons"]
+            else "Each arm minus the baseline"
+        )
+        + " (points): mean of the per-seed differences [95% t "
         "interval], the seed-level paired t test (a difference is **shown** at p < 0.05) and Wilcoxon test, and "
         "beside them the pooled, seed-stratified McNemar test on the per-pair and per-probe indicators.",
         "",
@@ -723,7 +751,7 @@ def headline_markdown(agg: dict[str, Any]) -> str:
         + " |",
         "|---|" + "---:|" * len(HEADLINE),
     ]
-    for arm in ARMS:
+    for arm in agg["arms"]:
         cells = [mean_ci(agg["metrics"][m].get(arm)) for m, _ in HEADLINE]
         lines.append(
             f"| {arm}: {describe(arm, agg.get('judge') == 'generative')} | " + " | ".join(cells) + " |"
@@ -757,13 +785,16 @@ def run_real_study(
     device: str = "auto",
     dtype: str = "auto",
     budget: GenerativeBudget | None = None,
+    arms: list[str] | None = None,
 ) -> dict[str, Any] | None:
     """Build the data once, run each seed (resumable per stage), then aggregate when two or more seeds are
     finished; returns the aggregate (``None`` with fewer). Reward models by default: ``model``, ``pairs`` and
     ``limit`` set the budget (the defaults: :data:`MODEL`, :data:`PAIRS`, :data:`LIMIT`). With ``budget``
     (:func:`generative_budget`), generative judges of ``model`` (default :data:`GENERATIVE_MODEL`) on that
-    budget instead. A folder holds one budget."""
+    budget instead. ``arms``: the arms to run (default: all of :data:`ARMS`; the baseline among them). A folder
+    holds one budget and one set of arms."""
     out = Path(out)
+    chosen = choose_arms(arms)
     if budget is None:
         settings = {
             "experiment": "real-text",
@@ -781,6 +812,10 @@ def run_real_study(
             "limit": budget.limit,
             "budget": budget.model_dump(),
         }
+    if chosen != list(
+        ARMS
+    ):  # all of them is left out of the record, so folders made before the setting resume
+        settings["arms"] = chosen
     # an unavailable device, a budget the model cannot take, and a copy without its files fail before
     # anything is written
     place = where(device, dtype)
@@ -793,7 +828,7 @@ def run_real_study(
     if build_real(sources, data, seed=0).get("reused"):
         print(f"[real] {data}: built earlier", flush=True)
     for seed in seeds:
-        if finished(out / f"seed-{seed}"):
+        if finished(out / f"seed-{seed}", chosen):
             print(f"[real] seed {seed}: finished earlier", flush=True)
             continue
         print(f"[real] seed {seed} ...", flush=True)
@@ -804,11 +839,15 @@ def run_real_study(
                 f"{a} hard {number(m[a]['rm-bench hard'])} easy {number(m[a]['rm-bench easy'])} human "
                 f"{number(m[a]['human labels'])} key FP {number(m[a]['key false positives'])} injected BSR "
                 f"{number(m[a]['injected BSR'])} over-correction {number(m[a]['injected over-correction'])}"
-                for a in ARMS
+                for a in chosen
             ),
             flush=True,
         )
-    done = {int(p.name.split("-")[1]): read_json(p / "real.json") for p in out.glob("seed-*") if finished(p)}
+    done = {
+        int(p.name.split("-")[1]): read_json(p / "real.json")
+        for p in out.glob("seed-*")
+        if finished(p, chosen)
+    }
     if len(done) < 2:
         return None
     agg = aggregate(done)
