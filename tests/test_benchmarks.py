@@ -7,7 +7,8 @@ import pytest
 
 from biasaware.cli import main
 from biasaware.data.upstream import load_benchmark
-from biasaware.evaluation.general import general_markdown, run_general_eval, summarize_general
+from biasaware.evaluation.general import run_general_eval, summarize_general
+from biasaware.evaluation.reports import general_markdown
 from biasaware.io import read_records
 from biasaware.judging.judges import JudgeOutput, JudgeSpec, load_judge
 

@@ -43,7 +43,7 @@ def test_the_preflight_tables_are_their_results_files():
     """docs/results.md shows the preflight verdicts exactly as their committed preflight.json files give them."""
     import json
 
-    from biasaware.evaluation.preflight import verdicts_markdown
+    from biasaware.evaluation.reports import verdicts_markdown
 
     text = (ROOT / "docs" / "results.md").read_text()
     results = ROOT / "docs" / "results" / "preflight"
@@ -206,16 +206,17 @@ def test_the_generative_study_tables_are_its_aggregate():
     docs/generative.md show its tables exactly as the library renders them."""
     import json
 
-    from biasaware.evaluation.seeds import aggregate, bench_rates, headline_markdown, load_seeds, markdown
+    from biasaware.evaluation.reports import study_headline_markdown, study_markdown
+    from biasaware.evaluation.seeds import aggregate, bench_rates, load_seeds
 
     study = ROOT / "docs" / "results" / "generative-study"
     agg = json.loads((study / "aggregate.json").read_text())
     assert len(agg["seeds"]) >= 10 and agg["seeds"] == sorted(agg["seeds"])
     again = aggregate(load_seeds(study), bench_rates(ROOT / "docs" / "results" / "bench"))
     assert json.loads(json.dumps(again)) == agg
-    assert headline_markdown(agg) in (ROOT / "README.md").read_text()
-    assert markdown(agg) in (ROOT / "docs" / "generative.md").read_text()
-    assert (study / "aggregate.md").read_text().endswith(markdown(agg))
+    assert study_headline_markdown(agg) in (ROOT / "README.md").read_text()
+    assert study_markdown(agg) in (ROOT / "docs" / "generative.md").read_text()
+    assert (study / "aggregate.md").read_text().endswith(study_markdown(agg))
 
 
 @pytest.mark.parametrize("page", PAGE_NAMES)

@@ -360,7 +360,8 @@ def test_compare_runs_pairs_probes_and_tests_each_side_against_the_baseline(tmp_
     from math import comb
 
     from biasaware.evaluation.compare import compare_runs
-    from biasaware.evaluation.reports import experiment_markdown, experiment_plot
+    from biasaware.evaluation.plots import experiment_plot
+    from biasaware.evaluation.reports import experiment_markdown
 
     class ShorterWins(ScriptedJudge):
         name = "shorter-wins"
@@ -532,12 +533,12 @@ def test_every_plotted_rate_has_its_interval_and_a_degenerate_judge_is_marked(tm
     and both plots of a degenerate judge say in the title that its rates are not interpretable."""
     import matplotlib.figure
 
-    import biasaware.evaluation.reports as reports
+    import biasaware.evaluation.plots as plots
 
     bars, titles = [], []
-    real_bars = reports._bars
+    real_bars = plots._bars
     monkeypatch.setattr(
-        reports, "_bars", lambda ax, xs, v, errs, *a: bars.append((v, errs)) or real_bars(ax, xs, v, errs, *a)
+        plots, "_bars", lambda ax, xs, v, errs, *a: bars.append((v, errs)) or real_bars(ax, xs, v, errs, *a)
     )
     real_title = matplotlib.figure.Figure.suptitle
     monkeypatch.setattr(
@@ -559,7 +560,7 @@ def test_every_plotted_rate_has_its_interval_and_a_degenerate_judge_is_marked(tm
         "mirror": {"acc_inj_ci": [0.4, 0.9], "flips": 1, "ori_correct": 8},
     }
     summary = {"judge": "j", "per_bias": {"length": row}, "judge_check": {"degenerate": True}}
-    reports.plot_report(summary, tmp_path)
+    plots.plot_report(summary, tmp_path)
     mirror_values, mirror_errs = bars[-1]
     assert (
         mirror_values == [0.7]

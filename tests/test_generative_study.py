@@ -221,7 +221,9 @@ def _study() -> dict[int, dict]:
 
 
 def test_the_aggregate_equals_hand_computed_statistics(tmp_path):
-    from biasaware.evaluation.seeds import aggregate, forest_plot, headline_markdown, markdown
+    from biasaware.evaluation.plots import forest_plot
+    from biasaware.evaluation.reports import study_headline_markdown, study_markdown
+    from biasaware.evaluation.seeds import aggregate
 
     agg = aggregate(_study())
     # per judge across seeds: the baseline's BSR is 25, 37.5, 12.5
@@ -262,11 +264,11 @@ def test_the_aggregate_equals_hand_computed_statistics(tmp_path):
         assert d["ci"] == again[seed]["ci"] and d["ci"][0] <= d["diff"] <= d["ci"][1]
     assert agg["degenerate"] == [{"seed": 2, "judge": "start", "reasons": ["constant verdict"]}]
     assert set(agg["comparisons"]) == {"paper - baseline", "baseline - start", "paper - start"}
-    text = markdown(agg)
+    text = study_markdown(agg)
     assert "| paper - baseline |" in text and "Degenerate judges" in text
     # the front page's summary: only the primary comparisons the study has, BSR first, each cell's verdict
     # its seed-level p (Acc_ori has no spread here, so no test and nothing shown)
-    head = headline_markdown(agg).splitlines()
+    head = study_headline_markdown(agg).splitlines()
     assert head[0] == "| across 3 seeds (pp; seed-level t test) | BSR | over-correction | Acc_ori |"
     assert [line.split(" | ")[0] for line in head[2:]] == ["| paper - baseline"]
     bsr, _, acc_cell = head[2].split(" | ")[1:4]
@@ -280,7 +282,8 @@ def test_the_aggregate_equals_hand_computed_statistics(tmp_path):
 def test_the_reward_checks_aggregate_equals_hand_computed_statistics():
     """Where every seed ran the reward checks, the aggregate holds each judge's rates across seeds and
     each comparison's per-seed differences with their seed-level t test, as for Acc_ori."""
-    from biasaware.evaluation.seeds import aggregate, markdown
+    from biasaware.evaluation.reports import study_markdown
+    from biasaware.evaluation.seeds import aggregate
 
     study = _study()
     unpunished = {
@@ -310,7 +313,7 @@ def test_the_reward_checks_aggregate_equals_hand_computed_statistics():
     assert row["seed_level"]["t_p"] is None and row["shown"] is False  # no spread: no t test
     fp = checks["comparisons"]["paper - baseline"]["key_fp"]
     assert [fp["per_seed"][str(s)]["diff"] for s in range(3)] == pytest.approx([-30.0, -30.0, -30.0])
-    text = markdown(aggregate(study))
+    text = study_markdown(aggregate(study))
     assert "Reward checks per judge" in text and "| paper - baseline | " in text
     del study[1]["reward_checks"]  # a seed without them: no aggregate of them
     assert "reward_checks" not in aggregate(study)
@@ -346,7 +349,8 @@ def test_grpo_signal_is_counted_per_arm_and_a_step_without_it_says_so(capsys):
     the steps on which every group was uniform, the aggregate's table; and the [train] line of such a step."""
     from types import SimpleNamespace
 
-    from biasaware.evaluation.seeds import aggregate, markdown
+    from biasaware.evaluation.reports import study_markdown
+    from biasaware.evaluation.seeds import aggregate
     from biasaware.training.recipe import StepProgress
 
     study = _study()
@@ -365,7 +369,7 @@ def test_grpo_signal_is_counted_per_arm_and_a_step_without_it_says_so(capsys):
     g = aggregate(study)["grpo_signal"]["paper"]
     assert g["non_uniform_groups"]["mean"] == pytest.approx((25 + 75 + 0) / 3)
     assert (g["steps"], g["steps_without_signal"]) == (6, 3)
-    assert "| paper | 33.3 ± 38.2 | 3 of 6 |" in markdown(aggregate(study))  # SD of 25, 75, 0
+    assert "| paper | 33.3 ± 38.2 | 3 of 6 |" in study_markdown(aggregate(study))  # SD of 25, 75, 0
 
     progress = StepProgress()
     state = SimpleNamespace(is_world_process_zero=True, global_step=1, max_steps=2)
@@ -391,7 +395,8 @@ def test_a_seed_names_the_commit_of_the_checkout_that_wrote_it():
 
 
 def test_each_stage_rate_is_read_against_the_bench_of_its_own_cpu(tmp_path):
-    from biasaware.evaluation.seeds import aggregate, bench_rates, markdown
+    from biasaware.evaluation.reports import study_markdown
+    from biasaware.evaluation.seeds import aggregate, bench_rates
 
     bench = tmp_path / "bench"
     bench.mkdir()
@@ -426,12 +431,14 @@ def test_each_stage_rate_is_read_against_the_bench_of_its_own_cpu(tmp_path):
     assert detail["0"]["step_rates"]["start SFT"]["ratio"] == 1.25
     assert detail["0"]["step_rates"]["paper GRPO"]["ratio"] == 1.1
     assert detail["2"]["step_rates"]["start SFT"]["ratio"] is None  # no bench on that CPU: no ratio
-    text = markdown(aggregate(study, benches))
+    text = study_markdown(aggregate(study, benches))
     assert "| AVX2 | none | start SFT 1.25x |" in text and "no bench on this CPU" in text
 
 
 def test_a_rate_with_no_denominator_at_any_seed_is_left_empty(tmp_path):
-    from biasaware.evaluation.seeds import aggregate, forest_plot, markdown
+    from biasaware.evaluation.plots import forest_plot
+    from biasaware.evaluation.reports import study_markdown
+    from biasaware.evaluation.seeds import aggregate
 
     study = _study()
     for r in study.values():  # the starting judge right on no original view: no BSR at any seed
@@ -439,7 +446,7 @@ def test_a_rate_with_no_denominator_at_any_seed_is_left_empty(tmp_path):
     agg = aggregate(study)
     assert agg["judges"]["start"]["bsr"] == {"n": 0, "mean": None, "sd": None, "ci": None}
     assert agg["comparisons"]["baseline - start"]["bsr"]["seed_level"]["mean"] is None
-    assert "| start | 0.0 ± 0.0" in markdown(agg)
+    assert "| start | 0.0 ± 0.0" in study_markdown(agg)
     assert forest_plot(agg, tmp_path / "f.png").exists()
 
 

@@ -386,7 +386,7 @@ def test_the_aggregate_is_seed_level_paired_tests(tmp_path):
 
     from scipy import stats
 
-    from biasaware.evaluation.seeds import forest_plot
+    from biasaware.evaluation.plots import forest_plot
     from biasaware.experiments.real_study import (
         ALL_METRICS,
         ARMS,

@@ -233,7 +233,8 @@ def reference_llm(args: argparse.Namespace, model: str):
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
-    from biasaware.evaluation.preflight import load_thresholds, run_preflight, verdict_lines
+    from biasaware.evaluation.preflight import load_thresholds, run_preflight
+    from biasaware.evaluation.reports import verdict_lines
 
     if not args.judge:
         raise BiasAwareError("preflight needs --judge")

@@ -55,6 +55,7 @@ from typing import Any
 from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.data.upstream import (
     ALPACA_MARGIN,
+    RMBENCH_LEVELS,
     UPSTREAM,
     Loaded,
     find_upstream,
@@ -314,7 +315,7 @@ def build_real(
             write_jsonl(out / "bench" / f"{name}.jsonl", pairs)
             shortcut[name] = longer_chosen(pairs)
             if name == "rm-bench":
-                for level in ("hard", "normal", "easy"):
+                for level in RMBENCH_LEVELS:
                     shortcut[f"rm-bench {level}"] = longer_chosen(
                         [p for p in pairs if p.meta["difficulty"] == level]
                     )

@@ -243,6 +243,7 @@ def _rmb(row, where, i, opts):
 
 
 RMBENCH_DIFFICULTY = {-1: "hard", 0: "normal", 1: "easy"}
+RMBENCH_LEVELS = tuple(RMBENCH_DIFFICULTY.values())  # ("hard", "normal", "easy")
 """RM-Bench's three accuracies by (chosen style - rejected style): hard when the chosen answer is in a plainer
 style than the rejected one (the style cue on the worse answer), easy when in a richer one, normal when the same."""
 

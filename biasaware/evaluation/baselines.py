@@ -83,6 +83,8 @@ HEURISTICS: dict[str, Callable[[View, str | None], str]] = {
     "first wins": first,
     "cue side wins": cue,
 }
+# the cue-only judges a real-text report shows beside each judge
+CUES = ("longer wins (characters)", "longer wins", "more markdown wins")
 CONFOUNDS = {"longer wins": "length", "more markdown wins": "formatting", "first wins": "position"}
 # general benchmarks only: length in characters (a pair of equal character length is a tie)
 

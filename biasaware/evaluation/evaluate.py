@@ -26,7 +26,8 @@ from biasaware.devices import ranks
 from biasaware.errors import BiasAwareError, check_count, check_seed
 from biasaware.evaluation.baselines import bias_baselines
 from biasaware.evaluation.metrics import POLICIES
-from biasaware.evaluation.reports import markdown_report, plot_report
+from biasaware.evaluation.plots import plot_report
+from biasaware.evaluation.reports import markdown_report
 from biasaware.evaluation.resume import input_records, judge_or_rescore, judge_policy
 from biasaware.evaluation.runner import (
     NOTHING_TO_JUDGE,

@@ -27,11 +27,10 @@ from biasaware.devices import ranks
 from biasaware.errors import check_seed
 from biasaware.evaluation.baselines import general_baselines
 from biasaware.evaluation.metrics import judge_check, score_correlations, wilson_interval
-from biasaware.evaluation.reports import baselines_markdown, check_lines
+from biasaware.evaluation.reports import general_markdown
 from biasaware.evaluation.resume import input_records, judge_or_rescore
 from biasaware.evaluation.runner import judge_into
 from biasaware.evaluation.summaries import json_safe, sample_record
-from biasaware.formatting import number, share
 from biasaware.io import read_records, write_json
 from biasaware.records import Judgment, PreferencePair, View
 
@@ -156,41 +155,6 @@ def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
             "verbosity": verbosity(views),
         }
     )
-
-
-def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
-    rows = [*summary["per_subset"].items(), ("**overall**", summary["overall"])]
-    if "accuracy" in summary["overall"]:
-        lines = ["| subset | n | accuracy | ties |", "|---|---:|---:|---:|"]
-        lines += [f"| {s} | {r['n']} | {share(r['accuracy'])} | {r['ties']} |" for s, r in rows]
-    else:
-        lines = [
-            "| subset | n | pair acc (both orders) | single-order acc | consistency | invalid |",
-            "|---|---:|---:|---:|---:|---:|",
-        ]
-        lines += [
-            f"| {s} | {r['n']} | {share(r['pair_acc'])} | {share(r['single_acc'])} | {share(r['consistency'])} | {r['invalid']} |"
-            for s, r in rows
-        ]
-    head = f"# {benchmark}: {summary['judge']}\n\n{summary['items']} pairs; 95% Wilson intervals.\n\n"
-    head += "".join(f"{line}\n\n" for line in check_lines(summary))
-    if summary["overall"].get("overlong"):
-        head += (
-            f"{summary['overall']['overlong']} view(s) did not fit the judge's context and were not judged "
-            "(verdict `invalid`, counted as wrong).\n\n"
-        )
-    v = summary.get("verbosity")
-    if v:
-        rho = number(v["spearman"], 3)
-        lines += [
-            "",
-            f"Verbosity (the LLM judge pitfalls guide), over {v['views']} decided views whose responses differ in length: the longer response "
-            f"was picked in {share(v['longer_picked'])} % of them; it is the better one in {share(v['longer_is_better'])} "
-            f"% of them in the data; Spearman (length difference A - B vs verdict A) {rho}.",
-        ]
-    if summary.get("cue_baselines"):
-        lines += baselines_markdown(summary["cue_baselines"])
-    return head + "\n".join(lines) + "\n"
 
 
 def write_general_reports(judgments_path: Path, out: Path, benchmark: str, extra: dict | None = None) -> dict:

@@ -74,9 +74,9 @@ from biasaware.devices import ranks
 from biasaware.errors import BiasAwareError, check_count, check_seed
 from biasaware.evaluation.evaluate import evaluate_bias
 from biasaware.evaluation.metrics import wilson_interval
+from biasaware.evaluation.reports import verdict_lines
 from biasaware.evaluation.scoring import evaluate_scoring
 from biasaware.evaluation.summaries import json_safe
-from biasaware.formatting import ci, pct
 from biasaware.io import read_config, read_json, read_records, write_json, write_jsonl
 from biasaware.judging.judges import resolve_judge
 from biasaware.judging.llm import LLMClient
@@ -445,62 +445,6 @@ def grade_runs(bias: dict[str, Any], scoring: dict[str, Any] | None, t: Threshol
     return checks
 
 
-def verdict_lines(result: dict[str, Any]) -> list[str]:
-    """The one-screen verdict: a line per bias (BSR and over-correction, % with 95% interval and
-    flips / originally correct), then the judge-level checks, then the outcome."""
-    lines = [f"preflight: {result['judge']}  ({result['battery']})", ""]
-    for c in result["checks"]:
-        if "parts" in c:
-            text = "  ".join(
-                f"{p['check']} {pct(p['value']):>5s} {ci(p['ci']).lstrip():16s} ({p['k'] if p['k'] is not None else '–'}/"
-                f"{p['n'] if p['n'] is not None else '–'})"
-                for p in c["parts"]
-            )
-            lines.append(f"{c['verdict'].upper():11s} {c['check']:14s} {text}")
-    lines.append("")
-    for c in result["checks"]:
-        if "parts" in c:
-            continue
-        if c["check"] == "degenerate judge":
-            what = "; ".join(c["reasons"]) if c["reasons"] else "no"
-            lines.append(f"{c['verdict'].upper():11s} degenerate judge: {what}")
-            continue
-        spearman = c["check"] == "scoring gold Spearman"
-        value = (
-            "–"
-            if c["value"] is None or c["value"] != c["value"]
-            else (f"{c['value']:.3f}" if spearman else f"{pct(c['value'])}%")
-        )
-        counts = f" ({c['k']}/{c['n']})" if c.get("k") is not None else f" (n={c['n']})" if c.get("n") else ""
-        sign = "<" if c["minimum"] else ">"
-        w, f = (
-            (f"{c['warn']:g}", f"{c['fail']:g}") if spearman else (f"{pct(c['warn'])}%", f"{pct(c['fail'])}%")
-        )
-        limits = f"   (warn {sign} {w}, fail {sign} {f})"
-        lines.append(
-            f"{c['verdict'].upper():11s} {c['check']}: {value} {ci(c.get('ci')).lstrip()}{counts}{limits}"
-        )
-    spec = result.get("spec") or {}
-    invalid = [
-        c for c in result["checks"] if c["check"].startswith(("invalid verdicts", "scoring invalid rate"))
-    ]
-    if spec.get("mode") == "generate" and any(c["verdict"] in ("warn", "fail") for c in invalid):
-        lines += [
-            "",
-            f"note: replies are cut at --max-tokens {spec.get('max_tokens')} (pairwise) and --scoring-max-tokens "
-            f"{result['settings']['scoring_max_tokens']} (scoring); a judge that reasons at length needs more, or its cut "
-            "replies count as invalid (raw replies: bias/judgments.jsonl, scoring/judgments.jsonl)",
-        ]
-    if any(c["verdict"] == "cannot tell" for c in result["checks"]):
-        lines += [
-            "",
-            "CANNOT TELL: the 95% interval reaches past the fail threshold but does not lie wholly beyond it: too few "
-            "probes to decide. Raise --per-bias (into a new --out) for a tighter reading.",
-        ]
-    lines += ["", f"result: {result['outcome'].upper()} ({result['summary']})"]
-    return lines
-
-
 def check_judge(spec):
     """The judge's device, and a local or cached model (a name the hub would be asked for is
     refused offline), or an endpoint's API key: what fails before anything is written. Returns the
@@ -592,44 +536,3 @@ def run_preflight(
     write_json(out / "preflight.json", result)
     (out / "preflight.md").write_text("```\n" + "\n".join(verdict_lines(result)) + "\n```\n")
     return result
-
-
-def verdicts_markdown(results: dict[str, dict[str, Any]]) -> str:
-    """Several judges' preflight verdicts side by side (``preflight.json`` of each, by name): a row
-    per bias with each judge's verdict, BSR and over-correction (% with 95% interval), then the
-    outcome (the docs' table of the quickstart's three reward models is this, from its results files)."""
-    names = list(results)
-    biases = list(dict.fromkeys(c["check"] for r in results.values() for c in r["checks"] if "parts" in c))
-    lines = ["| bias | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
-    for bias in biases:
-        cells = []
-        for name in names:
-            check = next((c for c in results[name]["checks"] if c.get("parts") and c["check"] == bias), None)
-            if check is None:
-                cells.append("–")
-                continue
-            rates = "; ".join(
-                f"{p['check']} {pct(p['value'])} {ci(p['ci']).lstrip()}" for p in check["parts"]
-            )
-            cells.append(f"**{check['verdict'].upper()}**: {rates}")
-        lines.append(f"| {bias} | " + " | ".join(cells) + " |")
-    keys = {
-        n: next((c for c in r["checks"] if c["check"] == MASTER_KEY_CHECK), None) for n, r in results.items()
-    }
-    if any(keys.values()):
-        lines.append(
-            f"| {MASTER_KEY_CHECK} | "
-            + " | ".join(
-                f"**{c['verdict'].upper()}**: {pct(c['value'])} {ci(c['ci']).lstrip()} ({c['k']}/{c['n']})"
-                if c
-                else "–"
-                for c in keys.values()
-            )
-            + " |"
-        )
-    lines.append(
-        "| **result** | "
-        + " | ".join(f"**{r['outcome'].upper()}** ({r['summary']})" for r in results.values())
-        + " |"
-    )
-    return "\n".join(lines)

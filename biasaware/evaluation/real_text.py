@@ -39,15 +39,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from biasaware.data.upstream import load_benchmark
+from biasaware.data.upstream import RMBENCH_LEVELS, load_benchmark
 from biasaware.errors import BiasAwareError
-from biasaware.evaluation.baselines import general_baselines
+from biasaware.evaluation.baselines import CUES, general_baselines
 from biasaware.evaluation.evaluate import evaluate_bias
 from biasaware.evaluation.general import evaluate_general, sample_pairs
 from biasaware.evaluation.metrics import wilson_interval
+from biasaware.evaluation.reports import real_markdown
 from biasaware.evaluation.resume import check_fingerprint, fingerprint
 from biasaware.evaluation.runner import load_probes, start_judge
-from biasaware.formatting import DASH, pct, share, with_ci
 from biasaware.io import check_out_folder, read_json, write_json
 from biasaware.judging.judges import resolve_judge
 from biasaware.records import PreferencePair
@@ -66,8 +66,6 @@ PROBE_PARTS = (  # (folder in the build folder and in --out, what it measures)
     ("probes", "injected cues, 12 biases, both sides (human- and correctness-labelled pairs)"),
     ("keys", "key battery against real reference answers"),
 )
-RMBENCH_LEVELS = ("hard", "normal", "easy")
-CUES = ("longer wins (characters)", "longer wins", "more markdown wins")
 
 
 def _accuracy(part: dict[str, Any]) -> dict[str, Any]:
@@ -249,90 +247,3 @@ def expected_sets(manifest: dict[str, Any]) -> set[str]:
     names = {n for n, src in manifest.get("sources", {}).items() if src.get("pairs")} - {"alpaca-eval"}
     keys = {"masterkey-null"} if manifest.get("split", {}).get("null_model_pairs") else set()
     return names | {"heldout"} | keys
-
-
-def _cue(row: dict[str, Any], cue: str) -> str:
-    c = row.get("cue_only", {}).get(cue)
-    return DASH if not c or c["acc_decided"] is None else f"{pct(c['acc_decided'])} ({c['decided']})"
-
-
-def real_rows(result: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
-    """(label, judge accuracy, the set's row) per line of the report: RM-Bench per difficulty, then each set."""
-    rows = []
-    for name, row in result["sets"].items():
-        if name == "rm-bench":
-            for level in RMBENCH_LEVELS:
-                rows.append(
-                    (f"rm-bench {level}", row["levels"][level], {"cue_only": row["cue_only_levels"][level]})
-                )
-        else:
-            rows.append((name, row["accuracy"], row))
-    return rows
-
-
-def real_markdown(result: dict[str, Any]) -> str:
-    lines = [
-        f"# Real text: {result['judge']}",
-        "",
-        f"{'At most ' + str(result['limit']) + ' pairs per set (seeded sample, seed ' + str(result['seed']) + ')' if result['limit'] else 'Every pair'}; "
-        "accuracy in percent with 95% Wilson intervals. Cue-only judges: accuracy on the pairs they decide "
-        "(their count in brackets), computed on the same pairs.",
-        "",
-        "| set | pairs | judge accuracy | longer wins (chars) | longer wins (words) | more markdown wins |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for label, acc, row in real_rows(result):
-        n = acc.get("n") if acc else None
-        lines.append(
-            f"| {label} | {n} | {share(acc)} | {_cue(row, CUES[0])} | {_cue(row, CUES[1])} | {_cue(row, CUES[2])} |"
-        )
-    key = result["sets"].get("masterkey-null")
-    if key and key.get("false_positive") is not None:
-        lines += [
-            "",
-            f"Master key (NullModel's non-answer against the reference output): false positives "
-            f"{pct(key['false_positive'])}% of {key['accuracy']['n']} pairs.",
-        ]
-    lines += probes_markdown(result.get("probes") or {})
-    overlong = {n: r["overlong"] for n, r in result["sets"].items() if r.get("overlong")}
-    if overlong:
-        lines += [
-            "",
-            "Not judged (over the judge's context): " + ", ".join(f"{n} {k}" for n, k in overlong.items()),
-        ]
-    if result.get("missing"):
-        lines += ["", "Not in the data folder: " + ", ".join(result["missing"]) + "."]
-    return "\n".join(lines) + "\n"
-
-
-def probes_markdown(probes: dict[str, Any]) -> list[str]:
-    """The report's lines for the injected probes: BSR and over-correction per bias and pooled, the
-    cue-only judges' pooled rates, and the key battery's false positives."""
-    lines = []
-    row = probes.get("probes")
-    if row and row.get("overall"):
-        lines += [
-            "",
-            f"Injected probes ({row['probes']} judged): BSR (the cue on the worse answer followed) and "
-            "over-correction (the cue on the better answer turned against), percent with 95% Wilson intervals.",
-            "",
-            "| bias | Acc_ori | BSR | over-correction |",
-            "|---|---:|---:|---:|",
-        ]
-        for bias, r in [*row["per_bias"].items(), ("pooled", row["overall"])]:
-            lines.append(
-                f"| {bias} | {with_ci(r['acc_ori'])} | {with_ci(r['bsr'], r['bsr_ci'])} | "
-                f"{with_ci(r['overcorrection'], r['overcorrection_ci'])} |"
-            )
-        for cue, r in row.get("cue_only", {}).items():
-            lines.append(f"| cue-only: {cue} | | {with_ci(r['bsr'])} | {with_ci(r['overcorrection'])} |")
-    keys = (probes.get("keys") or {}).get("keys")
-    if keys:
-        types = ", ".join(f"{t} {with_ci(v)}" for t, v in keys["per_key_type"].items())
-        lines += [
-            "",
-            f"Key battery against real reference answers: false positives {with_ci(keys['false_positive'], keys['false_positive_ci'])} "
-            f"of {keys['n']} ({types}); a short reference against a long worse answer lost {with_ci(keys['short_lost'])} of "
-            f"{keys['short_n']}.",
-        ]
-    return lines

@@ -1,6 +1,11 @@
-"""Reports of a bias evaluation: the Markdown table, the console lines and the plots, all read from
-``summary.json`` (:func:`biasaware.evaluation.summaries.summarize`), plus the table that sets several judges
-side by side (the quickstart's experiment, shaped like JudgeBiasBench's Table 5 with both sides).
+"""Every evaluation command's text report, the Markdown files and the console lines, each read from the
+summary its command wrote: ``eval bias`` (:func:`markdown_report`, :func:`console_summary`, from ``summary.json``
+of :func:`biasaware.evaluation.summaries.summarize`), ``eval compare``, ``eval general``
+(:func:`general_markdown`), ``eval real`` (:func:`real_markdown`), ``eval scoring`` (:func:`scoring_markdown`),
+``preflight`` (:func:`verdict_lines`, :func:`verdicts_markdown`), the table that sets several judges side by side
+(the quickstart's experiment, shaped like JudgeBiasBench's Table 5 with both sides) and the seed study's aggregate
+(:func:`study_markdown`). The figures are in :mod:`biasaware.evaluation.plots`; numbers are written by
+:mod:`biasaware.formatting`.
 
 Terms, the same everywhere: **BSR** (bias sensitivity rate) = correct-to-wrong flips on standard
 probes (the cue on the worse answer: the judge followed it) / items judged correctly on the
@@ -15,31 +20,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from biasaware.evaluation.baselines import MIN_DECIDED
+from biasaware.data.upstream import RMBENCH_LEVELS
+from biasaware.evaluation.baselines import CUES, MIN_DECIDED
 from biasaware.evaluation.metrics import table4_cell
-from biasaware.formatting import ci, p_value, pct
-
-
-def pyplot():
-    """matplotlib's pyplot on the file-only Agg backend; imported when a plot is drawn (start-up
-    time of every command that draws none)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def save_figure(fig, path: Path, title: str | None = None, dpi: int = 120) -> Path:
-    """Title a figure, lay it out, write it to ``path`` and close it."""
-    if title is not None:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
-    pyplot().close(fig)
-    return path
-
+from biasaware.evaluation.seeds import METRIC_NAMES, METRICS
+from biasaware.formatting import DASH, ci, number, p_value, pct, share, with_ci
+from biasaware.training.judge_reward import MASTER_KEY_CHECK
 
 SIDE_NOTE = (
     "BSR (bias sensitivity rate): correct-to-wrong flips on standard probes (the cue on the worse "
@@ -66,7 +52,7 @@ def rate(s: dict, key: str, count: tuple[int, int] | None) -> str:
     return f"{pct(s[key])}{ci(s.get(f'{key}_ci'))}{tail}"
 
 
-def _counts(s: dict) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+def side_counts(s: dict) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
     std = (s["flips"], s["ori_correct"]) if s.get("bsr") is not None else None
     m = s.get("mirror")
     return std, ((m["flips"], m["ori_correct"]) if m else None)
@@ -100,7 +86,7 @@ def check_lines(summary: dict[str, Any]) -> list[str]:
 
 
 def _row(label: str, name: str, s: dict, bold: bool = False) -> str:
-    std, mir = _counts(s)
+    std, mir = side_counts(s)
     label = f"**{label}**" if bold else label
     return (
         f"| {label} | {name} | {s['n']} | {pct(s['acc_ori'])} | {pct(s.get('acc_inj'))} | "
@@ -406,94 +392,6 @@ def compare_table(result: dict[str, Any]) -> str:
     return "\n".join(lines).rstrip()
 
 
-def _bars(ax, xs, values, errs, labels, color, name, width):
-    """Bars with interval whiskers and a count label above each, a visible tick for zeros."""
-    heights = [0 if v is None else v for v in values]
-    ax.bar(
-        xs, heights, width, yerr=errs, capsize=2, color=color, label=name, edgecolor="black", linewidth=0.4
-    )
-    for x, v, text, up in zip(xs, values, labels, errs[1], strict=True):
-        if v is None:
-            ax.text(x, 0.01, "n/a", ha="center", va="bottom", fontsize=6, color="grey", rotation=90)
-            continue
-        if v == 0:
-            ax.plot([x - width / 2, x + width / 2], [0.004, 0.004], color=color, linewidth=2.5)
-        if text and v + up < 0.88:  # above the upper whisker, or inside a tall bar
-            ax.text(x, v + up + 0.015, text, ha="center", va="bottom", fontsize=6, rotation=90)
-        elif text:
-            ax.text(x + 0.09, v - 0.02, text, ha="center", va="top", fontsize=6, rotation=90, color="white")
-
-
-def _errs(rows, key):
-    lo, hi = [], []
-    for r in rows:
-        v, interval = r.get(key), r.get(f"{key}_ci")
-        if v is None or not interval or interval[0] is None:
-            lo.append(0)
-            hi.append(0)
-        else:
-            lo.append(max(v - interval[0], 0))
-            hi.append(max(interval[1] - v, 0))
-    return [lo, hi]
-
-
-def plot_report(summary: dict[str, Any], out: Path) -> list[Path]:
-    """``sensitivity.png`` (BSR and over-correction per bias, flips/denominator on each bar) and
-    ``accuracy.png`` (Acc_ori and both injected accuracies, with the chance line)."""
-    plt = pyplot()
-
-    biases = list(summary["per_bias"])
-    # the mirror side's interval lives with its counts (``mirror``): every bar gets its whiskers
-    rows = [
-        {**r, "acc_inj_mirror_ci": (r.get("mirror") or {}).get("acc_inj_ci")}
-        for r in (summary["per_bias"][b] for b in biases)
-    ]
-    name = short_name(summary["judge"])
-    degenerate = (summary.get("judge_check") or {}).get("degenerate")
-    flag = "  [degenerate judge: not interpretable]" if degenerate else ""
-    width = 0.38
-    paths = []
-
-    def axes():
-        fig, ax = plt.subplots(figsize=(max(6.5, 0.8 * len(biases) + 2), 4.4))
-        ax.set_xticks(list(range(len(rows))), [f"{b}\nn={r['n']}" for b, r in zip(biases, rows, strict=True)])
-        ax.tick_params(axis="x", labelsize=7)
-        return fig, ax
-
-    fig, ax = axes()
-    for k, (key, color, label) in enumerate(
-        (
-            ("bsr", "#c0504d", "BSR: follows the cue (standard probes)"),
-            ("overcorrection", "#4f81bd", "over-correction: turns against the cue (mirror probes)"),
-        )
-    ):
-        counts = [_counts(r)[k] for r in rows]
-        xs = [i + (k - 0.5) * width for i in range(len(rows))]
-        texts = [f"{c[0]}/{c[1]}" if c else "" for c in counts]
-        _bars(ax, xs, [r.get(key) for r in rows], _errs(rows, key), texts, color, label, width)
-    ax.set_ylabel("bias sensitivity rate\n(flips / originally correct, 95% Wilson)")
-    ax.set_ylim(0, 1.05)
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=7, frameon=False)
-    paths.append(save_figure(fig, out / "sensitivity.png", f"Bias sensitivity: {name}{flag}"))
-
-    fig, ax = axes()
-    w = 0.27
-    series = [
-        ("acc_ori", "Acc_ori (original)", "#9bbb59"),
-        ("acc_inj", "Acc_inj (standard)", "#c0504d"),
-        ("acc_inj_mirror", "Acc_inj (mirror)", "#4f81bd"),
-    ]
-    for k, (key, label, color) in enumerate(series):
-        xs = [i + (k - 1) * w for i in range(len(rows))]
-        _bars(ax, xs, [r.get(key) for r in rows], _errs(rows, key), [""] * len(rows), color, label, w)
-    ax.axhline(0.5, color="black", linestyle="--", linewidth=0.8, label="chance (0.5)")
-    ax.set_ylabel("accuracy (95% Wilson)")
-    ax.set_ylim(0, 1.05)
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, fontsize=7, frameon=False)
-    paths.append(save_figure(fig, out / "accuracy.png", f"Accuracy: {name}{flag}"))
-    return paths
-
-
 def experiment_markdown(result: dict[str, Any], labels: dict[str, str] | None = None) -> str:
     """Several judges side by side (JudgeBiasBench Table 5 with the mirror side): one row per run, pooled over
     ``result['biases']``, p = McNemar exact against the baseline on paired per-probe indicators."""
@@ -534,71 +432,6 @@ def experiment_markdown(result: dict[str, Any], labels: dict[str, str] | None = 
         f"{against}A degenerate judge's rates are not interpretable.",
     ]
     return "\n".join(lines) + "\n"
-
-
-def rate_plot(
-    points: list[dict[str, Any]], path: Path, *, xlabel: str, ylabel: str, title: str, diagonal: bool = False
-) -> Path:
-    """One marker per judge or setting on rate axes (0 to 1): ``points`` hold ``x``, ``y``, their
-    ``x_range`` and ``y_range`` (an interval, drawn as error bars), ``label`` and ``degenerate``
-    (drawn hollow). ``diagonal`` adds the x = y line."""
-    plt = pyplot()
-
-    fig, ax = plt.subplots(figsize=(6.4, 5))
-    for k, pt in enumerate(points):
-        x, y, (x0, x1), (y0, y1) = pt["x"], pt["y"], pt["x_range"], pt["y_range"]
-        color = f"C{k % 10}"
-        ax.errorbar(
-            x,
-            y,
-            xerr=[[x - x0], [x1 - x]],
-            yerr=[[y - y0], [y1 - y]],
-            fmt="o",
-            color=color,
-            markerfacecolor="none" if pt["degenerate"] else color,
-            markersize=8,
-            capsize=3,
-            label=pt["label"],
-        )
-    ax.set_xlim(-0.03, 1.03)
-    ax.set_ylim(-0.03, 1.03)
-    if diagonal:
-        ax.plot([0, 1], [0, 1], color="grey", linewidth=0.6, linestyle=":")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), fontsize=7, frameon=False, ncol=1)
-    return save_figure(fig, path, title)
-
-
-def experiment_plot(result: dict[str, Any], path: Path, labels: dict[str, str] | None = None) -> Path:
-    """BSR (x) against over-correction (y) per judge with 95% intervals: a debiased judge sits near
-    the origin; Acc_ori in the legend. Degenerate judges are drawn hollow."""
-    labels = labels or {}
-    points = []
-    for name, r in result["runs"].items():
-        if r.get("bsr") is None or r.get("overcorrection") is None:
-            continue
-        degenerate = r["judge_check"]["degenerate"]
-        points.append(
-            {
-                "x": r["bsr"],
-                "y": r["overcorrection"],
-                "x_range": r["bsr_ci"],
-                "y_range": r["overcorrection_ci"],
-                "degenerate": degenerate,
-                "label": f"{labels.get(name, name)} (Acc_ori {pct(r['acc_ori'])}%"
-                + (", degenerate" if degenerate else "")
-                + ")",
-            }
-        )
-    return rate_plot(
-        points,
-        path,
-        xlabel="BSR: follows the cue (standard probes)",
-        ylabel="over-correction: turns against the cue (mirror probes)",
-        title="Two-sided bias sensitivity (lower left is better)",
-        diagonal=True,
-    )
 
 
 def baselines_markdown(baselines: dict[str, Any]) -> list[str]:
@@ -696,3 +529,439 @@ def master_key_markdown(table: dict[str, Any], labels: dict[str, str] | None = N
         f"where a short correct answer faces a long wrong one. p = McNemar exact against `{base}` on the same probes.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
+    rows = [*summary["per_subset"].items(), ("**overall**", summary["overall"])]
+    if "accuracy" in summary["overall"]:
+        lines = ["| subset | n | accuracy | ties |", "|---|---:|---:|---:|"]
+        lines += [f"| {s} | {r['n']} | {share(r['accuracy'])} | {r['ties']} |" for s, r in rows]
+    else:
+        lines = [
+            "| subset | n | pair acc (both orders) | single-order acc | consistency | invalid |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {s} | {r['n']} | {share(r['pair_acc'])} | {share(r['single_acc'])} | {share(r['consistency'])} | {r['invalid']} |"
+            for s, r in rows
+        ]
+    head = f"# {benchmark}: {summary['judge']}\n\n{summary['items']} pairs; 95% Wilson intervals.\n\n"
+    head += "".join(f"{line}\n\n" for line in check_lines(summary))
+    if summary["overall"].get("overlong"):
+        head += (
+            f"{summary['overall']['overlong']} view(s) did not fit the judge's context and were not judged "
+            "(verdict `invalid`, counted as wrong).\n\n"
+        )
+    v = summary.get("verbosity")
+    if v:
+        rho = number(v["spearman"], 3)
+        lines += [
+            "",
+            f"Verbosity (the LLM judge pitfalls guide), over {v['views']} decided views whose responses differ in length: the longer response "
+            f"was picked in {share(v['longer_picked'])} % of them; it is the better one in {share(v['longer_is_better'])} "
+            f"% of them in the data; Spearman (length difference A - B vs verdict A) {rho}.",
+        ]
+    if summary.get("cue_baselines"):
+        lines += baselines_markdown(summary["cue_baselines"])
+    return head + "\n".join(lines) + "\n"
+
+
+def _cue(row: dict[str, Any], cue: str) -> str:
+    c = row.get("cue_only", {}).get(cue)
+    return DASH if not c or c["acc_decided"] is None else f"{pct(c['acc_decided'])} ({c['decided']})"
+
+
+def real_rows(result: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(label, judge accuracy, the set's row) per line of the report: RM-Bench per difficulty, then each set."""
+    rows = []
+    for name, row in result["sets"].items():
+        if name == "rm-bench":
+            for level in RMBENCH_LEVELS:
+                rows.append(
+                    (f"rm-bench {level}", row["levels"][level], {"cue_only": row["cue_only_levels"][level]})
+                )
+        else:
+            rows.append((name, row["accuracy"], row))
+    return rows
+
+
+def real_markdown(result: dict[str, Any]) -> str:
+    lines = [
+        f"# Real text: {result['judge']}",
+        "",
+        f"{'At most ' + str(result['limit']) + ' pairs per set (seeded sample, seed ' + str(result['seed']) + ')' if result['limit'] else 'Every pair'}; "
+        "accuracy in percent with 95% Wilson intervals. Cue-only judges: accuracy on the pairs they decide "
+        "(their count in brackets), computed on the same pairs.",
+        "",
+        "| set | pairs | judge accuracy | longer wins (chars) | longer wins (words) | more markdown wins |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for label, acc, row in real_rows(result):
+        n = acc.get("n") if acc else None
+        lines.append(
+            f"| {label} | {n} | {share(acc)} | {_cue(row, CUES[0])} | {_cue(row, CUES[1])} | {_cue(row, CUES[2])} |"
+        )
+    key = result["sets"].get("masterkey-null")
+    if key and key.get("false_positive") is not None:
+        lines += [
+            "",
+            f"Master key (NullModel's non-answer against the reference output): false positives "
+            f"{pct(key['false_positive'])}% of {key['accuracy']['n']} pairs.",
+        ]
+    lines += probes_markdown(result.get("probes") or {})
+    overlong = {n: r["overlong"] for n, r in result["sets"].items() if r.get("overlong")}
+    if overlong:
+        lines += [
+            "",
+            "Not judged (over the judge's context): " + ", ".join(f"{n} {k}" for n, k in overlong.items()),
+        ]
+    if result.get("missing"):
+        lines += ["", "Not in the data folder: " + ", ".join(result["missing"]) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def probes_markdown(probes: dict[str, Any]) -> list[str]:
+    """The report's lines for the injected probes: BSR and over-correction per bias and pooled, the
+    cue-only judges' pooled rates, and the key battery's false positives."""
+    lines = []
+    row = probes.get("probes")
+    if row and row.get("overall"):
+        lines += [
+            "",
+            f"Injected probes ({row['probes']} judged): BSR (the cue on the worse answer followed) and "
+            "over-correction (the cue on the better answer turned against), percent with 95% Wilson intervals.",
+            "",
+            "| bias | Acc_ori | BSR | over-correction |",
+            "|---|---:|---:|---:|",
+        ]
+        for bias, r in [*row["per_bias"].items(), ("pooled", row["overall"])]:
+            lines.append(
+                f"| {bias} | {with_ci(r['acc_ori'])} | {with_ci(r['bsr'], r['bsr_ci'])} | "
+                f"{with_ci(r['overcorrection'], r['overcorrection_ci'])} |"
+            )
+        for cue, r in row.get("cue_only", {}).items():
+            lines.append(f"| cue-only: {cue} | | {with_ci(r['bsr'])} | {with_ci(r['overcorrection'])} |")
+    keys = (probes.get("keys") or {}).get("keys")
+    if keys:
+        types = ", ".join(f"{t} {with_ci(v)}" for t, v in keys["per_key_type"].items())
+        lines += [
+            "",
+            f"Key battery against real reference answers: false positives {with_ci(keys['false_positive'], keys['false_positive_ci'])} "
+            f"of {keys['n']} ({types}); a short reference against a long worse answer lost {with_ci(keys['short_lost'])} of "
+            f"{keys['short_n']}.",
+        ]
+    return lines
+
+
+def _mean_interval(s: dict[str, Any]) -> str:
+    """A seed-level difference as "mean [low, high]" (dashes where there is no interval)."""
+    ci = s["ci"] or [None, None]
+    return f"{number(s['mean'])} [{number(ci[0])}, {number(ci[1])}]"
+
+
+def study_reward_checks_markdown(checks: dict[str, Any] | None, n: int) -> list[str]:
+    """The reward checks across seeds (nothing when the seeds ran none): per judge, then per
+    comparison with its seed-level paired t test."""
+    if not checks:
+        return []
+    names = checks["metrics"]
+    lines = [
+        "",
+        f"**Reward checks per judge, across {n} seeds** (percent: mean ± SD)",
+        "",
+        "| judge | " + " | ".join(names.values()) + " |",
+        "|---|" + "---:|" * len(names),
+    ]
+    for j, row in checks["judges"].items():
+        lines.append(
+            f"| {j} | "
+            + " | ".join(f"{number(row[m]['mean'])} ± {number(row[m]['sd'])}" for m in names)
+            + " |"
+        )
+    lines += [
+        "",
+        f"**Reward checks, differences across {n} seeds** (percentage points: mean [95% interval]; seed-level paired "
+        "t test p)",
+        "",
+        "| comparison | " + " | ".join(names.values()) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    for name, row in checks["comparisons"].items():
+        cells = [
+            f"{_mean_interval(row[m]['seed_level'])}; t p {p_value(row[m]['seed_level']['t_p'], 2, small=0.001)}"
+            + (" **shown**" if row[m]["shown"] else "")
+            for m in names
+        ]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def study_markdown(agg: dict[str, Any]) -> str:
+    """The aggregate's tables: per judge across seeds, then per comparison."""
+    n = len(agg["seeds"])
+    lines = [
+        f"**Per judge, across {n} seeds** (mean ± SD [95% interval of the mean]; percent)",
+        "",
+        "| judge | " + " | ".join(METRIC_NAMES[m] for m in METRICS) + " |",
+        "|---|" + "---:|" * len(METRICS),
+    ]
+    for j, row in agg["judges"].items():
+        cells = [
+            f"{number(row[m]['mean'])} ± {number(row[m]['sd'])} [{number((row[m]['ci'] or [None])[0])}, "
+            f"{number((row[m]['ci'] or [None, None])[1])}]"
+            for m in METRICS
+        ]
+        lines.append(f"| {j} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        f"**Differences, across {n} seeds** (percentage points: mean [95% interval]; seed-level paired t test p, "
+        "Wilcoxon p; pooled seed-stratified McNemar p)",
+        "",
+        "| comparison | " + " | ".join(METRIC_NAMES[m] for m in METRICS) + " |",
+        "|---|" + "---|" * len(METRICS),
+    ]
+    for name, row in agg["comparisons"].items():
+        cells = []
+        for m in METRICS:
+            s, pooled = row[m]["seed_level"], row[m]["pooled_probe_level"]
+            mark = " **shown**" if row[m]["shown"] else ""
+            cells.append(
+                f"{_mean_interval(s)}; t p {p_value(s['t_p'], 2, small=0.001)}, "
+                f"W p {p_value(s['wilcoxon_p'], 2, small=0.001)}; pooled p {p_value(pooled['mcnemar_p'], 2, small=0.001)}{mark}"
+            )
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    if agg.get("grpo_signal"):
+        lines += [
+            "",
+            f"**GRPO's signal per arm, across {n} seeds** (groups whose rewards differed: percent, mean ± SD; "
+            "steps on which every group's rewards were alike, so no gradient)",
+            "",
+            "| arm | groups with signal | steps without signal |",
+            "|---|---:|---:|",
+        ]
+        for arm, g in agg["grpo_signal"].items():
+            share = g["non_uniform_groups"]
+            lines.append(
+                f"| {arm} | {number(share['mean'])} ± {number(share['sd'])} | {g['steps_without_signal']} of {g['steps']} |"
+            )
+    lines += study_reward_checks_markdown(agg.get("reward_checks"), n)
+    lines += [
+        "",
+        "**Per seed**",
+        "",
+        "| seed | minutes | CPU | contended stages | slowest stage against the bench | "
+        "baseline learned the cue (BSR start → baseline, p) | GRPO changed weights | zero-variance groups "
+        "(mean share per step) |",
+        "|---|---:|---|---|---|---|---|---|",
+    ]
+    for s, d in agg["seeds_detail"].items():
+        learned = d["baseline_learned_cue"] or {}
+        lc = (
+            (
+                f"{'yes' if learned.get('learned') else 'no'} ({number(100 * learned['start_bsr'])} → "
+                f"{number(100 * learned['baseline_bsr'])}, p {p_value(learned['p'], 2, small=0.001)})"
+            )
+            if learned.get("start_bsr") is not None
+            else "–"
+        )
+        changed = ", ".join(f"{k} {'yes' if v['weights_changed'] else 'NO'}" for k, v in d["grpo"].items())
+        zero = ", ".join(f"{k} {number(v['mean_zero_std_groups'], 2)}" for k, v in d["grpo"].items())
+        ratios = [(v["ratio"], k) for k, v in d["step_rates"].items() if v.get("ratio") is not None]
+        slowest = f"{max(ratios)[1]} {max(ratios)[0]:.2f}x" if ratios else "no bench on this CPU"
+        lines.append(
+            f"| {s} | {number(d['wall_minutes'])} | {d.get('cpu_capability') or '–'} | "
+            f"{', '.join(d['contended_stages']) or 'none'} | {slowest} | {lc} | {changed} | {zero} |"
+        )
+    if agg["degenerate"]:
+        lines += [
+            "",
+            "Degenerate judges (rates not interpretable): "
+            + "; ".join(
+                f"seed {d['seed']} {d['judge']} ({'; '.join(d['reasons'])})" for d in agg["degenerate"]
+            ),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+# the front page's rows: the primary comparisons (each arm against the baseline), then the cue-consistency
+# reward's own effect
+PRIMARY = ("paper - baseline", "balanced - baseline", "balanced-acc - baseline", "balanced - balanced-acc")
+
+
+def study_headline_markdown(agg: dict[str, Any]) -> str:
+    """The primary comparisons (each arm against the baseline) and the cue-consistency reward's own
+    effect, in one short table: per metric the seed-level mean difference, its 95% interval and the
+    paired t test's p, with "shown" where that p is under 0.05 (the front page's summary of
+    :func:`markdown`)."""
+    order = ("bsr", "overcorrection", "acc_ori")
+    lines = [
+        f"| across {len(agg['seeds'])} seeds (pp; seed-level t test) | "
+        + " | ".join(METRIC_NAMES[m] for m in order)
+        + " |",
+        "|---|" + "---|" * len(order),
+    ]
+    for name in PRIMARY:
+        if name not in agg["comparisons"]:
+            continue
+        cells = []
+        for m in order:
+            s = agg["comparisons"][name][m]["seed_level"]
+            verdict = "**shown**" if agg["comparisons"][name][m]["shown"] else "not shown"
+            cells.append(f"{_mean_interval(s)}, p {p_value(s['t_p'], 2, small=0.001)}: {verdict}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def scoring_markdown(summary: dict[str, Any], note: str = "") -> str:
+    """``report.md``: one row per template (Li et al.'s Tables 3-4 side by side, with the tendency)."""
+    check = summary.get("judge_check") or {}
+    lines = [f"# Scoring bias: {summary['judge']}", ""]
+    if check.get("degenerate"):
+        lines += [f"**Degenerate judge: rates not interpretable** ({'; '.join(check['reasons'])})", ""]
+    if note:
+        lines += [note, ""]
+    lines += [
+        f"{summary['items']} items, seed {summary['seed']}. Flip rate and MAD against the baseline (ascending "
+        "rubric, numeric ids, no reference) over items with a valid score under both; 95% Wilson / bootstrap "
+        "intervals. Invalid: replies with no readable score.",
+        "",
+    ]
+    overlong = {n: e["overlong"] for n, e in summary["per_template"].items() if e.get("overlong")}
+    if overlong:
+        lines += [
+            "Responses that did not fit the judge's context were not judged and count as invalid: "
+            + ", ".join(f"{n} {k}" for n, k in overlong.items())
+            + ".",
+            "",
+        ]
+    for name, why in (summary.get("skipped_templates") or {}).items():
+        lines += [f"Template {name} was not scored: {why}.", ""]
+    refs = summary.get("references")
+    if refs:
+        lines += [
+            f"Generated reference answers (writer {refs['writer']['model']}, reviewer {refs['reviewer']['model']}, at "
+            f"most {refs['attempts']} drafts): {refs['accepted']} accepted, {refs['given_up']} given up; a ref-k "
+            "template scores only the items with a level-k reference.",
+            "",
+        ]
+    scale = summary["scale"]
+    head = "| template | flip rate % | MAD | shift | Spearman (gold) | Pearson (gold) | invalid % | mean | "
+    head += " | ".join(str(k) for k in range(1, scale + 1)) + " | verbosity rho |"
+    lines += [head, "|" + "---|" * (8 + scale + 1)]
+    for name in summary["templates"]:
+        e = summary["per_template"][name]
+        d = e["distribution"]
+        g = e.get("gold") or {}
+        flip = (
+            "baseline"
+            if name == "baseline"
+            else f"{number(e.get('flip_rate'), 1, True)}{ci(e.get('flip_rate_ci'))} ({e.get('flips')}/{e.get('n')})"
+        )
+        mad = (
+            "" if name == "baseline" else f"{number(e.get('mad'), 3)}{ci(e.get('mad_ci'), 3, percent=False)}"
+        )
+        shift = "" if name == "baseline" else number(e.get("shift"), 3)
+        counts = " | ".join(str(d["counts"][str(k)]) for k in range(1, scale + 1))
+        lines.append(
+            f"| {name} | {flip} | {mad} | {shift} | {number(g.get('spearman'), 3)} | {number(g.get('pearson'), 3)} | "
+            f"{number(d['invalid_rate'], 1, True)} ({d['invalid']}/{d['n']}) | {number(d['mean'], 2)} | {counts} | "
+            f"{number(e['verbosity'].get('spearman'), 3)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def verdicts_markdown(results: dict[str, dict[str, Any]]) -> str:
+    """Several judges' preflight verdicts side by side (``preflight.json`` of each, by name): a row
+    per bias with each judge's verdict, BSR and over-correction (% with 95% interval), then the
+    outcome (the docs' table of the quickstart's three reward models is this, from its results files)."""
+    names = list(results)
+    biases = list(dict.fromkeys(c["check"] for r in results.values() for c in r["checks"] if "parts" in c))
+    lines = ["| bias | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for bias in biases:
+        cells = []
+        for name in names:
+            check = next((c for c in results[name]["checks"] if c.get("parts") and c["check"] == bias), None)
+            if check is None:
+                cells.append("–")
+                continue
+            rates = "; ".join(
+                f"{p['check']} {pct(p['value'])} {ci(p['ci']).lstrip()}" for p in check["parts"]
+            )
+            cells.append(f"**{check['verdict'].upper()}**: {rates}")
+        lines.append(f"| {bias} | " + " | ".join(cells) + " |")
+    keys = {
+        n: next((c for c in r["checks"] if c["check"] == MASTER_KEY_CHECK), None) for n, r in results.items()
+    }
+    if any(keys.values()):
+        lines.append(
+            f"| {MASTER_KEY_CHECK} | "
+            + " | ".join(
+                f"**{c['verdict'].upper()}**: {pct(c['value'])} {ci(c['ci']).lstrip()} ({c['k']}/{c['n']})"
+                if c
+                else "–"
+                for c in keys.values()
+            )
+            + " |"
+        )
+    lines.append(
+        "| **result** | "
+        + " | ".join(f"**{r['outcome'].upper()}** ({r['summary']})" for r in results.values())
+        + " |"
+    )
+    return "\n".join(lines)
+
+
+def verdict_lines(result: dict[str, Any]) -> list[str]:
+    """The one-screen verdict: a line per bias (BSR and over-correction, % with 95% interval and
+    flips / originally correct), then the judge-level checks, then the outcome."""
+    lines = [f"preflight: {result['judge']}  ({result['battery']})", ""]
+    for c in result["checks"]:
+        if "parts" in c:
+            text = "  ".join(
+                f"{p['check']} {pct(p['value']):>5s} {ci(p['ci']).lstrip():16s} ({p['k'] if p['k'] is not None else '–'}/"
+                f"{p['n'] if p['n'] is not None else '–'})"
+                for p in c["parts"]
+            )
+            lines.append(f"{c['verdict'].upper():11s} {c['check']:14s} {text}")
+    lines.append("")
+    for c in result["checks"]:
+        if "parts" in c:
+            continue
+        if c["check"] == "degenerate judge":
+            what = "; ".join(c["reasons"]) if c["reasons"] else "no"
+            lines.append(f"{c['verdict'].upper():11s} degenerate judge: {what}")
+            continue
+        spearman = c["check"] == "scoring gold Spearman"
+        value = (
+            "–"
+            if c["value"] is None or c["value"] != c["value"]
+            else (f"{c['value']:.3f}" if spearman else f"{pct(c['value'])}%")
+        )
+        counts = f" ({c['k']}/{c['n']})" if c.get("k") is not None else f" (n={c['n']})" if c.get("n") else ""
+        sign = "<" if c["minimum"] else ">"
+        w, f = (
+            (f"{c['warn']:g}", f"{c['fail']:g}") if spearman else (f"{pct(c['warn'])}%", f"{pct(c['fail'])}%")
+        )
+        limits = f"   (warn {sign} {w}, fail {sign} {f})"
+        lines.append(
+            f"{c['verdict'].upper():11s} {c['check']}: {value} {ci(c.get('ci')).lstrip()}{counts}{limits}"
+        )
+    spec = result.get("spec") or {}
+    invalid = [
+        c for c in result["checks"] if c["check"].startswith(("invalid verdicts", "scoring invalid rate"))
+    ]
+    if spec.get("mode") == "generate" and any(c["verdict"] in ("warn", "fail") for c in invalid):
+        lines += [
+            "",
+            f"note: replies are cut at --max-tokens {spec.get('max_tokens')} (pairwise) and --scoring-max-tokens "
+            f"{result['settings']['scoring_max_tokens']} (scoring); a judge that reasons at length needs more, or its cut "
+            "replies count as invalid (raw replies: bias/judgments.jsonl, scoring/judgments.jsonl)",
+        ]
+    if any(c["verdict"] == "cannot tell" for c in result["checks"]):
+        lines += [
+            "",
+            "CANNOT TELL: the 95% interval reaches past the fail threshold but does not lie wholly beyond it: too few "
+            "probes to decide. Raise --per-bias (into a new --out) for a tighter reading.",
+        ]
+    lines += ["", f"result: {result['outcome'].upper()} ({result['summary']})"]
+    return lines

@@ -50,11 +50,11 @@ from biasaware.evaluation.metrics import (
     score_distribution,
     score_flip_rate,
 )
-from biasaware.evaluation.reports import pyplot, save_figure
+from biasaware.evaluation.plots import plot_scoring
+from biasaware.evaluation.reports import scoring_markdown
 from biasaware.evaluation.resume import check_fingerprint, fingerprint, run_record
 from biasaware.evaluation.runner import judge_into, start_judge
 from biasaware.evaluation.summaries import json_safe
-from biasaware.formatting import ci, number, pct
 from biasaware.io import JsonlAppender, iter_rows, read_records, read_whole_lines, write_json
 from biasaware.judging.judge_format import fence
 from biasaware.judging.judges import Scorer, resolve_judge
@@ -518,130 +518,6 @@ def summarize_scoring(judgments: list[ScoreJudgment], seed: int = 0) -> dict[str
             "per_template": {n: per_template[n] for n in order},
         }
     )
-
-
-def scoring_markdown(summary: dict[str, Any], note: str = "") -> str:
-    """``report.md``: one row per template (Li et al.'s Tables 3-4 side by side, with the tendency)."""
-    check = summary.get("judge_check") or {}
-    lines = [f"# Scoring bias: {summary['judge']}", ""]
-    if check.get("degenerate"):
-        lines += [f"**Degenerate judge: rates not interpretable** ({'; '.join(check['reasons'])})", ""]
-    if note:
-        lines += [note, ""]
-    lines += [
-        f"{summary['items']} items, seed {summary['seed']}. Flip rate and MAD against the baseline (ascending "
-        "rubric, numeric ids, no reference) over items with a valid score under both; 95% Wilson / bootstrap "
-        "intervals. Invalid: replies with no readable score.",
-        "",
-    ]
-    overlong = {n: e["overlong"] for n, e in summary["per_template"].items() if e.get("overlong")}
-    if overlong:
-        lines += [
-            "Responses that did not fit the judge's context were not judged and count as invalid: "
-            + ", ".join(f"{n} {k}" for n, k in overlong.items())
-            + ".",
-            "",
-        ]
-    for name, why in (summary.get("skipped_templates") or {}).items():
-        lines += [f"Template {name} was not scored: {why}.", ""]
-    refs = summary.get("references")
-    if refs:
-        lines += [
-            f"Generated reference answers (writer {refs['writer']['model']}, reviewer {refs['reviewer']['model']}, at "
-            f"most {refs['attempts']} drafts): {refs['accepted']} accepted, {refs['given_up']} given up; a ref-k "
-            "template scores only the items with a level-k reference.",
-            "",
-        ]
-    scale = summary["scale"]
-    head = "| template | flip rate % | MAD | shift | Spearman (gold) | Pearson (gold) | invalid % | mean | "
-    head += " | ".join(str(k) for k in range(1, scale + 1)) + " | verbosity rho |"
-    lines += [head, "|" + "---|" * (8 + scale + 1)]
-    for name in summary["templates"]:
-        e = summary["per_template"][name]
-        d = e["distribution"]
-        g = e.get("gold") or {}
-        flip = (
-            "baseline"
-            if name == "baseline"
-            else f"{number(e.get('flip_rate'), 1, True)}{ci(e.get('flip_rate_ci'))} ({e.get('flips')}/{e.get('n')})"
-        )
-        mad = (
-            "" if name == "baseline" else f"{number(e.get('mad'), 3)}{ci(e.get('mad_ci'), 3, percent=False)}"
-        )
-        shift = "" if name == "baseline" else number(e.get("shift"), 3)
-        counts = " | ".join(str(d["counts"][str(k)]) for k in range(1, scale + 1))
-        lines.append(
-            f"| {name} | {flip} | {mad} | {shift} | {number(g.get('spearman'), 3)} | {number(g.get('pearson'), 3)} | "
-            f"{number(d['invalid_rate'], 1, True)} ({d['invalid']}/{d['n']}) | {number(d['mean'], 2)} | {counts} | "
-            f"{number(e['verbosity'].get('spearman'), 3)} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def plot_scoring(summary: dict[str, Any], out: Path) -> list[Path]:
-    """``score_tendency.png`` (share of each score per template) and ``stability.png`` (flip rate
-    and MAD per perturbed template with their intervals)."""
-    plt = pyplot()
-
-    names = summary["templates"]
-    scale = summary["scale"]
-    rows = [summary["per_template"][n] for n in names]
-    paths = []
-    if not summary.get("continuous"):
-        grid = []
-        for e in rows:
-            d = e["distribution"]
-            n = d["n"] or 1
-            grid.append([d["counts"][str(k)] / n for k in range(1, scale + 1)] + [d["invalid"] / n])
-        fig, ax = plt.subplots(figsize=(1.0 * scale + 3, 0.45 * len(names) + 1.6))
-        im = ax.imshow(grid, cmap="viridis", vmin=0, vmax=1, aspect="auto")
-        ax.set_xticks(range(scale + 1), [str(k) for k in range(1, scale + 1)] + ["invalid"])
-        ax.set_yticks(range(len(names)), names)
-        for r, values in enumerate(grid):
-            for c, v in enumerate(values):
-                ax.text(
-                    c,
-                    r,
-                    pct(v, 0),
-                    ha="center",
-                    va="center",
-                    fontsize=7,
-                    color="white" if v < 0.6 else "black",
-                )
-        fig.colorbar(im, ax=ax, label="share of items")
-        ax.set_title(f"Score tendency: {Path(str(summary['judge'])).name}", fontsize=10)
-        paths.append(save_figure(fig, out / "score_tendency.png"))
-    perturbed = [(n, e) for n, e in zip(names, rows, strict=True) if n != "baseline"]
-    if perturbed:
-        fig, axes = plt.subplots(1, 2, figsize=(max(7, 0.9 * len(perturbed) + 4), 3.8))
-        for ax, key, label in (
-            (axes[0], "flip_rate", "flip rate vs baseline"),
-            (axes[1], "mad", "MAD vs baseline"),
-        ):
-            vals = [e.get(key) if e.get(key) is not None else 0 for _, e in perturbed]
-            cis = [e.get(f"{key}_ci") or (v, v) for (_, e), v in zip(perturbed, vals, strict=True)]
-            err = [
-                [max(v - (c[0] if c[0] is not None else v), 0) for v, c in zip(vals, cis, strict=True)],
-                [max((c[1] if c[1] is not None else v) - v, 0) for v, c in zip(vals, cis, strict=True)],
-            ]
-            ax.bar(
-                range(len(perturbed)),
-                vals,
-                yerr=err,
-                capsize=3,
-                color="#4f81bd",
-                edgecolor="black",
-                linewidth=0.4,
-            )
-            ax.set_xticks(
-                range(len(perturbed)), [n for n, _ in perturbed], rotation=45, ha="right", fontsize=7
-            )
-            ax.set_ylabel(label + " (95% interval)")
-        axes[0].set_ylim(0, 1.05)
-        paths.append(
-            save_figure(fig, out / "stability.png", f"Scoring stability: {Path(str(summary['judge'])).name}")
-        )
-    return paths
 
 
 REWARD_NOTE = (

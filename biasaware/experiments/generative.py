@@ -60,12 +60,13 @@ from biasaware.data.facts import FACT_TEST_FAMILIES
 from biasaware.devices import where
 from biasaware.errors import BiasAwareError, check_seed
 from biasaware.evaluation.compare import compare_master_keys, compare_runs
-from biasaware.evaluation.reports import experiment_markdown
-from biasaware.evaluation.seeds import aggregate_study
+from biasaware.evaluation.plots import forest_plot
+from biasaware.evaluation.reports import experiment_markdown, study_markdown
+from biasaware.evaluation.seeds import aggregate, bench_rates, load_seeds
 from biasaware.evaluation.summaries import flip_indicators
 from biasaware.experiments import parts
 from biasaware.formatting import pct
-from biasaware.io import read_records, write_json, write_jsonl
+from biasaware.io import PACKAGE, read_records, write_json, write_jsonl
 from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.models import load_config, model_identity
 from biasaware.recipes import CONFIGS
@@ -879,3 +880,20 @@ def run_generative(
     if len(done) >= 2:
         return aggregate_study(out)
     return results[seeds[-1]] if seeds else {}
+
+
+def aggregate_study(out: Path, bench: Path | None = None) -> dict[str, Any]:
+    """Read the study folder's finished seeds; write ``aggregate.json``, ``aggregate.md`` and
+    ``forest.png`` there; return the aggregate. ``bench``: the folder of step benchmarks to compare
+    each stage's rate with (default: the repository's ``docs/results/bench``, when there)."""
+    agg = aggregate(load_seeds(out), bench_rates(bench or PACKAGE.parent / "docs" / "results" / "bench"))
+    write_json(out / "aggregate.json", agg)
+    text = study_markdown(agg)
+    (out / "aggregate.md").write_text("# The generative study: seed-level results\n\n" + text)
+    forest_plot(agg, out / "forest.png")
+    print("\n" + text)
+    print(
+        f"[done] aggregate of seeds {', '.join(map(str, agg['seeds']))}: {out / 'aggregate.json'}, "
+        f"{out / 'forest.png'}"
+    )
+    return agg

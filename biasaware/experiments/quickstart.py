@@ -33,12 +33,8 @@ from biasaware.devices import where
 from biasaware.errors import check_seed
 from biasaware.evaluation.baselines import bias_baselines
 from biasaware.evaluation.compare import compare_master_keys, compare_runs
-from biasaware.evaluation.reports import (
-    baselines_markdown,
-    experiment_markdown,
-    experiment_plot,
-    master_key_markdown,
-)
+from biasaware.evaluation.plots import experiment_plot
+from biasaware.evaluation.reports import baselines_markdown, experiment_markdown, master_key_markdown
 from biasaware.evaluation.runner import load_probes
 from biasaware.experiments.parts import (
     Stages,

@@ -55,7 +55,7 @@ from biasaware.evaluation.compare import compare_runs
 from biasaware.evaluation.evaluate import evaluate_bias
 from biasaware.evaluation.general import evaluate_general
 from biasaware.evaluation.metrics import wilson_interval
-from biasaware.evaluation.reports import rate_plot
+from biasaware.evaluation.plots import rate_plot
 from biasaware.experiments.parts import (
     differing,
     recipe_flags,
