@@ -662,8 +662,8 @@ class Quickstart(Budget, Where):
         False,
     )
     real: str | None = option(
-        "run the real-text experiment instead: reward models trained on real AlpacaEval pairs in five arms "
-        "(baseline, paper, balanced, resampled, junk), measured two-sided on real benchmarks, injected probes and master "
+        "run the real-text experiment instead: reward models trained on real AlpacaEval pairs in six arms "
+        "(baseline, paper, balanced, resampled, junk, junk-only), measured two-sided on real benchmarks, injected probes and master "
         "keys across --seeds, with seed-level tests; PATH holds your copies of the public sets, one sub-folder "
         "each, as for `build real` (docs/real.md)",
         metavar="PATH",
@@ -678,5 +678,5 @@ class Quickstart(Budget, Where):
     )
     arms: str | None = option(
         "the arms to run, a comma list with baseline among them: --generative: baseline, paper, balanced, "
-        "balanced-acc (default: all four); --real: baseline, paper, balanced, resampled, junk (default: all five)"
+        "balanced-acc (default: all four); --real: baseline, paper, balanced, resampled, junk, junk-only (default: all six)"
     )

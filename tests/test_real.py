@@ -300,7 +300,7 @@ def test_a_study_of_some_arms_runs_those_and_compares_them_with_the_baseline(tmp
     # a folder holds one set of arms
     with pytest.raises(BiasAwareError, match="arms"):
         run_real_study(sources, out, seeds=[0], **kw)
-    assert len(ARMS) == 5
+    assert len(ARMS) == 6
 
 
 def test_the_arms_of_a_real_study_are_checked_before_anything_is_written(tmp_path, capsys, alpaca):
@@ -313,7 +313,10 @@ def test_the_arms_of_a_real_study_are_checked_before_anything_is_written(tmp_pat
     root = study_folder(tmp_path / "real", alpaca)
     for arms, message in (
         ("paper,resampled", "add baseline to --arms"),
-        ("baseline,jnuk", "unknown arm(s) jnuk; valid: baseline, paper, balanced, resampled, junk"),
+        (
+            "baseline,jnuk",
+            "unknown arm(s) jnuk; valid: baseline, paper, balanced, resampled, junk, junk-only",
+        ),
         (",", "--arms names no arm"),
     ):
         out = tmp_path / f"o{len(arms)}"
@@ -421,7 +424,9 @@ def test_the_aggregate_is_seed_level_paired_tests(tmp_path):
     results = {}
     for seed in range(3):
         rng = random.Random(seed)
-        per_arm = {a: arm(rng, skill) for a, skill in zip(ARMS, (0.6, 0.7, 0.8, 0.75, 0.65), strict=True)}
+        per_arm = {
+            a: arm(rng, skill) for a, skill in zip(ARMS, (0.6, 0.7, 0.8, 0.75, 0.65, 0.7), strict=True)
+        }
         result = {k: compact({a: per_arm[a][k] for a in ARMS}) for k in ("outcomes", "probe_outcomes")}
         assert expand(result["probe_outcomes"], "paper") == per_arm["paper"]["probe_outcomes"]
         result["metrics"] = {
@@ -438,13 +443,14 @@ def test_the_aggregate_is_seed_level_paired_tests(tmp_path):
         results[seed] = result
         results[seed]["raw"] = per_arm
     agg = aggregate(results)
-    # each arm against the baseline, and junk against resampled (the junk keys' effect)
+    # each arm against the baseline, junk against resampled (the junk keys' effect) and junk-only against junk
     assert list(agg["comparisons"]) == [f"{a} - baseline" for a in ARMS if a != "baseline"] + [
-        "junk - resampled"
+        "junk - resampled",
+        "junk-only - junk",
     ]
     for metric in ALL_METRICS:
         values = {a: [results[s]["metrics"][a][metric] for s in range(3)] for a in ARMS}
-        for arm, other in (("balanced", "baseline"), ("junk", "resampled")):
+        for arm, other in (("balanced", "baseline"), ("junk", "resampled"), ("junk-only", "junk")):
             row = agg["comparisons"][f"{arm} - {other}"][metric]
             diffs = [row["per_seed"][str(s)]["diff"] for s in range(3)]
             assert diffs == pytest.approx([x - y for x, y in zip(values[arm], values[other], strict=True)])

@@ -1,5 +1,5 @@
 """The real-text experiment (``biasaware quickstart --real PATH --seeds 0-4``): reward models trained on real
-AI-feedback pairs with their natural length shortcut, in five arms (two designs against length, one against
+AI-feedback pairs with their natural length shortcut, in six arms (two designs against length, two against
 long non-answers), measured on real benchmarks, across seeds.
 
 **Data** (``out/data``, once for every seed): ``biasaware build real`` on the user's copies
@@ -21,14 +21,16 @@ held-out instructions and benchmarks.
    chosen answer made short against the rejected one made long: the length cue on both sides); ``junk`` rows
    on the same sample: the same placements, and for every pair a key row, its key drawn from the battery
    and the long **junk** keys (:data:`biasaware.data.master_keys.JUNK_TYPES`: scrambled words, code-like
-   symbols, a note to the grader), and a short-correct row;
-3. ``train``: four minilm-l6 reward models through ``recipes/reward.py`` on the same budget of scored
+   symbols, a note to the grader), and a short-correct row; ``junk-only`` rows: the same, every key of the junk
+   kinds;
+3. ``train``: a minilm-l6 reward model per arm through ``recipes/reward.py`` on the same budget of scored
    candidates (:data:`ARMS`), texts cut to 256 tokens by the ``longest_first`` rule: **baseline** (hinge on the
    natural pairs), **paper** (InfoNCE on the natural pairs and their bias negatives), **balanced** (InfoNCE on
    all balanced rows of the small sample: few pairs, every cue placement) and **resampled** (InfoNCE on
    ``pairs`` rows drawn at random from the large sample's: about one placement per pair, four times the
    pairs, with key and short-correct rows) and **junk** (as resampled, from the junk rows: a defence against
-   long non-answers such as AlpacaEval's ``NullModel``, whose output no key of the training rows copies);
+   long non-answers such as AlpacaEval's ``NullModel``, whose output no key of the training rows copies) and
+   **junk-only** (as junk, from the junk-only rows);
 4. ``eval``: each arm by ``eval real`` (:mod:`biasaware.evaluation.real_text`) with the same seeded sample of at
    most ``limit`` pairs per set and :data:`PROBE_LIMIT` injected probes per bias and side for every arm and
    seed; ``real.json`` holds the figures and each arm's per-pair and per-probe outcomes. An arm's evaluation is
@@ -46,7 +48,7 @@ many bias-negative pairs as natural ones) and then GRPO from that checkpoint (ac
 ``eval real`` judges it in direct mode, both orders.
 
 **Across seeds** (two or more finished): per metric (:data:`METRICS`) and arm, the per-seed values, their mean
-and 95% t interval, and each arm minus the baseline (and junk minus resampled) per seed with the paired t test
+and 95% t interval, and each arm minus the baseline (and junk minus resampled, junk-only minus junk) per seed with the paired t test
 and the Wilcoxon test across seeds (``aggregate.json``, ``aggregate.md``). Every stage's time is recorded in ``stages.json``.
 """
 
@@ -127,6 +129,14 @@ ARMS = {
         "0:4",
         "the resampled pairs, a key row (battery or junk) and a short-correct row for every pair",
     ),
+    "junk-only": Arm(
+        "reward_real_junk_only.yaml",
+        "junk-only",
+        1,
+        "InfoNCE",
+        "0:4",
+        "the resampled pairs, a junk key row (no battery key) and a short-correct row for every pair",
+    ),
 }
 """Each arm trains on ``pairs // share`` rows, so that all score the same number of candidates: a baseline row
 has 2 (chosen, rejected), a paper row 6 (and 4 bias negatives), a balanced or resampled row 2. The balanced
@@ -136,8 +146,10 @@ for as many) are drawn ``pairs`` at random by the recipe's seeded ``max_train_ro
 trains on the same rows, as verdict prompts in both orders (the paper arm: as many bias-negative pairs as
 natural ones), every arm the same steps."""
 KEY_SHARE = 0.5  # resampled: the share of its pairs that also give a master-key row and a short-correct row
-# junk: every pair gives a key row, its key drawn from the battery and the junk kinds, and a short-correct row
+# junk: every pair gives a key row, its key drawn from the battery and the junk kinds, and a short-correct row;
+# junk-only: the same with every key of the junk kinds
 JUNK_KEYS = {"key_negatives": 1.0, "key_types": "all"}
+JUNK_ONLY_KEYS = {"key_negatives": 1.0, "key_types": "junk"}
 SAMPLES = {  # a pairs file: (the share of ``pairs`` it holds, length-balanced)
     "natural": (1, False),
     "balanced": (4, True),
@@ -148,6 +160,7 @@ ROWS = {  # a rows folder: (its pairs file, the build_train settings)
     "balanced": ("balanced", {"augment": "balanced"}),
     "resampled": ("resampled", {"augment": "balanced", "key_negatives": KEY_SHARE}),
     "junk": ("resampled", {"augment": "balanced", **JUNK_KEYS}),
+    "junk-only": ("resampled", {"augment": "balanced", **JUNK_ONLY_KEYS}),
 }
 METRICS = {  # name: (sets whose pairs are pooled, what it is)
     "rm-bench hard": (("rm-bench hard",), "RM-Bench hard accuracy: the style cue on the worse answer"),
@@ -546,9 +559,11 @@ COMPARISONS = (
     # the junk keys' effect: the two share their pairs and cue rows; junk adds a key row (battery or junk) and a
     # short-correct row for every pair where resampled has battery keys for half
     ("junk", "resampled"),
+    # keys of the junk kinds alone: the same rows as junk, every key row's key drawn from the junk kinds
+    ("junk-only", "junk"),
 )
-"""The aggregate's comparisons, ``(arm, against)``: each arm minus the baseline, and junk minus resampled (those
-whose two arms the study ran)."""
+"""The aggregate's comparisons, ``(arm, against)``: each arm minus the baseline, junk minus resampled and junk-only
+minus junk (those whose two arms the study ran)."""
 KINDS = {  # metric: the rate of biasaware.evaluation.seeds that computes it from per-instance indicators
     **{m: "acc_ori" for m in METRICS},
     "injected BSR": "bsr",
@@ -704,13 +719,11 @@ def aggregate_markdown(agg: dict[str, Any]) -> str:
         + "; ".join(f"{m} {number(v)}" for m, v in cue.items() if v is not None)
         + ".",
     ]
+    others = [c.replace(" - ", " minus ") for c in agg["comparisons"] if not c.endswith(" - baseline")]
     lines += [
         "",
-        (
-            "Each arm minus the baseline, and junk minus resampled"
-            if "junk - resampled" in agg["comparisons"]
-            else "Each arm minus the baseline"
-        )
+        "Each arm minus the baseline"
+        + (f", and {' and '.join(others)}" if others else "")
         + " (points): mean of the per-seed differences [95% t "
         "interval], the seed-level paired t test (a difference is **shown** at p < 0.05) and Wilcoxon test, and "
         "beside them the pooled, seed-stratified McNemar test on the per-pair and per-probe indicators.",
