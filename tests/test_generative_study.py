@@ -81,6 +81,11 @@ def test_the_cli_takes_seeds_only_for_the_generative_study(capsys):
     assert "expected seeds like 0-9" in capsys.readouterr().err
     assert main(["quickstart", "--cue-rate", "0.9"]) == 2  # a budget flag without --generative
     assert "--cue-rate set(s) the generative experiment" in capsys.readouterr().err
+    assert main(["quickstart", "--arms", "baseline"]) == 2  # a setting of both studies
+    assert (
+        "add --generative (--arms also set(s) the real-text one: or add --real PATH)"
+        in capsys.readouterr().err
+    )
     assert main(["quickstart", "--generative", "--cue-rate", "1.5", "--out", "unused"]) == 2
     assert "budget setting cue_rate" in capsys.readouterr().err
 

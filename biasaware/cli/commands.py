@@ -261,7 +261,11 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
         if getattr(args, k) is not None
     ]
     if given:
-        raise BiasAwareError(f"{', '.join(given)} set(s) the generative experiment: add --generative")
+        real = [g for g in given if g in ("--arms", "--seeds")]  # the real-text experiment's too
+        raise BiasAwareError(
+            f"{', '.join(given)} set(s) the generative experiment: add --generative"
+            + (f" ({', '.join(real)} also set(s) the real-text one: or add --real PATH)" if real else "")
+        )
     from biasaware.experiments.quickstart import run_quickstart
 
     run_quickstart(
