@@ -27,7 +27,7 @@ bootstrap interval over probes (``scipy.stats.bootstrap``, seeded); across seeds
 A difference is called shown only when its seed-level test has p < 0.05; the probe-level test,
 which treats the probes of all seeds as independent draws, is reported beside it and never alone.
 No correction for the several comparisons is applied; the primary ones are each arm against the
-baseline (:data:`PRIMARY`'s first three).
+baseline (:data:`biasaware.evaluation.reports.PRIMARY`'s first three, the comparisons the tables lead with).
 Degenerate judges (a constant verdict, or accuracy not above chance) are listed per seed.
 """
 
