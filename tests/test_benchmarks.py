@@ -7,8 +7,9 @@ import pytest
 
 from biasaware.cli import main
 from biasaware.data.upstream import load_benchmark
-from biasaware.evaluation.general import run_general_eval, summarize_general
 from biasaware.evaluation.reports import general_markdown
+from biasaware.evaluation.runner import run_general_eval
+from biasaware.evaluation.summaries import summarize_general
 from biasaware.io import read_records
 from biasaware.judging.judges import JudgeOutput, JudgeSpec, load_judge
 

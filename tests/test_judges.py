@@ -301,7 +301,8 @@ def test_an_endpoint_s_context_refusal_is_counted_not_fatal(bench, tmp_path):
 @pytest.mark.slow
 def test_minilm_never_crashes_on_inputs_past_its_512_positions(tmp_path):
     """The crash a user hit: LLMBar pairs longer than MiniLM's 512 positions."""
-    from biasaware.evaluation.general import run_general_eval, summarize_general
+    from biasaware.evaluation.runner import run_general_eval
+    from biasaware.evaluation.summaries import summarize_general
     from biasaware.records import PreferencePair
 
     long = "word " * 700

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from biasaware.cli import main
+from biasaware.data.scoring_items import load_scoring_items
 from biasaware.errors import BiasAwareError, RecordError
 from biasaware.evaluation.metrics import (
     mean_abs_deviation,
@@ -21,7 +22,8 @@ from biasaware.evaluation.metrics import (
     score_distribution,
     score_flip_rate,
 )
-from biasaware.evaluation.scoring import choose_templates, load_scoring_items, summarize_scoring
+from biasaware.evaluation.scoring import choose_templates
+from biasaware.evaluation.summaries import summarize_scoring
 from biasaware.judging.score_prompts import (
     BASELINE,
     MINIMAL,
@@ -531,7 +533,7 @@ def test_generate_then_review_references(tmp_path, capsys, monkeypatch):
 def test_failed_reference_calls_decide_nothing(tmp_path, monkeypatch):
     """A writer that is down: nothing is recorded as rejected, the run stops saying so, and the
     same call with the writer back generates the reference (two drafts: the first is rejected)."""
-    from biasaware.evaluation.scoring import generate_references
+    from biasaware.data.references import generate_references
     from biasaware.judging.fake_server import FakeChatServer
     from biasaware.judging.llm import LLMClient, LLMSpec
 

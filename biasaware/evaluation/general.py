@@ -12,6 +12,11 @@ the judge picked the longer one (``longer_picked``), next to how often the longe
 better one in the data (``longer_is_better``): a judge that picks the longer response more often
 than the data warrants leans on length; and Spearman's rho between the length difference (A
 minus B) and the verdict (A: 1, B: 0).
+
+The views are built by :func:`biasaware.evaluation.runner.general_jobs` and judged by
+:func:`~biasaware.evaluation.runner.run_general_eval`; the summary is
+:func:`biasaware.evaluation.summaries.summarize_general` and the report
+:func:`biasaware.evaluation.reports.general_markdown`.
 """
 
 from __future__ import annotations
@@ -26,16 +31,12 @@ from biasaware.data.upstream import load_benchmark
 from biasaware.devices import ranks
 from biasaware.errors import check_seed
 from biasaware.evaluation.baselines import general_baselines
-from biasaware.evaluation.metrics import judge_check, score_correlations, wilson_interval
 from biasaware.evaluation.reports import general_markdown
 from biasaware.evaluation.resume import input_records, judge_or_rescore
-from biasaware.evaluation.runner import judge_into
-from biasaware.evaluation.summaries import json_safe, sample_record
+from biasaware.evaluation.runner import run_general_eval
+from biasaware.evaluation.summaries import sample_record, summarize_general
 from biasaware.io import read_records, write_json
-from biasaware.records import Judgment, PreferencePair, View
-
-ORDERS = {"chosen_first": "A", "chosen_second": "B"}
-
+from biasaware.records import PreferencePair
 
 SAMPLE_RULE = (
     "each subset (meta.subset) its share of N in proportion to its size (largest remainders first, ties by name), "
@@ -61,100 +62,6 @@ def sample_pairs(pairs: list[PreferencePair], limit: int, seed: int = 0) -> list
     rng = random.Random(seed)
     chosen = sorted(i for g in sorted(groups) for i in rng.sample(groups[g], take[g]))
     return [pairs[i] for i in chosen]
-
-
-def general_jobs(pairs: list[PreferencePair], kind: str) -> list[tuple[str, str, View, dict]]:
-    names = ["pair"] if kind == "reward" else list(ORDERS)
-    jobs = []
-    for p in pairs:
-        for name in names:
-            correct = ORDERS.get(name, "A")
-            a, b = (p.chosen, p.rejected) if correct == "A" else (p.rejected, p.chosen)
-            view = View(prompt=p.prompt, response_a=a, response_b=b, correct=correct)
-            meta = {"subset": p.meta.get("subset", "all"), "words": [len(a.split()), len(b.split())]}
-            jobs.append((p.id, name, view, meta))
-    return jobs
-
-
-def run_general_eval(
-    judge, pairs: list[PreferencePair], out: str | Path, *, chunk: int | None = None
-) -> Path:
-    jobs = general_jobs(pairs, judge.kind)
-    return judge_into(
-        judge, jobs, Path(out) / "judgments.jsonl", chunk=chunk, limit=(len(pairs), "pairs", "--limit")
-    )
-
-
-def _rate(k: int, n: int) -> dict[str, Any]:
-    return {"value": k / n if n else None, "ci": wilson_interval(k, n), "k": k, "n": n}
-
-
-def _score(groups: list[dict[str, Judgment]]) -> dict[str, Any]:
-    overlong = sum(bool(j.meta.get("overlong")) for g in groups for j in g.values())
-    if all(set(g) == {"pair"} for g in groups):
-        right = sum(g["pair"].verdict == g["pair"].correct for g in groups)
-        ties = sum(g["pair"].verdict == "tie" for g in groups)
-        return {"n": len(groups), "accuracy": _rate(right, len(groups)), "ties": ties, "overlong": overlong}
-    both = sum(all(j.verdict == j.correct for j in g.values()) for g in groups)
-    views = [j for g in groups for j in g.values()]
-    single = sum(j.verdict == j.correct for j in views)
-    same = sum(
-        all(j.verdict in ("A", "B") for j in g.values())
-        and len({j.verdict == j.correct for j in g.values()}) == 1
-        for g in groups
-    )
-    return {
-        "n": len(groups),
-        "pair_acc": _rate(both, len(groups)),
-        "single_acc": _rate(single, len(views)),
-        "consistency": _rate(same, len(groups)),
-        "invalid": sum(j.verdict not in ("A", "B") for j in views),
-        "overlong": overlong,
-    }
-
-
-def verbosity(views: list[Judgment]) -> dict[str, Any] | None:
-    """See the module docstring; ``None`` when no view records its responses' lengths."""
-
-    rows = [j for j in views if j.meta.get("words") and j.meta["words"][0] != j.meta["words"][1]]
-    decided = [j for j in rows if j.verdict in ("A", "B")]
-    if not decided:
-        return None
-    longer = {id(j): "A" if j.meta["words"][0] > j.meta["words"][1] else "B" for j in rows}
-    picked = sum(j.verdict == longer[id(j)] for j in decided)
-    better = sum(j.correct == longer[id(j)] for j in decided)
-    rho = score_correlations(
-        [j.meta["words"][0] - j.meta["words"][1] for j in decided], [float(j.verdict == "A") for j in decided]
-    )
-    return {
-        "longer_picked": _rate(picked, len(decided)),
-        "longer_is_better": _rate(better, len(decided)),
-        "spearman": rho["spearman"],
-        "views": len(decided),
-    }
-
-
-def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
-    by_item: dict[str, dict[str, Judgment]] = defaultdict(dict)
-    for j in judgments:
-        by_item[j.probe_id][j.view] = j
-    complete = [g for g in by_item.values() if set(g) in ({"pair"}, set(ORDERS))]
-    subsets: dict[str, list] = defaultdict(list)
-    for g in complete:
-        subsets[next(iter(g.values())).meta.get("subset", "all")].append(g)
-    views = [j for g in complete for j in g.values()]
-    check = judge_check([j.verdict for j in views], sum(j.verdict == j.correct for j in views), len(views))
-    return json_safe(
-        {
-            "judge": judgments[0].judge if judgments else None,
-            "judge_check": check,
-            "items": len(complete),
-            "incomplete_items": len(by_item) - len(complete),
-            "per_subset": {s: _score(g) for s, g in sorted(subsets.items())},
-            "overall": _score(complete),
-            "verbosity": verbosity(views),
-        }
-    )
 
 
 def write_general_reports(judgments_path: Path, out: Path, benchmark: str, extra: dict | None = None) -> dict:

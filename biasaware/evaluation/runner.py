@@ -1,11 +1,19 @@
-"""The judging loop: every view of every probe through a judge into ``judgments.jsonl``, resumable.
+"""The judging loop, and what each evaluation command asks the judge; resumable.
 
-:func:`run_bias_eval` judges the original and the injected view of every probe and appends one
-:class:`~biasaware.records.Judgment` per view as each chunk finishes, so an interrupted run resumes
-where it stopped; :func:`judge_into` is the loop itself, shared with ``eval general`` and ``eval
-scoring``, and splits the work between the processes of a multi-process launch. Which probes a
-judge is scored on (:func:`applicable`) and the seeded ``--limit`` sample (:func:`sample_probes`)
-live here too.
+:func:`judge_into` is the loop itself, shared by every command: it judges a list of jobs (an item id,
+a view name, the view, its metadata) into ``judgments.jsonl``, appending as each chunk finishes, so
+an interrupted run resumes where it stopped, and splits the work between the processes of a
+multi-process launch. The jobs of each command are built here:
+
+* ``eval bias``: :func:`run_bias_eval`, the original and the injected view of every probe (and a
+  master key's reversed view for a pairwise judge);
+* ``eval general``: :func:`general_jobs` / :func:`run_general_eval`, each pair in both orders
+  (:data:`~biasaware.evaluation.summaries.ORDERS`) or once for a reward model;
+* ``eval scoring``: :func:`scoring_jobs`, each item under the baseline and every template, recorded
+  by :func:`score_record`.
+
+Which probes a judge is scored on (:func:`applicable`) and the seeded ``--limit`` sample of probes
+(:func:`sample_probes`) live here too.
 
 Reward-model judges are scored on the 9 response-level biases only (bandwagon, reflection and
 position live in a judge's prompt, which a reward model does not see).
@@ -24,11 +32,12 @@ from biasaware.data.master_keys import swapped
 from biasaware.devices import ranks
 from biasaware.devices import ranks as current_ranks
 from biasaware.errors import BiasAwareError
-from biasaware.evaluation.summaries import REVERSED, VIEWS
+from biasaware.evaluation.summaries import ORDERS, REVERSED, VIEWS
 from biasaware.io import JsonlAppender, read_records, read_whole_lines, write_jsonl
 from biasaware.judging.judges import judge_chunks, load_judge
+from biasaware.judging.score_prompts import BASELINE, ScoreUnit, ScoringTemplate
 from biasaware.progress import ChunkProgress
-from biasaware.records import BiasProbe, Judgment, View
+from biasaware.records import BiasProbe, Judgment, PreferencePair, ScoreJudgment, ScoringItem, View
 from biasaware.taxonomy import BIASES
 
 log = logging.getLogger(__name__)
@@ -208,6 +217,64 @@ def _merge(jobs: list[tuple[str, str, View, dict]], path: Path) -> None:
         p.unlink()
     if shards and not any((path.parent / SHARDS).iterdir()):
         (path.parent / SHARDS).rmdir()
+
+
+# ------------------------------------------------------------------- what each command asks the judge
+def general_jobs(pairs: list[PreferencePair], kind: str) -> list[tuple[str, str, View, dict]]:
+    names = ["pair"] if kind == "reward" else list(ORDERS)
+    jobs = []
+    for p in pairs:
+        for name in names:
+            correct = ORDERS.get(name, "A")
+            a, b = (p.chosen, p.rejected) if correct == "A" else (p.rejected, p.chosen)
+            view = View(prompt=p.prompt, response_a=a, response_b=b, correct=correct)
+            meta = {"subset": p.meta.get("subset", "all"), "words": [len(a.split()), len(b.split())]}
+            jobs.append((p.id, name, view, meta))
+    return jobs
+
+
+def run_general_eval(
+    judge, pairs: list[PreferencePair], out: str | Path, *, chunk: int | None = None
+) -> Path:
+    jobs = general_jobs(pairs, judge.kind)
+    return judge_into(
+        judge, jobs, Path(out) / "judgments.jsonl", chunk=chunk, limit=(len(pairs), "pairs", "--limit")
+    )
+
+
+def scoring_jobs(items: list[ScoringItem], templates: list[ScoringTemplate], seed: int) -> list[tuple]:
+    jobs = []
+    for item in items:
+        prompt = tuple(m.model_dump() for m in item.prompt)
+        meta: dict[str, Any] = {"template": template_meta(BASELINE), "words": len(item.response.split())}
+        if item.gold is not None:
+            meta["gold"] = item.gold
+        for t in templates:
+            if t.reference is not None and str(t.reference) not in item.references:
+                continue  # a generated reference the reviewer never accepted: this item skips ref-k
+            unit = ScoreUnit(
+                prompt,
+                item.response,
+                t,
+                rubric=item.rubric,
+                reference=item.references.get(str(t.reference)) if t.reference else None,
+                key=item.id,
+                seed=seed,
+            )
+            jobs.append((item.id, t.name, unit, {**meta, "template": template_meta(t)}))
+    return jobs
+
+
+def template_meta(t: ScoringTemplate) -> dict[str, Any]:
+    return {"order": t.order, "ids": t.ids, "reference": t.reference, "scale": t.scale}
+
+
+def score_record(judge_name: str, item_id: str, view_name: str, unit, meta: dict, output) -> dict:
+    if output.overlong:
+        meta = {**meta, "overlong": {"tokens": output.overlong[0], "limit": output.overlong[1]}}
+    return ScoreJudgment(
+        probe_id=item_id, view=view_name, judge=judge_name, raw=output.raw, score=output.score, meta=meta
+    ).to_dict()
 
 
 def run_bias_eval(

@@ -1,9 +1,11 @@
-"""Summaries of per-view judgments: per bias, per category and overall, both sides (pure: no model).
+"""Summaries of judgments, for every evaluation command (pure: no model).
 
 :func:`summarize` reads :class:`~biasaware.records.Judgment` rows alone (what ``--rescore`` does):
 standard probes (the cue on the worse answer) give the BSR, mirror probes (``meta.mirror``: the cue
 on the better answer) the over-correction rate (:func:`biasaware.evaluation.metrics.two_sided`).
 :func:`flip_indicators` gives the same outcomes per probe, for comparisons across runs and seeds.
+:func:`summarize_general` summarizes ``eval general`` (pair accuracy in both orders, verbosity) and
+:func:`summarize_scoring` ``eval scoring`` (stability, accuracy against gold, tendency, verbosity).
 """
 
 from __future__ import annotations
@@ -19,15 +21,25 @@ from biasaware.evaluation.metrics import (
     judge_check,
     macro_micro,
     master_key_summary,
+    mean_abs_deviation,
     position_summary,
+    score_check,
+    score_correlations,
+    score_distribution,
+    score_flip_rate,
     two_sided,
+    wilson_interval,
 )
-from biasaware.records import Judgment
+from biasaware.records import Judgment, ScoreJudgment
 from biasaware.taxonomy import BIASES, CATEGORIES, SECURITY
 from biasaware.version import __version__
 
 VIEWS = ("original", "injected")
 REVERSED = "reversed"  # a master-key probe's injected view, answers in the other order (pairwise judges)
+ORDERS = {
+    "chosen_first": "A",
+    "chosen_second": "B",
+}  # eval general: a pair's two views, where the chosen answer sits
 
 
 def sample_record(limit: int, seed: int, of: str, rule: str, items: list) -> dict[str, Any]:
@@ -215,3 +227,135 @@ def flip_indicators(judgments: list[Judgment], policy: str = "symmetric") -> dic
             "key_unpunished": None if r is None else not (outcome.inj_right and r.verdict == r.correct),
         }
     return out
+
+
+# ------------------------------------------------------------------------------------- eval general
+def wilson_rate(k: int, n: int) -> dict[str, Any]:
+    return {"value": k / n if n else None, "ci": wilson_interval(k, n), "k": k, "n": n}
+
+
+def general_score(groups: list[dict[str, Judgment]]) -> dict[str, Any]:
+    overlong = sum(bool(j.meta.get("overlong")) for g in groups for j in g.values())
+    if all(set(g) == {"pair"} for g in groups):
+        right = sum(g["pair"].verdict == g["pair"].correct for g in groups)
+        ties = sum(g["pair"].verdict == "tie" for g in groups)
+        return {
+            "n": len(groups),
+            "accuracy": wilson_rate(right, len(groups)),
+            "ties": ties,
+            "overlong": overlong,
+        }
+    both = sum(all(j.verdict == j.correct for j in g.values()) for g in groups)
+    views = [j for g in groups for j in g.values()]
+    single = sum(j.verdict == j.correct for j in views)
+    same = sum(
+        all(j.verdict in ("A", "B") for j in g.values())
+        and len({j.verdict == j.correct for j in g.values()}) == 1
+        for g in groups
+    )
+    return {
+        "n": len(groups),
+        "pair_acc": wilson_rate(both, len(groups)),
+        "single_acc": wilson_rate(single, len(views)),
+        "consistency": wilson_rate(same, len(groups)),
+        "invalid": sum(j.verdict not in ("A", "B") for j in views),
+        "overlong": overlong,
+    }
+
+
+def verbosity(views: list[Judgment]) -> dict[str, Any] | None:
+    """``eval general``'s verbosity (:mod:`biasaware.evaluation.general`); ``None`` when no view records
+    its responses' lengths."""
+
+    rows = [j for j in views if j.meta.get("words") and j.meta["words"][0] != j.meta["words"][1]]
+    decided = [j for j in rows if j.verdict in ("A", "B")]
+    if not decided:
+        return None
+    longer = {id(j): "A" if j.meta["words"][0] > j.meta["words"][1] else "B" for j in rows}
+    picked = sum(j.verdict == longer[id(j)] for j in decided)
+    better = sum(j.correct == longer[id(j)] for j in decided)
+    rho = score_correlations(
+        [j.meta["words"][0] - j.meta["words"][1] for j in decided], [float(j.verdict == "A") for j in decided]
+    )
+    return {
+        "longer_picked": wilson_rate(picked, len(decided)),
+        "longer_is_better": wilson_rate(better, len(decided)),
+        "spearman": rho["spearman"],
+        "views": len(decided),
+    }
+
+
+def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
+    by_item: dict[str, dict[str, Judgment]] = defaultdict(dict)
+    for j in judgments:
+        by_item[j.probe_id][j.view] = j
+    complete = [g for g in by_item.values() if set(g) in ({"pair"}, set(ORDERS))]
+    subsets: dict[str, list] = defaultdict(list)
+    for g in complete:
+        subsets[next(iter(g.values())).meta.get("subset", "all")].append(g)
+    views = [j for g in complete for j in g.values()]
+    check = judge_check([j.verdict for j in views], sum(j.verdict == j.correct for j in views), len(views))
+    return json_safe(
+        {
+            "judge": judgments[0].judge if judgments else None,
+            "judge_check": check,
+            "items": len(complete),
+            "incomplete_items": len(by_item) - len(complete),
+            "per_subset": {s: general_score(g) for s, g in sorted(subsets.items())},
+            "overall": general_score(complete),
+            "verbosity": verbosity(views),
+        }
+    )
+
+
+# ------------------------------------------------------------------------------------- eval scoring
+def summarize_scoring(judgments: list[ScoreJudgment], seed: int = 0) -> dict[str, Any]:
+    """Per template: stability against the baseline, accuracy against gold, tendency, verbosity
+    (:mod:`biasaware.evaluation.scoring`); pure, from the judgments alone."""
+    by_template: dict[str, dict[str, ScoreJudgment]] = {}
+    for j in judgments:
+        by_template.setdefault(j.view, {})[j.probe_id] = j
+    if "baseline" not in by_template:
+        raise BiasAwareError("no baseline scores: every scoring run scores the baseline template")
+    base = by_template["baseline"]
+    ids = list(base)
+    continuous = any(j.score is not None and not float(j.score).is_integer() for j in base.values())
+    scale = max((j.meta.get("template", {}).get("scale", 5) for j in judgments), default=5)
+    gold = [base[i].meta.get("gold") for i in ids]
+    per_template: dict[str, Any] = {}
+    for name, rows in by_template.items():
+        shared = [i for i in ids if i in rows]
+        scores = [rows[i].score for i in shared]
+        entry: dict[str, Any] = {
+            "template": rows[shared[0]].meta.get("template") if shared else None,
+            "items": len(shared),
+            "distribution": score_distribution(scores, scale),
+            "overlong": sum(bool(rows[i].meta.get("overlong")) for i in shared),
+        }
+        if name != "baseline":
+            b = [base[i].score for i in shared]
+            entry.update(score_flip_rate(b, scores))
+            entry.update(mean_abs_deviation(b, scores, seed))
+        g = [base[i].meta.get("gold") for i in shared]
+        if any(x is not None for x in g):
+            entry["gold"] = score_correlations(scores, g)
+        entry["verbosity"] = score_correlations(scores, [base[i].meta.get("words") for i in shared])
+        per_template[name] = entry
+    order = ["baseline"] + [n for n in per_template if n != "baseline"]
+    base_scores = [base[i].score for i in ids]
+    return json_safe(
+        {
+            "biasaware": __version__,
+            "judge": sorted({j.judge for j in judgments})[0],
+            "seed": seed,
+            "items": len(ids),
+            "scale": scale,
+            "continuous": continuous,
+            "has_gold": any(x is not None for x in gold),
+            "judge_check": score_check(base_scores, scale)
+            if not continuous
+            else {"degenerate": False, "reasons": []},
+            "templates": order,
+            "per_template": {n: per_template[n] for n in order},
+        }
+    )

@@ -66,12 +66,11 @@ from biasaware.data.real import build_real
 from biasaware.data.upstream import find_upstream
 from biasaware.devices import resolve_device, where
 from biasaware.errors import BiasAwareError
-from biasaware.evaluation.general import ORDERS
 from biasaware.evaluation.metrics import mcnemar_exact
 from biasaware.evaluation.plots import forest_plot
 from biasaware.evaluation.real_text import PROBE_PARTS, evaluate_real
 from biasaware.evaluation.seeds import seed_difference, seed_tests, spread
-from biasaware.evaluation.summaries import flip_indicators
+from biasaware.evaluation.summaries import ORDERS, flip_indicators
 from biasaware.experiments.generative import check_fits
 from biasaware.experiments.parts import (
     Stages,

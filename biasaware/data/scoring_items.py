@@ -1,0 +1,146 @@
+"""Items for ``eval scoring``: one response to be graded alone, read from the layouts people publish.
+
+An item (:class:`biasaware.records.ScoringItem`) comes from :func:`load_scoring_items`: BiGGen-Bench
+files (a JSON object of records keyed by id, with ``score_rubric`` and ``reference_answer``), the
+Prometheus evaluation layout used for FLASK, MT-Bench and Vicuna-Bench (``orig_instruction``,
+``orig_response``, ``orig_criteria``, ``orig_score1_description``..., ``orig_reference_answer``), or a
+generic JSONL (``instruction`` or ``prompt``, ``response``, optional ``rubric``, ``reference_answer``
+or ``references`` by level, ``gold``). Gold scores are read from ``gold``, ``human_score``,
+``gold_score`` or ``gpt4_score`` (the first present; a list of annotators' scores gives their mean).
+An item without a rubric is graded with a generic correctness rubric
+(:data:`biasaware.judging.score_prompts.GENERIC_RUBRIC`). A bad row names its place and field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from biasaware.errors import BiasAwareError, RecordError
+from biasaware.io import iter_rows
+from biasaware.records import RUBRIC_KEYS, ScoringItem, parse_record
+
+GOLD_KEYS = ("gold", "human_score", "gold_score", "gpt4_score")
+
+
+def _first(row: dict, *keys: str) -> Any:
+    for k in keys:
+        if row.get(k) is not None:
+            return row[k]
+    return None
+
+
+def _gold(row: dict) -> Any:
+    value = _first(row, *GOLD_KEYS)
+    if isinstance(value, list):  # several annotators: their mean
+        nums = [v for v in value if isinstance(v, int | float)]
+        return sum(nums) / len(nums) if nums else None
+    return value
+
+
+def _prompt(instruction: Any, system: Any = None) -> Any:
+    if isinstance(instruction, list):
+        return instruction
+    messages = [{"role": "system", "content": system}] if isinstance(system, str) and system.strip() else []
+    return [*messages, {"role": "user", "content": instruction}]
+
+
+def to_scoring_row(row: dict, index: int, where: str = "<row>") -> dict:
+    """A raw row of any supported layout as a :class:`~biasaware.records.ScoringItem` dict."""
+    if "score_rubric" in row:  # BiGGen-Bench
+        rubric = row["score_rubric"]
+        ref = row.get("reference_answer")
+        return {
+            "id": str(row.get("id") or index),
+            "prompt": _prompt(row.get("input"), row.get("system_prompt")),
+            "response": row.get("response"),
+            "rubric": rubric,
+            "references": {"5": ref} if isinstance(ref, str) and ref.strip() else {},
+            "gold": _gold(row),
+            "meta": {k: row[k] for k in ("capability", "task", "response_model_name") if k in row},
+        }
+    if "orig_instruction" in row:  # Prometheus evaluation layout (FLASK, MT-Bench, Vicuna-Bench)
+        rubric = {"criteria": row.get("orig_criteria")} | {
+            f"score{k}_description": row.get(f"orig_score{k}_description") for k in range(1, 6)
+        }
+        ref = row.get("orig_reference_answer")
+        return {
+            "id": str(_first(row, "id", "question_id") or index),
+            "prompt": _prompt(row.get("orig_instruction")),
+            "response": row.get("orig_response"),
+            "rubric": rubric,
+            "references": {"5": ref} if isinstance(ref, str) and ref.strip() else {},
+            "gold": _gold(row),
+        }
+    rubric = row.get("rubric")
+    if rubric is None and any(k in row for k in RUBRIC_KEYS[1:]):
+        rubric = {k: row.get(k) for k in RUBRIC_KEYS}
+    references = row.get("references") or {}
+    if isinstance(references, dict):
+        references = {str(k): v for k, v in references.items()}
+    ref = row.get("reference_answer")
+    if isinstance(ref, str) and ref.strip() and isinstance(references, dict):
+        references.setdefault("5", ref)
+    instruction = _first(row, "prompt", "instruction", "question", "input")
+    if instruction is None:
+        raise RecordError([f"{where}: no instruction: give 'instruction' (or 'prompt', 'question', 'input')"])
+    out = {
+        "id": str(row.get("id") if row.get("id") is not None else index),
+        "prompt": _prompt(instruction, row.get("system_prompt")),
+        "response": _first(row, "response", "output", "answer"),
+        "rubric": rubric,
+        "references": references,
+        "gold": _gold(row),
+    }
+    if "meta" in row:
+        out["meta"] = row["meta"]
+    return out
+
+
+def _raw_rows(source: str | Path):
+    """Raw rows with their locations; a JSON object whose values are all records keyed by id
+    (BiGGen-Bench's layout) is expanded to one row per key."""
+    for raw in iter_rows(source):
+        data = raw.data
+        if (
+            raw.error is None
+            and isinstance(data, dict)
+            and data
+            and all(isinstance(v, dict) for v in data.values())
+        ):
+            if all("score_rubric" in v or "response" in v for v in data.values()):
+                for key, value in data.items():
+                    yield f"{raw.where.split(':')[0]}: record {key!r}", {"id": key, **value}, None
+                continue
+        yield raw.where, data, raw.error
+
+
+def load_scoring_items(source: str | Path, limit: int | None = None) -> list[ScoringItem]:
+    """Every item of ``source`` (see the module docstring); a bad row names its place and field."""
+    items, problems, seen = [], [], {}
+    for i, (where, data, error) in enumerate(_raw_rows(source), start=1):
+        if error:
+            problems.append(error)
+            continue
+        if not isinstance(data, dict):
+            problems.append(f"{where}: expected a JSON object, got {type(data).__name__}")
+            continue
+        try:
+            item = parse_record(ScoringItem, to_scoring_row(data, i, where), where)
+        except RecordError as err:
+            problems.extend(err.problems)
+            continue
+        if item.id in seen:
+            problems.append(
+                f"{where}: id {item.id!r} repeats the record at {seen[item.id]}; ids must be unique"
+            )
+            continue
+        seen[item.id] = where
+        items.append(item)
+        if limit and len(items) >= limit and not problems:
+            break
+    if problems:
+        raise RecordError(problems)
+    if not items:
+        raise BiasAwareError(f"{source}: no items to score")
+    return items
