@@ -616,6 +616,14 @@ class Budget:
         "--generative: GRPO steps per arm (default: the preset's; cpu 12 of 16 completions; with --real: gpu 40 of "
         "64, cpu 1 of 4)",
     )
+    grpo_lr: float | None = option(
+        "--generative: GRPO's learning rate (default 5e-05); a lower one keeps the sampled verdicts varied "
+        "longer, so more of GRPO's groups carry signal (docs/generative.md)",
+    )
+    grpo_pool: int | None = option(
+        "--generative: prompts scored to choose GRPO's prompts of most signal from (default: the preset's; cpu "
+        "192, gpu 800)",
+    )
     trainable_layers: int | None = option(
         "--generative: top layers trained (default: the preset's; cpu 12 of 30, gpu all; with --real: cpu 4)",
     )

@@ -518,7 +518,10 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
         grpo = result["grpo"]["baseline"]
         assert grpo["selection"]["kept"]["prompts"] == 4 and grpo["selection"]["pool"]["prompts"] >= 4
         assert [s["step"] for s in grpo["steps"]] == [1]
-        assert {"reward_std", "zero_std_groups"} <= set(grpo["steps"][0]) and grpo[
+        assert grpo["entropy"] is not None and grpo["entropy"][0] == pytest.approx(
+            grpo["steps"][0]["entropy"], abs=1e-4
+        )
+        assert {"reward_std", "zero_std_groups", "entropy"} <= set(grpo["steps"][0]) and grpo[
             "mean_zero_std_groups"
         ] is not None
         assert isinstance(grpo["weights_changed"], bool) and grpo["rate"]["steps"] == 1

@@ -462,8 +462,10 @@ def step_rate(ckpt: Path) -> dict[str, Any]:
 
 def grpo_signal(ckpt: Path) -> dict[str, Any]:
     """What GRPO had to learn from: the prompt selection and, per step, the reward's standard
-    deviation over the batch and the share of groups whose rewards were all alike (TRL's
-    ``reward_std`` and ``frac_reward_zero_std``)."""
+    deviation over the batch, the share of groups whose rewards were all alike and the mean
+    per-token entropy of the sampled completions (TRL's ``reward_std``, ``frac_reward_zero_std``
+    and ``entropy``). A verdict whose entropy falls towards 0 is sampled alike in every group: the
+    signal goes with it (``entropy``: the first and the last step's)."""
     card = card_of(ckpt)
     steps = [
         {
@@ -471,17 +473,20 @@ def grpo_signal(ckpt: Path) -> dict[str, Any]:
             "reward": e.get("reward"),
             "reward_std": e.get("reward_std"),
             "zero_std_groups": e.get("frac_reward_zero_std"),
+            "entropy": e.get("entropy"),
         }
         for e in card.get("log_history") or []
         if "reward_std" in e
     ]
     zero = [s["zero_std_groups"] for s in steps if s["zero_std_groups"] is not None]
     std = [s["reward_std"] for s in steps if s["reward_std"] is not None]
+    entropy = [s["entropy"] for s in steps if s["entropy"] is not None]
     return {
         "selection": card.get("grpo_selection"),
         "steps": steps,
         "mean_reward_std": round(sum(std) / len(std), 4) if std else None,
         "mean_zero_std_groups": round(sum(zero) / len(zero), 4) if zero else None,
+        "entropy": [round(e, 4) for e in (entropy[0], entropy[-1])] if entropy else None,
     }
 
 
@@ -775,7 +780,8 @@ def seed_markdown(result: dict[str, Any]) -> str:
         kept = (g.get("selection") or {}).get("kept") or {}
         lines.append(
             f"- {name}: {kept.get('prompts')} prompts (expected uniform groups {kept.get('expected_uniform_groups')}); "
-            f"uniform groups {g['mean_zero_std_groups']}; weights changed: {'yes' if g['weights_changed'] else 'NO'}"
+            f"uniform groups {g['mean_zero_std_groups']}; completion entropy, first and last step "
+            f"{g.get('entropy')}; weights changed: {'yes' if g['weights_changed'] else 'NO'}"
         )
     contended = sorted(k for k, v in result.get("stage_load", {}).items() if v.get("contended"))
     lines += [
