@@ -9,15 +9,16 @@ uniform (no gradient), what the prompt selection expected (``expected_nonuniform
 entropy at the first and the last step (a verdict sampled alike everywhere has entropy near 0), the
 format reward's mean (a negative one: malformed verdicts, which a hotter sampling writes) and the
 stage's seconds. ``study`` is the seed's own settings (the baseline of the comparison); each
-``--variant NAME:key=value,...`` changes GRPO recipe settings (``learning_rate``, ``temperature``,
-``beta``, ``select_pool``, ``num_generations`` with ``per_device_train_batch_size``, ...).
+``--variant NAME:key=value,...`` changes the study's budget settings (``grpo_lr``, ``grpo_pool``,
+``both_orders``, ``num_generations`` with ``grpo_batch``, ...: as ``quickstart --generative`` would
+run them) and, for any other key, GRPO recipe settings (``temperature``, ``beta``, ...).
 
 The seed folder is one that ``biasaware quickstart --generative`` wrote (its ``ckpt/<arm>-sft`` and
 training rows); its GRPO checkpoints are left alone (the stages here write under ``--work``).
 
     .venv/bin/biasaware quickstart --generative --arms baseline,balanced --bench-probes 2 --out runs/pilot
     .venv/bin/python bench/grpo_signal.py --seed-folder runs/pilot/seed-0 --arms baseline,balanced \\
-        --variant lr1e-5:learning_rate=1e-5 --variant t1.5:temperature=1.5 --json docs/results/bench/grpo-signal.json
+        --variant lr1e-5:grpo_lr=1e-5 --variant t1.5:temperature=1.5 --json docs/results/bench/grpo-signal.json
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pathlib import Path
 from record import add_json_argument, write_record  # bench/, next to this script
 
 from biasaware.experiments import parts
-from biasaware.experiments.generative import ARMS, BASE_MODEL, grpo_signal, make_budget, train_flags
+from biasaware.experiments.generative import ARMS, BASE_MODEL, Budget, grpo_signal, make_budget, train_flags
 from biasaware.recipes import CONFIGS
 
 
@@ -43,11 +44,13 @@ def parse_variant(text: str) -> tuple[str, dict[str, str]]:
     return name, dict(pairs)
 
 
-def study_flags(folder: Path, arm_name: str, out: Path) -> dict:
+def study_flags(folder: Path, arm_name: str, out: Path, settings: dict[str, str]) -> dict:
     """The GRPO stage's flags as the study gives them (experiments/generative.grpo), from the seed's
-    recorded budget; written under ``out``, no resumable checkpoints."""
+    recorded budget with the budget ``settings`` changed (the rest of ``settings``: recipe flags);
+    written under ``out``, no resumable checkpoints."""
     seed = json.loads((folder / "generative.json").read_text())
-    budget = make_budget("cpu", seed.get("budget"))
+    changed = {k: v for k, v in settings.items() if k in Budget.model_fields}
+    budget = make_budget("cpu", {**(seed.get("budget") or {}), **changed})
     arm = ARMS[arm_name]
     flags = {
         "config": CONFIGS / BASE_MODEL / "grpo_verdict.yaml",
@@ -59,17 +62,18 @@ def study_flags(folder: Path, arm_name: str, out: Path) -> dict:
         "num_generations": budget.num_generations,
         "max_completion_length": budget.max_completion_length,
         "learning_rate": budget.grpo_lr,
-        "rewards": arm.rewards,
-        "reward_weights": ["1.0"] * len(arm.rewards),
+        "rewards": budget.grpo_rewards(arm),
+        "reward_weights": ["1.0"] * len(budget.grpo_rewards(arm)),
         "scale_rewards": arm.scale_rewards,
         "select_prompts": budget.grpo_prompts,
         "select_pool": budget.grpo_pool,
+        **({"both_orders": True} if budget.both_orders else {}),
         **train_flags(arm, budget, int(seed["seed"]), True, budget.grpo_steps),
         "save_strategy": "no",
     }
     for key in ("save_steps", "save_total_limit"):
         flags.pop(key)
-    return flags
+    return {**flags, **{k: v for k, v in settings.items() if k not in changed}}
 
 
 def figures_of(ckpt: Path, seconds: float) -> dict:
@@ -121,7 +125,7 @@ def main() -> None:
             figures["arms"][arm] = {}
             for name, settings in variants:
                 out = work / f"{arm}-{name}"
-                flags = {**study_flags(args.seed_folder, arm, out), **settings}
+                flags = study_flags(args.seed_folder, arm, out, settings)
                 t0 = time.time()
                 parts.run_stage("grpo", flags, f"GRPO of {arm}, {name}", work / "run.log", cpu=True)
                 row = {"settings": settings, **figures_of(out, time.time() - t0)}

@@ -126,7 +126,8 @@ def argparse_settings(item: Declared, default: Any) -> dict[str, Any]:
     }
     if item.annotation is bool or item.settings.get("action") == "store_true":
         settings.setdefault("action", "store_true")
-        default = bool(default)
+        # a `bool | None` flag defaults to None: not given, so the preset's value stands
+        default = None if default is None and item.annotation is not bool else bool(default)
     elif "type" not in settings and "action" not in settings:
         choices = _choices(item.annotation)
         if choices is not None:
@@ -639,6 +640,12 @@ class Budget:
         "judge used as a reward needs: position consistency, master-key false positives in both orders (default 0: "
         "none)",
         metavar="N",
+    )
+    both_orders: bool | None = option(
+        "--generative: GRPO's prompts in both answer orders in one batch, with a reward for the same answer in "
+        "both (the swap-consistency reward; the balanced arms' cue-consistency reward covers the swapped order "
+        "already); SFT unchanged (default off)",
+        action="store_true",
     )
     key_negatives: float | None = option(
         "--generative: share of training pairs that also give a master-key row (the chosen answer against a "

@@ -157,6 +157,19 @@ def test_grpo_prompts_are_chosen_by_group_signal_in_whole_blocks():
         choose(data, p[:2], keep=1, g=4)
 
 
+def test_both_orders_adds_the_swap_reward_to_arms_without_a_twin_reward_and_is_recorded_when_on():
+    from biasaware.experiments.generative import ARMS, make_budget
+
+    on, off = make_budget("cpu", {"both_orders": True}), make_budget("cpu")
+    assert on.grpo_rewards(ARMS["baseline"]) == ["accuracy", "swap_consistency", "format"]
+    assert on.grpo_rewards(ARMS["paper"]) == ["accuracy", "swap_consistency", "format"]
+    # the cue-consistency reward counts the swapped order as a twin view already
+    assert on.grpo_rewards(ARMS["balanced"]) == ["accuracy", "cue_consistency", "format"]
+    assert on.grpo_rewards(ARMS["balanced-acc"]) == ["accuracy", "swap_consistency", "format"]
+    assert all(off.grpo_rewards(a) == a.rewards for a in ARMS.values())
+    assert on.record()["both_orders"] is True and "both_orders" not in off.record()  # older folders resume
+
+
 def test_grpo_rows_can_carry_their_views_for_scoring():
     from biasaware.judging.prompts import get_template
     from biasaware.records import TrainingRow
@@ -578,10 +591,16 @@ def test_reward_checks_score_every_judge_on_position_and_master_keys(tiny_models
     from biasaware.experiments.generative import run_generative
 
     out = tmp_path / "gen"
-    budget = {**TINY, "reward_probes": 3}
+    budget = {**TINY, "reward_probes": 3, "both_orders": True}
     result = run_generative(
         out, seeds=[0], overrides=budget, arms=["baseline"], model=str(tiny_models["causal"])
     )
+    # both orders: GRPO's prompts come as twins (one pair_id, both labels) and the swap reward is paid
+    card = json.loads((out / "seed-0" / "ckpt" / "baseline-grpo" / "biasaware_card.json").read_text())
+    assert card["script_args"]["both_orders"] is True
+    assert card["script_args"]["rewards"] == ["accuracy", "swap_consistency", "format"]
+    assert any("rewards/swap_consistency_reward/mean" in e for e in card["log_history"])
+    assert card["grpo_selection"]["kept"]["prompts"] % 2 == 0
     checks = result["reward_checks"]
     assert (
         set(checks["master_keys"]["runs"]) == set(checks["position"]) == {"start", "baseline-sft", "baseline"}

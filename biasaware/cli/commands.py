@@ -285,7 +285,9 @@ def real_study(args: argparse.Namespace) -> int:
     given = [
         f"--{k.replace('_', '-')}"
         for k in (*o.BUDGET_FLAGS, "budget")
-        if getattr(args, k) is not None and (k not in own or not args.generative)
+        if getattr(args, k) is not None
+        and getattr(args, k) is not False
+        and (k not in own or not args.generative)
     ]
     if given:
         only = (

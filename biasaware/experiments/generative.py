@@ -72,6 +72,7 @@ from biasaware.judging.models import load_config, model_identity
 from biasaware.recipes import CONFIGS
 from biasaware.records import Judgment
 from biasaware.training.recipe import trained
+from biasaware.training.rewards import TWIN_REWARDS
 from biasaware.version import source_commit
 
 REWARD_CHECKS = ("position", "masterkey")  # what a judge used as a reward needs (Budget.reward_probes)
@@ -128,6 +129,11 @@ KEY_NEGATIVES = (
     "share of training pairs that also give a master-key row (the chosen answer against a non-answer), and on "
     "balanced rows a short-correct row, in every judge's SFT and GRPO data"
 )
+BOTH_ORDERS = (
+    "GRPO's prompts in both answer orders, adjacent in one batch, and every arm's GRPO with a reward for "
+    "the same answer in both orders (the swap-consistency reward; the balanced arms' cue-consistency reward "
+    "already counts the swapped order as a twin view); SFT is unchanged"
+)
 REWARD_PROBES = (
     "probes per side of position and master keys, a second fixed benchmark every judge is also scored on (0: "
     "none): what a judge used as a reward needs"
@@ -168,15 +174,24 @@ class Budget(BaseModel):
     # added later (left out of the record at their default): master-key rows in the data, reward checks
     key_negatives: float = Field(0.0, ge=0, le=1, description=KEY_NEGATIVES)
     reward_probes: int = Field(0, ge=0, description=REWARD_PROBES)
+    both_orders: bool = Field(False, description=BOTH_ORDERS)
 
     def record(self) -> dict[str, Any]:
         """The budget as results and the study's claim record it: a setting added later is left out at
         its default, so a folder made before it still resumes."""
         data = self.model_dump()
-        for added in ("key_negatives", "reward_probes"):
+        for added in ("key_negatives", "reward_probes", "both_orders"):
             if not data[added]:
                 data.pop(added)
         return data
+
+    def grpo_rewards(self, arm: Arm) -> list[str]:
+        """The rewards of ``arm``'s GRPO: its own, with the swap-consistency reward before ``format``
+        when prompts come in both orders and the arm has no twin reward yet (``both_orders``)."""
+        if not self.both_orders or set(arm.rewards) & set(TWIN_REWARDS):
+            return list(arm.rewards)
+        at = arm.rewards.index("format") if "format" in arm.rewards else len(arm.rewards)
+        return [*arm.rewards[:at], "swap_consistency", *arm.rewards[at:]]
 
     @property
     def grpo_prompts(self) -> int:
@@ -432,11 +447,12 @@ def grpo(run: SeedRun, arm: Arm, model: Path, target: Path, what: str) -> None:
         "num_generations": b.num_generations,
         "max_completion_length": b.max_completion_length,
         "learning_rate": b.grpo_lr,
-        "rewards": arm.rewards,
-        "reward_weights": ["1.0"] * len(arm.rewards),
+        "rewards": b.grpo_rewards(arm),
+        "reward_weights": ["1.0"] * len(b.grpo_rewards(arm)),
         "scale_rewards": arm.scale_rewards,
         "select_prompts": b.grpo_prompts,
         "select_pool": b.grpo_pool,
+        **({"both_orders": True} if b.both_orders else {}),
         **train_flags(arm, b, run.seed, run.cpu, b.grpo_steps),
     }
     parts.run_stage("grpo", flags, f"GRPO of {what}", run.folder / "run.log", cpu=run.cpu)
@@ -563,7 +579,7 @@ class SeedRun:
                 lambda arm=arm, tuned=tuned, final=final, name=name: grpo(self, arm, tuned, final, name),
                 trained(final),
                 f"{b.grpo_steps} steps of {b.grpo_batch} completions on the {b.grpo_prompts} prompts of most signal "
-                f"of {b.grpo_pool} (rewards {', '.join(arm.rewards)})",
+                f"of {b.grpo_pool} (rewards {', '.join(b.grpo_rewards(arm))})",
             )
             out[name] = (tuned, final)
         return out
