@@ -116,7 +116,7 @@ def test_master_key_rows_go_with_their_pair_into_every_judge_s_data(tmp_path):
         keyed[n]["cue_on_chosen"] == plain[n]["cue_on_chosen"] for n in ("train-start", "train-arms")
     )  # pairs are base pairs, and the cue rate is that of the cued rows
     assert "key_rows" not in plain["train-start"] and make_budget("cpu", sizes).record().keys() == (
-        make_budget("cpu", sizes).model_dump().keys() - {"key_negatives", "reward_probes"}
+        make_budget("cpu", sizes).model_dump().keys() - {"key_negatives", "reward_probes", "both_orders"}
     )
     sides = {}
     for name in ("train-start", "train-arms", "train-balanced"):
