@@ -601,6 +601,8 @@ def test_reward_checks_score_every_judge_on_position_and_master_keys(tiny_models
     assert card["script_args"]["rewards"] == ["accuracy", "swap_consistency", "format"]
     assert any("rewards/swap_consistency_reward/mean" in e for e in card["log_history"])
     assert card["grpo_selection"]["kept"]["prompts"] % 2 == 0
+    seed = json.loads((out / "seed-0" / "generative.json").read_text())
+    assert seed["arms"]["baseline"]["rewards"] == card["script_args"]["rewards"]  # recorded as it ran
     checks = result["reward_checks"]
     assert (
         set(checks["master_keys"]["runs"]) == set(checks["position"]) == {"start", "baseline-sft", "baseline"}

@@ -753,7 +753,8 @@ def run_seed(
         "seed": seed,
         "commit": source_commit(),
         "budget": budget.record(),
-        "arms": {k: ARMS[k].model_dump() for k in arms},
+        # each arm as it ran: its GRPO rewards with what the budget adds (both_orders: the swap reward)
+        "arms": {k: {**ARMS[k].model_dump(), "rewards": budget.grpo_rewards(ARMS[k])} for k in arms},
         "machine": {**machine(), **place},
         "model": model,
         "configs": f"recipes/configs/{configs}",
