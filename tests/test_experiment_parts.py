@@ -71,6 +71,9 @@ def test_a_folder_is_claimed_once_and_other_settings_are_named(tmp_path):
     claim_folder(out, "run.json", {"seed": 0, "budget": {"steps": 2}}, "a test run")  # the same: resumes
     with pytest.raises(BiasAwareError, match=r"other settings \(budget.steps: 2 there, 3 now\)"):
         claim_folder(out, "run.json", {"seed": 0, "budget": {"steps": 3}}, "a test run")
+    # a setting a record leaves out at its default is named as such, not as None
+    with pytest.raises(BiasAwareError, match=r"budget.steps: 2 there, its default now\)"):
+        claim_folder(out, "run.json", {"seed": 0, "budget": {}}, "a test run")
     (out / "run.json").write_text("[1]")
     with pytest.raises(BiasAwareError, match="is not a test run record"):
         claim_folder(out, "run.json", {"seed": 0}, "a test run")

@@ -90,7 +90,7 @@ class Arm(BaseModel):
     rewards: list[str]
     scale_rewards: str = "group"
     sft_of: str | None = None  # another arm whose SFT checkpoint this arm's GRPO starts from
-    what: str
+    what: str  # its training rows; its GRPO rewards are named from ``Budget.grpo_rewards``
 
 
 ARMS: dict[str, Arm] = {
@@ -98,20 +98,20 @@ ARMS: dict[str, Arm] = {
         rows="train-arms",
         bias_ratio="0:4",
         rewards=["accuracy", "format"],
-        what="natural pairs (the cue on the chosen answer at the cue rate); GRPO: accuracy + format",
+        what="natural pairs (the cue on the chosen answer at the cue rate)",
     ),
     "paper": Arm(
         rows="train-arms",
         bias_ratio="4:4",
         rewards=["accuracy", "format"],
-        what="natural pairs + as many bias-aware pairs (JudgeBiasBench); GRPO: accuracy + format",
+        what="natural pairs + as many bias-aware pairs (JudgeBiasBench)",
     ),
     "balanced": Arm(
         rows="train-balanced",
         bias_ratio="0:4",
         rewards=["accuracy", "cue_consistency", "format"],
         scale_rewards="none",
-        what="balanced rows (cue on neither, either, both); GRPO: accuracy + cue-consistency + format",
+        what="balanced rows (cue on neither, either, both)",
     ),
     "balanced-acc": Arm(
         rows="train-balanced",
@@ -119,7 +119,7 @@ ARMS: dict[str, Arm] = {
         rewards=["accuracy", "format"],
         scale_rewards="none",
         sft_of="balanced",
-        what="the ablation: the balanced arm's SFT; GRPO on balanced rows with accuracy + format only",
+        what="the ablation: the balanced arm's SFT and rows, GRPO without the cue-consistency reward",
     ),
 }
 BASELINE = "baseline"

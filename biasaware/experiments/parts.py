@@ -70,7 +70,7 @@ def claim_folder(out: Path, stamp: str, mine: dict[str, Any], what: str) -> None
         if not isinstance(earlier, dict):
             raise BiasAwareError(f"{path} is not {what} record; use a new --out")
         diff = [
-            f"{key}: {at(earlier, key)!r} there, {at(mine, key)!r} now" for key in differing(earlier, mine)
+            f"{key}: {shown(earlier, key)} there, {shown(mine, key)} now" for key in differing(earlier, mine)
         ]
         if diff:
             raise BiasAwareError(
@@ -93,14 +93,15 @@ def differing(old: Any, new: Any, prefix: str = "") -> list[str]:
     return [] if old == new else [prefix.rstrip(".")]
 
 
-def at(settings: dict[str, Any], dotted: str) -> Any:
-    """The value under a dotted key (``None`` where it is missing)."""
+def shown(settings: dict[str, Any], dotted: str) -> str:
+    """A setting as a refusal names it: its value, or "its default" where the record leaves it out
+    (a record leaves out a setting added later while it is at its default)."""
+    missing = object()
     for key in dotted.split("."):
-        settings = settings.get(key) if isinstance(settings, dict) else None
-    return settings
+        settings = settings.get(key, missing) if isinstance(settings, dict) else missing
+    return "its default" if settings is missing else repr(settings)
 
 
-# ------------------------------------------------------------------------------------------ recipes
 def recipe_flags(settings: Mapping[str, Any]) -> list[str]:
     """``{"learning_rate": 2e-4, "rewards": ["accuracy", "format"], "bf16": False}`` as the recipe's
     flags: a list gives one token per item (``nargs``), a dict its JSON, a bool ``true``/``false``;
