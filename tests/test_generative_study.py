@@ -337,6 +337,16 @@ def test_the_reward_checks_aggregate_equals_hand_computed_statistics():
     assert "reward_checks" not in aggregate(study)
 
 
+def test_the_same_difference_at_every_seed_up_to_rounding_has_no_t_test():
+    """Two seeds that each differ by one probe of 25 give -4.0 up to float rounding: no spread, so no
+    t test (it would call the difference shown at p 4e-16), and an interval of the one value."""
+    from biasaware.evaluation.seeds import seed_tests, spread
+
+    tests = seed_tests([-4.0000000000000036, -3.9999999999999982])
+    assert tests["sd"] == 0 and tests["t_p"] is None and tests["ci"] == pytest.approx([-4.0, -4.0])
+    assert spread([-4.0, -3.0])["sd"] == pytest.approx(0.7071, abs=1e-4)  # a real spread is kept
+
+
 def test_a_comparison_with_a_degenerate_judge_is_also_tested_without_its_seed():
     """Seed 2's starting judge is degenerate: the comparisons against it carry the same seed-level
     tests over seeds 0 and 1 alone; the comparisons it is not part of carry none. The machines and

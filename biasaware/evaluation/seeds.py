@@ -90,6 +90,8 @@ def spread(values: list[float]) -> dict[str, Any]:
     if n < 2:
         return {"n": n, "mean": mean, "sd": None, "ci": None}
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    if sd <= 1e-9 * max(1.0, *(abs(v) for v in values)):
+        sd = 0.0  # the same value at every seed, up to float rounding: no spread, so no t test
     half = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
     return {"n": n, "mean": mean, "sd": sd, "ci": [mean - half, mean + half]}
 
