@@ -118,7 +118,9 @@ def main() -> None:
     unknown = [a for a in arms if a not in ARMS]
     if unknown:
         raise SystemExit(f"--arms: unknown {', '.join(unknown)}; the study's arms are {', '.join(ARMS)}")
-    figures: dict = {"seed_folder": str(args.seed_folder), "arms": {}}
+    # the seed by its study folder's name and its own (no local path in a published file)
+    seed = args.seed_folder.resolve()
+    figures: dict = {"seed_folder": f"{seed.parent.name}/{seed.name}", "arms": {}}
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or Path(tmp)
         for arm in arms:
