@@ -200,20 +200,29 @@ def _unexplained(page: str, text: str) -> list[str]:
     return sorted(figures - _values(_named_files(text)) - set(NOT_MEASURED.get(page, {})))
 
 
+def _committed_aggregate(study: Path) -> dict:
+    """A study folder's committed aggregate, checked equal to what its committed seed files give
+    (recomputed here, bench comparison included)."""
+    import json
+
+    from biasaware.evaluation.seeds import aggregate, bench_rates, load_seeds
+
+    agg = json.loads((study / "aggregate.json").read_text())
+    again = aggregate(load_seeds(study), bench_rates(ROOT / "docs" / "results" / "bench"))
+    assert json.loads(json.dumps(again)) == agg
+    return agg
+
+
 def test_the_generative_study_tables_are_its_aggregate():
     """The committed aggregate of the generative study is what its committed seed files give (recomputed
     here, bench comparison included), it has the pre-registered ten seeds at least, and README.md and
     docs/generative.md show its tables exactly as the library renders them."""
-    import json
 
     from biasaware.evaluation.reports import study_headline_markdown, study_markdown
-    from biasaware.evaluation.seeds import aggregate, bench_rates, load_seeds
 
     study = ROOT / "docs" / "results" / "generative-study"
-    agg = json.loads((study / "aggregate.json").read_text())
+    agg = _committed_aggregate(study)
     assert len(agg["seeds"]) >= 10 and agg["seeds"] == sorted(agg["seeds"])
-    again = aggregate(load_seeds(study), bench_rates(ROOT / "docs" / "results" / "bench"))
-    assert json.loads(json.dumps(again)) == agg
     assert study_headline_markdown(agg) in (ROOT / "README.md").read_text()
     assert study_markdown(agg) in (ROOT / "docs" / "generative.md").read_text()
     assert (study / "aggregate.md").read_text().endswith(study_markdown(agg))
@@ -223,15 +232,11 @@ def test_the_second_generative_design_tables_are_its_aggregate():
     """The second design's committed aggregate is what its committed seed files give, and
     docs/generative.md shows its judge, difference, signal and reward-check tables as the library
     renders them."""
-    import json
 
     from biasaware.evaluation.reports import study_markdown
-    from biasaware.evaluation.seeds import aggregate, bench_rates, load_seeds
 
     study = ROOT / "docs" / "results" / "generative-design2"
-    agg = json.loads((study / "aggregate.json").read_text())
-    again = aggregate(load_seeds(study), bench_rates(ROOT / "docs" / "results" / "bench"))
-    assert json.loads(json.dumps(again)) == agg
+    agg = _committed_aggregate(study)
     rendered = study_markdown(agg)
     assert (study / "aggregate.md").read_text().endswith(rendered)
     text = (ROOT / "docs" / "generative.md").read_text()

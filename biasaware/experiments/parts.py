@@ -102,6 +102,7 @@ def shown(settings: dict[str, Any], dotted: str) -> str:
     return "its default" if settings is missing else repr(settings)
 
 
+# ------------------------------------------------------------------------------------------ recipes
 def recipe_flags(settings: Mapping[str, Any]) -> list[str]:
     """``{"learning_rate": 2e-4, "rewards": ["accuracy", "format"], "bf16": False}`` as the recipe's
     flags: a list gives one token per item (``nargs``), a dict its JSON, a bool ``true``/``false``;
