@@ -29,10 +29,18 @@ def check_hub_name(name: str, repo_type: str, what: str, instead: str) -> None:
     cache has no copy. ``what`` names the thing ("model", "dataset"); ``instead`` says what to
     give instead (e.g. the built-in names)."""
     import huggingface_hub
-    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
+    from huggingface_hub.errors import GatedRepoError, HFValidationError, RepositoryNotFoundError
+    from huggingface_hub.utils import validate_repo_id
 
     info = huggingface_hub.model_info if repo_type == "model" else huggingface_hub.dataset_info
     repo_id = name.split(":", 1)[0] if repo_type == "dataset" else name
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError:
+        raise BiasAwareError(
+            f"{name!r} is not a local path, nor a {what} name the hub could hold (letters, digits, '-', '_' and "
+            f"'.', with one '/' after an owner); {instead}"
+        ) from None
 
     def cached() -> bool:
         probe = "config.json" if repo_type == "model" else "README.md"

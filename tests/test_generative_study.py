@@ -15,6 +15,8 @@ from biasaware.io import read_records
 
 
 def test_budget_seeds_and_folder_checks(tmp_path):
+    import torch
+
     from biasaware.experiments.generative import Budget, claim, make_budget, parse_seeds
 
     assert make_budget("cpu").sft_steps == Budget().sft_steps
@@ -39,6 +41,12 @@ def test_budget_seeds_and_folder_checks(tmp_path):
     claim(tmp_path / "x", make_budget("cpu"), "auto", "m", ["baseline"])  # the same settings resume
     with pytest.raises(BiasAwareError, match="sft_steps"):
         claim(tmp_path / "x", make_budget("cpu", {"sft_steps": 3}), "auto", "m", ["baseline"])
+    # on a CPU-only machine, "cpu" names the place "auto" meant: the same setting; "cuda" is another
+    claim(tmp_path / "x", make_budget("cpu"), "cpu", "m", ["baseline"])
+    assert json.loads((tmp_path / "x" / "experiment.json").read_text())["device"] == "auto"
+    if not torch.cuda.is_available():
+        with pytest.raises(BiasAwareError, match="device: 'auto' there, 'cuda' now"):
+            claim(tmp_path / "x", make_budget("cpu"), "cuda", "m", ["baseline"])
 
 
 def test_arms_that_cannot_be_compared_are_refused_before_any_work(tmp_path):

@@ -292,15 +292,28 @@ def check_fits(model: str, trainable_layers: int | None) -> None:
 
 def claim(out: Path, budget: Budget, device: str, model: str, arms: list[str]) -> None:
     """Refuse a folder holding another study's settings (data, checkpoints and judgments would mix);
-    record them in a new one. The seeds are not part of the claim: a study grows by seeds."""
+    record them in a new one. The seeds are not part of the claim: a study grows by seeds. The device
+    is recorded as given; another spelling of the same place here (``cpu`` for an ``auto`` that meant
+    the CPU) is the same setting."""
     mine = {
         "experiment": "generative-seeds",
         "budget": budget.record(),
-        "device": device,
+        "device": same_place(out / "experiment.json", device),
         "model": model,
         "arms": arms,
     }
     parts.claim_folder(out, "experiment.json", mine, "a generative study")
+
+
+def same_place(stamp: Path, device: str) -> str:
+    """``device``, or the folder's recorded device when that resolves to the same place here."""
+    try:
+        earlier = json.loads(stamp.read_text()).get("device")
+        if isinstance(earlier, str) and earlier != device and where(earlier) == where(device):
+            return earlier
+    except (OSError, ValueError, AttributeError, BiasAwareError):
+        pass  # no record, an unreadable one (claim_folder names it), or a place not available here
+    return device
 
 
 def build_bench_once(out: Path, budget: Budget) -> dict[str, Any]:

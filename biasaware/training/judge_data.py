@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from biasaware.data.master_keys import renamed
 from biasaware.errors import BiasAwareError
 from biasaware.judging.prompts import LETTER_FIRST, get_template
 from biasaware.records import TraceRow, TrainingRow, View
@@ -100,8 +101,9 @@ def grpo_rows(
         balanced = row.meta.get("augment") == "balanced" and "pair_id" in row.meta
         base = str(row.meta["pair_id"]) if balanced else f"{row.id}-{k}"
         for label in ("A", "B") if both_orders else (order,):
-            a, b = (row.chosen, worse) if label == "A" else (worse, row.chosen)
             other = "B" if label == "A" else "A"
+            shown = renamed(worse, other)  # an appeal key names the letter it stands at in this order
+            a, b = (row.chosen, shown) if label == "A" else (shown, row.chosen)
             context = (
                 BANDWAGON_NOTE.format(letter=label if plan[k].endswith("chosen") else other)
                 if plan[k].startswith("bandwagon")
