@@ -368,10 +368,16 @@ BUILD_OPTIONS = {"bench": BuildBench, "train": BuildTrain, "traces": BuildTraces
 
 
 @dataclass
-class Judged:
+class Seeded:
     """What every judging command shares beyond the judge (:class:`JudgeSpec`'s fields)."""
 
     seed: int = option("bootstrap and sampling seed", 0, type=seed_value)
+
+
+@dataclass
+class Judged(Seeded):
+    """A judging command whose one output folder can be scored again from its judgments."""
+
     rescore: bool = option("score --out/judgments.jsonl again, without a model", False)
 
 
@@ -443,7 +449,7 @@ class EvalScoring(Judged):
 
 
 @dataclass
-class EvalReal(Judged):
+class EvalReal(Seeded):  # no --rescore: a rerun of the same command resumes each of its folders
     out: str | None = option(
         "output folder (real.json, report.md, and a folder per set; required)", api=False
     )

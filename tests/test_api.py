@@ -113,6 +113,12 @@ def test_bad_arguments_are_clear_errors(tiny_models):
             lambda: biasaware.load_judge(str(tiny_models["causal"]), mode="direct", parse="native"),
             "reads generated replies",
         ),
+        (
+            lambda: biasaware.load_judge(
+                str(tiny_models["causal"]), mode="direct", truncation="longest_first"
+            ),
+            "truncation 'longest_first' cuts a reward model's (prompt, response) to fit; mode 'direct'",
+        ),
         (lambda: biasaware.judge_pair(judge, "\u200b\u200b", "a", "b"), "a prompt is empty or whitespace"),
         (lambda: biasaware.judge_pair(judge, "q", "\u200b\u200b", "b"), "response_a is empty or whitespace"),
         (

@@ -456,6 +456,9 @@ def test_a_judge_that_cannot_load_fails_before_any_output(bench, tmp_path, capsy
     ]
     assert main(args) == 2
     assert "mode 'generate' does not fit minilm-l6" in capsys.readouterr().err and not out.exists()
+    # vLLM loads the folder too: a reward model is refused there before any output, as with transformers
+    assert main([*args[:4], "--backend", "vllm", *args[6:]]) == 2
+    assert "needs backend 'transformers' (got 'vllm')" in capsys.readouterr().err and not out.exists()
 
 
 def test_a_reward_judge_without_a_trained_head_says_so(tiny_models, capsys):

@@ -97,6 +97,18 @@ def test_a_model_folder_copied_under_another_name_is_refused(tmp_path, real_fold
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
+def test_one_sources_file_given_as_another_is_refused_naming_both(tmp_path, real_folder):
+    root = real_folder(tmp_path / "real")
+    autoj = root / "auto-j" / "testdata_pairwise.jsonl"
+    with pytest.raises(BiasAwareError, match="in the autoj layout .* not alpacaeval's"):
+        build_real(resolve_sources(root, {"alpaca-eval": autoj}), tmp_path / "a")
+    ae = next((root / "alpaca_eval").rglob("annotations.json"))
+    with pytest.raises(BiasAwareError, match="in the alpacaeval layout .* not pandalm's"):
+        build_real(resolve_sources(root, {"pandalm": ae}), tmp_path / "b")
+    for out in ("a", "b"):  # nothing left that would block the corrected command
+        assert not (tmp_path / out).exists() or not any((tmp_path / out).iterdir())
+
+
 def test_split_is_seeded_and_order_free():
     keys = [f"k{i}" for i in range(100)]
     assert split_instructions(keys, 0.2, 1) == split_instructions(list(reversed(keys)) * 2, 0.2, 1)
@@ -491,6 +503,30 @@ def test_eval_real_refuses_before_judging_anything(tmp_path, built):
         evaluate_real(spec, tmp_path / "data", tmp_path / "eval2", limit=5)
     with pytest.raises(BiasAwareError, match="lacks bench/auto-j.jsonl"):
         build_real(resolve_sources(root), tmp_path / "data")
+    import shutil
+
+    shutil.rmtree(tmp_path / "data" / "probes")
+    with pytest.raises(BiasAwareError, match="lacks bench/auto-j.jsonl, probes/, which its manifest lists"):
+        evaluate_real(spec, tmp_path / "data", tmp_path / "eval2", limit=5)
+
+
+def test_a_run_whose_judge_cannot_read_the_views_leaves_nothing_that_blocks_the_fix(tmp_path, built):
+    from biasaware.evaluation.real_text import evaluate_real
+    from biasaware.evaluation.runner import Unreadable
+
+    root, spec = built
+    evaluate_real(spec, tmp_path / "data", tmp_path / "eval", limit=2, probe_limit=1)
+    kept = sorted(p.name for p in (tmp_path / "eval").iterdir())
+    short = spec.model_copy(update={"max_length": 8, "truncation": "none"})
+    with pytest.raises(Unreadable, match="cut them to fit with --truncation longest_first"):
+        evaluate_real(short, tmp_path / "data", tmp_path / "fresh", limit=2, probe_limit=1)
+    # every set this run began is gone, so the corrected command runs in the same folder
+    assert not [p for p in (tmp_path / "fresh").rglob("*") if p.is_file()]
+    evaluate_real(spec, tmp_path / "data", tmp_path / "fresh", limit=2, probe_limit=1)
+    # a folder judged earlier keeps its sets (the refusal of other settings guards them)
+    with pytest.raises(BiasAwareError, match="holds judgments made with other settings"):
+        evaluate_real(short, tmp_path / "data", tmp_path / "eval", limit=2, probe_limit=1)
+    assert sorted(p.name for p in (tmp_path / "eval").iterdir()) == kept
 
 
 def test_build_real_refuses_an_empty_split(tmp_path, alpaca):

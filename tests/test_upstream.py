@@ -9,6 +9,7 @@ import pytest
 
 from biasaware.data.upstream import (
     ALPACA_ANNOTATOR,
+    FORMATS,
     UPSTREAM,
     find_upstream,
     load_benchmark,
@@ -153,6 +154,7 @@ def test_alpacaeval_preference_margin_and_model_from_the_folder(tmp_path, alpaca
         (2.5, "field 'preference' must be a number from 1 to 2, got 2.5"),
         (True, "field 'preference' must be a number from 1 to 2, got True"),
         (None, "field 'preference' must be a number from 1 to 2, got None"),
+        ("1.9", "field 'preference' must be a number from 1 to 2, got '1.9'"),  # text is not read as a number
     ],
 )
 def test_alpacaeval_bad_preference(tmp_path, pref, message, alpaca):
@@ -186,7 +188,7 @@ def test_autoj_labels_and_ties(tmp_path):
     }
 
 
-@pytest.mark.parametrize("label", [3, "0", True, None])
+@pytest.mark.parametrize("label", [3, "0", True, None, 1.0])
 def test_autoj_unknown_label(tmp_path, label):
     path = jsonl(
         tmp_path / "a.jsonl",
@@ -239,7 +241,7 @@ def test_pandalm_majority_ties_and_boolean_responses(tmp_path):
         load_upstream(path, bad_rows="coerce")
 
 
-@pytest.mark.parametrize("vote", [3, "x", True, None])
+@pytest.mark.parametrize("vote", [3, "x", True, None, 1.0])
 def test_pandalm_unknown_vote(tmp_path, vote):
     path = tmp_path / "p.json"
     path.write_text(json.dumps([pandalm_row(0, (1, vote, 1))]))
@@ -286,6 +288,37 @@ def test_a_missing_field_and_a_non_text_response_are_named(tmp_path):
     )
     with pytest.raises(RecordError, match=r"a.jsonl:2: field 'response 2' is missing \(autoj columns"):
         load_upstream(path)
+
+
+def test_names_and_text_are_taken_as_they_are_never_made_text(tmp_path):
+    row = {"question": "q", "response_A": "x", "response_B": "y", "label": "A>B", "source": 5}
+    with pytest.raises(RecordError, match=r"j.jsonl:1: field 'source' must be text, got int 5"):
+        load_upstream(jsonl(tmp_path / "j.jsonl", [row]))
+    row = {"scenario": "s", "label": 0, "prompt": "p", "response 1": "Mercury \ud800", "response 2": "y"}
+    with pytest.raises(
+        RecordError, match=r"a.jsonl:1: field 'response 1' is not valid text: a lone surrogate"
+    ):
+        load_upstream(jsonl(tmp_path / "a.jsonl", [row]))  # not "empty": it shows text, and cannot be encoded
+    rm = {"id": 1, "subset": None, "domain": None, "prompt": "q", "chosen": ["c"] * 3, "rejected": ["r"] * 3}
+    (tmp_path / "chat_filtered.json").write_text(json.dumps([rm]))
+    assert {p.meta["subset"] for p in load_benchmark(str(tmp_path / "chat_filtered.json"))} == {"all"}
+    rm["chosen"] = ["c", "c\ud800", "c"]
+    (tmp_path / "chat_filtered.json").write_text(json.dumps([rm]))
+    with pytest.raises(RecordError, match=r"field 'chosen\[1\]' is not valid text"):
+        load_upstream(tmp_path / "chat_filtered.json")
+
+
+def test_another_sources_file_is_refused_at_its_first_row(tmp_path):
+    path = jsonl(
+        tmp_path / "testdata_pairwise.jsonl",
+        [{"scenario": "s", "label": 0, "prompt": "p", "response 1": "x", "response 2": "y"}],
+    )
+    assert load_upstream(path, layout="autoj").layout == "autoj"
+    with pytest.raises(
+        BiasAwareError, match=r"pairwise.jsonl:1: the rows are in the autoj layout .*not alpacaeval's"
+    ):
+        load_upstream(path, layout="alpacaeval")
+    assert {u.layout for u in UPSTREAM.values()} <= set(FORMATS)
 
 
 @pytest.mark.parametrize("name", list(UPSTREAM))

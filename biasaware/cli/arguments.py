@@ -149,7 +149,9 @@ def add_judge_options(parser, command: str, stage: str | None) -> None:
         o.add_options(parser, JudgeSpec, defaults={"max_tokens": 128}, notes={"name": "required"})
     elif command == "eval" and stage != "compare":
         skip = () if stage == "bias" else ("pointwise",)
-        o.add_options(parser, JudgeSpec, skip=skip, notes={"name": o.JUDGE_NOTE})
+        o.add_options(
+            parser, JudgeSpec, skip=skip, notes={"name": "required" if stage == "real" else o.JUDGE_NOTE}
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -145,12 +145,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not args.out:
         raise BiasAwareError(f"eval {args.stage} needs --out")
     spec = None
-    if args.rescore and args.judge:
+    rescore = getattr(args, "rescore", False)  # eval real has none
+    if rescore and args.judge:
         raise BiasAwareError(
             f"--rescore recounts the judgments already in {args.out}, so --judge {args.judge} is not used; leave "
             "--judge out, or judge again into a new --out"
         )
-    if not args.rescore:
+    if not rescore:
         if not args.judge or not (args.data if args.stage in ("bias", "scoring", "real") else args.benchmark):
             flag = "--data" if args.stage in ("bias", "scoring", "real") else "--benchmark"
             again = "" if args.stage == "real" else " (or --rescore with an earlier --out)"
@@ -188,11 +189,7 @@ def eval_general(args: argparse.Namespace, spec, out: Path):
 def eval_real(args: argparse.Namespace, spec, out: Path):
     from biasaware.evaluation.real_text import evaluate_real
 
-    if args.rescore:
-        raise BiasAwareError("eval real has no --rescore: rerun the same command, and it resumes")
-    result = evaluate_real(
-        spec, args.data, out, **o.values(o.EvalReal, args, skip=("out", "data", "rescore"))
-    )
+    result = evaluate_real(spec, args.data, out, **o.values(o.EvalReal, args, skip=("out", "data")))
     print((out / "report.md").read_text())
     return result, "real.json, report.md"
 

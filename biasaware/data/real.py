@@ -156,11 +156,14 @@ def unknown_folders(root: str | Path | None) -> list[str]:
     return sorted(p.name for p in Path(root).expanduser().iterdir() if p.is_dir() and p.name not in known)
 
 
-def load_files(name: str, files: list[Path], margin: float = ALPACA_MARGIN) -> Loaded:
-    """One source's files read into one :class:`Loaded` (malformed rows skipped and counted)."""
+def load_files(
+    name: str, files: list[Path], margin: float = ALPACA_MARGIN, source: str | None = None
+) -> Loaded:
+    """One source's files read into one :class:`Loaded` (malformed rows skipped and counted); ``source``: the
+    source whose layout they must have (``name``'s by default)."""
     merged = Loaded(layout="")
     for f in files:
-        part = load_upstream(f, bad_rows="skip", margin=margin)
+        part = load_upstream(f, bad_rows="skip", margin=margin, layout=UPSTREAM[source or name].layout)
         merged.layout = merged.layout or part.layout
         merged.pairs += part.pairs
         merged.rows += part.rows
@@ -287,7 +290,7 @@ def build_real(
     train = [p for p in natural if p.meta["instruction_key"] not in held]
     test = [p for p in natural if p.meta["instruction_key"] in held]
     # every key pair counts, whatever the AlpacaEval judge preferred: margin 0 keeps them all
-    keys = null_model_pairs(load_files(NULL_MODEL, nulls, 0.0).pairs, held) if nulls else []
+    keys = null_model_pairs(load_files(NULL_MODEL, nulls, 0.0, "alpaca-eval").pairs, held) if nulls else []
     if not train or not test:
         raise BiasAwareError(
             f"the split by instruction leaves {len(train)} training and {len(test)} held-out pairs (of "

@@ -41,7 +41,10 @@ layout             columns                                               label c
 **Malformed rows** (a response that is not text, such as PandaLM's responses stored as JSON booleans; a
 missing field; an unknown label) are named by file, row and field. ``bad_rows="error"`` (the default)
 refuses the source with every problem listed; ``bad_rows="skip"`` leaves them out and lists them in
-``Loaded.skipped``. Nothing is coerced: a ``true`` is not the text "True".
+``Loaded.skipped``. Nothing is coerced: a ``true`` is not the text "True", a ``1.0`` not the label 1, the text
+``"1.9"`` not the preference 1.9, a number not a subset's name (PandaLM's votes, which its README writes as text,
+are the one documented exception). A named source's file of another source's layout (``layout``) is refused at
+its first row, naming both layouts.
 
 **AlpacaEval** (``tatsu-lab/alpaca_eval``, ``results/<model>/<annotator>/annotations.json``): every model's
 output (``output_2``) against one reference output (``output_1``, ``gpt4_1106_preview``) on the same 805
@@ -68,7 +71,7 @@ from typing import Any, Literal
 
 from biasaware.errors import BiasAwareError, RecordError
 from biasaware.io import iter_rows
-from biasaware.records import PreferencePair, parse_record, visible
+from biasaware.records import PreferencePair, encoding_problem, parse_record, visible
 
 HUB = {
     "rewardbench": ("allenai/reward-bench", "filtered"),
@@ -94,6 +97,7 @@ class Upstream:
     patterns: tuple[
         str, ...
     ]  # globs (recursive) that find them in a copy of the repository or its data folder
+    layout: str  # the layout (FORMATS) its rows have: another source's file given in its place is refused
 
 
 UPSTREAM: dict[str, Upstream] = {
@@ -101,30 +105,37 @@ UPSTREAM: dict[str, Upstream] = {
         "tatsu-lab/alpaca_eval (commit cd543a1)",
         f"results/<model>/{ALPACA_ANNOTATOR}/annotations.json",
         (f"**/{ALPACA_ANNOTATOR}/annotations.json",),
+        "alpacaeval",
     ),
     "rm-bench": Upstream(
         "THU-KEG/RM-Bench (commit 73c52d7)",
         "data/{chat,code,safety-refuse,safety-response}_filtered.json",
         tuple(f"**/{s}_filtered.json" for s in ("chat", "code", "safety-refuse", "safety-response")),
+        "rm-bench",
     ),
     "auto-j": Upstream(
         "GAIR-NLP/auto-j (commit 2ae17a3)",
         "data/test/testdata_pairwise.jsonl",
         ("**/testdata_pairwise.jsonl",),
+        "autoj",
     ),
-    "pandalm": Upstream("WeOpenML/PandaLM (commit 3871806)", "data/testset-v1.json", ("**/testset-v1.json",)),
+    "pandalm": Upstream(
+        "WeOpenML/PandaLM (commit 3871806)", "data/testset-v1.json", ("**/testset-v1.json",), "pandalm"
+    ),
     "judgebench": Upstream(
         "ScalerLab/JudgeBench (commit e2c52c2)",
         "data/dataset=judgebench,response_model=*.jsonl",
         ("**/dataset=judgebench,response_model=*.jsonl",),
+        "judgebench",
     ),
     "llmbar": Upstream(
         "princeton-nlp/LLMBar",
         "natural.json and adversarial_*.json (or Dataset/LLMBar/Natural and Adversarial/*, each a dataset.json)",
         ("**/natural.json", "**/adversarial_*.json", "**/LLMBar/**/dataset.json"),
+        "llmbar",
     ),
     "evalbiasbench": Upstream(
-        "ncsoft/offsetbias", "data/evalbiasbench/biasbench.json", ("**/biasbench.json",)
+        "ncsoft/offsetbias", "data/evalbiasbench/biasbench.json", ("**/biasbench.json",), "evalbiasbench"
     ),
 }
 
@@ -202,6 +213,33 @@ def _text(row: dict[str, Any], key: str, where: str) -> str:
     value = row[key]
     if not isinstance(value, str):
         raise RecordError([f"{where}: field '{key}' must be text, got {type(value).__name__} {value!r:.40}"])
+    problem = encoding_problem(value)
+    if problem:
+        raise RecordError([f"{where}: field '{key}' {problem}"])
+    return value
+
+
+def _name(row: dict[str, Any], where: str, *keys: str) -> str:
+    """A subset's or a model's name: the first of ``keys`` the row gives a value (a JSON ``null`` gives none),
+    which must be text; ``"all"`` when none does. A number is refused, not made text."""
+    for key in keys:
+        value = row.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise RecordError(
+                [f"{where}: field '{key}' must be text, got {type(value).__name__} {value!r:.40}"]
+            )
+        return value
+    return "all"
+
+
+def _choice(row: dict[str, Any], key: str, valid: tuple[Any, ...], where: str, say: str) -> Any:
+    """A label field that must be one of ``valid`` and of its type: ``1.0`` is not the label ``1``, nor
+    ``true``."""
+    value = row[key]
+    if isinstance(value, bool) or not any(type(value) is type(v) and value == v for v in valid):
+        raise _label_error(where, key, value, say)
     return value
 
 
@@ -213,7 +251,7 @@ def _rewardbench(row, where, i, opts):
     return [
         _pair(
             str(row.get("id", i)),
-            row.get("subset", "all"),
+            _name(row, where, "subset"),
             row["prompt"],
             row["chosen"],
             row["rejected"],
@@ -223,20 +261,17 @@ def _rewardbench(row, where, i, opts):
 
 
 def _judgebench(row, where, i, opts):
-    label = row["label"]
-    if label not in ("A>B", "B>A"):
-        raise _label_error(where, "label", label, "'A>B' or 'B>A'")
+    label = _choice(row, "label", ("A>B", "B>A"), where, "'A>B' or 'B>A'")
     a, b = _text(row, "response_A", where), _text(row, "response_B", where)
     chosen, rejected = (a, b) if label == "A>B" else (b, a)
-    return [
-        _pair(str(row.get("pair_id", i)), row.get("source", "all"), row["question"], chosen, rejected, where)
-    ]
+    subset = _name(row, where, "source")
+    return [_pair(str(row.get("pair_id", i)), subset, row["question"], chosen, rejected, where)]
 
 
 def _rmb(row, where, i, opts):
     chosen, reject = row["chosen"], row["reject"]
     get = lambda r: r.get("answer") if isinstance(r, dict) else r  # noqa: E731
-    subset = row.get("category_path", "all")
+    subset = _name(row, where, "category_path")
     return [
         _pair(str(row.get("pair_uid", i)), subset, row["conversation_input"], get(chosen), get(reject), where)
     ]
@@ -255,11 +290,12 @@ def _rmbench(row, where, i, opts):
             [f"{where}: fields 'chosen' and 'rejected' must be lists of 3 responses (RM-Bench)"]
         )
     rid = str(row.get("id", i))
-    subset = row.get("subset", row.get("domain", "all"))
+    subset = _name(row, where, "subset", "domain")
     for side, texts in (("chosen", chosen), ("rejected", rejected)):
         for k, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise RecordError([f"{where}: field '{side}[{k}]' must be text, got {type(t).__name__}"])
+            problem = encoding_problem(t) if isinstance(t, str) else f"must be text, got {type(t).__name__}"
+            if problem:
+                raise RecordError([f"{where}: field '{side}[{k}]' {problem}"])
     out = []
     for a in range(3):
         for b in range(3):
@@ -282,9 +318,7 @@ def _rmbench(row, where, i, opts):
 
 
 def _llmbar(row, where, i, opts):
-    label = row["label"]
-    if label not in (1, 2):
-        raise _label_error(where, "label", label, "1 or 2")
+    label = _choice(row, "label", (1, 2), where, "1 or 2")
     path = Path(where.split(":")[0])
     subset = path.parent.name.lower() if path.stem == "dataset" else path.stem
     if path.stem == "dataset" and path.parent.parent.name.lower() == "adversarial":
@@ -295,12 +329,10 @@ def _llmbar(row, where, i, opts):
 
 
 def _evalbiasbench(row, where, i, opts):
-    label = row["label"]
-    if label not in (1, 2):
-        raise _label_error(where, "label", label, "1 or 2")
+    label = _choice(row, "label", (1, 2), where, "1 or 2")
     one, two = _text(row, "response1", where), _text(row, "response2", where)
     better, worse = (one, two) if label == 1 else (two, one)
-    subset = row.get("bias", "all")
+    subset = _name(row, where, "bias")
     return [_pair(f"{subset.replace(' ', '_')}-{i}", subset, row["instruction"], better, worse, where)]
 
 
@@ -311,17 +343,12 @@ def instruction_key(text: str) -> str:
 
 def _alpacaeval(row, where, i, opts):
     pref = row["preference"]
-    if isinstance(pref, str):
-        try:
-            pref = float(pref)
-        except ValueError:
-            pref = None
     if isinstance(pref, bool) or not isinstance(pref, int | float) or not 1 <= pref <= 2:
         raise _label_error(where, "preference", row["preference"], "a number from 1 to 2")
     reference, answer = _text(row, "output_1", where), _text(row, "output_2", where)
     instruction = _text(row, "instruction", where)
     path = Path(where.split(":")[0])
-    model = path.parents[1].name if path.parent.name == ALPACA_ANNOTATOR else str(row["generator_2"])
+    model = path.parents[1].name if path.parent.name == ALPACA_ANNOTATOR else _name(row, where, "generator_2")
     if abs(pref - 1.5) < opts.get("margin", ALPACA_MARGIN):
         raise _LeftOut("tie")
     won = pref > 1.5
@@ -330,13 +357,13 @@ def _alpacaeval(row, where, i, opts):
     return [
         _pair(
             f"{model}-{key}",
-            str(row.get("dataset", "all")),
+            _name(row, where, "dataset"),
             instruction,
             chosen,
             rejected,
             where,
             model=model,
-            reference=str(row["generator_1"]),
+            reference=_name(row, where, "generator_1"),
             preference=pref,
             instruction_key=key,
             model_won=won,
@@ -348,16 +375,13 @@ AUTOJ_LABELS = {0: "response 1", 1: "response 2", 2: "tie"}
 
 
 def _autoj(row, where, i, opts):
-    label = row["label"]
-    if isinstance(label, bool) or label not in AUTOJ_LABELS:
-        raise _label_error(
-            where, "label", label, "0, 1 or 2 (Auto-J: response 1 better, response 2 better, tie)"
-        )
+    say = "0, 1 or 2 (Auto-J: response 1 better, response 2 better, tie)"
+    label = _choice(row, "label", tuple(AUTOJ_LABELS), where, say)
     one, two = _text(row, "response 1", where), _text(row, "response 2", where)
     if label == 2:
         raise _LeftOut("tie")
     better, worse = (one, two) if label == 0 else (two, one)
-    return [_pair(f"autoj-{i}", str(row.get("scenario", "all")), row["prompt"], better, worse, where)]
+    return [_pair(f"autoj-{i}", _name(row, where, "scenario"), row["prompt"], better, worse, where)]
 
 
 PANDALM_VOTES = ("annotator1", "annotator2", "annotator3")
@@ -374,7 +398,7 @@ def _pandalm(row, where, i, opts):
         v = row[key]
         if isinstance(v, str) and v.strip() in ("0", "1", "2"):
             v = int(v)
-        if isinstance(v, bool) or v not in (0, 1, 2):
+        if isinstance(v, bool) or type(v) is not int or v not in (0, 1, 2):
             raise _label_error(where, key, row[key], "1, 2 or 0 (PandaLM: response 1, response 2, tie)")
         votes.append(v)
     one, two = _text(row, "response1", where), _text(row, "response2", where)
@@ -384,7 +408,7 @@ def _pandalm(row, where, i, opts):
         raise _LeftOut("tie")
     better, worse = (one, two) if majority[0] == 1 else (two, one)
     pid = f"pandalm-{row.get('idx', i)}"
-    return [_pair(pid, str(row.get("motivation_app", "all")), prompt, better, worse, where, votes=votes)]
+    return [_pair(pid, _name(row, where, "motivation_app"), prompt, better, worse, where, votes=votes)]
 
 
 def _pairs(row, where, i, opts):
@@ -467,8 +491,11 @@ def load_upstream(
     *,
     bad_rows: Literal["error", "skip"] = "error",
     margin: float = ALPACA_MARGIN,
+    layout: str | None = None,
 ) -> Loaded:
-    """A benchmark or preference set read into pairs (see the module docstring), with what it left out."""
+    """A benchmark or preference set read into pairs (see the module docstring), with what it left out.
+    ``layout``: the layout the rows must have (a named source's, :attr:`Upstream.layout`); rows of another
+    are refused at the first one, naming both, rather than read as the other source."""
     if bad_rows not in ("error", "skip"):
         raise BiasAwareError(f"bad_rows is 'error' or 'skip', got {bad_rows!r}")
     name = str(name_or_path)
@@ -486,6 +513,11 @@ def load_upstream(
             loaded.layout = loaded.layout or detect_format(
                 row, where
             )  # a malformed first row: the next decides
+            if layout and loaded.layout != layout:
+                raise BiasAwareError(
+                    f"{where}: the rows are in the {loaded.layout} layout ({sorted(FORMATS[loaded.layout][0])}), "
+                    f"not {layout}'s ({sorted(FORMATS[layout][0])}): another source's file? give this source's own"
+                )
             cols, convert = FORMATS[loaded.layout]
             missing = sorted(cols - set(row))
             if missing:

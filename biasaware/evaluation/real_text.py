@@ -36,6 +36,9 @@ figures; ``report.md`` the table.
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +50,7 @@ from biasaware.evaluation.general import evaluate_general, sample_pairs
 from biasaware.evaluation.metrics import wilson_interval
 from biasaware.evaluation.reports import real_markdown
 from biasaware.evaluation.resume import check_fingerprint, fingerprint
-from biasaware.evaluation.runner import load_probes, start_judge
+from biasaware.evaluation.runner import Unreadable, load_probes, start_judge
 from biasaware.io import check_out_folder, read_json, write_json
 from biasaware.judging.judges import resolve_judge
 from biasaware.records import PreferencePair
@@ -176,6 +179,11 @@ def evaluate_real(
     manifest = read_json(data / "manifest.json", "real-text manifest")
     present = [(name, file, what) for name, file, what in SETS if (data / file).exists()]
     lost = [file for name, file, _ in SETS if name in expected_sets(manifest) and not (data / file).exists()]
+    lost += [
+        f"{name}/"
+        for name, _ in PROBE_PARTS
+        if name in manifest.get("probes", {}) and not (data / name).is_dir()
+    ]
     if lost:
         raise BiasAwareError(
             f"{data} lacks {', '.join(lost)}, which its manifest lists; build it again in a new folder"
@@ -192,32 +200,35 @@ def evaluate_real(
             out / name, fingerprint(resolved.spec, resolved.identity(), samples[name]), write=False
         )
     judge = judge if judge is not None else start_judge(resolved)
-    earlier = read_json(out / "real.json", "real.json") if (out / "real.json").exists() else {}
-    sets: dict[str, Any] = {}
-    for name, file, what in present:
-        before = getattr(judge, "truncated", None)
-        summary = evaluate_general(spec, str(data / file), out / name, limit=limit, seed=seed, judge=judge)
-        if summary is None:  # not the main process of a multi-process launch
-            continue
-        # the judged pairs are the sample: a folder holding judgments of other pairs was refused above
-        sets[name] = {"measures": what, **set_figures(name, summary, samples[name])}
-        if before is not None:  # answers cut to fit the context in this set, this run and earlier ones
-            had = earlier.get("sets", {}).get(name, {}).get("truncated", 0)
-            sets[name]["truncated"] = had + judge.truncated - before
+    with unreadable_removes(out, list(samples)):
+        earlier = read_json(out / "real.json", "real.json") if (out / "real.json").exists() else {}
+        sets: dict[str, Any] = {}
+        for name, file, what in present:
+            before = getattr(judge, "truncated", None)
+            summary = evaluate_general(
+                spec, str(data / file), out / name, limit=limit, seed=seed, judge=judge
+            )
+            if summary is None:  # not the main process of a multi-process launch
+                continue
+            # the judged pairs are the sample: a folder holding judgments of other pairs was refused above
+            sets[name] = {"measures": what, **set_figures(name, summary, samples[name])}
+            if before is not None:  # answers cut to fit the context in this set, this run and earlier ones
+                had = earlier.get("sets", {}).get(name, {}).get("truncated", 0)
+                sets[name]["truncated"] = had + judge.truncated - before
 
-    probes = {}
-    for name, what in parts:
-        summary = evaluate_bias(
-            spec,
-            data / name,
-            out / name,
-            limit=probe_limit,
-            seed=seed,
-            judge=judge,
-            limit_flag="--probe-limit",
-        )
-        if summary is not None:
-            probes[name] = {"measures": what, **probe_figures(summary)}
+        probes = {}
+        for name, what in parts:
+            summary = evaluate_bias(
+                spec,
+                data / name,
+                out / name,
+                limit=probe_limit,
+                seed=seed,
+                judge=judge,
+                limit_flag="--probe-limit",
+            )
+            if summary is not None:
+                probes[name] = {"measures": what, **probe_figures(summary)}
     result = {
         "judge": getattr(judge, "name", str(spec)),
         "settings": {k: getattr(resolved.spec, k) for k in ("mode", "max_length", "truncation")},
@@ -233,6 +244,20 @@ def evaluate_real(
     write_json(out / "real.json", result)
     (out / "report.md").write_text(real_markdown(result))
     return result
+
+
+@contextmanager
+def unreadable_removes(out: Path, names: list[str]) -> Iterator[None]:
+    """When nearly every view of a set is too long for the judge (:class:`Unreadable`), the sets this run
+    began in ``out`` are removed: the corrected command (a larger --max-length, --truncation) has other
+    settings, which what this run judged would refuse. Sets judged by earlier runs stay."""
+    fresh = [name for name in names if not (out / name / "judgments.jsonl").exists()]
+    try:
+        yield
+    except Unreadable:
+        for name in fresh:
+            shutil.rmtree(out / name, ignore_errors=True)
+        raise
 
 
 def sampled(file: Path, limit: int | None, seed: int) -> list[PreferencePair]:

@@ -92,7 +92,7 @@ def check_fingerprint(out: Path, mine: dict[str, Any], write: bool, judge_only: 
         if missing:
             raise BiasAwareError(
                 f"{out} holds judgments of {len(missing)} item(s) that are not in this input (e.g. {missing[0]!r}: "
-                "another benchmark, a smaller --limit or another --seed); use a new --out"
+                "another benchmark, another sample size (--limit, --probe-limit) or another --seed); use a new --out"
             )
         mine = {"judge": mine["judge"], "items": {**old, **mine["items"]}}
     elif earlier:

@@ -164,7 +164,7 @@ def judge_into(
         line = f"[judge] {Path(judge.name).name}: {judged} views judged in {seconds:.1f}s{rate}{where}{cached}{resumed}"
         print(line, flush=True)
     if overlong:
-        _too_long(overlong, judged, judge.name, own if not done else None)
+        _too_long(overlong, judged, judge.name, own if not done else None, getattr(judge, "kind", ""))
     r.barrier()
     if r.main:
         _merge(jobs, path)
@@ -182,7 +182,14 @@ def judge_into(
 NEARLY_ALL_OVERLONG = 0.9
 
 
-def _too_long(overlong: list[tuple[int, int]], judged: int, name: str, fresh: Path | None) -> None:
+class Unreadable(BiasAwareError):
+    """Nearly every view did not fit the judge's context (:func:`_too_long`): the run measures nothing, and
+    what it wrote is removed so that the corrected command, with other settings, starts clean."""
+
+
+def _too_long(
+    overlong: list[tuple[int, int]], judged: int, name: str, fresh: Path | None, judged_kind: str = ""
+) -> None:
     """Views that did not fit the judge's context: a warning with the count and the limit; an
     error when nearly all of them (``NEARLY_ALL_OVERLONG``) did, since such a run measures nothing
     (the judgments of this run are removed when they are all it wrote, so the corrected command
@@ -196,9 +203,10 @@ def _too_long(overlong: list[tuple[int, int]], judged: int, name: str, fresh: Pa
     if judged >= 10 and len(overlong) >= NEARLY_ALL_OVERLONG * judged:
         if fresh is not None:
             fresh.unlink(missing_ok=True)
-        raise BiasAwareError(
+        raise Unreadable(
             f"{text}: the judge cannot read these inputs. Check --mode (a reward model read as a text "
             "generator?), --template, or raise --max-length if the model allows it"
+            + ("; or cut them to fit with --truncation longest_first" if judged_kind == "reward" else "")
         )
     print(f"[judge] warning: {text}: not judged, counted as invalid", flush=True)
 

@@ -195,8 +195,9 @@ class JudgeSpec(BaseModel):
         """No mode given: the one the judge's files call for (a sequence-classification model is
         a reward model; anything else is read as a generative judge). A mode that contradicts the
         files is refused: a reward head on a language model would be freshly initialised, and a
-        reward model cannot write a verdict."""
-        if not isinstance(data, dict) or data.get("backend", "transformers") != "transformers":
+        reward model cannot write a verdict. vLLM loads the folder too, so its files decide there as well;
+        an endpoint's model (backend ``openai``) is not a folder here."""
+        if not isinstance(data, dict) or data.get("backend", "transformers") == "openai":
             return data
 
         found = folder_kind(str(data.get("name", "")))
@@ -230,6 +231,12 @@ class JudgeSpec(BaseModel):
                 mode == "reward" and self.template != "default",
                 f"template {self.template!r} is a judge prompt format; a reward model reads the prompt and one "
                 "response through its own chat template, so leave the template out in mode 'reward'",
+            ),
+            (
+                self.truncation != "none" and mode != "reward",
+                f"truncation {self.truncation!r} cuts a reward model's (prompt, response) to fit; mode {mode!r} "
+                "judges the whole judge prompt, whose overlong views are counted as not judged (leave truncation "
+                "out, or raise max_length if the model allows it)",
             ),
             (
                 self.parse != "strict" and mode != "generate",
