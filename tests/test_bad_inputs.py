@@ -286,7 +286,7 @@ CASES = [
     Case(
         "build-abbreviated-option",
         ["build", "train", "--n", "3", "--out", "{out}"],
-        "unrecognized arguments: --n 3",
+        "biasaware build train: error: unrecognized arguments: --n 3",  # with the stage's usage
     ),
     Case(
         "build-conflicting-direction",

@@ -330,6 +330,16 @@ def test_a_folder_without_the_files_names_them_and_their_repository(tmp_path, na
         find_upstream(name, tmp_path / "nope")
 
 
+def test_a_folder_this_user_cannot_read_is_said_so(tmp_path, monkeypatch):
+    import os
+
+    (tmp_path / "pandalm").mkdir()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: Path(p).name != "pandalm" and real_access(p, mode))
+    with pytest.raises(BiasAwareError, match="pandalm: .*pandalm: this user cannot read the folder"):
+        find_upstream("pandalm", tmp_path / "pandalm")
+
+
 def test_find_upstream_searches_a_repository_copy(tmp_path):
     (tmp_path / "data" / "test").mkdir(parents=True)
     target = tmp_path / "data" / "test" / "testdata_pairwise.jsonl"

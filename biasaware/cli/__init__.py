@@ -11,7 +11,7 @@ import logging
 import os
 import sys
 
-from biasaware.cli.arguments import EPILOG, all_parsers, build_parser, leaf_parsers
+from biasaware.cli.arguments import EPILOG, all_parsers, build_parser, leaf_parsers, parser_of
 from biasaware.devices import shutdown
 from biasaware.errors import BiasAwareError
 
@@ -45,7 +45,9 @@ def quiet_libraries(verbose: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # said with the usage of the command or stage the typo was made in
+            parser_of(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
         if not getattr(args, "command", None):
             parser.print_help()
             return 2

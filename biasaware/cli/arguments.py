@@ -192,6 +192,16 @@ def all_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser
     return [p for child in _children(parser) for p in (child, *all_parsers(child))]
 
 
+def parser_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The command's or stage's own parser for parsed ``args``: the one whose usage an error shows."""
+    for dest in ("command", "stage"):
+        action = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if action is None or getattr(args, dest, None) not in action.choices:
+            break
+        parser = action.choices[getattr(args, dest)]
+    return parser
+
+
 def leaf_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     """The parsers that run something: every command, or each stage of a command that has stages."""
     return [p for p in all_parsers(parser) if not _children(p)]

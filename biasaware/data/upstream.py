@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -150,6 +151,8 @@ def find_upstream(name: str, folder: str | Path) -> list[Path]:
         return [path]
     if not path.is_dir():
         raise BiasAwareError(f"{name}: {path}: no such folder; expected {up.files}, from {up.repo}")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise BiasAwareError(f"{name}: {path}: this user cannot read the folder (permission denied)")
     found = sorted({p for pattern in up.patterns for p in path.glob(pattern) if p.is_file()})
     if not found:
         raise BiasAwareError(
