@@ -119,6 +119,10 @@ def test_bad_arguments_are_clear_errors(tiny_models):
             ),
             "truncation 'longest_first' cuts a reward model's (prompt, response) to fit; mode 'direct'",
         ),
+        (
+            lambda: biasaware.load_judge(str(tiny_models["reward"]), temperature=0.7),
+            "temperature samples generated replies; mode 'reward' reads no reply",
+        ),
         (lambda: biasaware.judge_pair(judge, "\u200b\u200b", "a", "b"), "a prompt is empty or whitespace"),
         (lambda: biasaware.judge_pair(judge, "q", "\u200b\u200b", "b"), "response_a is empty or whitespace"),
         (

@@ -239,6 +239,11 @@ class JudgeSpec(BaseModel):
                 "out, or raise max_length if the model allows it)",
             ),
             (
+                self.temperature > 0 and mode != "generate",
+                f"temperature samples generated replies; mode {mode!r} reads no reply (use mode generate, or leave "
+                "the temperature out)",
+            ),
+            (
                 self.parse != "strict" and mode != "generate",
                 f"parse {self.parse!r} reads generated replies; mode {mode!r} reads no reply (use mode generate)",
             ),
