@@ -36,7 +36,7 @@ from biasaware.evaluation.runner import run_bias_eval
 from biasaware.evaluation.summaries import summarize
 from biasaware.formatting import pct
 from biasaware.hub import check_license, check_repo_name
-from biasaware.io import read_json, read_records
+from biasaware.io import check_out_folder, read_json, read_records
 from biasaware.judging.judges import JudgeSpec, load_judge
 from biasaware.judging.models import BUILTIN_MODELS, chat_ids, load_tokenizer, model_identity
 from biasaware.judging.parsers import parse_rule
@@ -579,12 +579,27 @@ def release(
     )
     if out == checkpoint or checkpoint in out.parents or out == report or report in out.parents:
         raise BiasAwareError("--out must be outside the checkpoint and report folders")
+    staging = check_out_folder(out.with_name(out.name + ".partial"), "--out")  # before any judging
     identity = check_report(checkpoint, summary, kind)
     if out.exists() and any(out.iterdir()):
         previous = out / "release.json"
         recorded = read_json(previous, "release record").get("identity", {}) if previous.exists() else {}
         if recorded.get("weights_sha256") != identity["weights_sha256"]:
             raise BiasAwareError(f"--out {out} exists and is not empty; remove it or give another folder")
+    # what a release writes: the model's files, its card and records; anything else there is the user's
+    written = {"README.md", "release.json", "bias_report", "reproduce"} | {
+        item.name
+        for item in checkpoint.iterdir()
+        if not item.name.startswith(SKIP) and item.name != "README.md"
+    }
+    for folder, what in ((out, "a release of these weights"), (staging, "an unfinished release")):
+        others = sorted(p.name for p in folder.iterdir() if p.name not in written) if folder.is_dir() else []
+        if others:
+            raise BiasAwareError(
+                f"{folder} holds files a release does not write ({', '.join(others[:5])}), which writing "
+                f"{what} there would delete; move them, or give another --out"
+            )
+    if out.exists() and any(out.iterdir()):
         print(f"[release] {out} holds a release of these weights: it is written again", flush=True)
     summary = check_summary(report, summary)
     general_summaries = []
@@ -622,8 +637,9 @@ def release(
     card_path = checkpoint / "biasaware_card.json"
     card = read_json(card_path, "biasaware card") if card_path.exists() else None
 
-    staging = out.with_name(out.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
+    shutil.rmtree(
+        staging, ignore_errors=True
+    )  # an interrupted release's, of these files only (checked above)
     staging.mkdir(parents=True)
     try:
         write_release(staging, checkpoint, report, summary, card, bench)

@@ -310,6 +310,16 @@ def test_a_failed_push_can_be_retried_into_the_same_folder(two_points, tmp_path,
     with pytest.raises(BiasAwareError, match="another model"):
         release(other_ckpt, report, tmp_path / "rel")
 
+    # a file of the user's in the release folder, or in an unfinished release's, is never deleted
+    for place in (tmp_path / "rel", tmp_path / "rel.partial"):
+        place.mkdir(exist_ok=True)
+        (place / "notes.txt").write_text("mine")
+        with pytest.raises(BiasAwareError, match=r"holds files a release does not write \(notes.txt\)"):
+            release(ckpt, report, tmp_path / "rel", allow_weak_general=True)
+        assert (place / "notes.txt").read_text() == "mine"
+        (place / "notes.txt").unlink()
+    release(ckpt, report, tmp_path / "rel", allow_weak_general=True)  # its own files: written again
+
 
 def test_the_card_stands_alone_and_its_snippet_scores_as_biasaware(two_points, tmp_path):
     """--name titles the card; no local path and no invented link; the usage snippet, run where
