@@ -1030,6 +1030,26 @@ def test_bad_input_exits_2_naming_where_and_leaves_nothing_in_the_way(
         assert code == 0, text
 
 
+def test_a_bench_changed_since_its_build_is_refused_before_judging(world, tmp_path, capsys, monkeypatch):
+    """A split file emptied or deleted after the build would be read as a bias with nothing to measure."""
+    import shutil
+
+    for change in ("emptied", "deleted"):
+        bench = tmp_path / change
+        shutil.copytree(world["bench"], bench)
+        target = bench / "length.jsonl"
+        target.write_text("") if change == "emptied" else target.unlink()
+        argv = [a.format(**{**world, "bench": bench, "out": tmp_path / f"out-{change}"}) for a in RUN_RM]
+        code, text = run(argv, capsys, monkeypatch)
+        says = (
+            "is empty, yet its build wrote rows into it"
+            if change == "emptied"
+            else "the manifest names this file"
+        )
+        assert code == 2 and says in text and "Traceback" not in text, text
+        assert not (tmp_path / f"out-{change}").exists()
+
+
 def test_the_table_covers_every_entry_point():
     """At least 40 cases, over build, validate, eval (bias, general, compare, rescore), quickstart,
     sweep, release and the recipes."""

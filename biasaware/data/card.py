@@ -136,12 +136,28 @@ def write_dataset_card(folder: str | Path, name: str | None = None, license: str
 
 def data_files(folder: Path, manifest: dict[str, Any]) -> list[Path]:
     """The build's own data files (those its manifest names: a file copied in later is not part of
-    the dataset), each checked row by row against the record schema (a bad row names its file, line
-    and field). A named file that is missing is an error; an empty one the build left empty (every
-    item of a bias was dropped; the manifest's ``empty``) is left out with a warning that names it,
-    and one emptied since (the manifest does not name it) is an error."""
+    the dataset; :func:`built_files`), each checked row by row against the record schema (a bad row names
+    its file, line and field). An empty one the build left empty is left out with a warning that names it."""
 
     kind = str(manifest.get("kind") or "auto")
+    files = []
+    for f in built_files(folder, manifest):
+        if f.stat().st_size == 0:
+            print(
+                f"[release] warning: {f.name} is empty (every item of it was dropped): no split for it in the card"
+            )
+            continue
+        read_records(f, kind if kind in KIND_TASKS else None)
+        files.append(f)
+    if not files:
+        raise BiasAwareError(f"{folder}: no data rows to describe")
+    return sorted(files)
+
+
+def built_files(folder: Path, manifest: dict[str, Any]) -> list[Path]:
+    """The files a build's manifest names (``outputs``), as the build left them: a named file that is missing
+    is an error, and so is an empty one unless the build left it empty (every item of a bias was dropped; the
+    manifest's ``empty``), since one emptied since would be read as a bias with nothing to measure."""
     where = folder / "manifest.json"
     if "outputs" not in manifest:
         raise BiasAwareError(
@@ -166,16 +182,8 @@ def data_files(folder: Path, manifest: dict[str, Any]) -> list[Path]:
                 f"{f} is empty, yet its build wrote rows into it (the manifest's 'empty' does not name it): "
                 f"the folder changed after the build; rebuild {folder}"
             )
-        if f.stat().st_size == 0:
-            print(
-                f"[release] warning: {f.name} is empty (every item of it was dropped): no split for it in the card"
-            )
-            continue
-        read_records(f, kind if kind in KIND_TASKS else None)
         files.append(f)
-    if not files:
-        raise BiasAwareError(f"{folder}: no data rows to describe")
-    return sorted(files)
+    return files
 
 
 def loads_as_described(folder: Path, splits: list[str]) -> None:

@@ -28,12 +28,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from biasaware.data.card import built_files
 from biasaware.data.master_keys import swapped
 from biasaware.devices import ranks
 from biasaware.devices import ranks as current_ranks
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.summaries import ORDERS, REVERSED, VIEWS
-from biasaware.io import JsonlAppender, read_records, read_whole_lines, write_jsonl
+from biasaware.io import JsonlAppender, read_json, read_records, read_whole_lines, write_jsonl
 from biasaware.judging.judges import judge_chunks, load_judge
 from biasaware.judging.score_prompts import BASELINE, ScoreUnit, ScoringTemplate
 from biasaware.progress import ChunkProgress
@@ -330,7 +331,13 @@ def load_probes(
     data: str | Path, biases: list[str] | None = None, limit: int | None = None, seed: int = 0
 ) -> list[BiasProbe]:
     """The probes of ``data``; ``limit`` keeps a seeded sample of N per bias and side
-    (:func:`sample_probes`)."""
+    (:func:`sample_probes`). A built folder whose manifest names its files is first checked to be as its
+    build left it (:func:`biasaware.data.card.built_files`: a split file deleted or emptied since is refused)."""
+    manifest = Path(data) / "manifest.json"
+    if manifest.is_file():
+        recorded = read_json(manifest, "build manifest")
+        if isinstance(recorded, dict) and "outputs" in recorded:
+            built_files(Path(data), recorded)
     probes = read_records(data, "probe")
     if biases:
         there = sorted({p.bias for p in probes}, key=list(BIASES).index)
