@@ -50,12 +50,30 @@ def data_suffix(path: Path) -> str:
     return Path(path.name[:-3]).suffix if path.name.endswith(".gz") else path.suffix
 
 
+class _RepeatedKey(ValueError):
+    def __init__(self, key: str):
+        self.key = key
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different: ``json`` would keep a repeated key's last value unsaid."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        raise _RepeatedKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return out
+
+
 def _loads(text: str, where: str) -> tuple[Any, str | None]:
-    """``json.loads`` with every failure as a message naming ``where`` (never an exception)."""
+    """``json.loads`` with every failure as a message naming ``where`` (never an exception); an object with a
+    key given twice is one (which value was meant is not guessed)."""
     try:
-        return json.loads(text), None
+        return json.loads(text, object_pairs_hook=_unique), None
     except json.JSONDecodeError as exc:
-        return None, f"{where}: invalid JSON ({exc.msg}, column {exc.colno})"
+        at = "" if exc.msg.endswith(" at") else " at"
+        return None, f"{where}: invalid JSON ({exc.msg}{at} column {exc.colno})"
+    except _RepeatedKey as exc:
+        return None, f"{where}: field {exc.key!r} is given twice in one object; keep one"
     except RecursionError:
         return None, f"{where}: invalid JSON (nested too deeply)"
 
@@ -104,9 +122,12 @@ def _iter_json(path: Path) -> Iterator[RawRow]:
         yield RawRow(f"{path}:{line}", error=f"{path}:{line}: not UTF-8 text")
         return
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique)
     except json.JSONDecodeError as exc:
         yield RawRow(f"{path}:{exc.lineno}", error=f"{path}:{exc.lineno}: invalid JSON ({exc.msg})")
+        return
+    except _RepeatedKey as exc:
+        yield RawRow(str(path), error=f"{path}: field {exc.key!r} is given twice in one object; keep one")
         return
     except RecursionError:
         yield RawRow(str(path), error=f"{path}: invalid JSON (nested too deeply)")

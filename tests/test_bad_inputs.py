@@ -186,6 +186,18 @@ CASES = [
         {"latin.jsonl": b"\xff\xfe{}\n"},
     ),
     Case(
+        "validate-repeated-key",
+        ["validate", "{d}/dup.jsonl"],
+        "dup.jsonl:1: field 'bias' is given twice in one object; keep one",
+        {"dup.jsonl": '{"id": "p", "bias": "length", "bias": "authority"}\n'},
+    ),
+    Case(
+        "validate-cut-off-line",
+        ["validate", "{d}/cut.jsonl"],
+        "cut.jsonl:1: invalid JSON (Invalid control character at column 10)",
+        {"cut.jsonl": '{"id": "p\n'},
+    ),
+    Case(
         "validate-deep-jsonl",
         ["validate", "{d}/deep.jsonl"],
         "deep.jsonl:1: invalid JSON (nested too deeply)",
