@@ -1062,6 +1062,17 @@ def test_a_bench_changed_since_its_build_is_refused_before_judging(world, tmp_pa
         assert not (tmp_path / f"out-{change}").exists()
 
 
+def test_a_setting_the_mode_does_not_read_does_not_split_its_folder(world, tmp_path, capsys, monkeypatch):
+    """--max-tokens is a generation budget: a reward run resumes whatever it is, and no longer records it."""
+    import shutil
+
+    shutil.copytree(world["run"], tmp_path / "run")
+    argv = [a.format(**{**world, "out": tmp_path / "run"}) for a in RUN_RM]
+    code, text = run([*argv, "--max-tokens", "50"], capsys, monkeypatch)
+    assert code == 0 and "found in" in text, text
+    assert "max_tokens" not in json.loads((tmp_path / "run" / "fingerprint.json").read_text())["judge"]
+
+
 def test_the_table_covers_every_entry_point():
     """At least 40 cases, over build, validate, eval (bias, general, compare, rescore), quickstart,
     sweep, release and the recipes."""

@@ -37,6 +37,7 @@ JUDGMENT_SETTINGS = (
 )
 # settings added later, left out of a fingerprint at their default so folders judged before them still resume
 LATER_DEFAULTS = {"parse": "strict", "truncation": "none"}
+GENERATION_ONLY = ("max_tokens",)  # read by mode generate alone: no other mode's judgments depend on them
 
 
 def fingerprint(spec, identity: dict | None, items: list) -> dict[str, Any]:
@@ -55,7 +56,8 @@ def fingerprint(spec, identity: dict | None, items: list) -> dict[str, Any]:
     settings = {
         k: getattr(spec, k)
         for k in JUDGMENT_SETTINGS
-        if k not in LATER_DEFAULTS or getattr(spec, k) != LATER_DEFAULTS[k]
+        if (k not in LATER_DEFAULTS or getattr(spec, k) != LATER_DEFAULTS[k])
+        and (k not in GENERATION_ONLY or spec.mode == "generate")
     }
     return {"judge": {"model": model, **settings}, "items": hashes}
 
@@ -73,7 +75,10 @@ def check_fingerprint(out: Path, mine: dict[str, Any], write: bool, judge_only: 
         except BiasAwareError as exc:
             raise BiasAwareError(f"{exc}; use a new --out") from None
         keys = [*mine["judge"], *(k for k in theirs.get("judge", {}) if k not in mine["judge"])]
-        diff = [k for k in keys if mine["judge"].get(k) != theirs.get("judge", {}).get(k)]
+        unread = (
+            GENERATION_ONLY if mine["judge"].get("mode") != "generate" else ()
+        )  # earlier folders hold them
+        diff = [k for k in keys if k not in unread and mine["judge"].get(k) != theirs.get("judge", {}).get(k)]
         if diff and earlier:
             what = ", ".join(
                 f"{k}: {theirs.get('judge', {}).get(k)!r} there, {mine['judge'].get(k)!r} now" for k in diff
