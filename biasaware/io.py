@@ -307,8 +307,11 @@ def _umask() -> int:
 
 
 def _atomic_write(path: Path, write) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:  # named as the caller gave it, not as the scratch file beside it
+        raise BiasAwareError(f"{path}: cannot write it ({exc.strerror or exc})") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)

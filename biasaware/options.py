@@ -539,7 +539,9 @@ class Models(Where):
     action: Literal["list", "prepare"] = option(
         "list: the built-in models; prepare: load each once (offline check)", positional=True
     )
-    names: list[str] | None = option("built-in names to prepare (default: all)", positional=True, nargs="*")
+    names: list[str] | None = option(
+        "built-in names to list or prepare (default: all)", positional=True, nargs="*"
+    )
 
 
 @dataclass

@@ -789,6 +789,13 @@ CASES = [
         {"other/judgments.jsonl": ""},
         out_may_exist=True,
     ),
+    Case(
+        "compare-empty-out",
+        ["eval", "compare", "--runs", "{run}", "{d}/other", "--out", ""],
+        "--out is empty: give a JSON file path",
+        {"other/judgments.jsonl": ""},
+        out_may_exist=True,
+    ),
     Case("compare-the-same-run-twice", ["eval", "compare", "--runs", "{run}", "{run}"], "names {run} twice"),
     Case("compare-run-without-judgments", ["eval", "compare", "--runs", "{run}", "{d}/none"], "none"),
     Case("compare-one-run", ["eval", "compare", "--runs", "{run}"], "--runs: give two folders"),

@@ -123,6 +123,11 @@ def test_models_list(capsys):
     assert main(["models", "list"]) == 0
     out = capsys.readouterr().out
     assert "smollm2-135m-instruct" in out and "minilm-l6" in out
+    assert main(["models", "list", "minilm-l6"]) == 0  # the named ones only
+    out = capsys.readouterr().out
+    assert "minilm-l6" in out and "smollm2" not in out
+    assert main(["models", "list", "minilm"]) == 2
+    assert "unknown built-in model 'minilm'" in capsys.readouterr().err
 
 
 @pytest.mark.slow

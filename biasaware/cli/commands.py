@@ -34,16 +34,17 @@ def cmd_models(args: argparse.Namespace) -> int:
     from biasaware.devices import describe, resolve
     from biasaware.judging.models import BUILTIN_MODELS, load_model
 
-    if args.action == "list":
-        for m in BUILTIN_MODELS.values():
+    names = args.names or list(BUILTIN_MODELS)
+    unknown = [name for name in names if name not in BUILTIN_MODELS]
+    if unknown:
+        raise BiasAwareError(f"unknown built-in model {unknown[0]!r}; built-ins: {', '.join(BUILTIN_MODELS)}")
+    if args.action == "list":  # the named ones, or all
+        for m in (BUILTIN_MODELS[name] for name in names):
             print(f"{m.name:24s} kinds: {','.join(m.kinds):14s} {m.about}")
         return 0
-    names = args.names or list(BUILTIN_MODELS)
     device, dtype = resolve(args.device, args.dtype)
     where = describe(device, dtype)
     for name in names:
-        if name not in BUILTIN_MODELS:
-            raise BiasAwareError(f"unknown built-in model {name!r}; built-ins: {', '.join(BUILTIN_MODELS)}")
         kind = BUILTIN_MODELS[name].kinds[0]
         model, _ = load_model(name, kind, dtype=dtype, device=device)
         n = sum(p.numel() for p in model.parameters())
@@ -126,16 +127,20 @@ def judge_spec(args: argparse.Namespace):
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from biasaware.evaluation.compare import compare_command
-    from biasaware.io import write_json
+    from biasaware.io import check_out_folder, write_json
 
+    if args.out is not None and not args.out.strip():
+        raise BiasAwareError("--out is empty: give a JSON file path (or leave --out out)")
     if args.out and Path(args.out).is_dir():
         raise BiasAwareError(f"--out {args.out} is a folder; give a JSON file path")
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)  # an unwritable place fails before the work
+    if args.out:  # an unwritable place fails before the work, named as given
+        check_out_folder(Path(args.out).parent, "--out")
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     result, text = compare_command(args.runs, args.baseline, view=args.view, by_id=args.by_id)
     print(text)
     if args.out:
         write_json(Path(args.out), result)
+        print(f"wrote {args.out}")
     return 0
 
 
