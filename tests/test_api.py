@@ -120,6 +120,11 @@ def test_bad_arguments_are_clear_errors(tiny_models):
             "truncation 'longest_first' cuts a reward model's (prompt, response) to fit; mode 'direct'",
         ),
         (
+            lambda: biasaware.load_judge(str(tiny_models["reward"]), batch_size=True),
+            "setting 'batch_size': input should be a valid integer (got bool True)",
+        ),
+        (lambda: biasaware.load_judge(str(tiny_models["reward"]), batch_size="8"), "setting 'batch_size'"),
+        (
             lambda: biasaware.load_judge(str(tiny_models["reward"]), temperature=0.7),
             "temperature samples generated replies; mode 'reward' reads no reply",
         ),

@@ -131,13 +131,18 @@ class JudgeSpec(BaseModel):
         description="model weights' dtype (default auto: bfloat16 on a GPU that supports it, float32 on the CPU)",
         json_schema_extra={"choices": list(DTYPES)},
     )
-    batch_size: int = Field(8, ge=1, description="views per forward or generate batch")
+    # counts are strict: a bool or the text "8" is refused, not made 1 or 8
+    batch_size: int = Field(8, ge=1, strict=True, description="views per forward or generate batch")
     max_batch_tokens: int | None = Field(
-        32768, ge=1, description="direct and reward modes: at most this many padded tokens per batch"
+        32768,
+        ge=1,
+        strict=True,
+        description="direct and reward modes: at most this many padded tokens per batch",
     )
     max_length: int | None = Field(
         None,
         ge=1,
+        strict=True,
         description="context limit in tokens; a longer view is not judged and is counted (default: the model's)",
     )
     truncation: Literal["none", "longest_first"] = Field(
@@ -146,13 +151,16 @@ class JudgeSpec(BaseModel):
         "(longest_first: the longer of the last user turn and the response loses its end)",
     )
     max_tokens: int = Field(
-        512, ge=1, description="generation budget per verdict; a reply cut before its verdict is invalid"
+        512,
+        ge=1,
+        strict=True,
+        description="generation budget per verdict; a reply cut before its verdict is invalid",
     )
     temperature: float = Field(0.0, ge=0.0, description="sampling temperature; 0 = greedy (default 0)")
-    seed: int | None = None
+    seed: int | None = Field(None, strict=True)
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint, backend openai")
     api_key_env: str = "OPENAI_API_KEY"
-    concurrency: int = Field(16, ge=1, description="calls in flight, backend openai")
+    concurrency: int = Field(16, ge=1, strict=True, description="calls in flight, backend openai")
     cache_dir: str | None = None
     pointwise: Literal["rubric", "minimal"] | None = Field(
         None,
