@@ -800,6 +800,12 @@ CASES = [
     Case("compare-run-without-judgments", ["eval", "compare", "--runs", "{run}", "{d}/none"], "none"),
     Case("compare-one-run", ["eval", "compare", "--runs", "{run}"], "--runs: give two folders"),
     Case(
+        "eval-resumed-in-another-dtype",
+        [*RUN_RM[:-1], "{run}", "--dtype", "float16"],  # judged in float32 (bfloat16 on a GPU)
+        "there, 'float16' now)",
+        out_may_exist=True,
+    ),
+    Case(
         "rescore-with-a-judge",
         ["eval", "bias", "--rescore", "--out", "{run}", "--judge", "another"],
         "--judge another is not used",

@@ -197,7 +197,9 @@ def evaluate_real(
         samples[name] = load_probes(data / name, None, probe_limit, seed)
     for name in samples:  # every set's folder is checked before any set is judged
         check_fingerprint(
-            out / name, fingerprint(resolved.spec, resolved.identity(), samples[name]), write=False
+            out / name,
+            fingerprint(resolved.spec, resolved.identity(), samples[name], resolved.place.get("dtype")),
+            write=False,
         )
     judge = judge if judge is not None else start_judge(resolved)
     with unreadable_removes(out, list(samples)):

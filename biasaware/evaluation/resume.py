@@ -38,12 +38,16 @@ JUDGMENT_SETTINGS = (
 # settings added later, left out of a fingerprint at their default so folders judged before them still resume
 LATER_DEFAULTS = {"parse": "strict", "truncation": "none"}
 GENERATION_ONLY = ("max_tokens",)  # read by mode generate alone: no other mode's judgments depend on them
+RECORDED_LATER = (
+    "dtype",
+)  # compared only where the folder's fingerprint records it (folders judged before do not)
 
 
-def fingerprint(spec, identity: dict | None, items: list) -> dict[str, Any]:
+def fingerprint(spec, identity: dict | None, items: list, dtype: str | None = None) -> dict[str, Any]:
     """What decides a folder's judgments: the model (its weights hash when it is on this disk, else
-    its name), the spec's settings that change a verdict (:data:`JUDGMENT_SETTINGS`; not the device,
-    dtype or batch size) and the SHA-256 of every item's content, by id. A repeated id is refused."""
+    its name), the spec's settings that change a verdict (:data:`JUDGMENT_SETTINGS`), the weights' resolved
+    ``dtype`` for a local model (bfloat16 and float32 can give other verdicts; not the device or batch size)
+    and the SHA-256 of every item's content, by id. A repeated id is refused."""
 
     hashes: dict[str, str] = {}
     for item in items:
@@ -59,6 +63,8 @@ def fingerprint(spec, identity: dict | None, items: list) -> dict[str, Any]:
         if (k not in LATER_DEFAULTS or getattr(spec, k) != LATER_DEFAULTS[k])
         and (k not in GENERATION_ONLY or spec.mode == "generate")
     }
+    if dtype:
+        settings["dtype"] = dtype
     return {"judge": {"model": model, **settings}, "items": hashes}
 
 
@@ -75,9 +81,9 @@ def check_fingerprint(out: Path, mine: dict[str, Any], write: bool, judge_only: 
         except BiasAwareError as exc:
             raise BiasAwareError(f"{exc}; use a new --out") from None
         keys = [*mine["judge"], *(k for k in theirs.get("judge", {}) if k not in mine["judge"])]
-        unread = (
-            GENERATION_ONLY if mine["judge"].get("mode") != "generate" else ()
-        )  # earlier folders hold them
+        # settings the mode does not read (earlier folders hold them), and ones the folder's record predates
+        unread = GENERATION_ONLY if mine["judge"].get("mode") != "generate" else ()
+        unread += tuple(k for k in RECORDED_LATER if k not in theirs.get("judge", {}))
         diff = [k for k in keys if k not in unread and mine["judge"].get(k) != theirs.get("judge", {}).get(k)]
         if diff and earlier:
             what = ", ".join(
@@ -131,7 +137,7 @@ def judge_or_rescore(
 
     resolved = judge.resolved if judge is not None else resolve_judge(spec)
     items = load_items()
-    mine = fingerprint(resolved.spec, resolved.identity(), items)
+    mine = fingerprint(resolved.spec, resolved.identity(), items, resolved.place.get("dtype"))
     check_fingerprint(out, mine, write=False)  # a folder of other judgments fails before a model loads
     judge = judge if judge is not None else start_judge(resolved)
     r = ranks()

@@ -161,7 +161,7 @@ def evaluate_scoring(
     for name in templates or []:
         parse_template(name)  # a bad name fails before any call
     identity = resolved.identity()
-    mine = fingerprint(spec, identity, items)
+    mine = fingerprint(spec, identity, items, resolved.place.get("dtype"))
     mine["judge"]["scoring_seed"] = seed  # a random rubric order depends on it
     check_fingerprint(
         out, mine, write=False
