@@ -131,6 +131,16 @@ CASES = [
     ],
     Case("release-data-empty-name", ["release", "--data", "{bench}", "--name", ""], "--name is empty"),
     Case(
+        "release-data-with-model-options",
+        ["release", "--data", "{bench}", "--probes", "3", "--private"],
+        "which reads only --name and --license; leave out --probes, --private",
+    ),
+    Case(
+        "release-private-without-push",
+        ["release", "--checkpoint", "{reward}", "--report", "{run}", "--private", "--out", "{out}"],
+        "nothing is pushed without --push-to-hub",
+    ),
+    Case(
         "release-name-and-push-differ",
         [*RELEASE, "--name", "you/judge-a", "--push-to-hub", "other/judge-b"],
         "--name you/judge-a and --push-to-hub other/judge-b differ",

@@ -368,6 +368,10 @@ def cmd_release(args: argparse.Namespace) -> int:
         return release_data(args)
     if not args.checkpoint or not args.report:
         raise BiasAwareError("release needs --checkpoint and --report (or --data for a dataset card)")
+    if args.private and not args.push_to_hub:
+        raise BiasAwareError(
+            "--private makes the hub repository private, and nothing is pushed without --push-to-hub"
+        )
     options = o.values(o.Release, args, skip=("checkpoint", "report", "data", "out"))
     release(args.checkpoint, args.report, args.out, **options)
     return 0
@@ -377,10 +381,16 @@ def release_data(args: argparse.Namespace) -> int:
     """``release --data``: a dataset card written into the build folder itself."""
     from biasaware.data.card import write_dataset_card
 
-    if args.checkpoint or args.report or args.push_to_hub or args.out or args.general:
+    model_only = [  # the model release's options: a dataset card reads none of them
+        name
+        for name, value in o.values(o.Release, args, skip=("data", "name", "license")).items()
+        if value != getattr(o.Release(), name)
+    ]
+    if model_only:
+        given = ", ".join("--" + name.replace("_", "-") for name in model_only)
         raise BiasAwareError(
-            "--data writes a dataset card into the build folder itself; leave out --checkpoint, --report, "
-            "--out, --general and --push-to-hub"
+            f"--data writes a dataset card into the build folder itself, which reads only --name and --license; "
+            f"leave out {given}"
         )
     replaced = (Path(args.data) / "README.md").exists()
     card = write_dataset_card(args.data, name=args.name, license=args.license)
