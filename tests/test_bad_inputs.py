@@ -195,6 +195,7 @@ CASES = [
         "latin.jsonl:1: not UTF-8 text",
         {"latin.jsonl": b"\xff\xfe{}\n"},
     ),
+    Case("validate-empty-path", ["validate", ""], "validate: the path is empty"),
     Case(
         "validate-repeated-key",
         ["validate", "{d}/dup.jsonl"],

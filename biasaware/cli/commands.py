@@ -16,6 +16,8 @@ from biasaware.errors import BiasAwareError
 def cmd_validate(args: argparse.Namespace) -> int:
     from biasaware.io import validate_rows
 
+    if not str(args.path).strip():
+        raise BiasAwareError("validate: the path is empty; give a data file, a folder of them, or a hub dataset")
     kind = None if args.kind == "auto" else args.kind
     found, records, problems = validate_rows(args.path, kind, split=args.split)
     for line in problems:
