@@ -27,6 +27,7 @@ SOURCE_LICENSES = {
     "helpsteer3": "cc-by-4.0",
 }  # the built-in corpus ships with biasaware
 KIND_TASKS = {"probe": "bias probes", "train": "training rows", "trace": "SFT traces"}
+BUILT_RECORDS = {"bench": "probe", "train": "train", "traces": "trace"}  # a build's manifest kind -> its records
 
 
 def _merge(a: Any, b: Any) -> Any:
@@ -88,7 +89,8 @@ def write_dataset_card(folder: str | Path, name: str | None = None, license: str
         tags=["biasaware", "llm-as-a-judge", "judgment-bias", "preference"],
         pretty_name=name or folder.name,
     )
-    kind = KIND_TASKS.get(str(manifest.get("kind")), str(manifest.get("kind")))
+    built = str(manifest.get("kind"))
+    kind = KIND_TASKS.get(BUILT_RECORDS.get(built, built), built)
     rows = {f.stem: sum(1 for line in f.open() if line.strip()) for f in files}
     body = [
         f"# {name or folder.name}",
@@ -139,7 +141,7 @@ def data_files(folder: Path, manifest: dict[str, Any]) -> list[Path]:
     the dataset; :func:`built_files`), each checked row by row against the record schema (a bad row names
     its file, line and field). An empty one the build left empty is left out with a warning that names it."""
 
-    kind = str(manifest.get("kind") or "auto")
+    kind = BUILT_RECORDS.get(str(manifest.get("kind")), str(manifest.get("kind")))
     files = []
     for f in built_files(folder, manifest):
         if f.stat().st_size == 0:
@@ -147,7 +149,7 @@ def data_files(folder: Path, manifest: dict[str, Any]) -> list[Path]:
                 f"[release] warning: {f.name} is empty (every item of it was dropped): no split for it in the card"
             )
             continue
-        read_records(f, kind if kind in KIND_TASKS else None)
+        read_records(f, kind if kind in KIND_TASKS else None)  # each row checked as the build's own records
         files.append(f)
     if not files:
         raise BiasAwareError(f"{folder}: no data rows to describe")
