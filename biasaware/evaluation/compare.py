@@ -370,7 +370,9 @@ def compare_command(
         return result, "\n".join(compare_lines(result, runs)) + "\n" + compare_table(result)
     if by_id:
         raise BiasAwareError(
-            "--by-id compares two runs; with --baseline every run needs its fingerprint.json"
+            "--by-id pairs the probes of two runs that lack a fingerprint.json by id, unchecked; with --baseline "
+            "every run is checked against its fingerprint.json, so leave --by-id out (or compare two runs without "
+            "--baseline)"
         )
     result = compare_against(runs, baseline)
     tables = [experiment_markdown(result["judges"])] if "judges" in result else []
