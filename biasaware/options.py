@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
+import re
 import typing
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -34,14 +36,38 @@ from biasaware.records import RECORD_TYPES
 # ----------------------------------------------------------------------------- argparse types
 
 
+COUNT_MAX = 2**31 - 1  # a count beyond it is a typo (and overflows the libraries' int32 settings)
+
+
 def positive_int(text: str) -> int:
     """An argparse type: a whole number of at least 1 (``--limit 0`` used to mean "all")."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    digits = text.strip()
+    if not re.fullmatch(r"[+-]?[0-9]+", digits):  # no underscore, exponent or other script
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    value = int(digits)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
+    if value > COUNT_MAX:
+        raise argparse.ArgumentTypeError(f"must be at most {COUNT_MAX} (got {value})")
+    return value
+
+
+def whole_int(text: str) -> int:
+    """An argparse type: a whole number in ASCII digits (a sign allowed), at most :data:`COUNT_MAX` either way."""
+    digits = text.strip()
+    if not re.fullmatch(r"[+-]?[0-9]+", digits) or abs(int(digits)) > COUNT_MAX:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at most {COUNT_MAX}")
+    return int(digits)
+
+
+def finite_float(text: str) -> float:
+    """An argparse type: a finite number (``nan``, ``inf`` and ``1e400`` are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
     return value
 
 
@@ -115,8 +141,8 @@ def _type(item: Declared) -> Any:
     """The argparse type of a field: ``int`` with a lower bound of 1 is :func:`positive_int`."""
     plain = {a for a in (typing.get_args(item.annotation) or (item.annotation,)) if a is not type(None)}
     if plain == {int}:
-        return positive_int if item.settings.get("ge") == 1 else int
-    return float if plain == {float} else None
+        return positive_int if item.settings.get("ge") == 1 else whole_int
+    return finite_float if plain == {float} else None
 
 
 def argparse_settings(item: Declared, default: Any) -> dict[str, Any]:

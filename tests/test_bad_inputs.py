@@ -123,7 +123,7 @@ CASES = [
     Case(
         "sweep-negative-seed",
         ["sweep", "--seeds", "-1", "--out", "{out}"],
-        "seeds [-1]: a seed is a whole number",
+        "--seeds '-1': expected seeds like 0-9 or 0,1,2",
     ),
     *[
         Case(f"build-seed-{label}", [*BUILD, "--seed", value], "a seed is a whole number")
@@ -196,6 +196,47 @@ CASES = [
         {"latin.jsonl": b"\xff\xfe{}\n"},
     ),
     Case("validate-empty-path", ["validate", ""], "validate: the path is empty"),
+    Case("quickstart-empty-out", ["quickstart", "--out", ""], "--out is empty: give a folder"),
+    Case("quickstart-empty-real", ["quickstart", "--real", "", "--out", "{out}"], "--real is empty"),
+    Case(
+        "quickstart-not-a-finite-number",
+        ["quickstart", "--generative", "--grpo-lr", "inf", "--out", "{out}"],
+        "argument --grpo-lr: 'inf' is not a finite number",
+    ),
+    Case(
+        "quickstart-digits-of-another-script",
+        ["quickstart", "--generative", "--reward-probes", "\u0663", "--out", "{out}"],
+        "argument --reward-probes: '\u0663' is not a whole number",
+    ),
+    Case(
+        "quickstart-a-count-too-large",
+        ["quickstart", "--generative", "--start-steps", "9" * 30, "--out", "{out}"],
+        "is not a whole number of at most 2147483647",
+    ),
+    Case("sweep-empty-out", ["sweep", "--out", ""], "--out is empty"),
+    Case(
+        "sweep-seeds-of-another-script", ["sweep", "--out", "{out}", "--seeds", "\u00b2"], "--seeds '\u00b2'"
+    ),
+    Case(
+        "sweep-grid-key-twice",
+        ["sweep", "--out", "{out}", "--grid", "learning_rate=1e-4", "--grid", "learning_rate=2e-4"],
+        "--grid learning_rate is given twice",
+    ),
+    Case(
+        "sweep-grid-not-finite",
+        ["sweep", "--out", "{out}", "--grid", "learning_rate=nan"],
+        "holds a value that is not a finite number",
+    ),
+    Case(
+        "sweep-grid-repeated-value",
+        ["sweep", "--out", "{out}", "--grid", "num_bias_negatives=0,0"],
+        "repeats a value",
+    ),
+    Case(
+        "sweep-grid-empty-value",
+        ["sweep", "--out", "{out}", "--grid", "num_bias_negatives=0,,1"],
+        "has an empty value",
+    ),
     Case(
         "validate-repeated-key",
         ["validate", "{d}/dup.jsonl"],
@@ -917,7 +958,9 @@ CASES = [
     # ----------------------------------------------------------------------- sweep, release
     Case("sweep-bad-grid", ["sweep", "--out", "{out}", "--grid", "num_bias_negatives"], "expected KEY=V1,V2"),
     Case(
-        "sweep-bad-seeds", ["sweep", "--out", "{out}", "--seeds", "zero"], "--seeds 'zero': expected integers"
+        "sweep-bad-seeds",
+        ["sweep", "--out", "{out}", "--seeds", "zero"],
+        "--seeds 'zero': expected seeds like 0-9 or 0,1,2",
     ),
     Case(
         "sweep-config-invalid-yaml",

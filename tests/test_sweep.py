@@ -249,6 +249,22 @@ def test_setting_errors_before_anything_is_written(sweep_files, tmp_path, capsys
         SweepSpec.from_sources(None, {"grid": []})
 
 
+def test_a_folder_that_holds_no_sweep_is_refused_and_kept(sweep_files, tmp_path):
+    _, spec = sweep_files
+    mine = tmp_path / "study"
+    (mine / "bench").mkdir(parents=True)
+    (mine / "bench" / "length.jsonl").write_text("mine\n")
+    with pytest.raises(BiasAwareError, match="is not empty and holds no sweep \\(bench\\)"):
+        run_sweep(SweepSpec(**spec), mine)
+    assert (mine / "bench" / "length.jsonl").read_text() == "mine\n"
+    for record in ("[]", "{}"):
+        (tmp_path / "s").mkdir(exist_ok=True)
+        (tmp_path / "s" / "sweep.json").write_text(record)
+        with pytest.raises(BiasAwareError, match="is not a sweep record"):
+            run_sweep(SweepSpec(**spec), tmp_path / "s")
+        assert sorted(p.name for p in (tmp_path / "s").iterdir()) == ["sweep.json"]
+
+
 def test_a_bench_left_by_a_failed_start_is_not_reused(sweep_files, tmp_path):
     _, spec = sweep_files
     out = tmp_path / "o"

@@ -17,7 +17,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from biasaware.io import validate_rows
 
     if not str(args.path).strip():
-        raise BiasAwareError("validate: the path is empty; give a data file, a folder of them, or a hub dataset")
+        raise BiasAwareError(
+            "validate: the path is empty; give a data file, a folder of them, or a hub dataset"
+        )
     kind = None if args.kind == "auto" else args.kind
     found, records, problems = validate_rows(args.path, kind, split=args.split)
     for line in problems:
@@ -255,6 +257,9 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 
 def cmd_quickstart(args: argparse.Namespace) -> int:
+    check_out(args.out)
+    if args.real is not None and not args.real.strip():
+        raise BiasAwareError("--real is empty: give the folder of the real-text sources")
     if args.real is not None or args.source:
         return real_study(args)
     if args.generative:
@@ -343,16 +348,22 @@ def generative_study(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_out(out: str | None) -> None:
+    """An --out given empty is refused, not read as the default folder or the working one."""
+    if out is not None and not str(out).strip():
+        raise BiasAwareError("--out is empty: give a folder (or leave --out out for the default)")
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from biasaware.experiments.generative import parse_seeds
     from biasaware.experiments.sweep import SweepSpec, parse_grid_flag, run_sweep
 
-    if args.seeds and not all(s.strip().lstrip("-").isdigit() for s in args.seeds.split(",")):
-        raise BiasAwareError(f"--seeds {args.seeds!r}: expected integers, e.g. 0,1,2")
+    check_out(args.out)
     # each flag is named as the spec's setting, but --recipe-config (its config: --config is the sweep file)
     overrides = o.values(o.Sweep, args, skip=("config", "out", "grid", "seeds", "recipe_config"))
     overrides["config"] = args.recipe_config
     overrides["grid"] = parse_grid_flag(args.grid) if args.grid else None
-    overrides["seeds"] = [int(s) for s in args.seeds.split(",")] if args.seeds else None
+    overrides["seeds"] = parse_seeds(args.seeds) if args.seeds is not None else None  # the studies' rule
     spec = SweepSpec.from_sources(args.config, overrides)
     result = run_sweep(spec, args.out)
     print("\n" + (Path(args.out) / "table.md").read_text())

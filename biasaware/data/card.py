@@ -27,7 +27,11 @@ SOURCE_LICENSES = {
     "helpsteer3": "cc-by-4.0",
 }  # the built-in corpus ships with biasaware
 KIND_TASKS = {"probe": "bias probes", "train": "training rows", "trace": "SFT traces"}
-BUILT_RECORDS = {"bench": "probe", "train": "train", "traces": "trace"}  # a build's manifest kind -> its records
+BUILT_RECORDS = {
+    "bench": "probe",
+    "train": "train",
+    "traces": "trace",
+}  # a build's manifest kind -> its records
 
 
 def _merge(a: Any, b: Any) -> Any:

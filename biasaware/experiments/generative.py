@@ -144,7 +144,7 @@ class Budget(BaseModel):
     """Every setting that sets the experiment's data and cost (recorded in the results; a rerun into
     the same folder must use the same)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     template: str = "verdict"
     trainable_layers: int | None = Field(12, ge=1)

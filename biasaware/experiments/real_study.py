@@ -201,7 +201,7 @@ class GenerativeBudget(BaseModel):
     """The generative judge's budget (``quickstart --real --generative``): every arm SFT on verdicts, then GRPO,
     from ``model``; recorded in ``experiment.json``, and a rerun into the same folder must use the same."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     pairs: int = Field(PAIRS, ge=4, description="natural training pairs per seed, as the reward arms'")
     limit: int = Field(LIMIT, ge=1, description="pairs per benchmark set")

@@ -62,7 +62,15 @@ from biasaware.experiments.parts import (
     run_stage,
 )
 from biasaware.formatting import ci, p_value, pct
-from biasaware.io import data_files, files_sha256, find_file, json_sha256, read_config, write_json
+from biasaware.io import (
+    check_out_folder,
+    data_files,
+    files_sha256,
+    find_file,
+    json_sha256,
+    read_config,
+    write_json,
+)
 from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.models import model_identity
 from biasaware.recipes import load_recipe
@@ -77,7 +85,7 @@ CELL_KEYS = ("acc_ori", "acc_inj", "bsr", "overcorrection", "two_sided", "genera
 class SweepSpec(BaseModel):
     """A sweep: what to train, how to launch it, what to evaluate on, and the grid."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     recipe: Literal["reward", "sft", "grpo"] = "reward"
     config: str = Field(
@@ -122,6 +130,15 @@ class SweepSpec(BaseModel):
                     raise ValueError(f"grid key {key!r} has no values")
                 if key == "seed":
                     raise ValueError("seeds are not a grid key: use `seeds: [0, 1, ...]`")
+                if any(v is None or v == "" for v in values):
+                    raise ValueError(f"grid key {key!r} has an empty value: {values}")
+                if any(isinstance(v, float) and not math.isfinite(v) for v in values) or any(
+                    isinstance(v, str) and v.strip().lower().lstrip("+-") in ("nan", "inf", "infinity")
+                    for v in values
+                ):
+                    raise ValueError(f"grid key {key!r}: {values} holds a value that is not a finite number")
+                if len({json.dumps(v, sort_keys=True) for v in values}) != len(values):
+                    raise ValueError(f"grid key {key!r} repeats a value: {values}")
         return grid
 
     @field_validator("seeds")
@@ -161,6 +178,8 @@ def parse_grid_flag(items: list[str]) -> dict[str, list[Any]]:
         key, sep, values = item.partition("=")
         if not sep or not key.strip() or not values.strip():
             raise BiasAwareError(f"--grid {item!r}: expected KEY=V1,V2,... (e.g. num_bias_negatives=0,1,4)")
+        if key.strip() in grid:
+            raise BiasAwareError(f"--grid {key.strip()} is given twice; give its values once: KEY=V1,V2")
         try:
             grid[key.strip()] = [yaml.safe_load(v) for v in values.split(",")]
         except yaml.YAMLError:
@@ -406,12 +425,16 @@ def plan(spec: SweepSpec, out: str | Path) -> Plan:
     return Plan(spec, out, build_keys, names, bench, bench_cfg, mode, config_content)
 
 
+STARTED = ".sweep-started"  # written into a new --out before its first file: the folder is a sweep's
+
+
 def open_folder(p: Plan) -> dict[str, Any]:
     """Build the benchmark (when the sweep owns it), compare the fixed settings with the folder's
     ``sweep.json`` (refuse a difference once a point has finished; start over before that), and
     record the sweep. Returns the fixed settings."""
 
     spec, out, bench = p.spec, p.out, p.bench
+    check_out_folder(out, "--out")  # an unwritable place fails before the benchmark is built
     state_path = out / "sweep.json"
     try:
         state = json.loads(state_path.read_text()) if state_path.exists() else None
@@ -419,6 +442,15 @@ def open_folder(p: Plan) -> dict[str, Any]:
         raise BiasAwareError(
             f"{state_path} is not valid JSON ({exc}); remove it to start the sweep over"
         ) from None
+    if state is not None and not (isinstance(state, dict) and {"fixed", "points"} <= set(state)):
+        raise BiasAwareError(f"{state_path} is not a sweep record (no 'fixed' and 'points'); use a new --out")
+    started = out / STARTED
+    if state is None and out.is_dir() and any(out.iterdir()) and not started.exists():
+        shown = ", ".join(sorted(x.name for x in out.iterdir())[:5])
+        raise BiasAwareError(f"{out} is not empty and holds no sweep ({shown}); use a new --out")
+    if state is None:
+        out.mkdir(parents=True, exist_ok=True)
+        started.touch()  # what a failed start leaves here is this sweep's, and may be replaced
     if state is None and not spec.bench:  # a bench left by a failed start with other settings is not reused
         if bench.exists() and not built_as(bench, p.bench_cfg):
             shutil.rmtree(bench)
