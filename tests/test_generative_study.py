@@ -44,6 +44,8 @@ def test_budget_seeds_and_folder_checks(tmp_path):
     # on a CPU-only machine, "cpu" names the place "auto" meant: the same setting; "cuda" is another
     claim(tmp_path / "x", make_budget("cpu"), "cpu", "m", ["baseline"])
     assert json.loads((tmp_path / "x" / "experiment.json").read_text())["device"] == "auto"
+    with pytest.raises(BiasAwareError, match="dtype: its default there, 'float16' now"):
+        claim(tmp_path / "x", make_budget("cpu"), "auto", "m", ["baseline"], "float16")
     if not torch.cuda.is_available():
         with pytest.raises(BiasAwareError, match="device: 'auto' there, 'cuda' now"):
             claim(tmp_path / "x", make_budget("cpu"), "cuda", "m", ["baseline"])

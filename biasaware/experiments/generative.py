@@ -290,7 +290,7 @@ def check_fits(model: str, trainable_layers: int | None) -> None:
         )
 
 
-def claim(out: Path, budget: Budget, device: str, model: str, arms: list[str]) -> None:
+def claim(out: Path, budget: Budget, device: str, model: str, arms: list[str], dtype: str = "auto") -> None:
     """Refuse a folder holding another study's settings (data, checkpoints and judgments would mix);
     record them in a new one. The seeds are not part of the claim: a study grows by seeds. The device
     is recorded as given; another spelling of the same place here (``cpu`` for an ``auto`` that meant
@@ -301,6 +301,8 @@ def claim(out: Path, budget: Budget, device: str, model: str, arms: list[str]) -
         "device": same_place(out / "experiment.json", device),
         "model": model,
         "arms": arms,
+        # left out at auto, so folders made before the setting resume; judges of two dtypes would mix
+        **({"dtype": dtype} if dtype != "auto" else {}),
     }
     parts.claim_folder(out, "experiment.json", mine, "a generative study")
 
@@ -900,7 +902,7 @@ def run_generative(
     chosen = choose_arms(arms)
     seeds = seeds if seeds is not None else [0]
     check_fits(model, budget.trainable_layers)
-    claim(out, budget, device, model, chosen)
+    claim(out, budget, device, model, chosen, dtype)
     print(
         f"[generative] {model} on {place['device']} ({place['dtype']}); seeds {', '.join(map(str, seeds))}; "
         f"budget preset {preset}: {budget.record()}",

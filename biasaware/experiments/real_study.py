@@ -829,6 +829,8 @@ def run_real_study(
         ARMS
     ):  # all of them is left out of the record, so folders made before the setting resume
         settings["arms"] = chosen
+    if dtype != "auto":  # left out at auto, so folders made before the setting resume; another one would mix
+        settings["dtype"] = dtype
     # an unavailable device, a budget the model cannot take, and a copy without its files fail before
     # anything is written
     place = where(device, dtype)
