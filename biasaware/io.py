@@ -342,6 +342,25 @@ def read_json(path: str | os.PathLike, what: str = "file") -> dict[str, Any]:
     return data
 
 
+def _unique_keys_loader():
+    """PyYAML's safe loader, refusing a mapping that gives one key twice (it would keep the last unsaid)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key!r} is given twice in one mapping", key_node.start_mark
+                    )
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return Loader
+
+
 def read_config(path: str | os.PathLike, what: str = "config") -> dict[str, Any]:
     """A YAML settings file as a mapping (empty file: ``{}``); a missing file, bad YAML (with its
     line and column) or a non-mapping is a :class:`BiasAwareError` naming the file."""
@@ -354,7 +373,7 @@ def read_config(path: str | os.PathLike, what: str = "config") -> dict[str, Any]
     except (OSError, UnicodeDecodeError) as exc:
         raise BiasAwareError(f"{what} {path}: cannot read it ({exc})") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_unique_keys_loader())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""

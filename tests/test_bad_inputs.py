@@ -969,6 +969,12 @@ CASES = [
         {"s.yaml": "grid: {a: [1}\n"},
     ),
     Case(
+        "sweep-config-key-twice",
+        ["sweep", "--out", "{out}", "--config", "{d}/s.yaml"],
+        "s.yaml:3:1: invalid YAML (key 'grid' is given twice in one mapping)",
+        {"s.yaml": "grid:\n  learning_rate: [1.0e-4]\ngrid:\n  learning_rate: [2.0e-4]\n"},
+    ),
+    Case(
         "release-report-not-an-eval",
         ["release", "--checkpoint", "{reward}", "--report", "{d}", "--out", "{out}"],
         "summary.json: no such file (the report: an `eval bias` output folder)",
