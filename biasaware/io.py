@@ -52,7 +52,7 @@ def data_suffix(path: Path) -> str:
 
 class _RepeatedKey(ValueError):
     def __init__(self, key: str):
-        self.key = key
+        super().__init__(f"field {key!r} is given twice in one object; keep one")
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -73,7 +73,7 @@ def _loads(text: str, where: str) -> tuple[Any, str | None]:
         at = "" if exc.msg.endswith(" at") else " at"
         return None, f"{where}: invalid JSON ({exc.msg}{at} column {exc.colno})"
     except _RepeatedKey as exc:
-        return None, f"{where}: field {exc.key!r} is given twice in one object; keep one"
+        return None, f"{where}: {exc}"
     except RecursionError:
         return None, f"{where}: invalid JSON (nested too deeply)"
 
@@ -127,7 +127,7 @@ def _iter_json(path: Path) -> Iterator[RawRow]:
         yield RawRow(f"{path}:{exc.lineno}", error=f"{path}:{exc.lineno}: invalid JSON ({exc.msg})")
         return
     except _RepeatedKey as exc:
-        yield RawRow(str(path), error=f"{path}: field {exc.key!r} is given twice in one object; keep one")
+        yield RawRow(str(path), error=f"{path}: {exc}")
         return
     except RecursionError:
         yield RawRow(str(path), error=f"{path}: invalid JSON (nested too deeply)")

@@ -40,20 +40,16 @@ COUNT_MAX = 2**31 - 1  # a count beyond it is a typo (and overflows the librarie
 
 
 def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1 (``--limit 0`` used to mean "all")."""
-    digits = text.strip()
-    if not re.fullmatch(r"[+-]?[0-9]+", digits):  # no underscore, exponent or other script
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
-    value = int(digits)
+    """An argparse type: a whole number (:func:`whole_int`) of at least 1 (``--limit 0`` used to mean "all")."""
+    value = whole_int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
-    if value > COUNT_MAX:
-        raise argparse.ArgumentTypeError(f"must be at most {COUNT_MAX} (got {value})")
     return value
 
 
 def whole_int(text: str) -> int:
-    """An argparse type: a whole number in ASCII digits (a sign allowed), at most :data:`COUNT_MAX` either way."""
+    """An argparse type: a whole number in ASCII digits (a sign allowed; no underscore, exponent or other
+    script), at most :data:`COUNT_MAX` either way."""
     digits = text.strip()
     if not re.fullmatch(r"[+-]?[0-9]+", digits) or abs(int(digits)) > COUNT_MAX:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at most {COUNT_MAX}")

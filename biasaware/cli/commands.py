@@ -133,8 +133,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from biasaware.evaluation.compare import compare_command
     from biasaware.io import check_out_folder, write_json
 
-    if args.out is not None and not args.out.strip():
-        raise BiasAwareError("--out is empty: give a JSON file path (or leave --out out)")
+    check_out(args.out, "a JSON file path")
     if args.out and Path(args.out).is_dir():
         raise BiasAwareError(f"--out {args.out} is a folder; give a JSON file path")
     if args.out:  # an unwritable place fails before the work, named as given
@@ -348,10 +347,10 @@ def generative_study(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_out(out: str | None) -> None:
-    """An --out given empty is refused, not read as the default folder or the working one."""
+def check_out(out: str | None, what: str = "a folder") -> None:
+    """An --out given empty is refused, not read as the default or the working folder."""
     if out is not None and not str(out).strip():
-        raise BiasAwareError("--out is empty: give a folder (or leave --out out for the default)")
+        raise BiasAwareError(f"--out is empty: give {what} (or leave --out out)")
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -394,10 +393,11 @@ def release_data(args: argparse.Namespace) -> int:
     """``release --data``: a dataset card written into the build folder itself."""
     from biasaware.data.card import write_dataset_card
 
+    defaults = o.Release()
     model_only = [  # the model release's options: a dataset card reads none of them
         name
         for name, value in o.values(o.Release, args, skip=("data", "name", "license")).items()
-        if value != getattr(o.Release(), name)
+        if value != getattr(defaults, name)
     ]
     if model_only:
         given = ", ".join("--" + name.replace("_", "-") for name in model_only)

@@ -38,9 +38,8 @@ JUDGMENT_SETTINGS = (
 # settings added later, left out of a fingerprint at their default so folders judged before them still resume
 LATER_DEFAULTS = {"parse": "strict", "truncation": "none"}
 GENERATION_ONLY = ("max_tokens",)  # read by mode generate alone: no other mode's judgments depend on them
-RECORDED_LATER = (
-    "dtype",
-)  # compared only where the folder's fingerprint records it (folders judged before do not)
+# compared only where the folder's fingerprint records it (folders judged before do not)
+RECORDED_LATER = ("dtype",)
 
 
 def fingerprint(spec, identity: dict | None, items: list, dtype: str | None = None) -> dict[str, Any]:
