@@ -327,7 +327,7 @@ def test_the_arms_of_a_real_study_are_checked_before_anything_is_written(tmp_pat
         ("paper,resampled", "add baseline to --arms"),
         (
             "baseline,jnuk",
-            "unknown arm(s) jnuk; valid: baseline, paper, balanced, resampled, junk, junk-only",
+            "unknown arm(s) jnuk; valid: baseline, paper, balanced, resampled, junk, junk-only, scrambled-only",
         ),
         (",", "--arms names no arm"),
     ):

@@ -136,6 +136,14 @@ ARMS = {
         "0:4",
         "the resampled pairs, a junk key row (no battery key) and a short-correct row for every pair",
     ),
+    "scrambled-only": Arm(
+        "reward_real_scrambled_only.yaml",
+        "scrambled-only",
+        1,
+        "InfoNCE",
+        "0:4",
+        "the resampled pairs, a scrambled-words key row and a short-correct row for every pair",
+    ),
 }
 """Each arm trains on ``pairs // share`` rows, so that all score the same number of candidates: a baseline row
 has 2 (chosen, rejected), a paper row 6 (and 4 bias negatives), a balanced or resampled row 2. The balanced
@@ -149,6 +157,9 @@ KEY_SHARE = 0.5  # resampled: the share of its pairs that also give a master-key
 # junk-only: the same with every key of the junk kinds
 JUNK_KEYS = {"key_negatives": 1.0, "key_types": "all"}
 JUNK_ONLY_KEYS = {"key_negatives": 1.0, "key_types": "junk"}
+# scrambled-only: every key the answer's own words scrambled, the one junk kind unlike NullModel's output (code-like
+# symbols, then a note to the grader): a held-out test of whether the junk keys' effect on NullModel is fit to it
+SCRAMBLED_ONLY_KEYS = {"key_negatives": 1.0, "key_types": "scrambled"}
 SAMPLES = {  # a pairs file: (the share of ``pairs`` it holds, length-balanced)
     "natural": (1, False),
     "balanced": (4, True),
@@ -160,6 +171,7 @@ ROWS = {  # a rows folder: (its pairs file, the build_train settings)
     "resampled": ("resampled", {"augment": "balanced", "key_negatives": KEY_SHARE}),
     "junk": ("resampled", {"augment": "balanced", **JUNK_KEYS}),
     "junk-only": ("resampled", {"augment": "balanced", **JUNK_ONLY_KEYS}),
+    "scrambled-only": ("resampled", {"augment": "balanced", **SCRAMBLED_ONLY_KEYS}),
 }
 METRICS = {  # name: (sets whose pairs are pooled, what it is)
     "rm-bench hard": (("rm-bench hard",), "RM-Bench hard accuracy: the style cue on the worse answer"),
@@ -560,9 +572,11 @@ COMPARISONS = (
     ("junk", "resampled"),
     # keys of the junk kinds alone: the same rows as junk, every key row's key drawn from the junk kinds
     ("junk-only", "junk"),
+    # the junk kinds modelled on NullModel's output (symbols, a note to the grader) left out of the keys
+    ("scrambled-only", "junk-only"),
 )
-"""The aggregate's comparisons, ``(arm, against)``: each arm minus the baseline, junk minus resampled and junk-only
-minus junk (those whose two arms the study ran)."""
+"""The aggregate's comparisons, ``(arm, against)``: each arm minus the baseline, junk minus resampled, junk-only
+minus junk and scrambled-only minus junk-only (those whose two arms the study ran)."""
 KINDS = {  # metric: the rate of biasaware.evaluation.seeds that computes it from per-instance indicators
     **{m: "acc_ori" for m in METRICS},
     "injected BSR": "bsr",
