@@ -159,6 +159,11 @@ def argparse_settings(item: Declared, default: Any) -> dict[str, Any]:
     if not item.settings.get("positional"):
         settings["default"] = default
         settings.setdefault("dest", item.name)
+    elif settings.get("nargs") in (
+        "*",
+        "?",
+    ):  # argparse counts a '*' positional without a default as required
+        settings["default"] = default
     stated = item.settings.get("stated", default)
     if (
         not item.settings.get("positional")

@@ -128,6 +128,11 @@ def test_bad_arguments_are_clear_errors(tiny_models):
             lambda: biasaware.load_judge(str(tiny_models["reward"]), temperature=0.7),
             "temperature samples generated replies; mode 'reward' reads no reply",
         ),
+        (
+            lambda: biasaware.load_judge(str(tiny_models["reward"]), concurrency=4),
+            "concurrency is the number of calls in flight to an endpoint (backend 'openai'); backend "
+            "'transformers' judges in batches",
+        ),
         (lambda: biasaware.judge_pair(judge, "\u200b\u200b", "a", "b"), "a prompt is empty or whitespace"),
         (lambda: biasaware.judge_pair(judge, "q", "\u200b\u200b", "b"), "response_a is empty or whitespace"),
         (

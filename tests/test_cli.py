@@ -128,6 +128,11 @@ def test_models_list(capsys):
     assert "minilm-l6" in out and "smollm2" not in out
     assert main(["models", "list", "minilm"]) == 2
     assert "unknown built-in model 'minilm'" in capsys.readouterr().err
+    # the names are optional: a missing action is the one thing the usage error names
+    with pytest.raises(SystemExit) as stop:
+        main(["models"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.rstrip().endswith("the following arguments are required: action")
 
 
 @pytest.mark.slow

@@ -437,7 +437,7 @@ def test_the_aggregate_is_seed_level_paired_tests(tmp_path):
     for seed in range(3):
         rng = random.Random(seed)
         per_arm = {
-            a: arm(rng, skill) for a, skill in zip(ARMS, (0.6, 0.7, 0.8, 0.75, 0.65, 0.7), strict=True)
+            a: arm(rng, skill) for a, skill in zip(ARMS, (0.6, 0.7, 0.8, 0.75, 0.65, 0.7, 0.72), strict=True)
         }
         result = {k: compact({a: per_arm[a][k] for a in ARMS}) for k in ("outcomes", "probe_outcomes")}
         assert expand(result["probe_outcomes"], "paper") == per_arm["paper"]["probe_outcomes"]
@@ -455,14 +455,21 @@ def test_the_aggregate_is_seed_level_paired_tests(tmp_path):
         results[seed] = result
         results[seed]["raw"] = per_arm
     agg = aggregate(results)
-    # each arm against the baseline, junk against resampled (the junk keys' effect) and junk-only against junk
+    # each arm against the baseline, junk against resampled (the junk keys' effect), junk-only against junk and
+    # scrambled-only against junk-only (the kinds modelled on NullModel's output left out)
     assert list(agg["comparisons"]) == [f"{a} - baseline" for a in ARMS if a != "baseline"] + [
         "junk - resampled",
         "junk-only - junk",
+        "scrambled-only - junk-only",
     ]
     for metric in ALL_METRICS:
         values = {a: [results[s]["metrics"][a][metric] for s in range(3)] for a in ARMS}
-        for arm, other in (("balanced", "baseline"), ("junk", "resampled"), ("junk-only", "junk")):
+        for arm, other in (
+            ("balanced", "baseline"),
+            ("junk", "resampled"),
+            ("junk-only", "junk"),
+            ("scrambled-only", "junk-only"),
+        ):
             row = agg["comparisons"][f"{arm} - {other}"][metric]
             diffs = [row["per_seed"][str(s)]["diff"] for s in range(3)]
             assert diffs == pytest.approx([x - y for x, y in zip(values[arm], values[other], strict=True)])
@@ -498,6 +505,11 @@ def test_eval_real_refuses_before_judging_anything(tmp_path, built):
         assert {p: p.read_bytes() for p in (tmp_path / "eval").rglob("*") if p.is_file()} == before
     with pytest.raises(BiasAwareError, match="inside the data folder"):
         evaluate_real(spec, tmp_path / "data", tmp_path / "data" / "eval", limit=5)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    with pytest.raises(BiasAwareError, match="mine is not empty and holds no eval real run; use a new --out"):
+        evaluate_real(spec, tmp_path / "data", tmp_path / "mine", limit=5)
+    assert [p.name for p in (tmp_path / "mine").rglob("*")] == ["notes.txt"]
     (tmp_path / "data" / "bench" / "auto-j.jsonl").unlink()
     with pytest.raises(BiasAwareError, match="lacks bench/auto-j.jsonl, which its manifest lists"):
         evaluate_real(spec, tmp_path / "data", tmp_path / "eval2", limit=5)

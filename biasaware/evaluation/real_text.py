@@ -51,7 +51,7 @@ from biasaware.evaluation.metrics import wilson_interval
 from biasaware.evaluation.reports import real_markdown
 from biasaware.evaluation.resume import check_fingerprint, fingerprint
 from biasaware.evaluation.runner import Unreadable, load_probes, start_judge
-from biasaware.io import check_out_folder, read_json, write_json
+from biasaware.io import check_out_folder, read_json, refuse_foreign, write_json
 from biasaware.judging.judges import resolve_judge
 from biasaware.records import PreferencePair
 
@@ -189,6 +189,10 @@ def evaluate_real(
             f"{data} lacks {', '.join(lost)}, which its manifest lists; build it again in a new folder"
         )
 
+    # this command's folder: its result, or the sets an interrupted run began
+    refuse_foreign(
+        out, ("real.json", *(name for name, _, _ in SETS), *(n for n, _ in PROBE_PARTS)), "an eval real run"
+    )
     resolved = judge.resolved if judge is not None else resolve_judge(spec)
 
     samples = {name: sampled(data / file, limit, seed) for name, file, _ in present}

@@ -18,7 +18,7 @@ from biasaware.devices import ranks
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.metrics import effective_policy
 from biasaware.evaluation.runner import SHARDS, start_judge
-from biasaware.io import json_sha256, read_json, write_json
+from biasaware.io import json_sha256, read_json, refuse_foreign, write_json
 from biasaware.judging.judges import resolve_judge
 
 FINGERPRINT = "fingerprint.json"
@@ -110,6 +110,8 @@ def check_fingerprint(out: Path, mine: dict[str, Any], write: bool, judge_only: 
             f"{out} holds judgments without a record of the judge and items that made them (an older biasaware); "
             "use a new --out"
         )
+    else:
+        refuse_foreign(out, (FINGERPRINT,), "an eval run")
     if write:
         out.mkdir(parents=True, exist_ok=True)
         write_json(path, mine)

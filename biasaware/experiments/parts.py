@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.evaluate import evaluate_bias
 from biasaware.formatting import pct
-from biasaware.io import write_json
+from biasaware.io import refuse_foreign, write_json
 from biasaware.progress import progress_bar
 from biasaware.recipes import load_recipe, recipe_command, recipe_environment
 from biasaware.training.recipe import parse_recipe
@@ -77,9 +77,7 @@ def claim_folder(out: Path, stamp: str, mine: dict[str, Any], what: str) -> None
                 f"{out} holds {what} with other settings ({'; '.join(diff)}); use a new --out, or the same "
                 f"settings (or delete {out})"
             )
-    elif out.exists() and any(out.iterdir()):
-        noun = what.split(" ", 1)[1] if what.startswith(("a ", "an ")) else what
-        raise BiasAwareError(f"{out} is not empty and holds no {noun}; use a new --out")
+    refuse_foreign(out, (stamp,), what)
     write_json(path, mine)
 
 

@@ -91,6 +91,7 @@ from biasaware.progress import advance
 from biasaware.records import View, format_problems
 
 MODES = ("generate", "direct", "reward")
+CONCURRENCY = 16  # calls in flight to an endpoint (backend openai) unless concurrency says otherwise
 
 
 class JudgeSpec(BaseModel):
@@ -160,7 +161,7 @@ class JudgeSpec(BaseModel):
     seed: int | None = Field(None, strict=True)
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint, backend openai")
     api_key_env: str = "OPENAI_API_KEY"
-    concurrency: int = Field(16, ge=1, strict=True, description="calls in flight, backend openai")
+    concurrency: int = Field(CONCURRENCY, ge=1, strict=True, description="calls in flight, backend openai")
     cache_dir: str | None = None
     pointwise: Literal["rubric", "minimal"] | None = Field(
         None,
@@ -259,6 +260,11 @@ class JudgeSpec(BaseModel):
                 self.base_url and backend != "openai",
                 f"base_url is the address of an OpenAI-compatible server, and backend {backend!r} loads the model "
                 "itself; use backend 'openai' (--backend openai) with it, or leave base_url out",
+            ),
+            (
+                self.concurrency != CONCURRENCY and backend != "openai",
+                f"concurrency is the number of calls in flight to an endpoint (backend 'openai'); backend "
+                f"{backend!r} judges in batches (set batch_size instead, or leave concurrency out)",
             ),
             (
                 mode != "generate" and backend != "transformers",
