@@ -512,6 +512,30 @@ CASES = [
         "build-option-of-another-stage", [*BUILD, "--negatives", "2"], "unrecognized arguments: --negatives"
     ),
     Case(
+        "build-concurrency-without-an-endpoint",
+        [
+            "build",
+            "bench",
+            "--out",
+            "{out}",
+            "--rewriter",
+            "llm",
+            "--llm-backend",
+            "transformers",
+            "--llm-model",
+            "m",
+        ]
+        + ["--concurrency", "4"],
+        "setting llm.concurrency (--concurrency): the number of calls in flight to an endpoint (backend openai); "
+        "backend 'transformers' runs the model here in batches",
+    ),
+    Case(
+        "build-role-concurrency-without-an-endpoint",
+        ["build", "bench", "--out", "{out}", "--config", "{d}/c.yaml"],
+        "setting verifier_llm.concurrency: the number of calls in flight",
+        {"c.yaml": "llm: {model: m, concurrency: 32}\nverifier_llm: {backend: vllm, concurrency: 2}\n"},
+    ),
+    Case(
         "build-train-typo-in-augment",
         ["build", "train", "--out", "{out}", "--augment", "balance"],
         "invalid choice: 'balance'",

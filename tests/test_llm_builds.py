@@ -291,3 +291,15 @@ def test_local_transformers_teacher(tmp_path):
     assert manifest["llm"]["teacher"]["calls"] == 6 and manifest["llm"]["teacher"]["completion_tokens"] > 0
     for m in manifest["biases"].values():  # each reply is accounted for
         assert m["traces"] + m["wrong_verdict"] + m["bad_format"] == m["kept"] == 3
+
+
+def test_a_role_on_a_local_backend_keeps_the_endpoints_concurrency_out_of_its_own_settings():
+    """The shared llm section's concurrency is for its endpoint; a role that runs a local model is not refused
+    for it (its own section does not set one), and its spec is the merge of the two."""
+    cfg = BuildConfig(
+        llm={"model": "m", "concurrency": 32},
+        verifier_llm={"backend": "transformers", "model": "smollm2-135m-instruct"},
+    )
+    assert cfg.llm_spec("verifier").backend == "transformers"
+    with pytest.raises(BiasAwareError, match="setting verifier_llm.concurrency"):
+        BuildConfig(llm={"model": "m"}, verifier_llm={"backend": "transformers", "concurrency": 2})

@@ -205,7 +205,15 @@ class BuildConfig:
         a string is not a list), naming the setting, the value and the expected type."""
 
         for section in ("llm", *(f"{r}_llm" for r in LLM_ROLES)):  # one schema: LLMSpec's
-            LLMSpec.check_section(getattr(self, section), section)
+            own = getattr(self, section)
+            LLMSpec.check_section(own, section)
+            backend = own.get("backend", self.llm.get("backend", "openai"))
+            if "concurrency" in own and backend != "openai":  # a section's own setting that nothing reads
+                raise BiasAwareError(
+                    f"setting {section}.concurrency{' (--concurrency)' if section == 'llm' else ''}: the number of calls in flight to an endpoint (backend openai); "
+                    f"backend {backend!r} runs the model here in batches (set batch_size instead, or leave "
+                    "concurrency out)"
+                )
         hints = get_type_hints(type(self))
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
