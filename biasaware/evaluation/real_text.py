@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.data.upstream import RMBENCH_LEVELS, load_benchmark
+from biasaware.devices import ranks
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.baselines import CUES, general_baselines
 from biasaware.evaluation.evaluate import evaluate_bias
@@ -189,10 +190,12 @@ def evaluate_real(
             f"{data} lacks {', '.join(lost)}, which its manifest lists; build it again in a new folder"
         )
 
-    # this command's folder: its result, or the sets an interrupted run began
-    refuse_foreign(
-        out, ("real.json", *(name for name, _, _ in SETS), *(n for n, _ in PROBE_PARTS)), "an eval real run"
-    )
+    if ranks().main:  # this command's folder holds its result or the sets an interrupted run began
+        refuse_foreign(
+            out,
+            ("real.json", *(name for name, _, _ in SETS), *(n for n, _ in PROBE_PARTS)),
+            "an eval real run",
+        )
     resolved = judge.resolved if judge is not None else resolve_judge(spec)
 
     samples = {name: sampled(data / file, limit, seed) for name, file, _ in present}

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from biasaware.data.references import REFERENCE_SETTINGS, REFERENCES
 from biasaware.devices import ranks
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.metrics import effective_policy
@@ -40,6 +41,9 @@ LATER_DEFAULTS = {"parse": "strict", "truncation": "none"}
 GENERATION_ONLY = ("max_tokens",)  # read by mode generate alone: no other mode's judgments depend on them
 # compared only where the folder's fingerprint records it (folders judged before do not)
 RECORDED_LATER = ("dtype",)
+# what an eval run leaves in its folder before its fingerprint (eval scoring's generated references, which a
+# run the reviewer stopped keeps for the corrected command) or beside it: a folder holding none is someone else's
+OWN_FILES = (FINGERPRINT, "judgments.jsonl", SHARDS, REFERENCES, REFERENCE_SETTINGS)
 
 
 def fingerprint(spec, identity: dict | None, items: list, dtype: str | None = None) -> dict[str, Any]:
@@ -110,8 +114,8 @@ def check_fingerprint(out: Path, mine: dict[str, Any], write: bool, judge_only: 
             f"{out} holds judgments without a record of the judge and items that made them (an older biasaware); "
             "use a new --out"
         )
-    else:
-        refuse_foreign(out, (FINGERPRINT,), "an eval run")
+    elif ranks().main:  # the other processes of a launch may see process 0's files being written
+        refuse_foreign(out, OWN_FILES, "an eval run")
     if write:
         out.mkdir(parents=True, exist_ok=True)
         write_json(path, mine)
