@@ -641,10 +641,21 @@ class _Build:
                 f"{r}: {c.stats.last_error}" for r, c in self.clients.items() if c.stats.last_error
             )
             write_json(self.out / ".work" / "incomplete.json", manifest)
+            # a local model's unusable reply comes back the same on a rerun (greedy decoding, cached prompts)
+            unusable = [
+                r
+                for r, c in self.clients.items()
+                if (c.stats.last_error or "").startswith("MalformedReply") and c.spec.backend != "openai"
+            ]
+            then = (
+                f"; the {', '.join(unusable)}'s local model wrote replies without the requested format, and a rerun "
+                "decodes them the same way: use a larger model or an endpoint (--llm-model, --llm-base-url)"
+                if unusable
+                else "; rerun the same command to retry only the rest"
+            )
             raise BiasAwareError(
                 f"{self.failed} item(s) are undecided because LLM calls failed after all retries "
-                f"({errors or 'no error recorded'}). Finished items are saved in {self.out}/.work; "
-                "rerun the same command to retry only the rest."
+                f"({errors or 'no error recorded'}). Finished items are saved in {self.out}/.work{then}."
             )
         if not kept:
             shutil.rmtree(self.out / ".work", ignore_errors=True)

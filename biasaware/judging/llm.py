@@ -513,9 +513,10 @@ class LLMClient:
                 if check is not None:
                     check(reply.text)
                 out.append(reply)
-            except MalformedReply:
+            except MalformedReply as exc:
                 if len(batch) == 1:
                     raise
+                self._note_failure(exc)  # the build's error names why the reply was not usable
                 out.append(None)  # a local batch: greedy decoding would give the same text again
         return out
 
