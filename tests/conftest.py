@@ -23,6 +23,28 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def session_cache(tmp_path_factory):
+    """The session's own cache root (``BIASAWARE_CACHE``), so the LLM replies tests cache never reach the user's
+    cache, nor does a reply an earlier session cached count as a hit here; its ``models`` folder is the user's, so
+    the built-in models are converted once per machine, as for a user."""
+    import os
+
+    from biasaware.judging.models import cache_dir
+
+    models = cache_dir() / "models"
+    models.mkdir(parents=True, exist_ok=True)
+    root = tmp_path_factory.mktemp("cache")
+    (root / "models").symlink_to(models, target_is_directory=True)
+    before = os.environ.get("BIASAWARE_CACHE")
+    os.environ["BIASAWARE_CACHE"] = str(root)
+    yield root
+    if before is None:
+        os.environ.pop("BIASAWARE_CACHE", None)
+    else:
+        os.environ["BIASAWARE_CACHE"] = before
+
+
 @pytest.fixture
 def spy_on(monkeypatch):
     """``spy_on(function)``: record the calls to a library function wherever the package's modules

@@ -305,16 +305,31 @@ def test_a_role_on_a_local_backend_keeps_the_endpoints_concurrency_out_of_its_ow
         BuildConfig(llm={"model": "m"}, verifier_llm={"backend": "transformers", "concurrency": 2})
 
 
-def test_a_local_model_whose_rewrites_have_no_block_is_named_with_what_to_change(tiny_models, tmp_path, capsys):
+def test_a_local_model_whose_rewrites_have_no_block_is_named_with_what_to_change(
+    tiny_models, tmp_path, capsys
+):
     """A local rewriter that never writes the <rewritten> block: the build stops naming the cause, and says that a
     rerun would decode the same replies (no 'rerun the same command')."""
     from biasaware.cli import main
 
     out = tmp_path / "o"
-    argv = ["build", "bench", "--out", str(out), "--biases", "authority", "--n", "2", "--direction", "standard"]
+    argv = [
+        "build",
+        "bench",
+        "--out",
+        str(out),
+        "--biases",
+        "authority",
+        "--n",
+        "2",
+        "--direction",
+        "standard",
+    ]
     argv += ["--rewriter", "llm", "--llm-backend", "transformers", "--llm-model", str(tiny_models["causal"])]
     argv += ["--verifier", "none", "--config", str(tmp_path / "c.yaml")]
-    (tmp_path / "c.yaml").write_text(f"llm:\n  cache_dir: {tmp_path / 'cache'}\n  progress: false\n  max_tokens: 8\n")
+    (tmp_path / "c.yaml").write_text(
+        f"llm:\n  cache_dir: {tmp_path / 'cache'}\n  progress: false\n  max_tokens: 8\n"
+    )
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "rewriter: MalformedReply: no <rewritten>...</rewritten> block in the reply" in err
