@@ -556,8 +556,15 @@ CASES = [
     Case(
         "eval-out-holds-other-files",
         ["eval", "bias", "--judge", "{reward}", "--mode", "reward", "--data", "{bench}", "--out", "{d}/mine"],
-        "mine is not empty and holds no eval run; use a new --out",
+        "mine is not empty (notes.txt) and holds no eval run; use a new --out",
         {"mine/notes.txt": "mine"},
+        out_may_exist=True,
+    ),
+    Case(
+        "eval-out-holds-someone-elses-fingerprint",
+        ["eval", "bias", "--judge", "{reward}", "--mode", "reward", "--data", "{bench}", "--out", "{d}/fp"],
+        "fingerprint.json is not the record of an eval run (no judge and items); use a new --out",
+        {"fp/notes.txt": "mine", "fp/fingerprint.json": '{"sha": "abc", "tool": "other"}'},
         out_may_exist=True,
     ),
     Case(
@@ -574,7 +581,7 @@ CASES = [
             "--out",
             "{d}/mine",
         ],
-        "mine is not empty and holds no eval run; use a new --out",
+        "mine is not empty (notes.txt) and holds no eval run; use a new --out",
         {"mine/notes.txt": "mine", "p.jsonl": json.dumps(PAIR) + "\n"},
         out_may_exist=True,
     ),
@@ -995,7 +1002,7 @@ CASES = [
     Case(
         "quickstart-a-folder-of-other-things",
         ["quickstart", "--out", "{d}/q"],
-        "is not empty and holds no quickstart run",
+        "is not empty (notes.txt) and holds no quickstart run",
         {"q/notes.txt": "mine"},
         out_may_exist=True,
     ),

@@ -79,8 +79,13 @@ def test_a_folder_is_claimed_once_and_other_settings_are_named(tmp_path):
         claim_folder(out, "run.json", {"seed": 0}, "a test run")
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("mine")
-    with pytest.raises(BiasAwareError, match="is not empty and holds no test run"):
+    with pytest.raises(BiasAwareError, match=r"is not empty \(notes.txt\) and holds no test run"):
         claim_folder(tmp_path / "other", "run.json", {"seed": 0}, "a test run")
+    # a hidden entry (a file manager's .DS_Store) is nobody's work: such a folder is claimed
+    (tmp_path / "hidden").mkdir()
+    (tmp_path / "hidden" / ".DS_Store").write_bytes(b"\0")
+    claim_folder(tmp_path / "hidden", "run.json", {"seed": 0}, "a test run")
+    assert (tmp_path / "hidden" / "run.json").exists()
     assert differing({"a": 1, "b": {"c": 2}}, {"a": 1, "b": {"c": 3}, "d": 0}) == ["b.c", "d"]
 
 

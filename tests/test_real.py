@@ -2,6 +2,7 @@
 shortcut in the manifest; reuse, refusal of other settings, and clear errors for a wrong path."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -507,9 +508,17 @@ def test_eval_real_refuses_before_judging_anything(tmp_path, built):
         evaluate_real(spec, tmp_path / "data", tmp_path / "data" / "eval", limit=5)
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("mine")
-    with pytest.raises(BiasAwareError, match="mine is not empty and holds no eval real run; use a new --out"):
+    with pytest.raises(
+        BiasAwareError,
+        match=re.escape("mine is not empty (notes.txt) and holds no eval real run; use a new --out"),
+    ):
         evaluate_real(spec, tmp_path / "data", tmp_path / "mine", limit=5)
     assert [p.name for p in (tmp_path / "mine").rglob("*")] == ["notes.txt"]
+    (tmp_path / "mine" / "keys").mkdir()  # a folder named as a set, but no set judged there
+    with pytest.raises(
+        BiasAwareError, match=re.escape("mine is not empty (keys, notes.txt) and holds no eval")
+    ):
+        evaluate_real(spec, tmp_path / "data", tmp_path / "mine", limit=5)
     (tmp_path / "data" / "bench" / "auto-j.jsonl").unlink()
     with pytest.raises(BiasAwareError, match="lacks bench/auto-j.jsonl, which its manifest lists"):
         evaluate_real(spec, tmp_path / "data", tmp_path / "eval2", limit=5)

@@ -669,3 +669,16 @@ def test_pointwise_needs_a_generating_or_direct_judge(capsys):
         == 2
     )
     assert "a reward model already scores each response alone" in capsys.readouterr().err
+
+
+def test_reference_settings_bind_a_folder_only_once_a_verdict_is_saved(tmp_path):
+    """A writer that failed before any verdict (references.jsonl empty) leaves nothing that refuses another
+    writer; once a verdict is saved, other settings are refused."""
+    from biasaware.data.references import REFERENCE_SETTINGS, REFERENCES, check_reference_settings
+
+    (tmp_path / REFERENCE_SETTINGS).write_text(json.dumps({"writer": "a"}))
+    (tmp_path / REFERENCES).write_text("")
+    check_reference_settings(tmp_path, {"writer": "b"})
+    (tmp_path / REFERENCES).write_text('{"id": "i0"}\n')
+    with pytest.raises(BiasAwareError, match="holds references generated with other settings"):
+        check_reference_settings(tmp_path, {"writer": "b"})

@@ -208,11 +208,12 @@ class BuildConfig:
             own = getattr(self, section)
             LLMSpec.check_section(own, section)
             backend = own.get("backend", self.llm.get("backend", "openai"))
-            if "concurrency" in own and backend != "openai":  # a section's own setting that nothing reads
+            # a section's own setting that nothing reads (16, the default, is what a flag can set back)
+            if own.get("concurrency", LLMSpec.concurrency) != LLMSpec.concurrency and backend != "openai":
                 raise BiasAwareError(
                     f"setting {section}.concurrency{' (--concurrency)' if section == 'llm' else ''}: the number of calls in flight to an endpoint (backend openai); "
-                    f"backend {backend!r} runs the model here in batches (set batch_size instead, or leave "
-                    "concurrency out)"
+                    f"backend {backend!r} runs the model here in batches (set batch_size instead, and leave "
+                    "concurrency out or at 16)"
                 )
         hints = get_type_hints(type(self))
         for name in self.__dataclass_fields__:

@@ -105,8 +105,8 @@ def reference_settings(writer, reviewer, attempts: int) -> dict[str, Any]:
 
 def check_reference_settings(out: Path, settings: dict[str, Any]) -> None:
     """Refuse to add references made with another writer, reviewer or number of drafts."""
-    recorded = out / REFERENCE_SETTINGS
-    if recorded.exists() and (out / REFERENCES).exists():
+    recorded, saved = out / REFERENCE_SETTINGS, out / REFERENCES
+    if recorded.exists() and saved.exists() and saved.stat().st_size > 0:  # verdicts of those settings saved
         theirs = json.loads(recorded.read_text())
         if theirs != settings:
             diff = ", ".join(

@@ -50,7 +50,7 @@ from biasaware.evaluation.evaluate import evaluate_bias
 from biasaware.evaluation.general import evaluate_general, sample_pairs
 from biasaware.evaluation.metrics import wilson_interval
 from biasaware.evaluation.reports import real_markdown
-from biasaware.evaluation.resume import check_fingerprint, fingerprint
+from biasaware.evaluation.resume import FINGERPRINT, check_fingerprint, fingerprint
 from biasaware.evaluation.runner import Unreadable, load_probes, start_judge
 from biasaware.io import check_out_folder, read_json, refuse_foreign, write_json
 from biasaware.judging.judges import resolve_judge
@@ -191,11 +191,8 @@ def evaluate_real(
         )
 
     if ranks().main:  # this command's folder holds its result or the sets an interrupted run began
-        refuse_foreign(
-            out,
-            ("real.json", *(name for name, _, _ in SETS), *(n for n, _ in PROBE_PARTS)),
-            "an eval real run",
-        )
+        sets = (*(name for name, _, _ in SETS), *(n for n, _ in PROBE_PARTS))
+        refuse_foreign(out, tuple(f"{name}/{FINGERPRINT}" for name in sets), "an eval real run")
     resolved = judge.resolved if judge is not None else resolve_judge(spec)
 
     samples = {name: sampled(data / file, limit, seed) for name, file, _ in present}

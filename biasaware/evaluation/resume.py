@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from biasaware.data.references import REFERENCE_SETTINGS, REFERENCES
 from biasaware.devices import ranks
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.metrics import effective_policy
@@ -41,9 +40,9 @@ LATER_DEFAULTS = {"parse": "strict", "truncation": "none"}
 GENERATION_ONLY = ("max_tokens",)  # read by mode generate alone: no other mode's judgments depend on them
 # compared only where the folder's fingerprint records it (folders judged before do not)
 RECORDED_LATER = ("dtype",)
-# what an eval run leaves in its folder before its fingerprint (eval scoring's generated references, which a
-# run the reviewer stopped keeps for the corrected command) or beside it: a folder holding none is someone else's
-OWN_FILES = (FINGERPRINT, "judgments.jsonl", SHARDS, REFERENCES, REFERENCE_SETTINGS)
+# what an eval run leaves in its folder beside its fingerprint: a folder holding none is someone else's (eval
+# scoring adds the references it writes before its fingerprint, which a run the reviewer stopped keeps)
+OWN_FILES = (FINGERPRINT, "judgments.jsonl", SHARDS)
 
 
 def fingerprint(spec, identity: dict | None, items: list, dtype: str | None = None) -> dict[str, Any]:
@@ -71,9 +70,12 @@ def fingerprint(spec, identity: dict | None, items: list, dtype: str | None = No
     return {"judge": {"model": model, **settings}, "items": hashes}
 
 
-def check_fingerprint(out: Path, mine: dict[str, Any], write: bool, judge_only: bool = False) -> None:
+def check_fingerprint(
+    out: Path, mine: dict[str, Any], write: bool, judge_only: bool = False, own: tuple[str, ...] = ()
+) -> None:
     """Refuse to add judgments to a folder whose judgments were made by another judge, other
-    settings or other item contents, naming what differs; then (``write``) record the union.
+    settings or other item contents, naming what differs, or to a folder of someone else's files (none of
+    :data:`OWN_FILES`, nor of the command's ``own``); then (``write``) record the union.
     ``judge_only`` checks the judge and its settings alone (before the items are final)."""
     path, judged = out / FINGERPRINT, out / "judgments.jsonl"
     # judgments there already (an empty file left by a run that failed at its first call is none)
@@ -83,6 +85,10 @@ def check_fingerprint(out: Path, mine: dict[str, Any], write: bool, judge_only: 
             theirs = read_json(path, "run fingerprint")
         except BiasAwareError as exc:
             raise BiasAwareError(f"{exc}; use a new --out") from None
+        if not isinstance(theirs.get("judge"), dict) or not isinstance(theirs.get("items"), dict):
+            raise BiasAwareError(
+                f"{path} is not the record of an eval run (no judge and items); use a new --out"
+            )
         keys = [*mine["judge"], *(k for k in theirs.get("judge", {}) if k not in mine["judge"])]
         # settings the mode does not read (earlier folders hold them), and ones the folder's record predates
         unread = GENERATION_ONLY if mine["judge"].get("mode") != "generate" else ()
@@ -115,7 +121,7 @@ def check_fingerprint(out: Path, mine: dict[str, Any], write: bool, judge_only: 
             "use a new --out"
         )
     elif ranks().main:  # the other processes of a launch may see process 0's files being written
-        refuse_foreign(out, OWN_FILES, "an eval run")
+        refuse_foreign(out, OWN_FILES + own, "an eval run")
     if write:
         out.mkdir(parents=True, exist_ok=True)
         write_json(path, mine)

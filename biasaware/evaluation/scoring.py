@@ -163,9 +163,13 @@ def evaluate_scoring(
     identity = resolved.identity()
     mine = fingerprint(spec, identity, items, resolved.place.get("dtype"))
     mine["judge"]["scoring_seed"] = seed  # a random rubric order depends on it
+    own = (
+        REFERENCES,
+        REFERENCE_SETTINGS,
+    )  # written before the fingerprint, kept when the reviewer stops a run
     check_fingerprint(
-        out, mine, write=False
-    )  # another judge's or other items' folder: refused before any call
+        out, mine, write=False, own=own
+    )  # another judge's or items' folder: refused before any call
     levels = missing_levels(templates, items) if spec.mode != "reward" else []
     generated = bool(levels and writer is not None)
     r = ranks()
@@ -196,7 +200,7 @@ def evaluate_scoring(
         }  # with the references
     chosen = choose_templates(templates, items, spec.mode, generated)
     judge = start_judge(resolved)
-    check_fingerprint(out, mine, write=r.main)
+    check_fingerprint(out, mine, write=r.main, own=own)
     r.barrier()
     if spec.mode == "reward" and r.main:
         print(f"[scoring] {REWARD_NOTE}", flush=True)
