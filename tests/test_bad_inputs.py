@@ -872,6 +872,20 @@ CASES = [
     ),
     Case("preflight-without-judge", ["preflight", "--out", "{out}"], "preflight needs --judge"),
     Case(
+        "preflight-out-holds-other-files",
+        ["preflight", "--judge", "{reward}", "--mode", "reward", "--out", "{d}/mine"],
+        "mine is not empty (notes.txt) and holds no preflight; use a new --out",
+        {"mine/notes.txt": "mine"},
+        out_may_exist=True,
+    ),
+    Case(
+        "preflight-out-is-an-eval-folder",
+        ["preflight", "--judge", "{reward}", "--mode", "reward", "--out", "{d}/ev"],
+        "ev is not empty (fingerprint.json, judgments.jsonl) and holds no preflight",
+        {"ev/fingerprint.json": '{"judge": {}, "items": {}}', "ev/judgments.jsonl": ""},
+        out_may_exist=True,
+    ),
+    Case(
         "preflight-unknown-judge",
         ["preflight", "--judge", "smollm2-135m-instrct", "--out", "{out}"],
         "'smollm2-135m-instrct' is not a local path",

@@ -77,7 +77,7 @@ from biasaware.evaluation.metrics import wilson_interval
 from biasaware.evaluation.reports import verdict_lines
 from biasaware.evaluation.scoring import evaluate_scoring
 from biasaware.evaluation.summaries import json_safe
-from biasaware.io import read_config, read_json, read_records, write_json, write_jsonl
+from biasaware.io import read_config, read_json, read_records, refuse_foreign, write_json, write_jsonl
 from biasaware.judging.judges import resolve_judge
 from biasaware.judging.llm import LLMClient
 from biasaware.records import format_problems
@@ -225,6 +225,7 @@ def claim_battery(out: Path, settings: dict[str, Any]) -> None:
         raise BiasAwareError(
             f"{out} holds a battery without its settings ({BATTERY_SETTINGS}); use a new --out"
         )
+    refuse_foreign(out, (BATTERY_SETTINGS,), "a preflight")  # an eval folder, or the user's files
     out.mkdir(parents=True, exist_ok=True)
     write_json(path, settings)
 
