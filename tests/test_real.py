@@ -313,7 +313,7 @@ def test_a_study_of_some_arms_runs_those_and_compares_them_with_the_baseline(tmp
     # a folder holds one set of arms
     with pytest.raises(BiasAwareError, match="arms"):
         run_real_study(sources, out, seeds=[0], **kw)
-    assert len(ARMS) == 6
+    assert len(ARMS) == 7
 
 
 def test_the_arms_of_a_real_study_are_checked_before_anything_is_written(tmp_path, capsys, alpaca):
