@@ -728,5 +728,6 @@ class Quickstart(Budget, Where):
     )
     arms: str | None = option(
         "the arms to run, a comma list with baseline among them: --generative: baseline, paper, balanced, "
-        "balanced-acc (default: all four); --real: baseline, paper, balanced, resampled, junk, junk-only (default: all six)"
+        "balanced-acc (default: all four); --real: baseline, paper, balanced, resampled, junk, junk-only, "
+        "scrambled-only (default: all seven)"
     )
