@@ -18,7 +18,7 @@ from biasaware.devices import ranks
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.metrics import effective_policy
 from biasaware.evaluation.runner import SHARDS, start_judge
-from biasaware.io import json_sha256, read_json, refuse_foreign, write_json
+from biasaware.io import json_sha256, read_json, read_whole_lines, refuse_foreign, write_json
 from biasaware.judging.judges import resolve_judge
 
 FINGERPRINT = "fingerprint.json"
@@ -101,7 +101,18 @@ def check_fingerprint(
             raise BiasAwareError(f"{out} holds judgments made with other settings ({what}); use a new --out")
         if judge_only:
             return
-        old = theirs.get("items", {}) if earlier else {}
+        # the items judged there: an item recorded by a run that stopped before judging it binds nothing
+        judged_ids = (
+            {
+                row["probe_id"]
+                for f in (judged, *(out / SHARDS).glob("*.jsonl"))
+                if f.exists()
+                for row in read_whole_lines(f)
+            }
+            if earlier
+            else set()
+        )
+        old = {i: h for i, h in theirs.get("items", {}).items() if i in judged_ids}
         changed = [i for i, h in mine["items"].items() if i in old and old[i] != h]
         if changed:
             raise BiasAwareError(
