@@ -555,7 +555,7 @@ def refuse_foreign(out: Path, own: tuple[str, ...], what: str) -> None:
     if theirs:
         noun = what.split(" ", 1)[1] if what.startswith(("a ", "an ")) else what
         shown = ", ".join(theirs[:3]) + (f" and {len(theirs) - 3} more" if len(theirs) > 3 else "")
-        raise BiasAwareError(f"{out} is not empty ({shown}) and holds no {noun}; use a new --out")
+        raise BiasAwareError(f"{out} is not empty and holds no {noun} ({shown}); use a new --out")
 
 
 PACKAGE = Path(__file__).resolve().parent  # biasaware/: its recipes/configs and recipes/sweeps ship with it

@@ -556,7 +556,7 @@ CASES = [
     Case(
         "eval-out-holds-other-files",
         ["eval", "bias", "--judge", "{reward}", "--mode", "reward", "--data", "{bench}", "--out", "{d}/mine"],
-        "mine is not empty (notes.txt) and holds no eval run; use a new --out",
+        "mine is not empty and holds no eval run (notes.txt); use a new --out",
         {"mine/notes.txt": "mine"},
         out_may_exist=True,
     ),
@@ -581,7 +581,7 @@ CASES = [
             "--out",
             "{d}/mine",
         ],
-        "mine is not empty (notes.txt) and holds no eval run; use a new --out",
+        "mine is not empty and holds no eval run (notes.txt); use a new --out",
         {"mine/notes.txt": "mine", "p.jsonl": json.dumps(PAIR) + "\n"},
         out_may_exist=True,
     ),
@@ -874,14 +874,14 @@ CASES = [
     Case(
         "preflight-out-holds-other-files",
         ["preflight", "--judge", "{reward}", "--mode", "reward", "--out", "{d}/mine"],
-        "mine is not empty (notes.txt) and holds no preflight; use a new --out",
+        "mine is not empty and holds no preflight (notes.txt); use a new --out",
         {"mine/notes.txt": "mine"},
         out_may_exist=True,
     ),
     Case(
         "preflight-out-is-an-eval-folder",
         ["preflight", "--judge", "{reward}", "--mode", "reward", "--out", "{d}/ev"],
-        "ev is not empty (fingerprint.json, judgments.jsonl) and holds no preflight",
+        "ev is not empty and holds no preflight (fingerprint.json, judgments.jsonl)",
         {"ev/fingerprint.json": '{"judge": {}, "items": {}}', "ev/judgments.jsonl": ""},
         out_may_exist=True,
     ),
@@ -1016,7 +1016,7 @@ CASES = [
     Case(
         "quickstart-a-folder-of-other-things",
         ["quickstart", "--out", "{d}/q"],
-        "is not empty (notes.txt) and holds no quickstart run",
+        "is not empty and holds no quickstart run",
         {"q/notes.txt": "mine"},
         out_may_exist=True,
     ),

@@ -79,7 +79,7 @@ def test_a_folder_is_claimed_once_and_other_settings_are_named(tmp_path):
         claim_folder(out, "run.json", {"seed": 0}, "a test run")
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("mine")
-    with pytest.raises(BiasAwareError, match=r"is not empty \(notes.txt\) and holds no test run"):
+    with pytest.raises(BiasAwareError, match=r"is not empty and holds no test run \(notes.txt\)"):
         claim_folder(tmp_path / "other", "run.json", {"seed": 0}, "a test run")
     # a hidden entry (a file manager's .DS_Store) is nobody's work: such a folder is claimed
     (tmp_path / "hidden").mkdir()

@@ -510,13 +510,13 @@ def test_eval_real_refuses_before_judging_anything(tmp_path, built):
     (tmp_path / "mine" / "notes.txt").write_text("mine")
     with pytest.raises(
         BiasAwareError,
-        match=re.escape("mine is not empty (notes.txt) and holds no eval real run; use a new --out"),
+        match=re.escape("mine is not empty and holds no eval real run (notes.txt); use a new --out"),
     ):
         evaluate_real(spec, tmp_path / "data", tmp_path / "mine", limit=5)
     assert [p.name for p in (tmp_path / "mine").rglob("*")] == ["notes.txt"]
     (tmp_path / "mine" / "keys").mkdir()  # a folder named as a set, but no set judged there
     with pytest.raises(
-        BiasAwareError, match=re.escape("mine is not empty (keys, notes.txt) and holds no eval")
+        BiasAwareError, match=re.escape("mine is not empty and holds no eval real run (keys, notes.txt)")
     ):
         evaluate_real(spec, tmp_path / "data", tmp_path / "mine", limit=5)
     (tmp_path / "data" / "bench" / "auto-j.jsonl").unlink()

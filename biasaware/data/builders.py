@@ -210,10 +210,11 @@ class BuildConfig:
             backend = own.get("backend", self.llm.get("backend", "openai"))
             # a section's own setting that nothing reads (16, the default, is what a flag can set back)
             if own.get("concurrency", LLMSpec.concurrency) != LLMSpec.concurrency and backend != "openai":
+                flag = " (--concurrency)" if section == "llm" else ""
                 raise BiasAwareError(
-                    f"setting {section}.concurrency{' (--concurrency)' if section == 'llm' else ''}: the number of calls in flight to an endpoint (backend openai); "
-                    f"backend {backend!r} runs the model here in batches (set batch_size instead, and leave "
-                    "concurrency out or at 16)"
+                    f"setting {section}.concurrency{flag}: the number of calls in flight to an endpoint (backend "
+                    f"openai); backend {backend!r} runs the model here in batches (set batch_size instead, and "
+                    f"leave concurrency out or at {LLMSpec.concurrency})"
                 )
         hints = get_type_hints(type(self))
         for name in self.__dataclass_fields__:
@@ -644,9 +645,7 @@ class _Build:
             write_json(self.out / ".work" / "incomplete.json", manifest)
             # a local model's unusable reply comes back the same on a rerun (greedy decoding, cached prompts)
             unusable = [
-                r
-                for r, c in self.clients.items()
-                if (c.stats.last_error or "").startswith("MalformedReply") and c.spec.backend != "openai"
+                r for r, c in self.clients.items() if c.stats.malformed and c.spec.backend != "openai"
             ]
             then = (
                 f"; the {', '.join(unusable)}'s local model wrote replies without the requested format, and a rerun "

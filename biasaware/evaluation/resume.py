@@ -101,18 +101,12 @@ def check_fingerprint(
             raise BiasAwareError(f"{out} holds judgments made with other settings ({what}); use a new --out")
         if judge_only:
             return
-        # the items judged there: an item recorded by a run that stopped before judging it binds nothing
-        judged_ids = (
-            {
-                row["probe_id"]
-                for f in (judged, *(out / SHARDS).glob("*.jsonl"))
-                if f.exists()
-                for row in read_whole_lines(f)
-            }
-            if earlier
-            else set()
-        )
-        old = {i: h for i, h in theirs.get("items", {}).items() if i in judged_ids}
+        recorded = theirs["items"] if earlier else {}
+        # an item recorded by a run that stopped before judging it binds nothing: the judgments are read only
+        # when a recorded item is missing from this input or differs (a plain resume reads none)
+        suspects = {i for i, h in recorded.items() if mine["items"].get(i) != h}
+        judged_ids = judged_items(out) if suspects else set()
+        old = {i: h for i, h in recorded.items() if i not in suspects or i in judged_ids}
         changed = [i for i, h in mine["items"].items() if i in old and old[i] != h]
         if changed:
             raise BiasAwareError(
@@ -136,6 +130,12 @@ def check_fingerprint(
     if write:
         out.mkdir(parents=True, exist_ok=True)
         write_json(path, mine)
+
+
+def judged_items(out: Path) -> set[str]:
+    """The ids of the items a folder holds judgments of (``judgments.jsonl`` and the shards of a launch)."""
+    files = (out / "judgments.jsonl", *(out / SHARDS).glob("*.jsonl"))
+    return {row["probe_id"] for f in files if f.exists() for row in read_whole_lines(f)}
 
 
 def judge_or_rescore(

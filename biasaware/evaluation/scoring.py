@@ -163,10 +163,8 @@ def evaluate_scoring(
     identity = resolved.identity()
     mine = fingerprint(spec, identity, items, resolved.place.get("dtype"))
     mine["judge"]["scoring_seed"] = seed  # a random rubric order depends on it
-    own = (
-        REFERENCES,
-        REFERENCE_SETTINGS,
-    )  # written before the fingerprint, kept when the reviewer stops a run
+    # the references are written before the fingerprint, and kept when the reviewer stops a run
+    own = (REFERENCES, REFERENCE_SETTINGS)
     check_fingerprint(
         out, mine, write=False, own=own
     )  # another judge's or items' folder: refused before any call

@@ -69,6 +69,7 @@ from biasaware.io import (
     find_file,
     json_sha256,
     read_config,
+    refuse_foreign,
     write_json,
 )
 from biasaware.judging.judges import JudgeSpec
@@ -444,13 +445,10 @@ def open_folder(p: Plan) -> dict[str, Any]:
         ) from None
     if state is not None and not (isinstance(state, dict) and {"fixed", "points"} <= set(state)):
         raise BiasAwareError(f"{state_path} is not a sweep record (no 'fixed' and 'points'); use a new --out")
-    started = out / STARTED
-    if state is None and out.is_dir() and any(out.iterdir()) and not started.exists():
-        shown = ", ".join(sorted(x.name for x in out.iterdir())[:5])
-        raise BiasAwareError(f"{out} is not empty and holds no sweep ({shown}); use a new --out")
     if state is None:
+        refuse_foreign(out, (STARTED,), "a sweep")
         out.mkdir(parents=True, exist_ok=True)
-        started.touch()  # what a failed start leaves here is this sweep's, and may be replaced
+        (out / STARTED).touch()  # what a failed start leaves here is this sweep's, and may be replaced
     if state is None and not spec.bench:  # a bench left by a failed start with other settings is not reused
         if bench.exists() and not built_as(bench, p.bench_cfg):
             shutil.rmtree(bench)

@@ -91,7 +91,7 @@ from biasaware.progress import advance
 from biasaware.records import View, format_problems
 
 MODES = ("generate", "direct", "reward")
-CONCURRENCY = 16  # calls in flight to an endpoint (backend openai) unless concurrency says otherwise
+CONCURRENCY = LLMSpec.concurrency  # calls in flight to an endpoint (backend openai), as for the LLM roles
 
 
 class JudgeSpec(BaseModel):

@@ -262,6 +262,7 @@ class Stats:
     retries: int = 0
     failures: int = 0
     too_long: int = 0
+    malformed: int = 0  # replies without the requested format (a local batch's come back the same when rerun)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     last_error: str = ""
@@ -516,6 +517,7 @@ class LLMClient:
             except MalformedReply as exc:
                 if len(batch) == 1:
                     raise
+                self._count(malformed=1)
                 self._note_failure(exc)  # the build's error names why the reply was not usable
                 out.append(None)  # a local batch: greedy decoding would give the same text again
         return out
