@@ -20,6 +20,8 @@ Each function imports what it calls inside itself, so ``import biasaware`` stays
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +55,30 @@ def _items(items: Any, size: int, what: str) -> list:
     return items
 
 
+FLAG = re.compile(r"(?<![\w/.`-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
+
+
+def speaks_keywords(function):
+    """The commands' refusals name their flags (``use a new --out``); raised through the Python API
+    they name its keywords instead (``use a new `out```). A command line quoted in backticks (what
+    to run next) is left as written."""
+
+    def keyword(match: re.Match) -> str:
+        return f"`{match.group(1).replace('-', '_')}`"
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except BiasAwareError as exc:
+            parts = str(exc).split("`")
+            said = "`".join(FLAG.sub(keyword, p) if i % 2 == 0 else p for i, p in enumerate(parts))
+            exc.args = (said, *exc.args[1:])
+            raise
+
+    return wrapper
+
+
 def _judge(judge: Any) -> Judge:
     if not isinstance(judge, Judge):
         raise BiasAwareError(f"expected a judge from biasaware.load_judge(...); got {type(judge).__name__}")
@@ -77,6 +103,7 @@ class Judge:
         self.spec, self.impl = spec, judge
 
     @classmethod
+    @speaks_keywords
     def load(cls, name: str, **settings: Any) -> Judge:
         """``name``: a built-in name, a local folder (a trained checkpoint), a hub name, or a model at
         ``base_url``. ``settings`` are ``eval``'s judge flags (``mode``, ``template``, ``device``,
@@ -158,6 +185,7 @@ def score_response(judge: Judge, prompt: Prompt, response: str) -> float | None:
     return _judge(judge).score(prompt, response)
 
 
+@speaks_keywords
 def build_bench(out: str | Path, **settings: Any) -> dict[str, Any]:
     """``build bench``: bias probes into ``out`` (resumable; returns the manifest). ``settings``
     are :class:`~biasaware.data.builders.BuildConfig`'s (``biases``, ``n_per_bias``, ``families``,
@@ -167,6 +195,7 @@ def build_bench(out: str | Path, **settings: Any) -> dict[str, Any]:
     return build_bench(BuildConfig.from_settings(settings, "build_bench()"), check_out_folder(out))
 
 
+@speaks_keywords
 def build_train(out: str | Path, **settings: Any) -> dict[str, Any]:
     """``build train``: bias-augmented training rows into ``out`` (``augment``: ``paper`` or
     ``balanced``; ``cues``: ``natural`` for cue-correlated pairs)."""
@@ -175,6 +204,7 @@ def build_train(out: str | Path, **settings: Any) -> dict[str, Any]:
     return build_train(BuildConfig.from_settings(settings, "build_train()"), check_out_folder(out))
 
 
+@speaks_keywords
 def evaluate(judge: Judge, bench: str | Path, out: str | Path, **options: Any) -> dict[str, Any]:
     """``eval bias``: judge both views of every probe of ``bench`` into ``out`` (resumable, the same
     files as the command) and return the summary: per bias, category and overall, Acc_ori, Acc_inj,
@@ -190,6 +220,7 @@ def evaluate(judge: Judge, bench: str | Path, out: str | Path, **options: Any) -
     return evaluate_bias(judge.spec, bench, out, **options, judge=judge.impl)
 
 
+@speaks_keywords
 def preflight(judge: Judge, out: str | Path, **options: Any) -> dict[str, Any]:
     """``biasaware preflight``: build the fixed battery (once), judge it into ``out`` (resumable) and
     grade it; returns the result written to ``out/preflight.json`` (``outcome``, ``checks`` with the
@@ -206,6 +237,7 @@ def preflight(judge: Judge, out: str | Path, **options: Any) -> dict[str, Any]:
     return run_preflight(judge.spec, out, thresholds=thresholds, **options)
 
 
+@speaks_keywords
 def compare(
     *runs: str | Path,
     baseline: str | Path | None = None,

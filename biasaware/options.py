@@ -201,6 +201,24 @@ def values(options: type, args: argparse.Namespace, *, skip=()) -> dict[str, Any
     }
 
 
+def given_flags(options: type, args: argparse.Namespace, names=None) -> list[str]:
+    """The flags of the declared ``options`` (or of those among ``names``) a parsed command was
+    given a value other than its parser default (the declared one, or ``cli_default``), as typed."""
+    found = []
+    for item in declared(options):
+        dest = item.settings.get("dest", item.name)
+        if (names is not None and item.name not in names) or item.settings.get("positional"):
+            continue
+        if not hasattr(args, dest):
+            continue
+        default = item.settings.get("cli_default", item.default)
+        value = getattr(args, dest)
+        if value != default:
+            flag = item.settings.get("flag", "--" + item.name.replace("_", "-"))
+            found.append(flag if isinstance(value, bool) else f"{flag} {value}")
+    return found
+
+
 def keywords(options: type, given: dict[str, Any], what: str) -> dict[str, Any]:
     """The Python API's keywords for a command: those its options declare (less any marked
     ``api=False``), less those given as ``None`` (the default); an unknown one is a

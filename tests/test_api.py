@@ -369,3 +369,26 @@ def test_an_out_folder_that_cannot_be_written_is_named(call, tiny_models, tmp_pa
     }
     with pytest.raises(BiasAwareError, match=re.escape(f"out {out}: cannot write in /proc")):
         calls[call]()
+
+
+def test_refusals_name_the_apis_keywords_not_the_commands_flags(tiny_models, tmp_path):
+    """The library's refusals are the commands' ('use a new --out'); raised through the API they name
+    its keywords, and a command line quoted in backticks stays as written."""
+    judge = biasaware.load_judge(str(tiny_models["reward"]))
+    biasaware.build_bench(tmp_path / "bench", biases="length", n_per_bias=3)
+    judge.evaluate(tmp_path / "bench", tmp_path / "ev")
+    with pytest.raises(BiasAwareError) as err:
+        biasaware.evaluate(judge, tmp_path / "bench", tmp_path / "ev", limit=1)
+    said = str(err.value)
+    assert "use a new `out`" in said and "`limit`" in said and "--" not in said
+    with pytest.raises(BiasAwareError, match="^`out` .* is the benchmark folder"):
+        biasaware.evaluate(judge, tmp_path / "bench", tmp_path / "bench")
+    from biasaware.api import speaks_keywords
+
+    @speaks_keywords
+    def refuse():
+        raise BiasAwareError("give --per-bias; run `biasaware preflight --judge J --out DIR` first")
+
+    with pytest.raises(BiasAwareError) as err:
+        refuse()
+    assert str(err.value) == "give `per_bias`; run `biasaware preflight --judge J --out DIR` first"

@@ -933,6 +933,16 @@ CASES = [
         "--judge another is not used",
     ),
     Case(
+        "rescore-with-judge-settings",  # a rescore loads no model: these would be ignored
+        ["eval", "bias", "--rescore", "--out", "{run}", "--mode", "direct", "--concurrency", "4"],
+        "--mode direct, --concurrency 4 are not used",
+    ),
+    Case(
+        "rescore-with-a-reference-writer",
+        ["eval", "scoring", "--rescore", "--out", "{run}", "--reference-writer", "w"],
+        "--reference-writer w is not used",
+    ),
+    Case(
         "build-a-device-that-is-not-there",
         ["build", "bench", "--n", "2", "--biases", "length", "--device", "cuda:7", "--out", "{out}"],
         "cuda:7",
@@ -1183,6 +1193,24 @@ def test_bad_input_exits_2_naming_where_and_leaves_nothing_in_the_way(
     if case.fix:
         code, text = run([a.format(**places) for a in case.fix], capsys, monkeypatch)
         assert code == 0, text
+
+
+@pytest.mark.parametrize("cut", [0.5, 0.0])
+def test_damaged_weights_are_a_user_error_and_leave_nothing(world, tmp_path, cut, capsys, monkeypatch):
+    """A weight file cut short (an interrupted copy) or empty: exit 2 naming the cause, no folder left
+    behind, and the command with whole weights then runs in the same --out."""
+    import shutil
+
+    broken = tmp_path / "broken"
+    shutil.copytree(world["reward"], broken)
+    weights = broken / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: int(weights.stat().st_size * cut)])
+    argv = [a.format(**{**world, "reward": broken, "out": tmp_path / "out"}) for a in RUN_RM]
+    code, text = run(argv, capsys, monkeypatch)
+    assert code == 2 and "weight files are damaged or incomplete" in text and "Traceback" not in text, text
+    assert files_under(tmp_path / "out") == []
+    code, text = run([a.format(**{**world, "out": tmp_path / "out"}) for a in RUN_RM], capsys, monkeypatch)
+    assert code == 0, text
 
 
 def test_a_bench_changed_since_its_build_is_refused_before_judging(world, tmp_path, capsys, monkeypatch):

@@ -6,7 +6,7 @@ import pytest
 
 from biasaware.errors import BiasAwareError
 from biasaware.judging.fake_server import FakeChatServer
-from biasaware.judging.llm import LLMClient, LLMSpec, MalformedReply, cache_key
+from biasaware.judging.llm import LLMClient, LLMSpec, MalformedReply, cache_key, refusal_hint
 
 
 def spec(server, tmp_path, **kw):
@@ -160,6 +160,33 @@ def test_key_comes_from_the_environment_and_never_shows(tmp_path, monkeypatch, c
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(BiasAwareError, match="set the environment variable OPENAI_API_KEY"):
         LLMClient(LLMSpec(model="gpt-4o", cache=False)).complete_many([ask(1)])
+
+
+@pytest.mark.parametrize(
+    "status, body, says",
+    [
+        (401, {"message": "invalid api key"}, "check the key in MY_KEY"),
+        (403, {"message": "not allowed"}, "may use this model"),
+        (404, {"message": "The model `gpt-x` does not exist"}, "check the model name and the base_url"),
+        (
+            400,
+            {"message": "The response was filtered", "code": "content_filter"},
+            "content filter refused this text",
+        ),
+        (400, {"message": "Invalid prompt: flagged as violating our usage policy"}, "content filter refused"),
+        (400, {"message": "max_tokens is too large"}, "the request settings (max_tokens"),
+    ],
+)
+def test_a_refusal_says_what_to_check_by_its_cause(status, body, says):
+    """An endpoint's refusal names what would fix it: a content filter's is not the key's or the model's."""
+
+    class Refused(Exception):  # what the hint reads of openai's APIStatusError
+        status_code, code = status, body.get("code")
+
+    exc = Refused(f"Error code: {status} - {body}")
+    hint = refusal_hint(exc, "MY_KEY")
+    assert says in hint
+    assert ("MY_KEY" in hint) == (status not in (404,) and "content filter" not in says)
 
 
 def test_spec_errors():

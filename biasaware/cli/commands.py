@@ -152,12 +152,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return cmd_compare(args)
     if not args.out:
         raise BiasAwareError(f"eval {args.stage} needs --out")
+    from biasaware.judging.judges import JudgeSpec
+
     spec = None
     rescore = getattr(args, "rescore", False)  # eval real has none
-    if rescore and args.judge:
+    # a rescore loads no model: judge settings (and eval scoring's reference writer) would be ignored
+    unused = o.given_flags(JudgeSpec, args) + o.given_flags(o.EvalScoring, args, REFERENCE_OPTIONS)
+    if rescore and unused:
         raise BiasAwareError(
-            f"--rescore recounts the judgments already in {args.out}, so --judge {args.judge} is not used; leave "
-            "--judge out, or judge again into a new --out"
+            f"--rescore recounts the judgments already in {args.out}, so {', '.join(unused)} "
+            f"{'is' if len(unused) == 1 else 'are'} not used; leave {'it' if len(unused) == 1 else 'them'} "
+            "out, or judge again into a new --out"
         )
     if not rescore:
         if not args.judge or not (args.data if args.stage in ("bias", "scoring", "real") else args.benchmark):
@@ -221,6 +226,7 @@ def eval_scoring(args: argparse.Namespace, spec, out: Path):
 
 
 REFERENCE_FLAGS = ("reference_writer", "reference_reviewer", "reference_backend", "reference_base_url")
+REFERENCE_OPTIONS = (*REFERENCE_FLAGS, "reference_attempts")
 
 
 def reference_llm(args: argparse.Namespace, model: str):

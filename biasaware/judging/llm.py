@@ -440,6 +440,28 @@ def _too_long(exc: BaseException) -> TooLong | None:
     return TooLong(int(tokens.group(1)) if tokens else 0, int(limit.group(1)) if limit else 0)
 
 
+CONTENT_FILTER = ("content_filter", "content_policy", "content management policy", "usage policy", "flagged")
+
+
+def refusal_hint(exc, key_env: str) -> str:
+    """What to check after a refusal no retry can fix, by its status: the key (401, 403), the model
+    name or address (404), the text itself when a content filter refused it (400 naming one, as
+    Azure's ``content_filter`` and OpenAI's usage-policy refusals do), else the request's settings."""
+    status, text = getattr(exc, "status_code", None), f"{getattr(exc, 'code', '')} {exc}".lower()
+    if status == 401:
+        return f"check the key in {key_env}"
+    if status == 403:
+        return f"check that the key in {key_env} may use this model"
+    if status == 404:
+        return "check the model name and the base_url"
+    if any(marker in text for marker in CONTENT_FILTER):
+        return (
+            "the endpoint's content filter refused this text, which no setting changes: leave the item out "
+            "of the input or use another model"
+        )
+    return f"check the model name, the base_url, {key_env} and the request settings (max_tokens, temperature)"
+
+
 def _retry_after(exc: BaseException | None) -> float | None:
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None) or {}
@@ -552,7 +574,7 @@ class LLMClient:
             if not _retryable(exc):
                 raise BiasAwareError(
                     f"{self.role}: the endpoint refused the request ({exc.status_code}): "
-                    f"{self._scrub(str(exc))[:300]}; check llm.model, llm.base_url and {self.spec.api_key_env}"
+                    f"{self._scrub(str(exc))[:300]}; {refusal_hint(exc, self.spec.api_key_env)}"
                 ) from None
             self._note_failure(exc)
         except Exception as exc:  # noqa: BLE001 -- counted and reported, never a crash of the build

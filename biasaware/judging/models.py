@@ -24,6 +24,7 @@ import importlib.util
 import json
 import logging
 import os
+import pickle
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -516,6 +517,16 @@ def _merge_adapter(model, folders: ModelFolders, kind: str):
     return PeftModel.from_pretrained(model, folders.path).merge_and_unload()
 
 
+def damaged_weights(exc: BaseException) -> bool:
+    """Whether loading failed on a weight file that is not whole: safetensors' header errors (a
+    truncated, empty or foreign ``*.safetensors``) or torch's for a ``*.bin`` archive cut short."""
+    from safetensors import SafetensorError
+
+    if isinstance(exc, SafetensorError | pickle.UnpicklingError | EOFError):
+        return True
+    return isinstance(exc, RuntimeError) and "PytorchStreamReader" in str(exc)
+
+
 def load_model(
     name_or_path: str | ModelFolders,
     kind: str = "causal",
@@ -568,6 +579,13 @@ def load_model(
         )
         raise BiasAwareError(
             f"could not load {name_or_path!r} as a {kind} model from {where}: {exc}"
+        ) from None
+    except Exception as exc:
+        if not damaged_weights(exc):
+            raise
+        raise BiasAwareError(
+            f"could not load {name_or_path!r}: its weight files are damaged or incomplete (an interrupted "
+            f"download, copy or save?); copy or save them again ({type(exc).__name__}: {str(exc)[:200]})"
         ) from None
     if not given:
         prepare_tokenizer(tokenizer, kind)
