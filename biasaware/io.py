@@ -545,17 +545,18 @@ def check_out_folder(out: object, what: str = "out") -> Path:
     return path
 
 
-def refuse_foreign(out: Path, own: tuple[str, ...], what: str) -> None:
+def refuse_foreign(out: Path, own: tuple[str, ...], what: str, flag: str = "--out") -> None:
     """Refuse ``out`` when it is a folder that holds something (a hidden entry such as ``.DS_Store`` aside) and
     none of ``own`` (paths relative to it that a run of ``what`` leaves there): this run's files would be mixed
-    with someone else's. ``what`` names the run with its article ("an eval run")."""
+    with someone else's. ``what`` names the run with its article ("an eval run"); ``flag``, the option
+    that named ``out``."""
     if not out.is_dir() or any((out / name).exists() for name in own):
         return
     theirs = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
     if theirs:
         noun = what.split(" ", 1)[1] if what.startswith(("a ", "an ")) else what
         shown = ", ".join(theirs[:3]) + (f" and {len(theirs) - 3} more" if len(theirs) > 3 else "")
-        raise BiasAwareError(f"{out} is not empty and holds no {noun} ({shown}); use a new --out")
+        raise BiasAwareError(f"{out} is not empty and holds no {noun} ({shown}); use a new {flag}")
 
 
 PACKAGE = Path(__file__).resolve().parent  # biasaware/: its recipes/configs and recipes/sweeps ship with it

@@ -394,7 +394,7 @@ class ScoringItem(_HasMeta):
     response: str
     rubric: dict[str, str] | None = None
     references: dict[str, str] = Field(default_factory=dict)
-    gold: float | None = None
+    gold: float | None = Field(None, strict=True)  # a number as written: true or "5" is not a score
 
     check_prompt_ok = field_validator("prompt")(_check_prompt)
     check_response_ok = field_validator("response")(_not_blank)

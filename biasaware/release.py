@@ -45,7 +45,18 @@ from biasaware.recipes import load_recipe
 from biasaware.records import View
 
 DATASETS = {"helpsteer3": "nvidia/HelpSteer3", "gram": "NiuTrans/GRAM-fine-tuning-65k"}
-SKIP = ("checkpoint-", "runs", "training_args.bin", ".work", "bias_report", "reproduce", "release.json")
+# what a release leaves out of a checkpoint folder (biasaware_run.json: the run's local settings, which the
+# card holds as published)
+SKIP = (
+    "checkpoint-",
+    "runs",
+    "training_args.bin",
+    "biasaware_run.json",
+    ".work",
+    "bias_report",
+    "reproduce",
+    "release.json",
+)
 
 
 def check_report(checkpoint: Path, summary: dict[str, Any], kind: str) -> dict[str, Any]:

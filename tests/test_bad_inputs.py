@@ -344,8 +344,14 @@ CASES = [
     Case(
         "build-out-is-a-file",
         ["build", "bench", "--n", "2", "--biases", "length", "--out", "{d}/afile"],
-        "afile/.work: Not a directory",
+        "afile is a file; give a folder",
         {"afile": "x"},
+    ),
+    Case(
+        "build-into-a-folder-of-other-files",  # a model folder, say: the build's files would mix with its
+        ["build", "train", "--max-rows", "4", "--out", "{d}/model"],
+        "model is not empty and holds no build (config.json, model.safetensors); use a new --out",
+        {"model/config.json": "{}", "model/model.safetensors": ""},
     ),
     Case(
         "build-abbreviated-option",
@@ -936,6 +942,64 @@ CASES = [
         "rescore-with-judge-settings",  # a rescore loads no model: these would be ignored
         ["eval", "bias", "--rescore", "--out", "{run}", "--mode", "direct", "--concurrency", "4"],
         "--mode direct, --concurrency 4 are not used",
+    ),
+    Case(
+        "rescore-with-the-input",  # a rescore reads the judgments only: another benchmark would relabel them
+        ["eval", "general", "--rescore", "--out", "{run}", "--benchmark", "{d}/rb.jsonl", "--limit", "2"],
+        "--benchmark {d}/rb.jsonl, --limit 2 are not used",
+    ),
+    Case(
+        "general-list-entry-not-an-object",
+        [
+            "eval",
+            "general",
+            "--judge",
+            "{reward}",
+            "--mode",
+            "reward",
+            "--benchmark",
+            "{d}/ebb.json",
+            "--out",
+            "{out}",
+        ],
+        "ebb.json:length[1]: expected a JSON object, got str",
+        {
+            "ebb.json": '{"length": [{"instruction": "2+2?", "response1": "4", "response2": "5", "label": 1}, "oops"]}'
+        },
+    ),
+    Case(
+        "general-a-pair-id-twice",
+        [
+            "eval",
+            "general",
+            "--judge",
+            "{reward}",
+            "--mode",
+            "reward",
+            "--benchmark",
+            "{d}/rb.jsonl",
+            "--out",
+            "{out}",
+        ],
+        "rb.jsonl:2: pair id 'p1' repeats the row at {d}/rb.jsonl:1",
+        {"rb.jsonl": '{"id": "p1", "prompt": "q", "chosen": "a", "rejected": "b"}\n' * 2},
+    ),
+    Case(
+        "scoring-gold-not-a-number",  # true, "5" or [4, "x"] is no gold score: never read as 1, 5 or 4
+        [
+            "eval",
+            "scoring",
+            "--judge",
+            "{reward}",
+            "--mode",
+            "reward",
+            "--data",
+            "{d}/items.jsonl",
+            "--out",
+            "{out}",
+        ],
+        "items.jsonl:1: field 'gold': input should be a valid number (got bool True)",
+        {"items.jsonl": '{"id": "a", "instruction": "2+2?", "response": "4", "gold": true}\n'},
     ),
     Case(
         "rescore-with-a-reference-writer",

@@ -72,6 +72,35 @@ def test_reward_model_and_cli(tmp_path, tiny_models, capsys):
     assert json.loads((out / "summary.json").read_text())["benchmark"] == path
 
 
+def test_rows_that_are_not_pairs_are_said_and_kept_in_the_summary(tmp_path, tiny_models, capsys):
+    """A tie, an answer of white space only or two identical answers is no pair to judge: the run says
+    how many rows it left out and why, on the console and in summary.json and report.md, and a rescore
+    keeps it; a lone surrogate is a malformed record, not an empty answer."""
+    rows = [{"prompt": f"q{i}", "chosen": "yes " * i, "rejected": "no", "subset": "s"} for i in range(1, 5)]
+    rows += [{"prompt": "w", "chosen": "  \n", "rejected": "no", "subset": "s"}]
+    rows += [{"prompt": "i", "chosen": "same", "rejected": "same", "subset": "s"}]
+    path, out = jsonl(tmp_path / "rb.jsonl", rows), tmp_path / "out"
+    judge = ["--judge", str(tiny_models["reward"]), "--mode", "reward"]
+    assert main(["eval", "general", *judge, "--benchmark", path, "--out", str(out)]) == 0
+    said = "2 of 6 rows left out: empty 1, identical 1"
+    assert said in capsys.readouterr().out
+    assert json.loads((out / "summary.json").read_text())["left_out"] == said
+    assert f"Not judged: {said}." in (out / "report.md").read_text()
+    assert main(["eval", "general", "--out", str(out), "--rescore"]) == 0
+    assert json.loads((out / "summary.json").read_text())["left_out"] == said
+    jsonl(tmp_path / "bad.jsonl", [{**rows[0], "chosen": "ok \ud800 x"}])
+    with pytest.raises(Exception, match="bad.jsonl:1: field 'chosen' .*surrogate"):
+        load_benchmark(str(tmp_path / "bad.jsonl"))
+    jsonl(tmp_path / "ties.jsonl", [rows[4], rows[5]])
+    assert (
+        main(
+            ["eval", "general", *judge, "--benchmark", str(tmp_path / "ties.jsonl"), "--out", str(out) + "2"]
+        )
+        == 2
+    )
+    assert "no benchmark pairs (2 of 2 rows left out: empty 1, identical 1)" in capsys.readouterr().err
+
+
 class LongerWins:
     name, kind, chunk_views = "longer", "generative", 64
 

@@ -454,6 +454,18 @@ def test_eval_scoring_runs_with_every_tiny_judge(mode, tiny_models, tmp_path, ca
     assert len(rows) == 4 * len(summary["templates"])
 
 
+def test_a_resume_with_other_templates_is_refused(tiny_models, tmp_path, capsys):
+    """One folder holds one run's templates: a rerun asking for others would report two runs' mix."""
+    data, out = _items(tmp_path, n=3), tmp_path / "run"
+    argv = ["eval", "scoring", "--judge", str(tiny_models["causal"]), "--mode", "direct", "--data", str(data)]
+    argv += ["--out", str(out)]
+    assert main([*argv, "--templates", "desc"]) == 0
+    assert main([*argv, "--templates", "desc"]) == 0  # the same run: resumed, nothing new to judge
+    capsys.readouterr()
+    assert main([*argv, "--templates", "letter"]) == 2
+    assert "scoring_templates: 'desc' there, 'letter' now" in capsys.readouterr().err
+
+
 def test_summaries_need_a_baseline():
     j = ScoreJudgment(probe_id="a", view="desc", judge="j", raw="", score=3, meta={})
     with pytest.raises(BiasAwareError, match="no baseline"):

@@ -89,7 +89,7 @@ def test_a_stage_the_recipe_refuses_is_a_clear_error_in_this_process(tiny_models
 def test_a_stage_in_this_process_skips_the_load_back_check_unless_asked(tiny_models, rows, tmp_path, capsys):
     """In this process the saved folder is one model's save (checked against a launched stage above), so
     the check is skipped by default; the card says so, and the folder counts as finished."""
-    from biasaware.training.recipe import trained
+    from biasaware.training.run_folder import trained
 
     out = tmp_path / "out"
     run_stage(

@@ -37,7 +37,7 @@ BUILD_STAGES = {
     "traces": (
         "teacher SFT traces: a reasoned verdict per probe",
         "Build probes as for the benchmark (from the training split) and have a teacher write a reasoned "
-        "verdict for each; write OUT/<bias>.jsonl of SFT traces. Resumable.",
+        "verdict for each; write OUT/traces.jsonl of SFT traces (the verdicts that match the label). Resumable.",
     ),
     "real": (
         "real preference text: AlpacaEval pairs split by instruction, real benchmarks, NullModel keys",

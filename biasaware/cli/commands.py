@@ -152,18 +152,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return cmd_compare(args)
     if not args.out:
         raise BiasAwareError(f"eval {args.stage} needs --out")
-    from biasaware.judging.judges import JudgeSpec
-
     spec = None
     rescore = getattr(args, "rescore", False)  # eval real has none
-    # a rescore loads no model: judge settings (and eval scoring's reference writer) would be ignored
-    unused = o.given_flags(JudgeSpec, args) + o.given_flags(o.EvalScoring, args, REFERENCE_OPTIONS)
-    if rescore and unused:
-        raise BiasAwareError(
-            f"--rescore recounts the judgments already in {args.out}, so {', '.join(unused)} "
-            f"{'is' if len(unused) == 1 else 'are'} not used; leave {'it' if len(unused) == 1 else 'them'} "
-            "out, or judge again into a new --out"
-        )
+    if rescore:
+        refuse_unread_flags(args)
     if not rescore:
         if not args.judge or not (args.data if args.stage in ("bias", "scoring", "real") else args.benchmark):
             flag = "--data" if args.stage in ("bias", "scoring", "real") else "--benchmark"
@@ -176,6 +168,22 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if summary is not None:  # process 0 of a multi-process launch reports
         print(f"wrote {out}/{files}")
     return 0
+
+
+def refuse_unread_flags(args: argparse.Namespace) -> None:
+    """A rescore loads no model and reads no input: judge settings, the input and its sample, given
+    with ``--rescore``, would be ignored, so they are refused, each named."""
+    from biasaware.judging.judges import JudgeSpec
+
+    options = o.EVAL_OPTIONS[args.stage]
+    read = [i.name for i in o.declared(options) if i.name not in RESCORE_READS]
+    unused = o.given_flags(JudgeSpec, args) + o.given_flags(options, args, read)
+    if unused:
+        one = len(unused) == 1
+        raise BiasAwareError(
+            f"--rescore recounts the judgments already in {args.out}, so {', '.join(unused)} "
+            f"{'is' if one else 'are'} not used; leave {'it' if one else 'them'} out, or judge again into a new --out"
+        )
 
 
 def eval_bias(args: argparse.Namespace, spec, out: Path):
@@ -226,7 +234,7 @@ def eval_scoring(args: argparse.Namespace, spec, out: Path):
 
 
 REFERENCE_FLAGS = ("reference_writer", "reference_reviewer", "reference_backend", "reference_base_url")
-REFERENCE_OPTIONS = (*REFERENCE_FLAGS, "reference_attempts")
+RESCORE_READS = ("out", "rescore", "seed", "policy")  # what --rescore reads of a command's options
 
 
 def reference_llm(args: argparse.Namespace, model: str):

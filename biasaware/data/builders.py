@@ -66,7 +66,7 @@ from biasaware.data.sources import default_split, load_pairs
 from biasaware.data.teachers import LLMTeacher, RuleTeacher
 from biasaware.data.verifiers import Check, LLMVerifier, NoVerifier, RuleVerifier
 from biasaware.errors import BiasAwareError, check_seed
-from biasaware.io import JsonlAppender, files_sha256, read_config, write_json, write_jsonl
+from biasaware.io import JsonlAppender, files_sha256, read_config, refuse_foreign, write_json, write_jsonl
 from biasaware.judging.judge_format import judge_messages, parse_judgment
 from biasaware.judging.llm import LLMClient, LLMFailure, LLMSpec
 from biasaware.progress import progress_bar
@@ -370,6 +370,9 @@ class _Build:
         content (a local source file is stamped by its SHA-256, not its path). The stamp is
         written with the first decided item, so a build that fails on its input leaves nothing
         that blocks the corrected command."""
+        if self.out.exists() and not self.out.is_dir():
+            raise BiasAwareError(f"--out {self.out} is a file; give a folder")
+        refuse_foreign(self.out, (".work", "manifest.json"), "a build")  # a model's or the user's files
         self.source_sha256 = source_sha256(self.cfg.source)
         self.stamp = json.loads(
             json.dumps({"kind": self.kind, **self.cfg.stamp(), "source_sha256": self.source_sha256})

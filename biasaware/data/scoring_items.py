@@ -32,10 +32,14 @@ def _first(row: dict, *keys: str) -> Any:
 
 def _gold(row: dict) -> Any:
     value = _first(row, *GOLD_KEYS)
-    if isinstance(value, list):  # several annotators: their mean
-        nums = [v for v in value if isinstance(v, int | float)]
-        return sum(nums) / len(nums) if nums else None
-    return value
+    numbers = (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+    )
+    if numbers:  # several annotators: their mean
+        return sum(value) / len(value)
+    return value  # anything else is checked as the record's gold (a list with a non-number is refused)
 
 
 def _prompt(instruction: Any, system: Any = None) -> Any:
@@ -51,7 +55,7 @@ def to_scoring_row(row: dict, index: int, where: str = "<row>") -> dict:
         rubric = row["score_rubric"]
         ref = row.get("reference_answer")
         return {
-            "id": str(row.get("id") or index),
+            "id": str(_first(row, "id") if _first(row, "id") is not None else index),
             "prompt": _prompt(row.get("input"), row.get("system_prompt")),
             "response": row.get("response"),
             "rubric": rubric,
@@ -65,7 +69,9 @@ def to_scoring_row(row: dict, index: int, where: str = "<row>") -> dict:
         }
         ref = row.get("orig_reference_answer")
         return {
-            "id": str(_first(row, "id", "question_id") or index),
+            "id": str(
+                _first(row, "id", "question_id") if _first(row, "id", "question_id") is not None else index
+            ),
             "prompt": _prompt(row.get("orig_instruction")),
             "response": row.get("orig_response"),
             "rubric": rubric,

@@ -172,6 +172,14 @@ class Loaded:
     left_out: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     skipped: list[str] = field(default_factory=list)
 
+    def left_out_line(self) -> str:
+        """What was left out, in words (empty when nothing was): ``2 of 5 rows left out: tie 1, empty 1``."""
+        counts = {reason: len(where) for reason, where in sorted(self.left_out.items()) if where}
+        if not counts:
+            return ""
+        shown = ", ".join(f"{reason} {n}" for reason, n in counts.items())
+        return f"{sum(counts.values())} of {self.rows} rows left out: {shown}"
+
     def counts(self) -> dict[str, Any]:
         """Numbers only, for a manifest: rows read, pairs, and each reason's count."""
         return {
@@ -196,6 +204,9 @@ def _pair(
     if isinstance(prompt, str):
         prompt = [{"role": "user", "content": prompt}]
     if isinstance(chosen, str) and isinstance(rejected, str):
+        for field_name, text in (("chosen", chosen), ("rejected", rejected)):
+            if (problem := encoding_problem(text)) is not None:  # malformed, not an empty answer
+                raise RecordError([f"{where}: field '{field_name}' {problem}"])
         if not (visible(chosen) and visible(rejected)):
             raise _LeftOut("empty")
         if chosen == rejected:
@@ -478,7 +489,11 @@ def _rows(source: str | Path, split: str) -> Iterator[tuple[Any, str, str | None
         if isinstance(data, dict) and data and all(isinstance(v, list) for v in data.values()):
             for subset, rows in data.items():
                 for i, row in enumerate(rows):
-                    yield {"bias": subset, **row}, f"{path}:{subset}[{i}]", None
+                    where = f"{path}:{subset}[{i}]"
+                    if isinstance(row, dict):
+                        yield {"bias": subset, **row}, where, None
+                    else:
+                        yield None, where, f"{where}: expected a JSON object, got {type(row).__name__}"
             return
     for raw in iter_rows(source, split):
         yield raw.data, raw.where, raw.error
@@ -507,6 +522,7 @@ def load_upstream(
         raise BiasAwareError(f"{name} has no hub copy; pass the path of {LOCAL_ONLY[name]}")
     loaded = Loaded(layout="")
     problems: list[str] = []
+    first_at: dict[str, str] = {}  # pair id -> the row that gave it
     for i, (row, where, error) in enumerate(_rows(source, split or default_split)):
         loaded.rows += 1
         if error:
@@ -527,7 +543,13 @@ def load_upstream(
                 raise RecordError(
                     [f"{where}: field '{missing[0]}' is missing ({loaded.layout} columns: {sorted(cols)})"]
                 )
-            loaded.pairs.extend(convert(row, where, i, {"margin": margin}))
+            for pair in convert(row, where, i, {"margin": margin}):
+                if pair.id in first_at:
+                    raise BiasAwareError(  # whatever bad_rows says: a file given twice is not a bad row
+                        f"{where}: pair id {pair.id!r} repeats the row at {first_at[pair.id]} (given twice?)"
+                    )
+                first_at[pair.id] = where
+                loaded.pairs.append(pair)
         except _LeftOut as out:
             loaded.left_out[out.reason].append(where)
         except RecordError as err:
@@ -537,12 +559,8 @@ def load_upstream(
         raise RecordError([*problems, f"({len(problems)} problem(s); {hint})"])
     loaded.skipped = problems
     if not loaded.pairs:
-        raise BiasAwareError(f"{name}: no benchmark pairs")
-    ids = [p.id for p in loaded.pairs]
-    if len(set(ids)) != len(ids):
-        seen: set[str] = set()
-        twice = next(x for x in ids if x in seen or seen.add(x))
-        raise BiasAwareError(f"{name}: pair id {twice!r} twice: one source's rows were given more than once")
+        why = loaded.left_out_line()
+        raise BiasAwareError(f"{name}: no benchmark pairs" + (f" ({why})" if why else ""))
     for p in loaded.pairs:
         p.meta["benchmark"] = loaded.layout
     return loaded

@@ -27,15 +27,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from biasaware.data.upstream import load_benchmark
+from biasaware.data.upstream import load_upstream
 from biasaware.devices import ranks
-from biasaware.errors import check_seed
+from biasaware.errors import BiasAwareError, check_seed
 from biasaware.evaluation.baselines import general_baselines
 from biasaware.evaluation.reports import general_markdown
 from biasaware.evaluation.resume import input_records, judge_or_rescore
 from biasaware.evaluation.runner import run_general_eval
 from biasaware.evaluation.summaries import sample_record, summarize_general
-from biasaware.io import read_records, write_json
+from biasaware.io import check_out_folder, read_records, write_json
 from biasaware.records import PreferencePair
 
 SAMPLE_RULE = (
@@ -89,15 +89,25 @@ def evaluate_general(
     loaded (several benchmarks judged by one model)."""
 
     check_seed(seed, "seed")
-    out = Path(out)
-    if rescore and not benchmark and (out / "summary.json").exists():
-        benchmark = json.loads((out / "summary.json").read_text()).get("benchmark")
+    out = check_out_folder(out)  # a file, or a place it cannot write: named before the model loads
+    if benchmark and not rescore and Path(benchmark).exists() and out.resolve() == Path(benchmark).resolve():
+        raise BiasAwareError(
+            f"--out {out} is the benchmark {benchmark}: judgments there would break it; write elsewhere"
+        )
+    if rescore and (out / "summary.json").exists():  # the judgments' benchmark, whatever was named
+        benchmark = json.loads((out / "summary.json").read_text()).get("benchmark") or benchmark
 
     seen: list[list[PreferencePair]] = []
 
+    left_out: list[str] = []
+
     def pairs():
-        loaded = load_benchmark(benchmark, split)
-        seen.append(sample_pairs(loaded, limit, seed) if limit else loaded)
+        loaded = load_upstream(benchmark, split)
+        if loaded.left_out_line():  # said, and kept in the summary: never dropped without a word
+            left_out.append(loaded.left_out_line())
+            if ranks().main:
+                print(f"[general] {benchmark}: {left_out[0]}", flush=True)
+        seen.append(sample_pairs(loaded.pairs, limit, seed) if limit else loaded.pairs)
         return seen[-1]
 
     extra = judge_or_rescore(spec, out, rescore, pairs, run_general_eval, target=benchmark, judge=judge)
@@ -105,6 +115,8 @@ def evaluate_general(
         return None
     if seen:
         extra["cue_baselines"] = general_baselines(seen[-1])  # the cue-only heuristics on the same pairs
+        if left_out:
+            extra["left_out"] = left_out[0]
         if limit:  # what --limit drew, so the sample can be named and drawn again
             extra["sample"] = sample_record(limit, seed, "pairs, stratified by subset", SAMPLE_RULE, seen[-1])
     else:

@@ -547,6 +547,10 @@ def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
         ]
     head = f"# {benchmark}: {summary['judge']}\n\n{summary['items']} pairs; 95% Wilson intervals.\n\n"
     head += "".join(f"{line}\n\n" for line in check_lines(summary))
+    if summary.get(
+        "left_out"
+    ):  # rows of the file that are not pairs to judge (ties, empty or identical answers)
+        head += f"Not judged: {summary['left_out']}.\n\n"
     if summary["overall"].get("overlong"):
         head += (
             f"{summary['overall']['overlong']} view(s) did not fit the judge's context and were not judged "

@@ -39,7 +39,7 @@ JUDGMENT_SETTINGS = (
 LATER_DEFAULTS = {"parse": "strict", "truncation": "none"}
 GENERATION_ONLY = ("max_tokens",)  # read by mode generate alone: no other mode's judgments depend on them
 # compared only where the folder's fingerprint records it (folders judged before do not)
-RECORDED_LATER = ("dtype",)
+RECORDED_LATER = ("dtype", "scoring_templates")
 # what an eval run leaves in its folder beside its fingerprint: a folder holding none is someone else's (eval
 # scoring adds the references it writes before its fingerprint, which a run the reviewer stopped keeps)
 OWN_FILES = (FINGERPRINT, "judgments.jsonl", SHARDS)
@@ -188,7 +188,7 @@ def run_record(resolved, judge, target: str | Path, seconds: float) -> dict[str,
     }
 
 
-INPUT_RECORDS = ("cue_baselines", "sample")  # summary entries computed from the input items
+INPUT_RECORDS = ("cue_baselines", "sample", "left_out")  # summary entries computed from the input items
 
 
 def input_records(out: Path) -> dict[str, Any]:

@@ -56,7 +56,7 @@ from biasaware.evaluation.reports import scoring_markdown
 from biasaware.evaluation.resume import check_fingerprint, fingerprint, run_record
 from biasaware.evaluation.runner import judge_into, score_record, scoring_jobs, start_judge
 from biasaware.evaluation.summaries import summarize_scoring
-from biasaware.io import read_records, read_whole_lines, write_json
+from biasaware.io import check_out_folder, read_records, read_whole_lines, write_json
 from biasaware.judging.judges import Scorer, resolve_judge
 from biasaware.judging.llm import LLMClient
 from biasaware.judging.score_prompts import BASELINE, ScoringTemplate, parse_template
@@ -148,7 +148,7 @@ def evaluate_scoring(
     In a multi-process launch process 0 returns the summary, the others ``None``."""
 
     check_seed(seed, "seed")
-    out = Path(out)
+    out = check_out_folder(out)  # a file, or a place it cannot write: named before the model loads
     if rescore:
         if not (out / "judgments.jsonl").exists():
             raise BiasAwareError(f"--rescore needs {out / 'judgments.jsonl'} from an earlier run")
@@ -163,6 +163,8 @@ def evaluate_scoring(
     identity = resolved.identity()
     mine = fingerprint(spec, identity, items, resolved.place.get("dtype"))
     mine["judge"]["scoring_seed"] = seed  # a random rubric order depends on it
+    # the templates asked for: a resume with others would report a mix of two runs' templates
+    mine["judge"]["scoring_templates"] = ",".join(templates) if templates else "default"
     # the references are written before the fingerprint, and kept when the reviewer stops a run
     own = (REFERENCES, REFERENCE_SETTINGS)
     check_fingerprint(

@@ -71,8 +71,8 @@ from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.models import load_config, model_identity
 from biasaware.recipes import CONFIGS
 from biasaware.records import Judgment
-from biasaware.training.recipe import trained
 from biasaware.training.rewards import TWIN_REWARDS
+from biasaware.training.run_folder import trained
 from biasaware.version import source_commit
 
 REWARD_CHECKS = ("position", "masterkey")  # what a judge used as a reward needs (Budget.reward_probes)

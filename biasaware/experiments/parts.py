@@ -33,6 +33,7 @@ from biasaware.io import refuse_foreign, write_json
 from biasaware.progress import progress_bar
 from biasaware.recipes import load_recipe, recipe_command, recipe_environment
 from biasaware.training.recipe import parse_recipe
+from biasaware.training.run_folder import prepare_run
 
 TRAIN_LINE = r"\[train\] step (\d+)/(\d+) \| loss (\S+)(?: \| reward (\S+))?"
 
@@ -264,7 +265,8 @@ def run_inline(recipe: str, args: list[str], what: str, log: Path) -> float:
             contextlib.redirect_stdout(out),
             contextlib.redirect_stderr(out),
         ):
-            module.main(*parsed)
+            if prepare_run(recipe, parsed):  # another run's folder is refused; an interrupted one resumes
+                module.main(*parsed)
     finally:
         release_memory()
     return time.time() - t0

@@ -50,7 +50,7 @@ from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.models import BUILTIN_MODELS, load_model
 from biasaware.recipes import CONFIGS
 from biasaware.records import BiasNegative, BiasProbe, Judgment, PreferencePair, TraceRow, TrainingRow, View
-from biasaware.training.recipe import trained
+from biasaware.training.run_folder import trained
 
 PROBES = 25  # per bias and side
 ZERO_SHOT = "smollm2 zero-shot"

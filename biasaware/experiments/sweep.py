@@ -76,7 +76,8 @@ from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.models import model_identity
 from biasaware.recipes import load_recipe
 from biasaware.taxonomy import BIASES
-from biasaware.training.recipe import parse_recipe, trained
+from biasaware.training.recipe import parse_recipe
+from biasaware.training.run_folder import trained
 
 RECIPE_MODES = {"reward": "reward", "sft": "generate", "grpo": "generate"}
 QUICK_CUES = ",".join(NATURAL_CUES)

@@ -21,14 +21,13 @@ from dataclasses import dataclass, field
 
 from trl import GRPOConfig, GRPOTrainer, ModelConfig
 
-from biasaware.io import read_records
 from biasaware.training.judge_data import grpo_rows
 from biasaware.training.recipe import (
     JudgeDataArguments,
     load_for_training,
     run_recipe,
-    sample_rows,
     train_recipe,
+    training_rows,
 )
 from biasaware.training.rewards import TWIN_REWARDS, get_reward_funcs
 from biasaware.training.signal import select_by_signal
@@ -62,9 +61,7 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
     model, tokenizer = load_for_training(
         model_args, "causal", training_args.seed, training_args, script_args.trainable_layers
     )
-    rows = sample_rows(
-        read_records(script_args.train_file, "train"), script_args.max_train_rows, training_args.seed
-    )
+    rows = training_rows(script_args.train_file, "train", script_args.max_train_rows, training_args.seed)
     data = grpo_rows(
         rows,
         script_args.bias_ratio,

@@ -17,14 +17,13 @@ from dataclasses import dataclass, field
 from datasets import Dataset
 from trl import ModelConfig
 
-from biasaware.io import read_records
 from biasaware.training.judge_data import add_offtopic_negatives
 from biasaware.training.recipe import (
     DataArguments,
     load_for_training,
     run_recipe,
-    sample_rows,
     train_recipe,
+    training_rows,
 )
 from biasaware.training.reward_trainer import SetRewardConfig, SetRewardTrainer
 
@@ -39,7 +38,7 @@ class ScriptArguments(DataArguments):
 
 
 def load_rows(path: str, limit: int | None = None, seed: int = 0) -> Dataset:
-    rows = sample_rows(read_records(path, "train"), limit, seed)
+    rows = training_rows(path, "train", limit, seed)
     return Dataset.from_list(
         [
             {

@@ -18,15 +18,14 @@ from dataclasses import dataclass, field
 from trl import ModelConfig, SFTConfig, SFTTrainer
 
 from biasaware.errors import BiasAwareError
-from biasaware.io import read_records
 from biasaware.training.judge_data import sft_rows, verdict_rows
 from biasaware.training.recipe import (
     JudgeDataArguments,
     drop_overlong,
     load_for_training,
     run_recipe,
-    sample_rows,
     train_recipe,
+    training_rows,
 )
 
 
@@ -46,11 +45,11 @@ def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: Mod
     if script_args.targets not in ("traces", "verdicts"):
         raise BiasAwareError(f"targets is traces or verdicts, got {script_args.targets!r}")
     verdicts = script_args.targets == "verdicts"
-    records = read_records(script_args.train_file, "train" if verdicts else "trace")
+    kind = "train" if verdicts else "trace"
+    records = training_rows(script_args.train_file, kind, script_args.max_train_rows, training_args.seed)
     model, tokenizer = load_for_training(
         model_args, "causal", training_args.seed, training_args, script_args.trainable_layers
     )
-    records = sample_rows(records, script_args.max_train_rows, training_args.seed)
     if verdicts:
         rows = verdict_rows(
             records,

@@ -1,8 +1,7 @@
 """What the three recipes share: resuming, and the model card every checkpoint carries.
 
-``resume_arg(value)``: ``resume_from_checkpoint: latest`` (or ``true``) resumes from the newest
-``checkpoint-*`` in ``output_dir`` (transformers' own rule), a path resumes from that checkpoint,
-empty starts fresh.
+What a recipe does with its ``output_dir`` (a fresh run, a finished one, an interrupted one that it
+resumes, another run's or other files, refused) is :mod:`biasaware.training.run_folder`'s rule.
 
 :class:`ModelCardCallback` writes ``biasaware_card.md`` and ``biasaware_card.json`` into every
 saved checkpoint and the final output folder: base model, training data with its build manifest
@@ -35,6 +34,7 @@ import difflib
 import io
 import json
 import logging
+import math
 import os
 import random
 import re
@@ -43,7 +43,7 @@ import sys
 import time
 import warnings
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -51,25 +51,13 @@ from transformers import TrainerCallback
 
 from biasaware.devices import shutdown
 from biasaware.errors import BiasAwareError
-from biasaware.io import check_out_folder, find_file, read_config
-from biasaware.judging.models import chat_ids, load_model, weight_files, weights_bytes
+from biasaware.io import check_out_folder, find_file, read_config, read_records
+from biasaware.judging.models import chat_ids, load_config, load_model, weight_files, weights_bytes
+from biasaware.training.run_folder import jsonable as _jsonable
+from biasaware.training.run_folder import prepare_run, resume_arg, write_mark
 from biasaware.version import __version__
 
 log = logging.getLogger(__name__)
-
-
-def resume_arg(value: str | bool | None) -> str | bool | None:
-    if value is None or value is False or str(value).strip() == "":
-        return None
-    if str(value).lower() in ("latest", "true"):
-        return True
-    return str(value)
-
-
-def _jsonable(obj: Any) -> Any:
-    if is_dataclass(obj):
-        obj = asdict(obj)
-    return json.loads(json.dumps(obj, default=str))
 
 
 class ModelCardCallback(TrainerCallback):
@@ -81,6 +69,7 @@ class ModelCardCallback(TrainerCallback):
         data_file: str,
         script_args: Any,
         eval_summary: str | None = None,
+        model_args: Any = None,
     ):
         manifest_path = Path(data_file).with_name("manifest.json")
         self.card: dict[str, Any] = {
@@ -92,6 +81,7 @@ class ModelCardCallback(TrainerCallback):
                 "manifest": json.loads(manifest_path.read_text()) if manifest_path.exists() else None,
             },
             "script_args": _jsonable(script_args),
+            **({"model_args": _jsonable(model_args)} if model_args is not None else {}),
         }
         self.eval_summary = eval_summary
 
@@ -277,6 +267,16 @@ def set_cpu_threads(training_args: Any) -> int:
     return torch.get_num_threads()
 
 
+def training_rows(path: str, kind: str, n: int | None = None, seed: int = 0) -> list:
+    """The records of a recipe's data file (``kind``: ``train`` or ``trace``), checked, with ``n`` of
+    them drawn with ``seed`` (:func:`sample_rows`); a file with none is refused: no step would train."""
+    rows = read_records(path, kind)
+    if not rows:
+        made_by = "biasaware build traces" if kind == "trace" else "biasaware build train"
+        raise BiasAwareError(f"{path} holds no training rows (written by `{made_by}`)")
+    return sample_rows(rows, n, seed)
+
+
 def sample_rows(rows: list, n: int | None, seed: int) -> list:
     """``n`` rows drawn with ``seed`` (kept in file order), or all of them when ``n`` is None or large.
 
@@ -342,6 +342,13 @@ def load_for_training(
         check_processes(training_args)
         set_cpu_threads(training_args)
         compact_lm_head_on_cpu()
+    if kind == "causal":  # a reward model's head would be dropped without a word, its body trained on
+        architectures = getattr(load_config(model_args.model_name_or_path, kind), "architectures", None) or []
+        if architectures and all(a.endswith("ForSequenceClassification") for a in architectures):
+            raise BiasAwareError(
+                f"{model_args.model_name_or_path} is a reward model ({', '.join(architectures)}); this recipe "
+                "trains a generative judge: start from a causal language model"
+            )
     model, tokenizer = load_model(model_args.model_name_or_path, kind, dtype=model_args.dtype, seed=seed)
     freeze_lower_layers(model, trainable_layers)
     return model, tokenizer
@@ -397,6 +404,7 @@ def card_callbacks(recipe: str, model_args: Any, script_args: Any) -> list[Train
             data_file=script_args.train_file,
             script_args=script_args,
             eval_summary=script_args.eval_summary,
+            model_args=model_args,
         ),
         StepProgress(),
     ]
@@ -408,6 +416,7 @@ def train_and_save(trainer, training_args, kind: str, load_check: bool = True):
     skipped, which still marks the folder finished), return the trainer."""
     for card in _cards(trainer):
         card.card["launch"] = describe_launch(trainer.accelerator)
+    write_mark(training_args, trainer.accelerator.is_main_process)
     trainer.train(resume_from_checkpoint=resume_arg(training_args.resume_from_checkpoint))
     save_final(trainer, training_args.output_dir)
     if load_check:
@@ -649,18 +658,6 @@ def check_recipe_config(path: str, dataclass_types) -> None:
         )
 
 
-def trained(ckpt: Path) -> bool:
-    """A checkpoint folder is finished when its model card records the load-back check (passed, or
-    skipped with ``load_check`` false: written only after the final save)."""
-    card = ckpt / "biasaware_card.json"
-    if not card.exists():
-        return False
-    try:
-        return bool(json.loads(card.read_text()).get("load_check"))
-    except json.JSONDecodeError:
-        return False
-
-
 def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
     """A recipe's configs from ``args`` (default: the command line): the ``--config`` file checked
     (readable YAML, only known keys, each unknown one named with the closest), then TrlParser's own
@@ -685,10 +682,43 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
             raise
         lines = [line for line in captured.getvalue().splitlines() if line.strip()]
         raise BiasAwareError(re.sub(r"^\S+: error: ", "", lines[-1]) if lines else str(exc)) from None
-    for settings in parsed:  # the folder it will write: a file, or a place it cannot write, is named now
-        if getattr(settings, "output_dir", None):
-            check_out_folder(settings.output_dir, "--output_dir")
+    check_training_settings(*parsed)
     return parsed
+
+
+def check_training_settings(script_args: Any, training_args: Any, model_args: Any) -> None:
+    """Settings a recipe would take and then fail on halfway (a traceback), or train nothing with, or
+    read otherwise than written: refused before the model loads (:class:`BiasAwareError`)."""
+    if not str(training_args.output_dir or "").strip():
+        raise BiasAwareError("--output_dir is empty: give the folder the trained model goes to")
+    check_out_folder(training_args.output_dir, "--output_dir")  # a file, or a place it cannot write
+    rate = training_args.learning_rate
+    if not (isinstance(rate, int | float) and math.isfinite(rate) and rate > 0):
+        raise BiasAwareError(f"learning_rate: a finite number above 0; got {rate!r}")
+    for name in ("per_device_train_batch_size", "gradient_accumulation_steps"):
+        if getattr(training_args, name, 1) < 1:
+            raise BiasAwareError(f"{name}: at least 1; got {getattr(training_args, name)!r}")
+    steps, epochs = training_args.max_steps, training_args.num_train_epochs
+    if steps == 0 or steps < -1:
+        raise BiasAwareError(f"max_steps: at least 1, or -1 to train num_train_epochs; got {steps!r}")
+    if steps == -1 and not (math.isfinite(epochs) and epochs > 0):
+        raise BiasAwareError(
+            f"num_train_epochs: above 0 when max_steps is -1 (no step would run); got {epochs!r}"
+        )
+    rows = getattr(script_args, "max_train_rows", None)
+    if rows is not None and rows < 1:
+        raise BiasAwareError(f"max_train_rows: at least 1 (or leave it out for every row); got {rows!r}")
+    negatives = getattr(training_args, "num_bias_negatives", None)
+    if negatives is not None and negatives < -1:
+        raise BiasAwareError(f"num_bias_negatives: 0 or more, or -1 for all of a row's; got {negatives!r}")
+    summary = getattr(script_args, "eval_summary", None)
+    if summary and not Path(summary).is_file():
+        raise BiasAwareError(f"eval_summary {summary}: no such file (an `eval bias` summary.json)")
+    rewards, weights = getattr(script_args, "rewards", None), getattr(training_args, "reward_weights", None)
+    if rewards is not None and weights is not None and len(weights) != len(rewards):
+        raise BiasAwareError(
+            f"reward_weights: one weight per reward ({len(rewards)}: {', '.join(rewards)}); got {len(weights)}"
+        )
 
 
 def recipe_arguments(args: list[str]) -> list[str]:
@@ -714,11 +744,19 @@ def run_recipe(main, dataclass_types) -> None:
     :class:`BiasAwareError`, a missing or malformed config file and an unknown key (named, with the
     closest valid one) are printed without a traceback and exit 2."""
 
+    out = None
     try:
         parsed = parse_recipe(dataclass_types)
-        main(*parsed)
+        out = parsed[1].output_dir
+        if prepare_run(main.__module__.rsplit(".", 1)[-1], parsed):  # resumes, or refuses the folder
+            main(*parsed)
         shutdown()  # every rank leaves the process group before the interpreter exits
     except BiasAwareError as exc:
         print(f"error: {exc}", file=sys.stderr)
         shutdown(wait=False)
         sys.exit(2)
+    except KeyboardInterrupt:
+        where = f": the same command resumes from the newest checkpoint in {out}" if out else ""
+        print(f"interrupted{where}", file=sys.stderr)
+        shutdown(wait=False)
+        sys.exit(130)

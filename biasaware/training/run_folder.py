@@ -1,0 +1,243 @@
+"""A recipe's output folder: what a training run may write into, and when it resumes.
+
+Before a recipe loads its model, :func:`prepare_run` reads ``output_dir``:
+
+* **empty or new**: a fresh run. Process 0 marks the folder (``biasaware_run.json``: the recipe and
+  its settings) as training starts, before its first checkpoint, so a run stopped before that still
+  owns its folder and the same command starts it again; a run that fails before training starts (a
+  model that does not load, data with no rows) leaves nothing there.
+* **a finished run** (its model card records the load-back check, :func:`~biasaware.training.recipe.trained`)
+  **of the same settings**: nothing to train; the recipe says so and exits 0 (``resume_from_checkpoint``
+  included: there is no step left to take).
+* **an interrupted run of the same settings** (``checkpoint-N`` folders, no final model): the run
+  resumes from the newest checkpoint, with or without ``resume_from_checkpoint``, so rerunning the
+  command that was stopped continues it (weights, optimizer, scheduler and random states as saved).
+* **a run of other settings**, finished or not (another recipe, model, data, learning rate, ...): refused,
+  naming each difference, before the model loads. A run's settings are read from the model card of its
+  final folder or of the checkpoint it would resume from; what does not change the trained model
+  (where logs and checkpoints go, how often, the load-back check, the evaluation summary for the card)
+  is not compared.
+* **anything else** (data, another tool's files): refused, naming what is there; nothing is written.
+
+``resume_from_checkpoint`` set to ``latest`` (or ``true``) on a folder with no checkpoint starts from the
+first step, and says so; set to a path, that checkpoint's settings are compared as above.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any
+
+from biasaware.errors import BiasAwareError
+from biasaware.io import refuse_foreign
+
+RUN_MARK = "biasaware_run.json"
+CARD = "biasaware_card.json"
+# settings that do not change the trained model: where logs and checkpoints go and how often, the
+# launch's own rank, what the model card is given, and the resume request itself
+NOT_COMPARED = {
+    "output_dir",
+    "logging_dir",
+    "run_name",
+    "resume_from_checkpoint",
+    "overwrite_output_dir",
+    "local_rank",
+    "disable_tqdm",
+    "report_to",
+    "project",
+    "load_check",
+    "eval_summary",
+    "eval_file",
+    "per_device_eval_batch_size",
+    "do_eval",
+    "do_predict",
+    "do_train",
+}
+NOT_COMPARED_PREFIXES = (
+    "logging_",
+    "log_",
+    "save_",
+    "hub_",
+    "push_to_hub",
+    "eval_",
+    "trackio_",
+    "dataloader_",
+)
+
+
+def _comparable(settings: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        k: v
+        for k, v in (settings or {}).items()
+        if k not in NOT_COMPARED and not k.startswith(NOT_COMPARED_PREFIXES)
+    }
+
+
+def jsonable(obj: Any) -> Any:
+    """``obj`` (a dataclass, an object with ``to_dict``, or plain data) as JSON types."""
+    if is_dataclass(obj):
+        obj = asdict(obj)
+    elif hasattr(obj, "to_dict"):
+        obj = obj.to_dict()
+    return json.loads(json.dumps(obj, default=str))
+
+
+def settings_now(recipe: str, parsed: tuple) -> dict[str, Any]:
+    """What a run of ``recipe`` with its parsed (script, training, model) arguments records."""
+    script, training, model = parsed
+    return {
+        "recipe": recipe,
+        "script_args": jsonable(script),
+        "training_args": jsonable(training),
+        "model_args": jsonable(model),
+    }
+
+
+def differences(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """Each compared setting whose value differs, as ``name: X there, Y now``. A card written before
+    cards held ``model_args`` gives its ``base_model`` instead; a setting only one side records is
+    not compared."""
+    if before.get("recipe") != now.get("recipe"):
+        return [f"recipe: {before.get('recipe')} there, {now.get('recipe')} now"]
+    found = []
+    model_before = before.get("model_args") or {"model_name_or_path": before.get("base_model")}
+    for part, old in (
+        ("script_args", before.get("script_args")),
+        ("training_args", before.get("training_args")),
+        ("model_args", model_before),
+    ):
+        old, new = _comparable(old), _comparable(now.get(part))
+        for key in sorted(old.keys() & new.keys()):
+            if old[key] != new[key]:
+                found.append(f"{key}: {old[key]!r} there, {new[key]!r} now")
+    return found
+
+
+def newest_checkpoint(out: Path) -> Path | None:
+    """The whole ``checkpoint-N`` folder of ``out`` with the largest N: one whose save finished (its
+    model card, which is written after the trainer's state, is there). A run stopped while saving
+    leaves a checkpoint without it, which transformers' own choice (the largest N) would fail on."""
+    found = [
+        p
+        for p in out.glob("checkpoint-*")
+        if p.is_dir() and p.name.split("-", 1)[1].isdigit() and (p / "trainer_state.json").exists()
+    ]
+    whole = [p for p in found if (p / CARD).exists()] or found
+    return max(whole, key=lambda p: int(p.name.split("-", 1)[1])) if whole else None
+
+
+def _card(folder: Path) -> dict[str, Any] | None:
+    path = folder / CARD
+    if not path.exists():
+        return None
+    try:
+        card = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise BiasAwareError(
+            f"{path} is not a readable model card ({exc}); give another --output_dir"
+        ) from None
+    return card if isinstance(card, dict) else None
+
+
+def resume_arg(value: str | bool | None) -> str | bool | None:
+    """``resume_from_checkpoint`` as given: ``latest`` or ``true`` is ``True`` (the newest checkpoint),
+    a path is itself, empty is ``None``."""
+    if value is None or value is False or str(value).strip() == "":
+        return None
+    if str(value).lower() in ("latest", "true"):
+        return True
+    return str(value)
+
+
+def trained(ckpt: Path) -> bool:
+    """A checkpoint folder is finished when its model card records the load-back check (passed, or
+    skipped with ``load_check`` false: written only after the final save)."""
+    card = ckpt / CARD
+    if not card.exists():
+        return False
+    try:
+        return bool(json.loads(card.read_text()).get("load_check"))
+    except (OSError, ValueError):
+        return False
+
+
+def _main_process() -> bool:
+    return int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0"))) == 0
+
+
+def recorded_settings(folder: Path, source: Path) -> dict[str, Any] | None:
+    """The settings a run in ``folder`` started with: its mark (written before its model loaded, so it
+    compares as the settings of this command do), or, for a folder trained before runs were marked,
+    the recipe and base model its model card at ``source`` names."""
+    mark = folder / RUN_MARK
+    if mark.exists():
+        try:
+            recorded = json.loads(mark.read_text())
+        except (OSError, ValueError) as exc:
+            raise BiasAwareError(f"{mark} is not readable ({exc}); give another --output_dir") from None
+        return recorded if isinstance(recorded, dict) else None
+    card = _card(source)
+    if card is None:
+        return None
+    return {"recipe": card.get("recipe"), "model_args": {"model_name_or_path": card.get("base_model")}}
+
+
+def prepare_run(recipe: str, parsed: tuple) -> bool:
+    """Decide what a recipe does with its ``output_dir`` (module docstring): ``False`` when the
+    folder holds this run finished (nothing to train); ``True`` to train, with the training
+    arguments' ``resume_from_checkpoint`` set to the checkpoint it resumes from (or ``None``). A
+    folder of other settings or of other files is a :class:`BiasAwareError`."""
+    training = parsed[1]
+    out = Path(training.output_dir)
+    now = settings_now(recipe, parsed)
+    asked = resume_arg(training.resume_from_checkpoint)
+    if isinstance(asked, str):  # a checkpoint named by its path
+        source = Path(asked)
+        if not source.is_dir():
+            raise BiasAwareError(f"resume_from_checkpoint {asked}: no such checkpoint folder")
+        finished = False
+    else:
+        finished = out.is_dir() and trained(out)
+        source = out if finished else newest_checkpoint(out) if out.is_dir() else None
+    if source is None:  # nothing trained here yet
+        if out.is_dir():
+            refuse_foreign(out, (RUN_MARK, CARD), "a training run", flag="--output_dir")
+        if asked is True:
+            print(f"[train] no checkpoint in {out} to resume from: training from the first step", flush=True)
+        training.resume_from_checkpoint = None
+        training.biasaware_run = now  # the mark train_and_save writes as training starts (write_mark)
+        return True
+    before = recorded_settings(source if source == out else source.parent, source)
+    diff = differences(before, now) if before is not None else []
+    if diff:
+        what = "a finished" if finished else "an interrupted"
+        keep = "keep it" if finished else "resume it"
+        raise BiasAwareError(
+            f"{out} holds {what} {before.get('recipe') or 'training'} run with other settings "
+            f"({'; '.join(diff)}); give another --output_dir, or the same settings to {keep}"
+        )
+    if finished:
+        print(
+            f"[train] {out} holds this run, finished (its model card records it): nothing to train",
+            flush=True,
+        )
+        return False
+    if asked is None:
+        print(f"[train] resuming the interrupted run in {out} from {source.name}", flush=True)
+    training.resume_from_checkpoint = str(source)
+    training.biasaware_run = now
+    return True
+
+
+def write_mark(training_args: Any, main_process: bool) -> None:
+    """Mark ``output_dir`` as this run's (the settings :func:`prepare_run` decided on) as training
+    starts, before its first checkpoint: a run that fails before it (a model that does not load, data
+    with no rows) leaves nothing, and one stopped after it owns its folder. Process 0 writes."""
+    settings = getattr(training_args, "biasaware_run", None)
+    if settings is not None and main_process:
+        out = Path(training_args.output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / RUN_MARK).write_text(json.dumps(settings, indent=2) + "\n")

@@ -1,0 +1,176 @@
+"""A recipe's output folder (biasaware/training/run_folder.py): a finished run is kept, an interrupted
+one resumes with the same command, another run's or other files are refused before the model loads,
+and settings a run would fail on halfway (or train nothing with) are refused up front."""
+
+import json
+import sys
+
+import pytest
+import torch
+
+from biasaware.data.builders import BuildConfig, build_train
+from biasaware.recipes import load_recipe
+from biasaware.training import recipe as training
+from biasaware.training.run_folder import RUN_MARK, newest_checkpoint
+
+
+@pytest.fixture(scope="module")
+def train_file(tmp_path_factory):
+    out = tmp_path_factory.mktemp("train")
+    build_train(BuildConfig(corpus_size=200, max_rows=16, n_negatives=2), out)
+    return str(out / "train.jsonl")
+
+
+def flags(model, data, out, **more):
+    settings = {
+        "model_name_or_path": model,
+        "train_file": data,
+        "output_dir": out,
+        "max_steps": 4,
+        "save_strategy": "steps",
+        "save_steps": 2,
+        "per_device_train_batch_size": 4,
+        "learning_rate": 1e-2,
+        "use_cpu": "true",
+        "bf16": "false",
+        "report_to": "none",
+        "seed": 7,
+        **more,
+    }
+    return [part for k, v in settings.items() for part in (f"--{k}", str(v))]
+
+
+def run(name, argv, monkeypatch, capsys):
+    """``python -m biasaware.recipes.NAME ARGV`` in this process: its exit code and output."""
+    module = load_recipe(name)
+    monkeypatch.setattr(sys, "argv", [name, *argv])
+    try:
+        training.run_recipe(module.main, module.DATACLASSES)
+        code = 0
+    except SystemExit as stop:
+        code = stop.code
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def weights(folder):
+    from safetensors.torch import load_file
+
+    return load_file(str(folder / "model.safetensors"))
+
+
+def test_a_finished_run_is_kept_and_another_runs_settings_are_refused(
+    tiny_models, train_file, tmp_path, monkeypatch, capsys
+):
+    out = tmp_path / "run"
+    argv = flags(tiny_models["reward"], train_file, out)
+    assert run("reward", argv, monkeypatch, capsys)[0] == 0
+    before = (out / "model.safetensors").stat().st_mtime_ns
+    code, text = run("reward", argv, monkeypatch, capsys)  # the same command: nothing left to train
+    assert code == 0 and "finished" in text and "nothing to train" in text
+    code, text = run("reward", [*argv, "--resume_from_checkpoint", "latest"], monkeypatch, capsys)
+    assert code == 0 and "nothing to train" in text  # no extra step past the end
+    code, text = run("reward", [*argv, "--learning_rate", "0.5", "--loss", "hinge"], monkeypatch, capsys)
+    assert code == 2 and "holds a finished reward run with other settings" in text
+    assert "learning_rate: 0.01 there, 0.5 now" in text and "loss: 'infonce' there, 'hinge' now" in text
+    sft = flags(tiny_models["causal"], train_file, out, targets="verdicts")
+    code, text = run("sft", sft, monkeypatch, capsys)
+    assert code == 2 and "recipe: reward there, sft now" in text
+    assert (out / "model.safetensors").stat().st_mtime_ns == before
+    # where checkpoints go and what the card is given do not make another run
+    code, text = run("reward", [*argv, "--save_steps", "1", "--logging_steps", "3"], monkeypatch, capsys)
+    assert code == 0 and "nothing to train" in text
+
+
+def test_an_interrupted_run_resumes_with_the_same_command_as_if_never_stopped(
+    tiny_models, train_file, tmp_path, monkeypatch, capsys
+):
+    straight = tmp_path / "straight"
+    assert run("reward", flags(tiny_models["reward"], train_file, straight), monkeypatch, capsys)[0] == 0
+
+    class Killed(training.ModelCardCallback):
+        def on_step_end(self, args, state, control, **kw):
+            if state.global_step == 3:
+                raise KeyboardInterrupt  # Ctrl-C after checkpoint-2 was written
+
+    out = tmp_path / "resumed"
+    argv = flags(tiny_models["reward"], train_file, out)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(training, "ModelCardCallback", Killed)
+        code, text = run("reward", argv, monkeypatch, capsys)
+    assert (
+        code == 130 and f"interrupted: the same command resumes from the newest checkpoint in {out}" in text
+    )
+    assert "Traceback" not in text and (out / RUN_MARK).exists() and not (out / "model.safetensors").exists()
+    # a save cut short leaves a checkpoint without its trainer state: the whole one before it is used
+    (out / "checkpoint-4").mkdir()
+    (out / "checkpoint-4" / "model.safetensors").write_bytes(b"")
+    assert newest_checkpoint(out) == out / "checkpoint-2"
+    code, text = run("reward", [*argv, "--learning_rate", "0.5"], monkeypatch, capsys)
+    assert code == 2 and "holds an interrupted reward run with other settings" in text
+    assert "learning_rate: 0.01 there, 0.5 now" in text and "the same settings to resume it" in text
+
+    code, text = run("reward", argv, monkeypatch, capsys)
+    assert code == 0 and f"resuming the interrupted run in {out} from checkpoint-2" in text, text
+    card = json.loads((out / "biasaware_card.json").read_text())
+    assert card["resumed_from_step"] == 2 and card["step"] == 4
+    a, b = weights(straight), weights(out)
+    assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+
+
+def test_latest_on_a_new_folder_trains_from_the_first_step(
+    tiny_models, train_file, tmp_path, monkeypatch, capsys
+):
+    out = tmp_path / "new"
+    argv = [*flags(tiny_models["reward"], train_file, out, max_steps=1), "--resume_from_checkpoint", "latest"]
+    code, text = run("reward", argv, monkeypatch, capsys)
+    assert code == 0 and "no checkpoint in" in text and "training from the first step" in text
+    assert json.loads((out / "biasaware_card.json").read_text())["step"] == 1
+
+
+def test_a_folder_of_other_files_is_refused_and_left_as_it_was(
+    tiny_models, train_file, tmp_path, monkeypatch, capsys
+):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.jsonl").write_text("{}\n")
+    code, text = run("reward", flags(tiny_models["reward"], train_file, data), monkeypatch, capsys)
+    assert (
+        code == 2 and "is not empty and holds no training run (train.jsonl); use a new --output_dir" in text
+    )
+    assert sorted(p.name for p in data.iterdir()) == ["train.jsonl"]
+
+
+@pytest.mark.parametrize(
+    "recipe, change, says",
+    [
+        ("reward", {"learning_rate": "-1"}, "learning_rate: a finite number above 0; got -1.0"),
+        ("reward", {"learning_rate": "inf"}, "learning_rate: a finite number above 0; got inf"),
+        ("reward", {"per_device_train_batch_size": "0"}, "per_device_train_batch_size: at least 1"),
+        ("reward", {"max_steps": "0"}, "max_steps: at least 1, or -1"),
+        ("reward", {"max_steps": "-5"}, "max_steps: at least 1, or -1"),
+        ("reward", {"max_steps": "-1", "num_train_epochs": "0"}, "num_train_epochs: above 0"),
+        ("reward", {"max_train_rows": "0"}, "max_train_rows: at least 1"),
+        ("reward", {"num_bias_negatives": "-7"}, "num_bias_negatives: 0 or more, or -1"),
+        ("reward", {"eval_summary": "nope.json"}, "eval_summary nope.json: no such file"),
+        ("reward", {"output_dir": ""}, "--output_dir is empty"),
+        ("reward", {"train_file": "{empty}"}, "holds no training rows (written by `biasaware build train`)"),
+        (
+            "grpo",
+            {"reward_weights": "1.0", "num_generations": "4"},
+            "reward_weights: one weight per reward (2: accuracy, format); got 1",
+        ),
+        ("sft", {"model_name_or_path": "{reward}", "targets": "verdicts"}, "is a reward model"),
+    ],
+)
+def test_settings_a_run_would_fail_on_are_refused_before_training(
+    recipe, change, says, tiny_models, train_file, tmp_path, monkeypatch, capsys
+):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    model = tiny_models["reward" if recipe == "reward" else "causal"]
+    places = {"empty": str(empty), "reward": str(tiny_models["reward"])}
+    more = {k: v.format(**places) for k, v in change.items()}
+    code, text = run(recipe, flags(model, train_file, tmp_path / "out", **more), monkeypatch, capsys)
+    assert code == 2 and says in text and "Traceback" not in text, text
+    assert not (tmp_path / "out" / "model.safetensors").exists()
