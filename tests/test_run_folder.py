@@ -154,6 +154,7 @@ def test_a_folder_of_other_files_is_refused_and_left_as_it_was(
         ("reward", {"num_bias_negatives": "-7"}, "num_bias_negatives: 0 or more, or -1"),
         ("reward", {"eval_summary": "nope.json"}, "eval_summary nope.json: no such file"),
         ("reward", {"output_dir": ""}, "--output_dir is empty"),
+        ("reward", {"learning_rat": "1e-4"}, "--learning_rat: did you mean --learning_rate?"),
         ("reward", {"train_file": "{empty}"}, "holds no training rows (written by `biasaware build train`)"),
         (
             "grpo",

@@ -466,6 +466,38 @@ def test_a_resume_with_other_templates_is_refused(tiny_models, tmp_path, capsys)
     assert "scoring_templates: 'desc' there, 'letter' now" in capsys.readouterr().err
 
 
+def test_a_local_writer_that_ignores_the_request_is_named_not_retried(tiny_models, tmp_path, capsys):
+    """A local model's reply without the <response> block comes back the same on every rerun: the run
+    stops naming the writer and the form it missed, not asking for a rerun that would fail again."""
+    data = _items(tmp_path, n=2)
+    rows = [
+        {k: v for k, v in json.loads(line).items() if k != "references"}
+        for line in data.read_text().splitlines()
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    causal = str(tiny_models["causal"])
+    argv = [
+        "eval",
+        "scoring",
+        "--judge",
+        causal,
+        "--mode",
+        "direct",
+        "--data",
+        str(data),
+        "--templates",
+        "ref-1",
+    ]
+    assert main([*argv, "--reference-writer", causal, "--out", str(tmp_path / "out")]) == 2
+    said = capsys.readouterr().err
+    assert (
+        "have no usable reply: the reference writer" in said and "no <response>...</response> block" in said
+    )
+    assert (
+        "rerun the same command" not in said and "use a writer and reviewer that follow the request" in said
+    )
+
+
 def test_summaries_need_a_baseline():
     j = ScoreJudgment(probe_id="a", view="desc", judge="j", raw="", score=3, meta={})
     with pytest.raises(BiasAwareError, match="no baseline"):
@@ -520,14 +552,17 @@ def test_generate_then_review_references(tmp_path, capsys, monkeypatch):
         assert sorted((r["id"], r["draft"], r["accepted"]) for r in saved) == [
             (f"i{i}", d, False) for i in range(3) for d in (1, 2, 3)
         ]
+        # the saved verdicts bind the folder to their writer: another is refused
+        assert main(argv(server, writer="w2", templates="ref-3")) == 2
+        assert "references generated with other settings" in capsys.readouterr().err
         assert main(argv(server)) == 0
         calls = sum(server.served.values())
         assert main(argv(server)) == 0  # a rerun: no new call
         # the earlier references serve a run without a writer; another writer is refused
         assert main(argv(server, writer=None)) == 0
         assert sum(server.served.values()) == calls
-        assert main(argv(server, writer="w2", templates="ref-2")) == 2
-        assert "references generated with other settings" in capsys.readouterr().err
+        assert main(argv(server, writer="w2", templates="ref-2")) == 2  # judged with other templates
+        assert "scoring_templates: 'ref-1,desc' there, 'ref-2' now" in capsys.readouterr().err
     saved = [json.loads(line) for line in (out / "references.jsonl").read_text().splitlines()]
     level1 = [r for r in saved if r["level"] == 1]
     assert sorted((r["id"], r["draft"], r["accepted"]) for r in level1) == [

@@ -208,6 +208,17 @@ def generate_references(
                         still.append((it, k))
             pending = still
     if failed:
+        unusable = [c for c in (writer, reviewer) if c.stats.malformed and c.spec.backend != "openai"]
+        if unusable:  # a local model decodes the same reply again: a rerun would stop here again
+            why = "; ".join(
+                f"the {c.role} ({c.spec.model}) wrote {c.stats.malformed} reply(ies) without the requested form ({c.stats.last_error})"
+                for c in unusable
+            )
+            raise BiasAwareError(
+                f"{failed} reference draft(s) or review(s) have no usable reply: {why}. A local model gives the "
+                f"same reply again; the verdicts so far are saved in {out / REFERENCES}: use a writer and reviewer "
+                "that follow the request (a larger model, or an endpoint)"
+            )
         raise BiasAwareError(
             f"{failed} reference draft(s) or review(s) failed after all retries; the verdicts so far are saved in "
             f"{out / REFERENCES}: rerun the same command to retry only those"

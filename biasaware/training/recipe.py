@@ -681,9 +681,24 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
         if isinstance(exc, SystemExit) and exc.code == 0:  # --help, printed to stdout
             raise
         lines = [line for line in captured.getvalue().splitlines() if line.strip()]
-        raise BiasAwareError(re.sub(r"^\S+: error: ", "", lines[-1]) if lines else str(exc)) from None
+        said = re.sub(r"^\S+: error: ", "", lines[-1]) if lines else str(exc)
+        raise BiasAwareError(said + closest_flags(said, dataclass_types)) from None
     check_training_settings(*parsed)
     return parsed
+
+
+def closest_flags(said: str, dataclass_types) -> str:
+    """For flags the parser did not know (``... not used by the HfArgumentParser: ['--learning_rat', ...]``),
+    each one's closest valid setting, as a config's unknown keys are named."""
+    valid = sorted({f.name for cls in dataclass_types for f in fields(cls)})
+    hints = []
+    for flag in re.findall(r"'--([\w-]+)'", said):
+        close = difflib.get_close_matches(flag.replace("-", "_"), valid, n=1)
+        if close:
+            hints.append(f"--{flag}: did you mean --{close[0]}?")
+        else:
+            hints.append(f"--{flag}: no such setting")
+    return f" ({'; '.join(hints)}; --help lists the settings)" if hints else ""
 
 
 def check_training_settings(script_args: Any, training_args: Any, model_args: Any) -> None:
