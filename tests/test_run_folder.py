@@ -162,6 +162,8 @@ def test_a_folder_of_other_files_is_refused_and_left_as_it_was(
             "reward_weights: one weight per reward (2: accuracy, format); got 1",
         ),
         ("sft", {"model_name_or_path": "{reward}", "targets": "verdicts"}, "is a reward model"),
+        ("sft", {}, "holds training rows (written by `biasaware build train`); this recipe reads SFT traces"),
+        ("grpo", {"num_generations": "3"}, "generation_batch_size is per_device_train_batch_size x"),
     ],
 )
 def test_settings_a_run_would_fail_on_are_refused_before_training(
@@ -175,3 +177,22 @@ def test_settings_a_run_would_fail_on_are_refused_before_training(
     code, text = run(recipe, flags(model, train_file, tmp_path / "out", **more), monkeypatch, capsys)
     assert code == 2 and says in text and "Traceback" not in text, text
     assert not (tmp_path / "out" / "model.safetensors").exists()
+
+
+def test_the_checkpoint_resumed_from_is_whole_and_before_the_last_step(tmp_path):
+    """A save cut short (no trainer state, or no card yet) is passed over, and so is a checkpoint at the
+    last step (a run stopped while saving its final model), which transformers would resume one step
+    past the end."""
+    for step, files in (
+        (2, ("trainer_state.json", "biasaware_card.json")),
+        (4, ("trainer_state.json", "biasaware_card.json")),
+        (6, ("trainer_state.json",)),
+        (8, ()),
+    ):
+        folder = tmp_path / f"checkpoint-{step}"
+        folder.mkdir()
+        for name in files:
+            (folder / name).write_text("{}")
+    assert newest_checkpoint(tmp_path) == tmp_path / "checkpoint-4"
+    assert newest_checkpoint(tmp_path, before=4) == tmp_path / "checkpoint-2"
+    assert newest_checkpoint(tmp_path, before=2) is None

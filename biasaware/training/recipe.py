@@ -50,7 +50,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from biasaware.devices import shutdown
-from biasaware.errors import BiasAwareError
+from biasaware.errors import BiasAwareError, RecordError
 from biasaware.io import check_out_folder, find_file, read_config, read_records
 from biasaware.judging.models import chat_ids, load_config, load_model, weight_files, weights_bytes
 from biasaware.training.run_folder import jsonable as _jsonable
@@ -267,13 +267,30 @@ def set_cpu_threads(training_args: Any) -> int:
     return torch.get_num_threads()
 
 
+BUILT_BY = {
+    "train": ("training rows", "biasaware build train"),
+    "trace": ("SFT traces", "biasaware build traces"),
+}
+
+
 def training_rows(path: str, kind: str, n: int | None = None, seed: int = 0) -> list:
     """The records of a recipe's data file (``kind``: ``train`` or ``trace``), checked, with ``n`` of
     them drawn with ``seed`` (:func:`sample_rows`); a file with none is refused: no step would train."""
-    rows = read_records(path, kind)
+    try:
+        rows = read_records(path, kind)
+    except RecordError:
+        other = "trace" if kind == "train" else "train"
+        try:  # a whole file of the other kind: say that, not each of its rows' missing fields
+            read_records(path, other)
+        except BiasAwareError:
+            raise  # the file's own problems, each named
+        raise BiasAwareError(
+            f"{path} holds {BUILT_BY[other][0]} (written by `{BUILT_BY[other][1]}`); this recipe reads "
+            f"{BUILT_BY[kind][0]} (written by `{BUILT_BY[kind][1]}`)"
+            + ("; SFT on training rows' verdicts is `targets: verdicts`" if kind == "trace" else "")
+        ) from None
     if not rows:
-        made_by = "biasaware build traces" if kind == "trace" else "biasaware build train"
-        raise BiasAwareError(f"{path} holds no training rows (written by `{made_by}`)")
+        raise BiasAwareError(f"{path} holds no training rows (written by `{BUILT_BY[kind][1]}`)")
     return sample_rows(rows, n, seed)
 
 
@@ -682,6 +699,11 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
             raise
         lines = [line for line in captured.getvalue().splitlines() if line.strip()]
         said = re.sub(r"^\S+: error: ", "", lines[-1]) if lines else str(exc)
+        if "generation_batch_size" in said and "--generation_batch_size" not in args:  # a value never given
+            said += (
+                " (generation_batch_size is per_device_train_batch_size x gradient_accumulation_steps x "
+                "processes unless set: make it a multiple of num_generations)"
+            )
         raise BiasAwareError(said + closest_flags(said, dataclass_types)) from None
     check_training_settings(*parsed)
     return parsed

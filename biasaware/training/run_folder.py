@@ -116,14 +116,18 @@ def differences(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     return found
 
 
-def newest_checkpoint(out: Path) -> Path | None:
-    """The whole ``checkpoint-N`` folder of ``out`` with the largest N: one whose save finished (its
-    model card, which is written after the trainer's state, is there). A run stopped while saving
-    leaves a checkpoint without it, which transformers' own choice (the largest N) would fail on."""
+def newest_checkpoint(out: Path, before: int | None = None) -> Path | None:
+    """The whole ``checkpoint-N`` folder of ``out`` with the largest N (below ``before`` when given):
+    one whose save finished (its model card, which is written after the trainer's state, is there).
+    A run stopped while saving leaves a checkpoint without it, which transformers' own choice (the
+    largest N) would fail on."""
     found = [
         p
         for p in out.glob("checkpoint-*")
-        if p.is_dir() and p.name.split("-", 1)[1].isdigit() and (p / "trainer_state.json").exists()
+        if p.is_dir()
+        and p.name.split("-", 1)[1].isdigit()
+        and (before is None or int(p.name.split("-", 1)[1]) < before)
+        and (p / "trainer_state.json").exists()
     ]
     whole = [p for p in found if (p / CARD).exists()] or found
     return max(whole, key=lambda p: int(p.name.split("-", 1)[1])) if whole else None
@@ -201,7 +205,10 @@ def prepare_run(recipe: str, parsed: tuple) -> bool:
         finished = False
     else:
         finished = out.is_dir() and trained(out)
-        source = out if finished else newest_checkpoint(out) if out.is_dir() else None
+        # a checkpoint at the last step (a run stopped while saving its final model) is passed over:
+        # transformers would resume it with one step past the end
+        last = training.max_steps if training.max_steps and training.max_steps > 0 else None
+        source = out if finished else newest_checkpoint(out, before=last) if out.is_dir() else None
     if source is None:  # nothing trained here yet
         if out.is_dir():
             refuse_foreign(out, (RUN_MARK, CARD), "a training run", flag="--output_dir")
