@@ -1002,6 +1002,22 @@ CASES = [
         {"items.jsonl": '{"id": "a", "instruction": "2+2?", "response": "4", "gold": true}\n'},
     ),
     Case(
+        "scoring-templates-that-name-none",  # neither the defaults nor the baseline alone
+        [
+            "eval",
+            "scoring",
+            "--judge",
+            "{reward}",
+            "--data",
+            "{d}/items.jsonl",
+            "--out",
+            "{out}",
+            "--templates",
+            ",",
+        ],
+        "--templates ',' names no template; leave it out for the defaults",
+    ),
+    Case(
         "rescore-with-a-reference-writer",
         ["eval", "scoring", "--rescore", "--out", "{run}", "--reference-writer", "w"],
         "--reference-writer w is not used",

@@ -196,3 +196,16 @@ def test_the_checkpoint_resumed_from_is_whole_and_before_the_last_step(tmp_path)
     assert newest_checkpoint(tmp_path) == tmp_path / "checkpoint-4"
     assert newest_checkpoint(tmp_path, before=4) == tmp_path / "checkpoint-2"
     assert newest_checkpoint(tmp_path, before=2) is None
+
+
+def test_a_bad_value_in_a_config_file_names_the_file_and_key(
+    tiny_models, train_file, tmp_path, monkeypatch, capsys
+):
+    config = tmp_path / "cfg.yaml"
+    config.write_text(
+        f"model_name_or_path: {tiny_models['reward']}\ntrain_file: {train_file}\nlearning_rate: fast\n"
+    )
+    code, text = run(
+        "reward", ["--config", str(config), "--output_dir", str(tmp_path / "out")], monkeypatch, capsys
+    )
+    assert code == 2 and f"{config}: learning_rate: invalid float value: 'fast'" in text, text

@@ -704,6 +704,9 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
                 " (generation_batch_size is per_device_train_batch_size x gradient_accumulation_steps x "
                 "processes unless set: make it a multiple of num_generations)"
             )
+        bad = re.match(r"argument --(\w+)", said)
+        if bad and "--config" in args and f"--{bad.group(1)}" not in args:  # the value came from the file
+            said = f"{args[args.index('--config') + 1]}: {bad.group(1)}: {said.split(': ', 1)[-1]}"
         raise BiasAwareError(said + closest_flags(said, dataclass_types)) from None
     check_training_settings(*parsed)
     return parsed
