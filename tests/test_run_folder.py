@@ -4,6 +4,7 @@ and settings a run would fail on halfway (or train nothing with) are refused up 
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -152,7 +153,8 @@ def test_a_folder_of_other_files_is_refused_and_left_as_it_was(
         ("reward", {"max_steps": "-1", "num_train_epochs": "0"}, "num_train_epochs: above 0"),
         ("reward", {"max_train_rows": "0"}, "max_train_rows: at least 1"),
         ("reward", {"num_bias_negatives": "-7"}, "num_bias_negatives: 0 or more, or -1"),
-        ("reward", {"eval_summary": "nope.json"}, "eval_summary nope.json: no such file"),
+        ("reward", {"eval_summary": "nope.json"}, "eval_summary nope.json: not an `eval bias` summary.json"),
+        ("reward", {"eval_summary": "{empty}"}, "not an `eval bias` summary.json (a JSON object)"),
         ("reward", {"output_dir": ""}, "--output_dir is empty"),
         ("reward", {"learning_rat": "1e-4"}, "--learning_rat: did you mean --learning_rate?"),
         ("reward", {"train_file": "{empty}"}, "holds no training rows (written by `biasaware build train`)"),
@@ -209,3 +211,53 @@ def test_a_bad_value_in_a_config_file_names_the_file_and_key(
         "reward", ["--config", str(config), "--output_dir", str(tmp_path / "out")], monkeypatch, capsys
     )
     assert code == 2 and f"{config}: learning_rate: invalid float value: 'fast'" in text, text
+
+
+def test_what_binds_a_folder_whatever_the_command_names(
+    tiny_models, train_file, tmp_path, monkeypatch, capsys
+):
+    """A checkpoint named by its path does not open another run's folder; a folder trained before runs
+    were marked is compared by what its card records; other data at the same path is other data; the
+    same model named by another spelling of its path is the same run; a checkpoint of weights alone
+    (save_only_model) is not resumed as if it held the run's state."""
+    import shutil
+
+    done = tmp_path / "done"
+    argv = flags(tiny_models["reward"], train_file, done)
+    assert run("reward", argv, monkeypatch, capsys)[0] == 0
+    other = flags(tiny_models["reward"], train_file, done, learning_rate=0.5)
+    code, text = run(
+        "reward", [*other, "--resume_from_checkpoint", str(done / "checkpoint-2")], monkeypatch, capsys
+    )
+    assert code == 2 and "holds a finished reward run with other settings (learning_rate" in text
+    data = tmp_path / "data"
+    shutil.copytree(Path(train_file).parent, data)
+    into_data = flags(tiny_models["reward"], train_file, data)
+    code, text = run(
+        "reward", [*into_data, "--resume_from_checkpoint", str(done / "checkpoint-2")], monkeypatch, capsys
+    )
+    assert code == 2 and "holds no training run" in text
+    old = tmp_path / "old"  # trained before runs were marked: its card is what records the settings
+    shutil.copytree(done, old)
+    (old / RUN_MARK).unlink()
+    code, text = run("reward", flags(tiny_models["reward"], train_file, old, seed=3), monkeypatch, capsys)
+    assert code == 2 and "seed: 7 there, 3 now" in text
+    assert run("reward", flags(tiny_models["reward"], train_file, old), monkeypatch, capsys)[0] == 0
+    monkeypatch.chdir(Path(tiny_models["reward"]).parent)  # the same model by a relative path
+    code, text = run("reward", flags("./reward", train_file, done), monkeypatch, capsys)
+    assert code == 0 and "nothing to train" in text
+    copy = tmp_path / "copy.jsonl"  # other rows at the path a run was trained on
+    lines = Path(train_file).read_text().splitlines(keepends=True)
+    copy.write_text("".join(lines))
+    assert run("reward", flags(tiny_models["reward"], str(copy), tmp_path / "c"), monkeypatch, capsys)[0] == 0
+    copy.write_text("".join(lines[:-1]))
+    code, text = run("reward", flags(tiny_models["reward"], str(copy), tmp_path / "c"), monkeypatch, capsys)
+    assert code == 2 and "train_file_sha256" in text
+    weights_only = tmp_path / "weights-only"
+    shutil.copytree(done, weights_only)
+    (weights_only / "model.safetensors").unlink()
+    (weights_only / "biasaware_card.json").unlink()
+    for state in weights_only.glob("checkpoint-*/rng_state*.pth"):
+        state.unlink()
+    code, text = run("reward", flags(tiny_models["reward"], train_file, weights_only), monkeypatch, capsys)
+    assert code == 2 and "holds the weights alone (save_only_model)" in text

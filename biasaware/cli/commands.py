@@ -218,9 +218,13 @@ def eval_real(args: argparse.Namespace, spec, out: Path):
 def eval_scoring(args: argparse.Namespace, spec, out: Path):
     from biasaware.evaluation.scoring import evaluate_scoring
 
-    names = [t.strip() for t in args.templates.split(",") if t.strip()] if args.templates is not None else None
+    names = (
+        [t.strip() for t in args.templates.split(",") if t.strip()] if args.templates is not None else None
+    )
     if names == []:  # "" or ",": not the defaults (leave the flag out) and not the baseline alone
-        raise BiasAwareError(f"--templates {args.templates!r} names no template; leave it out for the defaults")
+        raise BiasAwareError(
+            f"--templates {args.templates!r} names no template; leave it out for the defaults"
+        )
     writer = reviewer = None
     if args.reference_writer and not args.rescore:
         writer = reference_llm(args, args.reference_writer)

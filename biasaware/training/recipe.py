@@ -752,8 +752,13 @@ def check_training_settings(script_args: Any, training_args: Any, model_args: An
     if negatives is not None and negatives < -1:
         raise BiasAwareError(f"num_bias_negatives: 0 or more, or -1 for all of a row's; got {negatives!r}")
     summary = getattr(script_args, "eval_summary", None)
-    if summary and not Path(summary).is_file():
-        raise BiasAwareError(f"eval_summary {summary}: no such file (an `eval bias` summary.json)")
+    if summary:  # read into every checkpoint's card: a file that is not a summary fails at the first save
+        try:
+            ok = isinstance(json.loads(Path(summary).read_text()), dict)
+        except (OSError, ValueError):
+            ok = False
+        if not ok:
+            raise BiasAwareError(f"eval_summary {summary}: not an `eval bias` summary.json (a JSON object)")
     rewards, weights = getattr(script_args, "rewards", None), getattr(training_args, "reward_weights", None)
     if rewards is not None and weights is not None and len(weights) != len(rewards):
         raise BiasAwareError(

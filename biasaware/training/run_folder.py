@@ -32,9 +32,31 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
-from biasaware.io import refuse_foreign
+from biasaware.io import files_sha256, refuse_foreign
 
 RUN_MARK = "biasaware_run.json"
+# what a model card written before runs were marked is compared by: the training settings it records as
+# given (a card records the configs after the trainer filled in others, which a new command has not yet)
+CARD_TRAINING = (
+    "learning_rate",
+    "lr_scheduler_type",
+    "warmup_steps",
+    "weight_decay",
+    "seed",
+    "max_steps",
+    "num_train_epochs",
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "loss",
+    "tau",
+    "margin",
+    "num_bias_negatives",
+    "beta",
+    "num_generations",
+    "max_length",
+    "bf16",
+    "fp16",
+)
 CARD = "biasaware_card.json"
 # settings that do not change the trained model: where logs and checkpoints go and how often, the
 # launch's own rank, what the model card is given, and the resume request itself
@@ -85,14 +107,28 @@ def jsonable(obj: Any) -> Any:
     return json.loads(json.dumps(obj, default=str))
 
 
+PATHS = ("model_name_or_path", "train_file")  # compared as the files they name, however spelt
+
+
+def _resolved(settings: dict[str, Any]) -> dict[str, Any]:
+    return {
+        k: str(Path(v).resolve()) if k in PATHS and isinstance(v, str) and Path(v).exists() else v
+        for k, v in settings.items()
+    }
+
+
 def settings_now(recipe: str, parsed: tuple) -> dict[str, Any]:
-    """What a run of ``recipe`` with its parsed (script, training, model) arguments records."""
+    """What a run of ``recipe`` with its parsed (script, training, model) arguments records: a local
+    path as the file it names (``./tiny`` and its absolute path are one setting), and the data
+    file's content (a file rebuilt at the same path is other data)."""
     script, training, model = parsed
+    data = Path(getattr(script, "train_file", "") or "")
     return {
         "recipe": recipe,
-        "script_args": jsonable(script),
+        "script_args": _resolved(jsonable(script)),
         "training_args": jsonable(training),
-        "model_args": jsonable(model),
+        "model_args": _resolved(jsonable(model)),
+        **({"data": {"train_file_sha256": files_sha256([data])}} if data.is_file() else {}),
     }
 
 
@@ -108,6 +144,7 @@ def differences(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
         ("script_args", before.get("script_args")),
         ("training_args", before.get("training_args")),
         ("model_args", model_before),
+        ("data", before.get("data")),
     ):
         old, new = _comparable(old), _comparable(now.get(part))
         for key in sorted(old.keys() & new.keys()):
@@ -127,10 +164,18 @@ def newest_checkpoint(out: Path, before: int | None = None) -> Path | None:
         if p.is_dir()
         and p.name.split("-", 1)[1].isdigit()
         and (before is None or int(p.name.split("-", 1)[1]) < before)
-        and (p / "trainer_state.json").exists()
+        and _readable(p / "trainer_state.json")
     ]
     whole = [p for p in found if (p / CARD).exists()] or found
     return max(whole, key=lambda p: int(p.name.split("-", 1)[1])) if whole else None
+
+
+def _readable(path: Path) -> bool:
+    """Whether ``path`` holds a JSON object (a checkpoint's trainer state that a resume can read)."""
+    try:
+        return isinstance(json.loads(path.read_text()), dict)
+    except (OSError, ValueError):
+        return False
 
 
 def _card(folder: Path) -> dict[str, Any] | None:
@@ -186,7 +231,24 @@ def recorded_settings(folder: Path, source: Path) -> dict[str, Any] | None:
     card = _card(source)
     if card is None:
         return None
-    return {"recipe": card.get("recipe"), "model_args": {"model_name_or_path": card.get("base_model")}}
+    training = card.get("training_args") or {}
+    return {
+        "recipe": card.get("recipe"),
+        "script_args": _resolved(card.get("script_args") or {}),
+        "training_args": {k: training[k] for k in CARD_TRAINING if k in training},
+        "model_args": _resolved({"model_name_or_path": card.get("base_model")}),
+    }
+
+
+def _refuse_other(
+    out: Path, before: dict[str, Any] | None, now: dict[str, Any], what: str, keep: str
+) -> None:
+    diff = differences(before, now) if before is not None else []
+    if diff:
+        raise BiasAwareError(
+            f"{out} holds {what} {before.get('recipe') or 'training'} run with other settings "
+            f"({'; '.join(diff)}); give another --output_dir, or the same settings to {keep}"
+        )
 
 
 def prepare_run(recipe: str, parsed: tuple) -> bool:
@@ -198,44 +260,41 @@ def prepare_run(recipe: str, parsed: tuple) -> bool:
     out = Path(training.output_dir)
     now = settings_now(recipe, parsed)
     asked = resume_arg(training.resume_from_checkpoint)
-    if isinstance(asked, str):  # a checkpoint named by its path
-        source = Path(asked)
-        if not source.is_dir():
-            raise BiasAwareError(f"resume_from_checkpoint {asked}: no such checkpoint folder")
-        finished = False
-    else:
-        finished = out.is_dir() and trained(out)
-        # a checkpoint at the last step (a run stopped while saving its final model) is passed over:
-        # transformers would resume it with one step past the end
-        last = training.max_steps if training.max_steps and training.max_steps > 0 else None
-        source = out if finished else newest_checkpoint(out, before=last) if out.is_dir() else None
-    if source is None:  # nothing trained here yet
-        if out.is_dir():
-            refuse_foreign(out, (RUN_MARK, CARD), "a training run", flag="--output_dir")
-        if asked is True:
-            print(f"[train] no checkpoint in {out} to resume from: training from the first step", flush=True)
-        training.resume_from_checkpoint = None
-        training.biasaware_run = now  # the mark train_and_save writes as training starts (write_mark)
-        return True
-    before = recorded_settings(source if source == out else source.parent, source)
-    diff = differences(before, now) if before is not None else []
-    if diff:
-        what = "a finished" if finished else "an interrupted"
-        keep = "keep it" if finished else "resume it"
-        raise BiasAwareError(
-            f"{out} holds {what} {before.get('recipe') or 'training'} run with other settings "
-            f"({'; '.join(diff)}); give another --output_dir, or the same settings to {keep}"
-        )
+    finished = out.is_dir() and trained(out)
+    # a checkpoint at the last step (a run stopped while saving its final model) is passed over:
+    # transformers would resume it with one step past the end
+    last = training.max_steps if training.max_steps and training.max_steps > 0 else None
+    here = out if finished else newest_checkpoint(out, before=last) if out.is_dir() else None
+    if here is not None:  # the folder holds a run: of these settings, or refused
+        what, keep = ("a finished", "keep it") if finished else ("an interrupted", "resume it")
+        _refuse_other(out, recorded_settings(out, here), now, what, keep)
+    elif out.is_dir():
+        refuse_foreign(out, (RUN_MARK, CARD), "a training run", flag="--output_dir")
     if finished:
         print(
             f"[train] {out} holds this run, finished (its model card records it): nothing to train",
             flush=True,
         )
         return False
-    if asked is None:
+    source = here
+    if isinstance(asked, str):  # a checkpoint named by its path, of these settings too
+        source = Path(asked)
+        if not source.is_dir() or not _readable(source / "trainer_state.json"):
+            raise BiasAwareError(
+                f"resume_from_checkpoint {asked}: no checkpoint folder with its trainer state there"
+            )
+        _refuse_other(source.parent, recorded_settings(source.parent, source), now, "a", "resume it")
+    if source is not None and not any(source.glob("rng_state*.pth")):
+        raise BiasAwareError(
+            f"{source} holds the weights alone (save_only_model): a run resumed from it would not continue as "
+            "saved (no optimizer, scheduler or random state); give another --output_dir to train from the start"
+        )
+    if source is None and asked is True:
+        print(f"[train] no checkpoint in {out} to resume from: training from the first step", flush=True)
+    elif source is not None and asked is None:
         print(f"[train] resuming the interrupted run in {out} from {source.name}", flush=True)
-    training.resume_from_checkpoint = str(source)
-    training.biasaware_run = now
+    training.resume_from_checkpoint = str(source) if source is not None else None
+    training.biasaware_run = now  # the mark train_and_save writes as training starts (write_mark)
     return True
 
 
