@@ -156,7 +156,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     rescore = getattr(args, "rescore", False)  # eval real has none
     if rescore:
         refuse_unread_flags(args)
-    if not rescore:
+    else:
         if not args.judge or not (args.data if args.stage in ("bias", "scoring", "real") else args.benchmark):
             flag = "--data" if args.stage in ("bias", "scoring", "real") else "--benchmark"
             again = "" if args.stage == "real" else " (or --rescore with an earlier --out)"

@@ -103,10 +103,11 @@ def evaluate_general(
 
     def pairs():
         loaded = load_upstream(benchmark, split)
-        if loaded.left_out_line():  # said, and kept in the summary: never dropped without a word
-            left_out.append(loaded.left_out_line())
+        line = loaded.left_out_line()
+        if line:  # said, and kept in the summary: never dropped without a word
+            left_out.append(line)
             if ranks().main:
-                print(f"[general] {benchmark}: {left_out[0]}", flush=True)
+                print(f"[general] {benchmark}: {line}", flush=True)
         seen.append(sample_pairs(loaded.pairs, limit, seed) if limit else loaded.pairs)
         return seen[-1]
 

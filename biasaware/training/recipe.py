@@ -51,7 +51,7 @@ from transformers import TrainerCallback
 
 from biasaware.devices import shutdown
 from biasaware.errors import BiasAwareError, RecordError
-from biasaware.io import check_out_folder, find_file, read_config, read_records
+from biasaware.io import check_out_folder, find_file, read_config, read_json, read_records
 from biasaware.judging.models import chat_ids, load_config, load_model, weight_files, weights_bytes
 from biasaware.training.run_folder import jsonable as _jsonable
 from biasaware.training.run_folder import prepare_run, resume_arg, write_mark
@@ -754,11 +754,11 @@ def check_training_settings(script_args: Any, training_args: Any, model_args: An
     summary = getattr(script_args, "eval_summary", None)
     if summary:  # read into every checkpoint's card: a file that is not a summary fails at the first save
         try:
-            ok = isinstance(json.loads(Path(summary).read_text()), dict)
-        except (OSError, ValueError):
-            ok = False
-        if not ok:
-            raise BiasAwareError(f"eval_summary {summary}: not an `eval bias` summary.json (a JSON object)")
+            read_json(summary, "summary")
+        except BiasAwareError:
+            raise BiasAwareError(
+                f"eval_summary {summary}: not an `eval bias` summary.json (a JSON object)"
+            ) from None
     rewards, weights = getattr(script_args, "rewards", None), getattr(training_args, "reward_weights", None)
     if rewards is not None and weights is not None and len(weights) != len(rewards):
         raise BiasAwareError(

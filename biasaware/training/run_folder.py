@@ -26,13 +26,12 @@ first step, and says so; set to a path, that checkpoint's settings are compared 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
-from biasaware.io import files_sha256, refuse_foreign
+from biasaware.io import files_sha256, read_json, refuse_foreign
 
 RUN_MARK = "biasaware_run.json"
 # what a model card written before runs were marked is compared by: the training settings it records as
@@ -133,20 +132,13 @@ def settings_now(recipe: str, parsed: tuple) -> dict[str, Any]:
 
 
 def differences(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
-    """Each compared setting whose value differs, as ``name: X there, Y now``. A card written before
-    cards held ``model_args`` gives its ``base_model`` instead; a setting only one side records is
-    not compared."""
+    """Each compared setting whose value differs, as ``name: X there, Y now``; a setting only one side
+    records is not compared."""
     if before.get("recipe") != now.get("recipe"):
         return [f"recipe: {before.get('recipe')} there, {now.get('recipe')} now"]
     found = []
-    model_before = before.get("model_args") or {"model_name_or_path": before.get("base_model")}
-    for part, old in (
-        ("script_args", before.get("script_args")),
-        ("training_args", before.get("training_args")),
-        ("model_args", model_before),
-        ("data", before.get("data")),
-    ):
-        old, new = _comparable(old), _comparable(now.get(part))
+    for part in ("script_args", "training_args", "model_args", "data"):
+        old, new = _comparable(before.get(part)), _comparable(now.get(part))
         for key in sorted(old.keys() & new.keys()):
             if old[key] != new[key]:
                 found.append(f"{key}: {old[key]!r} there, {new[key]!r} now")
@@ -162,33 +154,35 @@ def newest_checkpoint(out: Path, before: int | None = None) -> Path | None:
         p
         for p in out.glob("checkpoint-*")
         if p.is_dir()
-        and p.name.split("-", 1)[1].isdigit()
-        and (before is None or int(p.name.split("-", 1)[1]) < before)
-        and _readable(p / "trainer_state.json")
+        and _step(p) is not None
+        and (before is None or _step(p) < before)
+        and _json_object(p / "trainer_state.json") is not None
     ]
     whole = [p for p in found if (p / CARD).exists()] or found
-    return max(whole, key=lambda p: int(p.name.split("-", 1)[1])) if whole else None
+    return max(whole, key=_step) if whole else None
 
 
-def _readable(path: Path) -> bool:
-    """Whether ``path`` holds a JSON object (a checkpoint's trainer state that a resume can read)."""
+def _step(checkpoint: Path) -> int | None:
+    """N of a ``checkpoint-N`` folder (``None`` for another name)."""
+    number = checkpoint.name.split("-", 1)[-1]
+    return int(number) if number.isdigit() else None
+
+
+def _json_object(path: Path) -> dict[str, Any] | None:
+    """The JSON object ``path`` holds, or ``None`` (missing, unreadable, not an object)."""
     try:
-        return isinstance(json.loads(path.read_text()), dict)
+        data = json.loads(path.read_text())
     except (OSError, ValueError):
-        return False
-
-
-def _card(folder: Path) -> dict[str, Any] | None:
-    path = folder / CARD
-    if not path.exists():
         return None
+    return data if isinstance(data, dict) else None
+
+
+def _record(path: Path, what: str) -> dict[str, Any]:
+    """A run's record (:func:`biasaware.io.read_json`); one that cannot be read is refused."""
     try:
-        card = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise BiasAwareError(
-            f"{path} is not a readable model card ({exc}); give another --output_dir"
-        ) from None
-    return card if isinstance(card, dict) else None
+        return read_json(path, what)
+    except BiasAwareError as exc:
+        raise BiasAwareError(f"{exc}; give another --output_dir") from None
 
 
 def resume_arg(value: str | bool | None) -> str | bool | None:
@@ -204,33 +198,18 @@ def resume_arg(value: str | bool | None) -> str | bool | None:
 def trained(ckpt: Path) -> bool:
     """A checkpoint folder is finished when its model card records the load-back check (passed, or
     skipped with ``load_check`` false: written only after the final save)."""
-    card = ckpt / CARD
-    if not card.exists():
-        return False
-    try:
-        return bool(json.loads(card.read_text()).get("load_check"))
-    except (OSError, ValueError):
-        return False
-
-
-def _main_process() -> bool:
-    return int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0"))) == 0
+    return bool((_json_object(ckpt / CARD) or {}).get("load_check"))
 
 
 def recorded_settings(folder: Path, source: Path) -> dict[str, Any] | None:
-    """The settings a run in ``folder`` started with: its mark (written before its model loaded, so it
-    compares as the settings of this command do), or, for a folder trained before runs were marked,
-    the recipe and base model its model card at ``source`` names."""
-    mark = folder / RUN_MARK
-    if mark.exists():
-        try:
-            recorded = json.loads(mark.read_text())
-        except (OSError, ValueError) as exc:
-            raise BiasAwareError(f"{mark} is not readable ({exc}); give another --output_dir") from None
-        return recorded if isinstance(recorded, dict) else None
-    card = _card(source)
-    if card is None:
+    """The settings a run in ``folder`` started with: its mark (written from the settings as parsed, so
+    it compares as this command's do), or, for a folder trained before runs were marked, what its
+    model card at ``source`` records as given (:data:`CARD_TRAINING`); ``None`` when neither is there."""
+    if (folder / RUN_MARK).exists():
+        return _record(folder / RUN_MARK, "run record")
+    if not (source / CARD).exists():
         return None
+    card = _record(source / CARD, "model card")
     training = card.get("training_args") or {}
     return {
         "recipe": card.get("recipe"),
@@ -279,7 +258,7 @@ def prepare_run(recipe: str, parsed: tuple) -> bool:
     source = here
     if isinstance(asked, str):  # a checkpoint named by its path, of these settings too
         source = Path(asked)
-        if not source.is_dir() or not _readable(source / "trainer_state.json"):
+        if not source.is_dir() or _json_object(source / "trainer_state.json") is None:
             raise BiasAwareError(
                 f"resume_from_checkpoint {asked}: no checkpoint folder with its trainer state there"
             )
