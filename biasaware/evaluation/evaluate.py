@@ -121,7 +121,7 @@ def evaluate_bias(
         return found
 
     run = partial(run_bias_eval, limit_flag=limit_flag)
-    extra = judge_or_rescore(given, out, rescore, probes, run, target=data, judge=judge)
+    extra = judge_or_rescore(given, out, rescore, probes, run, target=data, command="eval bias", judge=judge)
     if not ranks().main:
         return None
     if loaded and spec.kind in SCORED_KINDS:  # the report names what was not scored

@@ -111,7 +111,9 @@ def evaluate_general(
         seen.append(sample_pairs(loaded.pairs, limit, seed) if limit else loaded.pairs)
         return seen[-1]
 
-    extra = judge_or_rescore(spec, out, rescore, pairs, run_general_eval, target=benchmark, judge=judge)
+    extra = judge_or_rescore(
+        spec, out, rescore, pairs, run_general_eval, target=benchmark, command="eval general", judge=judge
+    )
     if not ranks().main:
         return None
     if seen:

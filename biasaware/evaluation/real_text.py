@@ -202,7 +202,13 @@ def evaluate_real(
     for name in samples:  # every set's folder is checked before any set is judged
         check_fingerprint(
             out / name,
-            fingerprint(resolved.spec, resolved.identity(), samples[name], resolved.place.get("dtype")),
+            fingerprint(
+                resolved.spec,
+                resolved.identity(),
+                samples[name],
+                resolved.place.get("dtype"),
+                "eval bias" if name in dict(parts) else "eval general",
+            ),
             write=False,
         )
     judge = judge if judge is not None else start_judge(resolved)

@@ -45,11 +45,15 @@ RECORDED_LATER = ("dtype", "scoring_templates")
 OWN_FILES = (FINGERPRINT, "judgments.jsonl", SHARDS)
 
 
-def fingerprint(spec, identity: dict | None, items: list, dtype: str | None = None) -> dict[str, Any]:
-    """What decides a folder's judgments: the model (its weights hash when it is on this disk, else
-    its name), the spec's settings that change a verdict (:data:`JUDGMENT_SETTINGS`), the weights' resolved
-    ``dtype`` for a local model (bfloat16 and float32 can give other verdicts; not the device or batch size)
-    and the SHA-256 of every item's content, by id. A repeated id is refused."""
+def fingerprint(
+    spec, identity: dict | None, items: list, dtype: str | None = None, command: str | None = None
+) -> dict[str, Any]:
+    """What decides a folder's judgments: the command that judged (``eval bias``, ``eval general``,
+    ``eval scoring``: their judgments are of other kinds), the model (its weights hash when it is on
+    this disk, else its name), the spec's settings that change a verdict (:data:`JUDGMENT_SETTINGS`),
+    the weights' resolved ``dtype`` for a local model (bfloat16 and float32 can give other verdicts;
+    not the device or batch size) and the SHA-256 of every item's content, by id. A repeated id is
+    refused."""
 
     hashes: dict[str, str] = {}
     for item in items:
@@ -67,7 +71,45 @@ def fingerprint(spec, identity: dict | None, items: list, dtype: str | None = No
     }
     if dtype:
         settings["dtype"] = dtype
-    return {"judge": {"model": model, **settings}, "items": hashes}
+    return {
+        **({"command": command} if command else {}),
+        "judge": {"model": model, **settings},
+        "items": hashes,
+    }
+
+
+def recorded_command(record: dict[str, Any]) -> str | None:
+    """The command a fingerprint records; a folder judged before commands were recorded is known as
+    ``eval scoring``'s by its scoring seed, else not known."""
+    if isinstance(record.get("command"), str):
+        return record["command"]
+    return "eval scoring" if "scoring_seed" in (record.get("judge") or {}) else None
+
+
+def other_command(out: Path, record: dict[str, Any], command: str | None) -> str | None:
+    """Why ``command`` cannot use ``out``, whose fingerprint is ``record``: it holds another command's
+    judgments (named, with the command that recounts them), else ``None``."""
+    theirs = recorded_command(record)
+    if command is None or theirs is None or theirs == command:
+        return None
+    return (
+        f"{out} holds the judgments of an `{theirs}` run, not of `{command}`; use a new --out "
+        f"(`biasaware {theirs} --rescore --out {out}` recounts that run)"
+    )
+
+
+def check_rescore_folder(out: Path, command: str) -> None:
+    """``--rescore`` recounts the command's own judgments: a folder another command judged is refused,
+    named (its fingerprint says which), before its judgments are read as this command's."""
+    if not (out / "judgments.jsonl").exists():
+        raise BiasAwareError(f"--rescore needs {out / 'judgments.jsonl'} from an earlier run")
+    try:  # a rescore reads the judgments alone: an unreadable fingerprint does not stop it
+        record = read_json(out / FINGERPRINT, "run fingerprint") if (out / FINGERPRINT).exists() else {}
+    except BiasAwareError:
+        record = {}
+    why = other_command(out, record, command) if isinstance(record, dict) else None
+    if why:
+        raise BiasAwareError(why.replace("use a new --out", "it cannot be recounted as one"))
 
 
 def check_fingerprint(
@@ -89,6 +131,9 @@ def check_fingerprint(
             raise BiasAwareError(
                 f"{path} is not the record of an eval run (no judge and items); use a new --out"
             )
+        why = other_command(out, theirs, mine.get("command"))
+        if why and earlier:
+            raise BiasAwareError(why)
         keys = [*mine["judge"], *(k for k in theirs.get("judge", {}) if k not in mine["judge"])]
         # settings the mode does not read (earlier folders hold them), and ones the folder's record predates
         unread = GENERATION_ONLY if mine["judge"].get("mode") != "generate" else ()
@@ -119,7 +164,7 @@ def check_fingerprint(
                 f"{out} holds judgments of {len(missing)} item(s) that are not in this input (e.g. {missing[0]!r}: "
                 "another benchmark, another sample size (--limit, --probe-limit) or another --seed); use a new --out"
             )
-        mine = {"judge": mine["judge"], "items": {**old, **mine["items"]}}
+        mine = {**mine, "items": {**old, **mine["items"]}}
     elif earlier:
         raise BiasAwareError(
             f"{out} holds judgments without a record of the judge and items that made them (an older biasaware); "
@@ -139,7 +184,7 @@ def judged_items(out: Path) -> set[str]:
 
 
 def judge_or_rescore(
-    spec, out: Path, rescore: bool, load_items, run, *, target, judge=None
+    spec, out: Path, rescore: bool, load_items, run, *, target, command: str, judge=None
 ) -> dict[str, Any]:
     """The judging half of ``eval bias`` and ``eval general``: with ``rescore`` only check that
     ``out/judgments.jsonl`` exists; otherwise resolve the judge once (an unavailable device fails
@@ -149,8 +194,7 @@ def judge_or_rescore(
     rescoring: the earlier summary's run record, marked ``rescored``, so the judge's identity is not
     lost)."""
     if rescore:
-        if not (out / "judgments.jsonl").exists():
-            raise BiasAwareError(f"--rescore needs {out / 'judgments.jsonl'} from an earlier run")
+        check_rescore_folder(out, command)
         try:
             earlier = json.loads((out / "summary.json").read_text()).get("run")
         except (OSError, ValueError):
@@ -159,7 +203,7 @@ def judge_or_rescore(
 
     resolved = judge.resolved if judge is not None else resolve_judge(spec)
     items = load_items()
-    mine = fingerprint(resolved.spec, resolved.identity(), items, resolved.place.get("dtype"))
+    mine = fingerprint(resolved.spec, resolved.identity(), items, resolved.place.get("dtype"), command)
     check_fingerprint(out, mine, write=False)  # a folder of other judgments fails before a model loads
     judge = judge if judge is not None else start_judge(resolved)
     r = ranks()

@@ -53,7 +53,7 @@ from biasaware.devices import ranks
 from biasaware.errors import BiasAwareError, check_seed
 from biasaware.evaluation.plots import plot_scoring
 from biasaware.evaluation.reports import scoring_markdown
-from biasaware.evaluation.resume import check_fingerprint, fingerprint, run_record
+from biasaware.evaluation.resume import check_fingerprint, check_rescore_folder, fingerprint, run_record
 from biasaware.evaluation.runner import judge_into, score_record, scoring_jobs, start_judge
 from biasaware.evaluation.summaries import summarize_scoring
 from biasaware.io import check_out_folder, read_records, read_whole_lines, write_json
@@ -150,8 +150,7 @@ def evaluate_scoring(
     check_seed(seed, "seed")
     out = check_out_folder(out)  # a file, or a place it cannot write: named before the model loads
     if rescore:
-        if not (out / "judgments.jsonl").exists():
-            raise BiasAwareError(f"--rescore needs {out / 'judgments.jsonl'} from an earlier run")
+        check_rescore_folder(out, "eval scoring")
         return write_scoring_reports(out, _recorded_seed(out, seed), _earlier_run(out))
     if data and out.resolve() == Path(data).resolve():
         raise BiasAwareError(f"--out {out} is the data file {data}; write elsewhere")
@@ -161,7 +160,7 @@ def evaluate_scoring(
     for name in templates or []:
         parse_template(name)  # a bad name fails before any call
     identity = resolved.identity()
-    mine = fingerprint(spec, identity, items, resolved.place.get("dtype"))
+    mine = fingerprint(spec, identity, items, resolved.place.get("dtype"), "eval scoring")
     mine["judge"]["scoring_seed"] = seed  # a random rubric order depends on it
     # the templates asked for: a resume with others would report a mix of two runs' templates
     mine["judge"]["scoring_templates"] = ",".join(templates) if templates else "default"
@@ -194,10 +193,7 @@ def evaluate_scoring(
         for client in (write_client, review_client):
             if r.main:
                 print(f"[scoring] {client.role} ({client.spec.model}): {client.stats.line()}", flush=True)
-        mine = {
-            "judge": mine["judge"],
-            "items": fingerprint(spec, identity, items)["items"],
-        }  # with the references
+        mine = {**mine, "items": fingerprint(spec, identity, items)["items"]}  # with the references
     chosen = choose_templates(templates, items, spec.mode, generated)
     judge = start_judge(resolved)
     check_fingerprint(out, mine, write=r.main, own=own)
