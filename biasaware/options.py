@@ -678,6 +678,11 @@ class Budget:
         "--generative: prompts scored to choose GRPO's prompts of most signal from (default: the preset's; cpu "
         "192, gpu 800)",
     )
+    grpo_signal_target: float | None = option(
+        "--generative: GRPO samples at the lowest temperature from 1 to 2 at which the chosen prompts' expected "
+        "share of groups with signal reaches this share (default: the preset's; cpu 0: temperature 1, gpu 0.5)",
+        metavar="SHARE",
+    )
     trainable_layers: int | None = option(
         "--generative: top layers trained (default: the preset's; cpu 12 of 30, gpu all; with --real: cpu 4)",
     )

@@ -126,7 +126,8 @@ def test_master_key_rows_go_with_their_pair_into_every_judge_s_data(tmp_path):
         keyed[n]["cue_on_chosen"] == plain[n]["cue_on_chosen"] for n in ("train-start", "train-arms")
     )  # pairs are base pairs, and the cue rate is that of the cued rows
     assert "key_rows" not in plain["train-start"] and make_budget("cpu", sizes).record().keys() == (
-        make_budget("cpu", sizes).model_dump().keys() - {"key_negatives", "reward_probes", "both_orders"}
+        make_budget("cpu", sizes).model_dump().keys()
+        - {"key_negatives", "reward_probes", "both_orders", "grpo_signal_target"}
     )
     sides = {}
     for name in ("train-start", "train-arms", "train-balanced"):
@@ -165,6 +166,34 @@ def test_grpo_prompts_are_chosen_by_group_signal_in_whole_blocks():
     assert pool_of(data, 3) == 4  # the first 3 prompts, rounded up to whole blocks
     with pytest.raises(BiasAwareError, match="prompts"):
         choose(data, p[:2], keep=1, g=4)
+
+
+def test_a_signal_target_samples_at_the_lowest_temperature_that_reaches_it():
+    """A verdict sampled at temperature T is right at p**(1/T) / (p**(1/T) + (1-p)**(1/T)); the selection's
+    expected share of uniform groups is computed there, and a signal target picks the lowest temperature of
+    the grid whose kept prompts reach it (the highest, marked not reached, when none does)."""
+    from biasaware.training.signal import TEMPERATURES, at_signal_target, choose, group_signal, tempered
+
+    assert tempered(0.9, 2.0) == pytest.approx(3 / (3 + 1))  # sqrt(.9) / (sqrt(.9) + sqrt(.1)) = 3 / 4
+    assert tempered(0.97, 1.0) == 0.97 and tempered(1.0, 2.0) == 1.0
+    data = [{"pair_id": str(i)} for i in range(4)]
+    p = [0.99, 0.98, 0.97, 0.999]
+    _, cold = choose(data, p, keep=2, g=4)
+    _, hot = choose(data, p, keep=2, g=4, temperature=2.0)
+    assert cold["temperature"] == 1.0 and hot["temperature"] == 2.0
+    by_hand = 1 - (group_signal(tempered(0.98, 2.0), 4) + group_signal(tempered(0.97, 2.0), 4)) / 2
+    assert hot["kept"]["expected_uniform_groups"] == round(by_hand, 4)
+    assert hot["kept"]["expected_uniform_groups"] < cold["kept"]["expected_uniform_groups"]
+    # the lowest temperature that reaches the target; each lower one would not
+    kept, stats = at_signal_target(data, p, keep=2, g=4, target=0.3)
+    assert stats["target_reached"] and stats["signal_target"] == 0.3
+    t = stats["temperature"]
+    assert 1 - stats["kept"]["expected_uniform_groups"] >= 0.3
+    for lower in TEMPERATURES[: TEMPERATURES.index(t)]:
+        assert 1 - choose(data, p, keep=2, g=4, temperature=lower)[1]["kept"]["expected_uniform_groups"] < 0.3
+    # a judge right at 0.999 everywhere: no temperature of the grid reaches half
+    _, stuck = at_signal_target(data, [0.999] * 4, keep=2, g=4, target=0.5)
+    assert stuck["temperature"] == TEMPERATURES[-1] and stuck["target_reached"] is False
 
 
 def test_both_orders_adds_the_swap_reward_to_arms_without_a_twin_reward_and_is_recorded_when_on():
@@ -611,7 +640,7 @@ def test_reward_checks_score_every_judge_on_position_and_master_keys(tiny_models
     from biasaware.experiments.generative import run_generative
 
     out = tmp_path / "gen"
-    budget = {**TINY, "reward_probes": 3, "both_orders": True}
+    budget = {**TINY, "reward_probes": 3, "both_orders": True, "grpo_signal_target": 0.95}
     result = run_generative(
         out, seeds=[0], overrides=budget, arms=["baseline"], model=str(tiny_models["causal"])
     )
@@ -621,6 +650,13 @@ def test_reward_checks_score_every_judge_on_position_and_master_keys(tiny_models
     assert card["script_args"]["rewards"] == ["accuracy", "swap_consistency", "format"]
     assert any("rewards/swap_consistency_reward/mean" in e for e in card["log_history"])
     assert card["grpo_selection"]["kept"]["prompts"] % 2 == 0
+    # a signal target no temperature reaches (a random judge is right at p near 0.5: at most 7/8 with signal)
+    selection = card["grpo_selection"]
+    assert selection["signal_target"] == 0.95 and selection["target_reached"] is False
+    assert selection["temperature"] == 2.0 == card["training_args"]["temperature"]  # and GRPO sampled there
+    assert (
+        "the signal target 0.95 is not reached at temperature 2.0" in (out / "seed-0" / "run.log").read_text()
+    )
     seed = json.loads((out / "seed-0" / "generative.json").read_text())
     assert seed["arms"]["baseline"]["rewards"] == card["script_args"]["rewards"]  # recorded as it ran
     checks = result["reward_checks"]

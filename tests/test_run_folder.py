@@ -166,6 +166,8 @@ def test_a_folder_of_other_files_is_refused_and_left_as_it_was(
         ("sft", {"model_name_or_path": "{reward}", "targets": "verdicts"}, "is a reward model"),
         ("sft", {}, "holds training rows (written by `biasaware build train`); this recipe reads SFT traces"),
         ("grpo", {"num_generations": "3"}, "generation_batch_size is per_device_train_batch_size x"),
+        ("grpo", {"num_generations": "4", "signal_target": "0.5"}, "signal_target picks a temperature"),
+        ("grpo", {"num_generations": "4", "signal_target": "1.5"}, "signal_target: a share of GRPO's groups"),
     ],
 )
 def test_settings_a_run_would_fail_on_are_refused_before_training(

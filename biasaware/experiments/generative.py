@@ -171,16 +171,23 @@ class Budget(BaseModel):
     grpo_pool: int = Field(192, ge=1, description="prompts scored to choose the GRPO prompts from")
     max_completion_length: int = Field(3, ge=1)
     grpo_lr: float = Field(5e-5, gt=0)
-    # added later (left out of the record at their default): master-key rows in the data, reward checks
+    # added later (left out of the record at their default): master-key rows in the data, reward checks, both
+    # orders, the sampling temperature's signal target
     key_negatives: float = Field(0.0, ge=0, le=1, description=KEY_NEGATIVES)
     reward_probes: int = Field(0, ge=0, description=REWARD_PROBES)
     both_orders: bool = Field(False, description=BOTH_ORDERS)
+    grpo_signal_target: float = Field(
+        0.0,
+        ge=0,
+        lt=1,
+        description="GRPO's sampling temperature: the lowest from 1 to 2 giving the chosen prompts' expected share of groups with signal this share",
+    )
 
     def record(self) -> dict[str, Any]:
         """The budget as results and the study's claim record it: a setting added later is left out at
         its default, so a folder made before it still resumes."""
         data = self.model_dump()
-        for added in ("key_negatives", "reward_probes", "both_orders"):
+        for added in ("key_negatives", "reward_probes", "both_orders", "grpo_signal_target"):
             if not data[added]:
                 data.pop(added)
         return data
@@ -211,6 +218,9 @@ PRESETS: dict[str, dict[str, Any]] = {
         "sft_batch": 8,
         "grpo_steps": 50,
         "grpo_pool": 800,
+        # this preset's SFT judges are right at p near 1 on most of the pool, which leaves most groups uniform at
+        # temperature 1: sample hotter until half are expected to carry signal (biasaware/training/signal.py)
+        "grpo_signal_target": 0.5,
     },
 }
 
@@ -467,6 +477,7 @@ def grpo(run: SeedRun, arm: Arm, model: Path, target: Path, what: str) -> None:
         "scale_rewards": arm.scale_rewards,
         "select_prompts": b.grpo_prompts,
         "select_pool": b.grpo_pool,
+        **({"signal_target": b.grpo_signal_target} if b.grpo_signal_target else {}),
         **({"both_orders": True} if b.both_orders else {}),
         **train_flags(arm, b, run.seed, run.cpu, b.grpo_steps),
     }
@@ -809,9 +820,14 @@ def seed_markdown(result: dict[str, Any]) -> str:
         "",
     ]
     for name, g in result["grpo"].items():
-        kept = (g.get("selection") or {}).get("kept") or {}
+        selection = g.get("selection") or {}
+        kept = selection.get("kept") or {}
+        hotter = (
+            f" at temperature {selection['temperature']}" if selection.get("temperature", 1.0) != 1.0 else ""
+        )
         lines.append(
-            f"- {name}: {kept.get('prompts')} prompts (expected uniform groups {kept.get('expected_uniform_groups')}); "
+            f"- {name}: {kept.get('prompts')} prompts (expected uniform groups {kept.get('expected_uniform_groups')}"
+            f"{hotter}); "
             f"uniform groups {g['mean_zero_std_groups']}; completion entropy, first and last step "
             f"{g.get('entropy')}; weights changed: {'yes' if g['weights_changed'] else 'NO'}"
         )

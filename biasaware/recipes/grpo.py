@@ -54,6 +54,14 @@ class ScriptArguments(JudgeDataArguments):
             "help": "prompts scored to choose them from (the first N of the seeded data; default 4 x select_prompts)"
         },
     )
+    signal_target: float = field(
+        default=0.0,
+        metadata={
+            "help": "with select_prompts: sample at the lowest temperature of 1, 1.25, 1.5, 1.75 and 2 at which the "
+            "kept prompts' expected share of groups with signal reaches this share (biasaware/training/signal.py); "
+            "0: at the configured temperature"
+        },
+    )
 
 
 def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig):
@@ -82,14 +90,24 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
             training_args.num_generations,
             script_args.template,
             device="cpu" if training_args.use_cpu else "auto",
+            temperature=training_args.temperature,
+            signal_target=script_args.signal_target,
         )
+        training_args.temperature = selection["temperature"]  # the one a signal target chose, else as given
         data = [{k: v for k, v in row.items() if k != "view"} for row in data]
         print(
             f"[train] GRPO prompts: kept {selection['kept']['prompts']} of {selection['pool']['prompts']} "
             f"(expected uniform groups {selection['pool']['expected_uniform_groups']} -> "
-            f"{selection['kept']['expected_uniform_groups']})",
+            f"{selection['kept']['expected_uniform_groups']} at temperature {selection['temperature']})",
             flush=True,
         )
+        if selection.get("target_reached") is False:
+            print(
+                f"[train] GRPO: the signal target {script_args.signal_target} is not reached at temperature "
+                f"{selection['temperature']}; more prompts to choose from (select_pool) or more completions per "
+                "prompt (num_generations) give more groups with signal",
+                flush=True,
+            )
     if set(script_args.rewards) & set(TWIN_REWARDS):
         training_args.shuffle_dataset = False  # grpo_rows wrote each pair's views adjacent, blocks shuffled
     notes = {"grpo_selection": selection} if selection is not None else None

@@ -759,6 +759,13 @@ def check_training_settings(script_args: Any, training_args: Any, model_args: An
             raise BiasAwareError(
                 f"eval_summary {summary}: not an `eval bias` summary.json (a JSON object)"
             ) from None
+    target = getattr(script_args, "signal_target", None)
+    if target is not None and not (math.isfinite(target) and 0 <= target < 1):
+        raise BiasAwareError(f"signal_target: a share of GRPO's groups, from 0 to below 1; got {target!r}")
+    if target and not script_args.select_prompts:
+        raise BiasAwareError(
+            "signal_target picks a temperature for the prompts select_prompts keeps; set both"
+        )
     rewards, weights = getattr(script_args, "rewards", None), getattr(training_args, "reward_weights", None)
     if rewards is not None and weights is not None and len(weights) != len(rewards):
         raise BiasAwareError(

@@ -14,6 +14,16 @@ groups uniform (at ``p = 0.95`` and ``G = 4``, 81% of them).
 the twin rewards) and keeps the blocks of highest mean signal until ``keep`` prompts are kept, in
 their seeded order (ties: the earlier block). What it chose is recorded (``stats``): the pool and
 kept sizes and, for each, the mean verdict probability and the expected share of uniform groups.
+
+GRPO samples at a temperature ``T`` (TRL's ``temperature``, which also scales the log-probabilities it
+trains), and a verdict sampled at ``T`` is right with probability ``p_T = p**(1/T) / (p**(1/T) + (1 -
+p)**(1/T))`` (the two letters' logit gap divided by ``T``), so the expected share above is computed at
+``p_T``. A judge sure of most prompts (``p`` near 1 on a whole pool) leaves most groups uniform
+whatever prompts are kept; with a ``signal_target`` the sampling temperature is the lowest of
+:data:`TEMPERATURES` at which the kept prompts' expected share of groups with signal reaches the
+target (the highest if none does, said), chosen before training and recorded. Greedy and direct
+verdicts read the larger logit, which a temperature does not change.
+
 In a multi-process run every process scores the same pool with the same weights and so keeps the
 same prompts.
 """
@@ -39,6 +49,23 @@ def group_signal(p: float, g: int) -> float:
     return 1.0 - p**g - (1.0 - p) ** g
 
 
+TEMPERATURES = (1.0, 1.25, 1.5, 1.75, 2.0)  # what a signal target may raise the sampling temperature to
+
+
+def tempered(p: float, temperature: float) -> float:
+    """The right-rate of a verdict sampled at ``temperature`` from a judge right at ``p`` at 1.
+
+    >>> round(tempered(0.9, 2.0), 4)
+    0.75
+    >>> tempered(1.0, 2.0), tempered(0.5, 3.0)
+    (1.0, 0.5)
+    """
+    if temperature == 1.0 or p in (0.0, 1.0):
+        return p
+    right, wrong = p ** (1.0 / temperature), (1.0 - p) ** (1.0 / temperature)
+    return right / (right + wrong)
+
+
 def blocks_of(data: Sequence[dict[str, Any]]) -> list[list[int]]:
     """Runs of adjacent rows with one ``pair_id`` (a row without one is its own block)."""
     out: list[list[int]] = []
@@ -52,15 +79,20 @@ def blocks_of(data: Sequence[dict[str, Any]]) -> list[list[int]]:
 
 
 def choose(
-    data: Sequence[dict[str, Any]], p_right: Sequence[float | None], keep: int, g: int
+    data: Sequence[dict[str, Any]],
+    p_right: Sequence[float | None],
+    keep: int,
+    g: int,
+    temperature: float = 1.0,
 ) -> tuple[list[int], dict[str, Any]]:
     """The indices of ``data`` (already cut to the pool; ``p_right`` aligned with it, ``None`` for a
-    prompt that could not be scored: signal 0) to keep, and what was chosen (module docstring)."""
+    prompt that could not be scored: signal 0) to keep, and what was chosen (module docstring), for
+    verdicts sampled at ``temperature``."""
     if keep < 1:
         raise BiasAwareError(f"select_prompts must be at least 1, got {keep}")
     if len(p_right) != len(data):
         raise BiasAwareError(f"{len(p_right)} verdict probabilities for {len(data)} prompts")
-    signal = [0.0 if p is None else group_signal(p, g) for p in p_right]
+    signal = [0.0 if p is None else group_signal(tempered(p, temperature), g) for p in p_right]
     blocks = blocks_of(data)
     ranked = sorted(range(len(blocks)), key=lambda b: -sum(signal[i] for i in blocks[b]) / len(blocks[b]))
     chosen: list[int] = []
@@ -84,6 +116,7 @@ def choose(
     return kept, {
         "rule": "highest mean group signal, whole blocks",
         "generations": g,
+        "temperature": temperature,
         "pool": describe(list(range(len(data)))),
         "kept": describe(kept),
     }
@@ -125,8 +158,16 @@ def select_by_signal(
     template: str,
     device: str = "auto",
     dtype: str = "auto",
+    temperature: float = 1.0,
+    signal_target: float = 0.0,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The kept rows of ``data`` (``views`` aligned with it) and what was chosen; see the module docstring."""
+    """The kept rows of ``data`` (``views`` aligned with it) and what was chosen, for verdicts sampled at
+    ``temperature``, or (a ``signal_target`` above 0) at the temperature the target picks, recorded as the
+    stats' ``temperature``; see the module docstring."""
+    if not 0.0 <= signal_target < 1.0:
+        raise BiasAwareError(
+            f"signal_target: a share of GRPO's groups, from 0 to below 1; got {signal_target!r}"
+        )
     if pool < keep:
         raise BiasAwareError(f"select_pool ({pool}) must be at least select_prompts ({keep})")
     n = pool_of(data, pool)
@@ -135,5 +176,20 @@ def select_by_signal(
             f"select_prompts {keep}: the training file gives only {len(data)} prompts; use more rows or fewer prompts"
         )
     p_right = verdict_probabilities(model, views[:n], device, dtype, template)
-    kept, stats = choose(data[:n], p_right, keep, generations)
+    kept, stats = choose(data[:n], p_right, keep, generations, temperature)
+    if signal_target:
+        kept, stats = at_signal_target(data[:n], p_right, keep, generations, signal_target)
     return [data[i] for i in kept], stats
+
+
+def at_signal_target(
+    data: Sequence[dict[str, Any]], p_right: Sequence[float | None], keep: int, g: int, target: float
+) -> tuple[list[int], dict[str, Any]]:
+    """:func:`choose` at the lowest of :data:`TEMPERATURES` whose kept prompts' expected share of
+    groups with signal reaches ``target`` (the highest if none does: ``target_reached`` false)."""
+    for temperature in TEMPERATURES:
+        kept, stats = choose(data, p_right, keep, g, temperature)
+        reached = 1.0 - stats["kept"]["expected_uniform_groups"] >= target
+        if reached:
+            break
+    return kept, {**stats, "signal_target": target, "target_reached": reached}
