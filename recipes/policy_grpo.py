@@ -7,8 +7,7 @@ The recipe is :mod:`biasaware.recipes.policy_grpo` (its options, configs and exa
     accelerate launch --config_file accelerate_configs/multi_gpu.yaml recipes/policy_grpo.py --config ...
 """
 
-from biasaware.recipes.policy_grpo import DATACLASSES, main
-from biasaware.training.recipe import run_recipe
+from biasaware.recipes import run_script
 
 if __name__ == "__main__":
-    run_recipe(main, DATACLASSES)
+    run_script("policy_grpo")

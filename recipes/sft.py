@@ -7,8 +7,7 @@ The recipe is :mod:`biasaware.recipes.sft` (its options, configs and examples); 
     accelerate launch --config_file accelerate_configs/multi_gpu.yaml recipes/sft.py --config ...
 """
 
-from biasaware.recipes.sft import DATACLASSES, main
-from biasaware.training.recipe import run_recipe
+from biasaware.recipes import run_script
 
 if __name__ == "__main__":
-    run_recipe(main, DATACLASSES)
+    run_script("sft")

@@ -4,11 +4,14 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from biasaware.cli import main
 from biasaware.version import __version__
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def write(path, rows):
@@ -70,6 +73,22 @@ def test_ctrl_c_while_libraries_load_is_no_traceback(monkeypatch, capsys):
     monkeypatch.setattr(cli, "quiet_libraries", interrupted)
     assert cli.main(["models", "list"]) == 130
     assert capsys.readouterr().err == "interrupted\n"
+
+
+def test_ctrl_c_while_a_recipe_script_imports_trl_is_no_traceback(monkeypatch, capsys):
+    """recipes/*.py import TRL and torch inside the interrupt handling (seconds in which Ctrl-C is likely):
+    the run ends as an interrupted run does, exit 130, no traceback."""
+    import biasaware.recipes as recipes
+
+    def interrupted(name):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(recipes, "load_recipe", interrupted)
+    with pytest.raises(SystemExit) as stop:
+        recipes.run_script("grpo")
+    assert stop.value.code == 130 and capsys.readouterr().err == "interrupted\n"
+    for name in recipes.NAMES:  # every script goes through it
+        assert f'run_script("{name}")' in (ROOT / "recipes" / f"{name}.py").read_text()
 
 
 def test_version_and_help(capsys):

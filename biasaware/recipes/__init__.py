@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from types import ModuleType
 
 from biasaware.errors import BiasAwareError
@@ -35,6 +36,19 @@ def load_recipe(name: str) -> ModuleType:
     """The recipe module ``name``, imported on demand: a recipe imports TRL, seconds that a command
     which does not train never pays."""
     return importlib.import_module(recipe_module(name))
+
+
+def run_script(name: str) -> None:
+    """Run recipe ``name`` as its script in ``recipes/`` does: TRL and torch are imported inside the
+    interrupt handling, so Ctrl-C while they load (seconds) says ``interrupted``, exit 130, as it does
+    later in the run (:func:`biasaware.training.recipe.run_recipe`), not a traceback."""
+    try:
+        module = load_recipe(name)
+        from biasaware.training.recipe import run_recipe
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    run_recipe(module.main, module.DATACLASSES)
 
 
 def recipe_command(name: str) -> list[str]:
