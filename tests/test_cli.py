@@ -151,7 +151,22 @@ def test_models_list(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["models"])
     err = capsys.readouterr().err
-    assert stop.value.code == 2 and err.rstrip().endswith("the following arguments are required: action")
+    assert stop.value.code == 2 and err.splitlines() == [
+        "biasaware models: error: the following arguments are required: action",
+        "(`biasaware models --help` lists its options)",
+    ]  # two lines: the whole usage block buried the error
+
+
+def test_a_mistyped_flag_names_the_option_it_likely_meant(capsys):
+    for argv, meant in (
+        (["build", "bench", "--out", "o", "--n-per-bias", "3"], "--n-per-bias (did you mean --n?) 3"),
+        (["eval", "bias", "--out", "o", "--max-token", "5"], "--max-token (did you mean --max-tokens?) 5"),
+        (["eval", "general", "--out", "o", "--zzz"], "unrecognized arguments: --zzz\n"),
+    ):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and meant in err and "usage:" not in err, err
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ are in :mod:`biasaware.cli.commands`."""
 from __future__ import annotations
 
 import argparse
+import difflib
 
 from biasaware import options as o
 from biasaware.judging.judges import JudgeSpec
@@ -154,8 +155,31 @@ def add_judge_options(parser, command: str, stage: str | None) -> None:
         )
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, with a usage error in two lines: the error, and where the options are listed
+    (a stage's whole usage block, twenty lines, buried the one line that mattered)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n(`{self.prog} --help` lists its options)\n")
+
+
+def closest_option(parser: argparse.ArgumentParser, token: str) -> str | None:
+    """The option a mistyped flag most likely meant (``--learning-rat``: ``--learning-rate``), matched
+    against each option's flags and its setting's name (``--n-per-bias``: ``--n``), else ``None``."""
+    if not token.startswith("--"):
+        return None
+    names: dict[str, str] = {}
+    for action in parser._actions:
+        for flag in action.option_strings:
+            names[flag] = flag
+        if action.option_strings and action.dest:
+            names.setdefault("--" + action.dest.replace("_", "-"), action.option_strings[-1])
+    found = difflib.get_close_matches(token.split("=", 1)[0], list(names), n=1, cutoff=0.75)
+    return names[found[0]] if found else None
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="biasaware",
         description="Build bias probes, train and evaluate LLM judges that resist judgment bias.",
         epilog=EPILOG,
