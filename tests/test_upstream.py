@@ -290,6 +290,37 @@ def test_a_missing_field_and_a_non_text_response_are_named(tmp_path):
         load_upstream(path)
 
 
+@pytest.mark.parametrize(
+    "row, says",
+    [
+        (
+            {"input": 5, "output_1": "a", "output_2": "b", "label": 1},
+            "field 'input' must be text or a list of chat messages, got int 5",
+        ),
+        (
+            {"input": [{"role": "user"}], "output_1": "a", "output_2": "b", "label": 1},
+            "field 'input[0].content'",
+        ),
+        (
+            {"question": ["x"], "response_A": "a", "response_B": "b", "label": "A>B"},
+            "field 'question[0]': input should be a valid dictionary",
+        ),
+        (
+            {"conversation_input": "q", "chosen": {"answer": "a"}, "reject": {"answer": 7}},
+            "field 'reject.answer': input should be a valid string",
+        ),
+        (
+            {"instruction": 1.5, "response1": "a", "response2": "b", "label": 1, "bias": "x"},
+            "field 'instruction' must be text",
+        ),
+    ],
+)
+def test_a_bad_field_is_named_as_the_source_names_it(tmp_path, row, says):
+    """LLMBar's `input`, JudgeBench's `question`, RMB's `reject`: not the pair's own `prompt` or `rejected`."""
+    with pytest.raises(RecordError, match=re.escape(f"x.jsonl:1: {says}")):
+        load_upstream(jsonl(tmp_path / "x.jsonl", [row]))
+
+
 def test_names_and_text_are_taken_as_they_are_never_made_text(tmp_path):
     row = {"question": "q", "response_A": "x", "response_B": "y", "label": "A>B", "source": 5}
     with pytest.raises(RecordError, match=r"j.jsonl:1: field 'source' must be text, got int 5"):

@@ -64,6 +64,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -199,14 +200,31 @@ class _LeftOut(Exception):
 
 
 def _pair(
-    pid: str, subset: str, prompt: Any, chosen: Any, rejected: Any, where: str, **meta
+    pid: str,
+    subset: str,
+    prompt: Any,
+    chosen: Any,
+    rejected: Any,
+    where: str,
+    columns: dict[str, str] | None = None,
+    **meta,
 ) -> PreferencePair:
+    """A pair of an upstream row. ``columns``: the row's own names of the prompt, chosen and rejected
+    fields where they differ (LLMBar's ``input``, RMB's ``reject.answer``), which its errors name."""
+    columns = columns or {}
+    if not isinstance(prompt, str | list):
+        raise RecordError(
+            [
+                f"{where}: field '{columns.get('prompt', 'prompt')}' must be text or a list of chat messages, "
+                f"got {type(prompt).__name__} {prompt!r:.40}"
+            ]
+        )
     if isinstance(prompt, str):
         prompt = [{"role": "user", "content": prompt}]
     if isinstance(chosen, str) and isinstance(rejected, str):
         for field_name, text in (("chosen", chosen), ("rejected", rejected)):
             if (problem := encoding_problem(text)) is not None:  # malformed, not an empty answer
-                raise RecordError([f"{where}: field '{field_name}' {problem}"])
+                raise RecordError([f"{where}: field '{columns.get(field_name, field_name)}' {problem}"])
         if not (visible(chosen) and visible(rejected)):
             raise _LeftOut("empty")
         if chosen == rejected:
@@ -219,7 +237,13 @@ def _pair(
         "rejected": rejected,
         "meta": {"subset": subset, **meta},
     }
-    return parse_record("pair", data, where)
+    try:
+        return parse_record("pair", data, where)
+    except RecordError as err:  # named as the row names them
+        if not columns:
+            raise
+        named = re.compile(r"field '(" + "|".join(map(re.escape, columns)) + r")(?=[\[.'])")
+        raise RecordError([named.sub(lambda m: f"field '{columns[m[1]]}", p) for p in err.problems]) from None
 
 
 def _text(row: dict[str, Any], key: str, where: str) -> str:
@@ -279,16 +303,21 @@ def _judgebench(row, where, i, opts):
     a, b = _text(row, "response_A", where), _text(row, "response_B", where)
     chosen, rejected = (a, b) if label == "A>B" else (b, a)
     subset = _name(row, where, "source")
-    return [_pair(str(row.get("pair_id", i)), subset, row["question"], chosen, rejected, where)]
+    pid = str(row.get("pair_id", i))
+    return [_pair(pid, subset, row["question"], chosen, rejected, where, {"prompt": "question"})]
 
 
 def _rmb(row, where, i, opts):
     chosen, reject = row["chosen"], row["reject"]
     get = lambda r: r.get("answer") if isinstance(r, dict) else r  # noqa: E731
     subset = _name(row, where, "category_path")
-    return [
-        _pair(str(row.get("pair_uid", i)), subset, row["conversation_input"], get(chosen), get(reject), where)
-    ]
+    columns = {
+        "prompt": "conversation_input",
+        "chosen": "chosen.answer" if isinstance(chosen, dict) else "chosen",
+        "rejected": "reject.answer" if isinstance(reject, dict) else "reject",
+    }
+    pid = str(row.get("pair_uid", i))
+    return [_pair(pid, subset, row["conversation_input"], get(chosen), get(reject), where, columns)]
 
 
 RMBENCH_DIFFICULTY = {-1: "hard", 0: "normal", 1: "easy"}
@@ -339,7 +368,7 @@ def _llmbar(row, where, i, opts):
         subset = f"adversarial_{subset}"
     one, two = _text(row, "output_1", where), _text(row, "output_2", where)
     better, worse = (one, two) if label == 1 else (two, one)
-    return [_pair(f"{subset}-{i}", subset, row["input"], better, worse, where)]
+    return [_pair(f"{subset}-{i}", subset, row["input"], better, worse, where, {"prompt": "input"})]
 
 
 def _evalbiasbench(row, where, i, opts):
@@ -347,7 +376,8 @@ def _evalbiasbench(row, where, i, opts):
     one, two = _text(row, "response1", where), _text(row, "response2", where)
     better, worse = (one, two) if label == 1 else (two, one)
     subset = _name(row, where, "bias")
-    return [_pair(f"{subset.replace(' ', '_')}-{i}", subset, row["instruction"], better, worse, where)]
+    pid = f"{subset.replace(' ', '_')}-{i}"
+    return [_pair(pid, subset, row["instruction"], better, worse, where, {"prompt": "instruction"})]
 
 
 def instruction_key(text: str) -> str:
