@@ -814,6 +814,13 @@ CASES = [
         fix=[*SCORE_RM, "{d}/good.jsonl"],
     ),
     Case(
+        "scoring-given-pairs",
+        [*SCORE_RM, "{d}/pairs.jsonl"],
+        "pairs.jsonl:1: a preference pair (rewardbench layout), not an item to score",
+        {"pairs.jsonl": line({"prompt": "q", "chosen": "a", "rejected": "b"}) * 30, "good.jsonl": line(ITEM)},
+        fix=[*SCORE_RM, "{d}/good.jsonl"],
+    ),
+    Case(
         "scoring-biggen-rubric-lacks-a-level",
         [*SCORE_RM, "{d}/b.json"],
         "b.json: record 'x': field 'rubric' is missing score3_description",

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from biasaware.data.upstream import detect_format
 from biasaware.errors import BiasAwareError, RecordError
 from biasaware.io import iter_rows
 from biasaware.records import RUBRIC_KEYS, ScoringItem, parse_record
@@ -121,6 +122,16 @@ def _raw_rows(source: str | Path):
         yield raw.where, data, raw.error
 
 
+def pairs_layout(row: dict) -> str | None:
+    """The benchmark layout of a row that holds two responses and no one response to score, else ``None``."""
+    if any(k in row for k in ("response", "orig_response")):
+        return None
+    try:
+        return detect_format(row)
+    except RecordError:
+        return None
+
+
 def load_scoring_items(source: str | Path, limit: int | None = None) -> list[ScoringItem]:
     """Every item of ``source`` (see the module docstring); a bad row names its place and field."""
     items, problems, seen = [], [], {}
@@ -131,6 +142,12 @@ def load_scoring_items(source: str | Path, limit: int | None = None) -> list[Sco
         if not isinstance(data, dict):
             problems.append(f"{where}: expected a JSON object, got {type(data).__name__}")
             continue
+        if i == 1 and (layout := pairs_layout(data)):  # one line, not one per row
+            raise BiasAwareError(
+                f"{where}: a preference pair ({layout} layout), not an item to score: eval scoring reads one "
+                "response and its 1-5 gold score per row (docs/evaluation.md); `biasaware eval general "
+                "--benchmark` judges pairs"
+            )
         try:
             item = parse_record(ScoringItem, to_scoring_row(data, i, where), where)
         except RecordError as err:
