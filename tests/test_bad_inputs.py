@@ -814,6 +814,13 @@ CASES = [
         fix=[*SCORE_RM, "{d}/good.jsonl"],
     ),
     Case(
+        "scoring-reviewer-without-writer",
+        [*SCORE_RM, "{d}/good.jsonl", "--reference-reviewer", "m", "--reference-backend", "openai"],
+        "--reference-reviewer m, --reference-backend openai set up the reference writer, and none is given",
+        {"good.jsonl": line(ITEM)},
+        fix=[*SCORE_RM, "{d}/good.jsonl"],
+    ),
+    Case(
         "scoring-given-pairs",
         [*SCORE_RM, "{d}/pairs.jsonl"],
         "pairs.jsonl:1: a preference pair (rewardbench layout), not an item to score",

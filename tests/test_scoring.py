@@ -454,6 +454,19 @@ def test_eval_scoring_runs_with_every_tiny_judge(mode, tiny_models, tmp_path, ca
     assert len(rows) == 4 * len(summary["templates"])
 
 
+def test_a_reference_writer_the_run_does_not_need_is_said_unused(tiny_models, tmp_path, capsys):
+    data = _items(tmp_path, n=2)  # every item has its references
+    argv = ["eval", "scoring", "--judge", str(tiny_models["causal"]), "--mode", "direct", "--data", str(data)]
+    assert main([*argv, "--out", str(tmp_path / "a"), "--templates", "ref-5", "--reference-writer", "w"]) == 0
+    assert "the reference writer is not used: the data holds every reference" in capsys.readouterr().out
+    reward = ["eval", "scoring", "--judge", str(tiny_models["reward"]), "--data", str(data)]
+    assert main([*reward, "--out", str(tmp_path / "b"), "--reference-writer", "w"]) == 0
+    assert (
+        "the reference writer is not used: a reward model reads no scoring template"
+        in capsys.readouterr().out
+    )
+
+
 def test_a_resume_with_other_templates_is_refused(tiny_models, tmp_path, capsys):
     """One folder holds one run's templates: a rerun asking for others would report two runs' mix."""
     data, out = _items(tmp_path, n=3), tmp_path / "run"

@@ -226,6 +226,14 @@ def eval_scoring(args: argparse.Namespace, spec, out: Path):
             f"--templates {args.templates!r} names no template; leave it out for the defaults"
         )
     writer = reviewer = None
+    # these set up the writer (and reviewer): without a writer they would go unused
+    helpers = o.given_flags(o.EvalScoring, args, REFERENCE_FLAGS[1:])
+    if helpers and not args.reference_writer:
+        one = len(helpers) == 1
+        raise BiasAwareError(
+            f"{', '.join(helpers)} {'sets' if one else 'set'} up the reference writer, and none is given: add "
+            f"--reference-writer MODEL, or leave {'it' if one else 'them'} out"
+        )
     if args.reference_writer and not args.rescore:
         writer = reference_llm(args, args.reference_writer)
         reviewer = reference_llm(args, args.reference_reviewer or args.reference_writer)

@@ -172,6 +172,13 @@ def evaluate_scoring(
     levels = missing_levels(templates, items) if spec.mode != "reward" else []
     generated = bool(levels and writer is not None)
     r = ranks()
+    if writer is not None and not generated and r.main:  # said, not silently left unused
+        why = (
+            "a reward model reads no scoring template"
+            if spec.mode == "reward"
+            else "the data holds every reference the templates asked for need"
+        )
+        print(f"[scoring] the reference writer is not used: {why}", flush=True)
     if generated:
         check_reference_settings(out, reference_settings(writer, reviewer or writer, attempts))
         write_client = LLMClient(writer, role="reference writer")
