@@ -801,6 +801,42 @@ CASES = [
         {"x.jsonl": line({"q": 1})},
     ),
     Case(
+        "general-split-of-a-file",
+        [
+            "eval",
+            "general",
+            "--judge",
+            "{reward}",
+            "--benchmark",
+            "{d}/rb.jsonl",
+            "--split",
+            "test",
+            "--out",
+            "{out}",
+        ],
+        "split 'test': {d}/rb.jsonl is one file, read whole",
+        {"rb.jsonl": line({"prompt": "q", "chosen": "a b", "rejected": "c"})},
+        fix=["eval", "general", "--judge", "{reward}", "--benchmark", "{d}/rb.jsonl", "--out", "{out}"],
+    ),
+    Case(
+        "general-max-tokens-of-a-reward-model",
+        [
+            "eval",
+            "general",
+            "--judge",
+            "{reward}",
+            "--benchmark",
+            "{d}/rb.jsonl",
+            "--max-tokens",
+            "9",
+            "--out",
+            "{out}",
+        ],
+        "--max-tokens 9: mode 'reward' writes no reply",
+        {"rb.jsonl": line({"prompt": "q", "chosen": "a b", "rejected": "c"})},
+        fix=["eval", "general", "--judge", "{reward}", "--benchmark", "{d}/rb.jsonl", "--out", "{out}"],
+    ),
+    Case(
         "general-without-benchmark",
         ["eval", "general", "--judge", "{reward}", "--out", "{out}"],
         "eval general needs --judge and --benchmark",
@@ -1327,15 +1363,22 @@ def test_a_bench_changed_since_its_build_is_refused_before_judging(world, tmp_pa
         assert not (tmp_path / f"out-{change}").exists()
 
 
-def test_a_setting_the_mode_does_not_read_does_not_split_its_folder(world, tmp_path, capsys, monkeypatch):
-    """--max-tokens is a generation budget: a reward run resumes whatever it is, and no longer records it."""
+def test_a_setting_the_mode_does_not_read_is_refused_and_does_not_split_its_folder(
+    world, tmp_path, capsys, monkeypatch
+):
+    """--max-tokens is a generation budget: given to a reward run it is refused (it would go unread), and a
+    reward run's record holds none, so a resume is never split by it."""
     import shutil
 
     shutil.copytree(world["run"], tmp_path / "run")
+    before = (tmp_path / "run" / "fingerprint.json").read_text()
     argv = [a.format(**{**world, "out": tmp_path / "run"}) for a in RUN_RM]
     code, text = run([*argv, "--max-tokens", "50"], capsys, monkeypatch)
+    assert code == 2 and "--max-tokens 50: mode 'reward' writes no reply" in text, text
+    assert (tmp_path / "run" / "fingerprint.json").read_text() == before
+    assert "max_tokens" not in json.loads(before)["judge"]
+    code, text = run(argv, capsys, monkeypatch)
     assert code == 0 and "found in" in text, text
-    assert "max_tokens" not in json.loads((tmp_path / "run" / "fingerprint.json").read_text())["judge"]
 
 
 def test_the_table_covers_every_entry_point():

@@ -285,7 +285,8 @@ def test_smollm2_scoring_pointwise_and_preflight(tmp_path, capsys):
     for mode in ("generate", "direct"):
         out = tmp_path / f"scoring-{mode}"
         argv = ["eval", "scoring", "--judge", "smollm2-135m-instruct", "--mode", mode, "--data", str(items)]
-        assert main([*argv, "--out", str(out), "--max-tokens", "48", "--templates", "desc,letter,ref-5"]) == 0
+        budget = ["--max-tokens", "48"] if mode == "generate" else []  # direct mode writes no reply
+        assert main([*argv, "--out", str(out), *budget, "--templates", "desc,letter,ref-5"]) == 0
         summary = json.loads((out / "summary.json").read_text())
         assert summary["items"] == 4 and "desc" in summary["templates"]
     bench = tmp_path / "bench"

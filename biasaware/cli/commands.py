@@ -162,6 +162,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
             again = "" if args.stage == "real" else " (or --rescore with an earlier --out)"
             raise BiasAwareError(f"eval {args.stage} needs --judge and {flag}{again}")
         spec = judge_spec(args)  # a typo in a setting fails before any data or model is loaded
+        unread = o.given_flags(type(spec), args, ("max_tokens",)) if spec.mode != "generate" else []
+        if unread:  # the generation budget: a mode that writes no reply would ignore it
+            raise BiasAwareError(
+                f"{unread[0]}: mode {spec.mode!r} writes no reply, so it reads no generation budget; leave it out "
+                "(or use --mode generate)"
+            )
     out = Path(args.out)
     stages = {"bias": eval_bias, "general": eval_general, "scoring": eval_scoring, "real": eval_real}
     summary, files = stages[args.stage](args, spec, out)

@@ -550,6 +550,11 @@ def load_upstream(
     source, default_split = HUB.get(name, (name, "train"))
     if name in LOCAL_ONLY and not Path(name).exists():
         raise BiasAwareError(f"{name} has no hub copy; pass the path of {LOCAL_ONLY[name]}")
+    if split is not None and Path(source).is_file():  # it would be read whole, the split unread
+        raise BiasAwareError(
+            f"split {split!r}: {name} is one file, read whole; a split is a hub dataset's or a saved dataset "
+            "folder's (leave --split out)"
+        )
     loaded = Loaded(layout="")
     problems: list[str] = []
     first_at: dict[str, str] = {}  # pair id -> the row that gave it
