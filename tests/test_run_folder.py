@@ -263,3 +263,17 @@ def test_what_binds_a_folder_whatever_the_command_names(
         state.unlink()
     code, text = run("reward", flags(tiny_models["reward"], train_file, weights_only), monkeypatch, capsys)
     assert code == 2 and "holds the weights alone (save_only_model)" in text
+
+
+def test_the_number_of_epochs_is_no_setting_where_max_steps_decides_the_length():
+    from biasaware.training.run_folder import differences
+
+    def run(steps, epochs):
+        return {"recipe": "reward", "training_args": {"max_steps": steps, "num_train_epochs": epochs}}
+
+    assert differences(run(20, 3.0), run(20, 1.0)) == []
+    assert differences(run(-1, 3.0), run(-1, 1.0)) == ["num_train_epochs: 3.0 there, 1.0 now"]
+    assert differences(run(20, 3.0), run(-1, 1.0)) == [
+        "max_steps: 20 there, -1 now",
+        "num_train_epochs: 3.0 there, 1.0 now",
+    ]

@@ -139,10 +139,18 @@ def differences(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     found = []
     for part in ("script_args", "training_args", "model_args", "data"):
         old, new = _comparable(before.get(part)), _comparable(now.get(part))
+        if part == "training_args" and min(_steps(old), _steps(new)) > 0:  # max_steps decides the length
+            for side in (old, new):
+                side.pop("num_train_epochs", None)
         for key in sorted(old.keys() & new.keys()):
             if old[key] != new[key]:
                 found.append(f"{key}: {old[key]!r} there, {new[key]!r} now")
     return found
+
+
+def _steps(training: dict[str, Any]) -> int:
+    value = training.get("max_steps", -1)
+    return value if isinstance(value, int) else -1
 
 
 def newest_checkpoint(out: Path, before: int | None = None) -> Path | None:
