@@ -66,6 +66,8 @@ RELEASE = [
     "{out}",
     "--allow-weak-general",
 ]
+GENERAL_RM = ["eval", "general", "--judge", "{reward}", "--benchmark", "{d}/rb.jsonl", "--out", "{out}"]
+ONE_PAIR = {"rb.jsonl": line({"prompt": "q", "chosen": "a b", "rejected": "c"})}
 SCORE_RM = ["eval", "scoring", "--judge", "{reward}", "--mode", "reward", "--out", "{out}", "--data"]
 
 CASES = [
@@ -802,39 +804,17 @@ CASES = [
     ),
     Case(
         "general-split-of-a-file",
-        [
-            "eval",
-            "general",
-            "--judge",
-            "{reward}",
-            "--benchmark",
-            "{d}/rb.jsonl",
-            "--split",
-            "test",
-            "--out",
-            "{out}",
-        ],
+        [*GENERAL_RM, "--split", "test"],
         "split 'test': {d}/rb.jsonl is one file, read whole",
-        {"rb.jsonl": line({"prompt": "q", "chosen": "a b", "rejected": "c"})},
-        fix=["eval", "general", "--judge", "{reward}", "--benchmark", "{d}/rb.jsonl", "--out", "{out}"],
+        ONE_PAIR,
+        fix=GENERAL_RM,
     ),
     Case(
         "general-max-tokens-of-a-reward-model",
-        [
-            "eval",
-            "general",
-            "--judge",
-            "{reward}",
-            "--benchmark",
-            "{d}/rb.jsonl",
-            "--max-tokens",
-            "9",
-            "--out",
-            "{out}",
-        ],
+        [*GENERAL_RM, "--max-tokens", "9"],
         "--max-tokens 9: mode 'reward' writes no reply",
-        {"rb.jsonl": line({"prompt": "q", "chosen": "a b", "rejected": "c"})},
-        fix=["eval", "general", "--judge", "{reward}", "--benchmark", "{d}/rb.jsonl", "--out", "{out}"],
+        ONE_PAIR,
+        fix=GENERAL_RM,
     ),
     Case(
         "general-without-benchmark",
