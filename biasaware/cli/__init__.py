@@ -11,7 +11,7 @@ import logging
 import os
 import sys
 
-from biasaware.cli.arguments import EPILOG, all_parsers, build_parser, closest_option, leaf_parsers, parser_of
+from biasaware.cli.arguments import EPILOG, all_parsers, build_parser, leaf_parsers, refuse_unknown
 from biasaware.devices import shutdown
 from biasaware.errors import BiasAwareError
 
@@ -46,10 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         parser = build_parser()
         args, unknown = parser.parse_known_args(argv)
-        if unknown:  # said by the command or stage the typo was made in, with the option it likely meant
-            own = parser_of(parser, args)
-            said = [f"{t} (did you mean {o}?)" if (o := closest_option(own, t)) else t for t in unknown]
-            own.error(f"unrecognized arguments: {' '.join(said)}")
+        if unknown:
+            refuse_unknown(parser, args, unknown)
         if not getattr(args, "command", None):
             parser.print_help()
             return 2

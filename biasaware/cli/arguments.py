@@ -178,6 +178,14 @@ def closest_option(parser: argparse.ArgumentParser, token: str) -> str | None:
     return names[found[0]] if found else None
 
 
+def refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace, unknown: list[str]) -> None:
+    """Exit 2 on unrecognised arguments, said by the command or stage the typo was made in, each flag with
+    the option it likely meant (:func:`closest_option`)."""
+    own = parser_of(parser, args)
+    said = [f"{t} (did you mean {o}?)" if (o := closest_option(own, t)) else t for t in unknown]
+    own.error(f"unrecognized arguments: {' '.join(said)}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="biasaware",

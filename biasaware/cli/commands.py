@@ -161,19 +161,26 @@ def cmd_eval(args: argparse.Namespace) -> int:
             flag = "--data" if args.stage in ("bias", "scoring", "real") else "--benchmark"
             again = "" if args.stage == "real" else " (or --rescore with an earlier --out)"
             raise BiasAwareError(f"eval {args.stage} needs --judge and {flag}{again}")
-        spec = judge_spec(args)  # a typo in a setting fails before any data or model is loaded
-        unread = o.given_flags(type(spec), args, ("max_tokens",)) if spec.mode != "generate" else []
-        if unread:  # the generation budget: a mode that writes no reply would ignore it
-            raise BiasAwareError(
-                f"{unread[0]}: mode {spec.mode!r} writes no reply, so it reads no generation budget; leave it out "
-                "(or use --mode generate)"
-            )
+        spec = eval_judge(args)  # a typo in a setting fails before any data or model is loaded
     out = Path(args.out)
     stages = {"bias": eval_bias, "general": eval_general, "scoring": eval_scoring, "real": eval_real}
     summary, files = stages[args.stage](args, spec, out)
     if summary is not None:  # process 0 of a multi-process launch reports
         print(f"wrote {out}/{files}")
     return 0
+
+
+def eval_judge(args: argparse.Namespace):
+    """The judge an eval stage's flags describe (:func:`judge_spec`); a generation budget given to a
+    mode that writes no reply would go unread, so it is refused."""
+    spec = judge_spec(args)
+    unread = o.given_flags(type(spec), args, ("max_tokens",)) if spec.mode != "generate" else []
+    if unread:
+        raise BiasAwareError(
+            f"{unread[0]}: mode {spec.mode!r} writes no reply, so it reads no generation budget; leave it out "
+            "(or use --mode generate)"
+        )
+    return spec
 
 
 def refuse_unread_flags(args: argparse.Namespace) -> None:

@@ -44,6 +44,7 @@ def run_script(name: str) -> None:
     later in the run (:func:`biasaware.training.recipe.run_recipe`), not a traceback."""
     try:
         module = load_recipe(name)
+        # here, not at the top: it imports TRL, which a command that does not train never pays for
         from biasaware.training.recipe import run_recipe
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
