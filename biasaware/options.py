@@ -679,7 +679,7 @@ class Budget:
         "192, gpu 800)",
     )
     grpo_signal_target: float | None = option(
-        "--generative: GRPO samples at the lowest temperature from 1 to 2 at which the chosen prompts' expected "
+        "--generative: GRPO samples at the lowest temperature from 1 to 1.5 at which the chosen prompts' expected "
         "share of groups with signal reaches this share (default: the preset's; cpu 0: temperature 1, gpu 0.5)",
         metavar="SHARE",
     )

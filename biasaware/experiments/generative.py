@@ -180,7 +180,7 @@ class Budget(BaseModel):
         0.0,
         ge=0,
         lt=1,
-        description="GRPO's sampling temperature: the lowest from 1 to 2 giving the chosen prompts' expected share of groups with signal this share",
+        description="GRPO's sampling temperature: the lowest from 1 to 1.5 giving the chosen prompts' expected share of groups with signal this share",
     )
 
     def record(self) -> dict[str, Any]:
@@ -218,6 +218,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "sft_batch": 8,
         "grpo_steps": 50,
         "grpo_pool": 800,
+        "grpo_batch": 32,  # 8 completions of each of 4 prompts a step: a group of 8 is mixed more often than one of 4
+        "num_generations": 8,
         # this preset's SFT judges are right at p near 1 on most of the pool, which leaves most groups uniform at
         # temperature 1: sample hotter until half are expected to carry signal (biasaware/training/signal.py)
         "grpo_signal_target": 0.5,

@@ -57,7 +57,7 @@ class ScriptArguments(JudgeDataArguments):
     signal_target: float = field(
         default=0.0,
         metadata={
-            "help": "with select_prompts: sample at the lowest temperature of 1, 1.25, 1.5, 1.75 and 2 at which the "
+            "help": "with select_prompts: sample at the lowest temperature of 1, 1.25 and 1.5 at which the "
             "kept prompts' expected share of groups with signal reaches this share (biasaware/training/signal.py); "
             "0: at the configured temperature"
         },

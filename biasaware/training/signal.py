@@ -18,11 +18,13 @@ kept sizes and, for each, the mean verdict probability and the expected share of
 GRPO samples at a temperature ``T`` (TRL's ``temperature``, which also scales the log-probabilities it
 trains), and a verdict sampled at ``T`` is right with probability ``p_T = p**(1/T) / (p**(1/T) + (1 -
 p)**(1/T))`` (the two letters' logit gap divided by ``T``), so the expected share above is computed at
-``p_T``. A judge sure of most prompts (``p`` near 1 on a whole pool) leaves most groups uniform
-whatever prompts are kept; with a ``signal_target`` the sampling temperature is the lowest of
-:data:`TEMPERATURES` at which the kept prompts' expected share of groups with signal reaches the
-target (the highest if none does, said), chosen before training and recorded. Greedy and direct
-verdicts read the larger logit, which a temperature does not change.
+``p_T`` (the two letters' share of the first token is taken as whole: a hotter sampling also writes
+other tokens, malformed verdicts, which this rate leaves out). A judge sure of most prompts (``p`` near
+1 on a whole pool) leaves most groups uniform whatever prompts are kept; with a ``signal_target`` the
+sampling temperature is the lowest of :data:`TEMPERATURES` at which the kept prompts' expected share
+of groups with signal reaches the target (the highest if none does, said), chosen before training and
+recorded; more completions per prompt (``num_generations``) reach it at a lower one. Greedy and
+direct verdicts read the larger logit, which a temperature does not change.
 
 In a multi-process run every process scores the same pool with the same weights and so keeps the
 same prompts.
@@ -49,7 +51,10 @@ def group_signal(p: float, g: int) -> float:
     return 1.0 - p**g - (1.0 - p) ** g
 
 
-TEMPERATURES = (1.0, 1.25, 1.5, 1.75, 2.0)  # what a signal target may raise the sampling temperature to
+# what a signal target may raise the sampling temperature to: not beyond 1.5, where a small judge's first token
+# is still mostly a letter (one CPU-preset arm: format reward -0.03 at 1.5, -0.21 at 2, where most of the
+# "signal" is malformed verdicts; docs/results/bench/grpo-signal-temperature.json)
+TEMPERATURES = (1.0, 1.25, 1.5)
 
 
 def tempered(p: float, temperature: float) -> float:
