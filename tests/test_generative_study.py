@@ -190,7 +190,9 @@ def test_a_signal_target_samples_at_the_lowest_temperature_that_reaches_it():
     t = stats["temperature"]
     assert t > 1.0 and 1 - stats["kept"]["expected_uniform_groups"] >= 0.15
     for lower in TEMPERATURES[: TEMPERATURES.index(t)]:
-        assert 1 - choose(data, p, keep=2, g=4, temperature=lower)[1]["kept"]["expected_uniform_groups"] < 0.15
+        assert (
+            1 - choose(data, p, keep=2, g=4, temperature=lower)[1]["kept"]["expected_uniform_groups"] < 0.15
+        )
     # a judge right at 0.999 everywhere: no temperature of the grid reaches half
     _, stuck = at_signal_target(data, [0.999] * 4, keep=2, g=4, target=0.5)
     assert stuck["temperature"] == TEMPERATURES[-1] and stuck["target_reached"] is False

@@ -76,6 +76,17 @@ def test_one_commands_folder_is_not_anothers(tiny_models, tmp_path, capsys):
         assert f"holds the judgments of an `{theirs}` run, not of `{mine}`" in err, err
         assert f"biasaware {theirs} --rescore --out" in err and "Traceback" not in err
         assert {p: p.read_bytes() for p in before} == before  # nothing rewritten
+    # a folder judged before commands were recorded (or a record edited by hand) is known by its judgments
+    record = json.loads((general / "fingerprint.json").read_text())
+    for command in (None, "eval nonsense"):
+        (general / "fingerprint.json").write_text(json.dumps({**record, "command": command}))
+        for argv in (["eval", "scoring", "--rescore", "--out", str(general)], cases[3][0]):
+            assert main(argv) == 2
+            assert (
+                "holds the judgments of an `eval general` run, not of `eval scoring`"
+                in capsys.readouterr().err
+            )
+    (general / "fingerprint.json").write_text(json.dumps(record))
     # each command's own rescore still recounts its folder
     assert main(["eval", "general", "--rescore", "--out", str(general)]) == 0
     assert main(["eval", "scoring", "--rescore", "--out", str(scoring)]) == 0

@@ -78,18 +78,41 @@ def fingerprint(
     }
 
 
-def recorded_command(record: dict[str, Any]) -> str | None:
-    """The command a fingerprint records; a folder judged before commands were recorded is known as
-    ``eval scoring``'s by its scoring seed, else not known."""
-    if isinstance(record.get("command"), str):
+COMMANDS = ("eval bias", "eval general", "eval scoring")  # the commands whose folders hold judgments
+
+
+def recorded_command(record: dict[str, Any], out: Path | None = None) -> str | None:
+    """The command whose judgments a folder holds: the one its fingerprint records, else (a folder judged
+    before commands were recorded, or a record edited by hand) what its judgments are (:func:`judged_by`),
+    else not known."""
+    if record.get("command") in COMMANDS:
         return record["command"]
-    return "eval scoring" if "scoring_seed" in (record.get("judge") or {}) else None
+    if "scoring_seed" in (record.get("judge") or {}):
+        return "eval scoring"
+    return judged_by(out) if out is not None and record else None  # judgments with no record: not known
+
+
+def judged_by(out: Path) -> str | None:
+    """The command a folder's first judgment comes from: a score and no verdict is ``eval scoring``'s, a
+    verdict of a bias probe (``meta.bias``) ``eval bias``'s, another verdict ``eval general``'s."""
+    try:
+        with (out / "judgments.jsonl").open(encoding="utf-8") as f:
+            row = json.loads(next((line for line in f if line.strip()), "null"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(row, dict):
+        return None
+    if "score" in row and "verdict" not in row:
+        return "eval scoring"
+    if "verdict" in row:
+        return "eval bias" if "bias" in (row.get("meta") or {}) else "eval general"
+    return None
 
 
 def other_command(out: Path, record: dict[str, Any], command: str | None) -> str | None:
     """Why ``command`` cannot use ``out``, whose fingerprint is ``record``: it holds another command's
     judgments (named, with the command that recounts them), else ``None``."""
-    theirs = recorded_command(record)
+    theirs = recorded_command(record, out)
     if command is None or theirs is None or theirs == command:
         return None
     return (
@@ -106,8 +129,8 @@ def check_rescore_folder(out: Path, command: str) -> None:
     try:  # a rescore reads the judgments alone: an unreadable fingerprint does not stop it
         record = read_json(out / FINGERPRINT, "run fingerprint") if (out / FINGERPRINT).exists() else {}
     except BiasAwareError:
-        record = {}
-    why = other_command(out, record, command) if isinstance(record, dict) else None
+        record = {"command": None}  # a record, unreadable: the judgments say whose they are
+    why = other_command(out, record if isinstance(record, dict) else {"command": None}, command)
     if why:
         raise BiasAwareError(why.replace("use a new --out", "it cannot be recounted as one"))
 
