@@ -810,6 +810,12 @@ CASES = [
         fix=GENERAL_RM,
     ),
     Case(
+        "general-given-scoring-items",
+        GENERAL_RM,
+        "rb.jsonl:1: an item to score (one response and its gold score), not a preference pair",
+        {"rb.jsonl": line(ITEM)},
+    ),
+    Case(
         "general-max-tokens-of-a-reward-model",
         [*GENERAL_RM, "--max-tokens", "9"],
         "--max-tokens 9: mode 'reward' writes no reply",

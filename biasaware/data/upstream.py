@@ -494,6 +494,11 @@ def detect_format(row: dict[str, Any], where: str = "") -> str:
         raise RecordError(
             [f"{where}: fields 'chosen' and 'rejected' must be lists of 3 responses (RM-Bench)"]
         )
+    if where and "response" in row and "gold" in row:  # one line, not a list of layouts
+        raise BiasAwareError(
+            f"{where}: an item to score (one response and its gold score), not a preference pair; "
+            "`biasaware eval scoring --data` scores items"
+        )
     raise BiasAwareError(
         (f"{where}: " if where else "")
         + f"unrecognised benchmark columns {sorted(row)}; known layouts: "
