@@ -678,6 +678,10 @@ class Budget:
         "--generative: prompts scored to choose GRPO's prompts of most signal from (default: the preset's; cpu "
         "192, gpu 800)",
     )
+    grpo_temperature: float | None = option(
+        "--generative: GRPO's sampling temperature, above 0 and at most 2 (default 1; a --grpo-signal-target chooses "
+        "it instead); a hotter sampling keeps more of GRPO's groups mixed (docs/generative.md)",
+    )
     grpo_signal_target: float | None = option(
         "--generative: GRPO samples at the lowest temperature from 1 to 1.5 at which the chosen prompts' expected "
         "share of groups with signal reaches this share (default: the preset's; cpu 0: temperature 1, gpu 0.5)",

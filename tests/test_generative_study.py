@@ -127,7 +127,7 @@ def test_master_key_rows_go_with_their_pair_into_every_judge_s_data(tmp_path):
     )  # pairs are base pairs, and the cue rate is that of the cued rows
     assert "key_rows" not in plain["train-start"] and make_budget("cpu", sizes).record().keys() == (
         make_budget("cpu", sizes).model_dump().keys()
-        - {"key_negatives", "reward_probes", "both_orders", "grpo_signal_target"}
+        - {"key_negatives", "reward_probes", "both_orders", "grpo_signal_target", "grpo_temperature"}
     )
     sides = {}
     for name in ("train-start", "train-arms", "train-balanced"):
@@ -633,6 +633,25 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
         run_generative(
             out, seeds=[2], overrides={**TINY, "grpo_steps": 2}, arms=["baseline"], model=model, device="cpu"
         )
+
+
+def test_grpo_samples_at_the_budget_s_temperature(tiny_models, tmp_path):
+    """--grpo-temperature reaches TRL (the card's training arguments) and the selection's expectation, and the
+    seed's budget records it (left out at its default 1, so earlier folders resume)."""
+    from biasaware.experiments.generative import make_budget, run_generative
+
+    out = tmp_path / "gen"
+    run_generative(
+        out,
+        seeds=[0],
+        overrides={**TINY, "grpo_temperature": 1.25},
+        arms=["baseline"],
+        model=str(tiny_models["causal"]),
+    )
+    card = json.loads((out / "seed-0" / "ckpt" / "baseline-grpo" / "biasaware_card.json").read_text())
+    assert card["training_args"]["temperature"] == 1.25 == card["grpo_selection"]["temperature"]
+    assert json.loads((out / "seed-0" / "generative.json").read_text())["budget"]["grpo_temperature"] == 1.25
+    assert "grpo_temperature" not in make_budget("cpu").record()
 
 
 def test_reward_checks_score_every_judge_on_position_and_master_keys(tiny_models, tmp_path):

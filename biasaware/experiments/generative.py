@@ -176,6 +176,12 @@ class Budget(BaseModel):
     key_negatives: float = Field(0.0, ge=0, le=1, description=KEY_NEGATIVES)
     reward_probes: int = Field(0, ge=0, description=REWARD_PROBES)
     both_orders: bool = Field(False, description=BOTH_ORDERS)
+    grpo_temperature: float = Field(
+        1.0,
+        gt=0,
+        le=2,
+        description="GRPO's sampling temperature (a signal target, when set, chooses it instead)",
+    )
     grpo_signal_target: float = Field(
         0.0,
         ge=0,
@@ -190,6 +196,8 @@ class Budget(BaseModel):
         for added in ("key_negatives", "reward_probes", "both_orders", "grpo_signal_target"):
             if not data[added]:
                 data.pop(added)
+        if data["grpo_temperature"] == 1.0:  # added later too, its default 1
+            data.pop("grpo_temperature")
         return data
 
     def grpo_rewards(self, arm: Arm) -> list[str]:
@@ -480,6 +488,7 @@ def grpo(run: SeedRun, arm: Arm, model: Path, target: Path, what: str) -> None:
         "select_prompts": b.grpo_prompts,
         "select_pool": b.grpo_pool,
         **({"signal_target": b.grpo_signal_target} if b.grpo_signal_target else {}),
+        **({"temperature": b.grpo_temperature} if b.grpo_temperature != 1.0 else {}),
         **({"both_orders": True} if b.both_orders else {}),
         **train_flags(arm, b, run.seed, run.cpu, b.grpo_steps),
     }
