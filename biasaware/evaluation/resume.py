@@ -109,14 +109,16 @@ def judged_by(out: Path) -> str | None:
     return None
 
 
-def other_command(out: Path, record: dict[str, Any], command: str | None) -> str | None:
+def other_command(
+    out: Path, record: dict[str, Any], command: str | None, fix: str = "use a new --out"
+) -> str | None:
     """Why ``command`` cannot use ``out``, whose fingerprint is ``record``: it holds another command's
-    judgments (named, with the command that recounts them), else ``None``."""
+    judgments (named, with ``fix`` and the command that recounts them), else ``None``."""
     theirs = recorded_command(record, out)
     if command is None or theirs is None or theirs == command:
         return None
     return (
-        f"{out} holds the judgments of an `{theirs}` run, not of `{command}`; use a new --out "
+        f"{out} holds the judgments of an `{theirs}` run, not of `{command}`; {fix} "
         f"(`biasaware {theirs} --rescore --out {out}` recounts that run)"
     )
 
@@ -130,9 +132,9 @@ def check_rescore_folder(out: Path, command: str) -> None:
         record = read_json(out / FINGERPRINT, "run fingerprint") if (out / FINGERPRINT).exists() else {}
     except BiasAwareError:
         record = {"command": None}  # a record, unreadable: the judgments say whose they are
-    why = other_command(out, record if isinstance(record, dict) else {"command": None}, command)
+    why = other_command(out, record, command, fix="it cannot be recounted as one")
     if why:
-        raise BiasAwareError(why.replace("use a new --out", "it cannot be recounted as one"))
+        raise BiasAwareError(why)
 
 
 def check_fingerprint(

@@ -171,8 +171,8 @@ class Budget(BaseModel):
     grpo_pool: int = Field(192, ge=1, description="prompts scored to choose the GRPO prompts from")
     max_completion_length: int = Field(3, ge=1)
     grpo_lr: float = Field(5e-5, gt=0)
-    # added later (left out of the record at their default): master-key rows in the data, reward checks, both
-    # orders, the sampling temperature's signal target
+    # added later (ADDED_LATER: left out of the record at their default): master-key rows in the data, reward
+    # checks, both orders, GRPO's sampling temperature and its signal target
     key_negatives: float = Field(0.0, ge=0, le=1, description=KEY_NEGATIVES)
     reward_probes: int = Field(0, ge=0, description=REWARD_PROBES)
     both_orders: bool = Field(False, description=BOTH_ORDERS)
@@ -193,12 +193,7 @@ class Budget(BaseModel):
         """The budget as results and the study's claim record it: a setting added later is left out at
         its default, so a folder made before it still resumes."""
         data = self.model_dump()
-        for added in ("key_negatives", "reward_probes", "both_orders", "grpo_signal_target"):
-            if not data[added]:
-                data.pop(added)
-        if data["grpo_temperature"] == 1.0:  # added later too, its default 1
-            data.pop("grpo_temperature")
-        return data
+        return {k: v for k, v in data.items() if k not in ADDED_LATER or v != ADDED_LATER[k]}
 
     def grpo_rewards(self, arm: Arm) -> list[str]:
         """The rewards of ``arm``'s GRPO: its own, with the swap-consistency reward before ``format``
@@ -213,6 +208,12 @@ class Budget(BaseModel):
         """Prompts GRPO trains on: its steps x prompts per step (one epoch of the chosen ones)."""
         return self.grpo_steps * max(1, self.grpo_batch // self.num_generations)
 
+
+# the budget's settings added later, with their defaults (Budget.record leaves them out at these)
+ADDED_LATER = {
+    name: Budget.model_fields[name].default
+    for name in ("key_negatives", "reward_probes", "both_orders", "grpo_temperature", "grpo_signal_target")
+}
 
 PRESETS: dict[str, dict[str, Any]] = {
     "cpu": {},
@@ -488,7 +489,11 @@ def grpo(run: SeedRun, arm: Arm, model: Path, target: Path, what: str) -> None:
         "select_prompts": b.grpo_prompts,
         "select_pool": b.grpo_pool,
         **({"signal_target": b.grpo_signal_target} if b.grpo_signal_target else {}),
-        **({"temperature": b.grpo_temperature} if b.grpo_temperature != 1.0 else {}),
+        **(
+            {"temperature": b.grpo_temperature}
+            if b.grpo_temperature != ADDED_LATER["grpo_temperature"]
+            else {}
+        ),
         **({"both_orders": True} if b.both_orders else {}),
         **train_flags(arm, b, run.seed, run.cpu, b.grpo_steps),
     }

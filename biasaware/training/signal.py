@@ -181,9 +181,10 @@ def select_by_signal(
             f"select_prompts {keep}: the training file gives only {len(data)} prompts; use more rows or fewer prompts"
         )
     p_right = verdict_probabilities(model, views[:n], device, dtype, template)
-    kept, stats = choose(data[:n], p_right, keep, generations, temperature)
     if signal_target:
         kept, stats = at_signal_target(data[:n], p_right, keep, generations, signal_target)
+    else:
+        kept, stats = choose(data[:n], p_right, keep, generations, temperature)
     return [data[i] for i in kept], stats
 
 
