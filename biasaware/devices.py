@@ -106,6 +106,21 @@ def resolve_dtype(dtype: str, device) -> torch.dtype:  # noqa: F821 -- torch is 
     return torch.float32
 
 
+def native_bfloat16(device) -> bool:
+    """Whether ``device`` (a resolved ``torch.device``) computes bfloat16 matrix products in hardware:
+    a CUDA device of compute capability 8 and up, or a CPU with Intel AMX (Sapphire Rapids and later;
+    torch's oneDNN kernels use its bfloat16 tiles). Elsewhere bfloat16 is emulated and gains little
+    (``bench/cpu_bfloat16.py`` measures both on a machine)."""
+    import torch
+
+    if device.type == "cuda":
+        return bool(torch.cuda.is_bf16_supported())
+    if device.type == "cpu":
+        amx = getattr(torch.cpu, "_is_amx_tile_supported", None)  # torch's own probe of the CPU's flags
+        return bool(amx and amx())
+    return False
+
+
 def resolve(device: str = "auto", dtype: str = "auto"):
     """``(torch.device, torch.dtype)`` for the two settings."""
     dev = resolve_device(device)

@@ -201,9 +201,15 @@ def values(options: type, args: argparse.Namespace, *, skip=()) -> dict[str, Any
     }
 
 
+TYPED = "typed_flags"  # the parsed arguments' set of dests typed on the command line (the CLI sets it)
+
+
 def given_flags(options: type, args: argparse.Namespace, names=None) -> list[str]:
     """The flags of the declared ``options`` (or of those among ``names``) a parsed command was
-    given a value other than its parser default (the declared one, or ``cli_default``), as typed."""
+    given, as typed: those on its command line (``args.typed_flags``, set by the CLI), even at their
+    default value; without that set, those whose value differs from the parser default (the declared
+    one, or ``cli_default``)."""
+    typed = getattr(args, TYPED, None)
     found = []
     for item in declared(options):
         dest = item.settings.get("dest", item.name)
@@ -213,7 +219,7 @@ def given_flags(options: type, args: argparse.Namespace, names=None) -> list[str
             continue
         default = item.settings.get("cli_default", item.default)
         value = getattr(args, dest)
-        if value != default:
+        if (dest in typed) if typed is not None else (value != default):
             flag = item.settings.get("flag", "--" + item.name.replace("_", "-"))
             found.append(flag if isinstance(value, bool) else f"{flag} {value}")
     return found

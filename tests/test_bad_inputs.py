@@ -822,6 +822,13 @@ CASES = [
         ONE_PAIR,
         fix=GENERAL_RM,
     ),
+    Case(  # typed at its default value: typed all the same, and still unread
+        "general-max-tokens-at-its-default",
+        [*GENERAL_RM, "--max-tokens", "512"],
+        "--max-tokens 512: mode 'reward' writes no reply",
+        ONE_PAIR,
+        fix=GENERAL_RM,
+    ),
     Case(
         "general-without-benchmark",
         ["eval", "general", "--judge", "{reward}", "--out", "{out}"],
@@ -839,6 +846,13 @@ CASES = [
         "scoring-reviewer-without-writer",
         [*SCORE_RM, "{d}/good.jsonl", "--reference-reviewer", "m", "--reference-backend", "openai"],
         "--reference-reviewer m, --reference-backend openai set up the reference writer, and none is given",
+        {"good.jsonl": line(ITEM)},
+        fix=[*SCORE_RM, "{d}/good.jsonl"],
+    ),
+    Case(  # the default backend and the attempts, typed: they too set up a writer that is not there
+        "scoring-backend-and-attempts-without-writer",
+        [*SCORE_RM, "{d}/good.jsonl", "--reference-backend", "transformers", "--reference-attempts=2"],
+        "--reference-backend transformers, --reference-attempts 2 set up the reference writer, and none is given",
         {"good.jsonl": line(ITEM)},
         fix=[*SCORE_RM, "{d}/good.jsonl"],
     ),

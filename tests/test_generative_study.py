@@ -635,6 +635,67 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
         )
 
 
+def test_the_study_s_precision_follows_the_hardware_unless_given_and_stays_with_its_folder(
+    tmp_path, monkeypatch
+):
+    """--dtype auto trains in bfloat16 where the hardware computes it (a recent GPU, a CPU with AMX), else in
+    float32; a folder keeps the precision it was made with (float32 when it records none); a given dtype sets
+    it, float16 only on a CUDA device."""
+    import torch
+
+    from biasaware.experiments import generative
+
+    cpu = torch.device("cpu")
+    for native, expected in ((True, "bfloat16"), (False, "float32")):
+        monkeypatch.setattr(generative, "native_bfloat16", lambda device, native=native: native)
+        assert generative.study_precision(tmp_path / "new", cpu, "auto") == expected
+    old = tmp_path / "old"  # a folder made before the setting records none: it trained in float32
+    old.mkdir()
+    (old / "experiment.json").write_text(json.dumps({"experiment": "generative-seeds"}))
+    monkeypatch.setattr(generative, "native_bfloat16", lambda device: True)
+    assert generative.study_precision(old, cpu, "auto") == "float32"
+    (old / "experiment.json").write_text(
+        json.dumps({"experiment": "generative-seeds", "precision": "bfloat16"})
+    )
+    monkeypatch.setattr(generative, "native_bfloat16", lambda device: False)
+    assert generative.study_precision(old, cpu, "auto") == "bfloat16"
+    assert generative.study_precision(old, cpu, "float32") == "float32"  # given: the claim then refuses it
+    with pytest.raises(BiasAwareError, match="float16 mixed precision needs a CUDA device"):
+        generative.study_precision(tmp_path / "new", cpu, "float16")
+
+
+def test_a_bfloat16_study_trains_in_mixed_precision_and_judges_in_bfloat16(tiny_models, tmp_path, capsys):
+    """--dtype bfloat16: every training stage runs TRL's bf16 mixed precision (the launch in the card), GRPO's
+    prompt selection and every evaluation judge in bfloat16; the folder and the seed record it, and the same
+    folder in float32 is refused."""
+    from biasaware.experiments.generative import run_generative
+
+    out = tmp_path / "gen"
+    model = str(tiny_models["causal"])
+    run_generative(
+        out, seeds=[0], overrides=TINY, arms=["baseline"], model=model, device="cpu", dtype="bfloat16"
+    )
+    for stage in ("start-sft", "baseline-sft", "baseline-grpo"):
+        card = json.loads((out / "seed-0" / "ckpt" / stage / "biasaware_card.json").read_text())
+        assert card["launch"]["mixed_precision"] == "bf16" and card["training_args"]["bf16"] is True, stage
+    printed = capsys.readouterr().out
+    assert "on cpu (training bfloat16, evaluations bfloat16)" in printed
+    card = json.loads((out / "seed-0" / "ckpt" / "baseline-grpo" / "biasaware_card.json").read_text())
+    assert card["grpo_selection"]["dtype"] == "bfloat16"  # the SFT checkpoint's verdicts scored in it
+    for judge in ("start-sft", "baseline-sft", "baseline-grpo"):
+        assert f"ckpt/{judge} (direct) on cpu in bfloat16" in printed, judge
+    for judge in ("start", "baseline-sft", "baseline"):
+        fingerprint = json.loads((out / "seed-0" / "eval" / judge / "fingerprint.json").read_text())
+        assert fingerprint["judge"]["dtype"] == "bfloat16", judge
+    assert json.loads((out / "experiment.json").read_text())["precision"] == "bfloat16"
+    seed = json.loads((out / "seed-0" / "generative.json").read_text())
+    assert seed["machine"]["training_precision"] == "bfloat16" and seed["machine"]["dtype"] == "bfloat16"
+    with pytest.raises(BiasAwareError, match="precision: 'bfloat16' there, its default now"):
+        run_generative(
+            out, seeds=[0], overrides=TINY, arms=["baseline"], model=model, device="cpu", dtype="float32"
+        )
+
+
 def test_grpo_samples_at_the_budget_s_temperature(tiny_models, tmp_path):
     """--grpo-temperature reaches TRL (the card's training arguments) and the selection's expectation, and the
     seed's budget records it (left out at its default 1, so earlier folders resume)."""

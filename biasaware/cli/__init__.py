@@ -11,7 +11,15 @@ import logging
 import os
 import sys
 
-from biasaware.cli.arguments import EPILOG, all_parsers, build_parser, leaf_parsers, refuse_unknown
+from biasaware import options as o
+from biasaware.cli.arguments import (
+    EPILOG,
+    all_parsers,
+    build_parser,
+    leaf_parsers,
+    refuse_unknown,
+    typed_dests,
+)
 from biasaware.devices import shutdown
 from biasaware.errors import BiasAwareError
 
@@ -51,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "command", None):
             parser.print_help()
             return 2
+        setattr(args, o.TYPED, typed_dests(parser, args, sys.argv[1:] if argv is None else list(argv)))
         quiet_libraries(args.verbose)  # imports transformers: seconds in which Ctrl-C is likely
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

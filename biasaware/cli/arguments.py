@@ -234,6 +234,16 @@ def parser_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argp
     return parser
 
 
+def typed_dests(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]) -> set[str]:
+    """The settings (dests) of the command's or stage's own parser that ``argv`` names by one of their
+    flags (``--max-tokens 512`` or ``--max-tokens=512``; abbreviations are off), whatever the value:
+    a flag typed at its default value is typed all the same."""
+    head = argv[: argv.index("--")] if "--" in argv else argv
+    tokens = {t.split("=", 1)[0] for t in head}
+    own = parser_of(parser, args)
+    return {a.dest for a in own._actions if tokens.intersection(a.option_strings)}
+
+
 def leaf_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     """The parsers that run something: every command, or each stage of a command that has stages."""
     return [p for p in all_parsers(parser) if not _children(p)]

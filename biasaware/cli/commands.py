@@ -240,7 +240,7 @@ def eval_scoring(args: argparse.Namespace, spec, out: Path):
         )
     writer = reviewer = None
     # these set up the writer (and reviewer): without a writer they would go unused
-    helpers = o.given_flags(o.EvalScoring, args, REFERENCE_FLAGS[1:])
+    helpers = o.given_flags(o.EvalScoring, args, (*REFERENCE_FLAGS[1:], "reference_attempts"))
     if helpers and not args.reference_writer:
         one = len(helpers) == 1
         raise BiasAwareError(

@@ -277,7 +277,7 @@ def aggregate(
             if all(r["machine"].get(k) == v for r in results.values())
         },
         "machines": {
-            str(s): {k: r["machine"].get(k) for k in ("cpu_capability", "gpu", "cores")}
+            str(s): {k: r["machine"].get(k) for k in ("cpu_capability", "gpu", "cores", "training_precision")}
             for s, r in results.items()
         },
         "commits": {str(s): r.get("commit") for s, r in results.items()},
@@ -353,7 +353,9 @@ def seed_detail(result: dict[str, Any], benches: dict[str, dict[str, Any]] | Non
     signal."""
     cores = result["machine"].get("cores") or 1
     capability = result["machine"].get("cpu_capability")
-    bench = (benches or {}).get(capability) if capability else None
+    # the step benches time float32: a seed trained in mixed precision has no bench rate to compare with
+    native = result["machine"].get("training_precision", "float32") == "float32"
+    bench = (benches or {}).get(capability) if capability and native else None
     rates = {}
     bench_rate = {
         "SFT": (bench or {}).get("sft_step", {}).get("seconds"),

@@ -57,7 +57,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from biasaware.data.builders import NATURAL_CUES as TRAINED_CUES
 from biasaware.data.builders import BuildConfig, build_bench, build_train
 from biasaware.data.facts import FACT_TEST_FAMILIES
-from biasaware.devices import where
+from biasaware.devices import check_dtype_name, native_bfloat16, resolve_device, where
 from biasaware.errors import BiasAwareError, check_seed
 from biasaware.evaluation.compare import compare_master_keys, compare_runs
 from biasaware.evaluation.plots import forest_plot
@@ -311,7 +311,15 @@ def check_fits(model: str, trainable_layers: int | None) -> None:
         )
 
 
-def claim(out: Path, budget: Budget, device: str, model: str, arms: list[str], dtype: str = "auto") -> None:
+def claim(
+    out: Path,
+    budget: Budget,
+    device: str,
+    model: str,
+    arms: list[str],
+    dtype: str = "auto",
+    precision: str = "float32",
+) -> None:
     """Refuse a folder holding another study's settings (data, checkpoints and judgments would mix);
     record them in a new one. The seeds are not part of the claim: a study grows by seeds. The device
     is recorded as given; another spelling of the same place here (``cpu`` for an ``auto`` that meant
@@ -324,8 +332,32 @@ def claim(out: Path, budget: Budget, device: str, model: str, arms: list[str], d
         "arms": arms,
         # left out at auto, so folders made before the setting resume; judges of two dtypes would mix
         **({"dtype": dtype} if dtype != "auto" else {}),
+        # left out at float32, the precision of the folders made before the setting
+        **({"precision": precision} if precision != "float32" else {}),
     }
     parts.claim_folder(out, "experiment.json", mine, "a generative study")
+
+
+def study_precision(out: Path, device, dtype: str) -> str:
+    """The precision the study trains in, on ``device`` (resolved): ``bfloat16`` or ``float16`` is
+    mixed precision (TRL's ``bf16``/``fp16``: float32 weights and optimizer, the matrix products in
+    the lower precision), ``float32`` none. An explicit ``dtype`` sets it (float16 on a CUDA device
+    only); ``auto`` keeps the folder's own (float32 for one made before the setting), else is bfloat16
+    where the hardware computes it (:func:`biasaware.devices.native_bfloat16`: a recent GPU, or a CPU
+    with AMX, where a seed takes about half the time) and float32 elsewhere."""
+    if dtype != "auto":
+        if dtype == "float16" and device.type != "cuda":
+            raise BiasAwareError(
+                "--dtype float16: training in float16 mixed precision needs a CUDA device; use bfloat16 or float32"
+            )
+        return dtype
+    try:
+        earlier = json.loads((out / "experiment.json").read_text())
+    except (OSError, ValueError):
+        earlier = None  # a new folder, or an unreadable record (the claim names it)
+    if isinstance(earlier, dict):
+        return str(earlier.get("precision", "float32"))
+    return "bfloat16" if native_bfloat16(device) else "float32"
 
 
 def same_place(stamp: Path, device: str) -> str:
@@ -435,11 +467,14 @@ def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
     return record
 
 
-def train_flags(arm: Arm, budget: Budget, seed: int, cpu: bool, steps: int) -> dict[str, Any]:
+def train_flags(run: SeedRun, arm: Arm, steps: int) -> dict[str, Any]:
     """The recipe settings every SFT and GRPO stage of a seed shares: a stage of ``steps`` saves a
     resumable checkpoint ``SAVES_PER_STAGE`` times, none at its last step (the final model is saved
-    then)."""
+    then); the study's mixed precision, if any (:func:`study_precision`)."""
+    budget, seed, cpu = run.budget, run.seed, run.cpu
     return {
+        **({"bf16": True} if run.precision == "bfloat16" else {}),
+        **({"fp16": True} if run.precision == "float16" else {}),
         "seed": seed,
         "template": budget.template,
         "bias_ratio": arm.bias_ratio,
@@ -465,7 +500,7 @@ def sft(run: SeedRun, rows: str, arm: Arm, model: str | Path, target: Path, step
         "learning_rate": b.sft_lr,
         "lr_scheduler_type": b.sft_schedule,
         "max_length": b.max_length,
-        **train_flags(arm, b, run.seed, run.cpu, steps),
+        **train_flags(run, arm, steps),
     }
     parts.run_stage("sft", flags, f"SFT of {what}", run.folder / "run.log", cpu=run.cpu)
 
@@ -495,7 +530,7 @@ def grpo(run: SeedRun, arm: Arm, model: Path, target: Path, what: str) -> None:
             else {}
         ),
         **({"both_orders": True} if b.both_orders else {}),
-        **train_flags(arm, b, run.seed, run.cpu, b.grpo_steps),
+        **train_flags(run, arm, b.grpo_steps),
     }
     parts.run_stage("grpo", flags, f"GRPO of {what}", run.folder / "run.log", cpu=run.cpu)
 
@@ -558,9 +593,17 @@ class SeedRun:
     ``configs``: the recipe configs the stages train with (``recipes/configs/<name>``)."""
 
     def __init__(
-        self, folder: Path, seed: int, budget: Budget, cpu: bool, model: str, configs: str = BASE_MODEL
+        self,
+        folder: Path,
+        seed: int,
+        budget: Budget,
+        cpu: bool,
+        model: str,
+        configs: str = BASE_MODEL,
+        precision: str = "float32",
     ):
         self.folder, self.seed, self.budget, self.cpu, self.model = folder, seed, budget, cpu, model
+        self.precision = precision
         self.configs = CONFIGS / configs
         folder.mkdir(parents=True, exist_ok=True)
         self.stages = parts.Stages(folder / "stages.json")
@@ -754,10 +797,11 @@ def run_seed(
     place: dict[str, str],
     model: str,
     configs: str = BASE_MODEL,
+    precision: str = "float32",
 ) -> dict[str, Any]:
     """One seed of the study into ``out/seed-N``; returns what its ``generative.json`` holds.
     ``place``: the device and dtype resolved once for the study (:func:`biasaware.devices.where`),
-    which every stage and judge of the seed is handed."""
+    which every judge of the seed is handed; ``precision``: what its training stages run in."""
 
     folder = out / f"seed-{seed}"
     result_file = folder / "generative.json"
@@ -765,7 +809,7 @@ def run_seed(
         print(f"[generative] seed {seed}: finished earlier ({result_file})", flush=True)
         return json.loads(result_file.read_text())
     cpu = not place["device"].startswith("cuda")
-    run = SeedRun(folder, seed, budget, cpu, model, configs)
+    run = SeedRun(folder, seed, budget, cpu, model, configs, precision)
     t_all = time.time()
     done = (folder / "data.json").exists()
     data = run.stage("build", lambda: build_data(folder, seed, budget), done)
@@ -797,7 +841,7 @@ def run_seed(
         "budget": budget.record(),
         # each arm as it ran: its GRPO rewards with what the budget adds (both_orders: the swap reward)
         "arms": {k: {**ARMS[k].model_dump(), "rewards": budget.grpo_rewards(ARMS[k])} for k in arms},
-        "machine": {**machine(), **place},
+        "machine": {**machine(), **place, "training_precision": precision},
         "model": model,
         "configs": f"recipes/configs/{configs}",
         "data": data,
@@ -928,22 +972,26 @@ def run_generative(
 
     for seed in seeds or []:
         check_seed(seed, "seed")
-    place = where(device, dtype)
-    preset = preset or ("gpu" if place["device"].startswith("cuda") else "cpu")
+    here = resolve_device(device)
+    precision = study_precision(out, here, check_dtype_name(dtype))
+    # the evaluations' dtype: as given, else the study's precision where it is lower than float32
+    place = where(device, dtype if dtype != "auto" or precision == "float32" else precision)
+    preset = preset or ("gpu" if here.type == "cuda" else "cpu")
     budget = make_budget(preset, overrides)
     chosen = choose_arms(arms)
     seeds = seeds if seeds is not None else [0]
     check_fits(model, budget.trainable_layers)
-    claim(out, budget, device, model, chosen, dtype)
+    claim(out, budget, device, model, chosen, dtype, precision)
     print(
-        f"[generative] {model} on {place['device']} ({place['dtype']}); seeds {', '.join(map(str, seeds))}; "
+        f"[generative] {model} on {place['device']} (training {precision}, evaluations {place['dtype']}); "
+        f"seeds {', '.join(map(str, seeds))}; "
         f"budget preset {preset}: {budget.record()}",
         flush=True,
     )
     build_bench_once(out, budget)
     results = {}
     for seed in seeds:  # one after another: two seeds at once would share the cores
-        results[seed] = run_seed(out, seed, budget, chosen, place, model, configs)
+        results[seed] = run_seed(out, seed, budget, chosen, place, model, configs, precision)
     done = sorted(
         int(p.name.split("-", 1)[1]) for p in out.glob("seed-*") if (p / "generative.json").exists()
     )

@@ -90,6 +90,8 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
             training_args.num_generations,
             script_args.template,
             device="cpu" if training_args.use_cpu else "auto",
+            # the verdicts scored in the precision the stage trains in (without mixed precision: the device's auto)
+            dtype="bfloat16" if training_args.bf16 else "float16" if training_args.fp16 else "auto",
             temperature=training_args.temperature,
             signal_target=script_args.signal_target,
         )

@@ -139,18 +139,20 @@ def pool_of(data: Sequence[dict[str, Any]], pool: int) -> int:
 
 def verdict_probabilities(
     model: str, views: Sequence[View], device: str = "auto", dtype: str = "auto", template: str = "verdict"
-) -> list[float | None]:
-    """P(the right letter) of each view, as direct mode reads a judge (``eval bias --mode direct``)."""
+) -> tuple[list[float | None], str]:
+    """P(the right letter) of each view, as direct mode reads a judge (``eval bias --mode direct``), and
+    the dtype the judge ran in (``dtype`` resolved on ``device``)."""
 
     judge = load_judge(
         JudgeSpec.create(name=model, mode="direct", template=template, device=device, dtype=dtype)
     )
     outs = judge.judge(list(views))
+    ran_in = str(judge.dtype).removeprefix("torch.")
     del judge
     return [
         None if o is None or o.scores is None else float(o.scores[v.correct])
         for o, v in zip(outs, views, strict=True)
-    ]
+    ], ran_in
 
 
 def select_by_signal(
@@ -180,12 +182,12 @@ def select_by_signal(
         raise BiasAwareError(
             f"select_prompts {keep}: the training file gives only {len(data)} prompts; use more rows or fewer prompts"
         )
-    p_right = verdict_probabilities(model, views[:n], device, dtype, template)
+    p_right, ran_in = verdict_probabilities(model, views[:n], device, dtype, template)
     if signal_target:
         kept, stats = at_signal_target(data[:n], p_right, keep, generations, signal_target)
     else:
         kept, stats = choose(data[:n], p_right, keep, generations, temperature)
-    return [data[i] for i in kept], stats
+    return [data[i] for i in kept], {**stats, "dtype": ran_in}
 
 
 def at_signal_target(
