@@ -7,7 +7,9 @@ Every command and API that runs a model takes ``device`` and ``dtype`` settings:
   else the CPU. Asking for a device that is not here is a :class:`BiasAwareError` (exit 2).
 * ``dtype``: ``auto`` (the default), ``float32``, ``bfloat16`` or ``float16``. ``auto`` is
   bfloat16 on a CUDA device that supports it (compute capability 8 and up), float16 on an older
-  CUDA device, and float32 on the CPU and MPS. An explicit value is respected everywhere.
+  CUDA device, and float32 on the CPU and MPS. An explicit value is respected everywhere. (The generative
+  study trains and judges in bfloat16 on a CPU too where :func:`native_bfloat16` says the CPU computes it:
+  :func:`biasaware.experiments.generative.study_precision`.)
 
 :func:`ranks` reads a ``torchrun`` / ``accelerate launch`` environment: one process has rank 0
 of 1 and needs no process group; several processes join one through accelerate's

@@ -156,7 +156,7 @@ def _iter_hf(source: str, split: str) -> Iterator[RawRow]:
 
     path = Path(source)
     try:
-        if path.is_dir() and ((path / "dataset_info.json").exists() or (path / "state.json").exists()):
+        if path.is_dir() and saved_dataset(path):
             ds = datasets.load_from_disk(str(path))
         elif not path.exists() and ":" in source:  # "owner/name:config" picks a hub config (subset)
             name, config = source.rsplit(":", 1)
@@ -197,6 +197,22 @@ def data_files(folder: Path) -> list[Path]:
     )
 
 
+def read_whole(source: str | os.PathLike) -> str | None:
+    """What :func:`iter_rows` reads whole, no split chosen, when ``source`` is one: ``"one file"`` or ``"a
+    folder of data files"`` (not a saved dataset or a hub snapshot); else ``None``."""
+    path = Path(source)
+    if path.is_file():
+        return "one file"
+    if path.is_dir() and not saved_dataset(path) and data_files(path):
+        return "a folder of data files"
+    return None
+
+
+def saved_dataset(folder: Path) -> bool:
+    """Whether ``folder`` is a dataset saved by ``datasets`` (``save_to_disk``)."""
+    return (folder / "dataset_info.json").exists() or (folder / "state.json").exists()
+
+
 def iter_rows(source: str | os.PathLike, split: str = "train") -> Iterator[RawRow]:
     """Yield every raw row of ``source`` with its location; see the module docstring."""
     path = Path(source)
@@ -215,7 +231,7 @@ def iter_rows(source: str | os.PathLike, split: str = "train") -> Iterator[RawRo
             )
     elif path.is_dir():
         files = data_files(path)
-        saved = (path / "dataset_info.json").exists() or (path / "state.json").exists()
+        saved = saved_dataset(path)
         if files and not saved:
             for f in files:
                 yield from iter_rows(f, split)
@@ -278,10 +294,40 @@ def validate_rows(source: str | os.PathLike, kind: str | None = None, split: str
         if found["class"] is None:
             found["kind"] = guess_kind(row.data)
             found["class"] = resolve_kind(found["kind"])
-        return parse_record(found["class"], row.data, row.where)
+        try:
+            return parse_record(found["class"], row.data, row.where)
+        except RecordError as err:
+            if kind and index == 0:
+                refuse_other_kind(row.data, row.where, kind, err.problems)
+            raise
 
     records, problems = collect_rows(source, split, parse)
     return found["kind"], records, problems
+
+
+# what reads records of a kind, for a user who gave them where another kind is read
+KIND_READERS = {
+    "pair": "`biasaware eval general --benchmark` judges pairs; `biasaware build bench --source FILE` makes bias "
+    "probes of them",
+    "probe": "`biasaware eval bias --data` judges bias probes",
+    "scoring": "`biasaware eval scoring --data` scores items",
+}
+
+
+def refuse_other_kind(data: Any, where: str, kind: str, problems: list[str]) -> None:
+    """A first row that is not a ``kind`` record (``problems``) but is closer to a record of another kind
+    (all its fields that kind's, fewer problems) is said in one line: a file of the wrong kind, not a field
+    missing from every row; with what to run instead."""
+    other = guess_kind(data) if isinstance(data, dict) else kind
+    if other == kind:
+        return
+    try:
+        parse_record(resolve_kind(other), data, where)
+    except RecordError as err:
+        if len(err.problems) >= len(problems) or any("unknown field" in p for p in err.problems):
+            return  # no nearer to the other kind: the field lines say more
+    hint = KIND_READERS.get(other, "is it the right file?")
+    raise BiasAwareError(f"{where}: a {other} record, not a {kind} record; {hint}")
 
 
 def read_records(source: str | os.PathLike, kind: str, split: str = "train") -> list:

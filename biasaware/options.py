@@ -759,6 +759,15 @@ class Quickstart(Budget, Where):
     budget: Literal["cpu", "gpu"] | None = option(
         "budget preset of --generative, also with --real (default: gpu on a CUDA device, else cpu)"
     )
+    dtype: str = option(
+        DTYPE_HELP
+        + " (default auto: bfloat16 on a GPU that supports it, float32 on the CPU); --generative: also "
+        "the precision it trains in (bfloat16: mixed precision), and auto is bfloat16 where the hardware computes it "
+        "(a recent GPU, a CPU with AMX: a seed in about half the time) and float32 elsewhere; a study's folder keeps "
+        "the precision it was made with",
+        "auto",
+        choices=list(DTYPES),
+    )
     arms: str | None = option(
         "the arms to run, a comma list with baseline among them: --generative: baseline, paper, balanced, "
         "balanced-acc (default: all four); --real: baseline, paper, balanced, resampled, junk, junk-only, "

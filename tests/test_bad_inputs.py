@@ -309,7 +309,7 @@ CASES = [
     Case(
         "validate-wrong-kind",
         ["validate", "--kind", "probe", "{d}/x.jsonl"],
-        "x.jsonl:1: field 'bias' is missing",
+        "x.jsonl:1: a pair record, not a probe record; `biasaware eval general --benchmark` judges pairs",
         {"x.jsonl": line(PAIR)},
     ),
     Case(
@@ -372,9 +372,10 @@ CASES = [
         fix=RUN_RM,
     ),
     Case(
-        "rescore-corrupt-fingerprint",
-        ["eval", "bias", "--rescore", "--out", "{d}/r"],
-        "fingerprint.json is not valid JSON",
+        "rescore-corrupt-fingerprint",  # the one policy whose rule depends on the judge the record names
+        ["eval", "bias", "--rescore", "--policy", "judgebiasbench", "--out", "{d}/r"],
+        "fingerprint.json is not valid JSON; it records which judge made the judgments, whose template and mode "
+        "decide what --policy judgebiasbench counts: restore it, or give another --policy",
         {"r/judgments.jsonl": BOTH_VIEWS, "r/fingerprint.json": "{oops"},
         out_may_exist=True,
     ),
@@ -690,7 +691,8 @@ CASES = [
             "--out",
             "{out}",
         ],
-        "p.jsonl:1: field 'bias' is missing",
+        "p.jsonl:1: a pair record, not a probe record; `biasaware eval general --benchmark` judges pairs; `biasaware build "
+        "bench --source FILE` makes bias probes of them",
         {"p.jsonl": line(PAIR)},
     ),
     Case("eval-another-stage-option", [*RUN_RM, "--benchmark", "x"], "unrecognized arguments: --benchmark"),
@@ -809,6 +811,13 @@ CASES = [
         ONE_PAIR,
         fix=GENERAL_RM,
     ),
+    Case(  # a folder of plain JSONL files is read whole too, as one file is
+        "general-split-of-a-folder-of-files",
+        ["eval", "general", "--judge", "{reward}", "--benchmark", "{d}", "--out", "{out}", "--split", "test"],
+        "split 'test': {d} is a folder of data files, read whole",
+        ONE_PAIR,
+        fix=GENERAL_RM,
+    ),
     Case(
         "general-given-scoring-items",
         GENERAL_RM,
@@ -853,6 +862,13 @@ CASES = [
         "scoring-backend-and-attempts-without-writer",
         [*SCORE_RM, "{d}/good.jsonl", "--reference-backend", "transformers", "--reference-attempts=2"],
         "--reference-backend transformers, --reference-attempts 2 set up the reference writer, and none is given",
+        {"good.jsonl": line(ITEM)},
+        fix=[*SCORE_RM, "{d}/good.jsonl"],
+    ),
+    Case(  # a folder of bias probes: the first row is no item to score, said with its file
+        "scoring-given-a-bench-folder",
+        [*SCORE_RM, "{bench}"],
+        "{bench}/authority-mirror.jsonl:1: a probe record, not a scoring record; `biasaware eval bias --data` judges",
         {"good.jsonl": line(ITEM)},
         fix=[*SCORE_RM, "{d}/good.jsonl"],
     ),

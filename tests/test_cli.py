@@ -162,6 +162,7 @@ def test_a_mistyped_flag_names_the_option_it_likely_meant(capsys):
         (["build", "bench", "--out", "o", "--n-per-bias", "3"], "--n-per-bias (did you mean --n?) 3"),
         (["eval", "bias", "--out", "o", "--max-token", "5"], "--max-token (did you mean --max-tokens?) 5"),
         (["eval", "general", "--out", "o", "--zzz"], "unrecognized arguments: --zzz\n"),
+        (["eval", "bias", "--out", "o", "-max-tokens", "5"], "-max-tokens (did you mean --max-tokens?)"),
     ):
         with pytest.raises(SystemExit) as stop:
             main(argv)

@@ -99,6 +99,10 @@ def test_interrupted_run_resumes_and_rescore_needs_no_model(bench, tmp_path, cap
     )
     rescored = json.loads((tmp_path / "resumed" / "summary.json").read_text())
     assert rescored["policy"] == "judgebiasbench" and "Acc_ori" in capsys.readouterr().out
+    # a record made unreadable: the symmetric rule is the same for every judge, so the judgments recount
+    (tmp_path / "straight" / "fingerprint.json").write_text("{oops")
+    assert main(["eval", "bias", "--out", str(tmp_path / "straight"), "--rescore"]) == 0
+    assert json.loads((tmp_path / "straight" / "summary.json").read_text())["overall"] == a["overall"]
 
 
 def test_policies_differ_only_on_injected_invalids(bench, tmp_path):

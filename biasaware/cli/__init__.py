@@ -50,16 +50,25 @@ def quiet_libraries(verbose: bool) -> None:
             pass
 
 
+def parse_command_line(argv: list[str]):
+    """The parsed arguments, with the flags typed on the command line (``typed_flags``), or ``None``
+    after printing the help when no command is given; a usage error exits 2."""
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        refuse_unknown(parser, args, unknown)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return None
+    setattr(args, o.TYPED, typed_dests(parser, args, argv))
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
-        parser = build_parser()
-        args, unknown = parser.parse_known_args(argv)
-        if unknown:
-            refuse_unknown(parser, args, unknown)
-        if not getattr(args, "command", None):
-            parser.print_help()
+        args = parse_command_line(sys.argv[1:] if argv is None else list(argv))
+        if args is None:  # no command: the help was printed
             return 2
-        setattr(args, o.TYPED, typed_dests(parser, args, sys.argv[1:] if argv is None else list(argv)))
         quiet_libraries(args.verbose)  # imports transformers: seconds in which Ctrl-C is likely
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

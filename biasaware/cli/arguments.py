@@ -166,6 +166,8 @@ class Parser(argparse.ArgumentParser):
 def closest_option(parser: argparse.ArgumentParser, token: str) -> str | None:
     """The option a mistyped flag most likely meant (``--learning-rat``: ``--learning-rate``), matched
     against each option's flags and its setting's name (``--n-per-bias``: ``--n``), else ``None``."""
+    if token.startswith("-") and not token.startswith("--") and len(token) > 2:
+        token = "-" + token  # one dash too few: -max-tokens
     if not token.startswith("--"):
         return None
     names: dict[str, str] = {}

@@ -18,7 +18,7 @@ from typing import Any
 
 from biasaware.data.upstream import detect_format
 from biasaware.errors import BiasAwareError, RecordError
-from biasaware.io import iter_rows
+from biasaware.io import iter_rows, refuse_other_kind
 from biasaware.records import RUBRIC_KEYS, ScoringItem, parse_record
 
 GOLD_KEYS = ("gold", "human_score", "gold_score", "gpt4_score")
@@ -128,7 +128,7 @@ def pairs_layout(row: dict) -> str | None:
         return None
     try:
         return detect_format(row)
-    except RecordError:
+    except BiasAwareError:  # a row of no benchmark layout (RecordError: one of a layout, malformed)
         return None
 
 
@@ -151,6 +151,8 @@ def load_scoring_items(source: str | Path, limit: int | None = None) -> list[Sco
         try:
             item = parse_record(ScoringItem, to_scoring_row(data, i, where), where)
         except RecordError as err:
+            if i == 1:  # a file of other records (bias probes, judgments) in one line
+                refuse_other_kind(data, where, "scoring", err.problems)
             problems.extend(err.problems)
             continue
         if item.id in seen:

@@ -72,7 +72,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from biasaware.errors import BiasAwareError, RecordError
-from biasaware.io import iter_rows
+from biasaware.io import iter_rows, read_whole
 from biasaware.records import PreferencePair, encoding_problem, parse_record, visible
 
 HUB = {
@@ -555,9 +555,10 @@ def load_upstream(
     source, default_split = HUB.get(name, (name, "train"))
     if name in LOCAL_ONLY and not Path(name).exists():
         raise BiasAwareError(f"{name} has no hub copy; pass the path of {LOCAL_ONLY[name]}")
-    if split is not None and Path(source).is_file():  # it would be read whole, the split unread
+    whole = read_whole(source) if split is not None else None
+    if whole:  # it would be read whole, the split unread
         raise BiasAwareError(
-            f"split {split!r}: {name} is one file, read whole; a split is a hub dataset's or a saved dataset "
+            f"split {split!r}: {name} is {whole}, read whole; a split is a hub dataset's or a saved dataset "
             "folder's (leave --split out)"
         )
     loaded = Loaded(layout="")

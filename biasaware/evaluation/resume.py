@@ -269,12 +269,18 @@ def input_records(out: Path) -> dict[str, Any]:
 
 def judge_policy(out: Path, policy: str) -> str:
     """``policy`` as applied to the judge that made ``out``'s judgments (its template and mode, from
-    ``fingerprint.json``; :func:`biasaware.evaluation.metrics.effective_policy`)."""
+    ``fingerprint.json``; :func:`biasaware.evaluation.metrics.effective_policy`). Only the
+    ``judgebiasbench`` policy depends on the judge, so only it reads the record."""
+    if effective_policy(policy, "autoj", "generate") == policy:  # the same rule for every judge
+        return policy
     path = out / FINGERPRINT
     try:
         recorded = json.loads(path.read_text()) if path.exists() else {}
     except ValueError:
-        raise BiasAwareError(f"{path} is not valid JSON; it records which judge made the judgments") from None
+        raise BiasAwareError(
+            f"{path} is not valid JSON; it records which judge made the judgments, whose template and mode "
+            f"decide what --policy {policy} counts: restore it, or give another --policy (symmetric)"
+        ) from None
     judge = recorded.get("judge") if isinstance(recorded, dict) else None
     if not isinstance(judge, dict):
         judge = {}

@@ -1,7 +1,8 @@
 """``biasaware quickstart --generative``: does bias-aware training make a generative judge less
 biased, on both sides, without costing accuracy? A many-seed study on a budget that a 2-core CPU
-finishes in about two hours a seed where torch runs with AVX2 only, a third of that on a faster one
-(``docs/generative.md``; a GPU preset is larger).
+finishes in about two hours a seed where torch runs with AVX2 only, a third of that with AVX512, and
+under half an hour on one with AMX, where it trains and judges in bfloat16 (:func:`study_precision`;
+``docs/generative.md``; a GPU preset is larger).
 
 Design.
 
