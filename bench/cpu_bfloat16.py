@@ -17,7 +17,6 @@ and recorded.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import tempfile
 import time
@@ -25,9 +24,15 @@ from pathlib import Path
 
 import torch
 from datasets import Dataset
+from generative_steps import (  # bench/, next to this script
+    grpo_config,
+    sft_config,
+    step_arguments,
+    train_grpo,
+)
 from record import add_json_argument, write_record  # bench/, next to this script
 from training_steps import StepClock
-from trl import GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
+from trl import SFTConfig, SFTTrainer
 
 from biasaware.experiments.generative import ARMS, TRAINED_CUES, make_budget
 from biasaware.experiments.quickstart import build_data
@@ -36,7 +41,6 @@ from biasaware.judging.judges import DirectVerdictJudge, JudgeSpec
 from biasaware.judging.models import load_model
 from biasaware.training.judge_data import grpo_rows, verdict_rows
 from biasaware.training.recipe import compact_lm_head_on_cpu, freeze_lower_layers, set_cpu_threads
-from biasaware.training.rewards import get_reward_funcs
 
 PRECISIONS = ("float32", "bf16")
 
@@ -59,21 +63,7 @@ def sft_step(args, budget, rows, work: Path, bf16: bool) -> tuple[float, float]:
     """Mean seconds a step (the first two dropped) and the last logged loss."""
     model, tok = fresh(args.model, budget.trainable_layers)
     data = Dataset.from_list(verdict_rows(rows, budget.template, bias_ratio="0:4", seed=0))
-    cfg = SFTConfig(
-        output_dir=str(work / f"sft-{bf16}"),
-        max_steps=args.sft_steps,
-        per_device_train_batch_size=budget.sft_batch,
-        learning_rate=budget.sft_lr,
-        max_length=budget.max_length,
-        gradient_checkpointing=False,
-        use_cpu=True,
-        bf16=bf16,
-        report_to="none",
-        save_strategy="no",
-        logging_steps=1,
-        disable_tqdm=True,
-        seed=0,
-    )
+    cfg = sft_config(budget, work / f"sft-{bf16}", args.sft_steps, bf16=bf16, logging_steps=1)
     clock = StepClock()
     trainer = SFTTrainer(model=model, args=cfg, train_dataset=data, processing_class=tok, callbacks=[clock])
     trainer.train()
@@ -86,35 +76,8 @@ def grpo_step(args, budget, rows, work: Path, bf16: bool) -> tuple[float, float]
     model, tok = fresh(args.model, budget.trainable_layers)
     arm = ARMS["balanced"]
     data = Dataset.from_list(grpo_rows(rows, "0:4", 0, template=budget.template))
-    cfg = GRPOConfig(
-        output_dir=str(work / f"grpo-{bf16}"),
-        max_steps=args.grpo_steps,
-        per_device_train_batch_size=budget.grpo_batch,
-        num_generations=budget.num_generations,
-        max_completion_length=budget.max_completion_length,
-        learning_rate=budget.grpo_lr,
-        beta=0.0,
-        scale_rewards=arm.scale_rewards,
-        shuffle_dataset=False,
-        gradient_checkpointing=False,
-        use_cpu=True,
-        bf16=bf16,
-        report_to="none",
-        save_strategy="no",
-        logging_steps=1,
-        disable_tqdm=True,
-        seed=0,
-    )
-    clock = StepClock()
-    trainer = GRPOTrainer(
-        model=model,
-        reward_funcs=get_reward_funcs(arm.rewards),
-        args=cfg,
-        train_dataset=data,
-        processing_class=tok,
-        callbacks=[clock],
-    )
-    trainer.train()
+    cfg = grpo_config(budget, arm, work / f"grpo-{bf16}", args.grpo_steps, bf16=bf16, logging_steps=1)
+    trainer, clock = train_grpo(model, tok, arm, data, cfg)
     rewards = [log["reward"] for log in trainer.state.log_history if "reward" in log]
     return clock.mean(skip=2), sum(rewards) / max(len(rewards), 1)
 
@@ -131,11 +94,7 @@ def judged(model: str, template: str, views, dtype: str) -> tuple[float, list[fl
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", default="smollm2-135m-instruct")
-    ap.add_argument("--sft-steps", type=int, default=8)
-    ap.add_argument("--grpo-steps", type=int, default=5)
-    ap.add_argument("--views", type=int, default=128)
+    ap = step_arguments(__doc__)
     add_json_argument(ap)
     args = ap.parse_args()
     compact_lm_head_on_cpu()  # what every recipe does (biasaware/training/recipe.py)

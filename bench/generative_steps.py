@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 from datasets import Dataset
 from record import add_json_argument, write_record  # bench/, next to this script
-from training_steps import StepClock
+from training_steps import StepClock, common
 from trl import GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
 
 from biasaware.experiments.generative import ARMS, TRAINED_CUES, make_budget
@@ -46,6 +46,47 @@ def fresh(model_name: str, layers: int | None):
     return model, tok
 
 
+def sft_config(budget, out: Path, steps: int, bf16: bool = False, logging_steps: int = 1000) -> SFTConfig:
+    """The recipe's SFT settings at the budget, on the CPU."""
+    return SFTConfig(
+        **common(str(out), steps, bf16, logging_steps, seed=0, gradient_checkpointing=False),
+        per_device_train_batch_size=budget.sft_batch,
+        learning_rate=budget.sft_lr,
+        max_length=budget.max_length,
+    )
+
+
+def grpo_config(
+    budget, arm, out: Path, steps: int, bf16: bool = False, logging_steps: int = 1000
+) -> GRPOConfig:
+    """The recipe's GRPO settings at the budget for ``arm``, on the CPU."""
+    return GRPOConfig(
+        **common(str(out), steps, bf16, logging_steps, seed=0, gradient_checkpointing=False),
+        per_device_train_batch_size=budget.grpo_batch,
+        num_generations=budget.num_generations,
+        max_completion_length=budget.max_completion_length,
+        learning_rate=budget.grpo_lr,
+        beta=0.0,
+        scale_rewards=arm.scale_rewards,
+        shuffle_dataset=False,
+    )
+
+
+def train_grpo(model, tok, arm, data, cfg: GRPOConfig) -> tuple[GRPOTrainer, StepClock]:
+    """TRL's GRPO trainer of ``arm``'s rewards, trained; with its step clock."""
+    clock = StepClock()
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=get_reward_funcs(arm.rewards),
+        args=cfg,
+        train_dataset=data,
+        processing_class=tok,
+        callbacks=[clock],
+    )
+    trainer.train()
+    return trainer, clock
+
+
 def bare_train_step(model, opt, ids: torch.Tensor, mask: torch.Tensor, keep: int) -> float:
     t = time.perf_counter()
     out = model(input_ids=ids, attention_mask=mask, logits_to_keep=keep)
@@ -55,12 +96,18 @@ def bare_train_step(model, opt, ids: torch.Tensor, mask: torch.Tensor, keep: int
     return time.perf_counter() - t
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def step_arguments(doc: str) -> argparse.ArgumentParser:
+    """The options of a bench of the generative experiment's steps: the model, steps and views timed."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--model", default="smollm2-135m-instruct")
     ap.add_argument("--sft-steps", type=int, default=8)
     ap.add_argument("--grpo-steps", type=int, default=5)
     ap.add_argument("--views", type=int, default=128)
+    return ap
+
+
+def main() -> None:
+    ap = step_arguments(__doc__)
     ap.add_argument(
         "--trl-lm-head",
         action="store_true",
@@ -84,21 +131,7 @@ def main() -> None:
     # 1. SFT
     model, tok = fresh(args.model, budget.trainable_layers)
     data = Dataset.from_list(verdict_rows(rows, budget.template, bias_ratio="0:4", seed=0))
-    cfg = SFTConfig(
-        output_dir=str(work / "sft"),
-        max_steps=args.sft_steps,
-        per_device_train_batch_size=budget.sft_batch,
-        learning_rate=budget.sft_lr,
-        max_length=budget.max_length,
-        gradient_checkpointing=False,
-        use_cpu=True,
-        bf16=False,
-        report_to="none",
-        save_strategy="no",
-        logging_steps=1000,
-        disable_tqdm=True,
-        seed=0,
-    )
+    cfg = sft_config(budget, work / "sft", args.sft_steps)
     clock = StepClock()
     trainer = SFTTrainer(model=model, args=cfg, train_dataset=data, processing_class=tok, callbacks=[clock])
     batches = [b for _, b in zip(range(args.sft_steps), trainer.get_train_dataloader(), strict=False)]
@@ -115,35 +148,9 @@ def main() -> None:
     model, tok = fresh(args.model, budget.trainable_layers)
     arm = ARMS["balanced"]
     data = Dataset.from_list(grpo_rows(balanced, "0:4", 0, template=budget.template))
-    cfg = GRPOConfig(
-        output_dir=str(work / "grpo"),
-        max_steps=args.grpo_steps,
-        per_device_train_batch_size=budget.grpo_batch,
-        num_generations=budget.num_generations,
-        max_completion_length=budget.max_completion_length,
-        learning_rate=budget.grpo_lr,
-        beta=0.0,
-        scale_rewards=arm.scale_rewards,
-        shuffle_dataset=False,
-        gradient_checkpointing=False,
-        use_cpu=True,
-        bf16=False,
-        report_to="none",
-        save_strategy="no",
-        logging_steps=1000,
-        disable_tqdm=True,
-        seed=0,
+    trainer, clock = train_grpo(
+        model, tok, arm, data, grpo_config(budget, arm, work / "grpo", args.grpo_steps)
     )
-    clock = StepClock()
-    trainer = GRPOTrainer(
-        model=model,
-        reward_funcs=get_reward_funcs(arm.rewards),
-        args=cfg,
-        train_dataset=data,
-        processing_class=tok,
-        callbacks=[clock],
-    )
-    trainer.train()
     grpo = clock.mean(skip=2)
     prompts = budget.grpo_batch // budget.num_generations
     from biasaware.judging.models import chat_ids

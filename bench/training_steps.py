@@ -52,15 +52,17 @@ class StepClock(TrainerCallback):
         return sum(rest) / len(rest)
 
 
-def common(out: str, steps: int, **kw):
+def common(out: str, steps: int, bf16: bool = False, logging_steps: int = 10_000, **kw):
+    """The trainer settings every bench run shares: on the CPU, no saves, no reports (``bf16``:
+    accelerate's CPU autocast)."""
     return dict(
         output_dir=out,
         max_steps=steps,
         use_cpu=True,
         report_to="none",
         save_strategy="no",
-        bf16=False,
-        logging_steps=10_000,
+        bf16=bf16,
+        logging_steps=logging_steps,
         disable_tqdm=True,
         **kw,
     )

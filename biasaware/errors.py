@@ -15,6 +15,15 @@ class RecordError(BiasAwareError):
         super().__init__(shown + more)
 
 
+class OtherKindError(BiasAwareError):
+    """A file of records of another kind than the one read (``found``, not ``expected``): one line, not
+    every row's missing fields."""
+
+    def __init__(self, message: str, found: str, expected: str):
+        self.found, self.expected = found, expected
+        super().__init__(message)
+
+
 SEED_MAX = 2**32 - 1  # numpy's and torch's seeds; Python's random takes any integer, the others do not
 
 

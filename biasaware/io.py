@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from biasaware.errors import BiasAwareError, RecordError
+from biasaware.errors import BiasAwareError, OtherKindError, RecordError
 from biasaware.hub import check_hub_name
 from biasaware.records import guess_kind, parse_record, resolve_kind
 
@@ -327,7 +327,7 @@ def refuse_other_kind(data: Any, where: str, kind: str, problems: list[str]) -> 
         if len(err.problems) >= len(problems) or any("unknown field" in p for p in err.problems):
             return  # no nearer to the other kind: the field lines say more
     hint = KIND_READERS.get(other, "is it the right file?")
-    raise BiasAwareError(f"{where}: a {other} record, not a {kind} record; {hint}")
+    raise OtherKindError(f"{where}: a {other} record, not a {kind} record; {hint}", other, kind)
 
 
 def read_records(source: str | os.PathLike, kind: str, split: str = "train") -> list:

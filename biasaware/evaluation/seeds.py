@@ -277,7 +277,11 @@ def aggregate(
             if all(r["machine"].get(k) == v for r in results.values())
         },
         "machines": {
-            str(s): {k: r["machine"].get(k) for k in ("cpu_capability", "gpu", "cores", "training_precision")}
+            str(s): {  # the training precision where a seed records it (seeds before the setting: float32)
+                k: r["machine"].get(k)
+                for k in ("cpu_capability", "gpu", "cores", "training_precision")
+                if k in r["machine"] or k != "training_precision"
+            }
             for s, r in results.items()
         },
         "commits": {str(s): r.get("commit") for s, r in results.items()},

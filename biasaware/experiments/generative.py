@@ -468,14 +468,15 @@ def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
     return record
 
 
-def train_flags(run: SeedRun, arm: Arm, steps: int) -> dict[str, Any]:
+def train_flags(
+    arm: Arm, budget: Budget, seed: int, cpu: bool, steps: int, precision: str = "float32"
+) -> dict[str, Any]:
     """The recipe settings every SFT and GRPO stage of a seed shares: a stage of ``steps`` saves a
     resumable checkpoint ``SAVES_PER_STAGE`` times, none at its last step (the final model is saved
     then); the study's mixed precision, if any (:func:`study_precision`)."""
-    budget, seed, cpu = run.budget, run.seed, run.cpu
     return {
-        **({"bf16": True} if run.precision == "bfloat16" else {}),
-        **({"fp16": True} if run.precision == "float16" else {}),
+        **({"bf16": True} if precision == "bfloat16" else {}),
+        **({"fp16": True} if precision == "float16" else {}),
         "seed": seed,
         "template": budget.template,
         "bias_ratio": arm.bias_ratio,
@@ -501,7 +502,7 @@ def sft(run: SeedRun, rows: str, arm: Arm, model: str | Path, target: Path, step
         "learning_rate": b.sft_lr,
         "lr_scheduler_type": b.sft_schedule,
         "max_length": b.max_length,
-        **train_flags(run, arm, steps),
+        **train_flags(arm, b, run.seed, run.cpu, steps, run.precision),
     }
     parts.run_stage("sft", flags, f"SFT of {what}", run.folder / "run.log", cpu=run.cpu)
 
@@ -531,7 +532,7 @@ def grpo(run: SeedRun, arm: Arm, model: Path, target: Path, what: str) -> None:
             else {}
         ),
         **({"both_orders": True} if b.both_orders else {}),
-        **train_flags(run, arm, b.grpo_steps),
+        **train_flags(arm, b, run.seed, run.cpu, b.grpo_steps, run.precision),
     }
     parts.run_stage("grpo", flags, f"GRPO of {what}", run.folder / "run.log", cpu=run.cpu)
 

@@ -50,7 +50,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from biasaware.devices import shutdown
-from biasaware.errors import BiasAwareError, RecordError
+from biasaware.errors import BiasAwareError, OtherKindError
 from biasaware.io import check_out_folder, find_file, read_config, read_json, read_records
 from biasaware.judging.models import chat_ids, load_config, load_model, weight_files, weights_bytes
 from biasaware.training.run_folder import jsonable as _jsonable
@@ -278,14 +278,11 @@ def training_rows(path: str, kind: str, n: int | None = None, seed: int = 0) -> 
     them drawn with ``seed`` (:func:`sample_rows`); a file with none is refused: no step would train."""
     try:
         rows = read_records(path, kind)
-    except RecordError:
-        other = "trace" if kind == "train" else "train"
-        try:  # a whole file of the other kind: say that, not each of its rows' missing fields
-            read_records(path, other)
-        except BiasAwareError:
-            raise  # the file's own problems, each named
+    except OtherKindError as err:  # a file of another kind: which command writes the one this recipe reads
+        if err.found not in BUILT_BY:
+            raise
         raise BiasAwareError(
-            f"{path} holds {BUILT_BY[other][0]} (written by `{BUILT_BY[other][1]}`); this recipe reads "
+            f"{path} holds {BUILT_BY[err.found][0]} (written by `{BUILT_BY[err.found][1]}`); this recipe reads "
             f"{BUILT_BY[kind][0]} (written by `{BUILT_BY[kind][1]}`)"
             + ("; SFT on training rows' verdicts is `targets: verdicts`" if kind == "trace" else "")
         ) from None
