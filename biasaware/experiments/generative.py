@@ -345,7 +345,8 @@ def study_precision(out: Path, device, dtype: str) -> str:
     the lower precision), ``float32`` none. An explicit ``dtype`` sets it (float16 on a CUDA device
     only); ``auto`` keeps the folder's own (float32 for one made before the setting), else is bfloat16
     where the hardware computes it (:func:`biasaware.devices.native_bfloat16`: a recent GPU, or a CPU
-    with AMX, where a seed takes about half the time) and float32 elsewhere."""
+    with AMX, where the second design's seed took 28 minutes against 49: ``docs/generative.md``) and
+    float32 elsewhere."""
     if dtype != "auto":
         if dtype == "float16" and device.type != "cuda":
             raise BiasAwareError(
