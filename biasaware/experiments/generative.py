@@ -259,6 +259,7 @@ def machine() -> dict[str, Any]:
         "cores": cores,
         "cpu": platform.processor() or platform.machine(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),  # AVX2, AVX512, ...: step rates differ by it
+        "cpu_bfloat16": native_bfloat16(torch.device("cpu")),  # AMX: bfloat16 in hardware (study_precision)
         "gpu": gpu,
         "torch": torch.__version__,
         "python": platform.python_version(),
