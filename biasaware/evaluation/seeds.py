@@ -277,11 +277,9 @@ def aggregate(
             if all(r["machine"].get(k) == v for r in results.values())
         },
         "machines": {
-            str(s): {  # the training precision where a seed records it (seeds before the setting: float32)
-                k: r["machine"].get(k)
-                for k in ("cpu_capability", "gpu", "cores", "training_precision")
-                if k in r["machine"] or k != "training_precision"
-            }
+            # what seeds record since they were added (earlier seeds: float32 training, AMX not known) only where recorded
+            str(s): {k: r["machine"].get(k) for k in ("cpu_capability", "gpu", "cores")}
+            | {k: r["machine"][k] for k in ("cpu_bfloat16", "training_precision") if k in r["machine"]}
             for s, r in results.items()
         },
         "commits": {str(s): r.get("commit") for s, r in results.items()},

@@ -58,7 +58,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from biasaware.data.builders import NATURAL_CUES as TRAINED_CUES
 from biasaware.data.builders import BuildConfig, build_bench, build_train
 from biasaware.data.facts import FACT_TEST_FAMILIES
-from biasaware.devices import check_dtype_name, native_bfloat16, resolve_device, where
+from biasaware.devices import (
+    check_dtype_name,
+    describe,
+    native_bfloat16,
+    resolve_device,
+    resolve_dtype,
+    where,
+)
 from biasaware.errors import BiasAwareError, check_seed
 from biasaware.evaluation.compare import compare_master_keys, compare_runs
 from biasaware.evaluation.plots import forest_plot
@@ -329,7 +336,7 @@ def claim(
     mine = {
         "experiment": "generative-seeds",
         "budget": budget.record(),
-        "device": same_place(out / "experiment.json", device),
+        "device": same_place(out, device),
         "model": model,
         "arms": arms,
         # left out at auto, so folders made before the setting resume; judges of two dtypes would mix
@@ -354,23 +361,30 @@ def study_precision(out: Path, device, dtype: str) -> str:
                 "--dtype float16: training in float16 mixed precision needs a CUDA device; use bfloat16 or float32"
             )
         return dtype
-    try:
-        earlier = json.loads((out / "experiment.json").read_text())
-    except (OSError, ValueError):
-        earlier = None  # a new folder, or an unreadable record (the claim names it)
-    if isinstance(earlier, dict):
+    earlier = claimed(out)
+    if earlier is not None:
         return str(earlier.get("precision", "float32"))
     return "bfloat16" if native_bfloat16(device) else "float32"
 
 
-def same_place(stamp: Path, device: str) -> str:
-    """``device``, or the folder's recorded device when that resolves to the same place here."""
+def claimed(out: Path) -> dict[str, Any] | None:
+    """The study's settings recorded in ``out/experiment.json``, or ``None`` for a new folder or an
+    unreadable record (which :func:`claim` names)."""
     try:
-        earlier = json.loads(stamp.read_text()).get("device")
+        earlier = json.loads((out / "experiment.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return earlier if isinstance(earlier, dict) else None
+
+
+def same_place(out: Path, device: str) -> str:
+    """``device``, or the folder's recorded device when that resolves to the same place here."""
+    earlier = (claimed(out) or {}).get("device")
+    try:
         if isinstance(earlier, str) and earlier != device and where(earlier) == where(device):
             return earlier
-    except (OSError, ValueError, AttributeError, BiasAwareError):
-        pass  # no record, an unreadable one (claim_folder names it), or a place not available here
+    except BiasAwareError:
+        pass  # a place not available here
     return device
 
 
@@ -979,7 +993,9 @@ def run_generative(
     here = resolve_device(device)
     precision = study_precision(out, here, check_dtype_name(dtype))
     # the evaluations' dtype: as given, else the study's precision where it is lower than float32
-    place = where(device, dtype if dtype != "auto" or precision == "float32" else precision)
+    place = describe(
+        here, resolve_dtype(dtype if dtype != "auto" or precision == "float32" else precision, here)
+    )
     preset = preset or ("gpu" if here.type == "cuda" else "cpu")
     budget = make_budget(preset, overrides)
     chosen = choose_arms(arms)
