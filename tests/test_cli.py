@@ -70,9 +70,41 @@ def test_ctrl_c_while_libraries_load_is_no_traceback(monkeypatch, capsys):
     def interrupted(verbose):
         raise KeyboardInterrupt
 
+    import signal
+
     monkeypatch.setattr(cli, "quiet_libraries", interrupted)
-    assert cli.main(["models", "list"]) == 130
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        assert cli.main(["models", "list"]) == 130
+    finally:  # the command leaves a second Ctrl-C to the default action; pytest keeps its own
+        signal.signal(signal.SIGINT, handler)
     assert capsys.readouterr().err == "interrupted\n"
+
+
+SECOND_CTRL_C = """
+import sys, threading, time
+import biasaware.cli as cli
+from biasaware.cli import commands
+
+def judged(args):  # a judge's worker thread with a request in flight when Ctrl-C comes
+    threading.Thread(target=time.sleep, args=(60,)).start()
+    raise KeyboardInterrupt
+
+commands.COMMANDS["models"] = judged
+sys.exit(cli.main(["models", "list"]))
+"""
+
+
+def test_a_second_ctrl_c_while_worker_threads_end_stops_at_once_without_a_traceback():
+    """After Ctrl-C the interpreter waits for the judge's worker threads; a second Ctrl-C during that wait
+    ends the process at once, by the signal, where it printed a traceback from the wait."""
+    import signal
+
+    run = subprocess.Popen([sys.executable, "-c", SECOND_CTRL_C], stderr=subprocess.PIPE, text=True)
+    assert run.stderr.readline() == "interrupted\n"
+    run.send_signal(signal.SIGINT)
+    assert run.wait(timeout=20) == -signal.SIGINT
+    assert "Traceback" not in run.stderr.read()
 
 
 def test_ctrl_c_while_a_recipe_script_imports_trl_is_no_traceback(monkeypatch, capsys):
@@ -163,6 +195,12 @@ def test_a_mistyped_flag_names_the_option_it_likely_meant(capsys):
         (["eval", "bias", "--out", "o", "--max-token", "5"], "--max-token (did you mean --max-tokens?) 5"),
         (["eval", "general", "--out", "o", "--zzz"], "unrecognized arguments: --zzz\n"),
         (["eval", "bias", "--out", "o", "-max-tokens", "5"], "-max-tokens (did you mean --max-tokens?)"),
+        # a typo is said beside a missing required option, not only once that option is given
+        (
+            ["sweep", "--confg", "s.yaml"],
+            "--confg (did you mean --config?); the following arguments are required: --out",
+        ),
+        (["eval", "compare", "--baselin", "a"], "--baselin (did you mean --baseline?); the following"),
     ):
         with pytest.raises(SystemExit) as stop:
             main(argv)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
+import threading
 
 from biasaware import options as o
 from biasaware.cli.arguments import (
@@ -64,6 +66,16 @@ def parse_command_line(argv: list[str]):
     return args
 
 
+def interrupted() -> int:
+    """Exit 130 after Ctrl-C. A second Ctrl-C while the interpreter waits for a judge's worker threads to
+    end (their requests in flight) stops the process at once, as a signal, not with a traceback from
+    that wait."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    print("interrupted", file=sys.stderr)
+    return 130
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parse_command_line(sys.argv[1:] if argv is None else list(argv))
@@ -71,8 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         quiet_libraries(args.verbose)  # imports transformers: seconds in which Ctrl-C is likely
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        return interrupted()
     if args.progress:
         os.environ["BIASAWARE_PROGRESS"] = args.progress  # read by every bar, in launched processes too
     try:
@@ -89,8 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        return interrupted()
     except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import sys
 
 from biasaware import options as o
 from biasaware.judging.judges import JudgeSpec
@@ -157,9 +158,27 @@ def add_judge_options(parser, command: str, stage: str | None) -> None:
 
 class Parser(argparse.ArgumentParser):
     """argparse's parser, with a usage error in two lines: the error, and where the options are listed
-    (a stage's whole usage block, twenty lines, buried the one line that mattered)."""
+    (a stage's whole usage block, twenty lines, buried the one line that mattered). argparse says a
+    missing required option before an unknown flag, so a typo (``sweep --confg x --out o``) would be said
+    only after the user had added what it asked for: a missing option is said with the unknown flags given
+    beside it, each with the option it likely meant."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        self.given = list(sys.argv[1:] if args is None else args)  # this parser's own arguments
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str):
+        if message.startswith("the following arguments are required"):
+            given = getattr(self, "given", [])
+            unknown = [
+                t
+                for t in (given[: given.index("--")] if "--" in given else given)
+                if t.startswith("-")
+                and not self._negative_number_matcher.match(t)
+                and t.split("=", 1)[0] not in self._option_string_actions
+            ]
+            if unknown:
+                message = f"{unrecognized(self, unknown)}; {message}"
         self.exit(2, f"{self.prog}: error: {message}\n(`{self.prog} --help` lists its options)\n")
 
 
@@ -184,8 +203,12 @@ def refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace, un
     """Exit 2 on unrecognised arguments, said by the command or stage the typo was made in, each flag with
     the option it likely meant (:func:`closest_option`)."""
     own = parser_of(parser, args)
-    said = [f"{t} (did you mean {o}?)" if (o := closest_option(own, t)) else t for t in unknown]
-    own.error(f"unrecognized arguments: {' '.join(said)}")
+    own.error(unrecognized(own, unknown))
+
+
+def unrecognized(parser: argparse.ArgumentParser, unknown: list[str]) -> str:
+    said = [f"{t} (did you mean {o}?)" if (o := closest_option(parser, t)) else t for t in unknown]
+    return f"unrecognized arguments: {' '.join(said)}"
 
 
 def build_parser() -> argparse.ArgumentParser:
