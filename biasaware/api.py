@@ -247,18 +247,12 @@ def compare(
     """``eval compare``: two ``eval bias`` folders on the same probes, per bias, with McNemar's exact
     test (runs without ``fingerprint.json`` only with ``by_id``). With ``baseline`` (one of the runs):
     two or more runs each against it, ``judges`` and ``master_keys`` tables
-    (:func:`biasaware.evaluation.compare.compare_against`)."""
-    from biasaware.evaluation.compare import compare_against, compare_folders
+    (:func:`biasaware.evaluation.compare.compare_against`). Two generative study folders: the second
+    against the first (or ``baseline``), seed by seed (:func:`biasaware.evaluation.seeds.studies_compared`)."""
+    from biasaware.evaluation.compare import comparison
 
     if len(runs) < 2:
         raise BiasAwareError(f"compare: give two runs, or two or more with baseline=; got {len(runs)}")
-    runs = [str(r) for r in runs]
-    if baseline is not None:
-        if by_id:
-            raise BiasAwareError(
-                "by_id compares two runs; with a baseline every run needs its fingerprint.json"
-            )
-        return compare_against(runs, str(baseline))
-    if len(runs) > 2:
-        raise BiasAwareError(f"compare: give two runs, or two or more with baseline=; got {len(runs)}")
-    return compare_folders(runs, view=view, by_id=by_id)
+    return comparison(
+        [str(r) for r in runs], None if baseline is None else str(baseline), view=view, by_id=by_id
+    )

@@ -517,7 +517,8 @@ class EvalReal(Seeded):  # no --rescore: a rerun of the same command resumes eac
 @dataclass
 class EvalCompare:
     runs: list[str] | None = option(
-        "finished `eval bias` output folders: two, or with --baseline two or more (required)",
+        "finished `eval bias` output folders: two, or with --baseline two or more; or two folders of "
+        "`quickstart --generative --seeds`, the second compared with the first seed by seed (required)",
         nargs="+",
         required=True,
         metavar="DIR",

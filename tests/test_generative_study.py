@@ -378,6 +378,95 @@ def test_the_reward_checks_aggregate_equals_hand_computed_statistics():
     assert "reward_checks" not in aggregate(study)
 
 
+def _other_design() -> tuple[dict[int, dict], dict[int, dict]]:
+    """A study and a second design of it: the second's baseline flips as the first's paper judge does,
+    it trains at another learning rate in bfloat16, and its GRPO has more groups with signal."""
+    import copy
+
+    base, other = _study(), _study()
+    for seed in range(3):
+        other[seed]["outcomes"]["baseline"] = copy.deepcopy(base[seed]["outcomes"]["paper"])
+        other[seed]["budget"] = {"x": 1, "grpo_lr": 1e-5}
+        other[seed]["machine"] = {"cores": 2, "training_precision": "bfloat16"}
+        base[seed]["grpo"] = {"baseline": {"mean_zero_std_groups": 0.5}}
+        other[seed]["grpo"] = {"baseline": {"mean_zero_std_groups": (0.25, 0.5, 0.0)[seed]}}
+    return base, other
+
+
+def test_two_studies_are_compared_seed_by_seed_as_hand_computed():
+    """A second design against the first: per judge both scored, the per-seed difference on the same
+    probes and its seed-level tests (as within a study); GRPO's signal per arm; what the designs set
+    differently. Each seed's difference is the second's rate minus the first's at that seed."""
+    from biasaware.evaluation.reports import studies_markdown
+    from biasaware.evaluation.seeds import studies_compared
+
+    base, other = _other_design()
+    result = studies_compared(base, other, ("one", "two"))
+    assert result["seeds"] == [0, 1, 2] and list(result["judges"]) == ["start", "baseline", "paper"]
+    assert result["settings"] == {"grpo_lr": [None, 1e-5], "training_precision": ["float32", "bfloat16"]}
+    row = result["judges"]["baseline"]["bsr"]
+    diffs = [-25.0, 100 / 9 - 37.5, -12.5]  # BSR 0/9, 1/9, 0/9 against 2/8, 3/8, 1/8
+    assert [row["per_seed"][str(s)]["diff"] for s in range(3)] == pytest.approx(diffs)
+    mean = sum(diffs) / 3
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / 2)
+    assert row["seed_level"]["t"] == pytest.approx(mean / (sd / math.sqrt(3)))
+    assert (row["pooled_probe_level"]["b"], row["pooled_probe_level"]["c"]) == (0, 5)
+    assert result["judges"]["paper"]["bsr"]["seed_level"]["mean"] == 0  # the same judge in both
+    signal = result["grpo_signal"]["baseline"]  # 50% with signal, against 75, 50, 100
+    assert signal["base"]["mean"] == pytest.approx(50.0) and signal["other"]["mean"] == pytest.approx(75.0)
+    assert signal["difference"]["t"] == pytest.approx(math.sqrt(3))  # 25, 0, 50: mean 25, SD 25
+    assert signal["difference"]["t_p"] == pytest.approx(1 - math.sqrt(3) / math.sqrt(2 + 3))
+    assert "reward_checks" not in result
+    text = studies_markdown(result)
+    assert "grpo_lr default → 1e-05; training_precision float32 → bfloat16" in text
+    line = next(x for x in text.splitlines() if x.startswith("| baseline | 10.0 [10.0, 10.0]; t p –"))
+    assert line.split(" | ")[2].startswith(f"{mean:.1f} [")  # Acc_ori +10 at each seed, then BSR
+    assert "| baseline | 50.0 ± 0.0 | 75.0 ± 25.0 | 25.0 [" in text
+
+
+def test_two_studies_of_other_benchmarks_or_without_two_shared_seeds_are_refused():
+    from biasaware.evaluation.seeds import studies_compared
+
+    base, other = _other_design()
+    for seed in range(3):
+        other[seed]["budget"]["bench_seed"] = 1
+    with pytest.raises(BiasAwareError, match=r"not scored on the same benchmark \(bench_seed differ"):
+        studies_compared(base, other, ("one", "two"))
+    base, other = _other_design()
+    other[1]["outcomes"]["baseline"]["mirror_ori"] += "1"
+    with pytest.raises(BiasAwareError, match="seed 1: baseline was scored on 10 \\+ 10 probes in one"):
+        studies_compared(base, other, ("one", "two"))
+    with pytest.raises(BiasAwareError, match=r"at least two seeds finished in both; one has \[0\], two"):
+        studies_compared({0: base[0]}, other, ("one", "two"))
+
+
+def test_eval_compare_takes_two_study_folders(tmp_path, capsys):
+    """`eval compare --runs A B` on two study folders compares B with A seed by seed (or A with B when
+    --baseline is B); a study beside an eval folder, or eval bias's own flags, are refused."""
+    from biasaware.cli import main
+
+    base, other = _other_design()
+    for name, study in (("one", base), ("two", other)):
+        for seed, result in study.items():
+            (tmp_path / name / f"seed-{seed}").mkdir(parents=True)
+            (tmp_path / name / f"seed-{seed}" / "generative.json").write_text(json.dumps(result))
+    one, two = str(tmp_path / "one"), str(tmp_path / "two")
+    assert main(["eval", "compare", "--runs", one, two, "--out", str(tmp_path / "c.json")]) == 0
+    assert "**two against one, seed by seed**" in capsys.readouterr().out
+    saved = json.loads((tmp_path / "c.json").read_text())
+    assert saved["base"] == "one" and saved["judges"]["baseline"]["bsr"]["seed_level"]["mean"] < 0
+    assert main(["eval", "compare", "--runs", one, two, "--baseline", two]) == 0
+    assert "**one against two, seed by seed**" in capsys.readouterr().out
+    (tmp_path / "eval").mkdir()
+    for argv, said in (
+        (["--runs", one, str(tmp_path / "eval")], "mixes generative study folders"),
+        (["--runs", one, two, "--view", "original"], "--view and --by-id are for eval bias runs"),
+        (["--runs", one, one], "give two study folders"),
+    ):
+        assert main(["eval", "compare", *argv]) == 2
+        assert said in capsys.readouterr().err
+
+
 def test_the_same_difference_at_every_seed_up_to_rounding_has_no_t_test():
     """Two seeds that each differ by one probe of 25 give -4.0 up to float rounding: no spread, so no
     t test (it would call the difference shown at p 4e-16), and an interval of the one value."""

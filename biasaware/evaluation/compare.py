@@ -17,8 +17,10 @@ from biasaware.evaluation.reports import (
     experiment_markdown,
     master_key_markdown,
     short_name,
+    studies_markdown,
 )
 from biasaware.evaluation.resume import FINGERPRINT
+from biasaware.evaluation.seeds import load_seeds, studies_compared
 from biasaware.evaluation.summaries import SIDES, VIEWS, flip_indicators, json_safe, side_of, summarize
 from biasaware.io import read_json, read_records
 from biasaware.records import Judgment
@@ -355,26 +357,69 @@ def per_probe(flags: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
     }
 
 
-def compare_command(
-    runs: list[str], baseline: str | None, view: str = "injected", by_id: bool = False
-) -> tuple[dict[str, Any], str]:
-    """``eval compare``: two runs per bias (:func:`compare_folders`), or with ``baseline`` two or more
-    against it (:func:`compare_against`); the result and its text for the console."""
+def is_study(folder: str | Path) -> bool:
+    """A folder of a many-seed generative study (``quickstart --generative --seeds ...``): it holds
+    finished seeds (``seed-N/generative.json``)."""
+    return any(Path(folder).glob("seed-*/generative.json"))
 
+
+def compare_studies(runs: list[str], baseline: str | None, view: str, by_id: bool) -> dict[str, Any]:
+    """Two generative studies of the same benchmark, seed by seed: the second against the first, or
+    against ``baseline`` (:func:`~biasaware.evaluation.seeds.studies_compared`)."""
+    if not all(is_study(r) for r in runs):
+        raise BiasAwareError(
+            "--runs mixes generative study folders (seed-N/generative.json) with other folders: compare "
+            "studies with studies, eval bias runs with eval bias runs"
+        )
+    if len(runs) != 2 or len({Path(r).resolve() for r in runs}) != 2:
+        raise BiasAwareError(
+            f"--runs: give two study folders, the second compared with the first; got {len(runs)}"
+        )
+    if view != "injected" or by_id:
+        raise BiasAwareError(
+            "--view and --by-id are for eval bias runs; two studies are compared on every seed's recorded outcomes"
+        )
+    if baseline is not None and Path(baseline).resolve() not in {Path(r).resolve() for r in runs}:
+        raise BiasAwareError(f"the baseline {baseline} is not one of the runs ({', '.join(runs)})")
+    first, second = (
+        runs if baseline is None or Path(baseline).resolve() == Path(runs[0]).resolve() else runs[::-1]
+    )
+    names = run_labels([first, second])
+    return studies_compared(load_seeds(Path(first)), load_seeds(Path(second)), (names[0], names[1]))
+
+
+def comparison(
+    runs: list[str], baseline: str | None, view: str = "injected", by_id: bool = False
+) -> dict[str, Any]:
+    """``eval compare``'s result: two runs per bias (:func:`compare_folders`), two or more against
+    ``baseline`` (:func:`compare_against`), or two generative studies seed by seed (:func:`compare_studies`)."""
+    runs = [str(r) for r in runs]
+    if any(is_study(r) for r in runs):
+        return compare_studies(runs, baseline, view, by_id)
     if baseline is None and len(runs) != 2:
         raise BiasAwareError(
             f"--runs: give two folders, or two or more with --baseline naming one of them; got {len(runs)}"
         )
     if baseline is None:
-        result = compare_folders(runs, view=view, by_id=by_id)
-        return result, "\n".join(compare_lines(result, runs)) + "\n" + compare_table(result)
+        return compare_folders(runs, view=view, by_id=by_id)
     if by_id:
         raise BiasAwareError(
             "--by-id pairs the probes of two runs that lack a fingerprint.json by id, unchecked; with --baseline "
             "every run is checked against its fingerprint.json, so leave --by-id out (or compare two runs without "
             "--baseline)"
         )
-    result = compare_against(runs, baseline)
+    return compare_against(runs, baseline)
+
+
+def compare_command(
+    runs: list[str], baseline: str | None, view: str = "injected", by_id: bool = False
+) -> tuple[dict[str, Any], str]:
+    """``eval compare``: the :func:`comparison` and its text for the console."""
+    result = comparison(runs, baseline, view=view, by_id=by_id)
+    if result.get("experiment") == "generative-studies":
+        return result, studies_markdown(result)
+    if baseline is None:
+        return result, "\n".join(compare_lines(result, runs)) + "\n" + compare_table(result)
     tables = [experiment_markdown(result["judges"])] if "judges" in result else []
     if "master_keys" in result:
         tables.append(master_key_markdown(result["master_keys"]))

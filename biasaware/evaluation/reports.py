@@ -663,6 +663,25 @@ def _mean_interval(s: dict[str, Any]) -> str:
     return f"{number(s['mean'])} [{number(ci[0])}, {number(ci[1])}]"
 
 
+def _difference_cell(entry: dict[str, Any]) -> str:
+    """A benchmark metric's difference across seeds: mean [interval]; seed-level t and Wilcoxon p;
+    pooled McNemar p; **shown** when the seed-level test shows it."""
+    s, pooled = entry["seed_level"], entry["pooled_probe_level"]
+    return (
+        f"{_mean_interval(s)}; t p {p_value(s['t_p'], 2, small=0.001)}, "
+        f"W p {p_value(s['wilcoxon_p'], 2, small=0.001)}; pooled p {p_value(pooled['mcnemar_p'], 2, small=0.001)}"
+        + (" **shown**" if entry["shown"] else "")
+    )
+
+
+def _tested_cell(entry: dict[str, Any]) -> str:
+    """A rate's difference across seeds: mean [interval]; seed-level t p; **shown**."""
+    s = entry["seed_level"]
+    return f"{_mean_interval(s)}; t p {p_value(s['t_p'], 2, small=0.001)}" + (
+        " **shown**" if entry["shown"] else ""
+    )
+
+
 def study_reward_checks_markdown(checks: dict[str, Any] | None, n: int) -> list[str]:
     """The reward checks across seeds (nothing when the seeds ran none): per judge, then per
     comparison with its seed-level paired t test."""
@@ -691,12 +710,7 @@ def study_reward_checks_markdown(checks: dict[str, Any] | None, n: int) -> list[
         "|---|" + "---|" * len(names),
     ]
     for name, row in checks["comparisons"].items():
-        cells = [
-            f"{_mean_interval(row[m]['seed_level'])}; t p {p_value(row[m]['seed_level']['t_p'], 2, small=0.001)}"
-            + (" **shown**" if row[m]["shown"] else "")
-            for m in names
-        ]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name} | " + " | ".join(_tested_cell(row[m]) for m in names) + " |")
     return lines
 
 
@@ -725,15 +739,7 @@ def study_markdown(agg: dict[str, Any]) -> str:
         "|---|" + "---|" * len(METRICS),
     ]
     for name, row in agg["comparisons"].items():
-        cells = []
-        for m in METRICS:
-            s, pooled = row[m]["seed_level"], row[m]["pooled_probe_level"]
-            mark = " **shown**" if row[m]["shown"] else ""
-            cells.append(
-                f"{_mean_interval(s)}; t p {p_value(s['t_p'], 2, small=0.001)}, "
-                f"W p {p_value(s['wilcoxon_p'], 2, small=0.001)}; pooled p {p_value(pooled['mcnemar_p'], 2, small=0.001)}{mark}"
-            )
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name} | " + " | ".join(_difference_cell(row[m]) for m in METRICS) + " |")
     if agg.get("grpo_signal"):
         lines += [
             "",
@@ -790,6 +796,60 @@ def study_markdown(agg: dict[str, Any]) -> str:
 # the front page's rows: the primary comparisons (each arm against the baseline), then the cue-consistency
 # reward's own effect
 PRIMARY = ("paper - baseline", "balanced - baseline", "balanced-acc - baseline", "balanced - balanced-acc")
+
+
+def studies_markdown(result: dict[str, Any]) -> str:
+    """Two studies compared seed by seed (:func:`biasaware.evaluation.seeds.studies_compared`)."""
+    base, other, seeds = result["base"], result["other"], result["seeds"]
+
+    def value(v: Any) -> str:  # a setting a study does not record was added later: it ran at its default
+        return "default" if v is None else str(v)
+
+    settings = (
+        "; ".join(f"{k} {value(a)} → {value(b)}" for k, (a, b) in result["settings"].items())
+        or "none recorded"
+    )
+    lines = [
+        f"**{other} against {base}, seed by seed** (seeds {', '.join(map(str, seeds))}, each paired with the same "
+        f"seed: the same data draw, the same benchmark probes; settings that differ: {settings})",
+        "",
+        f"**Differences per judge ({other} − {base})** (percentage points: mean [95% interval]; seed-level paired "
+        "t test p, Wilcoxon p; pooled seed-stratified McNemar p)",
+        "",
+        "| judge | " + " | ".join(METRIC_NAMES[m] for m in METRICS) + " |",
+        "|---|" + "---|" * len(METRICS),
+    ]
+    for j, row in result["judges"].items():
+        lines.append(f"| {j} | " + " | ".join(_difference_cell(row[m]) for m in METRICS) + " |")
+    if result["grpo_signal"]:
+        lines += [
+            "",
+            "**GRPO's groups with signal per arm** (percent, mean ± SD across the seeds; the difference: mean "
+            "[95% interval]; seed-level paired t test p)",
+            "",
+            f"| arm | {base} | {other} | difference |",
+            "|---|---:|---:|---|",
+        ]
+        for arm, g in result["grpo_signal"].items():
+            d = g["difference"]
+            lines.append(
+                f"| {arm} | {number(g['base']['mean'])} ± {number(g['base']['sd'])} | "
+                f"{number(g['other']['mean'])} ± {number(g['other']['sd'])} | "
+                f"{_mean_interval(d)}; t p {p_value(d['t_p'], 2, small=0.001)} |"
+            )
+    if result.get("reward_checks"):
+        names = result["reward_checks"]["metrics"]
+        lines += [
+            "",
+            f"**Reward checks per judge ({other} − {base})** (percentage points: mean [95% interval]; seed-level "
+            "paired t test p)",
+            "",
+            "| judge | " + " | ".join(names.values()) + " |",
+            "|---|" + "---|" * len(names),
+        ]
+        for j, row in result["reward_checks"]["judges"].items():
+            lines.append(f"| {j} | " + " | ".join(_tested_cell(row[m]) for m in names) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def study_headline_markdown(agg: dict[str, Any]) -> str:

@@ -193,6 +193,18 @@ def tested(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
     return {"per_seed": {str(s): d for s, d in per_seed.items()}, "seed_level": seed_tests(diffs)}
 
 
+def pooled_and_tested(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """One comparison of a benchmark metric: the seed-level tests (:func:`tested`), the pooled
+    seed-stratified McNemar test beside them, and whether the difference is shown (:func:`shown`)."""
+    b_sum, c_sum = sum(d["b"] for d in per_seed.values()), sum(d["c"] for d in per_seed.values())
+    row = {
+        **tested(per_seed),
+        "pooled_probe_level": {"b": b_sum, "c": c_sum, "mcnemar_p": mcnemar_exact(b_sum, c_sum)},
+    }
+    row["shown"] = shown(row)
+    return row
+
+
 def shown(entry: dict[str, Any]) -> bool:
     """A difference is shown when its seed-level t test gives p below 0.05."""
     p = entry["seed_level"]["t_p"]
@@ -247,12 +259,7 @@ def aggregate(
             per_seed = {
                 s: seed_difference(results[s]["outcomes"][a], results[s]["outcomes"][b], m, s) for s in seeds
             }
-            b_sum, c_sum = sum(d["b"] for d in per_seed.values()), sum(d["c"] for d in per_seed.values())
-            row[m] = {
-                **tested(per_seed),
-                "pooled_probe_level": {"b": b_sum, "c": c_sum, "mcnemar_p": mcnemar_exact(b_sum, c_sum)},
-            }
-            row[m]["shown"] = shown(row[m])
+            row[m] = pooled_and_tested(per_seed)
             left_out = [s for s in seeds if (s, a) in flagged or (s, b) in flagged]
             if left_out:  # a degenerate judge's rates are not interpretable: the test without its seeds
                 kept = [
@@ -428,3 +435,128 @@ def bench_rates(folder: Path | None) -> dict[str, dict[str, Any]]:
         if capability and figures.get("lm_head") == "compact":
             found[capability] = {**figures, "file": path.name}
     return found
+
+
+# settings two studies must share for seed s of one to be paired with seed s of the other: the same
+# benchmark (its probes, in the same order; the reward checks are compared where both ran them alike)
+SHARED = ("bench_probes", "bench_seed")
+
+
+def studies_compared(
+    base: dict[int, dict[str, Any]], other: dict[int, dict[str, Any]], names: tuple[str, str]
+) -> dict[str, Any]:
+    """Two studies of the same benchmark (two designs, or one design at two precisions) compared seed by
+    seed: ``other - base`` per judge that both scored. Seed ``s`` of either study drew the same data (the
+    build's seed) and scored the same probes (``bench_seed``), so each seed gives a paired difference on
+    those probes (:func:`seed_difference`), and the seeds both ran are the replicates of the seed-level
+    tests (:func:`pooled_and_tested`, as within a study). Also per arm: the difference in GRPO's share of
+    groups with signal, and per judge the reward checks', where both studies ran them. ``settings`` lists
+    what differs between the two: the budget's values and the training precision."""
+    seeds = sorted(set(base) & set(other))
+    if len(seeds) < 2:
+        raise BiasAwareError(
+            f"a comparison of two studies needs at least two seeds finished in both; {names[0]} has "
+            f"{sorted(base) or 'none'}, {names[1]} {sorted(other) or 'none'}"
+        )
+    first, second = base[seeds[0]], other[seeds[0]]
+    differ = [k for k in SHARED if first["budget"].get(k) != second["budget"].get(k)]
+    if first.get("model") != second.get("model"):
+        differ.append("model")
+    if differ:
+        raise BiasAwareError(
+            f"{names[0]} and {names[1]} were not scored on the same benchmark ({', '.join(differ)} differ): "
+            "compare studies made with the same bench settings"
+        )
+    judges = [
+        j for j in first["outcomes"] if all(j in r["outcomes"] for r in (*base.values(), *other.values()))
+    ]
+    for s in seeds:
+        for j in judges:
+            a, b = base[s]["outcomes"][j], other[s]["outcomes"][j]
+            if any(len(a[k]) != len(b[k]) for k in a):
+                raise BiasAwareError(
+                    f"seed {s}: {j} was scored on {len(a['standard_ori'])} + {len(a['mirror_ori'])} probes in "
+                    f"{names[0]} and {len(b['standard_ori'])} + {len(b['mirror_ori'])} in {names[1]}: not "
+                    "the same benchmark"
+                )
+    result: dict[str, Any] = {
+        "experiment": "generative-studies",
+        "base": names[0],
+        "other": names[1],
+        "seeds": seeds,
+        "settings": _settings_differ(first, second),
+        "judges": {
+            j: {
+                m: pooled_and_tested(
+                    {s: seed_difference(other[s]["outcomes"][j], base[s]["outcomes"][j], m, s) for s in seeds}
+                )
+                for m in METRICS
+            }
+            for j in judges
+        },
+        "grpo_signal": _signal_compared(base, other, seeds),
+    }
+    checks = _checks_compared(base, other, seeds)
+    return {**result, **({"reward_checks": checks} if checks else {})}
+
+
+def _settings_differ(first: dict[str, Any], second: dict[str, Any]) -> dict[str, list[Any]]:
+    """What two studies' first seeds record differently: budget values (``[base, other]``) and the
+    training precision (a seed that does not record it trained in float32)."""
+    keys = sorted(set(first["budget"]) | set(second["budget"]))
+    out = {k: [first["budget"].get(k), second["budget"].get(k)] for k in keys}
+    out = {k: v for k, v in out.items() if v[0] != v[1]}
+    precision = [r["machine"].get("training_precision", "float32") for r in (first, second)]
+    return {**out, **({"training_precision": precision} if precision[0] != precision[1] else {})}
+
+
+def _signal_compared(
+    base: dict[int, dict[str, Any]], other: dict[int, dict[str, Any]], seeds: list[int]
+) -> dict[str, Any]:
+    """Per arm both studies trained with GRPO: each study's share of groups with signal (1 - the mean
+    zero-variance share of a seed's steps, percent) across the shared seeds, and the seed-level tests of
+    the per-seed differences ``other - base``."""
+
+    def share(result: dict[str, Any], arm: str) -> float | None:
+        zero = result.get("grpo", {}).get(arm, {}).get("mean_zero_std_groups")
+        return None if zero is None else 100 * (1 - zero)
+
+    arms = [a for a in base[seeds[0]].get("grpo", {}) if a in other[seeds[0]].get("grpo", {})]
+    out = {}
+    for arm in arms:
+        pairs = [(share(base[s], arm), share(other[s], arm)) for s in seeds]
+        pairs = [(x, y) for x, y in pairs if x is not None and y is not None]
+        out[arm] = {
+            "base": spread([x for x, _ in pairs]),
+            "other": spread([y for _, y in pairs]),
+            "difference": seed_tests([y - x for x, y in pairs]),
+        }
+    return out
+
+
+def _checks_compared(
+    base: dict[int, dict[str, Any]], other: dict[int, dict[str, Any]], seeds: list[int]
+) -> dict[str, Any] | None:
+    """The reward checks' rates compared per judge (``other - base``), where every shared seed of both
+    studies ran them on the same number of probes."""
+    runs = [r for s in seeds for r in (base[s], other[s])]
+    if not all("reward_checks" in r for r in runs):
+        return None
+    judges = [
+        j
+        for j in runs[0]["reward_checks"]["outcomes"]
+        if all(j in r["reward_checks"]["outcomes"] for r in runs)
+    ]
+    out = {}
+    for j in judges:
+        pairs = {
+            s: (other[s]["reward_checks"]["outcomes"][j], base[s]["reward_checks"]["outcomes"][j])
+            for s in seeds
+        }
+        row = {}
+        for m in REWARD_METRICS:  # a seed whose battery lacks this check, or sized it otherwise, is left out
+            kept = {s: (a, b) for s, (a, b) in pairs.items() if b[m] and len(a[m]) == len(b[m])}
+            row[m] = tested({s: seed_difference(a, b, m, s) for s, (a, b) in kept.items()})
+            row[m]["shown"] = shown(row[m])
+        out[j] = row
+    return {"metrics": REWARD_METRICS, "judges": out}
