@@ -685,6 +685,11 @@ class Budget:
         "--generative: prompts scored to choose GRPO's prompts of most signal from (default: the preset's; cpu "
         "192, gpu 800)",
     )
+    num_generations: int | None = option(
+        "--generative: completions sampled per prompt, GRPO's group size, at least 2; the prompts a step are kept "
+        "(default: the preset's; cpu 4, gpu 8); a larger group is mixed more often (docs/generative.md)",
+        metavar="N",
+    )
     grpo_temperature: float | None = option(
         "--generative: GRPO's sampling temperature, above 0 and at most 2 (default 1; a --grpo-signal-target chooses "
         "it instead); a hotter sampling keeps more of GRPO's groups mixed (docs/generative.md)",

@@ -32,6 +32,12 @@ def test_budget_seeds_and_folder_checks(tmp_path):
         make_budget("cpu", {"grpo_pool": 10})
     with pytest.raises(BiasAwareError, match="num_generations"):
         make_budget("cpu", {"grpo_batch": 10})
+    # a group size keeps the preset's prompts a step (gpu: 4), unless the batch is given too
+    wide = make_budget("gpu", {"num_generations": 16})
+    assert (wide.grpo_batch, wide.grpo_prompts) == (64, make_budget("gpu").grpo_prompts) == (64, 200)
+    assert make_budget("cpu", {"num_generations": 8, "grpo_batch": 16}).grpo_prompts == 12 * 2
+    with pytest.raises(BiasAwareError, match="num_generations: at least 2, got 1"):
+        make_budget("cpu", {"num_generations": 1})
     assert parse_seeds("0-9") == list(range(10))
     assert parse_seeds("3, 0-1,3") == [0, 1, 3]
     for bad in ("9-0", "x", "0-", "", "1_0", "-1", "0-4294967295", "\u0663", "0-999,1000-1999"):
