@@ -423,7 +423,12 @@ def test_two_studies_are_compared_seed_by_seed_as_hand_computed():
     assert signal["difference"]["t"] == pytest.approx(math.sqrt(3))  # 25, 0, 50: mean 25, SD 25
     assert signal["difference"]["t_p"] == pytest.approx(1 - math.sqrt(3) / math.sqrt(2 + 3))
     assert "reward_checks" not in result
+    # seed 2's starting judge is degenerate (in both here): its differences are tested without that seed too
+    assert result["degenerate"]["one"] == [{"seed": 2, "judge": "start", "reasons": ["constant verdict"]}]
+    assert result["judges"]["start"]["bsr"]["without_degenerate"]["seeds_left_out"] == [2]
+    assert "without_degenerate" not in result["judges"]["baseline"]["bsr"]
     text = studies_markdown(result)
+    assert "Degenerate judges (rates not interpretable): one seed 2 start; two seed 2 start." in text
     assert "grpo_lr default → 1e-05; training_precision float32 → bfloat16" in text
     line = next(x for x in text.splitlines() if x.startswith("| baseline | 10.0 [10.0, 10.0]; t p –"))
     assert line.split(" | ")[2].startswith(f"{mean:.1f} [")  # Acc_ori +10 at each seed, then BSR

@@ -821,6 +821,24 @@ def studies_markdown(result: dict[str, Any]) -> str:
     ]
     for j, row in result["judges"].items():
         lines.append(f"| {j} | " + " | ".join(_difference_cell(row[m]) for m in METRICS) + " |")
+    found = [f"{name} seed {d['seed']} {d['judge']}" for name, ds in result["degenerate"].items() for d in ds]
+    if found:
+        lines += [
+            "",
+            f"Degenerate judges (rates not interpretable): {'; '.join(found)}. Without their seeds (mean "
+            "[95% interval]; seed-level paired t test p):",
+            "",
+            "| judge | seeds left out | " + " | ".join(METRIC_NAMES[m] for m in METRICS) + " |",
+            "|---|---|" + "---|" * len(METRICS),
+        ]
+        for j, row in result["judges"].items():
+            if "without_degenerate" in row[METRICS[0]]:
+                out = row[METRICS[0]]["without_degenerate"]["seeds_left_out"]
+                cells = [
+                    f"{_mean_interval(w)}; t p {p_value(w['t_p'], 2, small=0.001)}"
+                    for w in (row[m]["without_degenerate"]["seed_level"] for m in METRICS)
+                ]
+                lines.append(f"| {j} | {', '.join(map(str, out))} | " + " | ".join(cells) + " |")
     if result["grpo_signal"]:
         lines += [
             "",

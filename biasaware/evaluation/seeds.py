@@ -193,16 +193,31 @@ def tested(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
     return {"per_seed": {str(s): d for s, d in per_seed.items()}, "seed_level": seed_tests(diffs)}
 
 
-def pooled_and_tested(per_seed: dict[int, dict[str, Any]]) -> dict[str, Any]:
+def pooled_and_tested(per_seed: dict[int, dict[str, Any]], left_out: list[int] = ()) -> dict[str, Any]:
     """One comparison of a benchmark metric: the seed-level tests (:func:`tested`), the pooled
-    seed-stratified McNemar test beside them, and whether the difference is shown (:func:`shown`)."""
+    seed-stratified McNemar test beside them, and whether the difference is shown (:func:`shown`). A
+    degenerate judge's rates are not interpretable: with seeds where one of the two is degenerate
+    (``left_out``), the seed-level tests without them too (``without_degenerate``)."""
     b_sum, c_sum = sum(d["b"] for d in per_seed.values()), sum(d["c"] for d in per_seed.values())
     row = {
         **tested(per_seed),
         "pooled_probe_level": {"b": b_sum, "c": c_sum, "mcnemar_p": mcnemar_exact(b_sum, c_sum)},
     }
     row["shown"] = shown(row)
+    if left_out:
+        kept = [d["diff"] for s, d in per_seed.items() if s not in left_out and d["diff"] is not None]
+        row["without_degenerate"] = {"seeds_left_out": list(left_out), "seed_level": seed_tests(kept)}
     return row
+
+
+def degenerate_judges(results: dict[int, dict[str, Any]], judges: list[str]) -> list[dict[str, Any]]:
+    """The (seed, judge) pairs whose judge check found the judge degenerate, with its reasons."""
+    return [
+        {"seed": s, "judge": j, "reasons": r["table"]["runs"][j]["judge_check"]["reasons"]}
+        for s, r in results.items()
+        for j in judges
+        if r["table"]["runs"][j]["judge_check"]["degenerate"]
+    ]
 
 
 def shown(entry: dict[str, Any]) -> bool:
@@ -245,12 +260,7 @@ def aggregate(
         j: {m: spread([values[s][j][m] for s in seeds if values[s][j][m] is not None]) for m in METRICS}
         for j in judges
     }
-    degenerate = [
-        {"seed": s, "judge": j, "reasons": r["table"]["runs"][j]["judge_check"]["reasons"]}
-        for s, r in results.items()
-        for j in judges
-        if r["table"]["runs"][j]["judge_check"]["degenerate"]
-    ]
+    degenerate = degenerate_judges(results, judges)
     flagged = {(d["seed"], d["judge"]) for d in degenerate}
     comparisons = {}
     for name, a, b in compared(judges):
@@ -259,15 +269,7 @@ def aggregate(
             per_seed = {
                 s: seed_difference(results[s]["outcomes"][a], results[s]["outcomes"][b], m, s) for s in seeds
             }
-            row[m] = pooled_and_tested(per_seed)
-            left_out = [s for s in seeds if (s, a) in flagged or (s, b) in flagged]
-            if left_out:  # a degenerate judge's rates are not interpretable: the test without its seeds
-                kept = [
-                    per_seed[s]["diff"]
-                    for s in seeds
-                    if s not in left_out and per_seed[s]["diff"] is not None
-                ]
-                row[m]["without_degenerate"] = {"seeds_left_out": left_out, "seed_level": seed_tests(kept)}
+            row[m] = pooled_and_tested(per_seed, [s for s in seeds if (s, a) in flagged or (s, b) in flagged])
         comparisons[name] = row
     first = results[seeds[0]]
     details = {str(s): seed_detail(r, benches) for s, r in results.items()}
@@ -451,7 +453,8 @@ def studies_compared(
     those probes (:func:`seed_difference`), and the seeds both ran are the replicates of the seed-level
     tests (:func:`pooled_and_tested`, as within a study). Also per arm: the difference in GRPO's share of
     groups with signal, and per judge the reward checks', where both studies ran them. ``settings`` lists
-    what differs between the two: the budget's values and the training precision."""
+    what differs between the two: the budget's values and the training precision. A judge degenerate at a
+    seed in either study (``degenerate``, per study) has its differences also tested without that seed."""
     seeds = sorted(set(base) & set(other))
     if len(seeds) < 2:
         raise BiasAwareError(
@@ -479,6 +482,11 @@ def studies_compared(
                     f"{names[0]} and {len(b['standard_ori'])} + {len(b['mirror_ori'])} in {names[1]}: not "
                     "the same benchmark"
                 )
+    degenerate = {
+        name: degenerate_judges({s: study[s] for s in seeds}, judges)
+        for name, study in zip(names, (base, other), strict=True)
+    }
+    flagged = {(d["seed"], d["judge"]) for found in degenerate.values() for d in found}
     result: dict[str, Any] = {
         "experiment": "generative-studies",
         "base": names[0],
@@ -488,13 +496,18 @@ def studies_compared(
         "judges": {
             j: {
                 m: pooled_and_tested(
-                    {s: seed_difference(other[s]["outcomes"][j], base[s]["outcomes"][j], m, s) for s in seeds}
+                    {
+                        s: seed_difference(other[s]["outcomes"][j], base[s]["outcomes"][j], m, s)
+                        for s in seeds
+                    },
+                    [s for s in seeds if (s, j) in flagged],
                 )
                 for m in METRICS
             }
             for j in judges
         },
         "grpo_signal": _signal_compared(base, other, seeds),
+        "degenerate": degenerate,
     }
     checks = _checks_compared(base, other, seeds)
     return {**result, **({"reward_checks": checks} if checks else {})}
