@@ -251,6 +251,8 @@ def compare(
     against the first (or ``baseline``), seed by seed (:func:`biasaware.evaluation.seeds.studies_compared`)."""
     from biasaware.evaluation.compare import comparison
 
+    if len(runs) == 1 and isinstance(runs[0], list | tuple):  # compare([a, b]) as compare(a, b)
+        runs = tuple(runs[0])
     if len(runs) < 2:
         raise BiasAwareError(f"compare: give two runs, or two or more with baseline=; got {len(runs)}")
     return comparison(

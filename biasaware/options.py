@@ -686,8 +686,9 @@ class Budget:
         "192, gpu 800)",
     )
     num_generations: int | None = option(
-        "--generative: completions sampled per prompt, GRPO's group size, at least 2; the prompts a step are kept "
-        "(default: the preset's; cpu 4, gpu 8); a larger group is mixed more often (docs/generative.md)",
+        "--generative: completions sampled per prompt, GRPO's group size, at least 2 (default: the preset's; cpu 4, "
+        "gpu 8); GRPO trains on as many prompts a step as the preset, the completions a step grow with the group; "
+        "a larger group is mixed more often (docs/generative.md)",
         metavar="N",
     )
     grpo_temperature: float | None = option(

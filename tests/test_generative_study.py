@@ -472,10 +472,77 @@ def test_eval_compare_takes_two_study_folders(tmp_path, capsys):
     for argv, said in (
         (["--runs", one, str(tmp_path / "eval")], "mixes generative study folders"),
         (["--runs", one, two, "--view", "original"], "--view and --by-id are for eval bias runs"),
-        (["--runs", one, one], "give two study folders"),
+        (["--runs", one, one], f"--runs names the study {one} twice"),
+        (["--runs", one, str(tmp_path / "none")], "none: no such folder"),
+        (
+            ["--runs", one, str(tmp_path / "two" / "seed-0")],
+            "is one seed of a study: give the study's folder",
+        ),
     ):
         assert main(["eval", "compare", *argv]) == 2
         assert said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "damage, said",
+    [
+        (lambda r: "{", "seed-1/generative.json: not valid JSON (seed record"),
+        (
+            lambda r: {k: v for k, v in r.items() if k != "outcomes"},
+            "seed-1/generative.json: outcomes: Field required",
+        ),
+        (
+            lambda r: {
+                **r,
+                "outcomes": {**r["outcomes"], "paper": {**r["outcomes"]["paper"], "standard_ori": "1x"}},
+            },
+            "outcomes.paper.standard_ori: String should match pattern",
+        ),
+        (
+            lambda r: {
+                **r,
+                "outcomes": {**r["outcomes"], "paper": {**r["outcomes"]["paper"], "mirror_flip": "0"}},
+            },
+            "outcomes.paper: Value error, mirror_ori has 10 probes, mirror_flip 1",
+        ),
+        (
+            lambda r: {**r, "outcomes": []},
+            "seed-1/generative.json: outcomes: Input should be a valid dictionary",
+        ),
+        (lambda r: {**r, "seed": 3}, "seed-1/generative.json: records seed 3, in the folder of another seed"),
+        (lambda r: {**r, "budget": {"x": 2}}, "two: its seeds were run with different budgets"),
+    ],
+)
+def test_a_damaged_seed_record_of_a_compared_study_is_named(tmp_path, capsys, damage, said):
+    """A seed record that cannot be read as the statistics read it is refused naming its file and field
+    (it was a traceback or, worse, a comparison of other seeds or fewer judges than asked)."""
+    from biasaware.cli import main
+
+    base, other = _other_design()
+    for name, study in (("one", base), ("two", other)):
+        for seed, result in study.items():
+            (tmp_path / name / f"seed-{seed}").mkdir(parents=True)
+            changed = damage(result) if (name, seed) == ("two", 1) else result
+            text = changed if isinstance(changed, str) else json.dumps(changed)
+            (tmp_path / name / f"seed-{seed}" / "generative.json").write_text(text)
+    assert main(["eval", "compare", "--runs", str(tmp_path / "one"), str(tmp_path / "two")]) == 2
+    assert said in capsys.readouterr().err
+
+
+def test_a_judge_scored_at_some_seeds_only_is_said_not_compared():
+    from biasaware.evaluation.reports import studies_markdown
+    from biasaware.evaluation.seeds import studies_compared
+
+    base, other = _other_design()
+    del other[1]["outcomes"]["paper"]
+    result = studies_compared(base, other, ("one", "two"))
+    assert list(result["judges"]) == ["start", "baseline"] and result["judges_left_out"] == ["paper"]
+    assert "Not compared (scored at some seeds only): paper." in studies_markdown(result)
+    for seed in range(3):
+        for study in (base, other):
+            study[seed]["outcomes"] = {"j" + str(id(study)): study[seed]["outcomes"]["start"]}
+    with pytest.raises(BiasAwareError, match="share no judge scored at every seed"):
+        studies_compared(base, other, ("one", "two"))
 
 
 def test_the_same_difference_at_every_seed_up_to_rounding_has_no_t_test():

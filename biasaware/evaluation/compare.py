@@ -366,15 +366,20 @@ def is_study(folder: str | Path) -> bool:
 def compare_studies(runs: list[str], baseline: str | None, view: str, by_id: bool) -> dict[str, Any]:
     """Two generative studies of the same benchmark, seed by seed: the second against the first, or
     against ``baseline`` (:func:`~biasaware.evaluation.seeds.studies_compared`)."""
+    for run in runs:
+        if not Path(run).is_dir():
+            raise BiasAwareError(f"--runs {run}: no such folder")
     if not all(is_study(r) for r in runs):
         raise BiasAwareError(
             "--runs mixes generative study folders (seed-N/generative.json) with other folders: compare "
             "studies with studies, eval bias runs with eval bias runs"
         )
-    if len(runs) != 2 or len({Path(r).resolve() for r in runs}) != 2:
+    if len(runs) != 2:
         raise BiasAwareError(
             f"--runs: give two study folders, the second compared with the first; got {len(runs)}"
         )
+    if Path(runs[0]).resolve() == Path(runs[1]).resolve():
+        raise BiasAwareError(f"--runs names the study {runs[0]} twice; compare two different studies")
     if view != "injected" or by_id:
         raise BiasAwareError(
             "--view and --by-id are for eval bias runs; two studies are compared on every seed's recorded outcomes"
@@ -394,6 +399,11 @@ def comparison(
     """``eval compare``'s result: two runs per bias (:func:`compare_folders`), two or more against
     ``baseline`` (:func:`compare_against`), or two generative studies seed by seed (:func:`compare_studies`)."""
     runs = [str(r) for r in runs]
+    for run in runs:
+        if (Path(run) / "generative.json").is_file():
+            raise BiasAwareError(
+                f"--runs {run} is one seed of a study: give the study's folder (the one holding seed-N folders)"
+            )
     if any(is_study(r) for r in runs):
         return compare_studies(runs, baseline, view, by_id)
     if baseline is None and len(runs) != 2:

@@ -821,6 +821,11 @@ def studies_markdown(result: dict[str, Any]) -> str:
     ]
     for j, row in result["judges"].items():
         lines.append(f"| {j} | " + " | ".join(_difference_cell(row[m]) for m in METRICS) + " |")
+    if result.get("judges_left_out"):
+        lines += [
+            "",
+            f"Not compared (scored at some seeds only): {', '.join(result['judges_left_out'])}.",
+        ]
     found = [f"{name} seed {d['seed']} {d['judge']}" for name, ds in result["degenerate"].items() for d in ds]
     if found:
         lines += [

@@ -37,10 +37,13 @@ import json
 import math
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.metrics import mcnemar_exact
+from biasaware.io import read_json
 
 METRICS = ("acc_ori", "bsr", "overcorrection")
 METRIC_NAMES = {"acc_ori": "Acc_ori", "bsr": "BSR", "overcorrection": "over-correction"}
@@ -226,10 +229,79 @@ def shown(entry: dict[str, Any]) -> bool:
     return p is not None and p < 0.05
 
 
+Indicators = Annotated[str, StringConstraints(pattern=r"^[01]*$")]  # one character a probe: 1 or 0
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class _Outcome(_Open):
+    standard_ori: Indicators
+    standard_flip: Indicators
+    mirror_ori: Indicators
+    mirror_flip: Indicators
+
+    @model_validator(mode="after")
+    def _one_length_a_side(self):
+        for side in ("standard", "mirror"):
+            ori, flip = getattr(self, f"{side}_ori"), getattr(self, f"{side}_flip")
+            if len(ori) != len(flip):
+                raise ValueError(f"{side}_ori has {len(ori)} probes, {side}_flip {len(flip)}")
+        return self
+
+
+class _Check(_Open):
+    degenerate: bool
+    reasons: list[str]
+
+
+class _Run(_Open):
+    judge_check: _Check
+
+
+class _Table(_Open):
+    runs: dict[str, _Run]
+
+
+class _SeedRecord(_Open):
+    """What the seed-level statistics read of a seed's ``generative.json`` (the rest is kept as written)."""
+
+    seed: int
+    budget: dict[str, Any]
+    machine: dict[str, Any]
+    outcomes: Annotated[dict[str, _Outcome], Field(min_length=1)]
+    table: _Table
+
+    @model_validator(mode="after")
+    def _every_judge_checked(self):
+        missing = [j for j in self.outcomes if j not in self.table.runs]
+        if missing:
+            raise ValueError(f"table.runs lacks the judge check of {', '.join(missing)}")
+        return self
+
+
+def read_seed(path: Path) -> dict[str, Any]:
+    """One seed's ``generative.json``, checked for what the statistics read (each judge's per-probe
+    outcomes, its judge check, the budget); a damaged record is an error naming the file and the field."""
+    result = read_json(path, "seed record")
+    try:
+        _SeedRecord.model_validate(result)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise BiasAwareError(f"{path}: {where + ': ' if where else ''}{first['msg']}") from None
+    return result
+
+
 def load_seeds(out: Path) -> dict[int, dict[str, Any]]:
+    """The finished seeds of a study folder (``seed-N/generative.json``, each checked by :func:`read_seed`),
+    by seed; a record whose seed is not its folder's is refused."""
     found = {}
-    for path in sorted(out.glob("seed-*/generative.json")):
-        result = json.loads(path.read_text())
+    for path in sorted(Path(out).glob("seed-*/generative.json")):
+        result = read_seed(path)
+        if path.parent.name != f"seed-{result['seed']}":
+            raise BiasAwareError(f"{path}: records seed {result['seed']}, in the folder of another seed")
         found[int(result["seed"])] = result
     return dict(sorted(found.items()))
 
@@ -461,6 +533,11 @@ def studies_compared(
             f"a comparison of two studies needs at least two seeds finished in both; {names[0]} has "
             f"{sorted(base) or 'none'}, {names[1]} {sorted(other) or 'none'}"
         )
+    for name, study in zip(names, (base, other), strict=True):
+        if len({json.dumps(study[s]["budget"], sort_keys=True) for s in seeds}) > 1:
+            raise BiasAwareError(
+                f"{name}: its seeds were run with different budgets; compare studies of one budget each"
+            )
     first, second = base[seeds[0]], other[seeds[0]]
     differ = [k for k in SHARED if first["budget"].get(k) != second["budget"].get(k)]
     if first.get("model") != second.get("model"):
@@ -470,9 +547,11 @@ def studies_compared(
             f"{names[0]} and {names[1]} were not scored on the same benchmark ({', '.join(differ)} differ): "
             "compare studies made with the same bench settings"
         )
-    judges = [
-        j for j in first["outcomes"] if all(j in r["outcomes"] for r in (*base.values(), *other.values()))
-    ]
+    runs = [study[s] for study in (base, other) for s in seeds]
+    everywhere = {j for r in runs for j in r["outcomes"]}
+    judges = [j for j in first["outcomes"] if all(j in r["outcomes"] for r in runs)]
+    if not judges:
+        raise BiasAwareError(f"{names[0]} and {names[1]} share no judge scored at every seed")
     for s in seeds:
         for j in judges:
             a, b = base[s]["outcomes"][j], other[s]["outcomes"][j]
@@ -508,6 +587,7 @@ def studies_compared(
         },
         "grpo_signal": _signal_compared(base, other, seeds),
         "degenerate": degenerate,
+        "judges_left_out": sorted(everywhere - set(judges)),  # scored at some seeds only: not compared
     }
     checks = _checks_compared(base, other, seeds)
     return {**result, **({"reward_checks": checks} if checks else {})}
