@@ -537,7 +537,7 @@ def test_a_judge_scored_at_some_seeds_only_is_said_not_compared():
     del other[1]["outcomes"]["paper"]
     result = studies_compared(base, other, ("one", "two"))
     assert list(result["judges"]) == ["start", "baseline"] and result["judges_left_out"] == ["paper"]
-    assert "Not compared (scored at some seeds only): paper." in studies_markdown(result)
+    assert "Not compared (not scored at every seed of both studies): paper." in studies_markdown(result)
     for seed in range(3):
         for study in (base, other):
             study[seed]["outcomes"] = {"j" + str(id(study)): study[seed]["outcomes"]["start"]}

@@ -824,7 +824,7 @@ def studies_markdown(result: dict[str, Any]) -> str:
     if result.get("judges_left_out"):
         lines += [
             "",
-            f"Not compared (scored at some seeds only): {', '.join(result['judges_left_out'])}.",
+            f"Not compared (not scored at every seed of both studies): {', '.join(result['judges_left_out'])}.",
         ]
     found = [f"{name} seed {d['seed']} {d['judge']}" for name, ds in result["degenerate"].items() for d in ds]
     if found:

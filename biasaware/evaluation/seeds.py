@@ -587,7 +587,7 @@ def studies_compared(
         },
         "grpo_signal": _signal_compared(base, other, seeds),
         "degenerate": degenerate,
-        "judges_left_out": sorted(everywhere - set(judges)),  # scored at some seeds only: not compared
+        "judges_left_out": sorted(everywhere - set(judges)),  # not scored at every seed of both: not compared
     }
     checks = _checks_compared(base, other, seeds)
     return {**result, **({"reward_checks": checks} if checks else {})}
