@@ -264,6 +264,10 @@ class _Table(_Open):
     runs: dict[str, _Run]
 
 
+class _RewardChecks(_Open):
+    outcomes: dict[str, dict[str, Indicators]]  # per judge, per check (REWARD_METRICS)
+
+
 class _SeedRecord(_Open):
     """What the seed-level statistics read of a seed's ``generative.json`` (the rest is kept as written)."""
 
@@ -272,6 +276,7 @@ class _SeedRecord(_Open):
     machine: dict[str, Any]
     outcomes: Annotated[dict[str, _Outcome], Field(min_length=1)]
     table: _Table
+    reward_checks: _RewardChecks | None = None
 
     @model_validator(mode="after")
     def _every_judge_checked(self):
@@ -648,7 +653,7 @@ def _checks_compared(
         }
         row = {}
         for m in REWARD_METRICS:  # a seed whose battery lacks this check, or sized it otherwise, is left out
-            kept = {s: (a, b) for s, (a, b) in pairs.items() if b[m] and len(a[m]) == len(b[m])}
+            kept = {s: (a, b) for s, (a, b) in pairs.items() if b.get(m) and len(a.get(m, "")) == len(b[m])}
             row[m] = tested({s: seed_difference(a, b, m, s) for s, (a, b) in kept.items()})
             row[m]["shown"] = shown(row[m])
         out[j] = row
