@@ -248,17 +248,32 @@ def test_the_second_generative_design_tables_are_its_aggregate():
         assert table in text, table.splitlines()[0]
 
 
-def test_the_second_design_against_the_first_is_what_their_seed_files_give():
-    """docs/results/generative-design2/against-design1.json is `eval compare` of the two committed studies,
-    recomputed here from their seed files."""
+@pytest.mark.parametrize(
+    "first, second, saved",
+    [
+        ("generative-study", "generative-design2", "generative-design2/against-design1.json"),
+        ("generative-design2", "generative-bf16", "generative-bf16/against-float32.json"),
+    ],
+)
+def test_a_published_study_comparison_is_what_their_seed_files_give(first, second, saved):
+    """The committed comparisons of two studies (the second design against the first; the second design
+    in bfloat16 against float32) are `eval compare` of the committed studies, recomputed here."""
     import json
 
     from biasaware.evaluation.compare import comparison
 
     results = ROOT / "docs" / "results"
-    again = comparison([str(results / "generative-study"), str(results / "generative-design2")], None)
-    saved = json.loads((results / "generative-design2" / "against-design1.json").read_text())
-    assert json.loads(json.dumps(again)) == saved
+    again = comparison([str(results / first), str(results / second)], None)
+    assert json.loads(json.dumps(again)) == json.loads((results / saved).read_text())
+
+
+def test_the_bfloat16_study_is_its_aggregate():
+    """The second design's five seeds in bfloat16: the committed aggregate is what the committed seed
+    files give, and every seed trained in bfloat16."""
+    study = ROOT / "docs" / "results" / "generative-bf16"
+    agg = _committed_aggregate(study)
+    assert agg["seeds"] == [0, 1, 2, 3, 4]
+    assert {m["training_precision"] for m in agg["machines"].values()} == {"bfloat16"}
 
 
 @pytest.mark.parametrize("page", PAGE_NAMES)
