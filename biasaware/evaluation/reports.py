@@ -674,6 +674,35 @@ def _difference_cell(entry: dict[str, Any]) -> str:
     )
 
 
+def _differences_table(title: str, first: str, rows: dict[str, dict[str, Any]]) -> list[str]:
+    """A table of differences across seeds, a row per comparison or judge, a :func:`_difference_cell`
+    per benchmark metric."""
+    lines = [
+        f"{title} (percentage points: mean [95% interval]; seed-level paired t test p, Wilcoxon p; pooled "
+        "seed-stratified McNemar p)",
+        "",
+        f"| {first} | " + " | ".join(METRIC_NAMES[m] for m in METRICS) + " |",
+        "|---|" + "---|" * len(METRICS),
+    ]
+    return lines + [
+        f"| {name} | " + " | ".join(_difference_cell(row[m]) for m in METRICS) + " |"
+        for name, row in rows.items()
+    ]
+
+
+def _rates_table(title: str, first: str, names: dict[str, str], rows: dict[str, dict[str, Any]]) -> list[str]:
+    """A table of the reward checks' differences across seeds, a :func:`_tested_cell` per check."""
+    lines = [
+        f"{title} (percentage points: mean [95% interval]; seed-level paired t test p)",
+        "",
+        f"| {first} | " + " | ".join(names.values()) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    return lines + [
+        f"| {name} | " + " | ".join(_tested_cell(row[m]) for m in names) + " |" for name, row in rows.items()
+    ]
+
+
 def _tested_cell(entry: dict[str, Any]) -> str:
     """A rate's difference across seeds: mean [interval]; seed-level t p; **shown**."""
     s = entry["seed_level"]
@@ -701,16 +730,8 @@ def study_reward_checks_markdown(checks: dict[str, Any] | None, n: int) -> list[
             + " | ".join(f"{number(row[m]['mean'])} ± {number(row[m]['sd'])}" for m in names)
             + " |"
         )
-    lines += [
-        "",
-        f"**Reward checks, differences across {n} seeds** (percentage points: mean [95% interval]; seed-level paired "
-        "t test p)",
-        "",
-        "| comparison | " + " | ".join(names.values()) + " |",
-        "|---|" + "---|" * len(names),
-    ]
-    for name, row in checks["comparisons"].items():
-        lines.append(f"| {name} | " + " | ".join(_tested_cell(row[m]) for m in names) + " |")
+    title = f"**Reward checks, differences across {n} seeds**"
+    lines += ["", *_rates_table(title, "comparison", names, checks["comparisons"])]
     return lines
 
 
@@ -730,16 +751,7 @@ def study_markdown(agg: dict[str, Any]) -> str:
             for m in METRICS
         ]
         lines.append(f"| {j} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        f"**Differences, across {n} seeds** (percentage points: mean [95% interval]; seed-level paired t test p, "
-        "Wilcoxon p; pooled seed-stratified McNemar p)",
-        "",
-        "| comparison | " + " | ".join(METRIC_NAMES[m] for m in METRICS) + " |",
-        "|---|" + "---|" * len(METRICS),
-    ]
-    for name, row in agg["comparisons"].items():
-        lines.append(f"| {name} | " + " | ".join(_difference_cell(row[m]) for m in METRICS) + " |")
+    lines += ["", *_differences_table(f"**Differences, across {n} seeds**", "comparison", agg["comparisons"])]
     if agg.get("grpo_signal"):
         lines += [
             "",
@@ -813,14 +825,8 @@ def studies_markdown(result: dict[str, Any]) -> str:
         f"**{other} against {base}, seed by seed** (seeds {', '.join(map(str, seeds))}, each paired with the same "
         f"seed: the same data draw, the same benchmark probes; settings that differ: {settings})",
         "",
-        f"**Differences per judge ({other} − {base})** (percentage points: mean [95% interval]; seed-level paired "
-        "t test p, Wilcoxon p; pooled seed-stratified McNemar p)",
-        "",
-        "| judge | " + " | ".join(METRIC_NAMES[m] for m in METRICS) + " |",
-        "|---|" + "---|" * len(METRICS),
+        *_differences_table(f"**Differences per judge ({other} − {base})**", "judge", result["judges"]),
     ]
-    for j, row in result["judges"].items():
-        lines.append(f"| {j} | " + " | ".join(_difference_cell(row[m]) for m in METRICS) + " |")
     if result.get("judges_left_out"):
         lines += [
             "",
@@ -861,17 +867,9 @@ def studies_markdown(result: dict[str, Any]) -> str:
                 f"{_mean_interval(d)}; t p {p_value(d['t_p'], 2, small=0.001)} |"
             )
     if result.get("reward_checks"):
-        names = result["reward_checks"]["metrics"]
-        lines += [
-            "",
-            f"**Reward checks per judge ({other} − {base})** (percentage points: mean [95% interval]; seed-level "
-            "paired t test p)",
-            "",
-            "| judge | " + " | ".join(names.values()) + " |",
-            "|---|" + "---|" * len(names),
-        ]
-        for j, row in result["reward_checks"]["judges"].items():
-            lines.append(f"| {j} | " + " | ".join(_tested_cell(row[m]) for m in names) + " |")
+        checks = result["reward_checks"]
+        title = f"**Reward checks per judge ({other} − {base})**"
+        lines += ["", *_rates_table(title, "judge", checks["metrics"], checks["judges"])]
     return "\n".join(lines) + "\n"
 
 
