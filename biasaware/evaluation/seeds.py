@@ -638,7 +638,7 @@ def _checks_compared(
     """The reward checks' rates compared per judge (``other - base``), where every shared seed of both
     studies ran them on the same number of probes."""
     runs = [r for s in seeds for r in (base[s], other[s])]
-    if not all("reward_checks" in r for r in runs):
+    if not all(r.get("reward_checks") for r in runs):
         return None
     judges = [
         j
