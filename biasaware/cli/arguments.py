@@ -174,7 +174,7 @@ class Parser(argparse.ArgumentParser):
                 t
                 for t in (given[: given.index("--")] if "--" in given else given)
                 if t.startswith("-")
-                and not self._negative_number_matcher.match(t)
+                and not t[1:2].isdigit()  # a negative number is a value
                 and t.split("=", 1)[0] not in self._option_string_actions
             ]
             if unknown:
