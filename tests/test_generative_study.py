@@ -489,25 +489,25 @@ def test_eval_compare_takes_two_study_folders(tmp_path, capsys):
         (lambda r: "{", "seed-1/generative.json: not valid JSON (seed record"),
         (
             lambda r: {k: v for k, v in r.items() if k != "outcomes"},
-            "seed-1/generative.json: outcomes: Field required",
+            "seed-1/generative.json: field 'outcomes' is missing",
         ),
         (
             lambda r: {
                 **r,
                 "outcomes": {**r["outcomes"], "paper": {**r["outcomes"]["paper"], "standard_ori": "1x"}},
             },
-            "outcomes.paper.standard_ori: String should match pattern",
+            "field 'outcomes.paper.standard_ori': string should match pattern '^[01]*$'",
         ),
         (
             lambda r: {
                 **r,
                 "outcomes": {**r["outcomes"], "paper": {**r["outcomes"]["paper"], "mirror_flip": "0"}},
             },
-            "outcomes.paper: Value error, mirror_ori has 10 probes, mirror_flip 1",
+            "field 'outcomes.paper': mirror_ori has 10 probes, mirror_flip 1",
         ),
         (
             lambda r: {**r, "outcomes": []},
-            "seed-1/generative.json: outcomes: Input should be a valid dictionary",
+            "seed-1/generative.json: field 'outcomes': input should be a valid dictionary",
         ),
         (lambda r: {**r, "seed": 3}, "seed-1/generative.json: records seed 3, in the folder of another seed"),
         (lambda r: {**r, "budget": {"x": 2}}, "two: its seeds were run with different budgets"),

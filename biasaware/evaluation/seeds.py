@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.metrics import mcnemar_exact
 from biasaware.io import read_json
+from biasaware.records import format_problems
 
 METRICS = ("acc_ori", "bsr", "overcorrection")
 METRIC_NAMES = {"acc_ori": "Acc_ori", "bsr": "BSR", "overcorrection": "over-correction"}
@@ -293,9 +294,7 @@ def read_seed(path: Path) -> dict[str, Any]:
     try:
         _SeedRecord.model_validate(result)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(x) for x in first["loc"])
-        raise BiasAwareError(f"{path}: {where + ': ' if where else ''}{first['msg']}") from None
+        raise BiasAwareError(format_problems(str(path), exc)[0]) from None
     return result
 
 
@@ -417,6 +416,11 @@ def without_signal(steps: list[dict[str, Any]]) -> int:
     return sum(1 for s in steps if s.get("zero_std_groups") is not None and s["zero_std_groups"] >= 1.0)
 
 
+def with_signal(mean_zero_std_groups: float | None) -> float | None:
+    """The percent of a GRPO stage's groups whose rewards differed: 1 - its mean zero-variance share."""
+    return None if mean_zero_std_groups is None else 100 * (1 - mean_zero_std_groups)
+
+
 def grpo_signal_summary(details: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Per arm across seeds, from each seed's :func:`seed_detail`: the share of GRPO groups whose
     rewards differed (1 - the mean zero-variance share of a seed's steps), and the steps without
@@ -424,9 +428,7 @@ def grpo_signal_summary(details: dict[str, dict[str, Any]]) -> dict[str, Any]:
     out = {}
     for arm in sorted({a for d in details.values() for a in d["grpo"]}):
         runs = [d["grpo"][arm] for d in details.values() if arm in d["grpo"]]
-        shares = [
-            100 * (1 - g["mean_zero_std_groups"]) for g in runs if g["mean_zero_std_groups"] is not None
-        ]
+        shares = [x for g in runs if (x := with_signal(g["mean_zero_std_groups"])) is not None]
         out[arm] = {
             "non_uniform_groups": spread(shares),
             "steps": sum(g["steps"] for g in runs),
@@ -616,8 +618,7 @@ def _signal_compared(
     the per-seed differences ``other - base``."""
 
     def share(result: dict[str, Any], arm: str) -> float | None:
-        zero = result.get("grpo", {}).get(arm, {}).get("mean_zero_std_groups")
-        return None if zero is None else 100 * (1 - zero)
+        return with_signal(result.get("grpo", {}).get(arm, {}).get("mean_zero_std_groups"))
 
     arms = [a for a in base[seeds[0]].get("grpo", {}) if a in other[seeds[0]].get("grpo", {})]
     out = {}
