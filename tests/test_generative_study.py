@@ -36,7 +36,7 @@ def test_budget_seeds_and_folder_checks(tmp_path):
     wide = make_budget("gpu", {"num_generations": 16})
     assert (wide.grpo_batch, wide.grpo_prompts) == (64, make_budget("gpu").grpo_prompts) == (64, 200)
     assert make_budget("cpu", {"num_generations": 8, "grpo_batch": 16}).grpo_prompts == 12 * 2
-    with pytest.raises(BiasAwareError, match="num_generations: at least 2, got 1"):
+    with pytest.raises(BiasAwareError, match="num_generations: Input should be greater than or equal to 2"):
         make_budget("cpu", {"num_generations": 1})
     assert parse_seeds("0-9") == list(range(10))
     assert parse_seeds("3, 0-1,3") == [0, 1, 3]

@@ -246,14 +246,13 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 def make_budget(preset: str, overrides: dict[str, Any] | None = None) -> Budget:
     overrides = dict(overrides or {})
-    if "num_generations" in overrides and "grpo_batch" not in overrides:
+    group = overrides.get("num_generations")
+    if (
+        isinstance(group, int) and group >= 2 and "grpo_batch" not in overrides
+    ):  # else the budget says what is wrong
         # a group size keeps the preset's prompts a step: the completions a step grow with it
         given = parts.preset_budget(Budget, PRESETS, preset)
-        if not isinstance(overrides["num_generations"], int) or overrides["num_generations"] < 2:
-            raise BiasAwareError(
-                f"budget setting num_generations: at least 2, got {overrides['num_generations']!r}"
-            )
-        overrides["grpo_batch"] = given.grpo_batch // given.num_generations * overrides["num_generations"]
+        overrides["grpo_batch"] = given.grpo_batch // given.num_generations * group
     budget = parts.preset_budget(Budget, PRESETS, preset, overrides)
     if budget.start_pairs >= budget.train_pairs:
         raise BiasAwareError(
