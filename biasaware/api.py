@@ -241,7 +241,7 @@ def preflight(judge: Judge, out: str | Path, **options: Any) -> dict[str, Any]:
 def compare(
     *runs: str | Path,
     baseline: str | Path | None = None,
-    view: str = "injected",
+    view: str | None = None,
     by_id: bool = False,
 ) -> dict[str, Any]:
     """``eval compare``: two ``eval bias`` folders on the same probes, per bias, with McNemar's exact

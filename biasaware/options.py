@@ -526,7 +526,10 @@ class EvalCompare:
     baseline: str | None = option(
         "one of --runs: compare every run against it (default: none, the two-run comparison)", metavar="DIR"
     )
-    view: Literal["original", "injected"] = option("which view's verdicts to compare", "injected")
+    view: Literal["original", "injected"] | None = option(
+        "which view's verdicts two eval bias runs are compared on (default: injected); not with --baseline or "
+        "studies, which read both views"
+    )
     out: str | None = option("also write the comparison to this JSON file", api=False)
     by_id: bool = option(
         "compare runs without fingerprint.json by probe id, unchecked (default: refused)", False

@@ -28,15 +28,21 @@ def test_budget_seeds_and_folder_checks(tmp_path):
         make_budget("tpu")
     with pytest.raises(BiasAwareError, match="start_pairs"):
         make_budget("cpu", {"start_pairs": 1200})
-    with pytest.raises(BiasAwareError, match="grpo_pool"):
+    # a setting given is named with its flag, so a CLI user finds what to change; one from the preset by name
+    with pytest.raises(BiasAwareError, match=r"grpo_pool \(--grpo-pool\) is 10: it must hold the 48 prompts"):
         make_budget("cpu", {"grpo_pool": 10})
-    with pytest.raises(BiasAwareError, match="num_generations"):
+    with pytest.raises(
+        BiasAwareError, match="grpo_batch is 10: it must be a multiple of num_generations, 4$"
+    ):
         make_budget("cpu", {"grpo_batch": 10})
     # a group size keeps the preset's prompts a step (gpu: 4), unless the batch is given too
     wide = make_budget("gpu", {"num_generations": 16})
     assert (wide.grpo_batch, wide.grpo_prompts) == (64, make_budget("gpu").grpo_prompts) == (64, 200)
     assert make_budget("cpu", {"num_generations": 8, "grpo_batch": 16}).grpo_prompts == 12 * 2
-    with pytest.raises(BiasAwareError, match="num_generations: Input should be greater than or equal to 2"):
+    with pytest.raises(
+        BiasAwareError,
+        match=r"num_generations \(--num-generations\): Input should be greater than or equal to 2",
+    ):
         make_budget("cpu", {"num_generations": 1})
     assert parse_seeds("0-9") == list(range(10))
     assert parse_seeds("3, 0-1,3") == [0, 1, 3]
@@ -472,6 +478,10 @@ def test_eval_compare_takes_two_study_folders(tmp_path, capsys):
     for argv, said in (
         (["--runs", one, str(tmp_path / "eval")], "mixes generative study folders"),
         (["--runs", one, two, "--view", "original"], "--view and --by-id are for eval bias runs"),
+        (
+            ["--runs", one, two, "--view", "injected"],
+            "--view and --by-id are for eval bias runs",
+        ),  # its default
         (["--runs", one, one], f"--runs names the study {one} twice"),
         (["--runs", one, str(tmp_path / "none")], "none: no such folder"),
         (

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import biasaware
 from biasaware.data.builders import BuildConfig, build_bench, build_train
 from biasaware.data.master_keys import (
     FIXED_KEYS,
@@ -434,6 +435,12 @@ def test_compare_against_a_baseline_gives_both_tables(tmp_path):
     assert len(result["per_probe"]["ids"]) == len(probes)
     with pytest.raises(BiasAwareError, match="not one of the runs"):
         compare_against(folders, tmp_path)
+    # its tables read both views: a view given to it would go unread, so it is refused, even at its default
+    for view in ("original", "injected"):
+        with pytest.raises(
+            BiasAwareError, match="every run's Acc_ori, BSR and over-correction read both views"
+        ):
+            biasaware.compare(*folders, baseline=folders[0], view=view)
 
 
 ANSWER = "To make tea, boil water, pour it over the leaves, and steep for three minutes before serving."

@@ -363,7 +363,7 @@ def is_study(folder: str | Path) -> bool:
     return any(Path(folder).glob("seed-*/generative.json"))
 
 
-def compare_studies(runs: list[str], baseline: str | None, view: str, by_id: bool) -> dict[str, Any]:
+def compare_studies(runs: list[str], baseline: str | None, view: str | None, by_id: bool) -> dict[str, Any]:
     """Two generative studies of the same benchmark, seed by seed: the second against the first, or
     against ``baseline`` (:func:`~biasaware.evaluation.seeds.studies_compared`)."""
     for run in runs:
@@ -380,7 +380,7 @@ def compare_studies(runs: list[str], baseline: str | None, view: str, by_id: boo
         )
     if Path(runs[0]).resolve() == Path(runs[1]).resolve():
         raise BiasAwareError(f"--runs names the study {runs[0]} twice; compare two different studies")
-    if view != "injected" or by_id:
+    if view is not None or by_id:
         raise BiasAwareError(
             "--view and --by-id are for eval bias runs; two studies are compared on every seed's recorded outcomes"
         )
@@ -394,10 +394,11 @@ def compare_studies(runs: list[str], baseline: str | None, view: str, by_id: boo
 
 
 def comparison(
-    runs: list[str], baseline: str | None, view: str = "injected", by_id: bool = False
+    runs: list[str], baseline: str | None, view: str | None = None, by_id: bool = False
 ) -> dict[str, Any]:
-    """``eval compare``'s result: two runs per bias (:func:`compare_folders`), two or more against
-    ``baseline`` (:func:`compare_against`), or two generative studies seed by seed (:func:`compare_studies`)."""
+    """``eval compare``'s result: two runs per bias on ``view`` (:func:`compare_folders`; default the injected
+    view), two or more against ``baseline`` (:func:`compare_against`), or two generative studies seed by seed
+    (:func:`compare_studies`). The last two read both views, so a ``view`` given to them is refused."""
     runs = [str(r) for r in runs]
     for run in runs:
         if (Path(run) / "generative.json").is_file():
@@ -411,7 +412,12 @@ def comparison(
             f"--runs: give two folders, or two or more with --baseline naming one of them; got {len(runs)}"
         )
     if baseline is None:
-        return compare_folders(runs, view=view, by_id=by_id)
+        return compare_folders(runs, view=view or "injected", by_id=by_id)
+    if view is not None:
+        raise BiasAwareError(
+            "--view picks the view of a two-run comparison; with --baseline every run's Acc_ori, BSR and "
+            "over-correction read both views, so leave --view out"
+        )
     if by_id:
         raise BiasAwareError(
             "--by-id pairs the probes of two runs that lack a fingerprint.json by id, unchecked; with --baseline "
@@ -422,7 +428,7 @@ def comparison(
 
 
 def compare_command(
-    runs: list[str], baseline: str | None, view: str = "injected", by_id: bool = False
+    runs: list[str], baseline: str | None, view: str | None = None, by_id: bool = False
 ) -> tuple[dict[str, Any], str]:
     """``eval compare``: the :func:`comparison` and its text for the console."""
     result = comparison(runs, baseline, view=view, by_id=by_id)

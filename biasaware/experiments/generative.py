@@ -256,11 +256,13 @@ def make_budget(preset: str, overrides: dict[str, Any] | None = None) -> Budget:
     budget = parts.preset_budget(Budget, PRESETS, preset, overrides)
     if budget.start_pairs >= budget.train_pairs:
         raise BiasAwareError(
-            f"budget: start_pairs ({budget.start_pairs}) must leave pairs for the arms (train_pairs {budget.train_pairs})"
+            f"budget: start_pairs ({budget.start_pairs}) must leave pairs for the arms "
+            f"(train_pairs {budget.train_pairs})"
         )
     if budget.grpo_pool < budget.grpo_prompts:
         raise BiasAwareError(
-            f"budget: grpo_pool ({budget.grpo_pool}) must hold the {budget.grpo_prompts} prompts GRPO trains on"
+            f"budget setting {parts.setting_named('grpo_pool', overrides)} is {budget.grpo_pool}: it must hold the "
+            f"{budget.grpo_prompts} prompts GRPO trains on"
         )
     return budget
 

@@ -39,6 +39,12 @@ TRAIN_LINE = r"\[train\] step (\d+)/(\d+) \| loss (\S+)(?: \| reward (\S+))?"
 
 
 # ------------------------------------------------------------------------------------ the output folder
+def setting_named(name: str, overrides: Mapping[str, Any] | None) -> str:
+    """A budget setting as a message names it: with its command-line flag where it was given (an override
+    is a flag's value on the CLI, a keyword in the API), so either user finds what to change."""
+    return f"{name} (--{name.replace('_', '-')})" if name in (overrides or {}) else name
+
+
 def preset_budget(model: type, presets: Mapping[str, Mapping[str, Any]], preset: str, overrides=None):
     """A budget of an experiment: ``model`` (a pydantic model) of ``presets[preset]`` with ``overrides``. An
     unknown preset, a bad value (named by its setting) and a GRPO batch that is not a whole number of groups
@@ -49,10 +55,12 @@ def preset_budget(model: type, presets: Mapping[str, Mapping[str, Any]], preset:
         budget = model(**{**presets[preset], **(overrides or {})})
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise BiasAwareError(f"budget setting {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        name = ".".join(map(str, first["loc"]))
+        raise BiasAwareError(f"budget setting {setting_named(name, overrides)}: {first['msg']}") from None
     if budget.grpo_batch % budget.num_generations:
         raise BiasAwareError(
-            f"budget: grpo_batch ({budget.grpo_batch}) must be a multiple of num_generations ({budget.num_generations})"
+            f"budget setting grpo_batch is {budget.grpo_batch}: it must be a multiple of "
+            f"{setting_named('num_generations', overrides)}, {budget.num_generations}"
         )
     return budget
 
