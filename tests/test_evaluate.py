@@ -210,6 +210,50 @@ def test_direct_verdicts_match_a_full_forward_of_each_view(bench, tiny_models):
         assert got.verdict == ("A" if expected > 0.5 else "B")
 
 
+def test_a_view_shared_by_probes_is_judged_once_by_a_judge_that_does_not_sample(
+    bench, tiny_models, tmp_path, capsys
+):
+    """A standard probe and its mirror share their original view: a forward judge judges it once, even in
+    another chunk, and every job of it gets its output; the file equals a run that judges every job; a
+    resumed run judges only what is missing, twins included. A judge that may sample judges every job."""
+    from biasaware.evaluation.runner import judge_into
+
+    probes = load_probes(bench, limit=2)
+    jobs = [(p.id, v, getattr(p, v), {"bias": p.bias}) for p in probes for v in ("original", "injected")]
+    texts = [j[2].model_dump_json() for j in jobs]
+    assert len(set(texts)) < len(texts)  # the bench's mirrors repeat originals
+    direct = load_judge(JudgeSpec(name=str(tiny_models["causal"]), mode="direct"))
+    seen = []
+    judge = direct.judge
+    direct.judge = lambda views: seen.extend(v.model_dump_json() for v in views) or judge(views)
+    shared = judge_into(direct, jobs, tmp_path / "shared" / "judgments.jsonl", chunk=3)
+    assert sorted(seen) == sorted(set(texts))  # each distinct view once, across chunks of 3
+    said = capsys.readouterr().out
+    assert (
+        f"{len(jobs)} views judged" in said
+        and f"{len(texts) - len(set(texts))} the same as another view" in said
+    )
+    rows = [json.loads(x) for x in shared.read_text().splitlines()]
+    assert [(r["probe_id"], r["view"]) for r in rows] == [(j[0], j[1]) for j in jobs]  # job order, every job
+    by_text = {}
+    for text, row in zip(texts, rows, strict=True):
+        assert by_text.setdefault(text, (row["raw"], row["verdict"])) == (row["raw"], row["verdict"])
+    # the same numbers as judging every job (the forward judge's batches are sorted and padded alike)
+    direct.judges_views_alone = False
+    seen.clear()
+    every = judge_into(direct, jobs, tmp_path / "every" / "judgments.jsonl", chunk=3)
+    assert len(seen) == len(jobs)
+    for a, b in zip(rows, [json.loads(x) for x in every.read_text().splitlines()], strict=True):
+        assert a["verdict"] == b["verdict"] and a["scores"]["A"] == pytest.approx(b["scores"]["A"], abs=1e-5)
+    # resume: a twin's row lost is written again from one judgment of its view, nothing else judged
+    del direct.judges_views_alone
+    twin = next(i for i, t in enumerate(texts) if texts.index(t) != i)
+    shared.write_text("".join(x + "\n" for k, x in enumerate(shared.read_text().splitlines()) if k != twin))
+    seen.clear()
+    judge_into(direct, jobs, shared, chunk=3)
+    assert seen == [texts[twin]] and [json.loads(x) for x in shared.read_text().splitlines()] == rows
+
+
 def test_cli_errors(tmp_path, capsys):
     assert main(["eval", "bias", "--out", str(tmp_path)]) == 2
     assert "needs --judge and --data" in capsys.readouterr().err

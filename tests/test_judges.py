@@ -428,13 +428,13 @@ def test_a_shard_left_by_a_killed_process_is_resumed_and_merged(tiny_models, ben
     shard = next((tmp_path / "resumed" / ".shards").glob("*.jsonl"))
     in_shard = len(shard.read_text().splitlines())
     total = len((tmp_path / "straight" / "judgments.jsonl").read_text().splitlines())
-    assert total > judge.chunk_views and in_shard == total - judge.chunk_views  # chunk 1 of 2
+    assert 0 < in_shard < total  # chunk 1 of 2 (its distinct views, each recorded for every probe of it)
     assert not (tmp_path / "resumed" / "judgments.jsonl").exists()  # process 1 does not merge
     prepared = []
     real = judge.prepare
     judge.prepare = lambda views: prepared.append(len(views)) or real(views)
     run_bias_eval(judge, probes, tmp_path / "resumed")
-    assert sum(prepared) == total - in_shard
+    assert prepared == [judge.chunk_views]  # chunk 0 alone is judged again
     a, b = (tmp_path / d / "judgments.jsonl" for d in ("straight", "resumed"))
     assert a.read_bytes() == b.read_bytes() and not (tmp_path / "resumed" / ".shards").exists()
 

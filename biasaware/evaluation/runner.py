@@ -105,6 +105,10 @@ def judge_into(
     a single-process run's (the same chunks give the same batches, hence the same numbers). A
     single process ends with the same merge, which also puts a resumed run's lines in job order.
 
+    A judge whose output is a function of the view alone (``judges_views_alone``: the forward judges,
+    which do not sample) judges each distinct view once, and its output is recorded for every job of
+    that view (:func:`_distinct`; the chunks are cut from the distinct views).
+
     Progress: a bar over the views to judge, moved per batch within a chunk
     (:class:`~biasaware.progress.ChunkProgress`); a run estimated to take more than ten minutes says
     so early, and what ``--limit`` would cut it to (``limit``: the count the option sets now, what it
@@ -119,9 +123,10 @@ def judge_into(
     r = ranks or current_ranks()
     size = chunk or getattr(judge, "chunk_views", 64)
     path = Path(path)
+    unique, twins = _distinct(jobs) if getattr(judge, "judges_views_alone", False) else (jobs, {})
     own = path if r.world == 1 else path.parent / SHARDS / f"{path.stem}.rank{r.rank}-of-{r.world}.jsonl"
     earlier = [row for p in {path, *_shards(path)} - {own} for row in read_whole_lines(p)]
-    failed = judged = 0
+    failed = judged = shared = 0
     overlong: list[tuple[int, int]] = []
     t0 = time.time()
     with JsonlAppender(own) as out:
@@ -129,8 +134,12 @@ def judge_into(
         if any(row["judge"] != judge.name for row in existing):
             raise BiasAwareError(f"{path} holds judgments of another judge; use a new --out")
         done = {(row["probe_id"], row["view"]) for row in existing}
-        chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)][r.rank :: r.world]
-        todo = [c for c in ([j for j in c if (j[0], j[1]) not in done] for c in chunks) if c]
+        chunks = [unique[i : i + size] for i in range(0, len(unique), size)][r.rank :: r.world]
+
+        def open_jobs(job):  # the job and its twins not judged yet
+            return [t for t in [job, *twins.get((job[0], job[1]), ())] if (t[0], t[1]) not in done]
+
+        todo = [c for c in ([j for j in c if open_jobs(j)] for c in chunks) if c]
         desc = f"judge {Path(judge.name).name}" + (f" (rank 0 of {r.world})" if r.world > 1 else "")
         log.info(
             "%s: %d views to judge (%d already in %s), chunks of %d, process %d of %d",
@@ -145,15 +154,17 @@ def judge_into(
         bar = ChunkProgress(sum(map(len, todo)), desc=desc, enabled=r.main, limit=limit)
         views = [[j[2] for j in c] for c in todo]
         for part, outputs in zip(todo, judge_chunks(judge, views, bar.chunk), strict=True):
-            for (item_id, view_name, view, meta), o in zip(part, outputs, strict=True):
-                if o is None:
-                    failed += 1
-                    continue
-                if o.overlong:
-                    meta = {**meta, "overlong": {"tokens": o.overlong[0], "limit": o.overlong[1]}}
-                    overlong.append(o.overlong)
-                out.append(record(judge.name, item_id, view_name, view, meta, o))
-                judged += 1
+            for job, o in zip(part, outputs, strict=True):
+                for item_id, view_name, view, meta in open_jobs(job):
+                    if o is None:
+                        failed += 1
+                        continue
+                    if o.overlong:
+                        meta = {**meta, "overlong": {"tokens": o.overlong[0], "limit": o.overlong[1]}}
+                        overlong.append(o.overlong)
+                    out.append(record(judge.name, item_id, view_name, view, meta, o))
+                    judged += 1
+                    shared += (item_id, view_name) != (job[0], job[1])
         bar.close()
     seconds = time.time() - t0
     if r.main:
@@ -162,7 +173,11 @@ def judge_into(
         where = f" on rank 0 of {r.world}" if r.world > 1 else ""
         hits = (judge.summary() if hasattr(judge, "summary") else {}).get("cache_hits") or 0
         cached = f"; {hits} replies from the reply cache (no call made)" if hits else ""
-        line = f"[judge] {Path(judge.name).name}: {judged} views judged in {seconds:.1f}s{rate}{where}{cached}{resumed}"
+        once = f"; {shared} the same as another view, judged once" if shared else ""
+        line = (
+            f"[judge] {Path(judge.name).name}: {judged} views judged in {seconds:.1f}s{rate}{where}{once}{cached}"
+            f"{resumed}"
+        )
         print(line, flush=True)
     if overlong:
         _too_long(overlong, judged, judge.name, own if not done else None, getattr(judge, "kind", ""))
@@ -178,6 +193,24 @@ def judge_into(
             f"in {path}: rerun the same command to judge only those"
         )
     return path
+
+
+def _distinct(jobs: list[tuple[str, str, Any, dict]]) -> tuple[list, dict[tuple[str, str], list]]:
+    """The jobs whose view is the first of its content, and per such job the later jobs of the same view
+    (its twins: a standard probe and its mirror share their original view), for a judge whose output is
+    a function of the view alone (``judges_views_alone``: no sampling), so each distinct view is judged
+    once and its output recorded for every job of it."""
+    first: dict[str, tuple[str, str]] = {}
+    unique, twins = [], defaultdict(list)
+    for job in jobs:
+        view = job[2]
+        key = view.model_dump_json() if hasattr(view, "model_dump_json") else repr(view)
+        if key in first:
+            twins[first[key]].append(job)
+        else:
+            first[key] = (job[0], job[1])
+            unique.append(job)
+    return unique, dict(twins)
 
 
 NEARLY_ALL_OVERLONG = 0.9

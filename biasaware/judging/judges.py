@@ -655,6 +655,9 @@ class _ForwardJudge:
     """Shared by the direct-verdict and reward-model judges: one forward pass per input unit."""
 
     model_kind = "causal"
+    judges_views_alone = (
+        True  # no sampling: a view's output is a function of the view (judge_into judges it once)
+    )
 
     def __init__(self, resolved: ResolvedJudge | JudgeSpec):
 
@@ -684,8 +687,8 @@ class _ForwardJudge:
         return self._batched(ids, extra)
 
     def _batched(self, ids: list[list[int]], extra: Any = None) -> Prepared:
-        """Batches of the units that fit, each distinct input once (a probe's standard and mirror
-        sides share their original view: it runs once and both get its value)."""
+        """Batches of the units that fit, each distinct input once (a reward model's unit is one response:
+        the side a cue left alone is the same in both views of a probe; it runs once and both get its value)."""
         overlong = {i: len(x) for i, x in enumerate(ids) if self.limit is not None and len(x) > self.limit}
         first: dict[tuple[int, ...], int] = {}
         same = {}
