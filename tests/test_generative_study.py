@@ -747,6 +747,11 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
         text = (out / f"seed-{seed}" / "generative.json").read_text()
         result = json.loads(text)
         assert str(tmp_path) not in text  # runs and checkpoints named within the study's folder
+        assert result["command"] == (  # the seed's command as given; settings without a flag in brackets
+            f"biasaware quickstart --generative --seeds {seed} --start-steps 1 --sft-steps 1 --grpo-steps 1 "
+            "--trainable-layers 1 --bench-probes 2 --grpo-pool 8 --arms baseline (budget train_pairs=24, "
+            "start_pairs=16)"
+        )
         assert result["table"]["runs"]["baseline"]["judge"] == f"seed-{seed}/ckpt/baseline-grpo"
         assert result["table"]["runs"]["baseline-sft"]["judge"] == f"seed-{seed}/ckpt/baseline-sft"
         # the rates from per-probe outcomes equal eval bias's own summary (an independent formula)

@@ -43,6 +43,7 @@ plot.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
@@ -55,6 +56,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from biasaware import options
 from biasaware.data.builders import NATURAL_CUES as TRAINED_CUES
 from biasaware.data.builders import BuildConfig, build_bench, build_train
 from biasaware.data.facts import FACT_TEST_FAMILIES
@@ -826,10 +828,12 @@ def run_seed(
     model: str,
     configs: str = BASE_MODEL,
     precision: str = "float32",
+    command: str = "biasaware quickstart --generative",
 ) -> dict[str, Any]:
     """One seed of the study into ``out/seed-N``; returns what its ``generative.json`` holds.
     ``place``: the device and dtype resolved once for the study (:func:`biasaware.devices.where`),
-    which every judge of the seed is handed; ``precision``: what its training stages run in."""
+    which every judge of the seed is handed; ``precision``: what its training stages run in;
+    ``command``: the command that runs this seed (:func:`seed_command`), recorded."""
 
     folder = out / f"seed-{seed}"
     result_file = folder / "generative.json"
@@ -863,7 +867,7 @@ def run_seed(
     seconds, resumed = run.stages.finish(time.time() - t_all)
     result = {
         "experiment": "generative-seeds",
-        "command": "biasaware quickstart --generative",
+        "command": command,
         "seed": seed,
         "commit": source_commit(),
         "budget": budget.record(),
@@ -982,6 +986,25 @@ def choose_arms(arms: list[str] | None) -> list[str]:
     return chosen
 
 
+def seed_command(
+    seed: int, preset: str | None, overrides: dict[str, Any], arms: list[str] | None, dtype: str
+) -> str:
+    """The command line of one seed as it was given (its output folder aside): the preset when named,
+    each budget flag given, the arms when chosen, the dtype when not ``auto``; settings the API was given
+    that have no flag follow in brackets."""
+    flags = {f.name for f in dataclasses.fields(options.Budget)}
+    words = ["biasaware", "quickstart", "--generative", "--seeds", str(seed)]
+    words += ["--budget", preset] if preset else []
+    for key, value in overrides.items():
+        flag = "--" + key.replace("_", "-")
+        if key in flags:
+            words += [flag] if value is True else [flag, str(value)] if value not in (None, False) else []
+    words += ["--arms", ",".join(arms)] if arms else []
+    words += ["--dtype", dtype] if dtype != "auto" else []
+    api = [f"{k}={v}" for k, v in overrides.items() if k not in flags]
+    return " ".join(words) + (f" (budget {', '.join(api)})" if api else "")
+
+
 def run_generative(
     out: Path,
     seeds: list[int] | None = None,
@@ -1006,6 +1029,7 @@ def run_generative(
     place = describe(
         here, resolve_dtype(dtype if dtype != "auto" or precision == "float32" else precision, here)
     )
+    named = preset
     preset = preset or ("gpu" if here.type == "cuda" else "cpu")
     budget = make_budget(preset, overrides)
     chosen = choose_arms(arms)
@@ -1021,7 +1045,8 @@ def run_generative(
     build_bench_once(out, budget)
     results = {}
     for seed in seeds:  # one after another: two seeds at once would share the cores
-        results[seed] = run_seed(out, seed, budget, chosen, place, model, configs, precision)
+        command = seed_command(seed, named, dict(overrides or {}), arms, dtype)
+        results[seed] = run_seed(out, seed, budget, chosen, place, model, configs, precision, command)
     done = sorted(
         int(p.name.split("-", 1)[1]) for p in out.glob("seed-*") if (p / "generative.json").exists()
     )
