@@ -43,7 +43,6 @@ plot.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import platform
@@ -56,7 +55,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from biasaware import options
 from biasaware.data.builders import NATURAL_CUES as TRAINED_CUES
 from biasaware.data.builders import BuildConfig, build_bench, build_train
 from biasaware.data.facts import FACT_TEST_FAMILIES
@@ -992,16 +990,14 @@ def seed_command(
     """The command line of one seed as it was given (its output folder aside): the preset when named,
     each budget flag given, the arms when chosen, the dtype when not ``auto``; settings the API was given
     that have no flag follow in brackets."""
-    flags = {f.name for f in dataclasses.fields(options.Budget)}
     words = ["biasaware", "quickstart", "--generative", "--seeds", str(seed)]
     words += ["--budget", preset] if preset else []
     for key, value in overrides.items():
-        flag = "--" + key.replace("_", "-")
-        if key in flags:
+        if flag := parts.budget_flag(key):
             words += [flag] if value is True else [flag, str(value)] if value not in (None, False) else []
     words += ["--arms", ",".join(arms)] if arms else []
     words += ["--dtype", dtype] if dtype != "auto" else []
-    api = [f"{k}={v}" for k, v in overrides.items() if k not in flags]
+    api = [f"{k}={v}" for k, v in overrides.items() if not parts.budget_flag(k)]
     return " ".join(words) + (f" (budget {', '.join(api)})" if api else "")
 
 

@@ -9,6 +9,7 @@ private names; the model an experiment trains is a parameter of each.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import io
 import json
@@ -26,6 +27,7 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
+from biasaware import options
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.evaluate import evaluate_bias
 from biasaware.formatting import pct
@@ -39,10 +41,18 @@ TRAIN_LINE = r"\[train\] step (\d+)/(\d+) \| loss (\S+)(?: \| reward (\S+))?"
 
 
 # ------------------------------------------------------------------------------------ the output folder
+def budget_flag(name: str) -> str | None:
+    """The command-line flag of a budget setting (``--grpo-pool``), ``None`` for a setting only the API
+    takes."""
+    known = {f.name for f in dataclasses.fields(options.Budget)}
+    return "--" + name.replace("_", "-") if name in known else None
+
+
 def setting_named(name: str, overrides: Mapping[str, Any] | None) -> str:
-    """A budget setting as a message names it: with its command-line flag where it was given (an override
-    is a flag's value on the CLI, a keyword in the API), so either user finds what to change."""
-    return f"{name} (--{name.replace('_', '-')})" if name in (overrides or {}) else name
+    """A budget setting as a message names it: with its command-line flag where it was given and has one
+    (an override is a flag's value on the CLI, a keyword in the API), so either user finds what to change."""
+    flag = budget_flag(name)
+    return f"{name} ({flag})" if flag and name in (overrides or {}) else name
 
 
 def preset_budget(model: type, presets: Mapping[str, Mapping[str, Any]], preset: str, overrides=None):
