@@ -992,12 +992,16 @@ def seed_command(
     that have no flag follow in brackets."""
     words = ["biasaware", "quickstart", "--generative", "--seeds", str(seed)]
     words += ["--budget", preset] if preset else []
+    api = []
     for key, value in overrides.items():
-        if flag := parts.budget_flag(key):
-            words += [flag] if value is True else [flag, str(value)] if value not in (None, False) else []
+        if not (flag := parts.budget_flag(key)):
+            api.append(f"{key}={value}")
+        elif value is True:
+            words.append(flag)
+        elif value not in (None, False):
+            words += [flag, str(value)]
     words += ["--arms", ",".join(arms)] if arms else []
     words += ["--dtype", dtype] if dtype != "auto" else []
-    api = [f"{k}={v}" for k, v in overrides.items() if not parts.budget_flag(k)]
     return " ".join(words) + (f" (budget {', '.join(api)})" if api else "")
 
 

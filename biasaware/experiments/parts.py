@@ -41,11 +41,13 @@ TRAIN_LINE = r"\[train\] step (\d+)/(\d+) \| loss (\S+)(?: \| reward (\S+))?"
 
 
 # ------------------------------------------------------------------------------------ the output folder
+BUDGET_FLAGS = frozenset(f.name for f in dataclasses.fields(options.Budget))  # the settings with a flag
+
+
 def budget_flag(name: str) -> str | None:
     """The command-line flag of a budget setting (``--grpo-pool``), ``None`` for a setting only the API
     takes."""
-    known = {f.name for f in dataclasses.fields(options.Budget)}
-    return "--" + name.replace("_", "-") if name in known else None
+    return "--" + name.replace("_", "-") if name in BUDGET_FLAGS else None
 
 
 def setting_named(name: str, overrides: Mapping[str, Any] | None) -> str:

@@ -655,9 +655,8 @@ class _ForwardJudge:
     """Shared by the direct-verdict and reward-model judges: one forward pass per input unit."""
 
     model_kind = "causal"
-    judges_views_alone = (
-        True  # no sampling: a view's output is a function of the view (judge_into judges it once)
-    )
+    # no sampling: a view's output is a function of the view, so judge_into judges a repeated view once
+    judges_views_alone = True
 
     def __init__(self, resolved: ResolvedJudge | JudgeSpec):
 
