@@ -108,18 +108,31 @@ def resolve_dtype(dtype: str, device) -> torch.dtype:  # noqa: F821 -- torch is 
     return torch.float32
 
 
+def cpu_bfloat16_units() -> str | None:
+    """The unit this CPU computes bfloat16 matrix products with, as torch's own probes report it:
+    ``"AMX"`` (Intel's tiles, Sapphire Rapids and later), ``"AVX512-BF16"`` (the bfloat16 dot-product
+    instructions, e.g. AMD Zen 4 and Intel Cooper Lake), or None (AVX2 and plain AVX512: emulated).
+    torch's oneDNN kernels use either unit; ``bench/cpu_bfloat16.py`` measures what each buys
+    (``docs/generative.md``, "Precision")."""
+    import torch
+
+    for name, probe in (("AMX", "_is_amx_tile_supported"), ("AVX512-BF16", "_is_avx512_bf16_supported")):
+        found = getattr(torch.cpu, probe, None)
+        if found is not None and found():
+            return name
+    return None
+
+
 def native_bfloat16(device) -> bool:
     """Whether ``device`` (a resolved ``torch.device``) computes bfloat16 matrix products in hardware:
-    a CUDA device of compute capability 8 and up, or a CPU with Intel AMX (Sapphire Rapids and later;
-    torch's oneDNN kernels use its bfloat16 tiles). Elsewhere bfloat16 is emulated and gains little
-    (``bench/cpu_bfloat16.py`` measures both on a machine)."""
+    a CUDA device of compute capability 8 and up, or a CPU with AMX or AVX512-BF16
+    (:func:`cpu_bfloat16_units`). Elsewhere bfloat16 is emulated and gains little."""
     import torch
 
     if device.type == "cuda":
         return bool(torch.cuda.is_bf16_supported())
     if device.type == "cpu":
-        amx = getattr(torch.cpu, "_is_amx_tile_supported", None)  # torch's own probe of the CPU's flags
-        return bool(amx and amx())
+        return cpu_bfloat16_units() is not None
     return False
 
 

@@ -6,7 +6,16 @@ import sys
 import pytest
 import torch
 
-from biasaware.devices import Ranks, describe, ranks, resolve, resolve_device, resolve_dtype
+from biasaware.devices import (
+    Ranks,
+    cpu_bfloat16_units,
+    describe,
+    native_bfloat16,
+    ranks,
+    resolve,
+    resolve_device,
+    resolve_dtype,
+)
 from biasaware.errors import BiasAwareError
 from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.llm import LLMSpec
@@ -26,6 +35,21 @@ def test_explicit_values_are_respected():
     assert resolve_device("cpu") == torch.device("cpu")
     for name, dtype in [("float32", torch.float32), ("bfloat16", torch.bfloat16), ("float16", torch.float16)]:
         assert resolve_dtype(name, torch.device("cpu")) is dtype
+
+
+@pytest.mark.parametrize(
+    ("amx", "avx512_bf16", "units"),
+    [(True, True, "AMX"), (False, True, "AVX512-BF16"), (False, False, None)],
+)
+def test_a_cpu_computes_bfloat16_with_amx_or_avx512_bf16_and_emulates_it_otherwise(
+    monkeypatch, amx, avx512_bf16, units
+):
+    """AMX or the AVX512-BF16 instructions count as bfloat16 in hardware (bench/cpu_bfloat16.py: 1.6-1.7x on
+    an AVX512-BF16 CPU, docs/results/bench/cpu-bfloat16-avx512bf16.json); a CPU with neither emulates it."""
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx, raising=False)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16, raising=False)
+    assert cpu_bfloat16_units() == units
+    assert native_bfloat16(torch.device("cpu")) is (units is not None)
 
 
 def test_auto_dtype_on_cuda_follows_bf16_support(monkeypatch):

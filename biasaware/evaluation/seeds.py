@@ -364,7 +364,11 @@ def aggregate(
         "machines": {
             # what seeds record since they were added (earlier seeds: float32 training, AMX not known) only where recorded
             str(s): {k: r["machine"].get(k) for k in ("cpu_capability", "gpu", "cores")}
-            | {k: r["machine"][k] for k in ("cpu_bfloat16", "training_precision") if k in r["machine"]}
+            | {
+                k: r["machine"][k]
+                for k in ("cpu_bfloat16", "cpu_bfloat16_units", "training_precision")
+                if k in r["machine"]
+            }
             for s, r in results.items()
         },
         "commits": {str(s): r.get("commit") for s, r in results.items()},

@@ -1,8 +1,8 @@
 """``biasaware quickstart --generative``: does bias-aware training make a generative judge less
 biased, on both sides, without costing accuracy? A many-seed study on a budget that a 2-core CPU
 finishes in about two hours a seed where torch runs with AVX2 only, a third of that with AVX512, and
-under half an hour on one with AMX, where it trains and judges in bfloat16 (:func:`study_precision`;
-``docs/generative.md``; a GPU preset is larger).
+about half an hour on one that computes bfloat16 (AMX or AVX512-BF16), where it trains and judges in
+bfloat16 (:func:`study_precision`; ``docs/generative.md``; a GPU preset is larger).
 
 Design.
 
@@ -60,6 +60,7 @@ from biasaware.data.builders import BuildConfig, build_bench, build_train
 from biasaware.data.facts import FACT_TEST_FAMILIES
 from biasaware.devices import (
     check_dtype_name,
+    cpu_bfloat16_units,
     describe,
     native_bfloat16,
     resolve_device,
@@ -276,7 +277,8 @@ def machine() -> dict[str, Any]:
         "cores": cores,
         "cpu": platform.processor() or platform.machine(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),  # AVX2, AVX512, ...: step rates differ by it
-        "cpu_bfloat16": native_bfloat16(torch.device("cpu")),  # AMX: bfloat16 in hardware (study_precision)
+        "cpu_bfloat16": native_bfloat16(torch.device("cpu")),  # bfloat16 in hardware (study_precision)
+        "cpu_bfloat16_units": cpu_bfloat16_units(),  # AMX or AVX512-BF16: their speed-ups differ
         "gpu": gpu,
         "torch": torch.__version__,
         "python": platform.python_version(),
@@ -363,8 +365,8 @@ def study_precision(out: Path, device, dtype: str) -> str:
     the lower precision), ``float32`` none. An explicit ``dtype`` sets it (float16 on a CUDA device
     only); ``auto`` keeps the folder's own (float32 for one made before the setting), else is bfloat16
     where the hardware computes it (:func:`biasaware.devices.native_bfloat16`: a recent GPU, or a CPU
-    with AMX, where the second design's seed took 28 minutes against 49: ``docs/generative.md``) and
-    float32 elsewhere."""
+    with AMX or AVX512-BF16; with AMX the second design's seed took 28 minutes against 49:
+    ``docs/generative.md``) and float32 elsewhere."""
     if dtype != "auto":
         if dtype == "float16" and device.type != "cuda":
             raise BiasAwareError(
