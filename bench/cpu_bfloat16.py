@@ -7,9 +7,9 @@ in the same run, and what it changes in the verdicts.
 3. Evaluated view (``DirectVerdictJudge``): float32 weights against bfloat16 weights, and how many
    verdicts differ and by how much P(A) moves, on the same views.
 
-A CPU with AMX-BF16 (Intel Sapphire Rapids and later) runs bfloat16 matrix products in hardware; one
-without (AVX2, most AMD EPYC) emulates them and gains little or loses. The machine's flags are printed
-and recorded.
+A CPU with AMX-BF16 (Intel Sapphire Rapids and later) or AVX512-BF16 (e.g. AMD Zen 4) runs bfloat16
+matrix products in hardware; one with neither (AVX2, plain AVX512) emulates them and gains little or
+loses. The machine's flags are printed and recorded.
 
     .venv/bin/python bench/cpu_bfloat16.py                               # the cpu budget, smollm2
     .venv/bin/python bench/cpu_bfloat16.py --sft-steps 6 --grpo-steps 4 --views 96 --json out.json

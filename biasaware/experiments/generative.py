@@ -273,12 +273,13 @@ def machine() -> dict[str, Any]:
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    units = cpu_bfloat16_units()  # AMX or AVX512-BF16: their speed-ups differ
     return {
         "cores": cores,
         "cpu": platform.processor() or platform.machine(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),  # AVX2, AVX512, ...: step rates differ by it
-        "cpu_bfloat16": native_bfloat16(torch.device("cpu")),  # bfloat16 in hardware (study_precision)
-        "cpu_bfloat16_units": cpu_bfloat16_units(),  # AMX or AVX512-BF16: their speed-ups differ
+        "cpu_bfloat16": units is not None,  # bfloat16 in hardware (native_bfloat16, study_precision)
+        "cpu_bfloat16_units": units,
         "gpu": gpu,
         "torch": torch.__version__,
         "python": platform.python_version(),
