@@ -123,6 +123,23 @@ def cpu_bfloat16_units() -> str | None:
     return None
 
 
+def cpu_model(cpuinfo: str = "/proc/cpuinfo") -> str | None:
+    """The CPU's model name as the kernel reports it (Linux's ``/proc/cpuinfo``, ``model name``), else
+    :func:`platform.processor`'s, or None: two machines of one instruction set can differ by 1.5x in a
+    step, so a timing names the model it ran on."""
+    import platform
+
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and value.strip():
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
 def native_bfloat16(device) -> bool:
     """Whether ``device`` (a resolved ``torch.device``) computes bfloat16 matrix products in hardware:
     a CUDA device of compute capability 8 and up, or a CPU with AMX or AVX512-BF16

@@ -9,6 +9,7 @@ import torch
 from biasaware.devices import (
     Ranks,
     cpu_bfloat16_units,
+    cpu_model,
     describe,
     native_bfloat16,
     ranks,
@@ -50,6 +51,17 @@ def test_a_cpu_computes_bfloat16_with_amx_or_avx512_bf16_and_emulates_it_otherwi
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16, raising=False)
     assert cpu_bfloat16_units() == units
     assert native_bfloat16(torch.device("cpu")) is (units is not None)
+
+
+def test_the_cpu_model_is_read_from_the_kernel_s_cpuinfo(tmp_path, monkeypatch):
+    """Linux's ``model name`` line names the CPU; without the file, platform.processor's name or None."""
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9R14 96-Core Processor\n")
+    assert cpu_model(str(info)) == "AMD EPYC 9R14 96-Core Processor"
+    monkeypatch.setattr("platform.processor", lambda: "")
+    assert cpu_model(str(tmp_path / "missing")) is None
+    info.write_text("processor\t: 0\nmodel name\t: \n")  # an empty name is no name
+    assert cpu_model(str(info)) is None
 
 
 def test_auto_dtype_on_cuda_follows_bf16_support(monkeypatch):

@@ -233,6 +233,34 @@ def test_token_budget_does_not_change_scores(tiny_models, bench):
         assert a.verdict == b.verdict and a.scores == pytest.approx(b.scores, abs=1e-5)
 
 
+def test_a_direct_judge_runs_the_shared_prefix_once_and_gives_each_whole_prompt_s_verdict(tiny_models, bench):
+    """The ids every view of a call starts with run once; each view's P(A) is that of its whole prompt
+    run alone and unpadded (computed here with the model directly), within float rounding; a model
+    whose forward takes no cache runs whole prompts and gives the same."""
+    import torch
+
+    views = [v for p in load_probes(bench, limit=2) for v in (p.original, p.injected)]
+    judge = load_judge(JudgeSpec(name=str(tiny_models["causal"]), mode="direct", batch_size=3))
+    prepared = judge.prepare(views)
+    units = [prepared.ids[i] for b in prepared.batches for i in b]
+    assert len({len(u) for u in units}) > 1 and len(prepared.batches) > 1  # padding within batches
+    common = next(k for k in range(min(map(len, units))) if len({u[k] for u in units}) > 1)
+    assert prepared.prefix == common > 20  # the template's opening, not a stray token
+    alone = []
+    with torch.inference_mode():
+        for ids in prepared.ids:
+            logp = judge.model(input_ids=torch.tensor([ids])).logits[0, -1].float().log_softmax(-1)
+            a, b = (logp[judge.token_ids[x]].logsumexp(-1) for x in "AB")
+            alone.append(torch.sigmoid(a - b).item())
+    shared = judge.judge(views)
+    assert [o.scores["A"] for o in shared] == pytest.approx(alone, abs=1e-6)
+    assert [o.verdict for o in shared] == ["A" if p > 0.5 else "B" for p in alone]
+    assert [o.scores for o in judge.judge(views)] == [o.scores for o in shared]  # the prefix is not consumed
+    judge.cache_arg = None  # as for a model without a cache argument
+    assert judge.prepare(views).prefix == 0
+    assert [o.scores["A"] for o in judge.judge(views)] == pytest.approx(alone, abs=1e-6)
+
+
 def test_pipelined_chunks_equal_one_call_per_chunk(tiny_models, bench):
     """judge_chunks queues chunk k+1 before collecting chunk k: same outputs, same order."""
     views = [v for p in load_probes(bench, limit=3) for v in (p.original, p.injected)]

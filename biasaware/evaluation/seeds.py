@@ -366,7 +366,7 @@ def aggregate(
             str(s): {k: r["machine"].get(k) for k in ("cpu_capability", "gpu", "cores")}
             | {
                 k: r["machine"][k]
-                for k in ("cpu_bfloat16", "cpu_bfloat16_units", "training_precision")
+                for k in ("cpu_model", "cpu_bfloat16", "cpu_bfloat16_units", "training_precision")
                 if k in r["machine"]
             }
             for s, r in results.items()

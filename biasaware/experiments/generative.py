@@ -61,6 +61,7 @@ from biasaware.data.facts import FACT_TEST_FAMILIES
 from biasaware.devices import (
     check_dtype_name,
     cpu_bfloat16_units,
+    cpu_model,
     describe,
     native_bfloat16,
     resolve_device,
@@ -277,6 +278,7 @@ def machine() -> dict[str, Any]:
     return {
         "cores": cores,
         "cpu": platform.processor() or platform.machine(),
+        "cpu_model": cpu_model(),  # two AVX512 CPUs here differed by 1.5x in a float32 view
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),  # AVX2, AVX512, ...: step rates differ by it
         "cpu_bfloat16": units is not None,  # bfloat16 in hardware (native_bfloat16, study_precision)
         "cpu_bfloat16_units": units,

@@ -39,6 +39,15 @@ queued without waiting (pinned host memory, non-blocking copies), the scores sta
 and come back in one copy per call, and :func:`judge_chunks` prepares the next call's batches on
 the CPU while the device runs the current one (``prepare`` / ``launch`` / ``finish``).
 
+**Shared prefix** (direct verdicts and direct scores): every view of a call is rendered from one
+template, so their token ids begin alike (the system turn and the instructions: 40 of a verdict
+prompt's ~133 tokens on the generative study's benchmark). A call runs that common prefix through
+the model once, keeps its keys and values, and runs each batch on the rest of the ids only, with the
+prefix's cache expanded to the batch and each token at its position in the unpadded prompt (the
+same numbers as the whole prompt within rounding; a left-padded row's tokens take their unpadded
+positions on every path). A model whose cache is not plain per-layer keys and values (sliding
+windows, state-space layers) or whose forward takes no ``position_ids`` runs whole prompts.
+
 **Over-long inputs**, one rule for every judge: a view whose input does not fit the model's
 context is not sent to the model. It gets the verdict ``invalid`` (wrong under both scoring
 policies), a ``raw`` text that says so, and ``overlong = (tokens, limit)``; reports count these
@@ -51,6 +60,7 @@ OpenAI-compatible endpoint checks lengths itself (a refusal stops the run with i
 from __future__ import annotations
 
 import inspect
+import os
 import sys
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -642,6 +652,7 @@ class Prepared:
     overlong: dict[int, int] = field(default_factory=dict)  # unit -> tokens
     extra: Any = None
     same: dict[int, int] = field(default_factory=dict)  # unit -> an earlier unit with the same ids
+    prefix: int = 0  # leading ids every batched unit shares, run once (see "Shared prefix")
 
 
 @dataclass
@@ -657,6 +668,8 @@ class _ForwardJudge:
     model_kind = "causal"
     # no sampling: a view's output is a function of the view, so judge_into judges a repeated view once
     judges_views_alone = True
+    # a left-padded causal model read at the last position: a call's common prefix runs once
+    shares_prefix = False
 
     def __init__(self, resolved: ResolvedJudge | JudgeSpec):
 
@@ -670,6 +683,11 @@ class _ForwardJudge:
         self.limit = context_length(self.model.config, self.tokenizer, spec.max_length)
         self.batch_size, self.max_batch_tokens = spec.batch_size, spec.max_batch_tokens
         self.chunk_views = max(256, 4 * spec.batch_size)
+        forward = inspect.signature(self.model.forward).parameters
+        self.positions = self.shares_prefix and "position_ids" in forward
+        # the cache's argument and output field: ``cache`` from transformers 5.x, ``past_key_values`` before
+        named = [n for n in ("cache", "past_key_values") if n in forward]
+        self.cache_arg = named[0] if self.positions and named else None
 
     # subclasses: the units of a call and the value per unit
     def units(self, views: list[View]) -> tuple[list[list[int]], Any]:
@@ -699,8 +717,55 @@ class _ForwardJudge:
                 else:
                     first[key] = i
         fits = [i for i in range(len(ids)) if i not in overlong and i not in same]
+        prefix = 0
+        if self.cache_arg and fits:  # at least one id of each unit is left to run after the prefix
+            units = [ids[i] for i in fits]
+            prefix = min(len(os.path.commonprefix(units)), min(map(len, units)) - 1)
+        # batches by the length that runs: the prefix is the same for all
         batches = token_batches([len(ids[i]) for i in fits], self.batch_size, self.max_batch_tokens)
-        return Prepared(ids, [[fits[j] for j in b] for b in batches], overlong, extra, same)
+        return Prepared(ids, [[fits[j] for j in b] for b in batches], overlong, extra, same, prefix)
+
+    def _prefix_cache(self, prepared: Prepared) -> tuple[list | None, int]:
+        """The keys and values of the call's common prefix, per layer, and its length; ``(None, 0)``
+        when there is none or the model's cache is not plain per-layer keys and values."""
+        import torch
+        from transformers.cache_utils import DynamicCache, DynamicLayer
+
+        if not prepared.prefix:
+            return None, 0
+        first = prepared.ids[prepared.batches[0][0]][: prepared.prefix]
+        ids = torch.tensor([first], device=self.device)
+        out = self.model(input_ids=ids, use_cache=True, **{self.cache_arg: DynamicCache()})
+        cache = getattr(out, self.cache_arg)
+        layers = getattr(cache, "layers", None)
+        if (
+            not isinstance(cache, DynamicCache)
+            or not layers
+            or any(type(x) is not DynamicLayer for x in layers)
+        ):
+            return None, 0
+        return [(x.keys, x.values) for x in layers], prepared.prefix
+
+    def _encode(self, prepared: Prepared, idx: list[int], past: list | None, prefix: int) -> dict:
+        """One batch's model inputs: the ids after ``prefix``, left-padded, each token at its position
+        in the unpadded prompt, and the prefix's cache expanded to the batch."""
+        import torch
+        from transformers.cache_utils import DynamicCache
+
+        cuda = self.device.type == "cuda"
+        enc = self.tokenizer.pad({"input_ids": [prepared.ids[i][prefix:] for i in idx]}, return_tensors="pt")
+        if self.positions:
+            mask = enc["attention_mask"]
+            enc["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0) + prefix
+            if past is not None:
+                enc["attention_mask"] = torch.cat([mask.new_ones(len(idx), prefix), mask], dim=1)
+        enc = {k: (v.pin_memory() if cuda else v).to(self.device, non_blocking=cuda) for k, v in enc.items()}
+        if past is not None:
+            n = len(idx)
+            enc[self.cache_arg] = DynamicCache(
+                [(k.expand(n, -1, -1, -1), v.expand(n, -1, -1, -1)) for k, v in past]
+            )
+        return enc
 
     def launch(self, prepared: Prepared, values=None) -> Pending:
         import torch
@@ -708,15 +773,11 @@ class _ForwardJudge:
         cuda = self.device.type == "cuda"
         outs = []
         with torch.inference_mode():
+            past, prefix = self._prefix_cache(prepared)
             for k, idx in enumerate(prepared.batches):
                 if not cuda and k:  # a CPU batch has finished when the next one starts
                     advance(k, len(prepared.batches))
-                enc = self.tokenizer.pad({"input_ids": [prepared.ids[i] for i in idx]}, return_tensors="pt")
-                enc = {
-                    k: (v.pin_memory() if cuda else v).to(self.device, non_blocking=cuda)
-                    for k, v in enc.items()
-                }
-                outs.append((values or self.values)(enc).float())
+                outs.append((values or self.values)(self._encode(prepared, idx, past, prefix)).float())
             if not outs:
                 return Pending(prepared, torch.zeros(0))
             values = torch.cat(outs)
@@ -760,6 +821,7 @@ class _ForwardJudge:
 class DirectVerdictJudge(_ForwardJudge):
     kind = "direct"
     model_kind = "causal"
+    shares_prefix = True
 
     def __init__(self, resolved: ResolvedJudge | JudgeSpec):
 
