@@ -56,7 +56,9 @@ def test_a_cpu_computes_bfloat16_with_amx_or_avx512_bf16_and_emulates_it_otherwi
 def test_the_cpu_model_is_read_from_the_kernel_s_cpuinfo(tmp_path, monkeypatch):
     """Linux's ``model name`` line names the CPU; without the file, platform.processor's name or None."""
     info = tmp_path / "cpuinfo"
-    info.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9R14 96-Core Processor\n")
+    info.write_text(
+        "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9R14 96-Core Processor\n"
+    )
     assert cpu_model(str(info)) == "AMD EPYC 9R14 96-Core Processor"
     monkeypatch.setattr("platform.processor", lambda: "")
     assert cpu_model(str(tmp_path / "missing")) is None
