@@ -19,6 +19,7 @@ of 1 and needs no process group; several processes join one through accelerate's
 from __future__ import annotations
 
 import os
+import platform
 import re
 import sys
 from dataclasses import dataclass
@@ -127,8 +128,6 @@ def cpu_model(cpuinfo: str = "/proc/cpuinfo") -> str | None:
     """The CPU's model name as the kernel reports it (Linux's ``/proc/cpuinfo``, ``model name``), else
     :func:`platform.processor`'s, or None: two machines of one instruction set can differ by 1.5x in a
     step, so a timing names the model it ran on."""
-    import platform
-
     try:
         with open(cpuinfo, encoding="utf-8", errors="replace") as f:
             for line in f:
