@@ -9,7 +9,8 @@ judge judges the same views both ways, chunk by chunk as an evaluation calls it 
 views a call), alternating which way goes first, so a load shared with other work weighs on both
 alike. Printed and recorded: seconds per view each way (distinct views are judged once, as in an
 evaluation; the rate is per view asked), the speed-up, the prefix's share of the tokens run, and
-how many verdicts flipped and how far P(A) moved.
+how many verdicts flipped and how far P(A) moved. Give it the cores alone: beside another torch
+process on the same cores the two ways' times scatter so much that their ratio says little.
 
     .venv/bin/python bench/shared_prefix.py                               # smollm2, every view
     .venv/bin/python bench/shared_prefix.py --views 256 --model runs/generative/seed-0/ckpt/start-sft
