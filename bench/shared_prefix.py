@@ -15,6 +15,10 @@ process on the same cores the two ways' times scatter so much that their ratio s
     .venv/bin/python bench/shared_prefix.py                               # smollm2, every view
     .venv/bin/python bench/shared_prefix.py --views 256 --model runs/generative/seed-0/ckpt/start-sft
     .venv/bin/python bench/shared_prefix.py --json docs/results/bench/shared-prefix.json
+    .venv/bin/python bench/shared_prefix.py --model runs/generative/seed-0/ckpt/start-sft --reference
+
+``--reference`` also judges the views in float32 with whole prompts and counts, for each way, the verdicts
+that differ from it and how far P(A) moved: in bfloat16 both ways round, each its own way.
 """
 
 from __future__ import annotations
@@ -51,6 +55,11 @@ def main() -> None:
         "--dtype",
         default="auto",
         help="the judge's weights (auto: the study's own: bfloat16 where the device computes it, else float32)",
+    )
+    ap.add_argument(
+        "--reference",
+        action="store_true",
+        help="also judge the views in float32 with whole prompts and count how far each way is from it",
     )
     add_json_argument(ap)
     args = ap.parse_args()
@@ -101,6 +110,25 @@ def main() -> None:
         f"| prefix shared | {per['shared']:.4f} | {per['whole'] / per['shared']:.2f}x | {flips} of "
         f"{len(views)} verdicts flipped; P(A) moved at most {shift:.2g} |"
     )
+    against = {}
+    if args.reference:  # float32, whole prompts: which way's rounding strays further from it
+        judge = DirectVerdictJudge(
+            JudgeSpec(name=args.model, mode="direct", template=budget.template, dtype="float32")
+        )
+        judge.cache_arg = None
+        ref = [o.scores["A"] for c in chunks for o in judge.judge(c)]
+        for way, got in p_a.items():
+            against[way] = {
+                "verdicts_differ": sum((a > 0.5) != (b > 0.5) for a, b in zip(ref, got, strict=True)),
+                "max_p_a_shift": float(f"{max(abs(a - b) for a, b in zip(ref, got, strict=True)):.3g}"),
+                "mean_p_a_shift": float(
+                    f"{sum(abs(a - b) for a, b in zip(ref, got, strict=True)) / len(ref):.3g}"
+                ),
+            }
+            print(
+                f"against float32, whole prompts: {way} differs in {against[way]['verdicts_differ']} of {len(ref)} "
+                f"verdicts; P(A) by at most {against[way]['max_p_a_shift']:.2g}, on average {against[way]['mean_p_a_shift']:.2g}"
+            )
     write_record(
         args.json,
         {
@@ -115,6 +143,7 @@ def main() -> None:
             "speedup": round(per["whole"] / per["shared"], 2),
             "verdicts_flipped": flips,
             "max_p_a_shift": float(f"{shift:.3g}"),
+            **({"against_float32_whole": against} if against else {}),
         },
     )
     shutil.rmtree(work, ignore_errors=True)
