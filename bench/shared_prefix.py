@@ -6,9 +6,9 @@ preset's 55 probes a side of the five trained cues, both views of each). Every v
 one template, so the prompts share their first tokens; ``DirectVerdictJudge`` runs that prefix once per
 call and each batch on the rest (``biasaware/judging/judges.py``, "Shared prefix"). Here the same
 judge judges the same views both ways, chunk by chunk as an evaluation calls it (``chunk_views``
-views a call), alternating which way goes first, so a load shared with other work weighs on both
-alike. Printed and recorded: seconds per view each way (distinct views are judged once, as in an
-evaluation; the rate is per view asked), the speed-up, the prefix's share of the tokens run, and
+views a call), alternating which way goes first, so the machine's drift weighs on both alike.
+Printed and recorded: seconds per view each way (a call judges its distinct views once, as an
+evaluation does; the rate is per view asked), the speed-up, the prefix's share of the tokens run, and
 how many verdicts flipped and how far P(A) moved. Give it the cores alone: beside another torch
 process on the same cores the two ways' times scatter so much that their ratio says little.
 
