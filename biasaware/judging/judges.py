@@ -743,6 +743,8 @@ class _ForwardJudge:
             or not layers
             or any(type(x) is not DynamicLayer for x in layers)
         ):
+            # this model's cache cannot be shared: later calls skip the prefix's forward
+            self.cache_arg = None
             return None, 0
         return [(x.keys, x.values) for x in layers], prepared.prefix
 
