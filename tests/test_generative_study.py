@@ -180,6 +180,42 @@ def test_grpo_prompts_are_chosen_by_group_signal_in_whole_blocks():
         choose(data, p[:2], keep=1, g=4)
 
 
+def test_a_pool_is_scored_once_per_weights_in_a_process(tiny_models, view_row, tmp_path, spy_on):
+    """Two selections from the same weights with the same prompts (the balanced and balanced-acc arms'
+    GRPO) load the judge once and get the same numbers; other weights, other views or another dtype
+    are scored anew, and so are changed weights at the same path."""
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from biasaware.records import View
+    from biasaware.training import signal
+
+    model = tmp_path / "ckpt"
+    shutil.copytree(tiny_models["causal"], model)
+    views = [
+        View(**view_row),
+        View(**{**view_row, "response_a": "0.11", "response_b": "0.9", "correct": "B"}),
+    ]
+    loads = spy_on(signal.load_judge)
+    signal._SCORED.clear()
+    first = signal.verdict_probabilities(str(model), views, "cpu", "float32")
+    again = signal.verdict_probabilities(str(model), views, "cpu", "float32")
+    assert again == first and len(loads) == 1
+    assert all(0.0 < p < 1.0 for p in first[0]) and first[1] == "float32"
+    signal.verdict_probabilities(str(model), views[:1], "cpu", "float32")  # other views
+    signal.verdict_probabilities(str(model), views, "cpu", "bfloat16")  # another dtype
+    assert len(loads) == 3
+    weights = next(model.glob("*.safetensors"))
+    tensors = load_file(weights)
+    tensors = {k: v + 0.5 * torch.randn_like(v) if v.is_floating_point() else v for k, v in tensors.items()}
+    save_file(tensors, weights, metadata={"format": "pt"})  # trained further at the same path
+    assert signal.verdict_probabilities(str(model), views, "cpu", "float32") != first
+    assert len(loads) == 4
+    signal._SCORED.clear()
+
+
 def test_a_signal_target_samples_at_the_lowest_temperature_that_reaches_it():
     """A verdict sampled at temperature T is right at p**(1/T) / (p**(1/T) + (1-p)**(1/T)); the selection's
     expected share of uniform groups is computed there, and a signal target picks the lowest temperature of

@@ -27,16 +27,22 @@ recorded; more completions per prompt (``num_generations``) reach it at a lower 
 direct verdicts read the larger logit, which a temperature does not change.
 
 In a multi-process run every process scores the same pool with the same weights and so keeps the
-same prompts.
+same prompts. Within one process a pool is scored once per checkpoint: two GRPO stages that start from
+the same weights with the same prompts, device, dtype and template (the study's balanced and
+balanced-acc arms) read the first one's verdict probabilities (:func:`verdict_probabilities`); direct
+verdicts do not sample, so scoring again would give the same numbers.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from biasaware.errors import BiasAwareError
 from biasaware.judging.judges import JudgeSpec, load_judge
+from biasaware.judging.models import model_identity
 from biasaware.records import View
 
 
@@ -141,18 +147,51 @@ def verdict_probabilities(
     model: str, views: Sequence[View], device: str = "auto", dtype: str = "auto", template: str = "verdict"
 ) -> tuple[list[float | None], str]:
     """P(the right letter) of each view, as direct mode reads a judge (``eval bias --mode direct``), and
-    the dtype the judge ran in (``dtype`` resolved on ``device``)."""
+    the dtype the judge ran in (``dtype`` resolved on ``device``). The same weights (by their hash), views,
+    device, dtype and template scored earlier in this process give that scoring's numbers, without
+    loading the judge (module docstring)."""
 
+    key = _scoring_key(model, views, device, dtype, template)
+    if key is not None and key in _SCORED:
+        p_right, ran_in = _SCORED[key]
+        print(
+            "[train] GRPO prompts: the pool's verdicts as scored earlier in this run from the same weights",
+            flush=True,
+        )
+        return list(p_right), ran_in
     judge = load_judge(
         JudgeSpec.create(name=model, mode="direct", template=template, device=device, dtype=dtype)
     )
     outs = judge.judge(list(views))
     ran_in = str(judge.dtype).removeprefix("torch.")
     del judge
-    return [
+    p_right = [
         None if o is None or o.scores is None else float(o.scores[v.correct])
         for o, v in zip(outs, views, strict=True)
-    ], ran_in
+    ]
+    if key is not None:
+        while len(_SCORED) >= SCORED_KEPT:
+            _SCORED.pop(next(iter(_SCORED)))  # the oldest first
+        _SCORED[key] = (tuple(p_right), ran_in)
+    return p_right, ran_in
+
+
+# verdict probabilities scored in this process (:func:`verdict_probabilities`), by :func:`_scoring_key`
+_SCORED: dict[str, tuple[tuple[float | None, ...], str]] = {}
+SCORED_KEPT = 4  # pools kept: a study's arms start from at most a few checkpoints at a time
+
+
+def _scoring_key(model: str, views: Sequence[View], device: str, dtype: str, template: str) -> str | None:
+    """What makes a scoring the same: the weights' hash (:func:`biasaware.judging.models.model_identity`;
+    a model not on this disk is never reused), each view's content, the device, dtype and template."""
+    identity = model_identity(model)
+    if identity.get("weights_sha256") is None:
+        return None
+    digest = hashlib.sha256(json.dumps([identity, device, dtype, template], sort_keys=True).encode())
+    for view in views:
+        digest.update(view.model_dump_json().encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def select_by_signal(
