@@ -709,6 +709,12 @@ class Budget:
     bench_probes: int | None = option(
         "--generative: benchmark probes asked per trained cue and side (default 55)"
     )
+    sft_bench_probes: int | None = option(
+        "--generative: each arm's SFT checkpoint is scored on a fixed sample of the benchmark, this many probes per "
+        "trained cue and side, paired there with its SFT+GRPO judge (default: the preset's; cpu 28, gpu 0: every "
+        "probe)",
+        metavar="N",
+    )
     cue_rate: float | None = option(
         "--generative: share of the natural training pairs with the cue on the chosen answer, from 0 to 1 "
         "(default 0.7)"

@@ -386,6 +386,30 @@ def test_the_aggregate_equals_hand_computed_statistics(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
 
 
+def test_a_judge_scored_on_a_sample_is_rated_and_paired_on_the_probes_it_was_asked():
+    """A judge scored on a fixed sample has ``-`` for each probe it was not asked: its rates are over the
+    asked probes, and a difference with a judge scored on every probe is over the probes both were asked
+    (the bootstrap's discordant counts too), as computed here by hand."""
+    from biasaware.evaluation.seeds import aggregate, metric_values, seed_difference
+
+    full = _outcome("1111111100", "1100000000", "1111111111", "1000000001")
+    sft = _outcome("11-1-11-00", "01-0-00-00", "1-1-1-1-1-", "0-0-0-0-0-")
+    assert metric_values(sft) == {"acc_ori": pytest.approx(500 / 7), "bsr": 20.0, "overcorrection": 0.0}
+    # the seven asked standard probes: full's Acc_ori 5/7 (probe 9 wrong, 8 right), BSR 2/5; sft's BSR 1/5
+    acc = seed_difference(full, sft, "acc_ori", 0)
+    assert acc["diff"] == pytest.approx(0.0) and (acc["b"], acc["c"]) == (0, 0)
+    bsr = seed_difference(full, sft, "bsr", 0)
+    assert bsr["diff"] == pytest.approx(100 * (2 / 5 - 1 / 5)) and (bsr["b"], bsr["c"]) == (1, 0)
+    over = seed_difference(full, sft, "overcorrection", 0)  # mirror probes 0, 2, 4, 6, 8: full flips on 0
+    assert over["diff"] == pytest.approx(20.0) and (over["b"], over["c"]) == (1, 0)
+    study = {s: _result(s, {"start": full, "baseline": full, "baseline-sft": sft}) for s in range(2)}
+    agg = aggregate(study)  # the strings are as long as the benchmark: one benchmark, as before
+    assert agg["judges"]["baseline-sft"]["bsr"]["mean"] == 20.0
+    assert agg["comparisons"]["baseline - baseline-sft"]["bsr"]["per_seed"]["0"]["diff"] == pytest.approx(
+        20.0
+    )
+
+
 def test_the_reward_checks_aggregate_equals_hand_computed_statistics():
     """Where every seed ran the reward checks, the aggregate holds each judge's rates across seeds and
     each comparison's per-seed differences with their seed-level t test, as for Acc_ori."""
@@ -542,7 +566,7 @@ def test_eval_compare_takes_two_study_folders(tmp_path, capsys):
                 **r,
                 "outcomes": {**r["outcomes"], "paper": {**r["outcomes"]["paper"], "standard_ori": "1x"}},
             },
-            "field 'outcomes.paper.standard_ori': string should match pattern '^[01]*$'",
+            "field 'outcomes.paper.standard_ori': string should match pattern '^[01-]*$'",
         ),
         (
             lambda r: {
@@ -772,7 +796,11 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
 
     out = tmp_path / "gen"
     model = str(tiny_models["causal"])
-    agg = run_generative(out, seeds=[0, 1], overrides=TINY, arms=["baseline"], model=model, device="cpu")
+    tiny = {
+        **TINY,
+        "sft_bench_probes": 1,
+    }  # the SFT checkpoint on a fixed sample: 1 probe a cue and side of 2
+    agg = run_generative(out, seeds=[0, 1], overrides=tiny, arms=["baseline"], model=model, device="cpu")
     assert agg["seeds"] == [0, 1] and (out / "aggregate.json").exists() and (out / "forest.png").exists()
     # GRPO's own effect is a comparison of its own: the arm against the SFT checkpoint it started from
     assert json.loads((out / "aggregate.json").read_text())["comparisons"].keys() == {
@@ -785,11 +813,19 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
         assert str(tmp_path) not in text  # runs and checkpoints named within the study's folder
         assert result["command"] == (  # the seed's command as given; settings without a flag in brackets
             f"biasaware quickstart --generative --seeds {seed} --start-steps 1 --sft-steps 1 --grpo-steps 1 "
-            "--trainable-layers 1 --bench-probes 2 --grpo-pool 8 --arms baseline (budget train_pairs=24, "
-            "start_pairs=16)"
+            "--trainable-layers 1 --bench-probes 2 --grpo-pool 8 --sft-bench-probes 1 --arms baseline (budget "
+            "train_pairs=24, start_pairs=16)"
         )
         assert result["table"]["runs"]["baseline"]["judge"] == f"seed-{seed}/ckpt/baseline-grpo"
         assert result["table"]["runs"]["baseline-sft"]["judge"] == f"seed-{seed}/ckpt/baseline-sft"
+        # the SFT checkpoint was asked the sample only; its row is on it, the others on every probe
+        sft, start = result["outcomes"]["baseline-sft"], result["outcomes"]["start"]
+        assert len(sft["standard_ori"]) == len(start["standard_ori"]) and "-" not in start["standard_ori"]
+        assert 0 < sft["standard_ori"].count("-") < len(sft["standard_ori"])
+        runs = result["table"]["runs"]
+        assert runs["baseline-sft"]["n"] == len(sft["standard_ori"]) - sft["standard_ori"].count("-")
+        assert runs["baseline"]["n"] == runs["start"]["n"] == len(start["standard_ori"])
+        assert list(runs) == ["start", "baseline-sft", "baseline"]
         # the rates from per-probe outcomes equal eval bias's own summary (an independent formula)
         for name, run in result["table"]["runs"].items():
             v = metric_values(result["outcomes"][name])
@@ -838,7 +874,7 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
     (out / "seed-1" / "generative.json").unlink()
     (out / "seed-1" / "ckpt" / "baseline-grpo" / "biasaware_card.json").unlink()
     first = json.loads((out / "seed-1" / "stages.json").read_text())["seconds"]
-    run_generative(out, seeds=[0, 1], overrides=TINY, arms=["baseline"], model=model, device="cpu")
+    run_generative(out, seeds=[0, 1], overrides=tiny, arms=["baseline"], model=model, device="cpu")
     printed = capsys.readouterr().out
     assert "seed 0: finished earlier" in printed
     for stage in ("build", "train start SFT", "train baseline SFT", "evaluate start"):
@@ -849,7 +885,7 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
     assert (out / "seed-1" / "generative.json").exists()
     with pytest.raises(BiasAwareError, match="grpo_steps"):
         run_generative(
-            out, seeds=[2], overrides={**TINY, "grpo_steps": 2}, arms=["baseline"], model=model, device="cpu"
+            out, seeds=[2], overrides={**tiny, "grpo_steps": 2}, arms=["baseline"], model=model, device="cpu"
         )
 
 

@@ -141,11 +141,13 @@ def judged_subset(folder: Path) -> str:
 
 
 def paired_runs(
-    runs: dict[str, str | Path], baseline: str, biases: list[str] | None, policy: str
+    runs: dict[str, str | Path], baseline: str, biases: list[str] | None, policy: str, common: bool = False
 ) -> tuple[dict[str, list[Judgment]], dict[str, dict[str, dict[str, Any]]]]:
     """Each run's judgments (of ``biases``) and per-probe indicators
     (:func:`~biasaware.evaluation.summaries.flip_indicators`), checked to pair up: the same content
-    under shared ids, the baseline among the runs, every run judged on the same complete probes."""
+    under shared ids, the baseline among the runs, every run judged on the same complete probes. With
+    ``common``, runs judged on different probes are paired on the complete probes every run judged
+    (a judge scored on a fixed sample beside judges scored on the whole benchmark)."""
     same_items(list(runs.values()))
     keep = set(biases) if biases else None
     judgments = {
@@ -159,6 +161,10 @@ def paired_runs(
     if baseline not in judgments:
         raise BiasAwareError(f"the baseline {baseline!r} is not one of the runs ({', '.join(runs)})")
     flags = {name: flip_indicators(js, policy) for name, js in judgments.items()}
+    if common:
+        shared = set.intersection(*(set(f) for f in flags.values()))
+        flags = {name: {i: v for i, v in f.items() if i in shared} for name, f in flags.items()}
+        judgments = {name: [j for j in js if j.probe_id in shared] for name, js in judgments.items()}
     sizes = {name: len(f) for name, f in flags.items()}
     if len(set(sizes.values())) > 1 or any(set(f) != set(flags[baseline]) for f in flags.values()):
         raise BiasAwareError(
@@ -216,13 +222,15 @@ def compare_runs(
     policy: str = "symmetric",
     seed: int = 0,
     paired: Paired | None = None,
+    common: bool = False,
 ) -> dict[str, Any]:
     """Several judges on the same probes, each against ``baseline``: the two-sided summary of each
     (pooled over ``biases``), and McNemar's exact p against the baseline on the paired per-probe
     indicators: original-view mistakes (Acc_ori), flips on standard probes (BSR) and flips on
-    mirror probes (over-correction). Probes are paired by id and must be judged by every run.
+    mirror probes (over-correction). Probes are paired by id and must be judged by every run, or with
+    ``common`` every run is summarised on the probes all of them judged (:func:`paired_runs`).
     ``paired``: the runs as :func:`paired_runs` already read them (with ``policy``), to read them once."""
-    judgments, flags = paired_runs(runs, baseline, biases, policy) if paired is None else paired
+    judgments, flags = paired_runs(runs, baseline, biases, policy, common) if paired is None else paired
     p_vs = paired_p_values(
         flags,
         {

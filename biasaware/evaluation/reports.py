@@ -751,6 +751,13 @@ def study_markdown(agg: dict[str, Any]) -> str:
             for m in METRICS
         ]
         lines.append(f"| {j} | " + " | ".join(cells) + " |")
+    sample = agg["budget"].get("sft_bench_probes")
+    if sample:
+        lines += [
+            "",
+            f"Each arm's SFT checkpoint (`-sft`) was scored on a fixed sample of the benchmark, {sample} probes a "
+            "cue and side; its rates, and every difference it is part of, are on the probes of that sample.",
+        ]
     lines += ["", *_differences_table(f"**Differences, across {n} seeds**", "comparison", agg["comparisons"])]
     if agg.get("grpo_signal"):
         lines += [

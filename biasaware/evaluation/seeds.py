@@ -4,8 +4,9 @@ A claim about a training method is a claim about what training does across its r
 order, initialisation of the sampled completions), so the unit of replication is the seed. Every
 seed scores its judges on the same fixed benchmark, so per-probe outcomes line up across seeds.
 
-From each seed's ``generative.json`` (its per-probe outcomes: ``outcomes``) this module computes,
-per judge and seed, in percent:
+From each seed's ``generative.json`` (its per-probe outcomes: ``outcomes``, one digit a probe, ``-``
+for a probe a judge scored on a fixed sample was not asked) this module computes, per judge and seed,
+in percent, on the probes the judge was asked:
 
 * ``acc_ori``: the share of standard probes whose original view is judged right;
 * ``bsr``: flips on standard probes (right on the original, wrong with the cue on the worse
@@ -15,7 +16,8 @@ per judge and seed, in percent:
 Then, per judge, the mean, the SD (``n - 1``) and a 95% t interval across seeds; per comparison
 (:data:`COMPARISONS`: each arm against the baseline, the cue-consistency reward's own effect, and
 every arm against the starting judge) and per seed the difference, with a 95% paired percentile
-bootstrap interval over probes (``scipy.stats.bootstrap``, seeded); across seeds:
+bootstrap interval over probes (``scipy.stats.bootstrap``, seeded) on the probes both judges were
+asked; across seeds:
 
 * the **seed-level test**: a one-sample t test of the per-seed differences against 0 (the paired
   t test, ``scipy.stats.ttest_1samp``) and the Wilcoxon signed-rank test beside it;
@@ -68,12 +70,24 @@ COMPARISONS = (
 BOOTSTRAP_RESAMPLES = 2000
 
 
-def _digits(text: str) -> list[int]:
-    return [int(c) for c in text]
+NOT_ASKED = "-"  # an outcome's mark for a probe the judge was not scored on (a fixed sample)
+
+
+def _digits(text: str, asked: list[bool] | None = None) -> list[int]:
+    """The 0/1 indicators of ``text`` where ``asked`` (default: every probe the judge was asked)."""
+    if asked is None:
+        asked = _asked(text)
+    return [int(c) for c, a in zip(text, asked, strict=True) if a]
+
+
+def _asked(*texts: str) -> list[bool]:
+    """Per probe: asked of every judge whose outcome string is given."""
+    return [all(c != NOT_ASKED for c in column) for column in zip(*texts, strict=True)]
 
 
 def metric_values(outcome: dict[str, str]) -> dict[str, float | None]:
-    """The three rates (percent) of one judge at one seed from its per-probe outcomes."""
+    """The three rates (percent) of one judge at one seed from its per-probe outcomes, on the probes it
+    was asked."""
     s_ori, s_flip = _digits(outcome["standard_ori"]), _digits(outcome["standard_flip"])
     m_ori, m_flip = _digits(outcome["mirror_ori"]), _digits(outcome["mirror_flip"])
     return {
@@ -126,14 +140,17 @@ def _statistic(metric: str):
 
 
 def _arrays(a: dict[str, str], b: dict[str, str], metric: str) -> tuple:
+    """The per-probe indicators of ``metric`` for judges ``a`` and ``b``, on the probes both were asked."""
     side = "mirror" if metric == "overcorrection" else "standard"
     if metric in RATES:
-        return _digits(a[RATES[metric]]), _digits(b[RATES[metric]])
+        both = _asked(a[RATES[metric]], b[RATES[metric]])
+        return _digits(a[RATES[metric]], both), _digits(b[RATES[metric]], both)
+    both = _asked(a[f"{side}_ori"], b[f"{side}_ori"])
     return (
-        _digits(a[f"{side}_flip"]),
-        _digits(a[f"{side}_ori"]),
-        _digits(b[f"{side}_flip"]),
-        _digits(b[f"{side}_ori"]),
+        _digits(a[f"{side}_flip"], both),
+        _digits(a[f"{side}_ori"], both),
+        _digits(b[f"{side}_flip"], both),
+        _digits(b[f"{side}_ori"], both),
     )
 
 
@@ -231,6 +248,7 @@ def shown(entry: dict[str, Any]) -> bool:
 
 
 Indicators = Annotated[str, StringConstraints(pattern=r"^[01]*$")]  # one character a probe: 1 or 0
+Outcomes = Annotated[str, StringConstraints(pattern=r"^[01-]*$")]  # or NOT_ASKED
 
 
 class _Open(BaseModel):
@@ -238,10 +256,10 @@ class _Open(BaseModel):
 
 
 class _Outcome(_Open):
-    standard_ori: Indicators
-    standard_flip: Indicators
-    mirror_ori: Indicators
-    mirror_flip: Indicators
+    standard_ori: Outcomes
+    standard_flip: Outcomes
+    mirror_ori: Outcomes
+    mirror_flip: Outcomes
 
     @model_validator(mode="after")
     def _one_length_a_side(self):
@@ -249,6 +267,8 @@ class _Outcome(_Open):
             ori, flip = getattr(self, f"{side}_ori"), getattr(self, f"{side}_flip")
             if len(ori) != len(flip):
                 raise ValueError(f"{side}_ori has {len(ori)} probes, {side}_flip {len(flip)}")
+            if _asked(ori) != _asked(flip):
+                raise ValueError(f"{side}_ori and {side}_flip mark other probes as not asked ({NOT_ASKED!r})")
         return self
 
 

@@ -34,7 +34,10 @@ Design.
 Stages of a seed (each resumable: a rerun into the same ``--out`` skips what is finished, keeping
 its first time in ``stages.json``; a training stage stopped midway goes on from the newest of the
 ``SAVES_PER_STAGE`` checkpoints it saves, exactly as if it had not stopped): build, the starting
-judge, each arm's SFT and GRPO, the evaluation of the final checkpoints (``eval bias``, direct mode, every probe), ``generative.json``.
+judge, each arm's SFT and GRPO, the evaluation of every checkpoint (``eval bias``, direct mode: the
+starting judge and the final checkpoints on every probe, each arm's SFT checkpoint on every probe or,
+with ``sft_bench_probes``, on a fixed sample of that many a bias and side, the same for every SFT
+checkpoint and seed, against which GRPO's own effect is paired), ``generative.json``.
 After the seeds, :mod:`biasaware.evaluation.seeds` writes the study's aggregate: per arm the mean,
 SD and 95% interval across seeds; per seed each arm's difference from the baseline; for each
 comparison a seed-level paired test beside the pooled, seed-stratified probe-level test; a forest
@@ -144,6 +147,10 @@ BOTH_ORDERS = (
     "the same answer in both orders (the swap-consistency reward; the balanced arms' cue-consistency reward "
     "already counts the swapped order as a twin view); SFT is unchanged"
 )
+SFT_BENCH_PROBES = (
+    "probes per trained cue and side each arm's SFT checkpoint is scored on: a fixed sample of the benchmark "
+    "(seeded by its seed), on which the SFT checkpoint is paired with its SFT+GRPO judge (0: every probe)"
+)
 REWARD_PROBES = (
     "probes per side of position and master keys, a second fixed benchmark every judge is also scored on (0: "
     "none): what a judge used as a reward needs"
@@ -182,7 +189,7 @@ class Budget(BaseModel):
     max_completion_length: int = Field(3, ge=1)
     grpo_lr: float = Field(5e-5, gt=0)
     # added later (ADDED_LATER: left out of the record at their default): master-key rows in the data, reward
-    # checks, both orders, GRPO's sampling temperature and its signal target
+    # checks, both orders, GRPO's sampling temperature and its signal target, the SFT checkpoints' sample
     key_negatives: float = Field(0.0, ge=0, le=1, description=KEY_NEGATIVES)
     reward_probes: int = Field(0, ge=0, description=REWARD_PROBES)
     both_orders: bool = Field(False, description=BOTH_ORDERS)
@@ -198,6 +205,7 @@ class Budget(BaseModel):
         lt=1,
         description="GRPO's sampling temperature: the lowest from 1 to 1.5 giving the chosen prompts' expected share of groups with signal this share",
     )
+    sft_bench_probes: int = Field(0, ge=0, description=SFT_BENCH_PROBES)
 
     def record(self) -> dict[str, Any]:
         """The budget as results and the study's claim record it: a setting added later is left out at
@@ -222,11 +230,20 @@ class Budget(BaseModel):
 # the budget's settings added later, with their defaults (Budget.record leaves them out at these)
 ADDED_LATER = {
     name: Budget.model_fields[name].default
-    for name in ("key_negatives", "reward_probes", "both_orders", "grpo_temperature", "grpo_signal_target")
+    for name in (
+        "key_negatives",
+        "reward_probes",
+        "both_orders",
+        "grpo_temperature",
+        "grpo_signal_target",
+        "sft_bench_probes",
+    )
 }
 
 PRESETS: dict[str, dict[str, Any]] = {
-    "cpu": {},
+    # on 2 cores scoring a checkpoint on all 1,096 views takes about 1.5 min: the three SFT checkpoints are scored on
+    # half the probes (28 of 55 a cue and side), so that a seed fits half an hour (docs/generative.md)
+    "cpu": {"sft_bench_probes": 28},
     # a GPU affords all layers, more steps and more probes (not measured here)
     "gpu": {
         "trainable_layers": None,
@@ -703,11 +720,17 @@ class SeedRun:
         return out
 
     def evaluate(
-        self, bench: Path, judges: dict[str, Path], place: dict[str, str], checks: bool = False
+        self,
+        bench: Path,
+        judges: dict[str, Path],
+        place: dict[str, str],
+        checks: bool = False,
+        sampled: frozenset[str] = frozenset(),
     ) -> dict[str, Path]:
         """Every judge of ``judges`` (the starting judge, each arm's SFT and final checkpoints) on every
-        probe of the fixed benchmark, direct mode, on the study's resolved ``place``; with ``checks``,
-        on the reward checks (position and master keys) instead."""
+        probe of the fixed benchmark, or those named in ``sampled`` on the budget's fixed sample of it
+        (``sft_bench_probes`` a cue and side), direct mode, on the study's resolved ``place``; with
+        ``checks``, on the reward checks (position and master keys) instead, every probe."""
         where, biases, what = (
             ("eval-reward", REWARD_CHECKS, "reward checks ") if checks else ("eval", TRAINED_CUES, "")
         )
@@ -720,8 +743,15 @@ class SeedRun:
                     name=str(model), mode="direct", template=self.budget.template, **place
                 )
                 label = f"seed {self.seed} {name}{' reward checks' if checks else ''}"
+                limit = self.budget.sft_bench_probes if name in sampled and not checks else 0
                 parts.evaluate_judge(
-                    label, spec, bench, folder, biases=list(biases), seed=self.budget.bench_seed
+                    label,
+                    spec,
+                    bench,
+                    folder,
+                    biases=list(biases),
+                    seed=self.budget.bench_seed,
+                    limit=limit or None,
                 )
 
             self.stage(f"{what or 'evaluate '}{name}", work, (folder / "summary.json").exists())
@@ -798,28 +828,55 @@ def sft_judge(arm: str) -> str:
     return f"{ARMS[arm].sft_of or arm}-sft"
 
 
-def outcomes(folder: Path) -> dict[str, str]:
+def outcomes(folder: Path, ids: dict[str, list[str]] | None = None) -> dict[str, str]:
     """A judge's per-probe outcomes on the benchmark, compact: for each side (standard, mirror) in
     probe-id order, ``ori`` (the original view judged right: 1/0) and ``flip`` (right on the original,
     wrong on the injected view) as strings of digits; the ids themselves are in the study's
-    ``probes.json``."""
+    ``probes.json``. ``ids``: the benchmark's probes a side (:func:`probe_ids` of a judge scored on all
+    of them), where a judge scored on a sample has ``-`` for each probe it was not asked."""
 
     flags = flip_indicators(read_records(folder / "judgments.jsonl", "judgment"), "symmetric")
+    mine = probe_ids(folder, flags)
     out: dict[str, str] = {}
     for side in ("standard", "mirror"):
-        ids = sorted(i for i, v in flags.items() if v["side"] == side and v["bias"] in TRAINED_CUES)
-        out[f"{side}_ori"] = "".join(str(int(bool(flags[i]["ori"]))) for i in ids)
-        out[f"{side}_flip"] = "".join(str(int(bool(flags[i]["flip"]))) for i in ids)
+        every = mine[side] if ids is None else ids[side]
+        if not set(mine[side]) <= set(every):
+            raise BiasAwareError(f"{folder}: judged probes that are not the benchmark's ({side} side)")
+        out[f"{side}_ori"] = "".join(str(int(bool(flags[i]["ori"]))) if i in flags else "-" for i in every)
+        out[f"{side}_flip"] = "".join(str(int(bool(flags[i]["flip"]))) if i in flags else "-" for i in every)
     return out
 
 
-def probe_ids(folder: Path) -> dict[str, list[str]]:
-
-    flags = flip_indicators(read_records(folder / "judgments.jsonl", "judgment"), "symmetric")
+def probe_ids(folder: Path, flags: dict[str, dict[str, Any]] | None = None) -> dict[str, list[str]]:
+    """The trained cues' probes a judge was scored on, a side, in id order (``flags``: its
+    per-probe indicators when read already)."""
+    if flags is None:
+        flags = flip_indicators(read_records(folder / "judgments.jsonl", "judgment"), "symmetric")
     return {
         side: sorted(i for i, v in flags.items() if v["side"] == side and v["bias"] in TRAINED_CUES)
         for side in ("standard", "mirror")
     }
+
+
+def seed_table(folders: dict[str, Path], sampled: frozenset[str], seed: int) -> dict[str, Any]:
+    """The seed's judges side by side (:func:`biasaware.evaluation.compare.compare_runs`), each
+    against the baseline arm: on every probe, and a judge scored on the fixed sample (``sampled``)
+    on that sample, with the baseline arm read on the same probes for its p-values (each row's ``n``
+    says on how many)."""
+    base = BASELINE if BASELINE in folders else START
+    whole = {k: v for k, v in folders.items() if k not in sampled}
+    table = compare_runs(whole, base, biases=list(TRAINED_CUES), seed=seed)
+    if sampled:
+        sample = compare_runs(
+            {base: folders[base], **{k: folders[k] for k in sampled}},
+            base,
+            biases=list(TRAINED_CUES),
+            seed=seed,
+            common=True,
+        )
+        rows = {**table["runs"], **{k: sample["runs"][k] for k in sampled}}
+        table["runs"] = {k: rows[k] for k in folders}  # the judges' own order
+    return table
 
 
 def run_seed(
@@ -850,16 +907,12 @@ def run_seed(
     data = run.stage("build", lambda: build_data(folder, seed, budget), done)
     data = data or json.loads((folder / "data.json").read_text())
     ckpts = run.train(arms)
-    judges = {
-        START: run.ckpt("start-sft"),
-        **{sft_judge(name): sft for name, (sft, _) in ckpts.items() if ARMS[name].sft_of is None},
-        **{name: grpo for name, (_, grpo) in ckpts.items()},
-    }
-    folders = run.evaluate(out / "bench", judges, place)
+    sfts = {sft_judge(name): sft for name, (sft, _) in ckpts.items() if ARMS[name].sft_of is None}
+    judges = {START: run.ckpt("start-sft"), **sfts, **{name: grpo for name, (_, grpo) in ckpts.items()}}
+    sampled = frozenset(sfts) if budget.sft_bench_probes else frozenset()
+    folders = run.evaluate(out / "bench", judges, place, sampled=sampled)
     checks = run.evaluate(out / "bench-reward", judges, place, checks=True) if budget.reward_probes else None
-    table = compare_runs(
-        folders, BASELINE if BASELINE in folders else START, biases=list(TRAINED_CUES), seed=budget.bench_seed
-    )
+    table = seed_table(folders, sampled, budget.bench_seed)
     parts.name_within(table, out)  # results files are published: no local paths
     grpo = {}
     for name, (sft, final) in ckpts.items():
@@ -881,7 +934,7 @@ def run_seed(
         "configs": f"recipes/configs/{configs}",
         "data": data,
         "table": table,
-        "outcomes": {name: outcomes(f) for name, f in folders.items()},
+        "outcomes": {name: outcomes(f, probe_ids(folders[START])) for name, f in folders.items()},
         **(
             {"reward_checks": reward_checks(checks, BASELINE if BASELINE in checks else START, out)}
             if checks
