@@ -913,6 +913,7 @@ def run_seed(
     folders = run.evaluate(out / "bench", judges, place, sampled=sampled)
     checks = run.evaluate(out / "bench-reward", judges, place, checks=True) if budget.reward_probes else None
     table = seed_table(folders, sampled, budget.bench_seed)
+    benchmark = probe_ids(folders[START])  # the starting judge is scored on every probe
     parts.name_within(table, out)  # results files are published: no local paths
     grpo = {}
     for name, (sft, final) in ckpts.items():
@@ -934,7 +935,7 @@ def run_seed(
         "configs": f"recipes/configs/{configs}",
         "data": data,
         "table": table,
-        "outcomes": {name: outcomes(f, probe_ids(folders[START])) for name, f in folders.items()},
+        "outcomes": {name: outcomes(f, benchmark) for name, f in folders.items()},
         **(
             {"reward_checks": reward_checks(checks, BASELINE if BASELINE in checks else START, out)}
             if checks
