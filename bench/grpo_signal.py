@@ -34,6 +34,7 @@ from record import add_json_argument, write_record  # bench/, next to this scrip
 from biasaware.experiments import parts
 from biasaware.experiments.generative import ARMS, BASE_MODEL, Budget, grpo_signal, make_budget, train_flags
 from biasaware.recipes import CONFIGS
+from biasaware.training.signal import forget_scores
 
 
 def parse_variant(text: str) -> tuple[str, dict[str, str]]:
@@ -128,6 +129,7 @@ def main() -> None:
             for name, settings in variants:
                 out = work / f"{arm}-{name}"
                 flags = study_flags(args.seed_folder, arm, out, settings)
+                forget_scores()  # each variant scores its pool, so its seconds compare with the study's
                 t0 = time.time()
                 parts.run_stage("grpo", flags, f"GRPO of {arm}, {name}", work / "run.log", cpu=True)
                 row = {"settings": settings, **figures_of(out, time.time() - t0)}

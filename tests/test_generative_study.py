@@ -180,6 +180,26 @@ def test_grpo_prompts_are_chosen_by_group_signal_in_whole_blocks():
         choose(data, p[:2], keep=1, g=4)
 
 
+def test_a_study_made_before_the_sft_sample_resumes_scoring_every_probe(tmp_path):
+    """A folder claimed before SFT checkpoints could be sampled records no sample (every probe): its
+    command resumes it so, whatever the preset's value now; a new folder takes the preset's; a value
+    given is as given (and a folder of another refuses it); a sample as large as the benchmark is all
+    of it."""
+    from biasaware.experiments.generative import claim, folder_sample, make_budget
+
+    out = tmp_path / "earlier"
+    claim(out, make_budget("cpu", {"sft_bench_probes": 0}), "cpu", "m", ["baseline"])
+    assert "sft_bench_probes" not in json.loads((out / "experiment.json").read_text())["budget"]
+    resumed = make_budget("cpu", folder_sample(out, {}))
+    assert resumed.sft_bench_probes == 0 and resumed.sft_sample == 0
+    claim(out, resumed, "cpu", "m", ["baseline"])  # the same settings: resumes
+    assert make_budget("cpu", folder_sample(tmp_path / "new", {})).sft_sample == 28
+    with pytest.raises(BiasAwareError, match="sft_bench_probes"):
+        claim(out, make_budget("cpu", folder_sample(out, {"sft_bench_probes": 28})), "cpu", "m", ["baseline"])
+    assert make_budget("cpu", {"bench_probes": 28}).sft_sample == 0
+    assert make_budget("cpu", {"bench_probes": 29}).sft_sample == 28
+
+
 def test_a_pool_is_scored_once_per_weights_in_a_process(tiny_models, view_row, tmp_path, spy_on):
     """Two selections from the same weights with the same prompts (the balanced and balanced-acc arms'
     GRPO) load the judge once and get the same numbers; other weights, other views or another dtype
@@ -199,7 +219,7 @@ def test_a_pool_is_scored_once_per_weights_in_a_process(tiny_models, view_row, t
         View(**{**view_row, "response_a": "0.11", "response_b": "0.9", "correct": "B"}),
     ]
     loads = spy_on(signal.load_judge)
-    signal._SCORED.clear()
+    signal.forget_scores()
     first = signal.verdict_probabilities(str(model), views, "cpu", "float32")
     again = signal.verdict_probabilities(str(model), views, "cpu", "float32")
     assert again == first and len(loads) == 1
@@ -213,7 +233,7 @@ def test_a_pool_is_scored_once_per_weights_in_a_process(tiny_models, view_row, t
     save_file(tensors, weights, metadata={"format": "pt"})  # trained further at the same path
     assert signal.verdict_probabilities(str(model), views, "cpu", "float32") != first
     assert len(loads) == 4
-    signal._SCORED.clear()
+    signal.forget_scores()
 
 
 def test_a_signal_target_samples_at_the_lowest_temperature_that_reaches_it():
@@ -860,6 +880,7 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
             and "| start | " in report
             and "weights changed" in report
             and "One seed is one draw" in report
+            and "SFT checkpoint (`-sft`) was scored on a fixed sample of the benchmark, 1 probes" in report
         )
     # the same fixed benchmark for both seeds: the per-probe outcomes line up
     a, b = (

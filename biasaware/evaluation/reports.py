@@ -735,6 +735,18 @@ def study_reward_checks_markdown(checks: dict[str, Any] | None, n: int) -> list[
     return lines
 
 
+def sampled_note(budget: dict[str, Any]) -> str | None:
+    """What a generative study's recorded ``budget`` says of its SFT checkpoints' sample, if any."""
+    sample, every = budget.get("sft_bench_probes") or 0, budget.get("bench_probes")
+    if not sample or (every is not None and sample >= every):
+        return None
+    return (
+        f"Each arm's SFT checkpoint (`-sft`) was scored on a fixed sample of the benchmark, {sample} probes a cue and "
+        "side; its rates, and every difference it is part of (its p against the baseline arm included), are on the "
+        "probes of that sample."
+    )
+
+
 def study_markdown(agg: dict[str, Any]) -> str:
     """The aggregate's tables: per judge across seeds, then per comparison."""
     n = len(agg["seeds"])
@@ -751,13 +763,9 @@ def study_markdown(agg: dict[str, Any]) -> str:
             for m in METRICS
         ]
         lines.append(f"| {j} | " + " | ".join(cells) + " |")
-    sample = agg["budget"].get("sft_bench_probes")
+    sample = sampled_note(agg["budget"])
     if sample:
-        lines += [
-            "",
-            f"Each arm's SFT checkpoint (`-sft`) was scored on a fixed sample of the benchmark, {sample} probes a "
-            "cue and side; its rates, and every difference it is part of, are on the probes of that sample.",
-        ]
+        lines += ["", sample]
     lines += ["", *_differences_table(f"**Differences, across {n} seeds**", "comparison", agg["comparisons"])]
     if agg.get("grpo_signal"):
         lines += [

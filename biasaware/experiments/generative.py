@@ -74,7 +74,7 @@ from biasaware.devices import (
 from biasaware.errors import BiasAwareError, check_seed
 from biasaware.evaluation.compare import compare_master_keys, compare_runs
 from biasaware.evaluation.plots import forest_plot
-from biasaware.evaluation.reports import experiment_markdown, study_markdown
+from biasaware.evaluation.reports import experiment_markdown, sampled_note, study_markdown
 from biasaware.evaluation.seeds import aggregate, bench_rates, load_seeds
 from biasaware.evaluation.summaries import flip_indicators
 from biasaware.experiments import parts
@@ -220,6 +220,12 @@ class Budget(BaseModel):
             return list(arm.rewards)
         at = arm.rewards.index("format") if "format" in arm.rewards else len(arm.rewards)
         return [*arm.rewards[:at], "swap_consistency", *arm.rewards[at:]]
+
+    @property
+    def sft_sample(self) -> int:
+        """Probes a cue and side the SFT checkpoints are scored on, when fewer than the benchmark's
+        (``sft_bench_probes``), else 0: every probe."""
+        return self.sft_bench_probes if self.sft_bench_probes < self.bench_probes else 0
 
     @property
     def grpo_prompts(self) -> int:
@@ -397,6 +403,23 @@ def study_precision(out: Path, device, dtype: str) -> str:
     if earlier is not None:
         return str(earlier.get("precision", "float32"))
     return "bfloat16" if native_bfloat16(device) else "float32"
+
+
+def folder_sample(out: Path, overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """``overrides`` with, when ``sft_bench_probes`` is not among them, the folder's own: a study made
+    before the setting scored its SFT checkpoints on every probe (0), and resumes so whatever the
+    preset's value now."""
+    overrides = dict(overrides or {})
+    earlier = claimed(out)
+    if (
+        "sft_bench_probes" not in overrides
+        and earlier is not None
+        and isinstance(earlier.get("budget"), dict)
+    ):
+        overrides["sft_bench_probes"] = earlier["budget"].get(
+            "sft_bench_probes", ADDED_LATER["sft_bench_probes"]
+        )
+    return overrides
 
 
 def claimed(out: Path) -> dict[str, Any] | None:
@@ -743,7 +766,7 @@ class SeedRun:
                     name=str(model), mode="direct", template=self.budget.template, **place
                 )
                 label = f"seed {self.seed} {name}{' reward checks' if checks else ''}"
-                limit = self.budget.sft_bench_probes if name in sampled and not checks else 0
+                limit = self.budget.sft_sample if name in sampled and not checks else 0
                 parts.evaluate_judge(
                     label,
                     spec,
@@ -909,7 +932,7 @@ def run_seed(
     ckpts = run.train(arms)
     sfts = {sft_judge(name): sft for name, (sft, _) in ckpts.items() if ARMS[name].sft_of is None}
     judges = {START: run.ckpt("start-sft"), **sfts, **{name: grpo for name, (_, grpo) in ckpts.items()}}
-    sampled = frozenset(sfts) if budget.sft_bench_probes else frozenset()
+    sampled = frozenset(sfts) if budget.sft_sample else frozenset()
     folders = run.evaluate(out / "bench", judges, place, sampled=sampled)
     checks = run.evaluate(out / "bench-reward", judges, place, checks=True) if budget.reward_probes else None
     table = seed_table(folders, sampled, budget.bench_seed)
@@ -961,8 +984,10 @@ def seed_markdown(result: dict[str, Any]) -> str:
     what each GRPO stage had to learn from, and the seed's time: one draw, not a result about the arms
     (that is the aggregate's, across seeds)."""
 
+    sample = sampled_note(result["budget"])
     lines = [
         experiment_markdown(result["table"]),
+        *([sample, ""] if sample else []),
         *reward_checks_markdown(result.get("reward_checks")),
         "GRPO, per arm: the prompts chosen, the share of groups whose "
         "rewards were all alike (mean over steps), whether the weights changed:",
@@ -1090,7 +1115,7 @@ def run_generative(
     )
     named = preset
     preset = preset or ("gpu" if here.type == "cuda" else "cpu")
-    budget = make_budget(preset, overrides)
+    budget = make_budget(preset, folder_sample(out, overrides))
     chosen = choose_arms(arms)
     seeds = seeds if seeds is not None else [0]
     check_fits(model, budget.trainable_layers)

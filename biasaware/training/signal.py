@@ -181,6 +181,12 @@ _SCORED: dict[str, tuple[tuple[float | None, ...], str]] = {}
 SCORED_KEPT = 4  # pools kept: a study's arms start from at most a few checkpoints at a time
 
 
+def forget_scores() -> None:
+    """Drop the verdict probabilities kept in this process (a benchmark that times each stage's own
+    scoring, or weights known to change)."""
+    _SCORED.clear()
+
+
 def _scoring_key(model: str, views: Sequence[View], device: str, dtype: str, template: str) -> str | None:
     """What makes a scoring the same: the weights' hash (:func:`biasaware.judging.models.model_identity`;
     a model not on this disk is never reused), each view's content, the device, dtype and template."""
