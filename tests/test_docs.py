@@ -228,15 +228,17 @@ def test_the_generative_study_tables_are_its_aggregate():
     assert (study / "aggregate.md").read_text().endswith(study_markdown(agg))
 
 
-def test_the_second_generative_design_tables_are_its_aggregate():
-    """The second design's committed aggregate is what its committed seed files give, and
-    docs/generative.md shows its judge, difference, signal and reward-check tables as the library
-    renders them."""
+@pytest.mark.parametrize("design", ["generative-design2", "generative-design3"])
+def test_the_later_generative_designs_tables_are_their_aggregates(design):
+    """The second and third designs' committed aggregates are what their committed seed files give, five
+    seeds each, and docs/generative.md shows their judge, difference, signal and reward-check tables as
+    the library renders them."""
 
     from biasaware.evaluation.reports import study_markdown
 
-    study = ROOT / "docs" / "results" / "generative-design2"
+    study = ROOT / "docs" / "results" / design
     agg = _committed_aggregate(study)
+    assert agg["seeds"] == [0, 1, 2, 3, 4]
     rendered = study_markdown(agg)
     assert (study / "aggregate.md").read_text().endswith(rendered)
     text = (ROOT / "docs" / "generative.md").read_text()
