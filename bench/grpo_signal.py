@@ -14,11 +14,17 @@ stage's seconds. ``study`` is the seed's own settings (the baseline of the compa
 run them) and, for any other key, GRPO recipe settings (``temperature``, ``beta``, ...).
 
 The seed folder is one that ``biasaware quickstart --generative`` wrote (its ``ckpt/<arm>-sft`` and
-training rows); its GRPO checkpoints are left alone (the stages here write under ``--work``).
+training rows; a seed still running will do once its SFT checkpoints are there); its GRPO checkpoints
+are left alone (the stages here write under ``--work``). ``--expected`` trains nothing: per arm and
+setting it runs only the GRPO recipe's prompt selection (the pool scored once per arm) and reports
+the temperature it chose and the share of groups it expects to carry signal, which is how a group
+size or a signal target is tried in minutes before a GPU run.
 
     .venv/bin/biasaware quickstart --generative --arms baseline,balanced --bench-probes 2 --out runs/pilot
     .venv/bin/python bench/grpo_signal.py --seed-folder runs/pilot/seed-0 --arms baseline,balanced \\
         --variant lr1e-5:grpo_lr=1e-5 --variant t1.5:temperature=1.5 --json docs/results/bench/grpo-signal.json
+    .venv/bin/python bench/grpo_signal.py --seed-folder runs/gpu/seed-0 --arms baseline,paper,balanced \
+        --expected --variant g16:num_generations=16
 """
 
 from __future__ import annotations
@@ -32,8 +38,10 @@ from pathlib import Path
 from record import add_json_argument, write_record  # bench/, next to this script
 
 from biasaware.experiments import parts
-from biasaware.experiments.generative import ARMS, BASE_MODEL, Budget, grpo_signal, make_budget, train_flags
-from biasaware.recipes import CONFIGS
+from biasaware.experiments.generative import ARMS, Budget, grpo_flags, grpo_signal, make_budget
+from biasaware.recipes import grpo as grpo_recipe
+from biasaware.recipes.grpo import grpo_prompts
+from biasaware.training.recipe import parse_recipe
 from biasaware.training.signal import forget_scores
 
 
@@ -45,36 +53,60 @@ def parse_variant(text: str) -> tuple[str, dict[str, str]]:
     return name, dict(pairs)
 
 
-def study_flags(folder: Path, arm_name: str, out: Path, settings: dict[str, str]) -> dict:
-    """The GRPO stage's flags as the study gives them (experiments/generative.grpo), from the seed's
-    recorded budget with the budget ``settings`` changed (the rest of ``settings``: recipe flags);
-    written under ``out``, no resumable checkpoints."""
-    seed = json.loads((folder / "generative.json").read_text())
-    changed = {k: v for k, v in settings.items() if k in Budget.model_fields}
-    budget = make_budget("cpu", {**(seed.get("budget") or {}), **changed})
-    arm = ARMS[arm_name]
-    flags = {
-        "config": CONFIGS / BASE_MODEL / "grpo_verdict.yaml",
-        "model_name_or_path": folder / "ckpt" / f"{arm.sft_of or arm_name}-sft",
-        "output_dir": out,
-        "train_file": folder / arm.rows / "train.jsonl",
-        "max_steps": budget.grpo_steps,
-        "per_device_train_batch_size": budget.grpo_batch,
-        "num_generations": budget.num_generations,
-        "max_completion_length": budget.max_completion_length,
-        "learning_rate": budget.grpo_lr,
-        "rewards": budget.grpo_rewards(arm),
-        "reward_weights": ["1.0"] * len(budget.grpo_rewards(arm)),
-        "scale_rewards": arm.scale_rewards,
-        "select_prompts": budget.grpo_prompts,
-        "select_pool": budget.grpo_pool,
-        **({"both_orders": True} if budget.both_orders else {}),
-        **train_flags(arm, budget, int(seed["seed"]), True, budget.grpo_steps),
-        "save_strategy": "no",
+def seed_record(folder: Path) -> dict:
+    """The seed's seed, budget and training precision: from its ``generative.json`` when the seed has
+    finished, else from its study's ``experiment.json`` (the seed by its folder's name)."""
+    done = folder / "generative.json"
+    if done.exists():
+        seed = json.loads(done.read_text())
+        return {
+            "seed": int(seed["seed"]),
+            "budget": seed.get("budget") or {},
+            "precision": (seed.get("machine") or {}).get("training_precision", "float32"),
+        }
+    study = json.loads((folder.parent / "experiment.json").read_text())
+    return {
+        "seed": int(folder.name.removeprefix("seed-")),
+        "budget": study.get("budget") or {},
+        "precision": study.get("precision", "float32"),
     }
+
+
+def study_flags(folder: Path, arm_name: str, out: Path, settings: dict[str, str]) -> dict:
+    """The GRPO stage's flags as the study gives them (:func:`biasaware.experiments.generative.grpo_flags`),
+    from the seed's recorded budget with the budget ``settings`` changed (the rest of ``settings``:
+    recipe flags); written under ``out``, no resumable checkpoints."""
+    seed = seed_record(folder)
+    changed = {k: v for k, v in settings.items() if k in Budget.model_fields}
+    recorded = seed["budget"]
+    if "num_generations" in changed and "grpo_batch" not in changed and "grpo_batch" in recorded:
+        # as quickstart --generative --num-generations: the seed's prompts a step, the completions grow
+        per_step = recorded["grpo_batch"] // recorded["num_generations"]
+        changed["grpo_batch"] = per_step * int(changed["num_generations"])
+    budget = make_budget("cpu", {**recorded, **changed})
+    arm = ARMS[arm_name]
+    start = folder / "ckpt" / f"{arm.sft_of or arm_name}-sft"
+    flags = grpo_flags(budget, arm, seed["seed"], start, out, folder, precision=seed["precision"])
+    flags["save_strategy"] = "no"
     for key in ("save_steps", "save_total_limit"):
         flags.pop(key)
     return {**flags, **{k: v for k, v in settings.items() if k not in changed}}
+
+
+def expected_of(flags: dict) -> dict:
+    """What the prompt selection of a GRPO stage with ``flags`` expects, without training: the
+    recipe's own :func:`biasaware.recipes.grpo.grpo_prompts` on its parsed settings."""
+    parsed = parse_recipe(grpo_recipe.DATACLASSES, parts.recipe_flags(flags))
+    _, selection = grpo_prompts(*parsed)
+    kept, pool = selection["kept"], selection["pool"]
+    return {
+        "generations": selection["generations"],
+        "temperature": selection["temperature"],
+        "expected_nonuniform": round(1 - kept["expected_uniform_groups"], 4),
+        "pool_expected_nonuniform": round(1 - pool["expected_uniform_groups"], 4),
+        "kept_prompts": kept["prompts"],
+        **({"target_reached": selection["target_reached"]} if "target_reached" in selection else {}),
+    }
 
 
 def figures_of(ckpt: Path, seconds: float) -> dict:
@@ -108,11 +140,20 @@ def main() -> None:
         "--variant", action="append", default=[], help="NAME:key=value,... GRPO settings changed (repeatable)"
     )
     parser.add_argument("--work", type=Path, help="where the stages write (default: a temporary folder)")
+    parser.add_argument(
+        "--expected",
+        action="store_true",
+        help="no training: what each setting's prompt selection expects (its temperature and expected share of "
+        "groups with signal), each arm's pool scored once",
+    )
     add_json_argument(parser)
     args = parser.parse_args()
-    if not (args.seed_folder / "generative.json").exists():
+    if not (args.seed_folder / "generative.json").exists() and not (
+        (args.seed_folder.parent / "experiment.json").exists() and (args.seed_folder / "ckpt").is_dir()
+    ):
         raise SystemExit(
-            f"{args.seed_folder}: no generative.json; give a finished seed of quickstart --generative"
+            f"{args.seed_folder}: not a seed folder of quickstart --generative (its generative.json, or its "
+            "study's experiment.json and its ckpt/)"
         )
     variants = [("study", {})] + [parse_variant(v) for v in args.variant]
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
@@ -122,6 +163,21 @@ def main() -> None:
     # the seed by its study folder's name and its own (no local path in a published file)
     seed = args.seed_folder.resolve()
     figures: dict = {"seed_folder": f"{seed.parent.name}/{seed.name}", "arms": {}}
+    if args.expected:
+        figures["expected_only"] = True
+        for arm in arms:
+            figures["arms"][arm] = {}
+            for name, settings in variants:
+                row = {
+                    "settings": settings,
+                    **expected_of(study_flags(args.seed_folder, arm, Path("-"), settings)),
+                }
+                figures["arms"][arm][name] = row
+                print(
+                    f"{arm:10} {name:16} " + ", ".join(f"{k} {v}" for k, v in row.items() if k != "settings")
+                )
+        write_record(args.json, figures)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or Path(tmp)
         for arm in arms:

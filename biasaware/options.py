@@ -459,7 +459,8 @@ class EvalGeneral(Judged):
     out: str | None = option("output folder (judgments.jsonl, summary.json, report.md; required)", api=False)
     benchmark: str | None = option(
         "rewardbench, judgebench, rm-bench, llmbar (hub) or a local file/folder of RewardBench, JudgeBench, RMB, "
-        "RM-Bench, LLMBar or EvalBiasBench (required unless --rescore)",
+        "RM-Bench, LLMBar, EvalBiasBench, Auto-J, PandaLM, AlpacaEval annotations or biasaware pairs (required "
+        "unless --rescore)",
         api=False,
     )
     split: str | None = option("split of a hub benchmark (default: the benchmark's own)")
@@ -669,7 +670,7 @@ class Budget:
     """The generative study's budget: each flag replaces its preset's value."""
 
     start_steps: int | None = option(
-        "--generative: SFT steps of the starting judge every arm starts from (default: the preset's; cpu 200 of 4 "
+        "--generative (not with --real): SFT steps of the starting judge every arm starts from (default: the preset's; cpu 200 of 4 "
         "rows)",
     )
     sft_steps: int | None = option(
@@ -681,25 +682,25 @@ class Budget:
         "64, cpu 1 of 4)",
     )
     grpo_lr: float | None = option(
-        "--generative: GRPO's learning rate (default 5e-05); a lower one keeps the sampled verdicts varied "
+        "--generative (not with --real): GRPO's learning rate (default 5e-05); a lower one keeps the sampled verdicts varied "
         "longer, so more of GRPO's groups carry signal (docs/generative.md)",
     )
     grpo_pool: int | None = option(
-        "--generative: prompts scored to choose GRPO's prompts of most signal from (default: the preset's; cpu "
+        "--generative (not with --real): prompts scored to choose GRPO's prompts of most signal from (default: the preset's; cpu "
         "192, gpu 800)",
     )
     num_generations: int | None = option(
-        "--generative: completions sampled per prompt, GRPO's group size, at least 2 (default: the preset's; cpu 4, "
+        "--generative (not with --real): completions sampled per prompt, GRPO's group size, at least 2 (default: the preset's; cpu 4, "
         "gpu 8); GRPO trains on as many prompts a step as the preset, the completions a step grow with the group; "
         "a larger group is mixed more often (docs/generative.md)",
         metavar="N",
     )
     grpo_temperature: float | None = option(
-        "--generative: GRPO's sampling temperature, above 0 and at most 2 (default 1; a --grpo-signal-target chooses "
+        "--generative (not with --real): GRPO's sampling temperature, above 0 and at most 2 (default 1; a --grpo-signal-target chooses "
         "it instead); a hotter sampling keeps more of GRPO's groups mixed (docs/generative.md)",
     )
     grpo_signal_target: float | None = option(
-        "--generative: GRPO samples at the lowest temperature from 1 to 1.5 at which the chosen prompts' expected "
+        "--generative (not with --real): GRPO samples at the lowest temperature from 1 to 1.5 at which the chosen prompts' expected "
         "share of groups with signal reaches this share (default: the preset's; cpu 0: temperature 1, gpu 0.5)",
         metavar="SHARE",
     )
@@ -707,32 +708,32 @@ class Budget:
         "--generative: top layers trained (default: the preset's; cpu 12 of 30, gpu all; with --real: cpu 4)",
     )
     bench_probes: int | None = option(
-        "--generative: benchmark probes asked per trained cue and side (default 55)"
+        "--generative (not with --real): benchmark probes asked per trained cue and side (default 55)"
     )
     sft_bench_probes: int | None = option(
-        "--generative: each arm's SFT checkpoint is scored on a fixed sample of the benchmark, this many probes per "
+        "--generative (not with --real): each arm's SFT checkpoint is scored on a fixed sample of the benchmark, this many probes per "
         "trained cue and side, paired there with its SFT+GRPO judge (default: the preset's; cpu 28, gpu 0: every "
         "probe)",
         metavar="N",
     )
     cue_rate: float | None = option(
-        "--generative: share of the natural training pairs with the cue on the chosen answer, from 0 to 1 "
+        "--generative (not with --real): share of the natural training pairs with the cue on the chosen answer, from 0 to 1 "
         "(default 0.7)"
     )
     reward_probes: int | None = option(
-        "--generative: also score every judge on probes of position and master keys, this many a side, for what a "
+        "--generative (not with --real): also score every judge on probes of position and master keys, this many a side, for what a "
         "judge used as a reward needs: position consistency, master-key false positives in both orders (default 0: "
         "none)",
         metavar="N",
     )
     both_orders: bool | None = option(
-        "--generative: GRPO's prompts in both answer orders in one batch, with a reward for the same answer in "
+        "--generative (not with --real): GRPO's prompts in both answer orders in one batch, with a reward for the same answer in "
         "both (the swap-consistency reward; the balanced arms' cue-consistency reward covers the swapped order "
         "already); SFT unchanged (default off)",
         action="store_true",
     )
     key_negatives: float | None = option(
-        "--generative: share of training pairs that also give a master-key row (the chosen answer against a "
+        "--generative (not with --real): share of training pairs that also give a master-key row (the chosen answer against a "
         "non-answer; on balanced rows also a short-correct row), in every judge's data, from 0 to 1 (default 0)",
         metavar="SHARE",
     )
@@ -745,7 +746,8 @@ REAL_BUDGET = ("sft_steps", "grpo_steps", "trainable_layers")  # what --real --g
 @dataclass
 class Quickstart(Budget, Where):
     out: str | None = option(
-        "output folder (default: runs/quickstart; runs/generative with --generative, runs/real with --real)"
+        "output folder (default: runs/quickstart; runs/generative with --generative, runs/real with --real, "
+        "runs/real-generative with both)"
     )
     seed: int | None = option("seed of every stage (default 0)", type=seed_value)
     seeds: str | None = option(
@@ -761,8 +763,8 @@ class Quickstart(Budget, Where):
         False,
     )
     real: str | None = option(
-        "run the real-text experiment instead: reward models trained on real AlpacaEval pairs in six arms "
-        "(baseline, paper, balanced, resampled, junk, junk-only), measured two-sided on real benchmarks, injected probes and master "
+        "run the real-text experiment instead: reward models trained on real AlpacaEval pairs in seven arms "
+        "(baseline, paper, balanced, resampled, junk, junk-only, scrambled-only), measured two-sided on real benchmarks, injected probes and master "
         "keys across --seeds, with seed-level tests; PATH holds your copies of the public sets, one sub-folder "
         "each, as for `build real` (docs/real.md)",
         metavar="PATH",

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from biasaware.errors import BiasAwareError
 from biasaware.io import read_records
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # ------------------------------------------------------------------------------------- settings
 
@@ -973,7 +978,8 @@ def test_a_bfloat16_study_trains_in_mixed_precision_and_judges_in_bfloat16(tiny_
 
 def test_grpo_samples_at_the_budget_s_temperature(tiny_models, tmp_path):
     """--grpo-temperature reaches TRL (the card's training arguments) and the selection's expectation, and the
-    seed's budget records it (left out at its default 1, so earlier folders resume)."""
+    seed's budget records it (left out at its default 1, so earlier folders resume); bench/grpo_signal.py
+    --expected reads the same selection again without training."""
     from biasaware.experiments.generative import make_budget, run_generative
 
     out = tmp_path / "gen"
@@ -988,6 +994,24 @@ def test_grpo_samples_at_the_budget_s_temperature(tiny_models, tmp_path):
     assert card["training_args"]["temperature"] == 1.25 == card["grpo_selection"]["temperature"]
     assert json.loads((out / "seed-0" / "generative.json").read_text())["budget"]["grpo_temperature"] == 1.25
     assert "grpo_temperature" not in make_budget("cpu").record()
+
+    # bench/grpo_signal.py --expected runs the recipe's own selection from the seed's SFT checkpoint: the study's
+    # settings expect what the stage chose; a larger group keeps the prompts a step and expects more signal
+    figures = tmp_path / "expected.json"
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "grpo_signal.py"), "--seed-folder", str(out / "seed-0")]
+        + ["--arms", "baseline", "--expected", "--variant", "g8:num_generations=8", "--json", str(figures)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    rows = json.loads(figures.read_text())["figures"]["arms"]["baseline"]
+    chosen = card["grpo_selection"]
+    assert rows["study"]["temperature"] == 1.25 and rows["study"]["generations"] == chosen["generations"]
+    assert rows["study"]["expected_nonuniform"] == round(1 - chosen["kept"]["expected_uniform_groups"], 4)
+    assert rows["study"]["kept_prompts"] == chosen["kept"]["prompts"] == rows["g8"]["kept_prompts"]
+    assert rows["g8"]["generations"] == 8 > chosen["generations"]
+    assert rows["g8"]["pool_expected_nonuniform"] > rows["study"]["pool_expected_nonuniform"]
 
 
 def test_reward_checks_score_every_judge_on_position_and_master_keys(tiny_models, tmp_path):

@@ -109,7 +109,11 @@ COMMANDS = {  # the commands without stages: help, description, options
         o.Preflight,
     ),
     "models": ("list or prepare the built-in offline models", None, o.Models),
-    "quickstart": ("run the whole pipeline on the built-in defaults", None, o.Quickstart),
+    "quickstart": (
+        "run a whole experiment: build, train, evaluate, report (built-in defaults; --real: your real text)",
+        None,
+        o.Quickstart,
+    ),
     "sweep": (
         "train and evaluate a recipe over a grid of settings (JudgeBiasBench Table 6)",
         "Train each grid point through the real recipe, evaluate it on the bias benchmark in both directions (and "
@@ -129,14 +133,15 @@ COMMANDS = {  # the commands without stages: help, description, options
 
 STAGED = {  # the commands with stages: help, description, stages, options per stage
     "build": (
-        "data builders: bias probes, bias-augmented training rows, teacher traces",
+        "data builders: bias probes, bias-augmented training rows, teacher traces, real-text pairs",
         "Inject the 12 biases into base preference pairs and write records. `biasaware build STAGE --help` lists "
         "a stage's options.",
         BUILD_STAGES,
         o.BUILD_OPTIONS,
     ),
     "eval": (
-        "evaluation: bias sensitivity (Acc_ori, Acc_inj, BSR) and general judge benchmarks",
+        "evaluation: bias sensitivity (Acc_ori, Acc_inj, BSR), scoring bias, real text, general judge benchmarks, "
+        "comparisons of runs",
         "`biasaware eval STAGE --help` lists a stage's options.",
         EVAL_STAGES,
         o.EVAL_OPTIONS,

@@ -580,12 +580,30 @@ def sft(run: SeedRun, rows: str, arm: Arm, model: str | Path, target: Path, step
 
 def grpo(run: SeedRun, arm: Arm, model: Path, target: Path, what: str) -> None:
     """GRPO of ``arm`` from ``model`` into ``target``, on the prompts of most signal (module docstring)."""
-    b = run.budget
-    flags = {
-        "config": run.configs / "grpo_verdict.yaml",
+    flags = grpo_flags(
+        run.budget, arm, run.seed, model, target, run.folder, run.configs, run.cpu, run.precision
+    )
+    parts.run_stage("grpo", flags, f"GRPO of {what}", run.folder / "run.log", cpu=run.cpu)
+
+
+def grpo_flags(
+    b: Budget,
+    arm: Arm,
+    seed: int,
+    model: Path,
+    target: Path,
+    folder: Path,
+    configs: Path = CONFIGS / BASE_MODEL,
+    cpu: bool = True,
+    precision: str = "float32",
+) -> dict[str, Any]:
+    """The recipe flags of ``arm``'s GRPO stage in the seed folder ``folder`` (its training rows), from
+    ``model`` into ``target`` (``bench/grpo_signal.py`` runs it again with other settings)."""
+    return {
+        "config": configs / "grpo_verdict.yaml",
         "model_name_or_path": model,
         "output_dir": target,
-        "train_file": run.folder / arm.rows / "train.jsonl",
+        "train_file": folder / arm.rows / "train.jsonl",
         "max_steps": b.grpo_steps,
         "per_device_train_batch_size": b.grpo_batch,
         "num_generations": b.num_generations,
@@ -603,9 +621,8 @@ def grpo(run: SeedRun, arm: Arm, model: Path, target: Path, what: str) -> None:
             else {}
         ),
         **({"both_orders": True} if b.both_orders else {}),
-        **train_flags(arm, b, run.seed, run.cpu, b.grpo_steps, run.precision),
+        **train_flags(arm, b, seed, cpu, b.grpo_steps, precision),
     }
-    parts.run_stage("grpo", flags, f"GRPO of {what}", run.folder / "run.log", cpu=run.cpu)
 
 
 def card_of(ckpt: Path) -> dict[str, Any]:

@@ -130,8 +130,8 @@ class JudgeSpec(BaseModel):
     )
     template: str = Field(
         "default",
-        description="judge prompt format; direct mode reads the first token of a letter-first format: verdict or "
-        "direct (any other name gives direct)",
+        description=f"judge prompt format: {', '.join(TEMPLATES)}; direct mode reads the first token of a "
+        f"letter-first one ({' or '.join(LETTER_FIRST)}) and takes any other name as direct",
     )
     device: str = Field(
         "auto",

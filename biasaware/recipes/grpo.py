@@ -64,11 +64,12 @@ class ScriptArguments(JudgeDataArguments):
     )
 
 
-def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig):
-    reward_funcs = get_reward_funcs(script_args.rewards)  # an unknown name fails before the model loads
-    model, tokenizer = load_for_training(
-        model_args, "causal", training_args.seed, training_args, script_args.trainable_layers
-    )
+def grpo_prompts(
+    script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig
+) -> tuple[list[dict], dict | None]:
+    """GRPO's prompts from the training file and, with ``select_prompts``, the ones of most signal for the
+    checkpoint GRPO starts from (:func:`biasaware.training.signal.select_by_signal`) and what was chosen;
+    the temperature a signal target picks is set on ``training_args``."""
     rows = training_rows(script_args.train_file, "train", script_args.max_train_rows, training_args.seed)
     data = grpo_rows(
         rows,
@@ -79,37 +80,46 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
         script_args.template,
         with_views=bool(script_args.select_prompts),
     )
-    selection = None
-    if script_args.select_prompts:
-        data, selection = select_by_signal(
-            model_args.model_name_or_path,
-            data,
-            [row["view"] for row in data],
-            script_args.select_prompts,
-            script_args.select_pool or 4 * script_args.select_prompts,
-            training_args.num_generations,
-            script_args.template,
-            device="cpu" if training_args.use_cpu else "auto",
-            # the verdicts scored in the precision the stage trains in (without mixed precision: the device's auto)
-            dtype="bfloat16" if training_args.bf16 else "float16" if training_args.fp16 else "auto",
-            temperature=training_args.temperature,
-            signal_target=script_args.signal_target,
-        )
-        training_args.temperature = selection["temperature"]  # the one a signal target chose, else as given
-        data = [{k: v for k, v in row.items() if k != "view"} for row in data]
+    if not script_args.select_prompts:
+        return data, None
+    data, selection = select_by_signal(
+        model_args.model_name_or_path,
+        data,
+        [row["view"] for row in data],
+        script_args.select_prompts,
+        script_args.select_pool or 4 * script_args.select_prompts,
+        training_args.num_generations,
+        script_args.template,
+        device="cpu" if training_args.use_cpu else "auto",
+        # the verdicts scored in the precision the stage trains in (without mixed precision: the device's auto)
+        dtype="bfloat16" if training_args.bf16 else "float16" if training_args.fp16 else "auto",
+        temperature=training_args.temperature,
+        signal_target=script_args.signal_target,
+    )
+    training_args.temperature = selection["temperature"]  # the one a signal target chose, else as given
+    data = [{k: v for k, v in row.items() if k != "view"} for row in data]
+    print(
+        f"[train] GRPO prompts: kept {selection['kept']['prompts']} of {selection['pool']['prompts']} "
+        f"(expected uniform groups {selection['pool']['expected_uniform_groups']} -> "
+        f"{selection['kept']['expected_uniform_groups']} at temperature {selection['temperature']})",
+        flush=True,
+    )
+    if selection.get("target_reached") is False:
         print(
-            f"[train] GRPO prompts: kept {selection['kept']['prompts']} of {selection['pool']['prompts']} "
-            f"(expected uniform groups {selection['pool']['expected_uniform_groups']} -> "
-            f"{selection['kept']['expected_uniform_groups']} at temperature {selection['temperature']})",
+            f"[train] GRPO: the signal target {script_args.signal_target} is not reached at temperature "
+            f"{selection['temperature']}; more prompts to choose from (select_pool) or more completions per "
+            "prompt (num_generations) give more groups with signal",
             flush=True,
         )
-        if selection.get("target_reached") is False:
-            print(
-                f"[train] GRPO: the signal target {script_args.signal_target} is not reached at temperature "
-                f"{selection['temperature']}; more prompts to choose from (select_pool) or more completions per "
-                "prompt (num_generations) give more groups with signal",
-                flush=True,
-            )
+    return data, selection
+
+
+def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig):
+    reward_funcs = get_reward_funcs(script_args.rewards)  # an unknown name fails before the model loads
+    model, tokenizer = load_for_training(
+        model_args, "causal", training_args.seed, training_args, script_args.trainable_layers
+    )
+    data, selection = grpo_prompts(script_args, training_args, model_args)
     if set(script_args.rewards) & set(TWIN_REWARDS):
         training_args.shuffle_dataset = False  # grpo_rows wrote each pair's views adjacent, blocks shuffled
     notes = {"grpo_selection": selection} if selection is not None else None
