@@ -109,7 +109,7 @@ def expected_of(flags: dict) -> dict:
     }
 
 
-def figures_of(ckpt: Path, seconds: float) -> dict:
+def figures_of(ckpt: Path, seconds: float | None) -> dict:
     signal = grpo_signal(ckpt)
     steps = signal["steps"]
     history = json.loads((ckpt / "biasaware_card.json").read_text()).get("log_history") or []
@@ -124,8 +124,19 @@ def figures_of(ckpt: Path, seconds: float) -> dict:
         "steps_without_signal": sum(1 for s in steps if (s["zero_std_groups"] or 0) >= 1.0),
         "entropy_first_last": signal.get("entropy"),
         "format_reward_mean": round(sum(fmt) / len(fmt), 4) if fmt else None,
-        "seconds": round(seconds, 1),
+        "seconds": None if seconds is None else round(seconds, 1),
     }
+
+
+def seed_row(folder: Path, arm: str) -> dict | None:
+    """The figures of the seed's own GRPO stage of ``arm`` (its checkpoint and its stage's recorded
+    seconds), when the seed has run it: the study's row of a ``--no-study`` run."""
+    ckpt = folder / "ckpt" / f"{arm}-grpo"
+    if not (ckpt / "biasaware_card.json").exists():
+        return None
+    stages = folder / "stages.json"
+    seconds = (json.loads(stages.read_text()).get("seconds") or {}) if stages.exists() else {}
+    return {"settings": {}, "from_seed": True, **figures_of(ckpt, seconds.get(f"train {arm} GRPO"))}
 
 
 def main() -> None:
@@ -141,6 +152,12 @@ def main() -> None:
     )
     parser.add_argument("--work", type=Path, help="where the stages write (default: a temporary folder)")
     parser.add_argument(
+        "--no-study",
+        action="store_true",
+        help="run the variants only, not the study's own settings again (its row: the seed's own GRPO stage, when "
+        "the seed has run it)",
+    )
+    parser.add_argument(
         "--expected",
         action="store_true",
         help="no training: what each setting's prompt selection expects (its temperature and expected share of "
@@ -155,7 +172,9 @@ def main() -> None:
             f"{args.seed_folder}: not a seed folder of quickstart --generative (its generative.json, or its "
             "study's experiment.json and its ckpt/)"
         )
-    variants = [("study", {})] + [parse_variant(v) for v in args.variant]
+    variants = ([] if args.no_study else [("study", {})]) + [parse_variant(v) for v in args.variant]
+    if not variants:
+        raise SystemExit("--no-study: give at least one --variant")
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     unknown = [a for a in arms if a not in ARMS]
     if unknown:
@@ -182,6 +201,10 @@ def main() -> None:
         work = args.work or Path(tmp)
         for arm in arms:
             figures["arms"][arm] = {}
+            if args.no_study:
+                seeds_own = seed_row(args.seed_folder, arm)
+                if seeds_own is not None:
+                    figures["arms"][arm]["study"] = seeds_own
             for name, settings in variants:
                 out = work / f"{arm}-{name}"
                 flags = study_flags(args.seed_folder, arm, out, settings)

@@ -980,7 +980,7 @@ def test_grpo_samples_at_the_budget_s_temperature(tiny_models, tmp_path):
     """--grpo-temperature reaches TRL (the card's training arguments) and the selection's expectation, and the
     seed's budget records it (left out at its default 1, so earlier folders resume); bench/grpo_signal.py
     --expected reads the same selection again without training."""
-    from biasaware.experiments.generative import make_budget, run_generative
+    from biasaware.experiments.generative import grpo_signal, make_budget, run_generative
 
     out = tmp_path / "gen"
     run_generative(
@@ -1012,6 +1012,23 @@ def test_grpo_samples_at_the_budget_s_temperature(tiny_models, tmp_path):
     assert rows["study"]["kept_prompts"] == chosen["kept"]["prompts"] == rows["g8"]["kept_prompts"]
     assert rows["g8"]["generations"] == 8 > chosen["generations"]
     assert rows["g8"]["pool_expected_nonuniform"] > rows["study"]["pool_expected_nonuniform"]
+    # --no-study trains the variants only; the study's row is the seed's own GRPO stage
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "grpo_signal.py"), "--seed-folder", str(out / "seed-0")]
+        + ["--arms", "baseline", "--no-study", "--variant", "t1:temperature=1.0", "--json", str(figures)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    rows = json.loads(figures.read_text())["figures"]["arms"]["baseline"]
+    signal = grpo_signal(out / "seed-0" / "ckpt" / "baseline-grpo")
+    assert rows["study"]["from_seed"] is True and rows["study"]["steps"] == len(signal["steps"])
+    assert rows["study"]["nonuniform"] == round(1 - signal["mean_zero_std_groups"], 4)
+    assert (
+        set(rows) == {"study", "t1"}
+        and rows["t1"]["steps"] == 1
+        and rows["t1"]["settings"] == {"temperature": "1.0"}
+    )
 
 
 def test_reward_checks_score_every_judge_on_position_and_master_keys(tiny_models, tmp_path):
