@@ -682,8 +682,8 @@ class Budget:
         "64, cpu 1 of 4)",
     )
     grpo_lr: float | None = option(
-        "--generative (not with --real): GRPO's learning rate (default 5e-05); a lower one keeps the sampled verdicts varied "
-        "longer, so more of GRPO's groups carry signal (docs/generative.md)",
+        "--generative (not with --real): GRPO's learning rate (default: the preset's; cpu 5e-05, gpu 1e-05); a lower "
+        "one keeps the sampled verdicts varied longer, so more of GRPO's groups carry signal (docs/generative.md)",
     )
     grpo_pool: int | None = option(
         "--generative (not with --real): prompts scored to choose GRPO's prompts of most signal from (default: the preset's; cpu "
