@@ -15,10 +15,12 @@ run them) and, for any other key, GRPO recipe settings (``temperature``, ``beta`
 
 The seed folder is one that ``biasaware quickstart --generative`` wrote (its ``ckpt/<arm>-sft`` and
 training rows; a seed still running will do once its SFT checkpoints are there); its GRPO checkpoints
-are left alone (the stages here write under ``--work``). ``--expected`` trains nothing: per arm and
-setting it runs only the GRPO recipe's prompt selection (the pool scored once per arm) and reports
-the temperature it chose and the share of groups it expects to carry signal, which is how a group
-size or a signal target is tried in minutes before a GPU run.
+are left alone (the stages here write under ``--work``; a variant an earlier run finished there with
+the same settings is read again, without its seconds, and one of other settings is refused).
+``--expected`` trains nothing: per arm and setting it runs only the GRPO recipe's prompt selection
+(the pool scored once per arm) and reports the temperature it chose and the share of groups it
+expects to carry signal, which is how a group size or a signal target is tried in minutes before a
+GPU run.
 
     .venv/bin/biasaware quickstart --generative --arms baseline,balanced --bench-probes 2 --out runs/pilot
     .venv/bin/python bench/grpo_signal.py --seed-folder runs/pilot/seed-0 --arms baseline,balanced \\
@@ -42,6 +44,7 @@ from biasaware.experiments.generative import ARMS, Budget, grpo_flags, grpo_sign
 from biasaware.recipes import grpo as grpo_recipe
 from biasaware.recipes.grpo import grpo_prompts
 from biasaware.training.recipe import parse_recipe
+from biasaware.training.run_folder import trained
 from biasaware.training.signal import forget_scores
 
 
@@ -209,9 +212,12 @@ def main() -> None:
                 out = work / f"{arm}-{name}"
                 flags = study_flags(args.seed_folder, arm, out, settings)
                 forget_scores()  # each variant scores its pool, so its seconds compare with the study's
+                earlier = trained(out)  # a stage finished under --work by an earlier run: read, not rerun
                 t0 = time.time()
                 parts.run_stage("grpo", flags, f"GRPO of {arm}, {name}", work / "run.log", cpu=True)
-                row = {"settings": settings, **figures_of(out, time.time() - t0)}
+                row = {"settings": settings, **figures_of(out, None if earlier else time.time() - t0)}
+                if earlier:
+                    row["finished_earlier"] = True
                 figures["arms"][arm][name] = row
                 print(
                     f"{arm:10} {name:16} " + ", ".join(f"{k} {v}" for k, v in row.items() if k != "settings")

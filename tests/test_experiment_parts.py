@@ -3,6 +3,7 @@ flags and its launch."""
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -120,7 +121,8 @@ def test_a_results_table_names_runs_within_the_experiment(tmp_path):
 
 def test_a_training_stage_resumes_from_a_checkpoint_and_an_unfinished_one_starts_clean(tmp_path):
     """resume_from: ``latest`` where an interrupted run left a checkpoint (the folder kept), nothing and
-    a clean start where it left none; drop_checkpoints keeps the final model only."""
+    a clean start where it left none, nothing and the folder kept where the stage finished;
+    drop_checkpoints keeps the final model only."""
     from biasaware.experiments.generative import ARMS, SAVES_PER_STAGE, Budget, train_flags
 
     ckpt = tmp_path / "ckpt"
@@ -133,6 +135,11 @@ def test_a_training_stage_resumes_from_a_checkpoint_and_an_unfinished_one_starts
     (ckpt / "model.safetensors").unlink()
     (ckpt / "half-written.bin").write_text("x")  # stopped before its first checkpoint
     assert resume_from(ckpt) is None and not ckpt.exists()
+    # a finished stage (its card records the load-back check) is never removed: the recipe reads it as done
+    ckpt.mkdir()
+    (ckpt / "model.safetensors").write_text("final")
+    (ckpt / "biasaware_card.json").write_text(json.dumps({"load_check": {"skipped": True}}))
+    assert resume_from(ckpt) is None and (ckpt / "model.safetensors").read_text() == "final"
 
     flags = train_flags(ARMS["baseline"], Budget(), 3, True, 200)
     assert flags["save_steps"] == 200 // (SAVES_PER_STAGE + 1) + 1 and flags["save_total_limit"] == 1

@@ -35,7 +35,7 @@ from biasaware.io import refuse_foreign, write_json
 from biasaware.progress import progress_bar
 from biasaware.recipes import load_recipe, recipe_command, recipe_environment
 from biasaware.training.recipe import parse_recipe
-from biasaware.training.run_folder import prepare_run
+from biasaware.training.run_folder import prepare_run, trained
 
 TRAIN_LINE = r"\[train\] step (\d+)/(\d+) \| loss (\S+)(?: \| reward (\S+))?"
 
@@ -142,10 +142,12 @@ def resume_from(ckpt: Path) -> str | None:
     """The recipe's ``resume_from_checkpoint`` for a training run into ``ckpt``: ``latest`` when an
     interrupted run left a ``checkpoint-N`` there (it holds the weights, the optimizer and scheduler
     and every random state, so the resumed run continues exactly where the saved one was); otherwise
-    ``None``, and an unfinished folder with no checkpoint is removed, so the run starts clean."""
+    ``None``, and an unfinished folder with no checkpoint is removed, so the run starts clean. A
+    finished one (:func:`biasaware.training.run_folder.trained`) is kept: the recipe says it holds the
+    run, or refuses it when its settings differ."""
     if any(ckpt.glob("checkpoint-*")):
         return "latest"
-    if ckpt.exists():
+    if ckpt.exists() and not trained(ckpt):
         shutil.rmtree(ckpt)
     return None
 
