@@ -978,6 +978,16 @@ def test_a_bfloat16_study_trains_in_mixed_precision_and_judges_in_bfloat16(tiny_
         )
 
 
+def _signal_bench(seed: Path, *args: str) -> dict:
+    """bench/grpo_signal.py on the baseline arm of ``seed``: its figures' rows."""
+    figures = seed.parent / "grpo-signal.json"
+    command = [sys.executable, str(ROOT / "bench" / "grpo_signal.py"), "--seed-folder", str(seed), "--arms"]
+    subprocess.run(
+        [*command, "baseline", *args, "--json", str(figures)], check=True, capture_output=True, text=True
+    )
+    return json.loads(figures.read_text())["figures"]["arms"]["baseline"]
+
+
 def test_grpo_samples_at_the_budget_s_temperature(tiny_models, tmp_path):
     """--grpo-temperature reaches TRL (the card's training arguments) and the selection's expectation, and the
     seed's budget records it (left out at its default 1, so earlier folders resume); bench/grpo_signal.py
@@ -999,15 +1009,7 @@ def test_grpo_samples_at_the_budget_s_temperature(tiny_models, tmp_path):
 
     # bench/grpo_signal.py --expected runs the recipe's own selection from the seed's SFT checkpoint: the study's
     # settings expect what the stage chose; a larger group keeps the prompts a step and expects more signal
-    figures = tmp_path / "expected.json"
-    subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "grpo_signal.py"), "--seed-folder", str(out / "seed-0")]
-        + ["--arms", "baseline", "--expected", "--variant", "g8:num_generations=8", "--json", str(figures)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    rows = json.loads(figures.read_text())["figures"]["arms"]["baseline"]
+    rows = _signal_bench(out / "seed-0", "--expected", "--variant", "g8:num_generations=8")
     chosen = card["grpo_selection"]
     assert rows["study"]["temperature"] == 1.25 and rows["study"]["generations"] == chosen["generations"]
     assert rows["study"]["expected_nonuniform"] == round(1 - chosen["kept"]["expected_uniform_groups"], 4)
@@ -1015,14 +1017,7 @@ def test_grpo_samples_at_the_budget_s_temperature(tiny_models, tmp_path):
     assert rows["g8"]["generations"] == 8 > chosen["generations"]
     assert rows["g8"]["pool_expected_nonuniform"] > rows["study"]["pool_expected_nonuniform"]
     # --no-study trains the variants only; the study's row is the seed's own GRPO stage
-    subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "grpo_signal.py"), "--seed-folder", str(out / "seed-0")]
-        + ["--arms", "baseline", "--no-study", "--variant", "t1:temperature=1.0", "--json", str(figures)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    rows = json.loads(figures.read_text())["figures"]["arms"]["baseline"]
+    rows = _signal_bench(out / "seed-0", "--no-study", "--variant", "t1:temperature=1.0")
     signal = grpo_signal(out / "seed-0" / "ckpt" / "baseline-grpo")
     assert rows["study"]["from_seed"] is True and rows["study"]["steps"] == len(signal["steps"])
     assert rows["study"]["nonuniform"] == round(1 - signal["mean_zero_std_groups"], 4)
