@@ -40,7 +40,7 @@ from pathlib import Path
 from record import add_json_argument, write_record  # bench/, next to this script
 
 from biasaware.experiments import parts
-from biasaware.experiments.generative import ARMS, Budget, grpo_flags, grpo_signal, make_budget
+from biasaware.experiments.generative import ARMS, Budget, claimed, grpo_flags, grpo_signal, make_budget
 from biasaware.recipes import grpo as grpo_recipe
 from biasaware.recipes.grpo import grpo_prompts
 from biasaware.training.recipe import parse_recipe
@@ -56,6 +56,13 @@ def parse_variant(text: str) -> tuple[str, dict[str, str]]:
     return name, dict(pairs)
 
 
+def setting_value(text: str):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
 def seed_record(folder: Path) -> dict:
     """The seed's seed, budget and training precision: from its ``generative.json`` when the seed has
     finished, else from its study's ``experiment.json`` (the seed by its folder's name)."""
@@ -67,7 +74,7 @@ def seed_record(folder: Path) -> dict:
             "budget": seed.get("budget") or {},
             "precision": (seed.get("machine") or {}).get("training_precision", "float32"),
         }
-    study = json.loads((folder.parent / "experiment.json").read_text())
+    study = claimed(folder.parent) or {}
     return {
         "seed": int(folder.name.removeprefix("seed-")),
         "budget": study.get("budget") or {},
@@ -80,13 +87,9 @@ def study_flags(folder: Path, arm_name: str, out: Path, settings: dict[str, str]
     from the seed's recorded budget with the budget ``settings`` changed (the rest of ``settings``:
     recipe flags); written under ``out``, no resumable checkpoints."""
     seed = seed_record(folder)
-    changed = {k: v for k, v in settings.items() if k in Budget.model_fields}
-    recorded = seed["budget"]
-    if "num_generations" in changed and "grpo_batch" not in changed and "grpo_batch" in recorded:
-        # as quickstart --generative --num-generations: the seed's prompts a step, the completions grow
-        per_step = recorded["grpo_batch"] // recorded["num_generations"]
-        changed["grpo_batch"] = per_step * int(changed["num_generations"])
-    budget = make_budget("cpu", {**recorded, **changed})
+    # a budget setting's value as JSON reads it (16, 1e-5, true), so a new group size keeps the seed's prompts a step
+    changed = {k: setting_value(v) for k, v in settings.items() if k in Budget.model_fields}
+    budget = make_budget("cpu", changed, base=seed["budget"])
     arm = ARMS[arm_name]
     start = folder / "ckpt" / f"{arm.sft_of or arm_name}-sft"
     flags = grpo_flags(budget, arm, seed["seed"], start, out, folder, precision=seed["precision"])
@@ -137,9 +140,12 @@ def seed_row(folder: Path, arm: str) -> dict | None:
     ckpt = folder / "ckpt" / f"{arm}-grpo"
     if not (ckpt / "biasaware_card.json").exists():
         return None
-    stages = folder / "stages.json"
-    seconds = (json.loads(stages.read_text()).get("seconds") or {}) if stages.exists() else {}
-    return {"settings": {}, "from_seed": True, **figures_of(ckpt, seconds.get(f"train {arm} GRPO"))}
+    seconds = parts.Stages(folder / "stages.json").data["seconds"].get(f"train {arm} GRPO")
+    return {"settings": {}, "from_seed": True, **figures_of(ckpt, seconds)}
+
+
+def say(arm: str, name: str, row: dict) -> None:
+    print(f"{arm:10} {name:16} " + ", ".join(f"{k} {v}" for k, v in row.items() if k != "settings"))
 
 
 def main() -> None:
@@ -195,9 +201,7 @@ def main() -> None:
                     **expected_of(study_flags(args.seed_folder, arm, Path("-"), settings)),
                 }
                 figures["arms"][arm][name] = row
-                print(
-                    f"{arm:10} {name:16} " + ", ".join(f"{k} {v}" for k, v in row.items() if k != "settings")
-                )
+                say(arm, name, row)
         write_record(args.json, figures)
         return
     with tempfile.TemporaryDirectory() as tmp:
@@ -219,9 +223,7 @@ def main() -> None:
                 if earlier:
                     row["finished_earlier"] = True
                 figures["arms"][arm][name] = row
-                print(
-                    f"{arm:10} {name:16} " + ", ".join(f"{k} {v}" for k, v in row.items() if k != "settings")
-                )
+                say(arm, name, row)
     write_record(args.json, figures)
 
 

@@ -272,16 +272,20 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def make_budget(preset: str, overrides: dict[str, Any] | None = None) -> Budget:
+def make_budget(
+    preset: str, overrides: dict[str, Any] | None = None, base: dict[str, Any] | None = None
+) -> Budget:
+    """The budget of ``preset`` with ``overrides``; ``base``: a recorded budget (a seed's own) that the
+    overrides change instead of the preset's values."""
     overrides = dict(overrides or {})
     group = overrides.get("num_generations")
     if (
         isinstance(group, int) and group >= 2 and "grpo_batch" not in overrides
     ):  # else the budget says what is wrong
-        # a group size keeps the preset's prompts a step: the completions a step grow with it
-        given = parts.preset_budget(Budget, PRESETS, preset)
+        # a group size keeps the preset's (or the base's) prompts a step: the completions a step grow with it
+        given = parts.preset_budget(Budget, PRESETS, preset, base)
         overrides["grpo_batch"] = given.grpo_batch // given.num_generations * group
-    budget = parts.preset_budget(Budget, PRESETS, preset, overrides)
+    budget = parts.preset_budget(Budget, PRESETS, preset, {**(base or {}), **overrides})
     if budget.start_pairs >= budget.train_pairs:
         raise BiasAwareError(
             f"budget: start_pairs ({budget.start_pairs}) must leave pairs for the arms "
