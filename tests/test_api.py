@@ -120,6 +120,10 @@ def test_bad_arguments_are_clear_errors(tiny_models):
             "truncation 'longest_first' cuts a reward model's (prompt, response) to fit; mode 'direct'",
         ),
         (
+            lambda: biasaware.load_judge(str(tiny_models["causal"]), mode="direct", template="mtbench"),
+            "template 'mtbench' writes its verdict after other text, and mode 'direct' reads the answer's first token",
+        ),
+        (
             lambda: biasaware.load_judge(str(tiny_models["reward"]), batch_size=True),
             "setting 'batch_size': input should be a valid integer (got bool True)",
         ),

@@ -1,6 +1,7 @@
 """The biasaware command: validate's exit codes and messages, help, version."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -121,6 +122,26 @@ def test_ctrl_c_while_a_recipe_script_imports_trl_is_no_traceback(monkeypatch, c
     assert stop.value.code == 130 and capsys.readouterr().err == "interrupted\n"
     for name in recipes.NAMES:  # every script goes through it
         assert f'run_script("{name}")' in (ROOT / "recipes" / f"{name}.py").read_text()
+
+
+def test_ctrl_c_while_python_m_imports_a_recipe_is_no_traceback(tmp_path):
+    """``python -m biasaware.recipes.NAME`` imports TRL before the recipe's own handling: Ctrl-C there
+    (here a ``trl`` that raises it on import) says ``interrupted`` and exits by SIGINT, no traceback."""
+    import signal
+
+    (tmp_path / "trl").mkdir()
+    (tmp_path / "trl" / "__init__.py").write_text("raise KeyboardInterrupt\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    run = subprocess.run(
+        [sys.executable, "-m", "biasaware.recipes.sft", "--help"], env=env, capture_output=True, text=True
+    )
+    assert run.returncode in (130, -signal.SIGINT) and run.stderr == "interrupted\n", run.stderr
+    # a program that imports the package keeps its own hook
+    code = "import sys, biasaware.recipes; print(sys.excepthook is sys.__excepthook__)"
+    assert (
+        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout
+        == "True\n"
+    )
 
 
 def test_version_and_help(capsys):

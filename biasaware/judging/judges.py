@@ -131,7 +131,7 @@ class JudgeSpec(BaseModel):
     template: str = Field(
         "default",
         description=f"judge prompt format: {', '.join(TEMPLATES)}; direct mode reads the first token of a "
-        f"letter-first one ({' or '.join(LETTER_FIRST)}) and takes any other name as direct",
+        f"letter-first one ({' or '.join(LETTER_FIRST)}; default: direct)",
     )
     device: str = Field(
         "auto",
@@ -256,6 +256,12 @@ class JudgeSpec(BaseModel):
                 f"truncation {self.truncation!r} cuts a reward model's (prompt, response) to fit; mode {mode!r} "
                 "judges the whole judge prompt, whose overlong views are counted as not judged (leave truncation "
                 "out, or raise max_length if the model allows it)",
+            ),
+            (
+                mode == "direct" and not self.pointwise and self.template not in ("default", *LETTER_FIRST),
+                f"template {self.template!r} writes its verdict after other text, and mode 'direct' reads the "
+                f"answer's first token; use a letter-first template ({' or '.join(LETTER_FIRST)}; left out: direct), "
+                "or mode 'generate' to read the whole reply",
             ),
             (
                 self.temperature > 0 and mode != "generate",
@@ -829,7 +835,7 @@ class DirectVerdictJudge(_ForwardJudge):
 
         super().__init__(resolved)
         spec = self.spec
-        # a letter-first template as asked (the one a judge was trained on), else the direct one
+        # a letter-first template as asked (the one a judge was trained on); left out ("default"): the direct one
         self.template = get_template(spec.template if spec.template in LETTER_FIRST else "direct")
         self.token_ids = {letter: self._ids(letter) for letter in "AB"}
         self.last_only = "logits_to_keep" in inspect.signature(self.model.forward).parameters

@@ -52,6 +52,29 @@ def run_script(name: str) -> None:
     run_recipe(module.main, module.DATACLASSES)
 
 
+def _interrupt_without_traceback() -> None:
+    """``python -m biasaware.recipes.NAME`` imports its module's TRL and torch before any handler of
+    the module's own can run: Ctrl-C then (seconds) says ``interrupted``, as :func:`run_script` does,
+    not a traceback. Python still exits by SIGINT (status 130 in a shell). Only for that command: a
+    program that imports this package keeps its own hook."""
+    argv = getattr(sys, "orig_argv", [])
+    ran = argv[argv.index("-m") + 1 : argv.index("-m") + 2] if "-m" in argv else []
+    if not (ran and ran[0].startswith(f"{__name__}.")):
+        return
+    previous = sys.excepthook
+
+    def hook(kind, value, trace) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            print("interrupted", file=sys.stderr)
+        else:
+            previous(kind, value, trace)
+
+    sys.excepthook = hook
+
+
+_interrupt_without_traceback()
+
+
 def recipe_command(name: str) -> list[str]:
     """What follows ``python`` or ``accelerate launch`` to run recipe ``name``: ``-m`` and its module
     (both launchers take ``-m``), so an installed package runs it from any folder."""
