@@ -40,7 +40,7 @@ from biasaware.io import check_out_folder, read_json, read_records
 from biasaware.judging.judges import JudgeSpec, load_judge
 from biasaware.judging.models import BUILTIN_MODELS, chat_ids, load_tokenizer, model_identity
 from biasaware.judging.parsers import parse_rule
-from biasaware.judging.prompts import LETTER_FIRST, get_template
+from biasaware.judging.prompts import get_template, judged_template
 from biasaware.recipes import load_recipe
 from biasaware.records import View
 
@@ -106,7 +106,11 @@ def rejudge(
         raise BiasAwareError(
             f"{data} does not hold the probes the report judged ({ids[0]}, ...); wrong --bench?"
         )
-    spec = JudgeSpec.create(**{**run["spec"], "name": str(checkpoint), "device": "auto", "dtype": "auto"})
+    asked = run["spec"]
+    template = judged_template(asked.get("mode", "generate"), asked.get("template", "default"))
+    spec = JudgeSpec.create(
+        **{**asked, "name": str(checkpoint), "device": "auto", "dtype": "auto", "template": template}
+    )
     judge = load_judge(spec)
     again = {(j.probe_id, j.view): j for j in read_records(run_bias_eval(judge, probes, work), "judgment")}
     worst, compared = 0.0, 0
@@ -717,7 +721,7 @@ def usage_options(folder: Path, summary: dict[str, Any]) -> dict[str, Any]:
         return {"special_tokens": wrapped}
 
     asked = ((summary["run"].get("spec") or {}).get("template")) or "default"
-    template = asked if mode == "generate" or asked in LETTER_FIRST else "direct"
+    template = judged_template(mode, asked)
     slots = {
         "question": "\x00question\x00",
         "response_a": "\x00response_a\x00",

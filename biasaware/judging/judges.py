@@ -95,7 +95,7 @@ from biasaware.judging.models import (
     render_chats,
 )
 from biasaware.judging.parsers import get_parser
-from biasaware.judging.prompts import LETTER_FIRST, TEMPLATES, get_template
+from biasaware.judging.prompts import LETTER_FIRST, TEMPLATES, get_template, judged_template
 from biasaware.judging.score_prompts import MINIMAL, ScoreOutput, ScoreUnit, ScoringTemplate, parse_score
 from biasaware.progress import advance
 from biasaware.records import View, format_problems
@@ -835,8 +835,7 @@ class DirectVerdictJudge(_ForwardJudge):
 
         super().__init__(resolved)
         spec = self.spec
-        # a letter-first template as asked (the one a judge was trained on); left out ("default"): the direct one
-        self.template = get_template(spec.template if spec.template in LETTER_FIRST else "direct")
+        self.template = get_template(judged_template("direct", spec.template))
         self.token_ids = {letter: self._ids(letter) for letter in "AB"}
         self.last_only = "logits_to_keep" in inspect.signature(self.model.forward).parameters
 

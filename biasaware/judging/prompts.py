@@ -172,6 +172,13 @@ TEMPLATES: dict[str, Template] = {
 LETTER_FIRST = ("direct", "verdict")
 
 
+def judged_template(mode: str, name: str) -> str:
+    """The template a judge of ``mode`` renders with when ``name`` is asked: direct mode reads the
+    first token of a letter-first template and takes the ``direct`` one when none is named (a
+    judge spec refuses another; a run recorded before that refusal ran ``direct``)."""
+    return "direct" if mode == "direct" and name not in LETTER_FIRST else name
+
+
 def get_template(name: str) -> Template:
     try:
         return TEMPLATES[name]
