@@ -687,7 +687,7 @@ class Budget:
     )
     grpo_pool: int | None = option(
         "--generative (not with --real): prompts scored to choose GRPO's prompts of most signal from (default: the preset's; cpu "
-        "192, gpu 800)",
+        "192, gpu 1600)",
     )
     num_generations: int | None = option(
         "--generative (not with --real): completions sampled per prompt, GRPO's group size, at least 2 (default: the preset's; cpu 4, "
@@ -701,7 +701,7 @@ class Budget:
     )
     grpo_signal_target: float | None = option(
         "--generative (not with --real): GRPO samples at the lowest temperature from 1 to 1.5 at which the chosen prompts' expected "
-        "share of groups with signal reaches this share (default: the preset's; cpu 0: temperature 1, gpu 0.5)",
+        "share of groups with signal reaches this share (default: the preset's; cpu 0: temperature 1, gpu 0.6)",
         metavar="SHARE",
     )
     trainable_layers: int | None = option(
