@@ -17,7 +17,7 @@ The seed folder is one that ``biasaware quickstart --generative`` wrote (its ``c
 training rows; a seed still running will do once its SFT checkpoints are there); its GRPO checkpoints
 are left alone (the stages here write under ``--work``; a variant an earlier run finished there with
 the same settings is read again, without its seconds, and one of other settings is refused).
-``--expected`` trains nothing: per arm and setting it runs only the GRPO recipe's prompt selection
+``--no-study`` without a variant reads the seed's own GRPO stages and trains nothing. ``--expected`` trains nothing: per arm and setting it runs only the GRPO recipe's prompt selection
 (the pool scored once per arm) and reports the temperature it chose and the share of groups it
 expects to carry signal, which is how a group size or a signal target is tried in minutes before a
 GPU run.
@@ -164,7 +164,7 @@ def main() -> None:
         "--no-study",
         action="store_true",
         help="run the variants only, not the study's own settings again (its row: the seed's own GRPO stage, when "
-        "the seed has run it)",
+        "the seed has run it); without a variant: the seed's own GRPO stages only, nothing trained",
     )
     parser.add_argument(
         "--expected",
@@ -182,15 +182,21 @@ def main() -> None:
             "study's experiment.json and its ckpt/)"
         )
     variants = ([] if args.no_study else [("study", {})]) + [parse_variant(v) for v in args.variant]
-    if not variants:
-        raise SystemExit("--no-study: give at least one --variant")
+    if not variants and args.expected:
+        raise SystemExit("--expected --no-study: give at least one --variant")
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     unknown = [a for a in arms if a not in ARMS]
     if unknown:
         raise SystemExit(f"--arms: unknown {', '.join(unknown)}; the study's arms are {', '.join(ARMS)}")
     # the seed by its study folder's name and its own (no local path in a published file)
     seed = args.seed_folder.resolve()
-    figures: dict = {"seed_folder": f"{seed.parent.name}/{seed.name}", "arms": {}}
+    figures: dict = {
+        "seed_folder": f"{seed.parent.name}/{seed.name}",
+        "seed_budget": seed_record(args.seed_folder)[
+            "budget"
+        ],  # the study row's settings; variants change them
+        "arms": {},
+    }
     if args.expected:
         figures["expected_only"] = True
         for arm in arms:
@@ -212,6 +218,7 @@ def main() -> None:
                 seeds_own = seed_row(args.seed_folder, arm)
                 if seeds_own is not None:
                     figures["arms"][arm]["study"] = seeds_own
+                    say(arm, "study", seeds_own)
             for name, settings in variants:
                 out = work / f"{arm}-{name}"
                 flags = study_flags(args.seed_folder, arm, out, settings)

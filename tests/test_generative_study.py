@@ -1027,6 +1027,11 @@ def test_grpo_samples_at_the_budget_s_temperature(tiny_models, tmp_path):
         and rows["t1"]["steps"] == 1
         and rows["t1"]["settings"] == {"temperature": "1.0"}
     )
+    # without a variant it reads the seed's own stage only, and records the seed's budget beside it
+    own = _signal_bench(out / "seed-0", "--no-study")
+    assert own == {"study": rows["study"]}
+    recorded = json.loads((out / "grpo-signal.json").read_text())["figures"]["seed_budget"]
+    assert recorded["grpo_temperature"] == 1.25
 
 
 def test_reward_checks_score_every_judge_on_position_and_master_keys(tiny_models, tmp_path):
