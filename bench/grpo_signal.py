@@ -17,7 +17,8 @@ The seed folder is one that ``biasaware quickstart --generative`` wrote (its ``c
 training rows; a seed still running will do once its SFT checkpoints are there); its GRPO checkpoints
 are left alone (the stages here write under ``--work``; a variant an earlier run finished there with
 the same settings is read again, without its seconds, and one of other settings is refused).
-``--no-study`` without a variant reads the seed's own GRPO stages and trains nothing. ``--expected`` trains nothing: per arm and setting it runs only the GRPO recipe's prompt selection
+``--no-study`` without a variant reads the seed's own GRPO stages and trains nothing.
+``--expected`` trains nothing: per arm and setting it runs only the GRPO recipe's prompt selection
 (the pool scored once per arm) and reports the temperature it chose and the share of groups it
 expects to carry signal, which is how a group size or a signal target is tried in minutes before a
 GPU run.
@@ -190,13 +191,9 @@ def main() -> None:
         raise SystemExit(f"--arms: unknown {', '.join(unknown)}; the study's arms are {', '.join(ARMS)}")
     # the seed by its study folder's name and its own (no local path in a published file)
     seed = args.seed_folder.resolve()
-    figures: dict = {
-        "seed_folder": f"{seed.parent.name}/{seed.name}",
-        "seed_budget": seed_record(args.seed_folder)[
-            "budget"
-        ],  # the study row's settings; variants change them
-        "arms": {},
-    }
+    # the study row's settings (the seed's budget), which each variant changes
+    budget = seed_record(args.seed_folder)["budget"]
+    figures: dict = {"seed_folder": f"{seed.parent.name}/{seed.name}", "seed_budget": budget, "arms": {}}
     if args.expected:
         figures["expected_only"] = True
         for arm in arms:
