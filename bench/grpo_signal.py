@@ -121,12 +121,14 @@ def figures_of(ckpt: Path, seconds: float | None) -> dict:
     steps = signal["steps"]
     history = json.loads((ckpt / "biasaware_card.json").read_text()).get("log_history") or []
     fmt = [e["rewards/format_reward/mean"] for e in history if "rewards/format_reward/mean" in e]
-    kept = (signal.get("selection") or {}).get("kept") or {}
-    expected = kept.get("expected_uniform_groups")
+    selection = signal.get("selection") or {}
+    expected = (selection.get("kept") or {}).get("expected_uniform_groups")
+    in_pool = (selection.get("pool") or {}).get("expected_uniform_groups")
     zero = signal["mean_zero_std_groups"]
     return {
         "nonuniform": None if zero is None else round(1 - zero, 4),
         "expected_nonuniform": None if expected is None else round(1 - expected, 4),
+        "pool_expected_nonuniform": None if in_pool is None else round(1 - in_pool, 4),
         "steps": len(steps),
         "steps_without_signal": sum(1 for s in steps if (s["zero_std_groups"] or 0) >= 1.0),
         "entropy_first_last": signal.get("entropy"),
