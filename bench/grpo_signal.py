@@ -83,11 +83,10 @@ def seed_record(folder: Path) -> dict:
     }
 
 
-def study_flags(folder: Path, arm_name: str, out: Path, settings: dict[str, str]) -> dict:
+def study_flags(folder: Path, seed: dict, arm_name: str, out: Path, settings: dict[str, str]) -> dict:
     """The GRPO stage's flags as the study gives them (:func:`biasaware.experiments.generative.grpo_flags`),
-    from the seed's recorded budget with the budget ``settings`` changed (the rest of ``settings``:
+    from the seed's recorded budget (``seed``: its :func:`seed_record`) with the budget ``settings`` changed (the rest of ``settings``:
     recipe flags); written under ``out``, no resumable checkpoints."""
-    seed = seed_record(folder)
     # a budget setting's value as JSON reads it (16, 1e-5, true), so a new group size keeps the seed's prompts a step
     changed = {k: setting_value(v) for k, v in settings.items() if k in Budget.model_fields}
     budget = make_budget("cpu", changed, base=seed["budget"])
@@ -194,8 +193,12 @@ def main() -> None:
     # the seed by its study folder's name and its own (no local path in a published file)
     seed = args.seed_folder.resolve()
     # the study row's settings (the seed's budget), which each variant changes
-    budget = seed_record(args.seed_folder)["budget"]
-    figures: dict = {"seed_folder": f"{seed.parent.name}/{seed.name}", "seed_budget": budget, "arms": {}}
+    record = seed_record(args.seed_folder)  # read once: every variant's flags start from it
+    figures: dict = {
+        "seed_folder": f"{seed.parent.name}/{seed.name}",
+        "seed_budget": record["budget"],
+        "arms": {},
+    }
     if args.expected:
         figures["expected_only"] = True
         for arm in arms:
@@ -203,7 +206,7 @@ def main() -> None:
             for name, settings in variants:
                 row = {
                     "settings": settings,
-                    **expected_of(study_flags(args.seed_folder, arm, Path("-"), settings)),
+                    **expected_of(study_flags(args.seed_folder, record, arm, Path("-"), settings)),
                 }
                 figures["arms"][arm][name] = row
                 say(arm, name, row)
@@ -220,7 +223,7 @@ def main() -> None:
                     say(arm, "study", seeds_own)
             for name, settings in variants:
                 out = work / f"{arm}-{name}"
-                flags = study_flags(args.seed_folder, arm, out, settings)
+                flags = study_flags(args.seed_folder, record, arm, out, settings)
                 forget_scores()  # each variant scores its pool, so its seconds compare with the study's
                 earlier = trained(out)  # a stage finished under --work by an earlier run: read, not rerun
                 t0 = time.time()
