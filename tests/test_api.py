@@ -124,6 +124,15 @@ def test_bad_arguments_are_clear_errors(tiny_models):
             "template 'mtbench' writes its verdict after other text, and mode 'direct' reads the answer's first token",
         ),
         (
+            lambda: biasaware.load_judge(str(tiny_models["causal"]), pointwise="rubric", template="mtbench"),
+            "pointwise 'rubric' scores each response with its own prompt and reads the score by its own rule; "
+            "template 'mtbench' is for a pair judged together",
+        ),
+        (
+            lambda: biasaware.load_judge(str(tiny_models["causal"]), pointwise="minimal", parse="native"),
+            "parse 'native' is for a pair judged together, so leave it out with pointwise",
+        ),
+        (
             lambda: biasaware.load_judge(str(tiny_models["reward"]), batch_size=True),
             "setting 'batch_size': input should be a valid integer (got bool True)",
         ),

@@ -247,6 +247,12 @@ class JudgeSpec(BaseModel):
                 "alone",
             ),
             (
+                self.pointwise and (self.template != "default" or self.parse != "strict"),
+                f"pointwise {self.pointwise!r} scores each response with its own prompt and reads the score by its "
+                f"own rule; {'template ' + repr(self.template) if self.template != 'default' else 'parse ' + repr(self.parse)} "
+                "is for a pair judged together, so leave it out with pointwise",
+            ),
+            (
                 mode == "reward" and self.template != "default",
                 f"template {self.template!r} is a judge prompt format; a reward model reads the prompt and one "
                 "response through its own chat template, so leave the template out in mode 'reward'",
