@@ -1,6 +1,7 @@
 """Data builders: the 12 injections, balance, verifier filtering, determinism, resume, sources."""
 
 import json
+import random
 from collections import Counter
 from dataclasses import replace
 
@@ -87,6 +88,19 @@ def test_injections_change_the_right_side(bench):
     assert len(first["length"].injected.wrong_text) > 2 * len(first["length"].original.wrong_text)
     assert "According to" in first["authority"].injected.wrong_text
     assert "**" in first["beauty"].injected.wrong_text and "**" not in first["beauty"].injected.correct_text
+
+
+@pytest.mark.parametrize(
+    "text, plain",
+    [
+        ("**Use** this:\n```python\nprint(1)\n", "Use this:\n```python\nprint(1)\n"),  # never closed
+        ("## Run\n```sh\nls\n```\n- then **stop**\n```\nx", "Run\n```sh\nls\n```\nthen stop\n```\nx"),
+        ("- a **b**\n- c", "a b c"),
+    ],
+)
+def test_removing_the_beauty_cue_keeps_code_fences_closed_or_not(text, plain):
+    rewriter = inject.TemplateRewriter()
+    assert rewriter.rewrite("beauty", text, "remove", "q", random.Random(0)) == plain
 
 
 def test_same_seed_same_files(bench, tmp_path):

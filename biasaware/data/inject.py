@@ -227,9 +227,9 @@ def _beautify(text: str, rng: random.Random) -> str:
 
 def _plain(text: str) -> str:
     """The text without Markdown decoration (headings, list markers, bold, emoji); fenced code
-    blocks are kept as they are."""
+    blocks are kept as they are, an unclosed one to the end of the text (as Markdown renders it)."""
     if "```" in text:
-        parts = re.split(r"(```.*?```)", text, flags=re.DOTALL)
+        parts = re.split(r"(```.*?(?:```|\Z))", text, flags=re.DOTALL)
         return "\n".join(p if p.startswith("```") else _plain(p) for p in parts if p.strip())
     text = re.sub(r"^\s{0,3}#{1,6}\s*", "", text, flags=re.MULTILINE)
     text = re.sub(r"^\s*([-*+]|\d+\.)\s+", "", text, flags=re.MULTILINE)
