@@ -376,6 +376,10 @@ def test_find_upstream_searches_a_repository_copy(tmp_path):
     target = tmp_path / "data" / "test" / "testdata_pairwise.jsonl"
     target.write_text("")
     assert find_upstream("auto-j", tmp_path) == [target]
+    linked = tmp_path / "linked"  # a copy assembled from links: the linked folders are searched too
+    (linked / "data").mkdir(parents=True)
+    (linked / "data" / "test").symlink_to(tmp_path / "data" / "test", target_is_directory=True)
+    assert find_upstream("auto-j", linked) == [linked / "data" / "test" / "testdata_pairwise.jsonl"]
     llmbar = tmp_path / "LLMBar" / "Dataset" / "LLMBar"
     for sub in ("Natural", "Adversarial/Neighbor"):
         (llmbar / sub).mkdir(parents=True)
@@ -384,6 +388,12 @@ def test_find_upstream_searches_a_repository_copy(tmp_path):
         )
     pairs = load_benchmark(str(tmp_path / "LLMBar"))
     assert sorted(p.meta["subset"] for p in pairs) == ["adversarial_neighbor", "natural"]
+    (tmp_path / "LLMBar-links" / "Dataset" / "LLMBar").mkdir(parents=True)
+    for sub in ("Natural", "Adversarial"):
+        (tmp_path / "LLMBar-links" / "Dataset" / "LLMBar" / sub).symlink_to(
+            llmbar / sub, target_is_directory=True
+        )
+    assert len(load_benchmark(str(tmp_path / "LLMBar-links"))) == 2
 
 
 # ----------------------------------------------------------------------------- the released files

@@ -61,6 +61,7 @@ commits :data:`UPSTREAM` names.)
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -154,7 +155,7 @@ def find_upstream(name: str, folder: str | Path) -> list[Path]:
         raise BiasAwareError(f"{name}: {path}: no such folder; expected {up.files}, from {up.repo}")
     if not os.access(path, os.R_OK | os.X_OK):
         raise BiasAwareError(f"{name}: {path}: this user cannot read the folder (permission denied)")
-    found = sorted({p for pattern in up.patterns for p in path.glob(pattern) if p.is_file()})
+    found = _glob(name, path)
     if not found:
         raise BiasAwareError(
             f"{name}: no {up.files} under {path}; get it from the public repository {up.repo} and give the "
@@ -535,7 +536,14 @@ def _rows(source: str | Path, split: str) -> Iterator[tuple[Any, str, str | None
 
 
 def _glob(name: str, path: Path) -> list[Path]:
-    return sorted({p for pattern in UPSTREAM[name].patterns for p in path.glob(pattern) if p.is_file()})
+    """The files of source ``name`` under ``path``, linked folders followed (a copy assembled from links to
+    another disk; pathlib's ``**`` does not follow them before Python 3.13)."""
+    found = {
+        path / p
+        for pattern in UPSTREAM[name].patterns
+        for p in glob.glob(pattern, root_dir=path, recursive=True)
+    }
+    return sorted(p for p in found if p.is_file())
 
 
 def load_upstream(
