@@ -239,6 +239,13 @@ def test_pandalm_majority_ties_and_boolean_responses(tmp_path):
     assert loaded.counts()["malformed_skipped"] == 1
     with pytest.raises(BiasAwareError, match="bad_rows is 'error' or 'skip'"):
         load_upstream(path, bad_rows="coerce")
+    path.write_text(json.dumps([pandalm_row(0, (1, 1, 1), r1=True), pandalm_row(1, (1, 1, 1), r1=True)]))
+    with pytest.raises(BiasAwareError) as err:  # every row malformed: the first one is named
+        load_upstream(path, bad_rows="skip")
+    assert str(err.value).endswith(
+        f"no benchmark pairs (2 malformed row(s) skipped, the first: {path}: row 1: field 'response1' must be "
+        "text, got bool True)"
+    )
 
 
 @pytest.mark.parametrize("vote", [3, "x", True, None, 1.0])

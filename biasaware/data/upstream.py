@@ -608,8 +608,10 @@ def load_upstream(
         raise RecordError([*problems, f"({len(problems)} problem(s); {hint})"])
     loaded.skipped = problems
     if not loaded.pairs:
-        why = loaded.left_out_line()
-        raise BiasAwareError(f"{name}: no benchmark pairs" + (f" ({why})" if why else ""))
+        why = [loaded.left_out_line()] if loaded.left_out_line() else []
+        if problems:
+            why.append(f"{len(problems)} malformed row(s) skipped, the first: {problems[0]}")
+        raise BiasAwareError(f"{name}: no benchmark pairs" + (f" ({'; '.join(why)})" if why else ""))
     for p in loaded.pairs:
         p.meta["benchmark"] = loaded.layout
     return loaded
