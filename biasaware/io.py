@@ -91,7 +91,9 @@ def _iter_jsonl(path: Path) -> Iterator[RawRow]:
                     continue
                 if not line.strip():
                     continue
-                data, error = _loads(line, where)
+                data, error = _loads(
+                    line.rstrip("\r\n"), where
+                )  # a line cut short: its own column, not line 2's
                 if error:
                     yield RawRow(where, error=error)
                     continue
@@ -589,6 +591,14 @@ def check_out_folder(out: object, what: str = "out") -> Path:
             f"{what} {out}: cannot write in {existing} ({exc.strerror or exc}); give a folder you can write to"
         ) from None
     return path
+
+
+def refuse_inside(out: Path, folder: str | Path, what: str, flag: str = "--out") -> None:
+    """Refuse an ``out`` that is ``folder`` (``what`` names it: "the data folder") or lies inside it: a run's
+    files would land among what it reads."""
+    inner, outer = Path(out).resolve(), Path(folder).expanduser().resolve()
+    if inner == outer or outer in inner.parents:
+        raise BiasAwareError(f"{flag} {out} is inside {what} {folder}; give a folder of its own")
 
 
 def refuse_foreign(out: Path, own: tuple[str, ...], what: str, flag: str = "--out") -> None:

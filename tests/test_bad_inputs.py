@@ -248,8 +248,14 @@ CASES = [
     Case(
         "validate-cut-off-line",
         ["validate", "{d}/cut.jsonl"],
-        "cut.jsonl:1: invalid JSON (Invalid control character at column 10)",
+        "cut.jsonl:1: invalid JSON (Unterminated string starting at column 8)",
         {"cut.jsonl": '{"id": "p\n'},
+    ),
+    Case(
+        "validate-line-cut-after-a-key",  # the column where the line ends, not line 2's first
+        ["validate", "{d}/cut.jsonl"],
+        "cut.jsonl:1: invalid JSON (Expecting value at column 18)",
+        {"cut.jsonl": '{"id": "p", "x": \n'},
     ),
     Case(
         "validate-deep-jsonl",

@@ -157,6 +157,16 @@ def test_cli_build_real(tmp_path, capsys, real_folder):
     with pytest.raises(SystemExit) as stop:
         main(["build", "real", "--rael", str(root), "--out", str(tmp_path / "o3")])
     assert stop.value.code == 2 and not (tmp_path / "o3").exists()
+    for inside, message in ((root / "o", "the --real folder"), (root / "auto-j" / "o", "the auto-j source")):
+        assert main(["build", "real", "--real", str(root), "--out", str(inside)]) == 2
+        assert f"--out {inside} is inside {message}" in capsys.readouterr().err and not inside.exists()
+    with (root / "auto-j" / "testdata_pairwise.jsonl").open("a") as f:
+        f.write('{"scenario": "s", "label": 0, "prompt": "cut short\n')
+    assert main(["build", "real", "--real", str(root), "--out", str(tmp_path / "o4")]) == 0
+    assert (
+        "malformed rows skipped: 1, the first: testdata_pairwise.jsonl:2: invalid JSON"
+        in capsys.readouterr().out
+    )
 
 
 # ------------------------------------------------------------------------------------------- eval real
@@ -335,6 +345,12 @@ def test_the_arms_of_a_real_study_are_checked_before_anything_is_written(tmp_pat
         out = tmp_path / f"o{len(arms)}"
         assert main(["quickstart", "--real", str(root), "--arms", arms, "--out", str(out)]) == 2
         assert message in capsys.readouterr().err and not out.exists()
+    inside = root / "runs"  # the study's data would land among the sources
+    assert main(["quickstart", "--real", str(root), "--out", str(inside)]) == 2
+    assert (
+        f"--out {inside} is inside the --real folder {root}" in capsys.readouterr().err
+        and not inside.exists()
+    )
 
 
 @pytest.mark.slow  # eight training processes (tiny models): about two minutes

@@ -446,3 +446,20 @@ def test_the_released_files_load_with_their_row_counts():
     assert rows == 620 and longer(pairs) == (618, 45.1)
     pairs, rows, left, skipped = read("llmbar", SHARED / "llmbar")
     assert rows == 419 and longer(pairs) == (417, 27.1)
+
+
+def test_a_malformed_row_points_to_skipping_only_in_a_released_sets_layout(tmp_path):
+    pair = {"id": "p1", "source": "s", "prompt": [{"role": "user", "content": "q"}], "chosen": "a"}
+    autoj = {"scenario": "s", "label": 0, "prompt": "p", "response 1": "a", "response 2": "b"}
+    skipping = "`biasaware build real` reads it skipping them"
+    for name, row, hint in (
+        ("own.jsonl", {**pair, "rejected": "b", "meta": {}}, False),
+        ("aj.jsonl", autoj, True),
+    ):
+        path = Path(jsonl(tmp_path / name, [row]))
+        with path.open("a") as f:
+            f.write('{"id": "cut\n')
+        with pytest.raises(RecordError) as err:
+            load_benchmark(str(path))
+        assert f"{path}:2: invalid JSON (Unterminated string starting at column 8)" in str(err.value)
+        assert (skipping in str(err.value)) == hint

@@ -91,7 +91,9 @@ def build_real(args: argparse.Namespace) -> int:
             f"warning: {args.real}/{name}/ names no source; sources: {', '.join(FOLDER_NAMES)}",
             file=sys.stderr,
         )
-    manifest = build_real(sources, args.out, seed=args.seed, heldout=args.heldout, margin=args.margin)
+    manifest = build_real(
+        sources, args.out, seed=args.seed, heldout=args.heldout, margin=args.margin, real=args.real
+    )
     if manifest.get("reused"):
         print(f"[build] {args.out} already holds this real-text build (manifest.json); nothing to do")
     print("\n".join(real_report(manifest)))
@@ -352,7 +354,14 @@ def real_study(args: argparse.Namespace) -> int:
     default = "runs/real-generative" if args.generative else "runs/real"
     out = check_out_folder(args.out, "--out") if args.out is not None else Path(default)
     agg = run_real_study(
-        sources, out, seeds=seeds, device=args.device, dtype=args.dtype, budget=budget, arms=arm_list(args)
+        sources,
+        out,
+        seeds=seeds,
+        device=args.device,
+        dtype=args.dtype,
+        budget=budget,
+        arms=arm_list(args),
+        real=args.real,
     )
     if agg is not None:
         print(

@@ -63,7 +63,15 @@ from biasaware.data.upstream import (
 )
 from biasaware.errors import BiasAwareError
 from biasaware.formatting import DASH, pct
-from biasaware.io import check_out_folder, files_sha256, read_json, read_records, write_json, write_jsonl
+from biasaware.io import (
+    check_out_folder,
+    files_sha256,
+    read_json,
+    read_records,
+    refuse_inside,
+    write_json,
+    write_jsonl,
+)
 from biasaware.records import PreferencePair, parse_record
 
 BENCHMARKS = ("rm-bench", "auto-j", "pandalm", "judgebench", "llmbar", "evalbiasbench")
@@ -230,11 +238,17 @@ def build_real(
     seed: int = 0,
     heldout: float = HELDOUT,
     margin: float = ALPACA_MARGIN,
+    real: str | Path | None = None,
 ) -> dict[str, Any]:
     """Write the real-text folder (see the module docstring) and return its manifest. A folder that holds
-    one with the same settings and source files is reused (``"reused": True``); other settings are refused."""
+    one with the same settings and source files is reused (``"reused": True``); other settings are refused.
+    ``real``: the folder the sources were found in (``--real``); ``out`` is refused inside it or a source."""
     settings = real_settings(seed, heldout, margin)
     out = check_out_folder(out)
+    for name, path in sources.items():  # the closest folder named first
+        refuse_inside(out, path, f"the {name} source")
+    if real is not None:
+        refuse_inside(out, real, "the --real folder")
     manifest_path = out / "manifest.json"
     files = {name: find_upstream(name, path) for name, path in sources.items()}
     fingerprint = {name: files_sha256(fs) for name, fs in files.items()}
@@ -420,9 +434,11 @@ def real_report(manifest: dict[str, Any]) -> list[str]:
     lines = []
     for name, src in manifest["sources"].items():
         left = ", ".join(f"{n} {reason}" for reason, n in src["left_out"].items()) or "none"
+        bad = src.get("malformed_rows") or []
+        first = f", the first: {bad[0]}; each in manifest.json" if bad else ""
         lines.append(
             f"{name}: {src['rows']} rows -> {src['pairs']} pairs (left out: {left}; malformed rows skipped: "
-            f"{src['malformed_skipped']})"
+            f"{src['malformed_skipped']}{first})"
         )
     s = manifest["split"]
     lines.append(

@@ -604,8 +604,12 @@ def load_upstream(
         except RecordError as err:
             problems.extend(err.problems)
     if problems and bad_rows == "error":
-        hint = "malformed rows of a released set: `biasaware build real` reads it skipping them, each counted"
-        raise RecordError([*problems, f"({len(problems)} problem(s); {hint})"])
+        hint = (
+            ""  # a file in biasaware's own layout (one `build real` wrote, say) is mended or rebuilt, not skipped
+            if loaded.layout == "pairs"
+            else "; malformed rows of a released set: `biasaware build real` reads it skipping them, each counted"
+        )
+        raise RecordError([*problems, f"({len(problems)} problem(s){hint})"])
     loaded.skipped = problems
     if not loaded.pairs:
         why = [loaded.left_out_line()] if loaded.left_out_line() else []

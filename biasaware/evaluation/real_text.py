@@ -52,7 +52,7 @@ from biasaware.evaluation.metrics import wilson_interval
 from biasaware.evaluation.reports import real_markdown
 from biasaware.evaluation.resume import FINGERPRINT, check_fingerprint, fingerprint
 from biasaware.evaluation.runner import Unreadable, load_probes, start_judge
-from biasaware.io import check_out_folder, read_json, refuse_foreign, write_json
+from biasaware.io import check_out_folder, read_json, refuse_foreign, refuse_inside, write_json
 from biasaware.judging.judges import resolve_judge
 from biasaware.records import PreferencePair
 
@@ -175,8 +175,7 @@ def evaluate_real(
         raise BiasAwareError(
             f"{data}: no manifest.json; --data is a folder written by `biasaware build real`"
         )
-    if out.resolve() == data.resolve() or data.resolve() in out.resolve().parents:
-        raise BiasAwareError(f"--out {out} is inside the data folder {data}; give a folder of its own")
+    refuse_inside(out, data, "the data folder")
     manifest = read_json(data / "manifest.json", "real-text manifest")
     present = [(name, file, what) for name, file, what in SETS if (data / file).exists()]
     lost = [file for name, file, _ in SETS if name in expected_sets(manifest) and not (data / file).exists()]

@@ -79,7 +79,7 @@ from biasaware.experiments.parts import (
     run_stage,
 )
 from biasaware.formatting import DASH, ci, number, p_value
-from biasaware.io import read_json, read_records, write_json, write_jsonl
+from biasaware.io import read_json, read_records, refuse_inside, write_json, write_jsonl
 from biasaware.judging.judges import JudgeSpec
 from biasaware.recipes import CONFIGS
 from biasaware.version import source_commit
@@ -813,13 +813,15 @@ def run_real_study(
     dtype: str = "auto",
     budget: GenerativeBudget | None = None,
     arms: list[str] | None = None,
+    real: str | Path | None = None,
 ) -> dict[str, Any] | None:
     """Build the data once, run each seed (resumable per stage), then aggregate when two or more seeds are
     finished; returns the aggregate (``None`` with fewer). Reward models by default: ``model``, ``pairs`` and
     ``limit`` set the budget (the defaults: :data:`MODEL`, :data:`PAIRS`, :data:`LIMIT`). With ``budget``
     (:func:`generative_budget`), generative judges of ``model`` (default :data:`GENERATIVE_MODEL`) on that
     budget instead. ``arms``: the arms to run (default: all of :data:`ARMS`; the baseline among them). A folder
-    holds one budget and one set of arms."""
+    holds one budget and one set of arms. ``real``: the folder the sources were found in (``--real``), in
+    which ``out`` may not lie."""
     out = Path(out)
     chosen = choose_arms(arms)
     if budget is None:
@@ -852,9 +854,12 @@ def run_real_study(
         check_fits(settings["model"], budget.trainable_layers)
     for name, path in sources.items():
         find_upstream(name, path)
+        refuse_inside(out, path, f"the {name} source")
+    if real is not None:
+        refuse_inside(out, real, "the --real folder")
     claim_folder(out, "experiment.json", settings, "a real-text experiment")
     data = out / "data"
-    if build_real(sources, data, seed=0).get("reused"):
+    if build_real(sources, data, seed=0, real=real).get("reused"):
         print(f"[real] {data}: built earlier", flush=True)
     for seed in seeds:
         if finished(out / f"seed-{seed}", chosen):
