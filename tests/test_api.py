@@ -129,6 +129,10 @@ def test_bad_arguments_are_clear_errors(tiny_models):
             "template 'mtbench' is for a pair judged together",
         ),
         (
+            lambda: biasaware.load_judge("minilm-l6", backend="openai", base_url="http://localhost:1/v1"),
+            "minilm-l6 is a built-in reward model, scored on this machine; backend 'openai' asks an endpoint",
+        ),
+        (
             lambda: biasaware.load_judge(str(tiny_models["causal"]), pointwise="minimal", parse="native"),
             "parse 'native' is for a pair judged together, so leave it out with pointwise",
         ),

@@ -651,7 +651,7 @@ CASES = [
     Case(
         "eval-without-judge",
         ["eval", "bias", "--data", "{bench}", "--out", "{out}"],
-        "eval bias needs --judge and --data",
+        "eval bias needs --judge (or --rescore with an earlier --out)",
     ),
     Case(
         "eval-bias-not-in-the-benchmark",
@@ -847,7 +847,7 @@ CASES = [
     Case(
         "general-without-benchmark",
         ["eval", "general", "--judge", "{reward}", "--out", "{out}"],
-        "eval general needs --judge and --benchmark",
+        "eval general needs --benchmark (or --rescore with an earlier --out)",
     ),
     # ------------------------------------------------------------------------------- scoring
     Case(
@@ -911,7 +911,7 @@ CASES = [
     Case(
         "scoring-without-data",
         ["eval", "scoring", "--judge", "{reward}", "--out", "{out}"],
-        "needs --judge and --data",
+        "eval scoring needs --data (or",
     ),
     Case(
         "scoring-rescore-without-run", ["eval", "scoring", "--rescore", "--out", "{out}"], "--rescore needs"

@@ -9,6 +9,7 @@ import pytest
 
 from biasaware.cli import main
 from biasaware.data.real import build_real, named_paths, resolve_sources, split_instructions
+from biasaware.data.upstream import parts_lacking
 from biasaware.errors import BiasAwareError
 from biasaware.io import read_records
 
@@ -76,6 +77,9 @@ def test_build_real_splits_by_instruction_and_records_the_shortcut(tmp_path, rea
     assert build_real(resolve_sources(root), out, seed=3, heldout=0.3)["reused"]
     with pytest.raises(BiasAwareError, match="seed: 3 there, 4 now"):
         build_real(resolve_sources(root), out, seed=4, heldout=0.3)
+    sources = resolve_sources(root)
+    with pytest.raises(BiasAwareError, match=r"\(source auto-j: missing now\)"):
+        build_real({k: v for k, v in sources.items() if k != "auto-j"}, out, seed=3, heldout=0.3)
     summary = json.loads((out / "summary.json").read_text())
     assert "path" not in summary["sources"]["alpaca-eval"] and summary["shortcut"] == m["shortcut"]
     # a build stopped before its manifest leaves nothing that blocks the same command
@@ -96,6 +100,15 @@ def test_a_model_folder_copied_under_another_name_is_refused(tmp_path, real_fold
     with pytest.raises(BiasAwareError, match="hold the same annotations"):
         build_real(resolve_sources(root), tmp_path / "out")
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    shutil.rmtree(results / "long-copy")
+    (root / "auto-j" / "old").mkdir()  # a second copy of a source's file, under another folder: both named
+    shutil.copy(
+        root / "auto-j" / "testdata_pairwise.jsonl", root / "auto-j" / "old" / "testdata_pairwise.jsonl"
+    )
+    with pytest.raises(BiasAwareError) as err:
+        build_real(resolve_sources(root), tmp_path / "out")
+    copies = f"{root}/auto-j/testdata_pairwise.jsonl and {root}/auto-j/old/testdata_pairwise.jsonl"
+    assert f"auto-j: {copies} hold the same pairs (pair id " in str(err.value)
 
 
 def test_one_sources_file_given_as_another_is_refused_naming_both(tmp_path, real_folder):
@@ -135,6 +148,9 @@ def test_sources_errors(tmp_path):
     (tmp_path / "alpaca_eval").mkdir()
     with pytest.raises(BiasAwareError, match="alpaca-eval: no results/<model>/.* tatsu-lab/alpaca_eval"):
         build_real(resolve_sources(tmp_path), tmp_path / "out")
+    for share in (0.0, 1.0):
+        with pytest.raises(BiasAwareError, match=f"heldout is a share above 0 and below 1, got {share}"):
+            build_real(resolve_sources(tmp_path), tmp_path / "out", heldout=share)
     assert not (tmp_path / "out").exists()
 
 
@@ -167,6 +183,22 @@ def test_cli_build_real(tmp_path, capsys, real_folder):
         "malformed rows skipped: 1, the first: testdata_pairwise.jsonl:2: invalid JSON"
         in capsys.readouterr().out
     )
+    import shutil
+
+    shutil.rmtree(root / "alpaca_eval" / "results" / "NullModel")  # a partial copy is read, and said so
+    assert main(["build", "real", "--real", str(root), "--out", str(tmp_path / "o5")]) == 0
+    assert (
+        "partial: alpaca-eval lacks results/NullModel/ (so no masterkey-null.jsonl)"
+        in capsys.readouterr().out
+    )
+    (root / "rm-bench" / "data").mkdir(parents=True)
+    (root / "rm-bench" / "data" / "chat_filtered.json").write_text("[]")
+    assert parts_lacking("rm-bench", root / "rm-bench") == [
+        "code_filtered.json",
+        "safety-refuse_filtered.json",
+        "safety-response_filtered.json",
+    ]
+    assert parts_lacking("auto-j", root / "auto-j") == []  # one file: found, or the source is missing
 
 
 # ------------------------------------------------------------------------------------------- eval real
@@ -520,6 +552,10 @@ def test_eval_real_refuses_before_judging_anything(tmp_path, built):
         with pytest.raises(BiasAwareError, match="holds judgments"):
             evaluate_real(other.get("spec", spec), tmp_path / "data", tmp_path / "eval", limit=other["limit"])
         assert {p: p.read_bytes() for p in (tmp_path / "eval").rglob("*") if p.is_file()} == before
+    with pytest.raises(BiasAwareError, match="truncation: 'longest_first' there, 'none' now"):  # not None
+        evaluate_real(
+            spec.model_copy(update={"truncation": "none"}), tmp_path / "data", tmp_path / "eval", limit=5
+        )
     with pytest.raises(BiasAwareError, match="inside the data folder"):
         evaluate_real(spec, tmp_path / "data", tmp_path / "data" / "eval", limit=5)
     (tmp_path / "mine").mkdir()

@@ -45,8 +45,11 @@ BUILD_STAGES = {
         "real preference text: AlpacaEval pairs split by instruction, real benchmarks, NullModel keys",
         "Read your copies of AlpacaEval's annotations and the real benchmarks (RM-Bench, Auto-J, PandaLM, "
         "JudgeBench, LLMBar, EvalBiasBench) in their upstream layouts and write OUT/train.jsonl, heldout.jsonl, "
-        "masterkey-null.jsonl, bench/<source>.jsonl and manifest.json: counts, what was left out and why, and the "
-        "length shortcut each set carries (docs/real.md). A rerun with the same settings reuses the folder.",
+        "masterkey-null.jsonl (NullModel's key; without NullModel's folder, none), bench/<source>.jsonl, the "
+        "injected probes probes/ (the 12 biases) and keys/ (master keys) with the pairs they were made from "
+        "(probe-pairs.jsonl, key-pairs.jsonl), manifest.json (counts, what was left out and why, each malformed row "
+        "skipped, the length shortcut each set carries) and summary.json (the same without your paths) "
+        "(docs/real.md). A rerun with the same settings reuses the folder.",
     ),
 }
 

@@ -159,10 +159,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if rescore:
         refuse_unread_flags(args)
     else:
-        if not args.judge or not (args.data if args.stage in ("bias", "scoring", "real") else args.benchmark):
-            flag = "--data" if args.stage in ("bias", "scoring", "real") else "--benchmark"
+        flag = "--data" if args.stage in ("bias", "scoring", "real") else "--benchmark"
+        lacking = [f for f, given in (("--judge", args.judge), (flag, getattr(args, flag[2:]))) if not given]
+        if lacking:
             again = "" if args.stage == "real" else " (or --rescore with an earlier --out)"
-            raise BiasAwareError(f"eval {args.stage} needs --judge and {flag}{again}")
+            raise BiasAwareError(f"eval {args.stage} needs {' and '.join(lacking)}{again}")
         spec = eval_judge(args)  # a typo in a setting fails before any data or model is loaded
     out = Path(args.out)
     stages = {"bias": eval_bias, "general": eval_general, "scoring": eval_scoring, "real": eval_real}

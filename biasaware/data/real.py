@@ -60,6 +60,7 @@ from biasaware.data.upstream import (
     Loaded,
     find_upstream,
     load_upstream,
+    parts_lacking,
 )
 from biasaware.errors import BiasAwareError
 from biasaware.formatting import DASH, pct
@@ -170,17 +171,22 @@ def load_files(
     """One source's files read into one :class:`Loaded` (malformed rows skipped and counted); ``source``: the
     source whose layout they must have (``name``'s by default)."""
     merged = Loaded(layout="")
+    came_from: dict[str, Path] = {}  # pair id -> the file that gave it
     for f in files:
         part = load_upstream(f, bad_rows="skip", margin=margin, layout=UPSTREAM[source or name].layout)
+        for pair in part.pairs:
+            first = came_from.setdefault(pair.id, f)
+            if first != f:
+                raise BiasAwareError(
+                    f"{name}: {f} and {first} hold the same pairs (pair id {pair.id!r}): a copy given twice? "
+                    "give one copy"
+                )
         merged.layout = merged.layout or part.layout
         merged.pairs += part.pairs
         merged.rows += part.rows
         merged.skipped += part.skipped
         for reason, where in part.left_out.items():
             merged.left_out[reason] += where
-    ids = [p.id for p in merged.pairs]
-    if len(set(ids)) != len(ids):
-        raise BiasAwareError(f"{name}: some of its files are there twice (a pair id repeats); give one copy")
     return merged
 
 
@@ -225,7 +231,7 @@ def null_model_pairs(pairs: list[PreferencePair], keep: set[str]) -> list[Prefer
 
 def real_settings(seed: int, heldout: float, margin: float) -> dict[str, Any]:
     if not 0 < heldout < 1:
-        raise BiasAwareError(f"heldout is a share between 0 and 1, got {heldout!r}")
+        raise BiasAwareError(f"heldout is a share above 0 and below 1, got {heldout!r}")
     if not 0 <= margin < 0.5:
         raise BiasAwareError(f"margin is a preference distance from 1.5, from 0 to below 0.5, got {margin!r}")
     return {"format": FORMAT, "seed": seed, "heldout": heldout, "margin": margin}
@@ -280,7 +286,14 @@ def build_real(
             if old_settings.get(k) != v
         ]
         diff += [
-            f"source {n}: other files"
+            f"source {n}: "
+            + (
+                "missing now"
+                if n not in fingerprint
+                else "not there before"
+                if n not in old_sources
+                else "other files"
+            )
             for n in sorted(set(old_sources) | set(fingerprint))
             if old_sources.get(n) != fingerprint.get(n)
         ]
@@ -350,6 +363,19 @@ def build_real(
         },
         "sources_sha256": fingerprint,
         "missing": [name for name in BENCHMARKS if name not in sources],
+        # parts of a copy not found: its sets are read without them (a partial copy is not refused, but said)
+        "partial": {
+            name: lacking
+            for name in sources
+            if (
+                lacking := parts_lacking(name, sources[name])
+                + (
+                    [f"results/{NULL_MODEL}/ (so no masterkey-null.jsonl)"]
+                    if name == "alpaca-eval" and not nulls
+                    else []
+                )
+            )
+        },
         "split": {
             "by": "instruction",
             "instructions": len(set(train_keys)),
@@ -457,6 +483,8 @@ def real_report(manifest: dict[str, Any]) -> list[str]:
         lines.append(f"  {name:18s} {share:>6s} of {row['decided']}")
     for name in manifest["missing"]:
         lines.append(f"missing: {name} (no {FOLDER_NAMES[name][0]}/ under --real; {UPSTREAM[name].repo})")
+    for name, lacking in manifest.get("partial", {}).items():
+        lines.append(f"partial: {name} lacks {', '.join(lacking)} (a whole copy: {UPSTREAM[name].repo})")
     return lines
 
 

@@ -101,6 +101,9 @@ class Upstream:
         str, ...
     ]  # globs (recursive) that find them in a copy of the repository or its data folder
     layout: str  # the layout (FORMATS) its rows have: another source's file given in its place is refused
+    parts: bool = (
+        False  # each pattern finds one part of a whole copy (not alternatives): a part not found is said
+    )
 
 
 UPSTREAM: dict[str, Upstream] = {
@@ -115,6 +118,7 @@ UPSTREAM: dict[str, Upstream] = {
         "data/{chat,code,safety-refuse,safety-response}_filtered.json",
         tuple(f"**/{s}_filtered.json" for s in ("chat", "code", "safety-refuse", "safety-response")),
         "rm-bench",
+        parts=True,
     ),
     "auto-j": Upstream(
         "GAIR-NLP/auto-j (commit 2ae17a3)",
@@ -533,6 +537,14 @@ def _rows(source: str | Path, split: str) -> Iterator[tuple[Any, str, str | None
             return
     for raw in iter_rows(source, split):
         yield raw.data, raw.where, raw.error
+
+
+def parts_lacking(name: str, path: str | Path) -> list[str]:
+    """The parts of source ``name`` (:attr:`Upstream.parts`) that its copy at ``path`` lacks, by file name."""
+    up, path = UPSTREAM[name], Path(path).expanduser()
+    if not up.parts or path.is_file():
+        return []
+    return [p.removeprefix("**/") for p in up.patterns if not glob.glob(p, root_dir=path, recursive=True)]
 
 
 def _glob(name: str, path: Path) -> list[Path]:

@@ -165,9 +165,11 @@ def check_fingerprint(
         unread += tuple(k for k in RECORDED_LATER if k not in theirs.get("judge", {}))
         diff = [k for k in keys if k not in unread and mine["judge"].get(k) != theirs.get("judge", {}).get(k)]
         if diff and earlier:
-            what = ", ".join(
-                f"{k}: {theirs.get('judge', {}).get(k)!r} there, {mine['judge'].get(k)!r} now" for k in diff
-            )
+
+            def said(record: dict[str, Any], k: str) -> Any:  # a setting left out at its default says it
+                return record.get("judge", {}).get(k, LATER_DEFAULTS.get(k))
+
+            what = ", ".join(f"{k}: {said(theirs, k)!r} there, {said(mine, k)!r} now" for k in diff)
             raise BiasAwareError(f"{out} holds judgments made with other settings ({what}); use a new --out")
         if judge_only:
             return

@@ -216,7 +216,15 @@ class JudgeSpec(BaseModel):
         files is refused: a reward head on a language model would be freshly initialised, and a
         reward model cannot write a verdict. vLLM loads the folder too, so its files decide there as well;
         an endpoint's model (backend ``openai``) is not a folder here."""
-        if not isinstance(data, dict) or data.get("backend", "transformers") == "openai":
+        if not isinstance(data, dict):
+            return data
+        if data.get("backend", "transformers") == "openai":
+            builtin = BUILTIN_MODELS.get(str(data.get("name", "")))
+            if builtin is not None and "causal" not in builtin.kinds:
+                raise ValueError(
+                    f"{builtin.name} is a built-in reward model, scored on this machine; backend 'openai' asks an "
+                    "endpoint for generated verdicts (leave the backend out)"
+                )
             return data
 
         found = folder_kind(str(data.get("name", "")))
