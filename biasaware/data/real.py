@@ -286,14 +286,7 @@ def build_real(
             if old_settings.get(k) != v
         ]
         diff += [
-            f"source {n}: "
-            + (
-                "missing now"
-                if n not in fingerprint
-                else "not there before"
-                if n not in old_sources
-                else "other files"
-            )
+            f"source {n}: {'missing now' if n not in fingerprint else 'other files' if n in old_sources else 'new'}"
             for n in sorted(set(old_sources) | set(fingerprint))
             if old_sources.get(n) != fingerprint.get(n)
         ]
@@ -363,19 +356,7 @@ def build_real(
         },
         "sources_sha256": fingerprint,
         "missing": [name for name in BENCHMARKS if name not in sources],
-        # parts of a copy not found: its sets are read without them (a partial copy is not refused, but said)
-        "partial": {
-            name: lacking
-            for name in sources
-            if (
-                lacking := parts_lacking(name, sources[name])
-                + (
-                    [f"results/{NULL_MODEL}/ (so no masterkey-null.jsonl)"]
-                    if name == "alpaca-eval" and not nulls
-                    else []
-                )
-            )
-        },
+        "partial": partial_copies(sources, bool(nulls)),
         "split": {
             "by": "instruction",
             "instructions": len(set(train_keys)),
@@ -453,6 +434,15 @@ def public_summary(manifest: dict[str, Any]) -> dict[str, Any]:
         for name, src in manifest["sources"].items()
     }
     return {**{k: v for k, v in manifest.items() if k != "sources"}, "sources": sources}
+
+
+def partial_copies(sources: dict[str, Path], null_model: bool) -> dict[str, list[str]]:
+    """The parts each source's copy lacks (:func:`biasaware.data.upstream.parts_lacking`; AlpacaEval's: NullModel's
+    folder). A partial copy is read without them, not refused, and said so."""
+    lacking = {name: parts_lacking(name, path) for name, path in sources.items()}
+    if not null_model:
+        lacking["alpaca-eval"].append(f"results/{NULL_MODEL}/ (so no masterkey-null.jsonl)")
+    return {name: parts for name, parts in lacking.items() if parts}
 
 
 def real_report(manifest: dict[str, Any]) -> list[str]:

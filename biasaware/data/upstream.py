@@ -101,9 +101,8 @@ class Upstream:
         str, ...
     ]  # globs (recursive) that find them in a copy of the repository or its data folder
     layout: str  # the layout (FORMATS) its rows have: another source's file given in its place is refused
-    parts: bool = (
-        False  # each pattern finds one part of a whole copy (not alternatives): a part not found is said
-    )
+    # each pattern finds one part of a whole copy (not alternatives): a part not found is said
+    parts: bool = False
 
 
 UPSTREAM: dict[str, Upstream] = {
