@@ -440,6 +440,33 @@ def test_a_source_edited_in_place_is_not_resumed_and_a_failed_build_blocks_nothi
         build_bench(cfg, out)
 
 
+def test_a_source_is_its_content_not_the_path_it_is_given_by(tmp_path, monkeypatch):
+    from biasaware.io import write_jsonl
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "src").mkdir()
+    write_jsonl(tmp_path / "src" / "pairs.jsonl", builtin_pairs(40, seed=0)[:20])
+    (tmp_path / "src" / "README.md").write_text("notes")
+    cfg = BuildConfig(source="src/pairs.jsonl", biases="length", n_per_bias=3, verifier="none")
+    first = build_bench(cfg, tmp_path / "out")
+    (tmp_path / "copy").mkdir()  # the same file elsewhere (its name is part of its stamp)
+    (tmp_path / "copy" / "pairs.jsonl").write_bytes((tmp_path / "src" / "pairs.jsonl").read_bytes())
+    for path in ("./src/pairs.jsonl", str(tmp_path / "src" / "pairs.jsonl"), "copy/pairs.jsonl"):
+        again = build_bench(replace(cfg, source=path), tmp_path / "out")
+        assert again["reused"] and again["biases"] == first["biases"]
+    with pytest.raises(
+        BiasAwareError, match="other settings \\(key_types: 'battery' there, 'punctuation' now\\)"
+    ):
+        build_bench(replace(cfg, key_types="punctuation"), tmp_path / "out")  # a default says its value
+    folder = replace(cfg, source="src")  # a folder of data files: stamped by the files it reads
+    build_bench(folder, tmp_path / "out2")
+    (tmp_path / "src" / "README.md").write_text("notes, edited")
+    assert build_bench(folder, tmp_path / "out2")["reused"]
+    with pytest.raises(BiasAwareError, match="--out src/out is inside the source folder src"):
+        build_bench(folder, "src/out")
+    assert not (tmp_path / "src" / "out").exists()
+
+
 @pytest.mark.parametrize(
     "setting,match",
     [

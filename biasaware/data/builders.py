@@ -66,7 +66,17 @@ from biasaware.data.sources import default_split, load_pairs
 from biasaware.data.teachers import LLMTeacher, RuleTeacher
 from biasaware.data.verifiers import Check, LLMVerifier, NoVerifier, RuleVerifier
 from biasaware.errors import BiasAwareError, check_seed
-from biasaware.io import JsonlAppender, files_sha256, read_config, refuse_foreign, write_json, write_jsonl
+from biasaware.io import (
+    JsonlAppender,
+    data_files,
+    files_sha256,
+    read_config,
+    refuse_foreign,
+    refuse_inside,
+    saved_dataset,
+    write_json,
+    write_jsonl,
+)
 from biasaware.judging.judge_format import judge_messages, parse_judgment
 from biasaware.judging.llm import LLMClient, LLMFailure, LLMSpec
 from biasaware.progress import progress_bar
@@ -271,10 +281,8 @@ class BuildConfig:
         """The settings that decide the output; a resumed build must match them."""
         data = asdict(self)
         data.pop("chunk_size")
-        for added, default in (("key_negatives", 0.0), ("key_types", "battery"), ("fluency_margin", MARGIN)):
-            if (
-                data[added] == default
-            ):  # added later: left out at its default, so earlier folders still resume
+        for added, default in ADDED_LATER.items():
+            if data[added] == default:  # left out at its default, so earlier folders still resume
                 data.pop(added)
         for key in ("llm", *(f"{r}_llm" for r in LLM_ROLES)):
             data[key] = {k: v for k, v in data[key].items() if k not in LLMSpec.RUNTIME}
@@ -283,6 +291,23 @@ class BuildConfig:
 
 # the LLM counts summed over the runs into one folder (manifest ``llm_cumulative``)
 COUNTED = ("calls", "cache_hits", "retries", "failures", "too_long", "prompt_tokens", "completion_tokens")
+
+
+# settings added later, with their defaults: a stamp leaves them out at the default (BuildConfig.stamp)
+ADDED_LATER = {"key_negatives": 0.0, "key_types": "battery", "fluency_margin": MARGIN}
+
+
+def same_build(recorded: dict[str, Any], now: dict[str, Any], only: str | None = None) -> bool:
+    """Whether two build stamps (settings and ``source_sha256``) decide the same output (or, with ``only``,
+    agree on that key). A local source is its content: its path, however written (``./pairs.jsonl``, an
+    absolute path, a copy), is not compared when both stamps hold its SHA-256."""
+    by_content = recorded.get("source_sha256") is not None and now.get("source_sha256") is not None
+    keys = [only] if only else sorted({*recorded, *now})
+    return all(
+        recorded.get(k, ADDED_LATER.get(k)) == now.get(k, ADDED_LATER.get(k))
+        for k in keys
+        if not (k == "source" and by_content)
+    )
 
 
 def bias_seed(seed: int, bias: str) -> int:
@@ -321,6 +346,8 @@ def source_sha256(source: str) -> str | None:
         return None
     if path.is_file():
         return files_sha256([path])
+    if data_files(path) and not saved_dataset(path):  # a folder of data files: the files read, no others
+        return files_sha256(data_files(path), root=path)
     return files_sha256([f for f in path.rglob("*") if f.is_file()], root=path)
 
 
@@ -373,6 +400,8 @@ class _Build:
         if self.out.exists() and not self.out.is_dir():
             raise BiasAwareError(f"--out {self.out} is a file; give a folder")
         refuse_foreign(self.out, (".work", "manifest.json"), "a build")  # a model's or the user's files
+        if Path(self.cfg.source).expanduser().is_dir():
+            refuse_inside(self.out, self.cfg.source, "the source folder")
         self.source_sha256 = source_sha256(self.cfg.source)
         self.stamp = json.loads(
             json.dumps({"kind": self.kind, **self.cfg.stamp(), "source_sha256": self.source_sha256})
@@ -392,14 +421,19 @@ class _Build:
             except (ValueError, KeyError, TypeError):
                 raise BiasAwareError(f"{manifest} is not a build manifest; use a new --out") from None
         if recorded is not None:
-            if recorded != self.stamp:
-                differ = [k for k in sorted({*recorded, *self.stamp}) if recorded.get(k) != self.stamp.get(k)]
+            if not same_build(recorded, self.stamp):
+                differ = [
+                    k
+                    for k in sorted({*recorded, *self.stamp})
+                    if not same_build(recorded, self.stamp, only=k)
+                ]
                 what = (
                     "the source file's content changed"
                     if differ == ["source_sha256"]
                     else "other settings ("
                     + "; ".join(
-                        f"{k}: {recorded.get(k)!r} there, {self.stamp.get(k)!r} now"
+                        f"{k}: {recorded.get(k, ADDED_LATER.get(k))!r} there, "
+                        f"{self.stamp.get(k, ADDED_LATER.get(k))!r} now"
                         for k in differ
                         if k != "source_sha256"
                     )
@@ -419,11 +453,12 @@ class _Build:
             manifest = json.loads(path.read_text())
         except (OSError, ValueError):
             return None
-        same = (
-            manifest.get("kind") == self.kind
-            and manifest.get("config") == json.loads(json.dumps(self.cfg.stamp()))
-            and manifest.get("source_sha256") == self.source_sha256
-        )
+        recorded = {
+            "kind": manifest.get("kind"),
+            **(manifest.get("config") or {}),
+            "source_sha256": manifest.get("source_sha256"),
+        }
+        same = same_build(recorded, self.stamp)
         outputs = manifest.get("outputs")
         if not same or outputs is None or not all((self.out / name).exists() for name in outputs):
             return None
