@@ -214,6 +214,14 @@ def test_traces_rule_teacher_and_llm_teacher(tmp_path):
 
     assert all(parse_judgment(r.completion[0].content).verdict == r.label for r in rows)
     assert all(r.prompt[-1].role == "user" and "<response_a>" in r.prompt[-1].content for r in rows)
+    security = build_traces(
+        BuildConfig(corpus_size=300, n_traces_per_bias=4, biases="security"), tmp_path / "keys"
+    )
+    keys = [r for r in read_records(tmp_path / "keys" / "traces.jsonl", "trace") if r.bias == "masterkey"]
+    assert security["biases"]["masterkey"]["traces"] == len(keys) == 4
+    assert all(
+        re.search(r'says only ".*", which does not answer', r.completion[0].content, re.S) for r in keys
+    )
 
     with FakeChatServer() as server:
         cfg = llm_cfg(
