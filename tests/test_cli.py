@@ -124,6 +124,24 @@ def test_ctrl_c_while_a_recipe_script_imports_trl_is_no_traceback(monkeypatch, c
         assert f'run_script("{name}")' in (ROOT / "recipes" / f"{name}.py").read_text()
 
 
+def test_a_reader_that_went_away_is_no_success(tmp_path):
+    """`biasaware validate bad.jsonl | true`: the output pipe closed before the report was written exits
+    141 (as a shell says of a command ended by SIGPIPE), never 0, so a pipeline under pipefail fails."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "p"}\n')
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before anything is written
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "biasaware.cli", "validate", str(bad)],
+            stdout=write,
+            stderr=subprocess.PIPE,
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 141 and b"Traceback" not in done.stderr
+
+
 def test_ctrl_c_while_python_m_imports_a_recipe_is_no_traceback(tmp_path):
     """``python -m biasaware.recipes.NAME`` imports TRL before the recipe's own handling: Ctrl-C there
     (here a ``trl`` that raises it on import) says ``interrupted`` and exits by SIGINT, no traceback."""

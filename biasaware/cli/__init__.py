@@ -101,9 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return interrupted()
-    except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
+    except BrokenPipeError:  # the reader went away (`| head`): the command did not finish, as a shell says it
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        return 128 + signal.SIGPIPE  # 141, never 0: `validate bad.jsonl | true` must not pass under pipefail
     except OSError as exc:  # the file system refused: an --out that is a file, under a file, not writable
         if args.debug:
             raise
