@@ -477,6 +477,15 @@ def test_a_source_is_its_content_not_the_path_it_is_given_by(tmp_path, monkeypat
         ({"n_per_bias": "5"}, "n_per_bias: input should be a valid integer .got '5'; n_per_bias is int"),
         ({"max_rows": True}, "max_rows: input should be a valid integer"),
         ({"cue_rates": {"length": "high"}}, "cue_rates.length: input should be a valid number"),
+        (
+            {"max_length_ratio": -1.0},
+            "max_length_ratio is the largest rejected/chosen length ratio kept, above 0",
+        ),
+        (
+            {"max_length_ratio": float("nan")},
+            "max_length_ratio is the largest rejected/chosen length ratio kept",
+        ),
+        ({"reflection_phrase": " "}, "reflection_phrase is the text put between the responses; it is empty"),
     ],
 )
 def test_config_values_are_checked_against_their_types(setting, match, tmp_path, capsys):

@@ -185,6 +185,12 @@ class BuildConfig:
             raise BiasAwareError(f"key_negatives is a share of pairs in [0, 1], got {self.key_negatives}")
         if not 1 <= self.bandwagon_percent <= 100:
             raise BiasAwareError(f"bandwagon_percent must be in 1..100, got {self.bandwagon_percent}")
+        if not (math.isfinite(self.max_length_ratio) and self.max_length_ratio > 0):
+            raise BiasAwareError(
+                f"max_length_ratio is the largest rejected/chosen length ratio kept, above 0; got {self.max_length_ratio}"
+            )
+        if not self.reflection_phrase.strip():
+            raise BiasAwareError("reflection_phrase is the text put between the responses; it is empty")
         if not isinstance(self.cue_rates, dict):
             raise BiasAwareError(
                 f"cue_rates must map biases to rates, e.g. {{length: 0.7}}; got {self.cue_rates!r}"
