@@ -524,3 +524,33 @@ def test_a_balanced_pair_whose_cue_makes_one_text_is_dropped_and_counted(tmp_pat
     manifest = build_train(cfg, tmp_path / "rows")
     assert (manifest["pairs"], manifest["dropped"], manifest["rows"]) == (1, 1, 4)
     assert {r.meta["pair_id"] for r in read_records(tmp_path / "rows" / "train.jsonl", "train")} == {"p1"}
+
+
+def test_a_text_no_rewrite_touches_gives_no_probe_and_no_rows(tmp_path):
+    """An answer with no word in it ("👍") is left as it is by every template rewrite: its probe would carry no
+    cue, and its balanced rows would say a cue is on a side that has none. Both are dropped and counted."""
+    from biasaware.io import write_jsonl
+    from biasaware.records import PreferencePair
+
+    pairs = [
+        PreferencePair(
+            id=f"p{k}", source="test", prompt=[{"role": "user", "content": q}], chosen=c, rejected=r
+        )
+        for k, (q, c, r) in enumerate(
+            [("Thumbs for a good idea?", "👍", "👎"), ("Is 1 odd?", "Yes, 1 is odd.", "No, 1 is even.")]
+        )
+    ]
+    write_jsonl(tmp_path / "pairs.jsonl", pairs)
+    source = str(tmp_path / "pairs.jsonl")
+    bench = build_bench(
+        BuildConfig(source=source, biases="beauty", n_per_bias=2, verifier="none"), tmp_path / "b"
+    )
+    assert {k: bench["biases"]["beauty"][k] for k in ("kept", "dropped", "no_cue")} == {
+        "kept": 1,
+        "dropped": 1,
+        "no_cue": 1,
+    }
+    assert [p.meta["pair_id"] for p in read_records(tmp_path / "b" / "beauty.jsonl", "probe")] == ["p1"]
+    cfg = BuildConfig(source=source, augment="balanced", biases="beauty", verifier="none")
+    rows = build_train(cfg, tmp_path / "rows")
+    assert (rows["pairs"], rows["dropped"], rows["rows"]) == (1, 1, 4)

@@ -618,6 +618,10 @@ class _Build:
                 lambda it, c: INJECTORS[bias](it[0], it[1], item_rng(cfg.seed, bias, it[0].id), c),
                 ctx,
             )
+            records: list[dict | None] = [None] * len(chunk)
+            for i, p in enumerate(probes):  # a text the rewrite cannot touch ("👍"): no cue, not a probe
+                if p is not None and p.injected == p.original:
+                    records[i], probes[i] = {"keep": False, "why": "no cue", "probe": p.to_dict()}, None
             ready = [i for i, p in enumerate(probes) if p is not None]
             checks = [
                 Check(chunk[i][0], probes[i].injected.correct_text, [probes[i].injected.wrong_text])
@@ -625,7 +629,6 @@ class _Build:
             ]
             unverified = bias in UNVERIFIED or (bias in VERIFIED_MIRROR_ONLY and not mirror)
             keeps = [True] * len(checks) if unverified else self.verifier.judge(checks)
-            records: list[dict | None] = [None] * len(chunk)
             for i, check, keep in zip(ready, checks, keeps, strict=True):
                 if keep is not None:
                     probes[i].meta.update(check.found)
@@ -646,6 +649,9 @@ class _Build:
             "sampled": len(sample),
             "kept": len(kept),
             "dropped": sum(pair.id in decided and not decided[pair.id]["keep"] for pair in sample),
+            "no_cue": sum(
+                decided.get(pair.id, {}).get("why") == "no cue" for pair in sample
+            ),  # of the dropped
             "undecided": sum(pair.id not in decided for pair in sample),
             "retention": round(len(kept) / max(len(sample), 1), 4),
             "correct_A": sum(p.original.correct == "A" for p in probes),
@@ -781,6 +787,9 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
       biases (identity statements included). A pair whose cue makes its two answers one text (a short
       "Yes" and "yes.") gives no rows and is counted as dropped.
 
+    A pair whose cue changes no text (an answer no template rewrite touches, such as "👍") gives no rows
+    and is counted as dropped, as a probe with no cue is (``no_cue`` in a bench's counts).
+
     ``key_negatives`` (a share of pairs, default 0): each such pair also gives a row whose rejected
     side is a master key (:mod:`biasaware.data.master_keys`: a non-answer, or the chosen answer cut
     before it answers; Master-RM's truncated-answer augmentation, Zhao et al. 2025), not sent to the
@@ -844,6 +853,8 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
                 chosen = add_cue(chosen, cue, user, rng, ctx)
             else:
                 rejected = add_cue(rejected, cue, user, rng, ctx)
+            if (chosen, rejected) == (pair.chosen, pair.rejected):  # a text no rewrite touches ("👍"): no cue
+                return []
         if cfg.augment == "paper":
             negatives = [
                 {"bias": x, "text": bias_negative(pair, x, rng, ctx)}
@@ -864,9 +875,9 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
             (marked[0] if on_c else pair.chosen, marked[1] if on_r else pair.rejected)
             for _, on_c, on_r in CUE_VIEWS
         ]
-        if any(
-            c.strip() == r.strip() for c, r in texts
-        ):  # the cue made both answers one text ("Yes", "yes.")
+        if marked[0] == pair.chosen or marked[1] == pair.rejected:  # a text no rewrite touches ("👍"): no cue
+            return []
+        if any(c.strip() == r.strip() for c, r in texts):  # the cue made both answers one text ("Yes", "yes.")
             return []
         return [
             TrainingRow(
@@ -903,7 +914,7 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
         for i in ready:
             verdicts = [True if "key_type" in row.meta else next(keeps) for row in made[i]]
             if None not in verdicts:  # undecided (an LLM call failed): retried by a rerun
-                # a pair that gives no row (balanced: the cue made its answers one text) is dropped
+                # a pair that gives no row (its cue changed no text, or made its answers one text) is dropped
                 records[i] = {"keep": bool(made[i]) and all(verdicts), "rows": [r.to_dict() for r in made[i]]}
         return records
 
