@@ -554,3 +554,38 @@ def test_a_text_no_rewrite_touches_gives_no_probe_and_no_rows(tmp_path):
     cfg = BuildConfig(source=source, augment="balanced", biases="beauty", verifier="none")
     rows = build_train(cfg, tmp_path / "rows")
     assert (rows["pairs"], rows["dropped"], rows["rows"]) == (1, 1, 4)
+
+
+def test_an_empty_bias_says_why(tmp_path, capsys):
+    """A bias whose pool is empty (every rejected answer over max_length_ratio times the chosen one's length) is
+    not said to have had its items dropped: none were sampled."""
+    from biasaware.cli import main
+    from biasaware.io import write_jsonl
+    from biasaware.records import PreferencePair
+
+    long_wrong = "No, definitely not, and here is a long wrong explanation."
+    pairs = [
+        PreferencePair(
+            id=f"p{k}",
+            source="t",
+            prompt=[{"role": "user", "content": f"Is {k} even?"}],
+            chosen="Yes.",
+            rejected=long_wrong,
+        )
+        for k in range(3)
+    ]
+    write_jsonl(tmp_path / "pairs.jsonl", pairs)
+    args = [
+        "--source",
+        str(tmp_path / "pairs.jsonl"),
+        "--n",
+        "2",
+        "--verifier",
+        "none",
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    assert main(["build", "bench", "--biases", "length,sycophancy", *args]) == 0
+    err = capsys.readouterr().err
+    assert "sycophancy.jsonl is empty: no pair has a rejected answer at most 2.0 times as long" in err
+    assert "length.jsonl" not in err and "length-mirror.jsonl" not in err

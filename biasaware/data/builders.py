@@ -1037,9 +1037,16 @@ def manifest_report(manifest: dict[str, Any], stage: str, out: str | Path) -> tu
         if total.get("runs", 1) > 1:
             lines.append(f"llm {role}: {total['calls']} calls over the {total['runs']} runs into this folder")
     lines.append(f"verifier: {manifest['verifier']}; wrote {out} in {manifest['seconds']}s")
+    def why(name: str) -> str:  # bench files are named by bias ("length.jsonl", "length-mirror.jsonl")
+        bias = name.removesuffix(".jsonl")
+        side = "mirror" if bias.endswith("-mirror") else "biases"
+        if manifest.get(side, {}).get(bias.removesuffix("-mirror"), {}).get("pool", 1):
+            return "every item sampled for it was dropped"
+        ratio = manifest["config"]["max_length_ratio"]
+        return f"no pair has a rejected answer at most {ratio} times as long as the chosen one (max_length_ratio)"
+
     warnings = [
-        f"{out}/{name} is empty: every item sampled for it was dropped; evaluations will have nothing to "
-        "report for it"
+        f"{out}/{name} is empty: {why(name)}; evaluations will have nothing to report for it"
         for name in manifest.get("empty", [])
     ]
     return lines, warnings
