@@ -231,6 +231,17 @@ def test_column_mapping(tmp_path):
     path.write_text(json.dumps({"question": "q?", "good": "yes", "bad": "no"}) + "\n")
     pairs = load_pairs(str(path), columns={"prompt": "question", "chosen": "good", "rejected": "bad"})
     assert pairs[0].prompt[0].content == "q?" and pairs[0].chosen == "yes"
+    with pytest.raises(
+        BiasAwareError, match="columns: unknown field 'rejectd'; columns maps prompt, chosen, rejected"
+    ):
+        load_pairs(str(path), columns={"prompt": "question", "chosen": "good", "rejectd": "bad"})
+    path.write_text(
+        json.dumps({"question": "q?", "good": "yes", "bad": 42}) + "\n"
+    )  # named by the user's column
+    with pytest.raises(
+        RecordError, match="gram.jsonl:1: field 'bad' \\(mapped to rejected\\): input should be a valid"
+    ):
+        load_pairs(str(path), columns={"prompt": "question", "chosen": "good", "rejected": "bad"})
 
 
 def test_config_errors(tmp_path):

@@ -877,7 +877,9 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
         ]
         if marked[0] == pair.chosen or marked[1] == pair.rejected:  # a text no rewrite touches ("👍"): no cue
             return []
-        if any(c.strip() == r.strip() for c, r in texts):  # the cue made both answers one text ("Yes", "yes.")
+        if any(
+            c.strip() == r.strip() for c, r in texts
+        ):  # the cue made both answers one text ("Yes", "yes.")
             return []
         return [
             TrainingRow(
@@ -1037,6 +1039,7 @@ def manifest_report(manifest: dict[str, Any], stage: str, out: str | Path) -> tu
         if total.get("runs", 1) > 1:
             lines.append(f"llm {role}: {total['calls']} calls over the {total['runs']} runs into this folder")
     lines.append(f"verifier: {manifest['verifier']}; wrote {out} in {manifest['seconds']}s")
+
     def why(name: str) -> str:  # bench files are named by bias ("length.jsonl", "length-mirror.jsonl")
         bias = name.removesuffix(".jsonl")
         side = "mirror" if bias.endswith("-mirror") else "biases"

@@ -105,6 +105,9 @@ def default_split(source: str, stage: str | None = None) -> str:
     return {"bench": "test", "train": "train", "traces": "train"}.get(stage or "", "all")
 
 
+COLUMN_FIELDS = ("prompt", "chosen", "rejected")  # what ``columns`` maps to a table's own column names
+
+
 def load_pairs(
     source: str = "builtin",
     *,
@@ -120,7 +123,12 @@ def load_pairs(
     if source == "builtin":
         return builtin_pairs(corpus_size, seed, split, families)
     hub_name = HUB_NAMES.get(source, source)
-    cols = {"prompt": "prompt", "chosen": "chosen", "rejected": "rejected", **(columns or {})}
+    unknown = sorted(set(columns or {}) - set(COLUMN_FIELDS))
+    if unknown:
+        raise BiasAwareError(
+            f"columns: unknown field {unknown[0]!r}; columns maps {', '.join(COLUMN_FIELDS)} to your column names"
+        )
+    cols = {**{f: f for f in COLUMN_FIELDS}, **(columns or {})}
     layout = []  # the file's layout, read from its first row
 
     def parse(row, index: int) -> PreferencePair | None:
@@ -170,4 +178,13 @@ def _columns_pair(row: dict[str, Any], where: str, cols: dict[str, str], index: 
         "chosen": row[cols["chosen"]],
         "rejected": row[cols["rejected"]],
     }
-    return parse_record("pair", data, where)
+    try:
+        return parse_record("pair", data, where)
+    except RecordError as err:  # a problem of a mapped field is named by the user's column
+        renamed = {f"field '{f}'": f"field '{c}' (mapped to {f})" for f, c in cols.items() if c != f}
+        problems = []
+        for problem in err.problems:
+            for was, now in renamed.items():
+                problem = problem.replace(was, now)
+            problems.append(problem)
+        raise RecordError(problems) from None
