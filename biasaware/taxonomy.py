@@ -137,15 +137,19 @@ def biases_in(category: str) -> list[Bias]:
 
 
 def parse_bias_list(spec: str | list[str] | None) -> list[str]:
-    """Turn 'all' (the 12 biases), a category name ('security': the injection and master-key probes), or a comma
-    list of bias names into bias names (validated)."""
+    """Turn 'all' (the 12 biases), a category name ('security': the injection and master-key probes), a bias
+    name, or a comma list of these ('all,injection') into bias names (validated, each once)."""
     if spec is None or spec == "all" or spec == ["all"]:
         return list(BIAS_NAMES)
     items = spec.split(",") if isinstance(spec, str) else list(spec)
     out: list[str] = []
     for item in (s.strip() for s in items):
         names = (
-            [b.name for b in biases_in(item)] if item in (*CATEGORIES, SECURITY) else [get_bias(item).name]
+            list(BIAS_NAMES)
+            if item == "all"
+            else [b.name for b in biases_in(item)]
+            if item in (*CATEGORIES, SECURITY)
+            else [get_bias(item).name]
         )
         out.extend(n for n in names if n not in out)
     return out

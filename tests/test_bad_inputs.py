@@ -418,7 +418,7 @@ CASES = [
     Case(
         "build-out-under-a-file",
         ["build", "bench", "--n", "2", "--biases", "length", "--out", "{d}/afile/sub"],
-        "afile/sub/.work: Not a directory",
+        "afile is a file; give a folder",
         {"afile": "x"},
     ),
     Case(

@@ -124,6 +124,16 @@ def test_ctrl_c_while_a_recipe_script_imports_trl_is_no_traceback(monkeypatch, c
         assert f'run_script("{name}")' in (ROOT / "recipes" / f"{name}.py").read_text()
 
 
+def test_validate_an_empty_file_is_not_called_ok(tmp_path, capsys):
+    (tmp_path / "e.jsonl").write_text("")
+    assert main(["validate", str(tmp_path / "e.jsonl")]) == 2
+    assert (
+        capsys.readouterr().err == f"{tmp_path / 'e.jsonl'}: no records (pass --allow-empty to accept that)\n"
+    )
+    assert main(["validate", str(tmp_path / "e.jsonl"), "--allow-empty"]) == 0
+    assert "0 valid unknown record(s), ok" in capsys.readouterr().err
+
+
 def test_a_reader_that_went_away_is_no_success(tmp_path):
     """`biasaware validate bad.jsonl | true`: the output pipe closed before the report was written exits
     141 (as a shell says of a command ended by SIGPIPE), never 0, so a pipeline under pipefail fails."""

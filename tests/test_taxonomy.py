@@ -37,5 +37,6 @@ def test_unknown_bias_lists_valid_names():
 def test_parse_bias_list():
     assert parse_bias_list("all") == list(BIAS_NAMES)
     assert parse_bias_list("diversity,length,gender") == ["gender", "race", "length"]
+    assert parse_bias_list("all,injection,length") == [*BIAS_NAMES, "injection"]
     with pytest.raises(BiasAwareError):
         parse_bias_list("length,nope")

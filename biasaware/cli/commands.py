@@ -24,14 +24,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     found, records, problems = validate_rows(args.path, kind, split=args.split)
     for line in problems:
         print(line)
-    status = "ok" if not problems else f"{len(problems)} problem(s)"
-    print(f"{args.path}: {len(records)} valid {found or 'unknown'} record(s), {status}", file=sys.stderr)
-    if problems:
-        return 2
-    if not records and not args.allow_empty:
+    if not problems and not records and not args.allow_empty:
         print(f"{args.path}: no records (pass --allow-empty to accept that)", file=sys.stderr)
         return 2
-    return 0
+    status = "ok" if not problems else f"{len(problems)} problem(s)"
+    print(f"{args.path}: {len(records)} valid {found or 'unknown'} record(s), {status}", file=sys.stderr)
+    return 2 if problems else 0
 
 
 def cmd_models(args: argparse.Namespace) -> int:

@@ -68,6 +68,7 @@ from biasaware.data.verifiers import Check, LLMVerifier, NoVerifier, RuleVerifie
 from biasaware.errors import BiasAwareError, check_seed
 from biasaware.io import (
     JsonlAppender,
+    check_out_folder,
     data_files,
     files_sha256,
     read_config,
@@ -369,7 +370,7 @@ class _Build:
             raise BiasAwareError("cues and augment shape training rows: use them with `build train`")
         if cfg.split is None:  # recorded resolved in the manifest
             cfg = replace(cfg, split=default_split(cfg.source, kind))
-        self.cfg, self.out, self.kind, self.t0 = cfg, Path(out), kind, time.time()
+        self.cfg, self.out, self.kind, self.t0 = cfg, check_out_folder(out, "--out"), kind, time.time()
         self._claim_work_dir()
         self.run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
         self._stats_lock, self._stats_saved = threading.Lock(), 0.0
