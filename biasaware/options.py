@@ -687,7 +687,7 @@ class Budget:
     )
     grpo_pool: int | None = option(
         "--generative (not with --real): prompts scored to choose GRPO's prompts of most signal from (default: the preset's; cpu "
-        "192, gpu 3200)",
+        "192, gpu 1600)",
     )
     num_generations: int | None = option(
         "--generative (not with --real): completions sampled per prompt, GRPO's group size, at least 2 (default: the preset's; cpu 4, "

@@ -29,7 +29,7 @@ def test_budget_seeds_and_folder_checks(tmp_path):
     assert make_budget("gpu").trainable_layers is None
     # every layer for 50 steps: GRPO at 1e-05, where the verdicts stay varied (docs/generative.md)
     assert (make_budget("gpu").grpo_lr, make_budget("cpu").grpo_lr) == (1e-5, 5e-5)
-    assert (make_budget("gpu").grpo_pool, make_budget("gpu").grpo_signal_target) == (3200, 0.6)
+    assert (make_budget("gpu").grpo_pool, make_budget("gpu").grpo_signal_target) == (1600, 0.6)
     with pytest.raises(BiasAwareError, match="sft_steps"):
         make_budget("cpu", {"sft_steps": 0})
     with pytest.raises(BiasAwareError, match="preset"):

@@ -259,10 +259,9 @@ PRESETS: dict[str, dict[str, Any]] = {
         "sft_steps": 100,
         "sft_batch": 8,
         "grpo_steps": 50,
-        # the paper and balanced arms' SFT judges are right at p near 1 on most of their rows: every row scored finds
-        # the prompts they are unsure of (the pool of 800 kept 35.5% and 33.5% of groups with signal; 1600, all the
-        # paper arm's, 52.0%, the balanced arms' 44.5% and 45.0% of their 3,196 rows; docs/generative.md)
-        "grpo_pool": 3200,
+        # the paper and balanced arms' SFT judges are right at p near 1 on most of their rows: twice the pool finds
+        # the prompts they are unsure of (at 800 they kept 35.5% and 33.5% of groups with signal, docs/generative.md)
+        "grpo_pool": 1600,
         "grpo_batch": 32,  # 8 completions of each of 4 prompts a step: a group of 8 is mixed more often than one of 4
         "num_generations": 8,
         # at 5e-05 fifty steps on every layer make the verdict certain: in a CPU run of this preset's baseline arm the
