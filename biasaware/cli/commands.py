@@ -352,15 +352,9 @@ def real_study(args: argparse.Namespace) -> int:
     budget = generative_budget(args.budget, overrides, args.device) if args.generative else None
     default = "runs/real-generative" if args.generative else "runs/real"
     out = check_out_folder(args.out, "--out") if args.out is not None else Path(default)
+    place = {"device": args.device, "dtype": args.dtype}
     agg = run_real_study(
-        sources,
-        out,
-        seeds=seeds,
-        device=args.device,
-        dtype=args.dtype,
-        budget=budget,
-        arms=arm_list(args),
-        real=args.real,
+        sources, out, seeds=seeds, budget=budget, arms=arm_list(args), real=args.real, **place
     )
     if agg is not None:
         print(
