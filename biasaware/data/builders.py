@@ -304,17 +304,17 @@ COUNTED = ("calls", "cache_hits", "retries", "failures", "too_long", "prompt_tok
 ADDED_LATER = {"key_negatives": 0.0, "key_types": "battery", "fluency_margin": MARGIN}
 
 
-def same_build(recorded: dict[str, Any], now: dict[str, Any], only: str | None = None) -> bool:
-    """Whether two build stamps (settings and ``source_sha256``) decide the same output (or, with ``only``,
-    agree on that key). A local source is its content: its path, however written (``./pairs.jsonl``, an
-    absolute path, a copy), is not compared when both stamps hold its SHA-256."""
+def build_differences(recorded: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """The keys on which two build stamps (settings and ``source_sha256``) differ; none: they decide the same
+    output. A setting left out is at its default (:data:`ADDED_LATER`). A local source is its content: its path,
+    however written (``./pairs.jsonl``, an absolute path), is not compared when both stamps hold its SHA-256."""
     by_content = recorded.get("source_sha256") is not None and now.get("source_sha256") is not None
-    keys = [only] if only else sorted({*recorded, *now})
-    return all(
-        recorded.get(k, ADDED_LATER.get(k)) == now.get(k, ADDED_LATER.get(k))
-        for k in keys
-        if not (k == "source" and by_content)
-    )
+    return [
+        k
+        for k in sorted({*recorded, *now})
+        if recorded.get(k, ADDED_LATER.get(k)) != now.get(k, ADDED_LATER.get(k))
+        and not (k == "source" and by_content)
+    ]
 
 
 def bias_seed(seed: int, bias: str) -> int:
@@ -428,12 +428,8 @@ class _Build:
             except (ValueError, KeyError, TypeError):
                 raise BiasAwareError(f"{manifest} is not a build manifest; use a new --out") from None
         if recorded is not None:
-            if not same_build(recorded, self.stamp):
-                differ = [
-                    k
-                    for k in sorted({*recorded, *self.stamp})
-                    if not same_build(recorded, self.stamp, only=k)
-                ]
+            differ = build_differences(recorded, self.stamp)
+            if differ:
                 what = (
                     "the source file's content changed"
                     if differ == ["source_sha256"]
@@ -465,7 +461,7 @@ class _Build:
             **(manifest.get("config") or {}),
             "source_sha256": manifest.get("source_sha256"),
         }
-        same = same_build(recorded, self.stamp)
+        same = not build_differences(recorded, self.stamp)
         outputs = manifest.get("outputs")
         if not same or outputs is None or not all((self.out / name).exists() for name in outputs):
             return None
