@@ -210,6 +210,17 @@ def read_whole(source: str | os.PathLike) -> str | None:
     return None
 
 
+def check_split(source: str | os.PathLike, split: str | None, name: str | None = None) -> None:
+    """Refuse a ``split`` the user chose for a ``source`` that is read whole (one file, a folder of
+    data files): the split would go unread, and the whole file be taken for it."""
+    whole = read_whole(source) if split is not None else None
+    if whole:
+        raise BiasAwareError(
+            f"split {split!r}: {name or source} is {whole}, read whole; a split is a hub dataset's or a saved "
+            "dataset folder's (leave --split out)"
+        )
+
+
 def saved_dataset(folder: Path) -> bool:
     """Whether ``folder`` is a dataset saved by ``datasets`` (``save_to_disk``)."""
     return (folder / "dataset_info.json").exists() or (folder / "state.json").exists()
@@ -284,12 +295,15 @@ def collect_rows(source, split: str, parse, key=lambda record: record.key()) -> 
     return records, problems
 
 
-def validate_rows(source: str | os.PathLike, kind: str | None = None, split: str = "train"):
+def validate_rows(source: str | os.PathLike, kind: str | None = None, split: str | None = None):
     """Validate every row of ``source``; return ``(kind, records, problems)``.
 
     ``kind`` is guessed from the first row when not given. Nothing raises for bad rows: every
     problem is collected, one line each, so a user can fix a file in one pass (:func:`collect_rows`).
+    ``split``: a hub or saved dataset's (default ``train``); refused for a file or folder read whole.
     """
+    check_split(source, split)
+    split = split or "train"
     found = {"kind": kind, "class": resolve_kind(kind) if kind else None}
 
     def parse(row: RawRow, index: int):
@@ -332,7 +346,7 @@ def refuse_other_kind(data: Any, where: str, kind: str, problems: list[str]) -> 
     raise OtherKindError(f"{where}: a {other} record, not a {kind} record; {hint}", other, kind)
 
 
-def read_records(source: str | os.PathLike, kind: str, split: str = "train") -> list:
+def read_records(source: str | os.PathLike, kind: str, split: str | None = None) -> list:
     """Read and validate every record of ``source`` as ``kind``; raise on any problem."""
     _, records, problems = validate_rows(source, kind, split)
     if problems:
@@ -414,6 +428,8 @@ def read_config(path: str | os.PathLike, what: str = "config") -> dict[str, Any]
     line and column) or a non-mapping is a :class:`BiasAwareError` naming the file."""
     import yaml
 
+    if not str(path).strip():
+        raise BiasAwareError(f"{what}: the path is empty; give a YAML file, or leave the option out")
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:

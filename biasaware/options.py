@@ -437,6 +437,7 @@ class EvalBias(Judged):
     out: str | None = option(
         "output folder (judgments.jsonl, summary.json, report.md, sensitivity.png, accuracy.png; required)",
         api=False,
+        required=True,
     )
     data: str | None = option(
         "probes: a folder from `biasaware build bench` or a probe file (required unless --rescore)", api=False
@@ -456,7 +457,9 @@ class EvalBias(Judged):
 
 @dataclass
 class EvalGeneral(Judged):
-    out: str | None = option("output folder (judgments.jsonl, summary.json, report.md; required)", api=False)
+    out: str | None = option(
+        "output folder (judgments.jsonl, summary.json, report.md; required)", api=False, required=True
+    )
     benchmark: str | None = option(
         "rewardbench, judgebench, rm-bench, llmbar (hub) or a local file/folder of RewardBench, JudgeBench, RMB, "
         "RM-Bench, LLMBar, EvalBiasBench, Auto-J, PandaLM, AlpacaEval annotations or biasaware pairs (required "
@@ -474,6 +477,7 @@ class EvalScoring(Judged):
     out: str | None = option(
         "output folder (judgments.jsonl, summary.json, report.md, score_tendency.png, stability.png; required)",
         api=False,
+        required=True,
     )
     data: str | None = option(
         "items to score: a BiGGen-Bench JSON, a Prometheus-layout file (FLASK, MT-Bench, Vicuna-Bench) or a JSONL "
@@ -503,9 +507,11 @@ class EvalScoring(Judged):
 @dataclass
 class EvalReal(Seeded):  # no --rescore: a rerun of the same command resumes each of its folders
     out: str | None = option(
-        "output folder (real.json, report.md, and a folder per set; required)", api=False
+        "output folder (real.json, report.md, and a folder per set; required)", api=False, required=True
     )
-    data: str | None = option("a folder written by `biasaware build real` (required)", api=False)
+    data: str | None = option(
+        "a folder written by `biasaware build real` (required)", api=False, required=True
+    )
     probe_limit: int | None = option(
         "a seeded sample (--seed) of N injected probes per bias and side (default: all)", type=positive_int
     )
@@ -586,7 +592,9 @@ class Validate:
     kind: str = option(
         "record kind (default auto: guessed from the first record)", "auto", choices=["auto", *RECORD_TYPES]
     )
-    split: str = option("split to read from a HF dataset (default: train)", "train")
+    split: str | None = option(
+        "split of a hub or saved HF dataset (default: train); not for a file, read whole"
+    )
     allow_empty: bool = option("exit 0 for a file with no records (default: exit 2)", False)
 
 

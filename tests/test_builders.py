@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from biasaware.data import inject
-from biasaware.data.builders import BuildConfig, build_bench, build_train
+from biasaware.data.builders import BuildConfig, build_bench, build_train, manifest_report
 from biasaware.data.corpus import REASONING_FAMILIES, builtin_pairs, claim_verdict
 from biasaware.data.sources import load_pairs
 from biasaware.errors import BiasAwareError, RecordError
@@ -207,6 +207,17 @@ def test_helpsteer3_local_file(tmp_path):
     # "Go away." is over twice as long as "Hi!": the length-ratio filter leaves that pair out
     assert manifest["verifier"] == "none" and manifest["biases"]["gender"]["pool"] == 1
     assert manifest["biases"]["gender"]["kept"] == 1
+    left_out = {"domain not general": 1, "more than one turn": 1, "tie (overall_preference 0)": 1}
+    assert manifest["source_rows_left_out"] == left_out  # counted, each by its reason
+    assert (
+        "rows left out: 1 domain not general, 1 more than one turn, 1 tie"
+        in manifest_report(manifest, "bench", tmp_path / "out")[0][0]
+    )
+    path.write_text(json.dumps(hs3_row(overall_preference=0)) + "\n")
+    with pytest.raises(
+        BiasAwareError, match=r"no usable preference pairs \(1 tie \(overall_preference 0\) left"
+    ):
+        load_pairs(str(path))
 
 
 @pytest.mark.parametrize(
@@ -214,6 +225,7 @@ def test_helpsteer3_local_file(tmp_path):
     [
         (["{bad json"], "hs3.jsonl:1: invalid JSON"),
         ([hs3_row(overall_preference=7)], "field 'overall_preference' must be a number in \\[-3, 3\\]"),
+        ([hs3_row(overall_preference=True)], "field 'overall_preference' must be a number in .* got True"),
         ([hs3_row(response1="  ")], "field 'chosen' is empty"),
         ([hs3_row(response2="Hi!")], "field 'rejected' is identical to 'chosen'"),
         ([{"question": "q", "good": "a"}], "field 'prompt' is missing"),

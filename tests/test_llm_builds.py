@@ -244,6 +244,27 @@ def test_traces_rule_teacher_and_llm_teacher(tmp_path):
         )
 
 
+def test_a_teacher_whose_replies_are_all_unusable_is_named_not_the_verifier(tmp_path):
+    """Every item verified, every teacher reply out of the judge format: the build keeps nothing and the
+    error says the teacher's replies were the cause (it used to blame the verifier)."""
+    with FakeChatServer(responder=lambda messages: "I would rather not say.") as server:
+        cfg = llm_cfg(
+            server,
+            tmp_path,
+            rewriter="template",
+            verifier="rule",
+            teacher="llm",
+            biases="bandwagon",
+            n_traces_per_bias=3,
+        )
+        with pytest.raises(BiasAwareError) as err:
+            build_traces(cfg, tmp_path / "out")
+    text = str(err.value)
+    assert "3 kept but the teacher's replies gave 0 wrong verdicts and 3 not in the judge format" in text
+    assert "the teacher's replies gave no usable trace" in text and "verifier dropped" not in text
+    assert not (tmp_path / "out" / "traces.jsonl").exists()
+
+
 def test_secret_never_reaches_outputs_or_logs(tmp_path, monkeypatch, capfd):
     secret = "sk-live-SECRET-abc123"
     monkeypatch.setenv("OPENAI_API_KEY", secret)

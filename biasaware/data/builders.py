@@ -69,6 +69,7 @@ from biasaware.errors import BiasAwareError, check_seed
 from biasaware.io import (
     JsonlAppender,
     check_out_folder,
+    check_split,
     data_files,
     files_sha256,
     read_config,
@@ -209,6 +210,14 @@ class BuildConfig:
                 f"cue_rates must map superficial-quality biases ({', '.join(REWRITE_BIASES)}) to rates in "
                 f"[0, 1]; got {bad or self.cue_rates}"
             )
+        unread = self.cues == "natural" and self.augment == "balanced" and self.biases != "all"
+        outside = [c for c in self.cue_rates if c not in parse_bias_list(self.biases)] if unread else []
+        if outside:  # the rows would carry cues the user's biases leave out
+            raise BiasAwareError(
+                f"biases {self.biases!r}: with cues natural and augment balanced each pair's cue is drawn from "
+                f"cue_rates ({', '.join(self.cue_rates)}), and biases is not read; choose the cues with cue_rates "
+                "(a --config setting) and leave biases out"
+            )
         if self.source != "builtin" and self.families != "reasoning":
             raise BiasAwareError("families selects task families of the built-in corpus (source: builtin)")
         if self.source == "builtin":
@@ -268,7 +277,7 @@ class BuildConfig:
     @classmethod
     def from_file(cls, path: str | None, **overrides: Any) -> BuildConfig:
         data: dict[str, Any] = {}
-        if path:
+        if path is not None:
             data = read_config(path, "build config")
             cls._known(data, path)
         llm = overrides.pop("llm", None)
@@ -368,6 +377,7 @@ class _Build:
     def __init__(self, cfg: BuildConfig, out: str | Path, kind: str):
         if kind != "train" and (cfg.cues != "none" or cfg.augment != "paper"):
             raise BiasAwareError("cues and augment shape training rows: use them with `build train`")
+        check_split(cfg.source, cfg.split)
         if cfg.split is None:  # recorded resolved in the manifest
             cfg = replace(cfg, split=default_split(cfg.source, kind))
         self.cfg, self.out, self.kind, self.t0 = cfg, check_out_folder(out, "--out"), kind, time.time()
@@ -377,8 +387,10 @@ class _Build:
         self.done = self._finished()
         if self.done:  # a rerun of a finished build: nothing to load, nothing to write
             return
+        self.skipped: Counter = Counter()  # the source's well-formed rows left out, by reason
         self.pairs = load_pairs(
             cfg.source,
+            skipped=self.skipped,
             split=cfg.split,
             seed=cfg.seed,
             corpus_size=cfg.corpus_size,
@@ -665,6 +677,7 @@ class _Build:
             "biasaware": __version__,
             "source": self.cfg.source,
             "source_pairs": len(self.pairs),
+            "source_rows_left_out": dict(sorted(self.skipped.items())),
             "verifier": self.verifier.name,
             "rewriter": self.ctx.rewriter.name,
             "config": self.cfg.stamp(),
@@ -717,15 +730,25 @@ class _Build:
                 for side in ("biases", "mirror")
                 for bias, c in manifest.get(side, {}).items()
             )
-            raise BiasAwareError(
-                f"the build kept nothing ({counts or f'{len(self.pairs)} source pairs'}): the "
-                f"{self.verifier.name} verifier dropped every item, or no source pair suits the biases "
-                f"asked for. Nothing was written to {self.out}; try other --biases, --source or --verifier"
-                + (
+            sides = [c for side in ("biases", "mirror") for c in manifest.get(side, {}).values()]
+            if any(c.get("kept") and "bad_format" in c for c in sides):  # verified, then every reply unusable
+                cause, fix = (
+                    "the teacher's replies gave no usable trace",
+                    "try another --teacher or its model.",
+                )
+            else:
+                cause = (
+                    f"the {self.verifier.name} verifier dropped every item, or no source pair suits the biases "
+                    "asked for"
+                )
+                fix = "try other --biases, --source or --verifier" + (
                     f", or a --fluency-margin over {self.cfg.fluency_margin}."
                     if self.verifier.name == "fluency"
                     else "."
                 )
+            raise BiasAwareError(
+                f"the build kept nothing ({counts or f'{len(self.pairs)} source pairs'}): {cause}. Nothing "
+                f"was written to {self.out}; {fix}"
             )
         manifest["outputs"] = sorted(outputs)
         manifest["empty"] = sorted(name for name, records in outputs.items() if not records)
@@ -1008,6 +1031,12 @@ def manifest_report(manifest: dict[str, Any], stage: str, out: str | Path) -> tu
     """What a finished build says: its lines (rows or probes kept per bias and side, LLM calls and
     tokens per role, the verifier) and its warnings (outputs left empty)."""
     lines = []
+    left_out = manifest.get("source_rows_left_out")
+    if left_out:
+        lines.append(
+            f"source {manifest['source']}: {manifest['source_pairs']} pairs read; rows left out: "
+            + ", ".join(f"{n} {why}" for why, n in left_out.items())
+        )
     if stage == "train":
         lines.append(
             f"rows {manifest['rows']} ({manifest['augment']} augmentation) from {manifest['pairs']} pairs "

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
 from biasaware.data.corpus import builtin_pairs
@@ -74,16 +75,26 @@ def _gram_pair(row: dict[str, Any], where: str) -> PreferencePair:
 
 
 def _helpsteer3_pair(
-    row: dict[str, Any], where: str, source: str, domain: str | None
+    row: dict[str, Any], where: str, source: str, domain: str | None, skipped: Counter
 ) -> PreferencePair | None:
+    """One HelpSteer3 row as a pair, or ``None`` (counted in ``skipped`` by its reason) for a tie, a row
+    of another domain, or a conversation of more than one turn."""
     _require(row, where, HELPSTEER3_COLUMNS, "HelpSteer3")
     pref = row["overall_preference"]
-    if not isinstance(pref, int | float) or not -3 <= pref <= 3:
+    if isinstance(pref, bool) or not isinstance(pref, int | float) or not -3 <= pref <= 3:
         raise RecordError([f"{where}: field 'overall_preference' must be a number in [-3, 3], got {pref!r}"])
     context = row["context"]
-    if pref == 0 or (domain and row.get("domain", domain) != domain):
-        return None
-    if not isinstance(context, list) or len(context) != 1:  # single-turn only
+    reason = (
+        "tie (overall_preference 0)"
+        if pref == 0
+        else f"domain not {domain}"
+        if domain and row.get("domain", domain) != domain
+        else "more than one turn"
+        if not isinstance(context, list) or len(context) != 1
+        else None
+    )
+    if reason:
+        skipped[reason] += 1
         return None
     better, worse = (row["response1"], row["response2"]) if pref < 0 else (row["response2"], row["response1"])
     data = {
@@ -117,8 +128,12 @@ def load_pairs(
     columns: dict[str, str] | None = None,
     domain: str | None = "general",
     families: str = "reasoning",
+    skipped: Counter | None = None,
 ) -> list[PreferencePair]:
-    """Load base preference pairs from ``source``; see the module docstring. Bad rows raise with file:line."""
+    """Load base preference pairs from ``source``; see the module docstring. Bad rows raise with file:line.
+    ``skipped``: counts the well-formed rows left out, by reason (HelpSteer3's ties, other domains and
+    conversations of several turns)."""
+    skipped = Counter() if skipped is None else skipped
     split = split or default_split(source)
     if source == "builtin":
         return builtin_pairs(corpus_size, seed, split, families)
@@ -135,7 +150,7 @@ def load_pairs(
         if not layout:
             layout.append(_layout(set(row.data)))
         if layout[0] == "helpsteer3":
-            return _helpsteer3_pair(row.data, row.where, "helpsteer3", domain)
+            return _helpsteer3_pair(row.data, row.where, "helpsteer3", domain, skipped)
         if layout[0] == "gram":
             return _gram_pair(row.data, row.where)
         if layout[0] == "pair":
@@ -146,7 +161,8 @@ def load_pairs(
     if problems:
         raise RecordError(problems)
     if not pairs:
-        raise BiasAwareError(f"{source}: no usable preference pairs")
+        why = f" ({', '.join(f'{n} {r}' for r, n in skipped.items())} left out)" if skipped else ""
+        raise BiasAwareError(f"{source}: no usable preference pairs{why}")
     return pairs
 
 

@@ -73,7 +73,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from biasaware.errors import BiasAwareError, RecordError
-from biasaware.io import iter_rows, read_whole
+from biasaware.io import check_split, iter_rows
 from biasaware.records import PreferencePair, encoding_problem, parse_record, visible
 
 HUB = {
@@ -574,12 +574,7 @@ def load_upstream(
     source, default_split = HUB.get(name, (name, "train"))
     if name in LOCAL_ONLY and not Path(name).exists():
         raise BiasAwareError(f"{name} has no hub copy; pass the path of {LOCAL_ONLY[name]}")
-    whole = read_whole(source) if split is not None else None
-    if whole:  # it would be read whole, the split unread
-        raise BiasAwareError(
-            f"split {split!r}: {name} is {whole}, read whole; a split is a hub dataset's or a saved dataset "
-            "folder's (leave --split out)"
-        )
+    check_split(source, split, name)
     loaded = Loaded(layout="")
     problems: list[str] = []
     first_at: dict[str, str] = {}  # pair id -> the row that gave it

@@ -157,7 +157,7 @@ class SweepSpec(BaseModel):
     def from_sources(cls, path: str | None, overrides: dict[str, Any]) -> SweepSpec:
         """The spec of a YAML file (if any) updated by command-line values (``None``: not given)."""
         data: dict[str, Any] = {}
-        if path:
+        if path is not None:
             data = read_config(path, "sweep config")
         data.update({k: v for k, v in overrides.items() if v is not None})
         try:

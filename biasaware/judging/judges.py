@@ -78,7 +78,15 @@ from pydantic import (
 
 from biasaware.devices import DTYPES, check_device_name, check_dtype_name, describe, resolve
 from biasaware.errors import BiasAwareError
-from biasaware.judging.llm import LLMClient, LLMSpec, TransformersBackend, any_text, make_backend, public_url
+from biasaware.judging.llm import (
+    LLMClient,
+    LLMSpec,
+    TransformersBackend,
+    any_text,
+    make_backend,
+    public_url,
+    url_problem,
+)
 from biasaware.judging.models import (
     BUILTIN_MODELS,
     ModelFolders,
@@ -190,6 +198,13 @@ class JudgeSpec(BaseModel):
     def _public_base_url(self, value: str | None) -> str | None:
         """A spec written to a file (``summary.json``, ``preflight.json``) holds no credentials."""
         return public_url(value)
+
+    @field_validator("base_url")
+    @classmethod
+    def _an_address(cls, value: str | None) -> str | None:
+        if url_problem(value):
+            raise ValueError(url_problem(value))
+        return value
 
     @field_validator("template")
     @classmethod

@@ -106,6 +106,29 @@ def public_url(url: str | None) -> str | None:
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
+def url_problem(url: str | None) -> str | None:
+    """What is wrong with ``url`` as an endpoint's address (``None``: nothing): an http(s) scheme and a
+    host are needed, or the client retries a connection that can never be made. The message shows the
+    address without its credentials (:func:`public_url`).
+
+    >>> url_problem("http://localhost:8000/v1") is None
+    True
+    >>> url_problem("localhost:8000/v1")
+    "'localhost:8000/v1' is not an http(s) address; give one such as http://localhost:8000/v1"
+    """
+    if url is None:
+        return None
+    try:
+        parts = urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        parts.port  # noqa: B018 (a port that is not a number raises here)
+    except ValueError:
+        ok = False
+    if ok:
+        return None
+    return f"{public_url(url)!r} is not an http(s) address; give one such as http://localhost:8000/v1"
+
+
 @dataclass
 class LLMSpec:
     """Which model answers and how calls are made; a ``llm:`` section of a build config."""
@@ -159,6 +182,8 @@ class LLMSpec:
 
         check_device_name(self.device)
         check_dtype_name(self.dtype)
+        if url_problem(self.base_url):
+            raise BiasAwareError(f"setting llm.base_url: {url_problem(self.base_url)}")
 
     @classmethod
     def check_section(cls, data: Any, where: str = "llm") -> None:
