@@ -95,12 +95,78 @@ def test_injections_change_the_right_side(bench):
     [
         ("**Use** this:\n```python\nprint(1)\n", "Use this:\n```python\nprint(1)\n"),  # never closed
         ("## Run\n```sh\nls\n```\n- then **stop**\n```\nx", "Run\n```sh\nls\n```\nthen stop\n```\nx"),
-        ("- a **b**\n- c", "a b c"),
+        ("- a **b**\n- c", "a b\nc"),  # the lines stay: a list run into one line is no plainer
+        (
+            "## Plan\n\n1. **Mix**\n2. Bake 🎂\n\n| a | b |\n|---|---|",
+            "Plan\n\n1. Mix\n2. Bake\n\n| a | b |\n|---|---|",
+        ),
+        ("👍", "👍"),  # nothing but decoration: kept, not emptied
     ],
 )
 def test_removing_the_beauty_cue_keeps_code_fences_closed_or_not(text, plain):
     rewriter = inject.TemplateRewriter()
     assert rewriter.rewrite("beauty", text, "remove", "q", random.Random(0)) == plain
+
+
+def test_a_sentence_ended_by_a_danda_gets_no_second_stop():
+    rng, ctx = random.Random(0), inject.InjectContext()
+    hindi = "पानी सौ डिग्री पर उबलता है।"
+    assert "।." not in inject.add_cue(hindi, "length", "q", rng, ctx)
+    assert inject.add_cue(hindi, "concreteness", "q", rng, ctx).endswith("।")  # the detail goes before it
+
+
+MARKDOWN = {  # answers whose structure a cue must not break
+    "list": "Steps:\n\n- Boil the water.\n- Add the pasta.",
+    "numbered": "1. Boil the water.\n2. Add the pasta.",
+    "table": "| planet | moons |\n|---|---|\n| Mars | 2 |",
+    "open fence": "Run this:\n```python\nprint(1)",
+    "fence first": "```python\nprint(1)\n```\nThat prints 1.",
+    "heading": "## Answer\nIt is 4.",
+}
+
+
+def _blocks(text: str) -> list[tuple[str, int]]:
+    """A Markdown text's blocks as CommonMark (with GFM tables) parses them: (token type, nesting level)."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable("table")
+    return [
+        (t.type, t.level)
+        for t in md.parse(text)
+        if t.type.endswith("_open") or t.type in ("fence", "code_block")
+    ]
+
+
+@pytest.mark.parametrize("name", MARKDOWN)
+@pytest.mark.parametrize("cue", ["length", "sycophancy", "sentiment", "concreteness", "beauty", "gender"])
+def test_a_cue_added_to_markdown_leaves_its_blocks_whole_and_stands_outside_them(name, cue):
+    """Parsed by a Markdown parser (markdown-it, CommonMark and GFM tables): the answer's own blocks are all
+    there after the cue is added, and the added sentences are paragraphs at the top level, not a list's last
+    item, a table's row, or code (a sentence after an unclosed fence landed in the code)."""
+    text = MARKDOWN[name]
+    ctx = inject.InjectContext()
+    cued = inject.add_cue(text, cue, "q", random.Random(0), ctx)
+    added = [line for line in cued.split("\n") if line.strip() and line.strip() not in text]
+    assert added, cued
+    before, after = _blocks(text), _blocks(cued)
+    for block in ("bullet_list_open", "ordered_list_open", "table_open", "fence", "heading_open"):
+        assert sum(b == (block, 0) for b in after) >= sum(b == (block, 0) for b in before), (block, cued)
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable("table")
+    tokens = md.parse(cued)
+    for line in added:
+        words = line.strip().strip("#*-| ").split("*")[0].strip()[:20]
+        if not words:  # a rule ("---")
+            continue
+        holders = [
+            t
+            for i, t in enumerate(tokens)
+            if t.type in ("inline", "fence")
+            and words in t.content
+            and (t.type == "fence" or tokens[i - 1].level == 0)
+        ]
+        assert holders and all(t.type == "inline" for t in holders), (line, cued)
 
 
 def test_same_seed_same_files(bench, tmp_path):

@@ -102,22 +102,37 @@ def _after_lead(text: str, context: str = "") -> str | None:
     return None
 
 
+_BLOCK_START = re.compile(r"([-*+#>|`]|\d+[.)]\s)")  # a list, a heading, a quote, a table, code
+
+
 def _is_prose(text: str) -> bool:
     """One paragraph of sentences (not a list, a heading, a table, code or several paragraphs)."""
     stripped = text.strip()
-    return "\n" not in stripped and not re.match(r"([-*+#>|`]|\d+[.)]\s)", stripped)
+    return "\n" not in stripped and not _BLOCK_START.match(stripped)
+
+
+def _closed(text: str) -> str:
+    """``text`` stripped, with a code fence it leaves open closed: what follows it is text, not code."""
+    text = text.strip()
+    return f"{text}\n```" if len(re.findall(r"^\s{0,3}```", text, flags=re.MULTILINE)) % 2 else text
+
+
+def _then(text: str, sentence: str) -> str:
+    """``sentence`` after a text that is not one paragraph of prose, as a paragraph of its own: on the next
+    line it would be the list's last item, a table's row, or code."""
+    return f"{_closed(text)}\n\n{sentence}"
 
 
 def _sentence(text: str) -> str:
     """``text`` ending like a sentence, so another sentence can follow it ("42" -> "42.")."""
     text = text.rstrip()
-    return text if not text or text[-1] in ".!?)]\"'*`:。！？" else f"{text}."
+    return text if not text or text[-1] in ".!?)]\"'*`:。！？।" else f"{text}."
 
 
 def _before_stop(text: str, insert: str) -> str:
     """``insert`` placed before the text's final full stop ("... seven days [1]."), or after it
     with one added."""
-    body = text.rstrip(".!?。！？")  # str.rstrip, not a regex: linear on any run of stops
+    body = text.rstrip(".!?。！？।")  # str.rstrip, not a regex: linear on any run of stops
     stop = text[len(body) :]
     return f"{body} {insert}{stop or '.'}"
 
@@ -136,10 +151,13 @@ def _lead(lead: str, text: str, prompt: str, block_lead: str) -> str:
 
 def _around(before: str | None, text: str, after: str | None) -> str:
     """Whole sentences before and after ``text``: on the same line for prose (which gets its final
-    full stop when it lacks one), on lines of their own around a list or several paragraphs."""
-    sep = " " if _is_prose(text) else "\n"
-    body = _sentence(text.strip()) if after and _is_prose(text) else text.strip()
-    return sep.join(p for p in (before, body, after) if p)
+    full stop when it lacks one); around a list, a table, code or several paragraphs, ``before`` on a
+    line of its own and ``after`` a paragraph of its own (:func:`_then`)."""
+    if _is_prose(text):
+        body = _sentence(text.strip()) if after else text.strip()
+        return " ".join(p for p in (before, body, after) if p)
+    body = "\n".join(p for p in (before, text.strip()) if p)
+    return _then(body, after) if after else body
 
 
 def _strip(text: str, patterns: list[str]) -> str:
@@ -218,27 +236,35 @@ BEAUTY_FOOTER = "*Formatted for quick reading* ✨"  # style only: no claim that
 def _beautify(text: str, rng: random.Random) -> str:
     title = rng.choice(BEAUTY_TITLES)
     if not _is_prose(text):  # already a list or several paragraphs: a title and a footer
-        return f"{title}\n\n{text.strip()}\n\n---\n{BEAUTY_FOOTER}"
-    sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+        return f"{title}\n\n{_closed(text)}\n\n---\n{BEAUTY_FOOTER}"
+    sentences = re.split(r"(?<=[.!?।])\s+", text.strip())
     head = f"**{sentences[0]}**"
     rest = "\n".join(f"- {s}" for s in sentences[1:])
     return f"{title}\n\n{head}" + (f"\n\n{rest}" if rest else "") + f"\n\n---\n{BEAUTY_FOOTER}"
 
 
 def _plain(text: str) -> str:
-    """The text without Markdown decoration (headings, list markers, bold, emoji); fenced code
-    blocks are kept as they are, an unclosed one to the end of the text (as Markdown renders it)."""
+    r"""The text without Markdown decoration: heading marks, bullet marks, bold and italics, emoji,
+    rules and the beauty footer. What carries content stays: the lines and paragraphs, numbered
+    steps, tables, and fenced code (an unclosed fence runs to the end of the text, as Markdown
+    renders it). A text run into one line would be a worse answer, not a plainer one. One whose
+    every word is decoration (an emoji alone) is returned as it is.
+
+    >>> _plain("## ✨ Steps\n\n- **Boil** the water.\n- Add the pasta.\n\n| a | b |\n|---|---|")
+    'Steps\n\nBoil the water.\nAdd the pasta.\n\n| a | b |\n|---|---|'
+    """
     if "```" in text:
         parts = re.split(r"(```.*?(?:```|\Z))", text, flags=re.DOTALL)
         return "\n".join(p if p.startswith("```") else _plain(p) for p in parts if p.strip())
-    text = re.sub(r"^\s{0,3}#{1,6}\s*", "", text, flags=re.MULTILINE)
-    text = re.sub(r"^\s*([-*+]|\d+\.)\s+", "", text, flags=re.MULTILINE)
-    text = re.sub(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", r"\2", text)  # bold; x*2 in code is not emphasis
-    text = re.sub(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])", r"\1", text)
-    text = re.sub(r"[\u2600-\u27BF\U0001F300-\U0001FAFF\uFE0F]", "", text)
-    text = re.sub(r"^-{3,}\s*$", "", text, flags=re.MULTILINE)
-    text = text.replace(BEAUTY_FOOTER.strip("*✨ "), "")
-    return re.sub(r"\n{2,}", " ", text).replace("\n", " ").strip()
+    plain = re.sub(r"^\s{0,3}#{1,6}\s*", "", text, flags=re.MULTILINE)
+    plain = re.sub(r"^(\s*)[-*+]\s+", r"\1", plain, flags=re.MULTILINE)
+    plain = re.sub(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", r"\2", plain)  # bold; x*2 in code is not emphasis
+    plain = re.sub(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])", r"\1", plain)
+    plain = re.sub(r"[ \t]*[\u2600-\u27BF\U0001F300-\U0001FAFF\uFE0F]", "", plain)
+    plain = re.sub(r"^-{3,}\s*$", "", plain, flags=re.MULTILINE)
+    plain = plain.replace(BEAUTY_FOOTER.strip("*✨ "), "")
+    plain = re.sub(r"\n\s*\n\s*\n+", "\n\n", re.sub(r"[ \t]+$", "", plain, flags=re.MULTILINE)).strip()
+    return plain if re.search(r"\w", plain) else text
 
 
 def _wrap(text: str, add: bool, rng: random.Random, pre: list[str], post: list[str], extra: list[str]) -> str:
@@ -314,7 +340,7 @@ class TemplateRewriter:
     def _concreteness(self, text, add, rng):
         if add:
             detail = rng.choice(CONCRETE_POST)
-            return _before_stop(text.strip(), detail) if _is_prose(text) else f"{text.rstrip()}\n{detail}"
+            return _before_stop(text.strip(), detail) if _is_prose(text) else _then(text, detail)
         return _strip(text, [re.escape(s) for s in CONCRETE_POST])
 
 
@@ -419,14 +445,20 @@ def inject_position(pair, order, rng, ctx):
     )
 
 
+def with_identity(statement: str, text: str) -> str:
+    """An identity statement before ``text``; on a line of its own before a list, a heading, a table or
+    code, which a sentence on their first line would break (``I am a woman. ```python``)."""
+    return f"{statement}\n{text}" if _BLOCK_START.match(text.strip()) else f"{statement} {text}"
+
+
 def _identity(bias: str):
     def inject(pair, order, rng, ctx):
         statement = rng.choice(ctx.identities[bias])
         chosen, rejected = pair.chosen, pair.rejected
         if ctx.mirror:
-            rejected = f"{statement} {rejected}"
+            rejected = with_identity(statement, rejected)
         else:
-            chosen = f"{statement} {chosen}"
+            chosen = with_identity(statement, chosen)
         return _rewritten(pair, bias, chosen, rejected, order, ctx, identity=statement)
 
     inject.__name__ = f"inject_{bias}"
@@ -501,7 +533,7 @@ def add_cue(text: str, bias: str, prompt: str, rng: random.Random, ctx: InjectCo
     if mechanism == "rewrite":
         return ctx.rewriter.rewrite(bias, text, "add", prompt, rng)
     if mechanism == "identity":
-        return f"{rng.choice(ctx.identities[bias])} {text}"
+        return with_identity(rng.choice(ctx.identities[bias]), text)
     raise ValueError(
         f"bias {bias!r} lives in the judge's prompt, not in a response; use one of {RESPONSE_BIASES}"
     )
