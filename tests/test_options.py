@@ -92,7 +92,7 @@ def test_a_new_option_is_one_field(monkeypatch):
         margin_of_error: float = o.option("a new option", 0.5)
 
     monkeypatch.setitem(o.EVAL_OPTIONS, "bias", Wider)
-    args = build_parser().parse_args(["eval", "bias", "--margin-of-error", "0.25"])
+    args = build_parser().parse_args(["eval", "bias", "--out", "o", "--margin-of-error", "0.25"])
     assert o.values(Wider, args, skip=("out", "data"))["margin_of_error"] == 0.25
     assert o.keywords(Wider, {"margin_of_error": 0.1}, "evaluate()") == {"margin_of_error": 0.1}
     help_text = leaf(build_parser(), "eval", "bias").format_help()
