@@ -211,8 +211,8 @@ CASES = [
         "build config: the path is empty",
         fix=BUILD,
     ),
-    Case(  # balanced rows of natural cues draw the cue from cue_rates: --biases went unread
-        "build-natural-balanced-biases-unread",
+    Case(  # natural cues are drawn from the cues of cue_rates that --biases names: here none (it went unread)
+        "build-natural-biases-name-no-cue",
         [
             "build",
             "train",
@@ -225,7 +225,7 @@ CASES = [
             "--out",
             "{out}",
         ],
-        "biases 'gender': with cues natural and augment balanced each pair's cue is drawn from cue_rates",
+        "biases 'gender' names none of the cues of cue_rates (length, beauty",
     ),
     Case(  # an address without its scheme: the client retried a connection that could never be made
         "build-llm-base-url-not-an-address",

@@ -451,6 +451,16 @@ def test_fact_families_hold_out_whole_families_and_mix_two_mistakes():
         split_families("all", "facts,nonsense")
 
 
+def test_natural_cues_are_the_cues_of_cue_rates_that_biases_names(tmp_path):
+    cfg = BuildConfig(
+        families="facts", cues="natural", augment="balanced", max_rows=20, biases="length,gender"
+    )
+    manifest = build_train(cfg, tmp_path / "bal")
+    assert manifest["cues"]["rates"] == {"length": 0.7} and set(manifest["cues"]["observed"]) == {"length"}
+    rows = read_records(tmp_path / "bal" / "train.jsonl", "train")
+    assert rows and {r.meta["cue"] for r in rows} == {"length"}
+
+
 def test_natural_cues_follow_their_rates_and_balanced_rows_cancel_them(tmp_path):
     cfg = BuildConfig(
         families="facts", cues="natural", max_rows=200, corpus_size=400, biases="superficial_quality"

@@ -210,13 +210,10 @@ class BuildConfig:
                 f"cue_rates must map superficial-quality biases ({', '.join(REWRITE_BIASES)}) to rates in "
                 f"[0, 1]; got {bad or self.cue_rates}"
             )
-        unread = self.cues == "natural" and self.augment == "balanced" and self.biases != "all"
-        outside = [c for c in self.cue_rates if c not in parse_bias_list(self.biases)] if unread else []
-        if outside:  # the rows would carry cues the user's biases leave out
+        if self.cues == "natural" and not self.natural_rates():
             raise BiasAwareError(
-                f"biases {self.biases!r}: with cues natural and augment balanced each pair's cue is drawn from "
-                f"cue_rates ({', '.join(self.cue_rates)}), and biases is not read; choose the cues with cue_rates "
-                "(a --config setting) and leave biases out"
+                f"biases {self.biases!r} names none of the cues of cue_rates ({', '.join(self.cue_rates)}): with "
+                "cues natural each pair's cue is one of those that biases names"
             )
         if self.source != "builtin" and self.families != "reasoning":
             raise BiasAwareError("families selects task families of the built-in corpus (source: builtin)")
@@ -288,6 +285,12 @@ class BuildConfig:
             )  # command-line LLM settings update the file's llm section key by key
             data["llm"] = {**data.get("llm", {}), **{k: v for k, v in llm.items() if v is not None}}
         return cls(**data)
+
+    def natural_rates(self) -> dict[str, float]:
+        """The cues a ``cues: natural`` build draws from, with their rates: those of ``cue_rates`` that
+        ``biases`` names, in name order."""
+        named = set(parse_bias_list(self.biases))
+        return {cue: rate for cue, rate in sorted(self.cue_rates.items()) if cue in named}
 
     def llm_spec(self, role: str) -> LLMSpec:
         """The LLM for ``role``: the shared ``llm`` section updated by ``<role>_llm``."""
@@ -795,8 +798,8 @@ CUE_VIEWS = (("none", False, False), ("chosen", True, False), ("rejected", False
 def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
     """Build training rows under ``out/train.jsonl``; return the manifest.
 
-    ``cues: natural`` first gives each pair one superficial cue (drawn from ``cue_rates``, seeded per
-    row) on the chosen response with the cue's rate, else on the rejected one: the correlation
+    ``cues: natural`` first gives each pair one superficial cue (drawn from the cues of ``cue_rates`` that
+    ``biases`` names, seeded per row) on the chosen response with the cue's rate, else on the rejected one: the correlation
     human preference data has. ``augment`` then decides the rows:
 
     * ``paper`` (JudgeBiasBench sec. 5.1): one row per pair, with ``n_negatives`` bias negatives (the rejected
@@ -826,7 +829,7 @@ def build_train(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
         )
     if cfg.augment == "balanced" and cfg.cues == "none" and not allowed:
         raise BiasAwareError(f"balanced rows need a response-level bias; {cfg.biases!r} gives none")
-    rates = dict(sorted(cfg.cue_rates.items()))
+    rates = cfg.natural_rates()
 
     def key_rows(pair: PreferencePair, ctx: InjectContext, short_correct: bool) -> list[TrainingRow]:
         """With probability ``key_negatives`` (its own seeded draw per pair, so the other rows are the same
