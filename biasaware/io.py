@@ -18,6 +18,8 @@ import gzip
 import hashlib
 import json
 import os
+import re
+import shlex
 import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
@@ -421,6 +423,55 @@ def _unique_keys_loader():
             return super().construct_mapping(node, deep=deep)
 
     return Loader
+
+
+# a setting whose value is a credential: a hub or API token, an API key, a secret, a password (not a tokenizer's
+# pad_token or a count of max_tokens)
+_SECRET = re.compile(r"^(.*_)?(token|auth_token|access_token|api_token|api_key|apikey|secret|password)$", re.I)
+_NOT_SECRET = re.compile(r"^(pad|eos|bos|unk|sep|cls|mask)_token$", re.I)
+
+
+def is_secret(name: str) -> bool:
+    """Whether a setting named ``name`` holds a credential (``hub_token``, ``api_key``, ``token``, ...)."""
+    name = name.lstrip("-").replace("-", "_")
+    return bool(_SECRET.match(name)) and not _NOT_SECRET.match(name)
+
+
+def redacted(data: Any) -> Any:
+    """JSON-like ``data`` with the value of every credential setting (:func:`is_secret`) shown as ``***``:
+    what a run records (its settings, a sweep's fixed settings) holds no secret.
+
+    >>> redacted({"hub_token": "hf_x", "max_tokens": 5, "args": {"api_key": "sk"}, "pad_token": "<pad>"})
+    {'hub_token': '***', 'max_tokens': 5, 'args': {'api_key': '***'}, 'pad_token': '<pad>'}
+    """
+    if isinstance(data, dict):
+        return {
+            k: "***" if isinstance(k, str) and is_secret(k) and v not in (None, "") else redacted(v)
+            for k, v in data.items()
+        }
+    if isinstance(data, list | tuple):
+        return [redacted(v) for v in data]
+    return data
+
+
+def public_command(argv: list[str]) -> str:
+    """A command line to log, the value of each credential flag (``--hub_token X``, ``--api-key=X``) shown
+    as ``***``.
+
+    >>> public_command(["python", "sft.py", "--hub_token", "hf_x", "--lr=1", "--api-key=sk"])
+    'python sft.py --hub_token *** --lr=1 --api-key=***'
+    """
+    shown, hide = [], False
+    for arg in argv:
+        flag, eq, _ = arg.partition("=")
+        if hide:
+            shown.append("***")
+        elif arg.startswith("--") and eq and is_secret(flag):
+            shown.append(f"{shlex.quote(flag)}=***")
+        else:
+            shown.append(shlex.quote(arg))
+        hide = arg.startswith("--") and not eq and is_secret(arg)
+    return " ".join(shown)
 
 
 def read_config(path: str | os.PathLike, what: str = "config") -> dict[str, Any]:

@@ -190,10 +190,21 @@ def test_a_failed_sweep_does_not_block_the_corrected_one(sweep_files, tmp_path, 
 
 def test_subprocess_launch_writes_the_recipes_log(sweep_files, tmp_path):
     _, spec = sweep_files
-    one = {**spec, "launch": "python", "grid": {"num_bias_negatives": [0]}}
+    secret = "hf_SECRET_MARK_42"  # a hub token among the recipe's settings: recorded nowhere but transformers' own file
+    one = {
+        **spec,
+        "launch": "python",
+        "grid": {"num_bias_negatives": [0]},
+        "recipe_args": {"hub_token": secret},
+    }
     run_sweep(SweepSpec(**one), tmp_path / "o")
     log = tmp_path / "o" / "points" / "num_bias_negatives=0,seed=0" / "train.log"
-    assert "load-back check passed" in log.read_text()
+    assert "load-back check passed" in log.read_text() and "--hub_token ***" in log.read_text()
+    holding = [
+        p.name for p in (tmp_path / "o").rglob("*") if p.is_file() and secret.encode() in p.read_bytes()
+    ]
+    assert holding == ["training_args.bin"]  # transformers' pickled arguments, which a release leaves out
+    one.pop("recipe_args")
     bad = {**one, "recipe_args": {"learning_rate": "fast"}}
     with pytest.raises(BiasAwareError, match="refuses the point's settings.*learning_rate"):
         run_sweep(SweepSpec(**bad), tmp_path / "o2")  # parsed before anything runs

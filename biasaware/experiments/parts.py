@@ -16,7 +16,6 @@ import json
 import logging
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from biasaware import options
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.evaluate import evaluate_bias
 from biasaware.formatting import pct
-from biasaware.io import refuse_foreign, write_json
+from biasaware.io import public_command, refuse_foreign, write_json
 from biasaware.progress import progress_bar
 from biasaware.recipes import load_recipe, recipe_command, recipe_environment
 from biasaware.training.recipe import parse_recipe
@@ -260,7 +259,7 @@ def launch_recipe(cmd: list[str], what: str, log: Path) -> float:
     TRL's log dicts) goes to ``log`` and the console through :class:`StageOutput`. A failure quotes
     the output's last lines."""
     t0 = time.time()
-    with stage_output(what, log, shlex.join(cmd)) as out:
+    with stage_output(what, log, public_command(cmd)) as out:
         with subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=recipe_environment()
         ) as proc:
@@ -280,7 +279,7 @@ def run_inline(recipe: str, args: list[str], what: str, log: Path) -> float:
     module = load_recipe(recipe)
     parsed = parse_recipe(module.DATACLASSES, args)
     t0 = time.time()
-    command = f"(in this process) python {shlex.join([*recipe_command(recipe), *args])}"
+    command = f"(in this process) python {public_command([*recipe_command(recipe), *args])}"
     try:
         with (
             stage_output(what, log, command) as out,

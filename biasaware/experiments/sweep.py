@@ -69,6 +69,7 @@ from biasaware.io import (
     find_file,
     json_sha256,
     read_config,
+    redacted,
     refuse_foreign,
     write_json,
 )
@@ -291,9 +292,9 @@ def _yaml(path: Path) -> Any:
 def fixed_settings(spec: SweepSpec, bench: Path | None) -> dict[str, Any]:
     """Everything that changes a point's result apart from its grid values and seed (``bench=None``:
     check the named files only)."""
-    fixed = spec.model_dump(exclude={"grid", "seeds", "baseline"})
+    fixed = redacted(spec.model_dump(exclude={"grid", "seeds", "baseline"}))  # sweep.json holds no secret
     config = find_file(spec.config, "recipe config")
-    fixed["config"] = {"path": spec.config, "content": _yaml(config)}
+    fixed["config"] = {"path": spec.config, "content": redacted(_yaml(config))}
     if spec.launch not in ("python", "inline"):
         fixed["launch"] = {"path": spec.launch, "content": _yaml(find_file(spec.launch, "accelerate config"))}
     if spec.train_file:

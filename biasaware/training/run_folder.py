@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
-from biasaware.io import files_sha256, read_json, refuse_foreign
+from biasaware.io import files_sha256, read_json, redacted, refuse_foreign
 
 RUN_MARK = "biasaware_run.json"
 # what a model card written before runs were marked is compared by: the training settings it records as
@@ -98,12 +98,13 @@ def _comparable(settings: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def jsonable(obj: Any) -> Any:
-    """``obj`` (a dataclass, an object with ``to_dict``, or plain data) as JSON types."""
+    """``obj`` (a dataclass, an object with ``to_dict``, or plain data) as JSON types, as a run records it:
+    a credential setting (``hub_token``, an API key) shown as ``***`` (:func:`~biasaware.io.redacted`)."""
     if is_dataclass(obj):
         obj = asdict(obj)
     elif hasattr(obj, "to_dict"):
         obj = obj.to_dict()
-    return json.loads(json.dumps(obj, default=str))
+    return redacted(json.loads(json.dumps(obj, default=str)))
 
 
 PATHS = ("model_name_or_path", "train_file")  # compared as the files they name, however spelt
