@@ -62,6 +62,13 @@ def test_user_error_exits_2_without_traceback(tmp_path, pair_row):
         text=True,
     )
     assert run.returncode == 2 and run.stderr.startswith("error: ") and "Traceback" not in run.stderr
+    # --debug adds the traceback and keeps the status: 1 is preflight's failed gate, not a user error
+    run = subprocess.run(
+        [sys.executable, "-m", "biasaware.cli", "--debug", "validate", str(tmp_path / "missing.jsonl")],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 2 and "Traceback" in run.stderr and "error: " in run.stderr
 
 
 def test_ctrl_c_while_libraries_load_is_no_traceback(monkeypatch, capsys):

@@ -11,6 +11,7 @@ import logging
 import os
 import signal
 import sys
+import traceback
 import threading
 
 from biasaware import options as o
@@ -95,8 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except BiasAwareError as exc:
         shutdown(wait=False)
-        if args.debug:
-            raise
+        if args.debug:  # the traceback, and still a user error's exit status (preflight's 1 is a failed gate)
+            traceback.print_exc()
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + signal.SIGPIPE  # 141, never 0: `validate bad.jsonl | true` must not pass under pipefail
     except OSError as exc:  # the file system refused: an --out that is a file, under a file, not writable
         if args.debug:
-            raise
+            traceback.print_exc()
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"error: {where}{exc.strerror or exc} (check the paths given, e.g. --out)", file=sys.stderr)
         return 2
