@@ -427,7 +427,9 @@ def _unique_keys_loader():
 
 # a setting whose value is a credential: a hub or API token, an API key, a secret, a password (not a tokenizer's
 # pad_token or a count of max_tokens)
-_SECRET = re.compile(r"^(.*_)?(token|auth_token|access_token|api_token|api_key|apikey|secret|password)$", re.I)
+_SECRET = re.compile(
+    r"^(.*_)?(token|auth_token|access_token|api_token|api_key|apikey|secret|password)$", re.I
+)
 _NOT_SECRET = re.compile(r"^(pad|eos|bos|unk|sep|cls|mask)_token$", re.I)
 
 

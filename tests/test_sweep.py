@@ -188,6 +188,26 @@ def test_a_failed_sweep_does_not_block_the_corrected_one(sweep_files, tmp_path, 
     assert [r["label"] for r in result["rows"]] == ["augment=paper"]
 
 
+def test_a_point_whose_evaluation_failed_does_not_block_other_settings(sweep_files, tmp_path, monkeypatch):
+    """A point trained and then not evaluated is no finished work: a rerun with other fixed settings starts over
+    instead of refusing the folder."""
+    from biasaware.experiments import sweep
+
+    _, spec = sweep_files
+    one = {**spec, "grid": {"augment": ["paper"]}}
+
+    def fails(*args, **kwargs):
+        raise BiasAwareError("the evaluation failed")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(sweep, "evaluate_bias", fails)
+        with pytest.raises(BiasAwareError, match="the evaluation failed"):
+            run_sweep(SweepSpec(**one), tmp_path / "o")
+    assert sweep.trained(tmp_path / "o" / "points" / "augment=paper,seed=0" / "ckpt")
+    result = run_sweep(SweepSpec(**{**one, "biases": ["length"]}), tmp_path / "o")
+    assert [r["label"] for r in result["rows"]] == ["augment=paper"]
+
+
 def test_subprocess_launch_writes_the_recipes_log(sweep_files, tmp_path):
     _, spec = sweep_files
     secret = "hf_SECRET_MARK_42"  # a hub token among the recipe's settings: recorded nowhere but transformers' own file
@@ -247,6 +267,11 @@ def test_setting_errors_before_anything_is_written(sweep_files, tmp_path, capsys
         ),
         ({"general": [str(tmp_path / "nope.jsonl")]}, "no such file"),
         ({"biases": ["lenght"]}, "biases: unknown lenght"),
+        ({"biases": ["position"]}, "biases position: no probes to judge"),  # a reward model is scored on none
+        (
+            {"bench_build": {**spec["bench_build"], "biases": "bandwagon"}},
+            "biases bandwagon: no probes to judge",
+        ),
         ({"grid": {"learning_rate": ["abc"]}}, "refuses the point's settings"),
         ({"template": "nope"}, "nope"),
     ]

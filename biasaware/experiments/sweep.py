@@ -56,6 +56,7 @@ from biasaware.evaluation.evaluate import evaluate_bias
 from biasaware.evaluation.general import evaluate_general
 from biasaware.evaluation.metrics import wilson_interval
 from biasaware.evaluation.plots import rate_plot
+from biasaware.evaluation.runner import NOTHING_TO_JUDGE, SCORED_KINDS
 from biasaware.experiments.parts import (
     differing,
     recipe_flags,
@@ -76,7 +77,7 @@ from biasaware.io import (
 from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.models import model_identity
 from biasaware.recipes import load_recipe
-from biasaware.taxonomy import BIASES
+from biasaware.taxonomy import BIASES, parse_bias_list
 from biasaware.training.recipe import parse_recipe
 from biasaware.training.run_folder import trained
 
@@ -418,6 +419,11 @@ def plan(spec: SweepSpec, out: str | Path) -> Plan:
         unknown = sorted(set(spec.biases) - set(BIASES))
         if unknown:
             raise BiasAwareError(f"biases: unknown {', '.join(unknown)}; valid: {', '.join(BIASES)}")
+    judged = spec.biases or (parse_bias_list(bench_cfg.biases) if not spec.bench else list(BIASES))
+    if mode in SCORED_KINDS and not any(BIASES[b].applies_to_reward_model for b in judged):
+        raise BiasAwareError(
+            f"biases {', '.join(judged)}: {NOTHING_TO_JUDGE}; every point would train for nothing"
+        )
     for benchmark in spec.general:
         load_benchmark(benchmark)  # a missing file or an unreachable hub name fails now, not after training
     fixed_settings(spec, None)  # every named file
@@ -462,7 +468,11 @@ def open_folder(p: Plan) -> dict[str, Any]:
     fixed = fixed_settings(spec, bench)
     if state is not None:
         diff = differing(state["fixed"], fixed)
-        finished = [f.parent.name for f in (out / "points").glob("*/ckpt") if trained(f)]
+        finished = [  # trained and evaluated: a point trained whose evaluation failed is not finished work
+            f.parent.name
+            for f in (out / "points").glob("*/ckpt")
+            if trained(f) and (f.parent / "eval" / "summary.json").exists()
+        ]
         if diff and finished:
             raise BiasAwareError(
                 f"{out} holds a sweep with other fixed settings (differ: {', '.join(diff)}) and "
