@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import random
 import re
 import shutil
 import tempfile
@@ -31,12 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
+from biasaware.evaluation.baselines import bias_baselines
+from biasaware.evaluation.plots import plot_report
 from biasaware.evaluation.reports import markdown_report
 from biasaware.evaluation.runner import run_bias_eval
 from biasaware.evaluation.summaries import summarize
 from biasaware.formatting import pct
 from biasaware.hub import check_license, check_repo_name
-from biasaware.io import check_out_folder, read_json, read_records
+from biasaware.io import check_out_folder, read_json, read_records, write_json
 from biasaware.judging.judges import JudgeSpec, load_judge
 from biasaware.judging.models import BUILTIN_MODELS, chat_ids, load_tokenizer, model_identity
 from biasaware.judging.parsers import parse_rule
@@ -81,10 +84,20 @@ def check_report(checkpoint: Path, summary: dict[str, Any], kind: str) -> dict[s
     return {**mine, "report_path": recorded.get("path"), "moved": recorded.get("path") != mine["path"]}
 
 
+def spot_sample(by_bias: dict[str, list[str]], n: int, draw: int) -> list[str]:
+    """``n`` probe ids of ``by_bias`` (bias: ids), a bias at a time in turn, each bias's ids in an order drawn
+    with the seed ``draw``."""
+    rng = random.Random(draw)
+    drawn = [rng.sample(by_bias[b], len(by_bias[b])) for b in sorted(by_bias)]
+    return [pid for row in itertools.zip_longest(*drawn) for pid in row if pid][:n]
+
+
 def rejudge(
-    checkpoint: Path, report: Path, summary: dict[str, Any], bench: str | None, n: int, work: Path
+    checkpoint: Path, report: Path, summary: dict[str, Any], bench: str | None, n: int, work: Path, draw: int
 ) -> dict:
-    """Judge the first ``n`` probes of the report again with the checkpoint; refuse disagreement."""
+    """Judge ``n`` of the report's probes again with the checkpoint, spread over its biases and drawn with the
+    seed ``draw`` (a fresh one each release: a report edited past a fixed sample would pass); refuse
+    disagreement."""
 
     run = summary["run"]
     data = Path(bench or run.get("data") or "")
@@ -98,7 +111,7 @@ def rejudge(
         complete = all((pid, v) in recorded for v in ("original", "injected"))
         if complete and pid not in by_bias.get(j.meta.get("bias", ""), []):
             by_bias.setdefault(j.meta.get("bias", ""), []).append(pid)
-    ids = [pid for row in itertools.zip_longest(*by_bias.values()) for pid in row if pid][:n]  # across biases
+    ids = spot_sample(by_bias, n, draw)
     if not ids:
         raise BiasAwareError(f"{report}/judgments.jsonl has no probe judged on both views")
     probes = [p for p in read_records(data, "probe") if p.id in set(ids)]
@@ -135,6 +148,8 @@ def rejudge(
         compared += 1
     return {
         "probes": len(ids),
+        "of": sum(len(pids) for pids in by_bias.values()),
+        "seed": draw,
         "biases": len({recorded[(pid, "original")].meta.get("bias") for pid in ids}),
         "views": compared,
         "max_score_diff": worst,
@@ -168,7 +183,7 @@ def check_summary(report: Path, summary: dict[str, Any]) -> dict[str, Any]:
             )
     if again["judge_check"]["degenerate"] != (summary.get("judge_check") or {}).get("degenerate"):
         raise BiasAwareError(f"{report}/summary.json's degenerate-judge flag does not match its judgments")
-    return {**again, "run": summary["run"]}
+    return {**summary, **again, "run": summary["run"]}  # what the file holds besides (a sample record) kept
 
 
 def _training(card: dict[str, Any] | None) -> dict[str, Any]:
@@ -349,7 +364,8 @@ def model_card(
         "",
         f"- weights sha256 `{identity['weights_sha256']}`: the same as the evaluated model's"
         + (" (evaluated at another path)" if identity.get("moved") else ""),
-        f"- re-judged {check['probes']} probes ({check['views']} views) at release: same verdicts"
+        f"- re-judged {check['probes']} of the report's {check['of']} probes ({check['views']} views), drawn at random "
+        f"(seed {check['seed']}), at release: same verdicts"
         + (f", scores within {check['max_score_diff']:.2g}" if mode == "reward" else ""),
         "",
         "## Use",
@@ -634,9 +650,12 @@ def release(
         f"[release] {checkpoint}: weights match the report ({identity['weights_sha256'][:12]}...)", flush=True
     )
     with tempfile.TemporaryDirectory() as work:
-        check = rejudge(checkpoint, report, summary, bench, probes, Path(work))
+        check = rejudge(
+            checkpoint, report, summary, bench, probes, Path(work), random.SystemRandom().getrandbits(32)
+        )
     print(
-        f"[release] re-judged {check['probes']} probes of {check['biases']} bias(es): the report's verdicts"
+        f"[release] re-judged {check['probes']} of the report's {check['of']} probes, drawn at random (seed "
+        f"{check['seed']}) over {check['biases']} bias(es): the report's verdicts"
         + (f", scores within {check['max_score_diff']:.2g}" if mode == "reward" else ""),
         flush=True,
     )
@@ -751,10 +770,22 @@ def write_release(
     import yaml
 
     _copy_model(checkpoint, staging)
-    (staging / "bias_report").mkdir()
-    for f in report.iterdir():
-        if f.is_file() and (f.suffix in (".json", ".md", ".png") or f.name == "judgments.jsonl"):
-            shutil.copy2(f, staging / "bias_report" / f.name)
+    # the per-instance judgments (checked: re-scored, a sample re-judged) and what is written from them here, not
+    # copied: a report.md or plot edited after the run would otherwise be published beside the checked numbers
+    shown = staging / "bias_report"
+    shown.mkdir()
+    shutil.copy2(report / "judgments.jsonl", shown / "judgments.jsonl")
+    data = Path(bench or summary["run"].get("data") or "")
+    if "cue_baselines" in summary:  # the cue-only heuristics scored again on the judged probes
+        judged = {j.probe_id for j in read_records(report / "judgments.jsonl", "judgment")}
+        probes = [p for p in read_records(data, "probe") if p.id in judged]
+        summary = {
+            **summary,
+            "cue_baselines": bias_baselines(probes, summary["policy"], summary.get("seed", 0)),
+        }
+    write_json(shown / "summary.json", summary)
+    (shown / "report.md").write_text(markdown_report(summary))
+    plot_report(summary, shown)
     (staging / "reproduce").mkdir()
     if card:
         manifest = _training(card)["manifest"]
@@ -765,7 +796,7 @@ def write_release(
         (staging / "reproduce" / "recipe.yaml").write_text(
             yaml.safe_dump(recipe_config(card), sort_keys=False)
         )
-    bench_manifest = Path(bench or summary["run"].get("data") or "") / "manifest.json"
+    bench_manifest = data / "manifest.json"
     if bench_manifest.is_file():
         config = read_json(bench_manifest, "the benchmark's manifest").get("config")
         if config:

@@ -166,6 +166,45 @@ def test_a_report_the_checkpoint_does_not_reproduce_is_refused(two_points, tmp_p
     with pytest.raises(BiasAwareError, match="does not reproduce its report"):
         release(ckpt, forged, tmp_path / "rel")
     assert not (tmp_path / "rel").exists()
+    rows[0]["verdict"] = (
+        "B" if rows[0]["verdict"] == "A" else "A"
+    )  # back, and the last probe's injected view forged
+    last = max(i for i, r in enumerate(rows) if r["view"] == "injected")
+    rows[last]["verdict"] = "B" if rows[last]["verdict"] == "A" else "A"
+    (forged / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_reports(forged / "judgments.jsonl", forged, "symmetric", 0, {"run": run})
+    with pytest.raises(BiasAwareError, match="does not reproduce its report"):
+        release(ckpt, forged, tmp_path / "rel", probes=len(rows))  # every probe re-judged
+
+
+def test_the_published_report_is_written_from_the_checked_judgments(two_points, tmp_path):
+    """bias_report/ holds the judgments and what is written from them at release: a report.md edited after the
+    run (a better BSR typed in) is not published."""
+    ckpt, report = two_points[0]
+    edited = tmp_path / "edited"
+    shutil.copytree(report, edited)
+    (edited / "report.md").write_text("# Bias sensitivity: BSR 0.0 everywhere\n")
+    out = release(ckpt, edited, tmp_path / "rel", allow_weak_general=True)
+    written = (report / "report.md").read_text().replace(str(ckpt), "ckpt")  # the release names no local path
+    assert (out / "bias_report" / "report.md").read_text() == written
+    assert {p.name for p in (out / "bias_report").iterdir()} >= {
+        "judgments.jsonl",
+        "summary.json",
+        "report.md",
+    }
+
+
+def test_the_spot_check_draws_its_probes_afresh_over_the_biases():
+    """Re-judged probes are drawn with a seed of each release's own: a report edited past any fixed sample of
+    them could not pass every release (the first 8 were always the ones re-judged)."""
+    from biasaware.release import spot_sample
+
+    by_bias = {"length": [f"l{i}" for i in range(20)], "authority": [f"a{i}" for i in range(20)]}
+    samples = [spot_sample(by_bias, 8, draw) for draw in range(40)]
+    assert all(len(s) == 8 == len(set(s)) and sum(x[0] == "l" for x in s) == 4 for s in samples)
+    assert len({tuple(s) for s in samples}) == 40 and set().union(*samples) == set(sum(by_bias.values(), []))
+    assert spot_sample(by_bias, 8, 7) == spot_sample(by_bias, 8, 7)  # the recorded seed gives the same sample
+    assert sorted(spot_sample(by_bias, 100, 0)) == sorted(sum(by_bias.values(), []))
 
 
 def test_release_refuses_bad_folders(two_points, tmp_path):
