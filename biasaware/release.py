@@ -679,6 +679,9 @@ def release(
         write_release(staging, checkpoint, report, summary, card, bench)
         options = usage_options(staging, summary)
         paths = [str(p) for p in (checkpoint, report, out, staging, Path(bench or ".").resolve())]
+        paths += recorded_paths(summary) + recorded_paths(
+            card or {}
+        )  # as the runs wrote them, relative ones too
         text = model_card(
             title,
             summary,

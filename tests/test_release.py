@@ -548,6 +548,22 @@ def test_a_dataset_card_is_written_only_for_rows_that_load(tmp_path, capsys):
     assert "authority_mirror" not in (folder / "README.md").read_text()
 
 
+def test_a_card_names_no_relative_path_of_the_evaluated_judge(two_points, tmp_path, monkeypatch):
+    """A report made with a relative --judge path records it as given: the card cuts it to its last part too."""
+    ckpt, report = two_points[0]
+    monkeypatch.chdir(ckpt.parents[2])
+    relative = str(ckpt.relative_to(ckpt.parents[2]))  # points/num_bias_negatives=0,seed=0/ckpt
+    given = tmp_path / "report"
+    shutil.copytree(report, given)
+    rows = [json.loads(line) for line in (given / "judgments.jsonl").read_text().splitlines()]
+    (given / "judgments.jsonl").write_text("".join(json.dumps({**r, "judge": relative}) + "\n" for r in rows))
+    summary = json.loads((given / "summary.json").read_text())
+    (given / "summary.json").write_text(json.dumps({**summary, "judge": relative}))
+    out = release(ckpt, given, tmp_path / "rel", allow_weak_general=True)
+    card = (out / "README.md").read_text()
+    assert relative not in card and "Judge `ckpt`" in card
+
+
 def test_a_release_folder_names_no_local_path(two_points, tmp_path):
     """What is published names models and data by their folder names: no absolute path that made the
     release is left in any text file of the folder (weights aside)."""
