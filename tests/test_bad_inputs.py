@@ -102,6 +102,16 @@ CASES = [
         ],
         "a seed is a whole number",
     ),
+    Case(  # a reward model writes no reply: a generation budget would go unread (eval refuses it too)
+        "preflight-max-tokens-of-a-reward-model",
+        [*PREFLIGHT_RM[:-1], "--max-tokens", "5"],
+        "--max-tokens 5: mode 'reward' writes no reply",
+    ),
+    Case(
+        "preflight-scoring-max-tokens-of-a-reward-model",
+        [*PREFLIGHT_RM[:-1], "--scoring-max-tokens", "10"],
+        "--scoring-max-tokens 10: mode 'reward' writes no reply",
+    ),
     Case(
         "preflight-negative-seed",
         ["preflight", "--judge", "{reward}", "--out", "{out}", "--seed", "-1"],

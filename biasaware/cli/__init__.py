@@ -11,8 +11,8 @@ import logging
 import os
 import signal
 import sys
-import traceback
 import threading
+import traceback
 
 from biasaware import options as o
 from biasaware.cli.arguments import (

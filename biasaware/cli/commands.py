@@ -171,11 +171,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def eval_judge(args: argparse.Namespace):
-    """The judge an eval stage's flags describe (:func:`judge_spec`); a generation budget given to a
-    mode that writes no reply would go unread, so it is refused."""
+def eval_judge(args: argparse.Namespace, budgets: tuple[type, ...] = ()):
+    """The judge an eval stage's (or preflight's) flags describe (:func:`judge_spec`); a generation budget
+    given to a mode that writes no reply would go unread, so it is refused (``budgets``: other declared
+    options whose ``*max_tokens`` are such budgets, as preflight's scoring one)."""
     spec = judge_spec(args)
-    unread = o.given_flags(type(spec), args, ("max_tokens",)) if spec.mode != "generate" else []
+    unread = []
+    if spec.mode != "generate":
+        for options in (type(spec), *budgets):
+            unread += o.given_flags(
+                options, args, [i.name for i in o.declared(options) if i.name.endswith("max_tokens")]
+            )
     if unread:
         raise BiasAwareError(
             f"{unread[0]}: mode {spec.mode!r} writes no reply, so it reads no generation budget; leave it out "
@@ -285,7 +291,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
     if not args.judge:
         raise BiasAwareError("preflight needs --judge")
-    spec = judge_spec(args)
+    spec = eval_judge(args, budgets=(o.Preflight,))
     thresholds = load_thresholds(args.thresholds)  # a bad file fails before anything runs
     out = Path(args.out) if args.out else Path("runs/preflight") / Path(args.judge.rstrip("/")).name
     options = o.values(o.Preflight, args, skip=("out", "thresholds"))
