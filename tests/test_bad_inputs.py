@@ -1157,6 +1157,11 @@ CASES = [
         ],
         "--templates ',' names no template; leave it out for the defaults",
     ),
+    Case(  # the seed drew the rubric orders judged: a rescore keeps the recorded one, so a --seed went unread
+        "scoring-rescore-with-a-seed",
+        ["eval", "scoring", "--rescore", "--out", "{run}", "--seed", "5"],
+        "--seed 5 is not used",
+    ),
     Case(
         "rescore-with-a-reference-writer",
         ["eval", "scoring", "--rescore", "--out", "{run}", "--reference-writer", "w"],

@@ -196,7 +196,8 @@ def refuse_unread_flags(args: argparse.Namespace) -> None:
     from biasaware.judging.judges import JudgeSpec
 
     options = o.EVAL_OPTIONS[args.stage]
-    read = [i.name for i in o.declared(options) if i.name not in RESCORE_READS]
+    reads = RESCORE_READS.get(args.stage, RESCORE_READS_DEFAULT)
+    read = [i.name for i in o.declared(options) if i.name not in reads]
     unused = o.given_flags(JudgeSpec, args) + o.given_flags(options, args, read)
     if unused:
         one = len(unused) == 1
@@ -268,7 +269,10 @@ def eval_scoring(args: argparse.Namespace, spec, out: Path):
 
 
 REFERENCE_FLAGS = ("reference_writer", "reference_reviewer", "reference_backend", "reference_base_url")
-RESCORE_READS = ("out", "rescore", "seed", "policy")  # what --rescore reads of a command's options
+# what --rescore reads of a command's options: eval scoring's seed drew the rubric orders it judged, so its
+# rescore keeps the recorded one (a --seed there would go unread)
+RESCORE_READS = {"scoring": ("out", "rescore", "policy")}
+RESCORE_READS_DEFAULT = ("out", "rescore", "seed", "policy")
 
 
 def reference_llm(args: argparse.Namespace, model: str):
