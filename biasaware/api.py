@@ -109,9 +109,12 @@ class Judge:
         ``base_url``. ``settings`` are ``eval``'s judge flags (``mode``, ``template``, ``device``,
         ``dtype``, ``batch_size``, ``max_tokens``, ``backend``, ``base_url``, ...); a mode left out is
         read from the folder (a sequence-classification model is a reward model)."""
-        from biasaware.judging.judges import JudgeSpec, load_judge
+        from biasaware.judging.judges import JudgeSpec, load_judge, unread_budget
 
         spec = JudgeSpec.create(name=name, **settings)
+        unread_budget(
+            spec.mode, [f"max_tokens {settings['max_tokens']}"] if settings.get("max_tokens") else []
+        )
         return cls(spec, load_judge(spec))  # resolved once (an unavailable device fails first)
 
     @property
@@ -227,7 +230,7 @@ def preflight(judge: Judge, out: str | Path, **options: Any) -> dict[str, Any]:
     master-key check a :func:`biasaware.reward_function` reads, the judge's ``fingerprint``).
     ``options`` are the command's (:class:`biasaware.options.Preflight`): ``per_bias``,
     ``families``, ``seed``, ``fail_on``, ``scoring_pairs``, ``scoring_max_tokens`` and
-    ``thresholds`` (a YAML or JSON file of overrides)."""
+    ``thresholds`` (a YAML or JSON file of overrides, or a mapping of them)."""
     from biasaware.evaluation.preflight import load_thresholds, run_preflight
     from biasaware.options import Preflight, keywords
 
@@ -238,23 +241,26 @@ def preflight(judge: Judge, out: str | Path, **options: Any) -> dict[str, Any]:
 
 
 @speaks_keywords
-def compare(
-    *runs: str | Path,
-    baseline: str | Path | None = None,
-    view: str | None = None,
-    by_id: bool = False,
-) -> dict[str, Any]:
+def compare(*runs: str | Path, **options: Any) -> dict[str, Any]:
     """``eval compare``: two ``eval bias`` folders on the same probes, per bias, with McNemar's exact
     test (runs without ``fingerprint.json`` only with ``by_id``). With ``baseline`` (one of the runs):
     two or more runs each against it, ``judges`` and ``master_keys`` tables
     (:func:`biasaware.evaluation.compare.compare_against`). Two generative study folders: the second
-    against the first (or ``baseline``), seed by seed (:func:`biasaware.evaluation.seeds.studies_compared`)."""
+    against the first (or ``baseline``), seed by seed (:func:`biasaware.evaluation.seeds.studies_compared`).
+    ``options`` are the command's (:class:`biasaware.options.EvalCompare`): ``baseline``, ``view``, ``by_id``."""
     from biasaware.evaluation.compare import comparison
+    from biasaware.options import EvalCompare, keywords
 
+    options = keywords(EvalCompare, options, "compare()")
+    runs = tuple(options.pop("runs", None) or runs)  # compare(runs=[a, b]) as compare(a, b)
     if len(runs) == 1 and isinstance(runs[0], list | tuple):  # compare([a, b]) as compare(a, b)
         runs = tuple(runs[0])
     if len(runs) < 2:
         raise BiasAwareError(f"compare: give two runs, or two or more with baseline=; got {len(runs)}")
+    baseline = options.get("baseline")
     return comparison(
-        [str(r) for r in runs], None if baseline is None else str(baseline), view=view, by_id=by_id
+        [str(r) for r in runs],
+        None if baseline is None else str(baseline),
+        view=options.get("view"),
+        by_id=bool(options.get("by_id", False)),
     )

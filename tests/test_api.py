@@ -113,6 +113,18 @@ def test_bad_arguments_are_clear_errors(tiny_models):
             lambda: biasaware.load_judge(str(tiny_models["causal"]), mode="direct", parse="native"),
             "reads generated replies",
         ),
+        (  # as the commands refuse --max-tokens there
+            lambda: biasaware.load_judge(str(tiny_models["reward"]), mode="reward", max_tokens=5),
+            "max_tokens 5: mode 'reward' writes no reply",
+        ),
+        (
+            lambda: biasaware.compare("a", "b", byid=True),
+            "compare() takes no byid; its options: runs, baseline",
+        ),
+        (
+            lambda: biasaware.preflight(judge, "never-written", thresholds={"bsrr": 1}),
+            "setting 'bsrr'",
+        ),
         (
             lambda: biasaware.load_judge(
                 str(tiny_models["causal"]), mode="direct", truncation="longest_first"
@@ -366,6 +378,12 @@ def test_a_reward_model_without_scores_is_not_a_judge():
 
     with pytest.raises(BiasAwareError, match="judge: expected a judge"):
         reward_function(Fake())
+
+
+def test_preflight_thresholds_may_be_a_mapping():
+    from biasaware.evaluation.preflight import load_thresholds
+
+    assert load_thresholds({"bsr": {"warn": 0.05, "fail": 0.1}}).bsr.fail == 0.1
 
 
 def test_compare_names_the_valid_views(tmp_path):

@@ -175,18 +175,17 @@ def eval_judge(args: argparse.Namespace, budgets: tuple[type, ...] = ()):
     """The judge an eval stage's (or preflight's) flags describe (:func:`judge_spec`); a generation budget
     given to a mode that writes no reply would go unread, so it is refused (``budgets``: other declared
     options whose ``*max_tokens`` are such budgets, as preflight's scoring one)."""
+    from biasaware.judging.judges import unread_budget
+
     spec = judge_spec(args)
-    unread = []
-    if spec.mode != "generate":
-        for options in (type(spec), *budgets):
-            unread += o.given_flags(
-                options, args, [i.name for i in o.declared(options) if i.name.endswith("max_tokens")]
-            )
-    if unread:
-        raise BiasAwareError(
-            f"{unread[0]}: mode {spec.mode!r} writes no reply, so it reads no generation budget; leave it out "
-            "(or use --mode generate)"
+    given = [
+        flag
+        for options in (type(spec), *budgets)
+        for flag in o.given_flags(
+            options, args, [i.name for i in o.declared(options) if i.name.endswith("max_tokens")]
         )
+    ]
+    unread_budget(spec.mode, given)
     return spec
 
 

@@ -153,12 +153,14 @@ class Thresholds(BaseModel):
         return getattr(self, check)
 
 
-def load_thresholds(path: str | Path | None) -> Thresholds:
-    """The defaults, overridden by a YAML or JSON file; a bad file names the setting."""
+def load_thresholds(path: str | Path | dict | None) -> Thresholds:
+    """The defaults, overridden by a YAML or JSON file (or, from Python, a mapping of the same settings); a bad
+    file names the setting."""
     if path is None:
         return Thresholds()
 
-    data = read_config(path, "thresholds file")
+    data = dict(path) if isinstance(path, dict) else read_config(path, "thresholds file")
+    path = "thresholds" if isinstance(path, dict) else path
     try:
         return Thresholds.model_validate(data)
     except ValidationError as err:

@@ -112,6 +112,17 @@ MODES = ("generate", "direct", "reward")
 CONCURRENCY = LLMSpec.concurrency  # calls in flight to an endpoint (backend openai), as for the LLM roles
 
 
+def unread_budget(mode: str, given: list[str]) -> None:
+    """Refuse a generation budget (``given``: the settings or flags set, as typed) for a ``mode`` that writes
+    no reply: it would go unread. (A spec read back from a record carries the default budget; only a
+    budget asked for is refused, so this is checked where settings come in, not on the spec.)"""
+    if given and mode != "generate":
+        raise BiasAwareError(
+            f"{given[0]}: mode {mode!r} writes no reply, so it reads no generation budget; leave it out "
+            "(or use mode generate)"
+        )
+
+
 class JudgeSpec(BaseModel):
     """Everything that says which judge runs and how; build one with :meth:`create` for a
     :class:`BiasAwareError` on bad values, then :func:`load_judge`."""
