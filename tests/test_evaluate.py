@@ -407,6 +407,9 @@ def test_a_constant_judge_is_flagged_not_ranked(bench, tmp_path):
     check = summary["judge_check"]
     assert check["degenerate"] and check["top_letter"] == "A" and check["top_share"] == 1.0
     assert check["verdicts"]["B"] == 0 and "constant verdict" in check["reasons"][0]
+    # its accuracy counts the probes the overall Acc_ori leaves out, and says so
+    excluded = ", ".join(summary["overall"]["excludes"])
+    assert excluded and f"original accuracy over every probe ({excluded} included)" in check["reasons"][1]
     assert "not interpretable" in (out / "report.md").read_text()
     honest = summarize(
         read_records(run_bias_eval(ScriptedJudge(), load_probes(bench), tmp_path / "s"), "judgment")

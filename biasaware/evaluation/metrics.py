@@ -381,12 +381,15 @@ def two_sided(standard: dict | None, mirror: dict | None) -> dict:
     }
 
 
-def judge_check(verdicts: Sequence[str], ori_correct: int, ori_n: int, constant_share: float = 0.9) -> dict:
+def judge_check(
+    verdicts: Sequence[str], ori_correct: int, ori_n: int, constant_share: float = 0.9, over: str = ""
+) -> dict:
     """Is a judge's BSR interpretable? Flags a judge whose verdicts are nearly constant (the most
     common letter in ``constant_share`` or more of all its verdicts, ties and invalid ones
     included in the count) or whose original accuracy is not above chance (the Wilson interval of
     ``ori_correct / ori_n`` reaches 0.5). Such a judge flips rarely because it barely reads the
-    answers, so a low BSR says nothing about robustness.
+    answers, so a low BSR says nothing about robustness. ``over`` names what the accuracy counts where
+    that differs from a report's Acc_ori (" over every probe, security ones included").
 
     >>> judge_check(["A"] * 19 + ["B"], 10, 10)["reasons"]
     ['constant verdict: A in 95% of 20 views']
@@ -405,7 +408,7 @@ def judge_check(verdicts: Sequence[str], ori_correct: int, ori_n: int, constant_
     low, high = wilson_interval(ori_correct, ori_n)
     if ori_n and low <= 0.5:
         reasons.append(
-            f"original accuracy {pct(ori_correct / ori_n)}% (95% interval {pct(low)}-{pct(high)}) "
+            f"original accuracy{over} {pct(ori_correct / ori_n)}% (95% interval {pct(low)}-{pct(high)}) "
             "is not above chance"
         )
     return {

@@ -185,8 +185,12 @@ def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 
     originals = [j for j in judgments if j.view == "original" and side_of(j) == "standard"] or [
         j for j in judgments if j.view == "original"
     ]
+    over = f" over every probe ({', '.join(security)} included)" if overall["excludes"] else ""
     check = judge_check(
-        [j.verdict for j in judgments], sum(j.verdict == j.correct for j in originals), len(originals)
+        [j.verdict for j in judgments],
+        sum(j.verdict == j.correct for j in originals),
+        len(originals),
+        over=over,
     )
     present = sorted({side_of(j) for j in judgments}, key=SIDES.index)
     return json_safe(
