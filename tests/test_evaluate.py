@@ -407,9 +407,15 @@ def test_a_constant_judge_is_flagged_not_ranked(bench, tmp_path):
     check = summary["judge_check"]
     assert check["degenerate"] and check["top_letter"] == "A" and check["top_share"] == 1.0
     assert check["verdicts"]["B"] == 0 and "constant verdict" in check["reasons"][0]
-    # its accuracy counts the probes the overall Acc_ori leaves out, and says so
-    excluded = ", ".join(summary["overall"]["excludes"])
-    assert excluded and f"original accuracy over every probe ({excluded} included)" in check["reasons"][1]
+    # with key probes, its accuracy counts the probes the overall Acc_ori leaves out, and says so
+    keyed = tmp_path / "keyed"
+    build_bench(BuildConfig(n_per_bias=8, corpus_size=300, biases="length,authority,masterkey"), keyed)
+    run_bias_eval(AlwaysA(), load_probes(keyed), tmp_path / "k")
+    reasons = write_reports(tmp_path / "k" / "judgments.jsonl", tmp_path / "k", "symmetric", 0)[
+        "judge_check"
+    ]["reasons"]
+    assert "original accuracy over every probe (masterkey included)" in reasons[1], reasons
+    assert not any("over every probe" in r for r in check["reasons"])  # none left out: the plain words
     assert "not interpretable" in (out / "report.md").read_text()
     honest = summarize(
         read_records(run_bias_eval(ScriptedJudge(), load_probes(bench), tmp_path / "s"), "judgment")
