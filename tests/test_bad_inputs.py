@@ -1157,6 +1157,38 @@ CASES = [
         ],
         "--templates ',' names no template; leave it out for the defaults",
     ),
+    Case(  # a problem of a field read under another name names the row's own field
+        "scoring-gold-read-from-human-score",
+        [*SCORE_RM, "{d}/s.jsonl"],
+        "s.jsonl:1: field 'human_score' is not a score from 1 to 5 (got 7)",
+        {"s.jsonl": line({**ITEM, "gold": None, "human_score": 7})},
+    ),
+    Case(
+        "scoring-prometheus-rubric-line-missing",
+        [*SCORE_RM, "{d}/s.jsonl"],
+        "s.jsonl:1: field 'orig_score3_description'",
+        {
+            "s.jsonl": line(
+                {
+                    "orig_instruction": "x",
+                    "orig_response": "y",
+                    "orig_criteria": "c",
+                    **{f"orig_score{k}_description": "d" for k in (1, 2, 4, 5)},
+                    "gold": 3,
+                }
+            )
+        },
+    ),
+    Case(  # a row without an id takes its row number, here another row's id
+        "scoring-row-number-is-another-rows-id",
+        [*SCORE_RM, "{d}/s.jsonl"],
+        "s.jsonl:3: has no id, so its row number '3' stands for one, and the record at",
+        {
+            "s.jsonl": line({**ITEM, "id": "3"})
+            + line({**ITEM, "id": "b"})
+            + line({k: v for k, v in ITEM.items() if k != "id"})
+        },
+    ),
     Case(  # the seed drew the rubric orders judged: a rescore keeps the recorded one, so a --seed went unread
         "scoring-rescore-with-a-seed",
         ["eval", "scoring", "--rescore", "--out", "{run}", "--seed", "5"],

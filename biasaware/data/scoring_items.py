@@ -104,6 +104,38 @@ def to_scoring_row(row: dict, index: int, where: str = "<row>") -> dict:
     return out
 
 
+def source_fields(row: dict) -> dict[str, str]:
+    """The row's own names of the item fields read from others (``gold`` from ``human_score``, the prompt from
+    ``orig_instruction``, a rubric line from ``orig_score3_description``), so a problem names the row's field."""
+    names: dict[str, str] = {}
+    gold = next((k for k in GOLD_KEYS if row.get(k) is not None), "gold")
+    if gold != "gold":
+        names["gold"] = gold
+    if "score_rubric" in row:
+        instruction, response = "input", "response"
+        names.update({f"rubric.{k}": f"score_rubric.{k}" for k in RUBRIC_KEYS})
+    elif "orig_instruction" in row:
+        instruction, response = "orig_instruction", "orig_response"
+        names.update({f"rubric.{k}": f"orig_{k}" for k in RUBRIC_KEYS})
+    else:
+        instruction = next(
+            (k for k in ("prompt", "instruction", "question", "input") if row.get(k) is not None), ""
+        )
+        response = next((k for k in ("response", "output", "answer") if row.get(k) is not None), "response")
+    turn = 1 if isinstance(row.get("system_prompt"), str) and row["system_prompt"].strip() else 0
+    if instruction and instruction != "prompt":
+        names[f"prompt[{turn}].content"] = instruction
+    if response != "response":
+        names["response"] = response
+    return names
+
+
+def _renamed(problems: list[str], names: dict[str, str]) -> list[str]:
+    for field, own in names.items():
+        problems = [p.replace(f"field '{field}'", f"field '{own}'") for p in problems]
+    return problems
+
+
 def _raw_rows(source: str | Path):
     """Raw rows with their locations; a JSON object whose values are all records keyed by id
     (BiGGen-Bench's layout) is expanded to one row per key."""
@@ -153,11 +185,15 @@ def load_scoring_items(source: str | Path, limit: int | None = None) -> list[Sco
         except RecordError as err:
             if i == 1:  # a file of other records (bias probes, judgments) in one line
                 refuse_other_kind(data, where, "scoring", err.problems)
-            problems.extend(err.problems)
+            problems.extend(_renamed(err.problems, source_fields(data)))
             continue
         if item.id in seen:
+            unnamed = all(data.get(k) is None for k in ("id", "question_id"))
             problems.append(
-                f"{where}: id {item.id!r} repeats the record at {seen[item.id]}; ids must be unique"
+                f"{where}: has no id, so its row number {item.id!r} stands for one, and the record at {seen[item.id]} "
+                "has that id; give every row an id, or none"
+                if unnamed
+                else f"{where}: id {item.id!r} repeats the record at {seen[item.id]}; ids must be unique"
             )
             continue
         seen[item.id] = where
