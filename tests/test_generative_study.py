@@ -53,8 +53,12 @@ def test_budget_seeds_and_folder_checks(tmp_path):
     ):
         make_budget("cpu", {"num_generations": 1})
     assert parse_seeds("0-9") == list(range(10))
-    assert parse_seeds("3, 0-1,3") == [0, 1, 3]
-    for bad in ("9-0", "x", "0-", "", "1_0", "-1", "0-4294967295", "\u0663", "0-999,1000-1999"):
+    assert parse_seeds("3, 0-1") == [0, 1, 3]
+    with pytest.raises(
+        BiasAwareError, match="seed 1 is named twice"
+    ):  # a typo for 0,1,2? as a file's repeat is
+        parse_seeds("0,1,1")
+    for bad in ("9-0", "x", "0-", "", "1_0", "-1", "0-4294967295", "\u0663", "0-999,1000-1999", "0-2,1"):
         with pytest.raises(BiasAwareError, match="--seeds"):
             parse_seeds(bad)
     claim(tmp_path / "x", make_budget("cpu"), "auto", "m", ["baseline"])

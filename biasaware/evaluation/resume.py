@@ -45,6 +45,10 @@ RECORDED_LATER = ("dtype", "scoring_templates")
 OWN_FILES = (FINGERPRINT, "judgments.jsonl", SHARDS)
 
 
+# the flags that choose a command's sample of its input: another value, other items
+SAMPLED_BY = {"eval scoring": "--limit, the first N items", "eval real": "--limit, --probe-limit or --seed"}
+
+
 def fingerprint(
     spec, identity: dict | None, items: list, dtype: str | None = None, command: str | None = None
 ) -> dict[str, Any]:
@@ -187,9 +191,10 @@ def check_fingerprint(
             )
         missing = [i for i in old if i not in mine["items"]]
         if missing:
+            sampled = SAMPLED_BY.get(mine.get("command", ""), "--limit or --seed")
             raise BiasAwareError(
                 f"{out} holds judgments of {len(missing)} item(s) that are not in this input (e.g. {missing[0]!r}: "
-                "another benchmark, another sample size (--limit, --probe-limit) or another --seed); use a new --out"
+                f"other data, or another sample of it ({sampled})); use a new --out"
             )
         mine = {**mine, "items": {**old, **mine["items"]}}
     elif earlier:

@@ -1048,7 +1048,8 @@ MAX_SEEDS = 1000  # a study of seeds run one after another: more is a typo
 
 def parse_seeds(text: str) -> list[int]:
     """``"0-9"``, ``"0,3,5"`` or a mix (``"0-2,7"``) as a sorted list of distinct seeds, each a seed
-    (:func:`biasaware.errors.check_seed`), checked before a range is expanded.
+    (:func:`biasaware.errors.check_seed`), checked before a range is expanded; a seed named twice is refused
+    (a settings file's repeated seeds are too).
 
     >>> parse_seeds("0-2,7")
     [0, 1, 2, 7]
@@ -1069,9 +1070,12 @@ def parse_seeds(text: str) -> list[int]:
                 raise BiasAwareError(f"--seeds {text!r}: a range runs from low to high, e.g. 0-9")
             if b - a >= MAX_SEEDS:
                 raise BiasAwareError(f"--seeds {text!r}: at most {MAX_SEEDS} seeds in one study")
-            seeds.update(range(a, b + 1))
+            named = set(range(a, b + 1))
         else:
-            seeds.add(number(part))
+            named = {number(part)}
+        if named & seeds:
+            raise BiasAwareError(f"--seeds {text!r}: seed {min(named & seeds)} is named twice")
+        seeds |= named
         if len(seeds) > MAX_SEEDS:  # over the whole list, not per range
             raise BiasAwareError(f"--seeds {text!r}: at most {MAX_SEEDS} seeds in one study")
     return sorted(seeds)

@@ -161,16 +161,23 @@ class SweepSpec(BaseModel):
         data: dict[str, Any] = {}
         if path is not None:
             data = read_config(path, "sweep config")
-        data.update({k: v for k, v in overrides.items() if v is not None})
+        flagged = {k for k, v in overrides.items() if v is not None}
+        data.update({k: overrides[k] for k in flagged})
         try:
             return cls(**data)
         except ValidationError as exc:
-            where = f"{path}: " if path else ""
+
+            def where(loc: tuple) -> str:  # a setting from a flag is the command line's, not the file's
+                key = str(loc[0]) if loc else ""
+                return "" if key in flagged or not path else f"{path}: "
+
             problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'config'}: {e['msg']} (got {e.get('input')!r})"
+                f"{where(e['loc'])}{'.'.join(str(p) for p in e['loc']) or 'config'}"
+                f"{' (command line)' if e['loc'] and str(e['loc'][0]) in flagged else ''}: {e['msg']} "
+                f"(got {e.get('input')!r})"
                 for e in exc.errors()
             )
-            raise BiasAwareError(f"{where}bad sweep setting: {problems}") from None
+            raise BiasAwareError(f"bad sweep setting: {problems}") from None
 
 
 def parse_grid_flag(items: list[str]) -> dict[str, list[Any]]:
