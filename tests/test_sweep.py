@@ -71,6 +71,14 @@ def test_sweep_config_file_errors_name_the_file(tmp_path, capsys):
     err = capsys.readouterr().err
     assert str(bad) in err and "grid" in err and "Traceback" not in err
     assert not (tmp_path / "o").exists()
+    good = tmp_path / "good.yaml"
+    good.write_text("seeds: [0]\n")  # a flag's repeat is the command line's, not the file's
+    assert (
+        main(["sweep", "--config", str(good), "--out", str(tmp_path / "o"), "--grid", "loss=hinge,hinge"])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "grid (command line): Value error, grid key 'loss' repeats a value" in err and str(good) not in err
     assert main(["sweep", "--out", str(tmp_path / "o"), "--recipe-config", "nope.yaml"]) == 2
     assert "nope.yaml: no such file" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
