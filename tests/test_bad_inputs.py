@@ -1334,6 +1334,12 @@ CASES = [
         "r.yaml: unknown setting(s) 'lerning_rate' (did you mean 'learning_rate'?)",
         {"r.yaml": RECIPE_CONFIG + "lerning_rate: 1e-5\n"},
     ),
+    Case(  # a YAML number skips argparse's own check: 1.5 steps failed in training, after the model loaded
+        "recipe-config-a-fraction-for-a-count",
+        ["recipe:reward", "--config", "{d}/r.yaml"],
+        "r.yaml: setting 'max_steps': expected int, got 1.5",
+        {"r.yaml": RECIPE_CONFIG + "max_steps: 1.5\n"},
+    ),
     Case(
         "recipe-config-not-a-mapping",
         ["recipe:sft", "--config", "{d}/r.yaml"],

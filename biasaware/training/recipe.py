@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import typing
 import io
 import json
 import logging
@@ -670,6 +671,24 @@ def check_recipe_config(path: str, dataclass_types) -> None:
         raise BiasAwareError(
             f"{path}: unknown setting(s) {', '.join(hints)}; the recipe's settings are listed by --help"
         )
+    # a value the file gives as YAML (not a string) reaches the recipe as it is, unparsed by argparse: a number of
+    # the wrong kind (max_steps: 1.5) would fail deep in training, after the model loads
+    for cls in dataclass_types:
+        hints = typing.get_type_hints(cls)
+        for f in fields(cls):
+            value, plain = data.get(f.name), _plain_type(hints.get(f.name))
+            if f.name in data and not isinstance(value, str) and value is not None and plain is not None:
+                ok = isinstance(value, plain) and not (plain is not bool and isinstance(value, bool))
+                if plain is float:
+                    ok = isinstance(value, int | float) and not isinstance(value, bool)
+                if not ok:
+                    raise BiasAwareError(f"{path}: setting {f.name!r}: expected {plain.__name__}, got {value!r}")
+
+
+def _plain_type(hint) -> type | None:
+    """``int``, ``float`` or ``bool`` when ``hint`` is one of them (or it or None); else None."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)] if typing.get_args(hint) else [hint]
+    return args[0] if len(args) == 1 and args[0] in (int, float, bool) else None
 
 
 def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
