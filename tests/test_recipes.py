@@ -332,6 +332,37 @@ def test_sft_rows_over_max_length_are_left_out_and_counted(tiny_models, capsys):
         drop_overlong(rows, tok, min(lengths) - 1)
 
 
+def test_reward_rows_over_max_length_are_counted_and_none_left_is_an_error(tiny_models, capsys):
+    """A reward row with one candidate over max_length goes whole (as TRL drops it): counted on a [train] line;
+    every row over it is a user error, not a sampler's crash on an empty dataset."""
+    from types import SimpleNamespace
+
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+
+    from biasaware.errors import BiasAwareError
+    from biasaware.training.reward_trainer import SetRewardTrainer
+
+    tok = AutoTokenizer.from_pretrained(tiny_models["reward"])
+    rows = [
+        {
+            "prompt": [{"role": "user", "content": "q"}],
+            "chosen": "a " * n,
+            "rejected": "b",
+            "bias_negatives": [],
+        }
+        for n in (2, 300, 3)
+    ]
+    args = SimpleNamespace(num_bias_negatives=-1, max_length=64, truncation="none")
+    kept = SetRewardTrainer._prepare_dataset(None, Dataset.from_list(rows), tok, args, "train")
+    assert (
+        len(kept) == 2 and "1 of 3 train rows have a candidate over max_length 64" in capsys.readouterr().out
+    )
+    with pytest.raises(BiasAwareError, match="every train row has a candidate over max_length 3 tokens"):
+        short = SimpleNamespace(**{**vars(args), "max_length": 3})
+        SetRewardTrainer._prepare_dataset(None, Dataset.from_list(rows), tok, short, "train")
+
+
 def test_a_new_reward_head_is_drawn_with_the_training_seed(tiny_models):
     from types import SimpleNamespace
 

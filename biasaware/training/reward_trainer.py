@@ -21,6 +21,7 @@ from typing import Any
 import torch
 from trl import RewardConfig, RewardTrainer
 
+from biasaware.errors import BiasAwareError
 from biasaware.judging.models import TRUNCATIONS, chat_ids, fit_chat
 from biasaware.training.losses import LOSSES, pad_groups, set_loss
 
@@ -105,7 +106,21 @@ class SetRewardTrainer(RewardTrainer):
             tokenize, remove_columns=dataset.column_names, desc=f"Tokenizing {dataset_name}"
         )
         if args.max_length is not None:
+            before = len(dataset)
             dataset = dataset.filter(lambda row: max(len(c) for c in row["candidate_ids"]) <= args.max_length)
+            if (
+                len(dataset) < before
+            ):  # said, as the SFT recipe says it: a row goes whole for one long candidate
+                print(
+                    f"[train] {before - len(dataset)} of {before} {dataset_name} rows have a candidate over max_length "
+                    f"{args.max_length} tokens and are left out (truncation longest_first cuts them instead)",
+                    flush=True,
+                )
+            if not len(dataset):
+                raise BiasAwareError(
+                    f"every {dataset_name} row has a candidate over max_length {args.max_length} tokens: raise "
+                    "max_length, or set truncation longest_first"
+                )
         return dataset
 
     def _set_signature_columns_if_needed(self):
