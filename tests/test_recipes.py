@@ -437,6 +437,17 @@ def test_policy_grpo_with_a_judge_as_reward(tiny_models, tmp_path):
     script = r.ScriptArguments(train_file=str(prompts), judge=str(tiny_models["reward"]), judge_device="cpu")
     trainer = r.main(script, args, policy)
     assert trainer.state.global_step == 2
+    sampled = r.ScriptArguments(
+        train_file=str(prompts), judge=str(tiny_models["reward"]), judge_device="cpu", max_train_rows=2
+    )
+    assert (
+        r.main(
+            sampled,
+            cpu_args(GRPOConfig, tmp_path / "two", num_generations=2, max_completion_length=6),
+            policy,
+        ).state.epoch
+        == 2.0
+    )  # fmt: skip  (4 prompts: 1.0)
     logged = [h for h in trainer.state.log_history if "rewards/biasaware_judge_reward/mean" in h]
     assert logged and all(
         h["rewards/biasaware_judge_reward/mean"] == h["rewards/biasaware_judge_reward/mean"] for h in logged
@@ -457,6 +468,37 @@ def test_policy_grpo_with_a_judge_as_reward(tiny_models, tmp_path):
             args,
             policy,
         )
+
+
+@pytest.mark.parametrize(
+    "row, says",
+    [
+        (
+            {"prompt": 5, "reference": "x"},
+            "p.jsonl:2: field prompt: a prompt is a non-empty string or a list",
+        ),
+        ({"prompt": {"role": "user", "content": "hi"}}, "p.jsonl:2: field prompt: a prompt is"),
+        ({"prompt": [{"role": "user"}]}, "p.jsonl:2: field prompt: a prompt is"),
+        ({"prompt": [{"role": "judge", "content": "hi"}]}, "p.jsonl:2: field prompt: a prompt is"),
+        (
+            {"prompt": "q", "chosen": "a", "rejected": "b"},
+            "p.jsonl:2: a preference pair (chosen, rejected), not a",
+        ),
+    ],
+)
+def test_a_policys_bad_prompt_row_names_its_file_line_and_field(tmp_path, row, says):
+    """Each crashed in pyarrow or the chat template after the policy loaded; a training-rows file trained on
+    its prompts alone."""
+    import json
+
+    from biasaware.errors import BiasAwareError
+
+    r = load_recipe("policy_grpo")
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"prompt": "What is 1+1?"}) + "\n" + json.dumps(row) + "\n")
+    with pytest.raises(BiasAwareError) as err:
+        r.prompt_rows(str(path), "group", pairwise=False)
+    assert says in str(err.value)
 
 
 def test_report_to_tensorboard_writes_the_losses_and_rewards(tiny_models, train_rows, tmp_path, capsys):

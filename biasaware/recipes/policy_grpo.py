@@ -25,11 +25,13 @@ from biasaware.api import load_judge
 from biasaware.devices import resolve_device
 from biasaware.errors import BiasAwareError
 from biasaware.io import iter_rows
+from biasaware.records import chat_messages
 from biasaware.training.judge_reward import AGAINST, reward_function
 from biasaware.training.recipe import (
     DataArguments,
     load_for_training,
     run_recipe,
+    sample_rows,
     train_recipe,
 )
 
@@ -77,6 +79,17 @@ def prompt_rows(path: str, against: str, pairwise: bool) -> list[dict]:
             raise BiasAwareError(
                 f"{raw.where}: field prompt: a non-empty string or chat messages is required"
             )
+        if {"chosen", "rejected"} <= set(row):
+            raise BiasAwareError(
+                f"{raw.where}: a preference pair (chosen, rejected), not a prompt for the policy: give a file of "
+                "{prompt, reference} rows (docs/training.md)"
+            )
+        try:
+            chat_messages(
+                row["prompt"]
+            )  # the policy's chat template reads it as messages: checked here, not there
+        except BiasAwareError as err:
+            raise BiasAwareError(f"{raw.where}: field prompt: {err}") from None
         if pairwise and against == "reference" and not isinstance(row.get("reference"), str):
             raise BiasAwareError(
                 f"{raw.where}: field reference: a pairwise judge compares each completion with a reference "
@@ -103,6 +116,7 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
     )  # a device not here, named by this setting
     judge = load_judge(script_args.judge, **settings)  # a missing judge fails before the policy loads
     rows = prompt_rows(script_args.train_file, script_args.judge_against, judge.mode != "reward")
+    rows = sample_rows(rows, script_args.max_train_rows, training_args.seed)
     reward = (
         reward_function(  # warns, or refuses, before the policy loads when the judge has no passing preflight
             judge,
