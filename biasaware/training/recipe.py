@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import typing
 import io
 import json
 import logging
@@ -42,6 +41,7 @@ import re
 import shutil
 import sys
 import time
+import typing
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
@@ -682,7 +682,9 @@ def check_recipe_config(path: str, dataclass_types) -> None:
                 if plain is float:
                     ok = isinstance(value, int | float) and not isinstance(value, bool)
                 if not ok:
-                    raise BiasAwareError(f"{path}: setting {f.name!r}: expected {plain.__name__}, got {value!r}")
+                    raise BiasAwareError(
+                        f"{path}: setting {f.name!r}: expected {plain.__name__}, got {value!r}"
+                    )
 
 
 def _plain_type(hint) -> type | None:
