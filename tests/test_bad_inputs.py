@@ -1334,6 +1334,12 @@ CASES = [
         "r.yaml: unknown setting(s) 'lerning_rate' (did you mean 'learning_rate'?)",
         {"r.yaml": RECIPE_CONFIG + "lerning_rate: 1e-5\n"},
     ),
+    Case(  # transformers would train into ./trainer_output, unsaid
+        "recipe-without-an-output-dir",
+        ["recipe:reward", "--config", "{d}/r.yaml"],
+        "no output_dir: set where the trained model goes",
+        {"r.yaml": RECIPE_CONFIG},
+    ),
     Case(  # a YAML number skips argparse's own check: 1.5 steps failed in training, after the model loaded
         "recipe-config-a-fraction-for-a-count",
         ["recipe:reward", "--config", "{d}/r.yaml"],

@@ -727,6 +727,14 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
             said = f"{args[args.index('--config') + 1]}: {bad.group(1)}: {said.split(': ', 1)[-1]}"
         raise BiasAwareError(said + closest_flags(said, dataclass_types)) from None
     check_training_settings(*parsed)
+    flagged = any(a.split("=")[0] in ("--output_dir", "--output-dir") for a in args)
+    in_file = "--config" in args and "output_dir" in read_config(
+        args[args.index("--config") + 1], "recipe config"
+    )
+    if not (flagged or in_file):  # transformers would write to ./trainer_output, unsaid
+        raise BiasAwareError(
+            "no output_dir: set where the trained model goes (output_dir in the config, or --output_dir)"
+        )
     return parsed
 
 
