@@ -1334,6 +1334,12 @@ CASES = [
         "r.yaml: unknown setting(s) 'lerning_rate' (did you mean 'learning_rate'?)",
         {"r.yaml": RECIPE_CONFIG + "lerning_rate: 1e-5\n"},
     ),
+    Case(  # traces carry their own prompts: settings that shape training rows' prompts went unread
+        "recipe-sft-traces-with-verdict-settings",
+        ["recipe:sft", "--config", "{d}/r.yaml", "--output_dir", "{out}", "--both_orders", "true"],
+        "both_orders shape(s) the judge prompts of training rows (targets: verdicts)",
+        {"r.yaml": RECIPE_CONFIG},
+    ),
     Case(  # transformers would train into ./trainer_output, unsaid
         "recipe-without-an-output-dir",
         ["recipe:reward", "--config", "{d}/r.yaml"],

@@ -13,7 +13,7 @@ as the reply, so the loss covers a handful of tokens (the CPU budget of ``biasaw
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from trl import ModelConfig, SFTConfig, SFTTrainer
 
@@ -27,6 +27,9 @@ from biasaware.training.recipe import (
     train_recipe,
     training_rows,
 )
+
+
+VERDICT_SETTINGS = ("template", "bias_ratio", "both_orders", "context_cues")  # read with targets: verdicts only
 
 
 @dataclass
@@ -45,6 +48,16 @@ def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: Mod
     if script_args.targets not in ("traces", "verdicts"):
         raise BiasAwareError(f"targets is traces or verdicts, got {script_args.targets!r}")
     verdicts = script_args.targets == "verdicts"
+    shaping = [  # what shapes the judge prompts of training rows: traces carry their own prompts
+        f.name
+        for f in fields(JudgeDataArguments)
+        if f.name in VERDICT_SETTINGS and getattr(script_args, f.name) != f.default
+    ]
+    if shaping and not verdicts:
+        raise BiasAwareError(
+            f"{', '.join(shaping)} shape(s) the judge prompts of training rows (targets: verdicts); traces carry "
+            "their own prompts, so leave it out with targets: traces"
+        )
     kind = "train" if verdicts else "trace"
     records = training_rows(script_args.train_file, kind, script_args.max_train_rows, training_args.seed)
     model, tokenizer = load_for_training(
