@@ -1340,6 +1340,12 @@ CASES = [
         "both_orders shape(s) the judge prompts of training rows (targets: verdicts)",
         {"r.yaml": RECIPE_CONFIG},
     ),
+    Case(  # loaded and tokenized, never evaluated: eval_strategy is no by default
+        "recipe-reward-eval-file-never-evaluated",
+        ["recipe:reward", "--config", "{d}/r.yaml", "--output_dir", "{out}", "--eval_file", "{d}/e.jsonl"],
+        "eval_file is evaluated every eval_steps with eval_strategy steps",
+        {"r.yaml": RECIPE_CONFIG},
+    ),
     Case(  # transformers would train into ./trainer_output, unsaid
         "recipe-without-an-output-dir",
         ["recipe:reward", "--config", "{d}/r.yaml"],

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datasets import Dataset
 from trl import ModelConfig
 
+from biasaware.errors import BiasAwareError
 from biasaware.training.judge_data import add_offtopic_negatives
 from biasaware.training.recipe import (
     DataArguments,
@@ -53,6 +54,13 @@ def load_rows(path: str, limit: int | None = None, seed: int = 0) -> Dataset:
 
 
 def main(script_args: ScriptArguments, training_args: SetRewardConfig, model_args: ModelConfig):
+    if (
+        script_args.eval_file and training_args.eval_strategy == "no"
+    ):  # loaded, tokenized, and never evaluated
+        raise BiasAwareError(
+            "eval_file is evaluated every eval_steps with eval_strategy steps (or each epoch with epoch); with "
+            "eval_strategy no (the default) set one, or leave eval_file out"
+        )
     model, tokenizer = load_for_training(
         model_args, "reward", training_args.seed, training_args, script_args.trainable_layers
     )
