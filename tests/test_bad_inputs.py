@@ -1410,7 +1410,31 @@ CASES = [
             "{d}/t.jsonl",
         ],
         "no-model",
-        {"r.yaml": RECIPE_CONFIG, "t.jsonl": ""},
+        {
+            "r.yaml": RECIPE_CONFIG,
+            "t.jsonl": line(
+                {"id": "r1", "prompt": [{"role": "user", "content": "q"}], "chosen": "a b", "rejected": "c"}
+            ),
+        },
+    ),
+    *(
+        Case(  # the training file is read before the model loads: a typo in it costs no model load
+            f"recipe-{recipe}-bad-rows-before-the-model",
+            [
+                f"recipe:{recipe}",
+                "--config",
+                "{d}/r.yaml",
+                "--output_dir",
+                "{out}",
+                "--model_name_or_path",
+                "{d}/no-model",
+                "--train_file",
+                "{d}/t.jsonl",
+            ],
+            "t.jsonl:1: invalid JSON",
+            {"r.yaml": RECIPE_CONFIG, "t.jsonl": "{oops\n"},
+        )
+        for recipe in ("reward", "grpo", "sft")
     ),
 ]
 

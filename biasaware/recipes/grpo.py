@@ -65,12 +65,13 @@ class ScriptArguments(JudgeDataArguments):
 
 
 def grpo_prompts(
-    script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig
+    script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig, rows: list | None = None
 ) -> tuple[list[dict], dict | None]:
-    """GRPO's prompts from the training file and, with ``select_prompts``, the ones of most signal for the
-    checkpoint GRPO starts from (:func:`biasaware.training.signal.select_by_signal`) and what was chosen;
-    the temperature a signal target picks is set on ``training_args``."""
-    rows = training_rows(script_args.train_file, "train", script_args.max_train_rows, training_args.seed)
+    """GRPO's prompts from the training file (``rows``: its rows, read already) and, with ``select_prompts``,
+    the ones of most signal for the checkpoint GRPO starts from (:func:`biasaware.training.signal.select_by_signal`)
+    and what was chosen; the temperature a signal target picks is set on ``training_args``."""
+    if rows is None:
+        rows = training_rows(script_args.train_file, "train", script_args.max_train_rows, training_args.seed)
     data = grpo_rows(
         rows,
         script_args.bias_ratio,
@@ -116,10 +117,12 @@ def grpo_prompts(
 
 def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig):
     reward_funcs = get_reward_funcs(script_args.rewards)  # an unknown name fails before the model loads
+    # the rows too: a bad file is named before the model loads (reading them draws nothing of torch's)
+    rows = training_rows(script_args.train_file, "train", script_args.max_train_rows, training_args.seed)
     model, tokenizer = load_for_training(
         model_args, "causal", training_args.seed, training_args, script_args.trainable_layers
     )
-    data, selection = grpo_prompts(script_args, training_args, model_args)
+    data, selection = grpo_prompts(script_args, training_args, model_args, rows)
     if set(script_args.rewards) & set(TWIN_REWARDS):
         training_args.shuffle_dataset = False  # grpo_rows wrote each pair's views adjacent, blocks shuffled
     notes = {"grpo_selection": selection} if selection is not None else None

@@ -28,8 +28,12 @@ from biasaware.training.recipe import (
     training_rows,
 )
 
-
-VERDICT_SETTINGS = ("template", "bias_ratio", "both_orders", "context_cues")  # read with targets: verdicts only
+VERDICT_SETTINGS = (
+    "template",
+    "bias_ratio",
+    "both_orders",
+    "context_cues",
+)  # read with targets: verdicts only
 
 
 @dataclass
