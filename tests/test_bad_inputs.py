@@ -1346,6 +1346,12 @@ CASES = [
         "eval_file is evaluated every eval_steps with eval_strategy steps",
         {"r.yaml": RECIPE_CONFIG},
     ),
+    Case(  # it named select_pool's derived -12, a value never given
+        "recipe-grpo-negative-select-prompts",
+        ["recipe:grpo", "--config", "{d}/r.yaml", "--output_dir", "{out}", "--select_prompts", "-3"],
+        "select_prompts: a number of prompts, at least 1 (or 0: no selection); got -3",
+        {"r.yaml": RECIPE_CONFIG},
+    ),
     Case(  # transformers would train into ./trainer_output, unsaid
         "recipe-without-an-output-dir",
         ["recipe:reward", "--config", "{d}/r.yaml"],

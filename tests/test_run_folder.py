@@ -103,6 +103,16 @@ def test_an_interrupted_run_resumes_with_the_same_command_as_if_never_stopped(
         code == 130 and f"interrupted: the same command resumes from the newest checkpoint in {out}" in text
     )
     assert "Traceback" not in text and (out / RUN_MARK).exists() and not (out / "model.safetensors").exists()
+
+    class KilledFirst(training.ModelCardCallback):
+        def on_step_end(self, args, state, control, **kw):
+            raise KeyboardInterrupt  # Ctrl-C before any checkpoint: nothing to resume from, and said so
+
+    early = tmp_path / "early"
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(training, "ModelCardCallback", KilledFirst)
+        code, text = run("reward", flags(tiny_models["reward"], train_file, early), monkeypatch, capsys)
+    assert code == 130 and f"no checkpoint was saved in {early} yet, so the same command starts again" in text
     # a save cut short leaves a checkpoint without its trainer state: the whole one before it is used
     (out / "checkpoint-4").mkdir()
     (out / "checkpoint-4" / "model.safetensors").write_bytes(b"")

@@ -55,7 +55,7 @@ from biasaware.errors import BiasAwareError, OtherKindError
 from biasaware.io import check_out_folder, find_file, read_config, read_json, read_records
 from biasaware.judging.models import chat_ids, load_config, load_model, weight_files, weights_bytes
 from biasaware.training.run_folder import jsonable as _jsonable
-from biasaware.training.run_folder import prepare_run, resume_arg, write_mark
+from biasaware.training.run_folder import newest_checkpoint, prepare_run, resume_arg, write_mark
 from biasaware.version import __version__
 
 log = logging.getLogger(__name__)
@@ -771,6 +771,11 @@ def check_training_settings(script_args: Any, training_args: Any, model_args: An
         raise BiasAwareError(
             f"num_train_epochs: above 0 when max_steps is -1 (no step would run); got {epochs!r}"
         )
+    chosen = getattr(script_args, "select_prompts", 0) or 0
+    if chosen < 0:
+        raise BiasAwareError(
+            f"select_prompts: a number of prompts, at least 1 (or 0: no selection); got {chosen}"
+        )
     rows = getattr(script_args, "max_train_rows", None)
     if rows is not None and rows < 1:
         raise BiasAwareError(f"max_train_rows: at least 1 (or leave it out for every row); got {rows!r}")
@@ -834,7 +839,14 @@ def run_recipe(main, dataclass_types) -> None:
         shutdown(wait=False)
         sys.exit(2)
     except KeyboardInterrupt:
-        where = f": the same command resumes from the newest checkpoint in {out}" if out else ""
+        saved = out and newest_checkpoint(Path(out)) is not None
+        where = (
+            f": the same command resumes from the newest checkpoint in {out}"
+            if saved
+            else f": no checkpoint was saved in {out} yet, so the same command starts again from the first step"
+            if out
+            else ""
+        )
         print(f"interrupted{where}", file=sys.stderr)
         shutdown(wait=False)
         sys.exit(130)

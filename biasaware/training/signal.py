@@ -220,6 +220,10 @@ def select_by_signal(
         raise BiasAwareError(
             f"signal_target: a share of GRPO's groups, from 0 to below 1; got {signal_target!r}"
         )
+    if keep < 1:  # 0 is no selection, taken by the recipe before this
+        raise BiasAwareError(
+            f"select_prompts: a number of prompts, at least 1 (or 0: no selection); got {keep}"
+        )
     if pool < keep:
         raise BiasAwareError(f"select_pool ({pool}) must be at least select_prompts ({keep})")
     n = pool_of(data, pool)
