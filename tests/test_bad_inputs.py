@@ -208,6 +208,28 @@ CASES = [
         {"latin.jsonl": b"\xff\xfe{}\n"},
     ),
     Case("validate-empty-path", ["validate", ""], "validate: the path is empty"),
+    *(
+        Case(  # a trace teaches its reply: one that contradicts its label, or gives no verdict, is refused
+            f"validate-trace-{name}",
+            ["validate", "{d}/t.jsonl", "--kind", "trace"],
+            f"t.jsonl:1: field 'label' is A, but the completion {says}",
+            {
+                "t.jsonl": line(
+                    {
+                        "id": "t1",
+                        "bias": "length",
+                        "prompt": [{"role": "user", "content": "Which is better?"}],
+                        "completion": [{"role": "assistant", "content": reply}],
+                        "label": "A",
+                    }
+                )
+            },
+        )
+        for name, reply, says in (
+            ("other-verdict", "<think>B is right.</think><answer>B</answer>", "answers B"),
+            ("no-verdict", "I think A", "gives no verdict in the judge format"),
+        )
+    ),
     Case(  # a split of one file would go unread, the whole file validated for it
         "validate-split-of-a-file",
         ["validate", "{d}/x.jsonl", "--split", "test"],
