@@ -297,12 +297,16 @@ def collect_rows(source, split: str, parse, key=lambda record: record.key()) -> 
     return records, problems
 
 
-def validate_rows(source: str | os.PathLike, kind: str | None = None, split: str | None = None):
+def validate_rows(
+    source: str | os.PathLike, kind: str | None = None, split: str | None = None, checks: dict | None = None
+):
     """Validate every row of ``source``; return ``(kind, records, problems)``.
 
     ``kind`` is guessed from the first row when not given. Nothing raises for bad rows: every
     problem is collected, one line each, so a user can fix a file in one pass (:func:`collect_rows`).
     ``split``: a hub or saved dataset's (default ``train``); refused for a file or folder read whole.
+    ``checks``: a check per kind beyond the record's fields (a record's problem, or ``None``), named with
+    the row's place (:data:`biasaware.judging.judge_format.RECORD_CHECKS`).
     """
     check_split(source, split)
     split = split or "train"
@@ -313,11 +317,16 @@ def validate_rows(source: str | os.PathLike, kind: str | None = None, split: str
             found["kind"] = guess_kind(row.data)
             found["class"] = resolve_kind(found["kind"])
         try:
-            return parse_record(found["class"], row.data, row.where)
+            record = parse_record(found["class"], row.data, row.where)
         except RecordError as err:
             if kind and index == 0:
                 refuse_other_kind(row.data, row.where, kind, err.problems)
             raise
+        check = (checks or {}).get(found["kind"])
+        problem = check(record) if check else None
+        if problem:
+            raise RecordError([f"{row.where}: {problem}"])
+        return record
 
     records, problems = collect_rows(source, split, parse)
     return found["kind"], records, problems
@@ -348,9 +357,12 @@ def refuse_other_kind(data: Any, where: str, kind: str, problems: list[str]) -> 
     raise OtherKindError(f"{where}: a {other} record, not a {kind} record; {hint}", other, kind)
 
 
-def read_records(source: str | os.PathLike, kind: str, split: str | None = None) -> list:
-    """Read and validate every record of ``source`` as ``kind``; raise on any problem."""
-    _, records, problems = validate_rows(source, kind, split)
+def read_records(
+    source: str | os.PathLike, kind: str, split: str | None = None, checks: dict | None = None
+) -> list:
+    """Read and validate every record of ``source`` as ``kind`` (``checks``: :func:`validate_rows`'); raise on any
+    problem."""
+    _, records, problems = validate_rows(source, kind, split, checks)
     if problems:
         raise RecordError(problems)
     return records

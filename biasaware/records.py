@@ -381,24 +381,6 @@ class TraceRow(_HasMeta):
 
     check_bias_known = field_validator("bias")(_known_bias)
 
-    @field_validator("label")
-    @classmethod
-    def _the_reply_gives_the_label(cls, value: str, info) -> str:
-        """A trace teaches its reply: one whose verdict is not the label (or that gives none in the judge format)
-        would teach the wrong answer, or no format."""
-        from biasaware.judging.judge_format import parse_judgment  # the judging package imports this module
-
-        reply = info.data.get("completion")
-        verdict = parse_judgment(reply[0].content).verdict if reply else value
-        if verdict != value:
-            said = (
-                "gives no verdict in the judge format (<answer>A</answer>)"
-                if verdict == "invalid"
-                else f"answers {verdict}"
-            )
-            raise ValueError(f"is {value}, but the completion {said}")
-        return value
-
 
 RUBRIC_KEYS = ("criteria", *(f"score{k}_description" for k in range(1, 6)))
 

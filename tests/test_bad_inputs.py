@@ -1374,6 +1374,23 @@ CASES = [
         "select_prompts: a number of prompts, at least 1 (or 0: no selection); got -3",
         {"r.yaml": RECIPE_CONFIG},
     ),
+    Case(  # SFT would teach a reply that contradicts its label
+        "recipe-sft-trace-contradicting-its-label",
+        ["recipe:sft", "--config", "{d}/r.yaml", "--output_dir", "{out}", "--train_file", "{d}/t.jsonl"],
+        "t.jsonl:1: field 'label' is A, but the completion answers B",
+        {
+            "r.yaml": RECIPE_CONFIG,
+            "t.jsonl": line(
+                {
+                    "id": "t1",
+                    "bias": "length",
+                    "prompt": [{"role": "user", "content": "Which is better?"}],
+                    "completion": [{"role": "assistant", "content": "<think>B.</think><answer>B</answer>"}],
+                    "label": "A",
+                }
+            ),
+        },
+    ),
     Case(  # transformers would train into ./trainer_output, unsaid
         "recipe-without-an-output-dir",
         ["recipe:reward", "--config", "{d}/r.yaml"],

@@ -15,13 +15,14 @@ from biasaware.errors import BiasAwareError
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from biasaware.io import validate_rows
+    from biasaware.judging.judge_format import RECORD_CHECKS
 
     if not str(args.path).strip():
         raise BiasAwareError(
             "validate: the path is empty; give a data file, a folder of them, or a hub dataset"
         )
     kind = None if args.kind == "auto" else args.kind
-    found, records, problems = validate_rows(args.path, kind, split=args.split)
+    found, records, problems = validate_rows(args.path, kind, split=args.split, checks=RECORD_CHECKS)
     for line in problems:
         print(line)
     if not problems and not records and not args.allow_empty:

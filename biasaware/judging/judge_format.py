@@ -166,3 +166,22 @@ def parse_judgment(text: object) -> ParsedJudgment:
     whole = _WHOLE.match(text)
     ok = bool(whole and whole.group(1).strip() and "<think>" not in whole.group(1) and len(answers) == 1)
     return ParsedJudgment(verdict, ok, whole.group(1).strip() if whole else "")
+
+
+def trace_problem(trace) -> str | None:
+    """What is wrong with a teacher trace (:class:`~biasaware.records.TraceRow`) as an SFT target, else ``None``:
+    a trace teaches its reply, so one whose verdict is not its label (or that gives none in the judge format)
+    would teach the wrong answer, or no format."""
+    verdict = parse_judgment(trace.completion[0].content).verdict
+    if verdict == trace.label:
+        return None
+    said = (
+        "gives no verdict in the judge format (<answer>A</answer>)"
+        if verdict == "invalid"
+        else f"answers {verdict}"
+    )
+    return f"field 'label' is {trace.label}, but the completion {said}"
+
+
+# the checks a record of a kind gets beyond its fields, where records are read for use (validate, the recipes)
+RECORD_CHECKS = {"trace": trace_problem}

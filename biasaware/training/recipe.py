@@ -53,6 +53,7 @@ from transformers import TrainerCallback
 from biasaware.devices import shutdown
 from biasaware.errors import BiasAwareError, OtherKindError
 from biasaware.io import check_out_folder, find_file, read_config, read_json, read_records
+from biasaware.judging.judge_format import RECORD_CHECKS
 from biasaware.judging.models import chat_ids, load_config, load_model, weight_files, weights_bytes
 from biasaware.training.run_folder import jsonable as _jsonable
 from biasaware.training.run_folder import newest_checkpoint, prepare_run, resume_arg, write_mark
@@ -278,7 +279,7 @@ def training_rows(path: str, kind: str, n: int | None = None, seed: int = 0) -> 
     """The records of a recipe's data file (``kind``: ``train`` or ``trace``), checked, with ``n`` of
     them drawn with ``seed`` (:func:`sample_rows`); a file with none is refused: no step would train."""
     try:
-        rows = read_records(path, kind)
+        rows = read_records(path, kind, checks=RECORD_CHECKS)  # a trace's reply gives its label
     except OtherKindError as err:  # a file of another kind: which command writes the one this recipe reads
         if err.found not in BUILT_BY:
             raise
