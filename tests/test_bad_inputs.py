@@ -53,6 +53,17 @@ BOTH_VIEWS = judgment("original") + judgment("injected")
 BUILD = ["build", "bench", "--n", "2", "--out", "{out}"]
 RUN_RM = ["eval", "bias", "--judge", "{reward}", "--mode", "reward", "--data", "{bench}", "--out", "{out}"]
 RECIPE_CONFIG = "model_name_or_path: minilm-l6\nuse_cpu: true\n"
+# a recipe's flags for a model that is not there and the training file t.jsonl
+NO_MODEL = [
+    "--config",
+    "{d}/r.yaml",
+    "--output_dir",
+    "{out}",
+    "--model_name_or_path",
+    "{d}/no-model",
+    "--train_file",
+    "{d}/t.jsonl",
+]
 RUBRIC = {"criteria": "c", **{f"score{k}_description": f"d{k}" for k in range(1, 6)}}
 ITEM = {"id": "a", "instruction": "What is 2+2?", "response": "4", "gold": 5}
 PREFLIGHT_RM = ["preflight", "--judge", "{reward}", "--mode", "reward", "--out", "{out}", "--thresholds"]
@@ -1443,17 +1454,7 @@ CASES = [
     ),
     Case(
         "recipe-missing-model",
-        [
-            "recipe:reward",
-            "--config",
-            "{d}/r.yaml",
-            "--output_dir",
-            "{out}",
-            "--model_name_or_path",
-            "{d}/no-model",
-            "--train_file",
-            "{d}/t.jsonl",
-        ],
+        ["recipe:reward", *NO_MODEL],
         "no-model",
         {
             "r.yaml": RECIPE_CONFIG,
@@ -1465,17 +1466,7 @@ CASES = [
     *(
         Case(  # the training file is read before the model loads: a typo in it costs no model load
             f"recipe-{recipe}-bad-rows-before-the-model",
-            [
-                f"recipe:{recipe}",
-                "--config",
-                "{d}/r.yaml",
-                "--output_dir",
-                "{out}",
-                "--model_name_or_path",
-                "{d}/no-model",
-                "--train_file",
-                "{d}/t.jsonl",
-            ],
+            [f"recipe:{recipe}", *NO_MODEL],
             "t.jsonl:1: invalid JSON",
             {"r.yaml": RECIPE_CONFIG, "t.jsonl": "{oops\n"},
         )

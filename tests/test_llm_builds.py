@@ -203,6 +203,13 @@ def test_llm_train_rows_verify_every_negative(tmp_path):
         assert all(n.text.endswith(f" [+{n.bias}]") for n in rewritten)
 
 
+LLM_TEACHER = {
+    "rewriter": "template",
+    "verifier": "rule",
+    "teacher": "llm",
+}  # only the teacher calls the endpoint
+
+
 def test_traces_rule_teacher_and_llm_teacher(tmp_path):
     manifest = build_traces(BuildConfig(corpus_size=300, n_traces_per_bias=10), tmp_path / "rule")
     rows = read_records(tmp_path / "rule" / "traces.jsonl", "trace")
@@ -224,15 +231,7 @@ def test_traces_rule_teacher_and_llm_teacher(tmp_path):
     )
 
     with FakeChatServer() as server:
-        cfg = llm_cfg(
-            server,
-            tmp_path,
-            rewriter="template",
-            verifier="rule",
-            teacher="llm",
-            biases="bandwagon,position",
-            n_traces_per_bias=20,
-        )
+        cfg = llm_cfg(server, tmp_path, **LLM_TEACHER, biases="bandwagon,position", n_traces_per_bias=20)
         manifest = build_traces(cfg, tmp_path / "llm")
         rows = read_records(tmp_path / "llm" / "traces.jsonl", "trace")
         for bias in ("bandwagon", "position"):
@@ -248,15 +247,7 @@ def test_a_teacher_whose_replies_are_all_unusable_is_named_not_the_verifier(tmp_
     """Every item verified, every teacher reply out of the judge format: the build keeps nothing and the
     error says the teacher's replies were the cause (it used to blame the verifier)."""
     with FakeChatServer(responder=lambda messages: "I would rather not say.") as server:
-        cfg = llm_cfg(
-            server,
-            tmp_path,
-            rewriter="template",
-            verifier="rule",
-            teacher="llm",
-            biases="bandwagon",
-            n_traces_per_bias=3,
-        )
+        cfg = llm_cfg(server, tmp_path, **LLM_TEACHER, biases="bandwagon", n_traces_per_bias=3)
         with pytest.raises(BiasAwareError) as err:
             build_traces(cfg, tmp_path / "out")
     text = str(err.value)
