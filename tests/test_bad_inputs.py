@@ -1427,6 +1427,12 @@ CASES = [
         {"r.yaml": RECIPE_CONFIG},
     ),
     Case("recipe-no-settings", ["recipe:reward"], "no settings: give --config FILE"),
+    Case(
+        "recipe-two-configs",
+        ["recipe:reward", "--config", "{d}/r.yaml", "--config", "{d}/r.yaml"],
+        "--config is given twice: a recipe reads one config file",
+        {"r.yaml": RECIPE_CONFIG},
+    ),
     Case("recipe-config-without-its-file", ["recipe:sft", "--config"], "--config needs a file"),
     Case(
         "recipe-config-with-equals-is-read",

@@ -815,6 +815,10 @@ def recipe_arguments(args: list[str]) -> list[str]:
             "no settings: give --config FILE (a recipe config) and any flags; --help lists them"
         )
     args = [part for a in args for part in (["--config", a[9:]] if a.startswith("--config=") else [a])]
+    if args.count("--config") > 1:  # TrlParser reads one file; the second was named an unknown flag
+        raise BiasAwareError(
+            "--config is given twice: a recipe reads one config file (flags override its settings)"
+        )
     if "--config" in args:
         i = args.index("--config")
         if i + 1 >= len(args) or args[i + 1].startswith("--"):
