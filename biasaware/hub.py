@@ -38,7 +38,7 @@ def check_hub_name(name: str, repo_type: str, what: str, instead: str) -> None:
         validate_repo_id(repo_id)
     except HFValidationError:
         raise BiasAwareError(
-            f"{name!r} is not a local path, nor a {what} name the hub could hold (letters, digits, '-', '_' and "
+            f"{name!r} names no local file or folder, nor a {what} name the hub could hold (letters, digits, '-', '_' and "
             f"'.', with one '/' after an owner); {instead}"
         ) from None
 
@@ -49,7 +49,7 @@ def check_hub_name(name: str, repo_type: str, what: str, instead: str) -> None:
     if offline():  # nothing is asked; a model's cache decides (a dataset's own cache may live elsewhere)
         if repo_type == "model" and not cached():
             raise BiasAwareError(
-                f"{name!r} is not a local path, and with HF_HUB_OFFLINE set the hub is not asked; the cache has no "
+                f"{name!r} names no local file or folder, and with HF_HUB_OFFLINE set the hub is not asked; the cache has no "
                 f"copy of it; {instead}"
             )
         return
@@ -59,12 +59,12 @@ def check_hub_name(name: str, repo_type: str, what: str, instead: str) -> None:
         return  # it exists; the token decides, and the library says so
     except RepositoryNotFoundError:
         raise BiasAwareError(
-            f"{name!r} is not a local path and the hub has no {what} of that name; {instead}"
+            f"{name!r} names no local file or folder and the hub has no {what} of that name; {instead}"
         ) from None
     except Exception:  # no connection, DNS, timeout, proxy: one try, then decide from the cache
         if not cached():
             raise BiasAwareError(
-                f"{name!r} is not a local path, so it would load from the Hugging Face Hub, which is not reachable "
+                f"{name!r} names no local file or folder, so it would load from the Hugging Face Hub, which is not reachable "
                 f"from here and has no cached copy; {instead}"
             ) from None
 

@@ -1067,12 +1067,12 @@ CASES = [
     Case(
         "preflight-unknown-judge",
         ["preflight", "--judge", "smollm2-135m-instrct", "--out", "{out}"],
-        "'smollm2-135m-instrct' is not a local path",
+        "'smollm2-135m-instrct' names no local file or folder",
     ),
     Case(
         "judge-name-no-hub-could-hold",
         ["eval", "bias", "--judge", "heuristic:length", "--data", "{d}/none", "--out", "{out}"],
-        "'heuristic:length' is not a local path, nor a model name the hub could hold",
+        "'heuristic:length' names no local file or folder, nor a model name the hub could hold",
     ),
     Case("preflight-bad-per-bias", ["preflight", "--judge", "x", "--per-bias", "0"], "must be at least 1"),
     # ------------------------------------------------------------------------------- compare
