@@ -185,10 +185,18 @@ def test_recipe_user_error_exits_2_without_traceback(tmp_path):
     import sys
 
     root = Path(__file__).resolve().parents[1]
+    rows = (
+        tmp_path / "rows.jsonl"
+    )  # read before the model: a good file, so the missing model is what is named
+    rows.write_text(
+        '{"id": "r1", "prompt": [{"role": "user", "content": "q"}], "chosen": "a b", "rejected": "c"}\n'
+    )
     run = subprocess.run(
         [
             sys.executable,
             str(root / "recipes" / "reward.py"),
+            "--train_file",
+            str(rows),
             "--output_dir",
             str(tmp_path / "o"),
             "--model_name_or_path",
