@@ -517,6 +517,16 @@ def _short(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def renamed_fields(problems: list[str], names: dict[str, str], note: str = "") -> list[str]:
+    """Problem lines with each record field named as the user's row names it (``names``: record field -> the
+    row's own name, e.g. ``gold`` -> ``human_score``); ``note``, formatted with ``field``, follows the name
+    (`` (mapped to {field})``)."""
+    for field_name, own in names.items():
+        shown = f"field '{own}'" + note.format(field=field_name)
+        problems = [p.replace(f"field '{field_name}'", shown) for p in problems]
+    return problems
+
+
 def parse_record(kind: str | type[_Record], row: Any, where: str = "<record>") -> _Record:
     """Validate one row (a dict) as ``kind``; raise :class:`RecordError` with readable problems."""
 

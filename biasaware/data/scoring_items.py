@@ -19,7 +19,7 @@ from typing import Any
 from biasaware.data.upstream import detect_format
 from biasaware.errors import BiasAwareError, RecordError
 from biasaware.io import iter_rows, refuse_other_kind
-from biasaware.records import RUBRIC_KEYS, ScoringItem, parse_record
+from biasaware.records import RUBRIC_KEYS, ScoringItem, parse_record, renamed_fields
 
 GOLD_KEYS = ("gold", "human_score", "gold_score", "gpt4_score")
 
@@ -130,12 +130,6 @@ def source_fields(row: dict) -> dict[str, str]:
     return names
 
 
-def _renamed(problems: list[str], names: dict[str, str]) -> list[str]:
-    for field, own in names.items():
-        problems = [p.replace(f"field '{field}'", f"field '{own}'") for p in problems]
-    return problems
-
-
 def _raw_rows(source: str | Path):
     """Raw rows with their locations; a JSON object whose values are all records keyed by id
     (BiGGen-Bench's layout) is expanded to one row per key."""
@@ -185,7 +179,7 @@ def load_scoring_items(source: str | Path, limit: int | None = None) -> list[Sco
         except RecordError as err:
             if i == 1:  # a file of other records (bias probes, judgments) in one line
                 refuse_other_kind(data, where, "scoring", err.problems)
-            problems.extend(_renamed(err.problems, source_fields(data)))
+            problems.extend(renamed_fields(err.problems, source_fields(data)))
             continue
         if item.id in seen:
             unnamed = all(data.get(k) is None for k in ("id", "question_id"))

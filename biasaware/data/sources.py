@@ -25,7 +25,7 @@ from typing import Any
 from biasaware.data.corpus import builtin_pairs
 from biasaware.errors import BiasAwareError, RecordError
 from biasaware.io import collect_rows
-from biasaware.records import PreferencePair, parse_record
+from biasaware.records import PreferencePair, parse_record, renamed_fields
 
 HELPSTEER3_COLUMNS = {"context", "response1", "response2", "overall_preference"}
 GRAM_COLUMNS = {"instruction", "output"}
@@ -197,10 +197,5 @@ def _columns_pair(row: dict[str, Any], where: str, cols: dict[str, str], index: 
     try:
         return parse_record("pair", data, where)
     except RecordError as err:  # a problem of a mapped field is named by the user's column
-        renamed = {f"field '{f}'": f"field '{c}' (mapped to {f})" for f, c in cols.items() if c != f}
-        problems = []
-        for problem in err.problems:
-            for was, now in renamed.items():
-                problem = problem.replace(was, now)
-            problems.append(problem)
-        raise RecordError(problems) from None
+        mapped = {f: c for f, c in cols.items() if c != f}
+        raise RecordError(renamed_fields(err.problems, mapped, " (mapped to {field})")) from None

@@ -167,15 +167,14 @@ class SweepSpec(BaseModel):
             return cls(**data)
         except ValidationError as exc:
 
-            def where(loc: tuple) -> str:  # a setting from a flag is the command line's, not the file's
-                key = str(loc[0]) if loc else ""
-                return "" if key in flagged or not path else f"{path}: "
+            def named(loc: tuple) -> str:  # a setting from a flag is the command line's, not the file's
+                setting = ".".join(str(p) for p in loc) or "config"
+                if loc and str(loc[0]) in flagged:
+                    return f"{setting} (command line)"
+                return f"{path}: {setting}" if path else setting
 
             problems = "; ".join(
-                f"{where(e['loc'])}{'.'.join(str(p) for p in e['loc']) or 'config'}"
-                f"{' (command line)' if e['loc'] and str(e['loc'][0]) in flagged else ''}: {e['msg']} "
-                f"(got {e.get('input')!r})"
-                for e in exc.errors()
+                f"{named(e['loc'])}: {e['msg']} (got {e.get('input')!r})" for e in exc.errors()
             )
             raise BiasAwareError(f"bad sweep setting: {problems}") from None
 

@@ -213,8 +213,9 @@ class JudgeSpec(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _an_address(cls, value: str | None) -> str | None:
-        if url_problem(value):
-            raise ValueError(url_problem(value))
+        problem = url_problem(value)
+        if problem:
+            raise ValueError(problem)
         return value
 
     @field_validator("template")

@@ -182,8 +182,9 @@ class LLMSpec:
 
         check_device_name(self.device)
         check_dtype_name(self.dtype)
-        if url_problem(self.base_url):
-            raise BiasAwareError(f"setting llm.base_url: {url_problem(self.base_url)}")
+        problem = url_problem(self.base_url)
+        if problem:
+            raise BiasAwareError(f"setting llm.base_url: {problem}")
 
     @classmethod
     def check_section(cls, data: Any, where: str = "llm") -> None:

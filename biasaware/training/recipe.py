@@ -657,9 +657,10 @@ def record_load_check(trainer, output_dir: str, check: dict[str, Any]) -> None:
         card.write(Path(output_dir), trainer.args, trainer.state.global_step, trainer.state.log_history)
 
 
-def check_recipe_config(path: str, dataclass_types) -> None:
+def check_recipe_config(path: str, dataclass_types) -> dict[str, Any]:
     """A recipe's ``--config`` file: readable YAML, a mapping, and only keys some dataclass of the
-    recipe declares, each unknown one named with the closest valid key (:class:`BiasAwareError`)."""
+    recipe declares, each unknown one named with the closest valid key (:class:`BiasAwareError`). Returns
+    its settings."""
 
     data = read_config(path, "recipe config")
     valid = {"env"} | {f.name for cls in dataclass_types for f in fields(cls)}  # env: TrlParser's own
@@ -678,14 +679,14 @@ def check_recipe_config(path: str, dataclass_types) -> None:
         hints = typing.get_type_hints(cls)
         for f in fields(cls):
             value, plain = data.get(f.name), _plain_type(hints.get(f.name))
-            if f.name in data and not isinstance(value, str) and value is not None and plain is not None:
-                ok = isinstance(value, plain) and not (plain is not bool and isinstance(value, bool))
-                if plain is float:
-                    ok = isinstance(value, int | float) and not isinstance(value, bool)
-                if not ok:
-                    raise BiasAwareError(
-                        f"{path}: setting {f.name!r}: expected {plain.__name__}, got {value!r}"
-                    )
+            if plain is None or value is None or isinstance(value, str):
+                continue
+            kinds = {bool: (bool,), int: (int,), float: (int, float)}[
+                plain
+            ]  # 1 is a float; True is no number
+            if not isinstance(value, kinds) or (plain is not bool and isinstance(value, bool)):
+                raise BiasAwareError(f"{path}: setting {f.name!r}: expected {plain.__name__}, got {value!r}")
+    return data
 
 
 def _plain_type(hint) -> type | None:
@@ -706,8 +707,9 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
         "ignore", message=".*gradient_checkpointing.* is deprecated", category=FutureWarning
     )
     args = recipe_arguments(sys.argv[1:] if args is None else list(args))
+    settings = {}
     if "--config" in args:  # recipe_arguments put the file found after it
-        check_recipe_config(args[args.index("--config") + 1], dataclass_types)
+        settings = check_recipe_config(args[args.index("--config") + 1], dataclass_types)
     captured = io.StringIO()
     try:
         # no flag prefixes: a misspelt flag is refused, as in a config
@@ -729,10 +731,7 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
         raise BiasAwareError(said + closest_flags(said, dataclass_types)) from None
     check_training_settings(*parsed)
     flagged = any(a.split("=")[0] in ("--output_dir", "--output-dir") for a in args)
-    in_file = "--config" in args and "output_dir" in read_config(
-        args[args.index("--config") + 1], "recipe config"
-    )
-    if not (flagged or in_file):  # transformers would write to ./trainer_output, unsaid
+    if not (flagged or "output_dir" in settings):  # transformers would write to ./trainer_output, unsaid
         raise BiasAwareError(
             "no output_dir: set where the trained model goes (output_dir in the config, or --output_dir)"
         )
