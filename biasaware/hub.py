@@ -10,6 +10,8 @@ With ``HF_HUB_OFFLINE`` set nothing is asked: a model name without a cached copy
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from biasaware.errors import BiasAwareError
 
@@ -67,6 +69,37 @@ def check_hub_name(name: str, repo_type: str, what: str, instead: str) -> None:
                 f"{name!r} names no local file or folder, so it would load from the Hugging Face Hub, which is not reachable "
                 f"from here and has no cached copy; {instead}"
             ) from None
+
+
+def raised_by_hub(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised inside ``huggingface_hub`` (an upload, a repository created, the
+    connection under them), whichever HTTP client it used: told apart from a training error."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_globals.get("__name__", "").startswith("huggingface_hub"):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+@contextmanager
+def hub_calls(
+    repo_id: str, token: str | None = None, after: str = "", only_hub: bool = False
+) -> Iterator[None]:
+    """Turn an error raised in the block (a block of hub calls: every error; ``only_hub``, a block that
+    does other work too: those raised inside huggingface_hub, :func:`raised_by_hub`) into a
+    :class:`BiasAwareError` naming ``repo_id`` with the first line of its message, the ``token`` (or
+    ``HF_TOKEN``) shown as ``***``; ``after``: what the user has and can do next."""
+    try:
+        yield
+    except Exception as exc:  # the network boundary: HTTP, connection and validation errors alike
+        if only_hub and not raised_by_hub(exc):
+            raise
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        for secret in (token, os.environ.get("HF_TOKEN")):
+            if secret and len(secret) >= 8:  # a real token; a short value would mangle ordinary words
+                message = message.replace(secret, "***")
+        raise BiasAwareError(f"pushing to {repo_id} failed: {message}{after}") from None
 
 
 # The license identifiers a Hub card's `license:` takes (huggingface.co/docs/hub/repositories-licenses);

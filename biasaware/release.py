@@ -38,7 +38,7 @@ from biasaware.evaluation.reports import markdown_report
 from biasaware.evaluation.runner import run_bias_eval
 from biasaware.evaluation.summaries import summarize
 from biasaware.formatting import pct
-from biasaware.hub import check_license, check_repo_name
+from biasaware.hub import check_license, check_repo_name, hub_calls
 from biasaware.io import check_out_folder, read_json, read_records, write_json
 from biasaware.judging.judges import JudgeSpec, load_judge
 from biasaware.judging.models import BUILTIN_MODELS, chat_ids, load_tokenizer, model_identity
@@ -811,19 +811,11 @@ def push(folder: Path, repo_id: str, private: bool) -> str:
     (``HF_TOKEN`` or a stored login) and appears in no message."""
     from huggingface_hub import HfApi
 
-    token = os.environ.get("HF_TOKEN") or None
-    api = HfApi(token=token)
-    try:
+    api = HfApi(token=os.environ.get("HF_TOKEN") or None)
+    with hub_calls(repo_id):
         url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
         api.upload_folder(
             folder_path=str(folder), repo_id=repo_id, repo_type="model", commit_message="biasaware release"
         )
-    except Exception as exc:  # the network boundary: HTTP, connection and validation errors alike
-        message = str(exc)
-        if token and len(token) >= 8:  # a real token; a short value would mangle ordinary words
-            message = message.replace(token, "***")
-        raise BiasAwareError(
-            f"pushing to {repo_id} failed: {message.splitlines()[0] if message else type(exc).__name__}"
-        ) from None
     print(f"[release] pushed {folder} to {url}", flush=True)
     return str(url)

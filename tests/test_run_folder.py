@@ -242,6 +242,23 @@ def test_what_binds_a_folder_whatever_the_command_names(
         "reward", [*other, "--resume_from_checkpoint", str(done / "checkpoint-2")], monkeypatch, capsys
     )
     assert code == 2 and "holds a finished reward run with other settings (learning_rate" in text
+    named = [
+        "--resume_from_checkpoint",
+        str(done / "checkpoint-2"),
+    ]  # into a new folder: the checkpoint's run
+    elsewhere = flags(tiny_models["reward"], train_file, tmp_path / "new", learning_rate=0.5)
+    code, text = run("reward", [*elsewhere, *named], monkeypatch, capsys)
+    assert (
+        code == 2
+        and f"resume_from_checkpoint {done / 'checkpoint-2'}: a checkpoint of a reward run with" in text
+    )
+    assert "other settings (learning_rate" in text and "--output_dir" not in text, text
+    code, text = run(
+        "reward", [*flags(tiny_models["reward"], train_file, tmp_path / "new"), *named], monkeypatch, capsys
+    )
+    assert (
+        code == 0 and f"[train] resuming from {done / 'checkpoint-2'} (resume_from_checkpoint), into" in text
+    )
     data = tmp_path / "data"
     shutil.copytree(Path(train_file).parent, data)
     into_data = flags(tiny_models["reward"], train_file, data)

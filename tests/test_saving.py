@@ -224,3 +224,80 @@ def test_recipe_user_error_exits_2_without_traceback(tmp_path):
         assert run.returncode == 2 and says in run.stderr and "Traceback" not in run.stderr, run.stderr[
             -2000:
         ]
+
+
+class _Hub:
+    """A hub that creates repositories when ``create`` and refuses every other call (403)."""
+
+    create = False
+    seen: list[str] = []
+
+    def _answer(self):
+        _Hub.seen.append(self.headers.get("authorization", ""))
+        ok = _Hub.create and self.path.startswith("/api/repos/create")
+        host = f"http://127.0.0.1:{self.server.server_port}"
+        body = json.dumps({"url": f"{host}/me/judge", "name": "me/judge"} if ok else {"error": "forbidden"})
+        self.send_response(200 if ok else 403)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_hub_that_refuses_a_recipes_push_is_a_user_error_that_says_what_was_kept(tiny_models, tmp_path):
+    import os
+    import subprocess
+    import sys
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    handler = type("Hub", (_Hub, BaseHTTPRequestHandler), {"do_GET": _Hub._answer, "do_POST": _Hub._answer})
+    server = HTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    token = "hf_" + "k" * 30
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(
+        '{"id": "r1", "prompt": [{"role": "user", "content": "q"}], "chosen": "a b", "rejected": "c"}\n'
+    )
+    out = tmp_path / "o"
+    env = {**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{server.server_port}", "HF_HUB_OFFLINE": "0"}
+    recipe = Path(__file__).resolve().parents[1] / "recipes" / "reward.py"
+    command = [sys.executable, str(recipe), "--train_file", str(rows), "--output_dir", str(out)]
+    command += [
+        "--model_name_or_path",
+        str(tiny_models["reward"]),
+        "--use_cpu",
+        "true",
+        "--report_to",
+        "none",
+    ]
+    command += [
+        "--max_steps",
+        "1",
+        "--push_to_hub",
+        "true",
+        "--hub_model_id",
+        "me/judge",
+        "--hub_token",
+        token,
+    ]
+
+    def run():
+        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+
+    try:
+        refused = run()  # the repository is refused as the trainer is made: nothing trained
+        _Hub.create = True
+        kept = run()  # the repository is made, the upload of the trained folder refused
+    finally:
+        server.shutdown()
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr[-2000:]
+    assert "error: pushing to me/judge failed: " in refused.stderr and "nothing was trained" in refused.stderr
+    assert kept.returncode == 2 and "Traceback" not in kept.stderr, kept.stderr[-2000:]
+    assert f"the trained model is saved in {out}" in kept.stderr
+    assert any(token in h for h in _Hub.seen)  # the token went to the hub, and to no output
+    assert token not in refused.stdout + refused.stderr + kept.stdout + kept.stderr
+    assert weight_files(out) and load_model(str(out), "reward") is not None

@@ -52,6 +52,7 @@ from transformers import TrainerCallback
 
 from biasaware.devices import shutdown
 from biasaware.errors import BiasAwareError, OtherKindError
+from biasaware.hub import hub_calls
 from biasaware.io import check_out_folder, find_file, read_config, read_json, read_records
 from biasaware.judging.judge_format import RECORD_CHECKS
 from biasaware.judging.models import chat_ids, load_config, load_model, weight_files, weights_bytes
@@ -458,18 +459,38 @@ def train_recipe(recipe: str, trainer_class, rows: list, model, tokenizer, confi
     script_args, training_args, model_args = configs
     notes = extra.pop("card_notes", None) or {}
     kind = extra.pop("kind", "causal")
-    trainer = trainer_class(
-        model=model,
-        args=training_args,
-        train_dataset=Dataset.from_list(rows),
-        processing_class=tokenizer,
-        peft_config=get_peft_config(model_args),
-        callbacks=card_callbacks(recipe, model_args, script_args),
-        **extra,
-    )
+    with pushing(
+        training_args, "nothing was trained yet: run again when the hub answers, or without --push_to_hub"
+    ):
+        trainer = trainer_class(
+            model=model,
+            args=training_args,
+            train_dataset=Dataset.from_list(rows),
+            processing_class=tokenizer,
+            peft_config=get_peft_config(model_args),
+            callbacks=card_callbacks(recipe, model_args, script_args),
+            **extra,
+        )
     for key, value in notes.items():
         note_in_cards(trainer, key, value)
-    return train_and_save(trainer, training_args, kind, script_args.load_check)
+    kept = (
+        f"the trained model is saved in {training_args.output_dir}: this command run again resumes from its last "
+        "checkpoint and pushes, or upload the folder with huggingface_hub's own tools"
+    )
+    with pushing(training_args, kept):
+        return train_and_save(trainer, training_args, kind, script_args.load_check)
+
+
+def pushing(training_args, kept: str):
+    """With ``push_to_hub``, a hub that refuses or cannot be reached (transformers creates the repository
+    as the trainer is made, and uploads the final folder as it is saved) is a :class:`BiasAwareError` that
+    says what is ``kept`` and what to do, not a traceback; without it, nothing is caught."""
+    if not training_args.push_to_hub:
+        return contextlib.nullcontext()
+    repo = (
+        training_args.hub_model_id or Path(training_args.output_dir).absolute().name
+    )  # transformers' default
+    return hub_calls(repo, token=training_args.hub_token, after=f"; {kept}", only_hub=True)
 
 
 def note_in_cards(trainer, key: str, value: Any) -> None:

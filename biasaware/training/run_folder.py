@@ -229,12 +229,20 @@ def recorded_settings(folder: Path, source: Path) -> dict[str, Any] | None:
 
 
 def _refuse_other(
-    out: Path, before: dict[str, Any] | None, now: dict[str, Any], what: str, keep: str
+    out: Path, before: dict[str, Any] | None, now: dict[str, Any], what: str, keep: str, named: str = ""
 ) -> None:
+    """Refuse a run of other settings than ``now`` in ``out``: the output folder's own, or (``named``, the
+    ``resume_from_checkpoint`` given) the run a named checkpoint belongs to, which only the settings fix."""
     diff = differences(before, now) if before is not None else []
     if diff:
+        kind = before.get("recipe") or "training"
+        if named:
+            raise BiasAwareError(
+                f"resume_from_checkpoint {named}: a checkpoint of {what} {kind} run with other settings "
+                f"({'; '.join(diff)}); give its settings to {keep}, or leave resume_from_checkpoint out"
+            )
         raise BiasAwareError(
-            f"{out} holds {what} {before.get('recipe') or 'training'} run with other settings "
+            f"{out} holds {what} {kind} run with other settings "
             f"({'; '.join(diff)}); give another --output_dir, or the same settings to {keep}"
         )
 
@@ -271,7 +279,9 @@ def prepare_run(recipe: str, parsed: tuple) -> bool:
             raise BiasAwareError(
                 f"resume_from_checkpoint {asked}: no checkpoint folder with its trainer state there"
             )
-        _refuse_other(source.parent, recorded_settings(source.parent, source), now, "a", "resume it")
+        _refuse_other(
+            source.parent, recorded_settings(source.parent, source), now, "a", "resume it", named=asked
+        )
     if source is not None and not any(source.glob("rng_state*.pth")):
         raise BiasAwareError(
             f"{source} holds the weights alone (save_only_model): a run resumed from it would not continue as "
@@ -279,8 +289,10 @@ def prepare_run(recipe: str, parsed: tuple) -> bool:
         )
     if source is None and asked is True:
         print(f"[train] no checkpoint in {out} to resume from: training from the first step", flush=True)
-    elif source is not None and asked is None:
+    elif source is not None and source == here:
         print(f"[train] resuming the interrupted run in {out} from {source.name}", flush=True)
+    elif source is not None:
+        print(f"[train] resuming from {source} (resume_from_checkpoint), into {out}", flush=True)
     training.resume_from_checkpoint = str(source) if source is not None else None
     training.biasaware_run = now  # the mark train_and_save writes as training starts (write_mark)
     return True
