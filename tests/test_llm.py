@@ -129,6 +129,8 @@ def test_credentials_in_the_base_url_reach_no_file_and_no_message(tmp_path, caps
         assert main([*argv, "--out", str(tmp_path / "again")]) == 0
         assert "8 views judged in" in (again := capsys.readouterr().out)
         assert "replies from the reply cache (no call made)" in again, again
+        # the key in the query reached the server as a query, and the request its path
+        assert server.queries and set(server.queries) == {"api_key=sk-URL-SECRET-9"}
     out = capsys.readouterr()
     dead = type("Dead", (), {"base_url": "http://u53r:pa55w0rd@127.0.0.1:9/v1?api_key=sk-URL-SECRET-9"})()
     client = LLMClient(spec(dead, tmp_path, max_retries=0))
@@ -283,3 +285,118 @@ def test_public_url_keeps_the_address_and_hides_every_credential():
     assert public_url("http://key@[::1]:8000/v1") == "http://***@[::1]:8000/v1"
     assert public_url("http://h/v1?token=abc&token=def") == "http://h/v1?token=***&token=***"
     assert public_url("http://[::1/v1") == "***"  # unreadable: nothing of it shown
+
+
+def test_a_reply_is_cached_and_judged_for_the_server_that_gave_it(tmp_path, monkeypatch, capsys):
+    """Two servers may serve other weights under one model name: the reply cache keys the server (not its
+    credentials), and a folder judged at one refuses to resume at the other."""
+    from biasaware.cli import main
+    from biasaware.judging.llm import public_url
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("BIASAWARE_CACHE", str(tmp_path / "cache"))
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(
+        "".join(
+            f'{{"id": "p{i}", "prompt": "What is {i}+{i}?", "chosen": "{2 * i}.", "rejected": "{2 * i + 1}."}}\n'
+            for i in range(3)
+        )
+    )
+    with FakeChatServer(lambda m: "[[A]]") as a, FakeChatServer(lambda m: "[[B]]") as b:
+
+        def judge(server, out, secret="k1"):
+            host = server.base_url.split("//", 1)[1]
+            url = f"http://u:{secret}@{host}"
+            argv = ["eval", "general", "--judge", "same-name", "--backend", "openai", "--base-url", url]
+            return main(
+                [*argv, "--template", "mtbench", "--benchmark", str(pairs), "--out", str(tmp_path / out)]
+            )
+
+        assert judge(a, "at-a") == 0 and a.requests == 6
+        assert judge(b, "at-b") == 0 and b.requests == 6  # asked, not answered from a's replies
+        capsys.readouterr()
+        assert judge(a, "at-a-again", secret="k2") == 0 and a.requests == 6  # another key, the same server
+        assert judge(b, "at-a") == 2
+        err = capsys.readouterr().err
+        assert "other settings (endpoint: " in err and public_url(f"http://u:k@{b.base_url[7:]}") in err
+        assert "k1" not in err and b.requests == 6
+    assert (
+        LLMSpec(model="m").endpoint is None
+        and LLMSpec(model="m", backend="transformers", base_url=None).endpoint is None
+    )
+    assert cache_key("m", ask(1), {}) == cache_key(
+        "m", ask(1), {}, None
+    )  # the default endpoint's keys as before
+
+
+def test_a_verbose_log_shows_no_credential_of_an_address(tmp_path):
+    """``-v`` lets the HTTP client log each request with its address; the address is shown without its
+    credentials, however the client wrote it (lower-cased host, path joined)."""
+    import os
+    import subprocess
+    import sys
+
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"id": "p1", "prompt": "What is 1+1?", "chosen": "2.", "rejected": "3."}\n')
+    with FakeChatServer(lambda m: "[[A]]") as server:
+        port = server.base_url.split(":")[2].split("/")[0]
+        url = f"http://u53r:pa55w0rd@LOCALHOST:{port}/v1?api_key=sk-Q-SECRET"
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "biasaware.cli",
+                "-v",
+                "eval",
+                "general",
+                "--judge",
+                "j",
+                "--backend",
+                "openai",
+            ]
+            + [
+                "--base-url",
+                url,
+                "--template",
+                "mtbench",
+                "--benchmark",
+                str(pairs),
+                "--out",
+                str(tmp_path / "o"),
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "BIASAWARE_CACHE": str(tmp_path / "cache"), "OPENAI_API_KEY": ""},
+            timeout=300,
+        )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "HTTP Request: POST http://***@localhost" in run.stderr and "api_key=***" in run.stderr
+    for secret in ("u53r", "pa55w0rd", "sk-Q-SECRET"):
+        assert secret not in run.stdout + run.stderr
+
+
+def test_a_stopped_run_tries_no_request_again(tmp_path):
+    """Ctrl-C (here a KeyboardInterrupt raised in the waiting thread) stops every worker's retries: no
+    request is sent after the calls already in flight (before, each kept its whole retry loop)."""
+    import signal
+    import time
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    with FakeChatServer(fault_rate=1.0, faults=("500",), max_faults=10**6) as server:
+        client = LLMClient(
+            spec(server, tmp_path, max_retries=200, backoff=0.05, max_backoff=0.1, concurrency=4)
+        )
+        before = signal.signal(signal.SIGALRM, interrupt)
+        signal.setitimer(signal.ITIMER_REAL, 2.0)  # the client starts (openai imported) and calls
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                client.complete_many([ask(i) for i in range(4)])
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, before)
+        time.sleep(0.5)  # a call in flight may still arrive
+        sent = server.requests
+        time.sleep(1.0)
+        assert server.requests == sent and sent > 4

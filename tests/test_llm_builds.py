@@ -161,7 +161,13 @@ def test_failed_calls_leave_items_for_a_rerun(tmp_path):
         assert not (tmp_path / "out" / "sycophancy.jsonl").exists()
         decided = (tmp_path / "out" / ".work" / "bench-sycophancy.jsonl").read_text().splitlines()
         assert 0 < len(decided) < 30
-    with FakeChatServer() as healthy:
+        port = int(server.base_url.split(":")[2].split("/")[0])
+    with FakeChatServer() as elsewhere:  # another server's replies would be mixed in: refused
+        cfg.llm["base_url"] = elsewhere.base_url
+        with pytest.raises(BiasAwareError, match="other settings \\(llm: .*'endpoint': "):
+            build_bench(cfg, tmp_path / "out")
+        assert elsewhere.requests == 0
+    with FakeChatServer(port=port) as healthy:  # the server started again at its address
         cfg.llm["base_url"] = healthy.base_url
         manifest = build_bench(cfg, tmp_path / "out")
         assert manifest["biases"]["sycophancy"]["kept"] == 30

@@ -164,7 +164,9 @@ def test_a_report_the_checkpoint_does_not_reproduce_is_refused(two_points, tmp_p
     run = json.loads((report / "summary.json").read_text())["run"]
     write_reports(forged / "judgments.jsonl", forged, "symmetric", 0, {"run": run})  # a consistent summary
     with pytest.raises(BiasAwareError, match="does not reproduce its report"):
-        release(ckpt, forged, tmp_path / "rel", probes=len(rows))  # every probe: the sample is drawn at random
+        release(
+            ckpt, forged, tmp_path / "rel", probes=len(rows)
+        )  # every probe: the sample is drawn at random
     assert not (tmp_path / "rel").exists()
     rows[0]["verdict"] = (
         "B" if rows[0]["verdict"] == "A" else "A"

@@ -25,10 +25,22 @@ from biasaware.cli.arguments import (
 )
 from biasaware.devices import shutdown
 from biasaware.errors import BiasAwareError
+from biasaware.judging.llm import public_text
 
 __all__ = ["EPILOG", "all_parsers", "build_parser", "leaf_parsers", "main"]
 
 log = logging.getLogger("biasaware")
+
+
+class PublicAddresses(logging.Filter):
+    """Every log line with its http(s) addresses shown without credentials (:func:`public_text`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        shown = public_text(text)
+        if shown != text:
+            record.msg, record.args = shown, None
+        return True
 
 
 def quiet_libraries(verbose: bool) -> None:
@@ -36,6 +48,11 @@ def quiet_libraries(verbose: bool) -> None:
         level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("biasaware").setLevel(logging.INFO if verbose else logging.WARNING)
+    for (
+        handler
+    ) in logging.getLogger().handlers:  # an HTTP client's request lines quote the address, keys and all
+        if not any(isinstance(f, PublicAddresses) for f in handler.filters):
+            handler.addFilter(PublicAddresses())
     if not verbose:
         # DeepSpeed announces its accelerator choice on first use (the built-in model's conversion
         # imports it); its logger is created later with the same name, so a filter set now applies

@@ -80,7 +80,7 @@ from biasaware.io import (
     write_jsonl,
 )
 from biasaware.judging.judge_format import judge_messages, parse_judgment
-from biasaware.judging.llm import LLMClient, LLMFailure, LLMSpec
+from biasaware.judging.llm import LLMClient, LLMFailure, LLMSpec, public_url
 from biasaware.progress import progress_bar
 from biasaware.records import BiasProbe, PreferencePair, TraceRow, TrainingRow
 from biasaware.taxonomy import parse_bias_list
@@ -304,7 +304,10 @@ class BuildConfig:
             if data[added] == default:  # left out at its default, so earlier folders still resume
                 data.pop(added)
         for key in ("llm", *(f"{r}_llm" for r in LLM_ROLES)):
-            data[key] = {k: v for k, v in data[key].items() if k not in LLMSpec.RUNTIME}
+            section = data[key]
+            data[key] = {k: v for k, v in section.items() if k not in LLMSpec.RUNTIME}
+            if section.get("base_url"):  # the server asked decides the replies; its credentials do not
+                data[key]["endpoint"] = public_url(section["base_url"])
         return data
 
 

@@ -20,6 +20,7 @@ from biasaware.evaluation.metrics import effective_policy
 from biasaware.evaluation.runner import SHARDS, start_judge
 from biasaware.io import json_sha256, read_json, read_whole_lines, refuse_foreign, write_json
 from biasaware.judging.judges import resolve_judge
+from biasaware.judging.llm import endpoint
 
 FINGERPRINT = "fingerprint.json"
 
@@ -39,7 +40,7 @@ JUDGMENT_SETTINGS = (
 LATER_DEFAULTS = {"parse": "strict", "truncation": "none"}
 GENERATION_ONLY = ("max_tokens",)  # read by mode generate alone: no other mode's judgments depend on them
 # compared only where the folder's fingerprint records it (folders judged before do not)
-RECORDED_LATER = ("dtype", "scoring_templates")
+RECORDED_LATER = ("dtype", "scoring_templates", "endpoint")
 # what an eval run leaves in its folder beside its fingerprint: a folder holding none is someone else's (eval
 # scoring adds the references it writes before its fingerprint, which a run the reviewer stopped keeps)
 OWN_FILES = (FINGERPRINT, "judgments.jsonl", SHARDS)
@@ -56,7 +57,7 @@ def fingerprint(
     ``eval scoring``: their judgments are of other kinds), the model (its weights hash when it is on
     this disk, else its name), the spec's settings that change a verdict (:data:`JUDGMENT_SETTINGS`),
     the weights' resolved ``dtype`` for a local model (bfloat16 and float32 can give other verdicts;
-    not the device or batch size) and the SHA-256 of every item's content, by id. A repeated id is
+    not the device or batch size), an endpoint judge's server (:func:`~biasaware.judging.llm.endpoint`) and the SHA-256 of every item's content, by id. A repeated id is
     refused."""
 
     hashes: dict[str, str] = {}
@@ -75,6 +76,8 @@ def fingerprint(
     }
     if dtype:
         settings["dtype"] = dtype
+    if (server := endpoint(spec.backend, spec.base_url)) is not None:
+        settings["endpoint"] = server
     return {
         **({"command": command} if command else {}),
         "judge": {"model": model, **settings},

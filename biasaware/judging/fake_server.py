@@ -19,7 +19,9 @@ With ``api_key`` set, a request without ``Authorization: Bearer <api_key>`` gets
 ``context_words`` set, a request whose messages hold more words than that gets the 400 that
 OpenAI and ``vllm serve`` send for a prompt over the model's context (``context_length_exceeded``).
 ``served`` counts the answers delivered per request key (not the late ones after a timeout fault),
-``requests`` all requests received.
+``requests`` all requests received, ``queries`` each chat request's query string. ``port`` (default: a free one) lets a
+server start again at the address of one that stopped. A request to another
+path gets a 404, as from a real server.
 
 The default :func:`default_responder` understands the builders' rewrite prompts (returns the text
 with a visible marker per direction) and pairwise judge prompts (prefers the response without an
@@ -91,18 +93,20 @@ class FakeChatServer:
         seed: int = 0,
         api_key: str | None = None,
         context_words: int | None = None,
+        port: int = 0,
     ):
         unknown = set(faults) - set(FAULTS)
         if unknown:
             raise ValueError(f"unknown faults {sorted(unknown)}; valid: {FAULTS}")
         self.responder, self.latency, self.fault_rate = responder, latency, fault_rate
         self.faults, self.max_faults, self.hang, self.seed = faults, max_faults, hang, seed
-        self.api_key, self.context_words = api_key, context_words
+        self.api_key, self.context_words, self.port = api_key, context_words, port
         self.requests = 0
         self.attempts: Counter[str] = Counter()
         self.served: Counter[str] = Counter()
         self.fault_counts: Counter[str] = Counter()
         self.bad_auth = 0
+        self.queries: list[str] = []  # each chat request's query string (a provider's key may ride there)
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
 
@@ -119,6 +123,11 @@ class FakeChatServer:
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("content-length") or 0)
         body = json.loads(handler.rfile.read(length) or b"{}")
+        path, _, query = handler.path.partition("?")
+        if path != "/v1/chat/completions":  # as a real server answers a request sent elsewhere
+            return _send(handler, 404, {"error": {"message": f"no route {path}"}})
+        with self._lock:
+            self.queries.append(query)
         key = request_key(body)
         with self._lock:
             self.requests += 1
@@ -194,7 +203,7 @@ class FakeChatServer:
             def log_message(self, *args):  # keep test output clean
                 pass
 
-        self._httpd = _Server(("127.0.0.1", 0), Handler)
+        self._httpd = _Server(("127.0.0.1", self.port), Handler)  # port 0: a free one
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
         return self
 

@@ -13,13 +13,15 @@ Backends (``LLMSpec.backend``):
 * ``vllm``: ``vllm.LLM`` in-process, when vLLM is installed (``pip install 'biasaware[vllm]'``).
 
 :meth:`LLMClient.complete_many` is the one way in. It looks every request up in the cache (a
-SQLite file keyed by the SHA-256 of model, messages and sampling parameters), sends the misses
+SQLite file keyed by the SHA-256 of model, messages, sampling parameters and the server asked when
+``base_url`` names one, without its credentials), sends the misses
 with at most ``concurrency`` calls in flight (threads; local backends run batches instead), and
 retries with exponential backoff and jitter (tenacity) on rate limits (honouring
 ``retry-after``), server errors, timeouts, dropped connections and malformed replies (a body that
 is not JSON, or text the caller's ``check`` rejects: by default a blank reply). Each answer is written to
 the cache the moment it arrives, so a killed run loses no finished call and a rerun of the same
-work makes zero calls. A request that still fails after ``max_retries`` retries comes back as
+work makes zero calls. When a run stops (Ctrl-C, an error) no request is tried again: a worker waiting
+to retry gives up at once, and only a call already sent may still arrive (and be cached). A request that still fails after ``max_retries`` retries comes back as
 ``None`` and is not cached; the caller decides what that means (the builders leave the item
 undone and say so). Refusals that retrying cannot fix (bad key, unknown model: 400/401/403/404)
 stop the run with a clear error, except a 400 that says the prompt is over the model's context:
@@ -106,6 +108,26 @@ def public_url(url: str | None) -> str | None:
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
+URL = re.compile(r"https?://[^\s'\"<>()]+", re.IGNORECASE)
+
+
+def public_text(text: str) -> str:
+    """``text`` with every http(s) address in it as :func:`public_url` shows it: for messages and log lines
+    that quote an address however a library wrote it.
+
+    >>> public_text("POST http://u:pw@LOCALHOST:8/v1/chat?key=k 500")
+    'POST http://***@localhost:8/v1/chat?key=*** 500'
+    """
+    return URL.sub(lambda m: public_url(m.group(0)) or "", text)
+
+
+def endpoint(backend: str, base_url: str | None) -> str | None:
+    """The server a ``backend`` asks at ``base_url``, without its credentials (:func:`public_url`): part of
+    what decides its replies, since two servers may serve other weights under one model name. ``None``:
+    the default endpoint, or a backend that runs the model itself."""
+    return public_url(base_url) if backend == "openai" and base_url else None
+
+
 def url_problem(url: str | None) -> str | None:
     """What is wrong with ``url`` as an endpoint's address (``None``: nothing): an http(s) scheme and a
     host are needed, or the client retries a connection that can never be made. The message shows the
@@ -153,7 +175,8 @@ class LLMSpec:
     dtype: str = "auto"  # local backends: auto, float32, bfloat16, float16
 
     # settings that change how calls are made, not what comes back: a resumed build may change them.
-    # Device and dtype are among them: a cached reply from a bf16 GPU run serves a CPU rerun.
+    # Device and dtype are among them: a cached reply from a bf16 GPU run serves a CPU rerun. The base_url is
+    # here as written (it may hold a key); the server it names counts, as ``endpoint`` (identity, cache key).
     RUNTIME = (
         "device",
         "dtype",
@@ -227,12 +250,24 @@ class LLMSpec:
         return p
 
     def identity(self) -> dict[str, Any]:
-        """What decides the answers (for a build's settings stamp)."""
-        return {k: v for k, v in asdict(self).items() if k not in self.RUNTIME}
+        """What decides the answers: the settings outside :data:`RUNTIME` and, for a server of one's own,
+        its :attr:`endpoint`."""
+        settings = {k: v for k, v in asdict(self).items() if k not in self.RUNTIME}
+        return {**settings, "endpoint": self.endpoint} if self.endpoint is not None else settings
+
+    @property
+    def endpoint(self) -> str | None:
+        return endpoint(self.backend, self.base_url)
 
 
-def cache_key(model: str, messages: Messages, params: dict[str, Any]) -> str:
-    blob = json.dumps({"model": model, "messages": messages, "params": params}, sort_keys=True)
+def cache_key(model: str, messages: Messages, params: dict[str, Any], endpoint: str | None = None) -> str:
+    """The cache's key of a request: model, messages, sampling parameters and, for a server of one's own
+    (``endpoint``: its address without credentials, :func:`public_url`), where it was asked: two servers
+    may serve other weights under one model name."""
+    request = {"model": model, "messages": messages, "params": params}
+    if endpoint is not None:  # left out for the default endpoint: keys cached before it still hit
+        request["endpoint"] = endpoint
+    blob = json.dumps(request, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -317,8 +352,16 @@ class OpenAIBackend:
                 )
             key = "EMPTY"
         self.secret = key if key != "EMPTY" else None
-        # retries are ours (tenacity) so that malformed bodies are retried too and every try is counted
-        self.client = openai.OpenAI(api_key=key, base_url=spec.base_url, max_retries=0, timeout=spec.timeout)
+        # retries are ours (tenacity) so that malformed bodies are retried too and every try is counted. A query
+        # in base_url (a provider's key) goes on every request's query: left in the base it would end up in the path
+        base, query = spec.base_url, {}
+        if base and urlsplit(base).query:
+            parts = urlsplit(base)
+            base = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+            query = dict(parse_qsl(parts.query, keep_blank_values=True))
+        self.client = openai.OpenAI(
+            api_key=key, base_url=base, default_query=query or None, max_retries=0, timeout=spec.timeout
+        )
         self.batch_size, self.parallel = 1, spec.concurrency
 
     def generate(self, batch: list[Messages]) -> list[Reply]:
@@ -527,6 +570,7 @@ class LLMClient:
         self.too_long: dict[str, TooLong] = {}
         self._memo: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._stop = threading.Event()  # set when a run stops (Ctrl-C, an error): no worker tries again
         self.on_count: Callable[[], None] | None = None  # told after every count (a build saves them)
 
     def _count(self, **amounts: int) -> None:
@@ -543,16 +587,19 @@ class LLMClient:
         return self._backend
 
     def key(self, messages: Messages) -> str:
-        return cache_key(self.spec.model, messages, self.spec.params())
+        return cache_key(self.spec.model, messages, self.spec.params(), self.spec.endpoint)
 
     def _scrub(self, text: str) -> str:
         secret = getattr(self._backend, "secret", None)
         text = text.replace(secret, "***") if secret else text
         url = self.spec.base_url
-        return text.replace(url, public_url(url) or "") if url else text
+        text = text.replace(url, public_url(url) or "") if url else text
+        return public_text(text)  # the address as the HTTP client wrote it (host lower-cased, path joined)
 
     def _attempt(self, batch: list[Messages], check: Callable[[str], Any] | None) -> list[Reply | None]:
         """One try at a batch; raises a retryable error for a batch of one that came back unusable."""
+        if self._stop.is_set():  # the run stopped while this request waited to try again
+            raise LLMFailure("the run stopped")
         self._count(calls=len(batch))
         replies = self.backend.generate(batch)
         out: list[Reply | None] = []
@@ -586,8 +633,10 @@ class LLMClient:
 
         try:
             for attempt in tenacity.Retrying(
-                stop=tenacity.stop_after_attempt(self.spec.max_retries + 1),
+                stop=tenacity.stop_after_attempt(self.spec.max_retries + 1)
+                | tenacity.stop_when_event_set(self._stop),
                 wait=wait,
+                sleep=self._stop.wait,  # a wait before the next try ends when the run stops
                 retry=tenacity.retry_if_exception(_retryable),
                 before_sleep=before_sleep,
                 reraise=True,
@@ -674,6 +723,7 @@ class LLMClient:
         bar = progress_bar(len(items), desc=desc, unit="call", leave=False, enabled=self.spec.progress)
         pool = ThreadPoolExecutor(max_workers=min(self.backend.parallel, len(batches)))
         finished = 0
+        self._stop.clear()
         futures = {pool.submit(self._fetch, b, check): b for b in batches}
         try:
             for future in as_completed(futures):
@@ -696,8 +746,9 @@ class LLMClient:
                 bar.update(len(batch))
                 finished += len(batch)
                 advance(finished, len(items))  # a judging loop's bar moves with the calls
-        except BaseException:  # Ctrl-C or an error: queued batches never start; answers in flight are
-            pool.shutdown(wait=False, cancel_futures=True)  # cached by their workers as they arrive
+        except BaseException:  # Ctrl-C or an error: queued batches never start, none is tried again; answers
+            self._stop.set()  # in flight are cached by their workers as they arrive
+            pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()
         bar.close()
