@@ -332,6 +332,15 @@ def test_names_and_text_are_taken_as_they_are_never_made_text(tmp_path):
     row = {"question": "q", "response_A": "x", "response_B": "y", "label": "A>B", "source": 5}
     with pytest.raises(RecordError, match=r"j.jsonl:1: field 'source' must be text, got int 5"):
         load_upstream(jsonl(tmp_path / "j.jsonl", [row]))
+    for given in ([1], 1.5, True, {"n": 1}):  # an id: text or a whole number, never a list made text
+        row = {"id": given, "prompt": "q", "chosen": "a", "rejected": "b", "subset": "s"}
+        with pytest.raises(RecordError, match=r"r.jsonl:1: field 'id' must be text or a whole number, got "):
+            load_upstream(jsonl(tmp_path / "r.jsonl", [row]))
+    rows = [
+        {"id": v, "prompt": "q", "chosen": "a", "rejected": "b", "subset": "s"} for v in (None, None, 7, "x")
+    ]
+    ids = [p.id for p in load_upstream(jsonl(tmp_path / "r.jsonl", rows)).pairs]
+    assert ids == ["0", "1", "7", "x"]  # a null id gives none: the row's number
     row = {"scenario": "s", "label": 0, "prompt": "p", "response 1": "Mercury \ud800", "response 2": "y"}
     with pytest.raises(
         RecordError, match=r"a.jsonl:1: field 'response 1' is not valid text: a lone surrogate"

@@ -276,6 +276,20 @@ def _name(row: dict[str, Any], where: str, *keys: str) -> str:
     return "all"
 
 
+def _row_id(row: dict[str, Any], key: str, where: str, i: int) -> str:
+    """A row's own id in field ``key``: text, or a whole number (upstream files number their rows), as
+    text; the row's number when it gives none (a JSON ``null`` gives none). Anything else is refused, not
+    made text (``[1]`` would become the id ``"[1]"``)."""
+    value = row.get(key)
+    if value is None:
+        return str(i)
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return str(value)
+    raise RecordError(
+        [f"{where}: field '{key}' must be text or a whole number, got {type(value).__name__} {value!r:.40}"]
+    )
+
+
 def _choice(row: dict[str, Any], key: str, valid: tuple[Any, ...], where: str, say: str) -> Any:
     """A label field that must be one of ``valid`` and of its type: ``1.0`` is not the label ``1``, nor
     ``true``."""
@@ -292,7 +306,7 @@ def _label_error(where: str, field: str, value: Any, valid: str) -> RecordError:
 def _rewardbench(row, where, i, opts):
     return [
         _pair(
-            str(row.get("id", i)),
+            _row_id(row, "id", where, i),
             _name(row, where, "subset"),
             row["prompt"],
             row["chosen"],
@@ -307,7 +321,7 @@ def _judgebench(row, where, i, opts):
     a, b = _text(row, "response_A", where), _text(row, "response_B", where)
     chosen, rejected = (a, b) if label == "A>B" else (b, a)
     subset = _name(row, where, "source")
-    pid = str(row.get("pair_id", i))
+    pid = _row_id(row, "pair_id", where, i)
     return [_pair(pid, subset, row["question"], chosen, rejected, where, {"prompt": "question"})]
 
 
@@ -320,7 +334,7 @@ def _rmb(row, where, i, opts):
         "chosen": "chosen.answer" if isinstance(chosen, dict) else "chosen",
         "rejected": "reject.answer" if isinstance(reject, dict) else "reject",
     }
-    pid = str(row.get("pair_uid", i))
+    pid = _row_id(row, "pair_uid", where, i)
     return [_pair(pid, subset, row["conversation_input"], get(chosen), get(reject), where, columns)]
 
 
@@ -336,7 +350,7 @@ def _rmbench(row, where, i, opts):
         raise RecordError(
             [f"{where}: fields 'chosen' and 'rejected' must be lists of 3 responses (RM-Bench)"]
         )
-    rid = str(row.get("id", i))
+    rid = _row_id(row, "id", where, i)
     subset = _name(row, where, "subset", "domain")
     for side, texts in (("chosen", chosen), ("rejected", rejected)):
         for k, t in enumerate(texts):
@@ -455,7 +469,7 @@ def _pandalm(row, where, i, opts):
     if not majority or majority[0] == 0:
         raise _LeftOut("tie")
     better, worse = (one, two) if majority[0] == 1 else (two, one)
-    pid = f"pandalm-{row.get('idx', i)}"
+    pid = f"pandalm-{_row_id(row, 'idx', where, i)}"
     return [_pair(pid, _name(row, where, "motivation_app"), prompt, better, worse, where, votes=votes)]
 
 
