@@ -949,6 +949,14 @@ def test_the_study_s_precision_follows_the_hardware_unless_given_and_stays_with_
     assert generative.study_precision(old, cpu, "float32") == "float32"  # given: the claim then refuses it
     with pytest.raises(BiasAwareError, match="float16 mixed precision needs a CUDA device"):
         generative.study_precision(tmp_path / "new", cpu, "float16")
+    from biasaware.experiments import parts
+
+    # --dtype left out on a rerun keeps the folder's own, as the help says (it was refused as "its default now")
+    assert parts.folder_dtype(tmp_path / "new", "auto") == "auto"
+    assert parts.folder_dtype(old, "auto") == "auto"  # a folder that records none
+    (old / "experiment.json").write_text(json.dumps({"experiment": "generative-seeds", "dtype": "float32"}))
+    assert parts.folder_dtype(old, "auto") == "float32"
+    assert parts.folder_dtype(old, "bfloat16") == "bfloat16"  # given: the claim then refuses it
 
 
 def test_a_bfloat16_study_trains_in_mixed_precision_and_judges_in_bfloat16(tiny_models, tmp_path, capsys):

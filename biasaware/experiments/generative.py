@@ -1139,7 +1139,8 @@ def run_generative(
     for seed in seeds or []:
         check_seed(seed, "seed")
     here = resolve_device(device)
-    precision = study_precision(out, here, check_dtype_name(dtype))
+    dtype = parts.folder_dtype(out, check_dtype_name(dtype))
+    precision = study_precision(out, here, dtype)
     # the evaluations' dtype: as given, else the study's precision where it is lower than float32
     place = describe(
         here, resolve_dtype(dtype if dtype != "auto" or precision == "float32" else precision, here)

@@ -75,6 +75,7 @@ from biasaware.experiments.generative import check_fits
 from biasaware.experiments.parts import (
     Stages,
     claim_folder,
+    folder_dtype,
     preset_budget,
     run_stage,
 )
@@ -824,6 +825,7 @@ def run_real_study(
     which ``out`` may not lie."""
     out = Path(out)
     chosen = choose_arms(arms)
+    dtype = folder_dtype(out, dtype)
     if budget is None:
         settings = {
             "experiment": "real-text",
