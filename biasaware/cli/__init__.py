@@ -48,9 +48,8 @@ def quiet_libraries(verbose: bool) -> None:
         level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("biasaware").setLevel(logging.INFO if verbose else logging.WARNING)
-    for (
-        handler
-    ) in logging.getLogger().handlers:  # an HTTP client's request lines quote the address, keys and all
+    # an HTTP client's request lines (-v) quote the address, credentials and all
+    for handler in logging.getLogger().handlers:
         if not any(isinstance(f, PublicAddresses) for f in handler.filters):
             handler.addFilter(PublicAddresses())
     if not verbose:

@@ -57,8 +57,8 @@ def fingerprint(
     ``eval scoring``: their judgments are of other kinds), the model (its weights hash when it is on
     this disk, else its name), the spec's settings that change a verdict (:data:`JUDGMENT_SETTINGS`),
     the weights' resolved ``dtype`` for a local model (bfloat16 and float32 can give other verdicts;
-    not the device or batch size), an endpoint judge's server (:func:`~biasaware.judging.llm.endpoint`) and the SHA-256 of every item's content, by id. A repeated id is
-    refused."""
+    not the device or batch size), an endpoint judge's server (:func:`~biasaware.judging.llm.endpoint`)
+    and the SHA-256 of every item's content, by id. A repeated id is refused."""
 
     hashes: dict[str, str] = {}
     for item in items:

@@ -19,9 +19,9 @@ With ``api_key`` set, a request without ``Authorization: Bearer <api_key>`` gets
 ``context_words`` set, a request whose messages hold more words than that gets the 400 that
 OpenAI and ``vllm serve`` send for a prompt over the model's context (``context_length_exceeded``).
 ``served`` counts the answers delivered per request key (not the late ones after a timeout fault),
-``requests`` all requests received, ``queries`` each chat request's query string. ``port`` (default: a free one) lets a
-server start again at the address of one that stopped. A request to another
-path gets a 404, as from a real server.
+``requests`` all requests received, ``queries`` each chat request's query string. A request to
+another path gets a 404, as from a real server. ``port`` (default: a free one) lets a server start
+again at the address of one that stopped.
 
 The default :func:`default_responder` understands the builders' rewrite prompts (returns the text
 with a visible marker per direction) and pairwise judge prompts (prefers the response without an

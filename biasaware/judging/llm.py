@@ -20,9 +20,9 @@ retries with exponential backoff and jitter (tenacity) on rate limits (honouring
 ``retry-after``), server errors, timeouts, dropped connections and malformed replies (a body that
 is not JSON, or text the caller's ``check`` rejects: by default a blank reply). Each answer is written to
 the cache the moment it arrives, so a killed run loses no finished call and a rerun of the same
-work makes zero calls. When a run stops (Ctrl-C, an error) no request is tried again: a worker waiting
-to retry gives up at once, and only a call already sent may still arrive (and be cached). A request that still fails after ``max_retries`` retries comes back as
-``None`` and is not cached; the caller decides what that means (the builders leave the item
+work makes zero calls. When a run stops (Ctrl-C, an error) no request is tried again: a worker
+waiting to retry gives up at once, and only a call already sent may still arrive (and be cached). A
+request that still fails after ``max_retries`` retries comes back as ``None`` and is not cached; the caller decides what that means (the builders leave the item
 undone and say so). Refusals that retrying cannot fix (bad key, unknown model: 400/401/403/404)
 stop the run with a clear error, except a 400 that says the prompt is over the model's context:
 that request is answered ``None`` and recorded in ``LLMClient.too_long`` (key -> (tokens, limit)),
