@@ -147,6 +147,7 @@ def test_exit_codes_follow_the_thresholds(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("BIASAWARE_CACHE", str(tmp_path / "cache"))
     with FakeChatServer(constant) as server:
         assert _preflight(server, "constant", tmp_path / "constant") == 1
+        port = int(server.base_url.split(":")[2].split("/")[0])
     text = capsys.readouterr().out
     assert (
         re.search(r"FAIL +degenerate judge: pairwise: constant verdict: A in 100%", text)
@@ -221,7 +222,7 @@ def test_exit_codes_follow_the_thresholds(tmp_path, capsys, monkeypatch):
         )
         + f"\nacc_ori: {mins}\nscoring_gold_spearman: {mins}\n"
     )
-    with FakeChatServer(constant) as server:
+    with FakeChatServer(constant, port=port) as server:  # at its address, which binds the folder
         assert _preflight(server, "constant", tmp_path / "constant", "--thresholds", str(lax)) == 1
         lax.write_text(lax.read_text() + "degenerate: warn\n")
         assert _preflight(server, "constant", tmp_path / "constant", "--thresholds", str(lax)) == 0
