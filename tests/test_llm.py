@@ -400,3 +400,39 @@ def test_a_stopped_run_tries_no_request_again(tmp_path):
         sent = server.requests
         time.sleep(1.0)
         assert server.requests == sent and sent > 4
+
+
+def test_an_endpoint_judges_timeout_and_retries_are_settings_of_the_judge(tmp_path, monkeypatch, capsys):
+    """--timeout and --max-retries reach the client (a stalled server costs what they allow, not 7 tries of
+    120 s); a judge that runs its model itself refuses them."""
+    import time
+
+    from biasaware.cli import main
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("BIASAWARE_CACHE", str(tmp_path / "cache"))
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"id": "p1", "prompt": "What is 1+1?", "chosen": "2.", "rejected": "3."}\n')
+    argv = ["eval", "general", "--judge", "j", "--template", "mtbench", "--benchmark", str(pairs)]
+    with FakeChatServer(fault_rate=1.0, faults=("timeout",), max_faults=10**6, hang=3.0) as server:
+        start = time.monotonic()
+        code = main(
+            [
+                *argv,
+                "--backend",
+                "openai",
+                "--base-url",
+                server.base_url,
+                "--timeout",
+                "0.3",
+                "--max-retries",
+                "1",
+            ]
+            + ["--out", str(tmp_path / "o")]
+        )
+        took = time.monotonic() - start
+        assert code == 2 and server.requests == 4, capsys.readouterr()  # 2 views x (1 try + 1 retry)
+    assert took < 20, took
+    local = ["eval", "general", "--judge", "j", "--backend", "transformers", "--benchmark", str(pairs)]
+    assert main([*local, "--max-retries", "2", "--out", str(tmp_path / "d")]) == 2
+    assert "timeout and max_retries are how calls to an endpoint" in capsys.readouterr().err

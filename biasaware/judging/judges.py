@@ -191,6 +191,17 @@ class JudgeSpec(BaseModel):
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint, backend openai")
     api_key_env: str = "OPENAI_API_KEY"
     concurrency: int = Field(CONCURRENCY, ge=1, strict=True, description="calls in flight, backend openai")
+    timeout: float = Field(
+        LLMSpec.timeout,
+        gt=0,
+        description="seconds an endpoint call may take (then it is tried again), backend openai",
+    )
+    max_retries: int = Field(
+        LLMSpec.max_retries,
+        ge=0,
+        strict=True,
+        description="tries again after a failed endpoint call (429, 5xx, timeout, malformed reply), backend openai",
+    )
     cache_dir: str | None = None
     pointwise: Literal["rubric", "minimal"] | None = Field(
         None,
@@ -324,6 +335,12 @@ class JudgeSpec(BaseModel):
                 f"{backend!r} judges in batches (set batch_size instead, or leave concurrency out)",
             ),
             (
+                (self.timeout != LLMSpec.timeout or self.max_retries != LLMSpec.max_retries)
+                and backend != "openai",
+                f"timeout and max_retries are how calls to an endpoint (backend 'openai') are made; backend "
+                f"{backend!r} runs the model itself (leave them out)",
+            ),
+            (
                 mode != "generate" and backend != "transformers",
                 f"mode {mode!r} reads the model's outputs directly and needs backend 'transformers' (got "
                 f"{backend!r}); use mode 'generate' for an endpoint or vLLM",
@@ -370,6 +387,8 @@ class JudgeSpec(BaseModel):
             seed=self.seed if self.temperature > 0 else None,
             batch_size=self.batch_size,
             concurrency=self.concurrency,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
             cache_dir=self.cache_dir,
             device=self.device,
             dtype=self.dtype,
