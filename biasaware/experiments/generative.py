@@ -78,6 +78,7 @@ from biasaware.evaluation.reports import experiment_markdown, sampled_note, stud
 from biasaware.evaluation.seeds import aggregate, bench_rates, load_seeds
 from biasaware.evaluation.summaries import flip_indicators
 from biasaware.experiments import parts
+from biasaware.experiments.parts import claimed
 from biasaware.formatting import pct
 from biasaware.io import PACKAGE, read_records, write_json, write_jsonl
 from biasaware.judging.judges import JudgeSpec
@@ -430,16 +431,6 @@ def folder_sample(out: Path, overrides: dict[str, Any] | None) -> dict[str, Any]
             "sft_bench_probes", ADDED_LATER["sft_bench_probes"]
         )
     return overrides
-
-
-def claimed(out: Path) -> dict[str, Any] | None:
-    """The study's settings recorded in ``out/experiment.json``, or ``None`` for a new folder or an
-    unreadable record (which :func:`claim` names)."""
-    try:
-        earlier = json.loads((out / "experiment.json").read_text())
-    except (OSError, ValueError):
-        return None
-    return earlier if isinstance(earlier, dict) else None
 
 
 def same_place(out: Path, device: str) -> str:

@@ -101,17 +101,22 @@ def claim_folder(out: Path, stamp: str, mine: dict[str, Any], what: str) -> None
     write_json(path, mine)
 
 
+def claimed(out: Path, stamp: str = "experiment.json") -> dict[str, Any] | None:
+    """The experiment's settings recorded in ``out/stamp``, or ``None`` for a new folder or an unreadable
+    record (which :func:`claim_folder` names)."""
+    try:
+        earlier = json.loads((out / stamp).read_text())
+    except (OSError, ValueError):
+        return None
+    return earlier if isinstance(earlier, dict) else None
+
+
 def folder_dtype(out: Path, dtype: str, stamp: str = "experiment.json") -> str:
     """``dtype`` as given, or at ``auto`` the one the experiment in ``out`` was made with (its ``stamp``
     records a dtype other than auto): ``--dtype`` left out on a rerun keeps the folder's own, where the
     claim would refuse "its default now"; ``auto`` for a new folder."""
-    if dtype != "auto":
-        return dtype
-    try:
-        earlier = json.loads((out / stamp).read_text())
-    except (OSError, ValueError):  # a new folder, or a record the claim names
-        return dtype
-    return str(earlier.get("dtype", "auto")) if isinstance(earlier, dict) else dtype
+    earlier = claimed(out, stamp) if dtype == "auto" else None
+    return str(earlier.get("dtype", "auto")) if earlier is not None else dtype
 
 
 def differing(old: Any, new: Any, prefix: str = "") -> list[str]:

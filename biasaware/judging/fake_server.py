@@ -126,10 +126,9 @@ class FakeChatServer:
         path, _, query = handler.path.partition("?")
         if path != "/v1/chat/completions":  # as a real server answers a request sent elsewhere
             return _send(handler, 404, {"error": {"message": f"no route {path}"}})
-        with self._lock:
-            self.queries.append(query)
         key = request_key(body)
         with self._lock:
+            self.queries.append(query)
             self.requests += 1
             attempt = self.attempts[key]
             self.attempts[key] += 1

@@ -354,11 +354,9 @@ class OpenAIBackend:
         self.secret = key if key != "EMPTY" else None
         # retries are ours (tenacity) so that malformed bodies are retried too and every try is counted. A query
         # in base_url (a provider's key) goes on every request's query: left in the base it would end up in the path
-        base, query = spec.base_url, {}
-        if base and urlsplit(base).query:
-            parts = urlsplit(base)
-            base = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
-            query = dict(parse_qsl(parts.query, keep_blank_values=True))
+        parts = urlsplit(spec.base_url) if spec.base_url else None
+        base = urlunsplit((*parts[:3], "", "")) if parts else None
+        query = dict(parse_qsl(parts.query, keep_blank_values=True)) if parts else {}
         self.client = openai.OpenAI(
             api_key=key, base_url=base, default_query=query or None, max_retries=0, timeout=spec.timeout
         )
@@ -592,9 +590,7 @@ class LLMClient:
     def _scrub(self, text: str) -> str:
         secret = getattr(self._backend, "secret", None)
         text = text.replace(secret, "***") if secret else text
-        url = self.spec.base_url
-        text = text.replace(url, public_url(url) or "") if url else text
-        return public_text(text)  # the address as the HTTP client wrote it (host lower-cased, path joined)
+        return public_text(text)  # every address, as given or as the HTTP client wrote it (host lower-cased)
 
     def _attempt(self, batch: list[Messages], check: Callable[[str], Any] | None) -> list[Reply | None]:
         """One try at a batch; raises a retryable error for a batch of one that came back unusable."""
