@@ -214,7 +214,8 @@ def test_every_completion_gets_a_number_and_unreadable_ones_lose_and_are_counted
     empties = ["", "   \n", "\u200b\u200d\u2060", [{"role": "assistant", "content": None}]]
     got = reward(prompts=["q"] * 6, completions=[*empties, "long answer", "y" * 60], reference=["mid"] * 6)
     assert got == [-1.0, -1.0, -1.0, -1.0, 1.0, -1.0]
-    assert judge.calls == 2 * 2  # only the visible completions are judged, in both orders
+    # only the visible completions are judged, in both orders; the over-long one's row is tried once with "."
+    assert judge.calls == 2 * 2 + 1
     assert reward.unreadable == {"empty": 4, "overlong": 1} and reward.completions == 6
 
     group = reward_function(Sized(), against="group", group_size=2)
@@ -354,7 +355,7 @@ def test_what_a_policy_emits_as_any_iterable_or_odd_text_still_gets_a_number(tin
     assert len(rm(prompts=["q"], completions=(c for c in ["42"]))) == 1
     odd = ["\x00\x01", "\u3164\u3164", "\u2800", "e\u0301"[1:], "ok"]
     values = rm(prompts=["q"] * 5, completions=odd)
-    assert values[:4] == [values[4] - 1.0] * 4 and rm.unreadable["empty"] == 5
+    assert values[:4] == [values[4] - 1.0] * 4 and rm.unreadable == {"empty": 4, "invalid text": 1}
 
     group = reward_function(Sized(), against="group", group_size=2)
     assert group(prompts=["q"] * 2, completions=["42", "y" * 60]) == [1.0, -1.0]
@@ -364,10 +365,18 @@ def test_what_a_policy_emits_as_any_iterable_or_odd_text_still_gets_a_number(tin
     assert group.completions == 2 and group.unreadable["empty"] == 0  # a refused call counts nothing
 
 
-@pytest.mark.parametrize("reference", ["", "   ", "\u200b", None])
-def test_a_reference_without_visible_text_is_named(reference):
+@pytest.mark.parametrize(
+    "reference, message",
+    [
+        ("", "reference 0 is empty or whitespace only"),
+        ("   ", "reference 0 is empty or whitespace only"),
+        ("\u200b", "reference 0 is empty or whitespace only"),
+        ("Jane \ud800 Austen", "reference 0 is not valid text: a lone surrogate '\\ud800' at character 5"),
+        (None, "reference 0 is a string"),
+    ],
+)
+def test_a_reference_without_visible_text_is_named(reference, message):
     reward = reward_function(Scripted())
-    message = "reference 0 has no visible text" if reference is not None else "reference 0 is a string"
     with pytest.raises(BiasAwareError, match=re.escape(message)):
         reward(prompts=["q"], completions=["a"], reference=[reference])
 
@@ -427,3 +436,60 @@ def test_refusals_name_the_apis_keywords_not_the_commands_flags(tiny_models, tmp
     with pytest.raises(BiasAwareError) as err:
         refuse()
     assert str(err.value) == "give `per_bias`; run `biasaware preflight --judge J --out DIR` first"
+
+
+def test_a_completion_with_a_lone_surrogate_is_invalid_text_not_empty():
+    reward = reward_function(Scripted())
+    got = reward(prompts=["q"] * 2, completions=["Jane \ud800 Austen", "long answer"], reference=["mid"] * 2)
+    assert got == [-1.0, 1.0] and reward.unreadable == {"invalid text": 1}
+
+
+def test_a_row_too_long_for_the_judge_is_not_blamed_on_its_completions(tiny_models):
+    """A reference (or prompt) that fills the judge's context alone: its completions get the neutral 0
+    and are counted in overlong_rows, with one warning naming the row; a completion that is itself too
+    long for a row that fits is still overlong and loses."""
+    judge = Sized()
+    reward = reward_function(judge)
+    long_ref = "r" * 45  # with any completion over the 40 characters Sized holds
+    with pytest.warns(
+        UserWarning, match=r"a row's prompt and its reference alone do not fit .*Prompt: 'the long row'"
+    ):
+        got = reward(
+            prompts=["the long row"] * 2 + ["q"],
+            completions=["a", "bb", "y" * 60],
+            reference=[long_ref, long_ref, "mid"],
+        )
+    assert got == [0.0, 0.0, -1.0]
+    assert reward.overlong_rows == 2 and reward.unreadable == {"overlong": 1}
+    calls = judge.calls
+    import warnings as w
+
+    with w.catch_warnings():
+        w.simplefilter("error")  # the row was warned about once
+        assert reward(prompts=["the long row"], completions=["a"], reference=[long_ref]) == [0.0]
+    assert judge.calls == calls + 2 and reward.overlong_rows == 3  # the row's fit was tried once
+
+    class Wide(Sized):
+        """Sized, counting the prompt too."""
+
+        def pairs(self, items):
+            out = Scripted.pairs(self, items)
+            return [
+                Verdict("invalid", "", overlong=(n, 40)) if (n := len(p[-1]["content"] + a + b)) > 40 else v
+                for (p, a, b), v in zip(items, out, strict=True)
+            ]
+
+    group = reward_function(Wide(), against="group", group_size=2)
+    with pytest.warns(UserWarning, match="a row's prompt alone do not fit"):
+        assert group(prompts=["p" * 50] * 2 + ["q"] * 2, completions=["a", "bbb", "42", "y" * 60]) == [
+            0.0,
+            0.0,
+            1.0,
+            -1.0,
+        ]
+    assert group.overlong_rows == 2 and group.unreadable == {"overlong": 1}
+
+    rm = reward_function(biasaware.load_judge(str(tiny_models["reward"])))
+    with pytest.warns(UserWarning, match="a row's prompt alone"):
+        values = rm(prompts=["word " * 5000, "q"], completions=["ok", "ok"])
+    assert values[0] == values[1] - 1.0 and rm.overlong_rows == 1 and rm.unreadable == {}

@@ -501,6 +501,81 @@ def test_a_policys_bad_prompt_row_names_its_file_line_and_field(tmp_path, row, s
     assert says in str(err.value)
 
 
+@pytest.mark.parametrize(
+    "reference, says",
+    [
+        ("", "field reference: is empty or whitespace only"),
+        ("\u200b ", "field reference: is empty or whitespace only"),
+        ("Jane \ud800 Austen", "field reference: is not valid text: a lone surrogate"),
+    ],
+)
+def test_a_reference_without_visible_text_is_named_before_training(tmp_path, reference, says):
+    """It crashed at the step that sampled the row, naming its batch position, and left a run that blocked
+    the corrected command."""
+    import json
+
+    from biasaware.errors import BiasAwareError
+
+    r = load_recipe("policy_grpo")
+    path = tmp_path / "p.jsonl"
+    path.write_text(
+        json.dumps({"prompt": "q", "reference": "a"})
+        + "\n"
+        + json.dumps({"prompt": "q", "reference": reference})
+        + "\n"
+    )
+    with pytest.raises(BiasAwareError) as err:
+        r.prompt_rows(str(path), "reference", pairwise=True)
+    assert f"p.jsonl:2: {says}" in str(err.value)
+    assert r.prompt_rows(str(path), "group", pairwise=True)  # a reference not compared with is not read
+
+
+def test_policy_grpo_names_a_bad_setting_before_the_run_in_its_folder(
+    tiny_models, tmp_path, monkeypatch, capsys
+):
+    """A folder holding a finished run: a bad judge setting or prompts file is named as itself (exit 2),
+    not as a change from that run; the corrected command then finds its run."""
+    import json
+
+    from biasaware.training.recipe import run_recipe
+
+    r = load_recipe("policy_grpo")
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text(json.dumps({"prompt": "Name a colour.", "reference": "Blue."}) + "\n")
+    empty = tmp_path / "empty-ref.jsonl"
+    empty.write_text(json.dumps({"prompt": "Name a colour.", "reference": " "}) + "\n")
+    base = [
+        "policy_grpo.py",
+        "--model_name_or_path",
+        str(tiny_models["causal"]),
+        "--output_dir",
+        str(tmp_path / "out"),
+    ]
+    base += ["--judge", str(tiny_models["causal"]), "--judge_mode", "direct", "--judge_device", "cpu"]
+    base += ["--num_generations", "2", "--per_device_train_batch_size", "2", "--max_completion_length", "4"]
+    base += ["--max_steps", "1", "--use_cpu", "true", "--bf16", "false", "--report_to", "none"]
+
+    def run(*extra):
+        monkeypatch.setattr("sys.argv", [*base, "--train_file", str(prompts), *extra])
+        with pytest.raises(SystemExit) as stop:
+            run_recipe(r.main, r.DATACLASSES, r.check)
+            raise SystemExit(0)
+        said = capsys.readouterr()
+        return stop.value.code, said.out + said.err
+
+    assert run()[0] == 0
+    for extra, says in [
+        (["--judge_mode", "nope"], "mode"),
+        (["--judge", str(tmp_path / "no-judge")], "no-judge"),
+        (["--judge_against", "everyone"], "judge_against is one of reference, group, got 'everyone'"),
+        (["--train_file", str(empty)], "empty-ref.jsonl:1: field reference: is empty"),
+    ]:
+        code, err = run(*extra)
+        assert code == 2 and says in err and "other settings" not in err and "Traceback" not in err, err
+    code, err = run()
+    assert code == 0 and "nothing to train" in err
+
+
 def test_report_to_tensorboard_writes_the_losses_and_rewards(tiny_models, train_rows, tmp_path, capsys):
     """report_to reaches TRL unchanged: --report_to tensorboard writes event files holding the training
     loss (reward recipe) and the rewards (GRPO), read back with TensorBoard's own reader."""

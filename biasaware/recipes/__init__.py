@@ -49,7 +49,7 @@ def run_script(name: str) -> None:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
-    run_recipe(module.main, module.DATACLASSES)
+    run_recipe(module.main, module.DATACLASSES, getattr(module, "check", None))
 
 
 def _interrupt_without_traceback() -> None:

@@ -25,7 +25,8 @@ from biasaware.api import load_judge
 from biasaware.devices import resolve_device
 from biasaware.errors import BiasAwareError
 from biasaware.io import iter_rows
-from biasaware.records import chat_messages
+from biasaware.judging.judges import JudgeSpec, resolve_judge
+from biasaware.records import chat_messages, text_problem
 from biasaware.training.judge_reward import AGAINST, reward_function
 from biasaware.training.recipe import (
     DataArguments,
@@ -90,11 +91,15 @@ def prompt_rows(path: str, against: str, pairwise: bool) -> list[dict]:
             )  # the policy's chat template reads it as messages: checked here, not there
         except BiasAwareError as err:
             raise BiasAwareError(f"{raw.where}: field prompt: {err}") from None
-        if pairwise and against == "reference" and not isinstance(row.get("reference"), str):
-            raise BiasAwareError(
-                f"{raw.where}: field reference: a pairwise judge compares each completion with a reference "
-                "answer (or set judge_against: group)"
-            )
+        if pairwise and against == "reference":
+            if not isinstance(row.get("reference"), str):
+                raise BiasAwareError(
+                    f"{raw.where}: field reference: a pairwise judge compares each completion with a reference "
+                    "answer (or set judge_against: group)"
+                )
+            problem = text_problem(row["reference"])
+            if problem is not None:  # found here, not at the step that samples the row
+                raise BiasAwareError(f"{raw.where}: field reference: {problem}")
         rows.append(
             {"prompt": row["prompt"], **({"reference": row["reference"]} if "reference" in row else {})}
         )
@@ -103,19 +108,30 @@ def prompt_rows(path: str, against: str, pairwise: bool) -> list[dict]:
     return rows
 
 
-def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig):
+def judge_settings(script_args: ScriptArguments) -> dict[str, str]:
+    settings = {"device": script_args.judge_device, "template": script_args.judge_template}
+    return {**settings, "mode": script_args.judge_mode} if script_args.judge_mode else settings
+
+
+def check(script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig) -> list[dict]:
+    """The settings and the prompts file, checked before any model loads and before the output folder
+    is read (so a bad value is named as itself, not as a change from an earlier run there): the
+    comparison, the judge's device, settings and files, and every row. Returns the rows."""
     if script_args.judge_against not in AGAINST:
         raise BiasAwareError(
             f"judge_against is one of {', '.join(AGAINST)}, got {script_args.judge_against!r}"
         )
-    settings = {"device": script_args.judge_device, "template": script_args.judge_template}
-    if script_args.judge_mode:
-        settings["mode"] = script_args.judge_mode
     resolve_device(
         script_args.judge_device, setting="judge_device"
     )  # a device not here, named by this setting
-    judge = load_judge(script_args.judge, **settings)  # a missing judge fails before the policy loads
-    rows = prompt_rows(script_args.train_file, script_args.judge_against, judge.mode != "reward")
+    spec = JudgeSpec.create(name=script_args.judge, **judge_settings(script_args))
+    resolve_judge(spec)  # a missing judge is named here
+    return prompt_rows(script_args.train_file, script_args.judge_against, spec.mode != "reward")
+
+
+def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig):
+    rows = check(script_args, training_args, model_args)
+    judge = load_judge(script_args.judge, **judge_settings(script_args))
     rows = sample_rows(rows, script_args.max_train_rows, training_args.seed)
     reward = (
         reward_function(  # warns, or refuses, before the policy loads when the judge has no passing preflight
@@ -136,4 +152,4 @@ def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: Mo
 DATACLASSES = (ScriptArguments, GRPOConfig, ModelConfig)
 
 if __name__ == "__main__":
-    run_recipe(main, DATACLASSES)
+    run_recipe(main, DATACLASSES, check)

@@ -25,10 +25,17 @@ the judge, or its verdict is not used, and it loses: -1 against a reference; aga
 to every readable sibling and ties with an unreadable one (of a pair that does not fit the judge, the
 longer completion loses); a reward model gives it the call's floor, the lowest score of the readable
 completions in the call minus 1 (``-1.0`` when none is readable), so it is always the worst of its batch
-and never NaN. ``reward.unreadable`` counts unreadable completions by cause (``empty``, ``overlong``)
-over the run, beside ``completions``, the count of all completions seen. A prompt or reference long
-enough to push a pair over the judge's context counts against the completion as ``overlong``: keep
-them within the judge's context.
+and never NaN. ``reward.unreadable`` counts unreadable completions by cause over the run: ``empty`` (no
+visible text), ``invalid text`` (a lone surrogate anywhere: no tokenizer can encode it) and
+``overlong``; ``completions`` counts all completions seen.
+
+A row whose own text does not fit is not the completion's fault. When a completion does not fit, the row
+is tried once with a one-character completion (``"."``; against the group, as both answers): if that does
+not fit either, the prompt (with its reference) alone fills the judge's context. Such a row's completions
+are not judged and not blamed: 0 from a pairwise judge (neither a win nor a loss, so the group carries no
+signal), the call's floor from a reward model (which has no neutral score); they are counted in
+``reward.overlong_rows`` (completions), not in ``unreadable``, and each such row is warned about once,
+with its prompt's first words. Keep prompts and references within the judge's context.
 
 Before a judge becomes a reward, it should pass the master-key check of ``biasaware preflight`` (non-answers
 such as ":" or "Let's solve this problem step by step." must lose to real answers): ``preflight=`` names its
@@ -52,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError, check_count
-from biasaware.records import ROLES, chat_messages, visible
+from biasaware.records import ROLES, chat_messages, encoding_problem, text_problem, visible
 
 AGAINST = ("reference", "group")
 
@@ -113,10 +120,9 @@ def _same_length(what: str, items: Any, n: int) -> list:
 def reference_text(x: Any, i: int) -> str:
     """Reference ``i``'s text: it must show something (a reference without visible text compares nothing)."""
     text = text_of(x, f"reference {i}")
-    if not visible(text):
-        raise BiasAwareError(
-            f"reference {i} has no visible text ({text!r:.40}): every row needs its reference answer"
-        )
+    problem = text_problem(text)
+    if problem is not None:
+        raise BiasAwareError(f"reference {i} {problem} ({text!r:.40}): every row needs its reference answer")
     return text
 
 
@@ -209,6 +215,30 @@ def reward_function(
     gate(judge, preflight, require_preflight)
     reward_model = judge.mode == "reward"
     unreadable: Counter[str] = Counter()
+    row_fits: dict[str, bool] = {}  # a row's key -> whether its prompt (and reference) fit the judge
+
+    def fits(prompt: list[dict[str, str]], ref: str | None = None) -> bool:
+        """Whether the row fits the judge with a one-character completion (module docstring); a row
+        that does not is warned about once."""
+        key = json.dumps([prompt, ref])
+        if key not in row_fits:
+            if reward_model:
+                score = judge.scores([(prompt, ".")])[0]
+                over, size = score is None or score != score, ""
+            else:
+                probe = judge.pairs([(prompt, ".", "." if ref is None else ref)])[0]
+                over = probe.overlong is not None
+                size = f" ({probe.overlong[0]} tokens; the context holds {probe.overlong[1]})" if over else ""
+            row_fits[key] = not over
+            if over:
+                said = "prompt and its reference" if ref is not None else "prompt"
+                warnings.warn(
+                    f"a row's {said} alone do not fit the judge's context{size}: its completions are not "
+                    f"judged, nor blamed (counted in reward.overlong_rows). Prompt: {prompt[-1]['content']!r:.80}",
+                    UserWarning,
+                    stacklevel=4,
+                )
+        return row_fits[key]
 
     def reward(
         prompts: Sequence[Any] | None = None, completions: Sequence[Any] | None = None, **columns: Any
@@ -234,7 +264,9 @@ def reward_function(
                         f"one group: group_size ({group_size}) must be the trainer's num_generations"
                     )
         readable = [visible(t) for t in texts]  # counted only once the call's arguments are checked
-        unreadable["empty"] += readable.count(False)
+        for t, ok in zip(texts, readable, strict=True):
+            if not ok:
+                unreadable["invalid text" if encoding_problem(t) else "empty"] += 1
         reward.completions += len(texts)
         if reward_model:
             return scored(asked, texts, readable)
@@ -246,7 +278,11 @@ def reward_function(
             for k, i in enumerate(keep):
                 first, second = verdicts[k], verdicts[len(keep) + k]
                 if first.overlong or second.overlong:
-                    unreadable["overlong"] += 1
+                    if fits(asked[i], refs[i]):
+                        unreadable["overlong"] += 1
+                    else:
+                        reward.overlong_rows += 1
+                        out[i] = 0.0
                     continue
                 out[i] = _outcome(first.verdict, second.verdict)
             return out
@@ -257,8 +293,11 @@ def reward_function(
         scores = judge.scores([(asked[i], texts[i]) for i in keep]) if keep else []
         got: dict[int, float] = {}
         for i, s in zip(keep, scores, strict=True):
-            if s is None or s != s:  # over the context (or no score): unreadable
-                unreadable["overlong"] += 1
+            if s is None or s != s:  # over the context (or no score): unreadable, unless the row is
+                if fits(asked[i]):
+                    unreadable["overlong"] += 1
+                else:
+                    reward.overlong_rows += 1
             else:
                 got[i] = float(s)
         floor = min(got.values()) - 1.0 if got else -1.0
@@ -277,9 +316,13 @@ def reward_function(
                         totals[j] += 1.0 if readable[j] else -1.0
         verdicts = judge.pairs(pairs) if pairs else []
         too_long: set[int] = set()
+        unfit: set[int] = set()
         for k, (i, j) in enumerate(where):
             first, second = verdicts[2 * k], verdicts[2 * k + 1]
             if first.overlong or second.overlong:  # the pair does not fit the judge: the longer one loses
+                if not fits(asked[i]):  # unless the prompt alone does not: nobody is judged
+                    unfit.update((i, j))
+                    continue
                 if len(texts[i]) == len(texts[j]):
                     continue
                 loser, winner = (i, j) if len(texts[i]) > len(texts[j]) else (j, i)
@@ -291,10 +334,12 @@ def reward_function(
             totals[i] += result
             totals[j] -= result
         unreadable["overlong"] += len(too_long)
+        reward.overlong_rows += len(unfit)
         return [t / (group_size - 1) for t in totals]
 
     reward.unreadable = unreadable
     reward.completions = 0
+    reward.overlong_rows = 0
 
     reward.__name__ = (
         name or f"biasaware_judge_{'reward' if reward_model else against}"
