@@ -113,7 +113,7 @@ class Judge:
 
         spec = JudgeSpec.create(name=name, **settings)
         unread_budget(
-            spec.mode, [f"max_tokens {settings['max_tokens']}"] if settings.get("max_tokens") else []
+            spec.mode, [f"{k} {settings[k]}" for k in ("max_tokens", "max_batch_tokens") if settings.get(k)]
         )
         return cls(spec, load_judge(spec))  # resolved once (an unavailable device fails first)
 

@@ -118,6 +118,12 @@ CASES = [
         [*PREFLIGHT_RM[:-1], "--max-tokens", "5"],
         "--max-tokens 5: mode 'reward' writes no reply",
     ),
+    Case(  # generate mode writes replies in batches of --batch-size: a token cap per batch would go unread
+        "eval-max-batch-tokens-in-generate-mode",
+        ["eval", "bias", "--judge", "{causal}", "--mode", "generate", "--data", "{bench}", "--out", "{out}"]
+        + ["--max-batch-tokens", "4096"],
+        "--max-batch-tokens 4096: mode 'generate' writes its replies in batches of batch_size",
+    ),
     Case(
         "preflight-scoring-max-tokens-of-a-reward-model",
         [*PREFLIGHT_RM[:-1], "--scoring-max-tokens", "10"],
@@ -1490,6 +1496,7 @@ def world(tmp_path_factory, tiny_models):
         == 0
     )
     places = {"bench": str(root / "bench"), "reward": str(tiny_models["reward"]), "run": str(root / "run")}
+    places["causal"] = str(tiny_models["causal"])
     assert main([a.format(out=places["run"], **places) for a in RUN_RM]) == 0
     return places
 
@@ -1502,7 +1509,7 @@ def run(argv: list[str], capsys, monkeypatch) -> tuple[int, str]:
 
             module = load_recipe(argv[0].split(":", 1)[1])
             monkeypatch.setattr(sys, "argv", [f"{argv[0]}.py", *argv[1:]])
-            module.run_recipe(module.main, module.DATACLASSES)
+            module.run_recipe(module.main, module.DATACLASSES, getattr(module, "check", None))
             code = 0
         else:
             code = main(argv)

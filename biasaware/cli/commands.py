@@ -173,9 +173,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def eval_judge(args: argparse.Namespace, budgets: tuple[type, ...] = ()):
-    """The judge an eval stage's (or preflight's) flags describe (:func:`judge_spec`); a generation budget
-    given to a mode that writes no reply would go unread, so it is refused (``budgets``: other declared
-    options whose ``*max_tokens`` are such budgets, as preflight's scoring one)."""
+    """The judge an eval stage's (or preflight's) flags describe (:func:`judge_spec`); a budget its mode
+    would not read is refused (:func:`~biasaware.judging.judges.unread_budget`; ``budgets``: other declared
+    options whose ``*max_tokens`` are generation budgets, as preflight's scoring one)."""
     from biasaware.judging.judges import unread_budget
 
     spec = judge_spec(args)
@@ -183,7 +183,9 @@ def eval_judge(args: argparse.Namespace, budgets: tuple[type, ...] = ()):
         flag
         for options in (type(spec), *budgets)
         for flag in o.given_flags(
-            options, args, [i.name for i in o.declared(options) if i.name.endswith("max_tokens")]
+            options,
+            args,
+            [i.name for i in o.declared(options) if i.name.endswith(("max_tokens", "max_batch_tokens"))],
         )
     ]
     unread_budget(spec.mode, given)

@@ -113,14 +113,23 @@ CONCURRENCY = LLMSpec.concurrency  # calls in flight to an endpoint (backend ope
 
 
 def unread_budget(mode: str, given: list[str]) -> None:
-    """Refuse a generation budget (``given``: the settings or flags set, as typed) for a ``mode`` that writes
-    no reply: it would go unread. (A spec read back from a record carries the default budget; only a
-    budget asked for is refused, so this is checked where settings come in, not on the spec.)"""
-    if given and mode != "generate":
-        raise BiasAwareError(
-            f"{given[0]}: mode {mode!r} writes no reply, so it reads no generation budget; leave it out "
-            "(or use mode generate)"
-        )
+    """Refuse a budget ``mode`` would not read (``given``: the settings or flags set, as typed): a generation
+    budget (``max_tokens``, ``--scoring-max-tokens``) for a mode that writes no reply; ``max_batch_tokens``
+    for generate mode, whose replies are written in batches of ``batch_size``. (A spec read back from a
+    record carries the defaults; only a budget asked for is refused, so this is checked where settings
+    come in, not on the spec.)"""
+    for setting in given:
+        if setting.split()[0].lstrip("-").replace("-", "_") == "max_batch_tokens":
+            if mode == "generate":
+                raise BiasAwareError(
+                    f"{setting}: mode 'generate' writes its replies in batches of batch_size, so it reads no "
+                    "max_batch_tokens; leave it out (or use mode direct or reward)"
+                )
+        elif mode != "generate":
+            raise BiasAwareError(
+                f"{setting}: mode {mode!r} writes no reply, so it reads no generation budget; leave it out "
+                "(or use mode generate)"
+            )
 
 
 class JudgeSpec(BaseModel):
