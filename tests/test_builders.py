@@ -2,6 +2,7 @@
 
 import json
 import random
+import re
 from collections import Counter
 from dataclasses import replace
 
@@ -185,7 +186,7 @@ def _decided(folder):
     ]
 
 
-def test_killed_build_resumes_without_redoing(tmp_path, monkeypatch, bench):
+def test_killed_build_resumes_without_redoing(tmp_path, monkeypatch, bench, capsys):
     out, _ = bench
     real = dict(inject.INJECTORS)
     redone = []
@@ -214,6 +215,10 @@ def test_killed_build_resumes_without_redoing(tmp_path, monkeypatch, bench):
             pass
     decided = _decided(tmp_path)
     assert not redone  # no decided item was injected again
+    assert re.search(
+        rf"\[build\] bench \S+: \d+ of 60 items decided by an earlier run in {re.escape(str(tmp_path))}",
+        capsys.readouterr().out,
+    )
     assert len(decided) == len(set(decided)) == 60 * 12  # none lost, none duplicated
     for bias in BIAS_NAMES:
         assert (tmp_path / f"{bias}.jsonl").read_bytes() == (out / f"{bias}.jsonl").read_bytes()

@@ -591,6 +591,12 @@ class _Build:
         with JsonlAppender(self.out / ".work" / f"{work}.jsonl") as log_file:
             done = {r["key"] for r in log_file.existing()}
             pending = [it for it in items if key(it) not in done]
+            if len(pending) < len(items):  # an interrupted build: its decided items are not redone
+                print(
+                    f"[build] {self.kind} {work}: {len(items) - len(pending)} of {len(items)} items decided by an "
+                    f"earlier run in {self.out}/.work, kept",
+                    flush=True,
+                )
             bar = progress_bar(
                 len(items), desc=f"{self.kind} {work}", unit="item", initial=len(items) - len(pending)
             )
