@@ -60,3 +60,20 @@ def test_accelerate_config_loads(path):
         "DEEPSPEED",
         "FSDP",
     )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in CONFIGS if p.stem.startswith(("reward_real_", "reward_two_sided_"))],
+    ids=lambda p: p.name,
+)
+def test_an_experiments_reward_stage_saves_a_resumable_checkpoint_halfway(path):
+    """The real-text study and the quickstart run these minutes-long stages: an interrupted one resumes
+    from its halfway checkpoint (biasaware.experiments.parts.run_stage), not from the first step."""
+    from trl import ModelConfig, TrlParser
+
+    from biasaware.training.reward_trainer import SetRewardConfig
+
+    parser = TrlParser((load_recipe("reward").ScriptArguments, SetRewardConfig, ModelConfig))
+    _, train, _ = parser.parse_args_and_config(args=["--config", str(path)], fail_with_unknown_args=True)
+    assert train.save_strategy == "steps" and 0 < train.save_steps <= 0.5 and train.save_total_limit == 1
