@@ -452,7 +452,7 @@ def test_a_row_too_long_for_the_judge_is_not_blamed_on_its_completions(tiny_mode
     reward = reward_function(judge)
     long_ref = "r" * 45  # with any completion over the 40 characters Sized holds
     with pytest.warns(
-        UserWarning, match=r"a row's prompt and its reference alone do not fit .*Prompt: 'the long row'"
+        UserWarning, match=r"a row's prompt and its reference do not fit .*Prompt: 'the long row'"
     ):
         got = reward(
             prompts=["the long row"] * 2 + ["q"],
@@ -480,7 +480,7 @@ def test_a_row_too_long_for_the_judge_is_not_blamed_on_its_completions(tiny_mode
             ]
 
     group = reward_function(Wide(), against="group", group_size=2)
-    with pytest.warns(UserWarning, match="a row's prompt alone do not fit"):
+    with pytest.warns(UserWarning, match="a row's prompt does not fit"):
         assert group(prompts=["p" * 50] * 2 + ["q"] * 2, completions=["a", "bbb", "42", "y" * 60]) == [
             0.0,
             0.0,
@@ -490,6 +490,6 @@ def test_a_row_too_long_for_the_judge_is_not_blamed_on_its_completions(tiny_mode
     assert group.overlong_rows == 2 and group.unreadable == {"overlong": 1}
 
     rm = reward_function(biasaware.load_judge(str(tiny_models["reward"])))
-    with pytest.warns(UserWarning, match="a row's prompt alone"):
+    with pytest.warns(UserWarning, match="a row's prompt does not fit"):
         values = rm(prompts=["word " * 5000, "q"], completions=["ok", "ok"])
     assert values[0] == values[1] - 1.0 and rm.overlong_rows == 1 and rm.unreadable == {}

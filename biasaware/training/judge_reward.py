@@ -231,9 +231,9 @@ def reward_function(
                 size = f" ({probe.overlong[0]} tokens; the context holds {probe.overlong[1]})" if over else ""
             row_fits[key] = not over
             if over:
-                said = "prompt and its reference" if ref is not None else "prompt"
+                said = "prompt and its reference do" if ref is not None else "prompt does"
                 warnings.warn(
-                    f"a row's {said} alone do not fit the judge's context{size}: its completions are not "
+                    f"a row's {said} not fit the judge's context alone{size}: its completions are not "
                     f"judged, nor blamed (counted in reward.overlong_rows). Prompt: {prompt[-1]['content']!r:.80}",
                     UserWarning,
                     stacklevel=4,
