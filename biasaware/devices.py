@@ -31,10 +31,14 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 _DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 
 
-def check_device_name(device: str) -> str:
-    """``device`` if it is spelled like one of :data:`DEVICES`, else a clear error (no torch needed)."""
+def check_device_name(device: str, setting: str | None = None) -> str:
+    """``device`` if it is spelled like one of :data:`DEVICES`, else a clear error (no torch needed),
+    naming ``setting`` when given."""
     if not isinstance(device, str) or not _DEVICE.match(device):
-        raise BiasAwareError(f"unknown device {device!r}; valid: {', '.join(DEVICES)} (N = a GPU index)")
+        named = f"{setting}: " if setting else ""
+        raise BiasAwareError(
+            f"{named}unknown device {device!r}; valid: {', '.join(DEVICES)} (N = a GPU index)"
+        )
     return device
 
 
@@ -58,7 +62,7 @@ def resolve_device(device: str = "auto", setting: str = "--device"):
     """
     import torch
 
-    check_device_name(device)
+    check_device_name(device, setting)
     if device == "auto":
         if torch.cuda.is_available():
             return torch.device("cuda", _local_rank() % torch.cuda.device_count())

@@ -452,7 +452,7 @@ def test_a_row_too_long_for_the_judge_is_not_blamed_on_its_completions(tiny_mode
     reward = reward_function(judge)
     long_ref = "r" * 45  # with any completion over the 40 characters Sized holds
     with pytest.warns(
-        UserWarning, match=r"a row's prompt and its reference do not fit .*Prompt: 'the long row'"
+        UserWarning, match=r"a row's prompt and its reference do not fit .*prompt: 'the long row'"
     ):
         got = reward(
             prompts=["the long row"] * 2 + ["q"],
@@ -488,6 +488,12 @@ def test_a_row_too_long_for_the_judge_is_not_blamed_on_its_completions(tiny_mode
             -1.0,
         ]
     assert group.overlong_rows == 2 and group.unreadable == {"overlong": 1}
+    # two rows alike in their first words are two warnings, each pointing at the trainer's call
+    twice = reward_function(Sized())
+    with pytest.warns(UserWarning) as said:
+        twice(prompts=["q", "q"], completions=["a", "b"], reference=["r" * 45 + "1", "r" * 45 + "2"])
+    assert len(said) == 2 and len({str(w.message) for w in said}) == 2
+    assert all(w.filename == __file__ for w in said)
 
     rm = reward_function(biasaware.load_judge(str(tiny_models["reward"])))
     with pytest.warns(UserWarning, match="a row's prompt does not fit"):

@@ -484,6 +484,10 @@ def test_policy_grpo_with_a_judge_as_reward(tiny_models, tmp_path):
             {"prompt": "q", "chosen": "a", "rejected": "b"},
             "p.jsonl:2: a preference pair (chosen, rejected), not a",
         ),
+        (  # TRL reads a file's prompts as all conversational or all plain text: pyarrow refused the mix
+            {"prompt": [{"role": "user", "content": "hi"}]},
+            "p.jsonl:2: field prompt: chat messages, where ",
+        ),
     ],
 )
 def test_a_policys_bad_prompt_row_names_its_file_line_and_field(tmp_path, row, says):
@@ -527,7 +531,10 @@ def test_a_reference_without_visible_text_is_named_before_training(tmp_path, ref
     with pytest.raises(BiasAwareError) as err:
         r.prompt_rows(str(path), "reference", pairwise=True)
     assert f"p.jsonl:2: {says}" in str(err.value)
-    assert r.prompt_rows(str(path), "group", pairwise=True)  # a reference not compared with is not read
+    # a reference not compared with is not read, nor handed to the trainer (pyarrow refused a number or
+    # a lone surrogate there)
+    assert r.prompt_rows(str(path), "group", pairwise=True) == [{"prompt": "q"}] * 2
+    assert r.prompt_rows(str(path), "reference", pairwise=False) == [{"prompt": "q"}] * 2
 
 
 def test_policy_grpo_names_a_bad_setting_before_the_run_in_its_folder(
@@ -569,6 +576,9 @@ def test_policy_grpo_names_a_bad_setting_before_the_run_in_its_folder(
         (["--judge", str(tmp_path / "no-judge")], "no-judge"),
         (["--judge_against", "everyone"], "judge_against is one of reference, group, got 'everyone'"),
         (["--train_file", str(empty)], "empty-ref.jsonl:1: field reference: is empty"),
+        (["--judge_preflight", str(tmp_path / "nope")], "preflight record"),
+        (["--model_name_or_path", str(tiny_models["reward"])], "is a reward model"),
+        (["--judge_device", "gpu"], "judge_device: unknown device 'gpu'"),
     ]:
         code, err = run(*extra)
         assert code == 2 and says in err and "other settings" not in err and "Traceback" not in err, err

@@ -27,9 +27,10 @@ from biasaware.errors import BiasAwareError
 from biasaware.io import iter_rows
 from biasaware.judging.judges import JudgeSpec, resolve_judge
 from biasaware.records import chat_messages, text_problem
-from biasaware.training.judge_reward import AGAINST, reward_function
+from biasaware.training.judge_reward import AGAINST, read_preflight, reward_function
 from biasaware.training.recipe import (
     DataArguments,
+    check_causal_start,
     load_for_training,
     run_recipe,
     sample_rows,
@@ -69,9 +70,12 @@ class ScriptArguments(DataArguments):
 
 
 def prompt_rows(path: str, against: str, pairwise: bool) -> list[dict]:
-    """The prompts file's rows; a line without a prompt, or without the reference a pairwise judge
-    needs, names its file and line."""
-    rows = []
+    """The prompts file's rows; a line without a prompt, with a prompt in another form than the first
+    line's (a string, or chat messages), or without the reference a pairwise judge compares with (one
+    that shows something, as valid text), names its file, line and field. A reference that is not
+    compared with is left out of the rows."""
+    rows, first_form = [], None
+    compared = pairwise and against == "reference"  # else a reference is not read, nor trained with
     for raw in iter_rows(path):
         row = raw.data
         if raw.error:
@@ -91,7 +95,14 @@ def prompt_rows(path: str, against: str, pairwise: bool) -> list[dict]:
             )  # the policy's chat template reads it as messages: checked here, not there
         except BiasAwareError as err:
             raise BiasAwareError(f"{raw.where}: field prompt: {err}") from None
-        if pairwise and against == "reference":
+        form = "chat messages" if isinstance(row["prompt"], list) else "a string"
+        first_form = first_form or (form, raw.where)
+        if form != first_form[0]:  # TRL reads a file's prompts as all conversational or all plain text
+            raise BiasAwareError(
+                f"{raw.where}: field prompt: {form}, where {first_form[1]} holds {first_form[0]}: give every "
+                "prompt in one form"
+            )
+        if compared:
             if not isinstance(row.get("reference"), str):
                 raise BiasAwareError(
                     f"{raw.where}: field reference: a pairwise judge compares each completion with a reference "
@@ -100,9 +111,7 @@ def prompt_rows(path: str, against: str, pairwise: bool) -> list[dict]:
             problem = text_problem(row["reference"])
             if problem is not None:  # found here, not at the step that samples the row
                 raise BiasAwareError(f"{raw.where}: field reference: {problem}")
-        rows.append(
-            {"prompt": row["prompt"], **({"reference": row["reference"]} if "reference" in row else {})}
-        )
+        rows.append({"prompt": row["prompt"], **({"reference": row["reference"]} if compared else {})})
     if not rows:
         raise BiasAwareError(f"{path}: no prompts")
     return rows
@@ -126,6 +135,9 @@ def check(script_args: ScriptArguments, training_args: GRPOConfig, model_args: M
     )  # a device not here, named by this setting
     spec = JudgeSpec.create(name=script_args.judge, **judge_settings(script_args))
     resolve_judge(spec)  # a missing judge is named here
+    if script_args.judge_preflight is not None:  # its record must be there to be read (the gate reads it)
+        read_preflight(script_args.judge_preflight)
+    check_causal_start(model_args.model_name_or_path, "a policy")
     return prompt_rows(script_args.train_file, script_args.judge_against, spec.mode != "reward")
 
 

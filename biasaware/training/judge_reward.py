@@ -51,6 +51,7 @@ message list, a prompt that is not valid text.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import warnings
 from collections import Counter
@@ -130,13 +131,9 @@ MASTER_KEY_CHECK = "master-key false positives"  # the preflight check the gate 
 PASSING = ("pass", "warn")
 
 
-def preflight_gap(judge: Any, record: str | Path | None) -> str | None:
-    """Why ``judge`` has no passing master-key check in the preflight ``record`` (a ``preflight.json``
-    or the folder holding it), or ``None`` when it has one: the record's check passed (or only
-    warned) and the record is of this judge (:meth:`~biasaware.judging.judges.ResolvedJudge.fingerprint`:
-    the same weights or endpoint, mode and prompt settings). An unreadable record is an error."""
-    if record is None:
-        return "no preflight record was given"
+def read_preflight(record: str | Path) -> tuple[Path, dict[str, Any], dict[str, dict]]:
+    """A preflight record (a ``preflight.json`` or the folder holding it): its path, its contents and
+    its checks by name; one that is not there or not a preflight record is a :class:`BiasAwareError`."""
     path = Path(record)
     path = path / "preflight.json" if path.is_dir() else path
     try:
@@ -148,6 +145,17 @@ def preflight_gap(judge: Any, record: str | Path | None) -> str | None:
         ) from None
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise BiasAwareError(f"preflight record {path}: not a preflight.json ({err})") from None
+    return path, result, checks
+
+
+def preflight_gap(judge: Any, record: str | Path | None) -> str | None:
+    """Why ``judge`` has no passing master-key check in the preflight ``record`` (a ``preflight.json``
+    or the folder holding it), or ``None`` when it has one: the record's check passed (or only
+    warned) and the record is of this judge (:meth:`~biasaware.judging.judges.ResolvedJudge.fingerprint`:
+    the same weights or endpoint, mode and prompt settings). An unreadable record is an error."""
+    if record is None:
+        return "no preflight record was given"
+    path, result, checks = read_preflight(record)
     resolved = getattr(getattr(judge, "impl", judge), "resolved", None)
     mine = resolved.fingerprint() if resolved is not None else None
     if mine is None or result.get("fingerprint") != json.loads(json.dumps(mine)):
@@ -217,9 +225,9 @@ def reward_function(
     unreadable: Counter[str] = Counter()
     row_fits: dict[str, bool] = {}  # a row's key -> whether its prompt (and reference) fit the judge
 
-    def fits(prompt: list[dict[str, str]], ref: str | None = None) -> bool:
+    def fits(prompt: list[dict[str, str]], ref: str | None = None, depth: int = 4) -> bool:
         """Whether the row fits the judge with a one-character completion (module docstring); a row
-        that does not is warned about once."""
+        that does not is warned about once (``depth``: the frames up to the trainer's call)."""
         key = json.dumps([prompt, ref])
         if key not in row_fits:
             if reward_model:
@@ -232,11 +240,13 @@ def reward_function(
             row_fits[key] = not over
             if over:
                 said = "prompt and its reference do" if ref is not None else "prompt does"
+                mark = hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:8]  # one warning a row
                 warnings.warn(
                     f"a row's {said} not fit the judge's context alone{size}: its completions are not "
-                    f"judged, nor blamed (counted in reward.overlong_rows). Prompt: {prompt[-1]['content']!r:.80}",
+                    f"judged, nor blamed (counted in reward.overlong_rows). Row {mark}, prompt: "
+                    f"{prompt[-1]['content']!r:.80}",
                     UserWarning,
-                    stacklevel=4,
+                    stacklevel=depth,
                 )
         return row_fits[key]
 
@@ -278,7 +288,7 @@ def reward_function(
             for k, i in enumerate(keep):
                 first, second = verdicts[k], verdicts[len(keep) + k]
                 if first.overlong or second.overlong:
-                    if fits(asked[i], refs[i]):
+                    if fits(asked[i], refs[i], depth=3):
                         unreadable["overlong"] += 1
                     else:
                         reward.overlong_rows += 1

@@ -347,6 +347,17 @@ def check_processes(training_args: Any) -> None:
         )
 
 
+def check_causal_start(name: str, what: str = "a generative judge") -> None:
+    """Refuse a model a causal recipe cannot start from, reading its configuration only: one that is
+    not there, or a reward model (its head would be dropped without a word, its body trained on)."""
+    architectures = getattr(load_config(name, "causal"), "architectures", None) or []
+    if architectures and all(a.endswith("ForSequenceClassification") for a in architectures):
+        raise BiasAwareError(
+            f"{name} is a reward model ({', '.join(architectures)}); this recipe trains {what}: start from "
+            "a causal language model"
+        )
+
+
 def load_for_training(
     model_args: Any, kind: str, seed: int = 0, training_args: Any = None, trainable_layers: int | None = None
 ):
@@ -359,13 +370,8 @@ def load_for_training(
         check_processes(training_args)
         set_cpu_threads(training_args)
         compact_lm_head_on_cpu()
-    if kind == "causal":  # a reward model's head would be dropped without a word, its body trained on
-        architectures = getattr(load_config(model_args.model_name_or_path, kind), "architectures", None) or []
-        if architectures and all(a.endswith("ForSequenceClassification") for a in architectures):
-            raise BiasAwareError(
-                f"{model_args.model_name_or_path} is a reward model ({', '.join(architectures)}); this recipe "
-                "trains a generative judge: start from a causal language model"
-            )
+    if kind == "causal":
+        check_causal_start(model_args.model_name_or_path)
     model, tokenizer = load_model(model_args.model_name_or_path, kind, dtype=model_args.dtype, seed=seed)
     freeze_lower_layers(model, trainable_layers)
     return model, tokenizer
