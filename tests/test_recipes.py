@@ -570,7 +570,11 @@ def test_policy_grpo_names_a_bad_setting_before_the_run_in_its_folder(
         said = capsys.readouterr()
         return stop.value.code, said.out + said.err
 
+    reads = []
+    read_rows = r.prompt_rows
+    monkeypatch.setattr(r, "prompt_rows", lambda *a: reads.append(a) or read_rows(*a))
     assert run()[0] == 0
+    assert len(reads) == 1  # the rows check() read are handed to main: the prompts file is read once
     for extra, says in [
         (["--judge_mode", "nope"], "mode"),
         (["--judge", str(tmp_path / "no-judge")], "no-judge"),

@@ -141,8 +141,15 @@ def check(script_args: ScriptArguments, training_args: GRPOConfig, model_args: M
     return prompt_rows(script_args.train_file, script_args.judge_against, spec.mode != "reward")
 
 
-def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig):
-    rows = check(script_args, training_args, model_args)
+def main(
+    script_args: ScriptArguments,
+    training_args: GRPOConfig,
+    model_args: ModelConfig,
+    checked: list[dict] | None = None,
+):
+    """Train the policy; ``checked``: the rows :func:`check` returned (the entry point runs it first),
+    else it is run here."""
+    rows = check(script_args, training_args, model_args) if checked is None else checked
     judge = load_judge(script_args.judge, **judge_settings(script_args))
     rows = sample_rows(rows, script_args.max_train_rows, training_args.seed)
     reward = (

@@ -856,18 +856,18 @@ def recipe_arguments(args: list[str]) -> list[str]:
 def run_recipe(main, dataclass_types, check=None) -> None:
     """A recipe's entry point: parse the config and flags (:func:`parse_recipe`), run ``check`` (the
     recipe's own checks of its settings and files, before its output folder is read: a bad value is
-    named as itself, not as a change from the run there), run ``main``. A :class:`BiasAwareError`, a
+    named as itself, not as a change from the run there), run ``main`` (given what ``check`` returned, as
+    ``checked``, so that nothing is read twice). A :class:`BiasAwareError`, a
     missing or malformed config file and an unknown key (named, with the closest valid one) are printed
     without a traceback and exit 2."""
 
     out = None
     try:
         parsed = parse_recipe(dataclass_types)
-        if check is not None:
-            check(*parsed)
+        checked = {} if check is None else {"checked": check(*parsed)}
         out = parsed[1].output_dir
         if prepare_run(main.__module__.rsplit(".", 1)[-1], parsed):  # resumes, or refuses the folder
-            main(*parsed)
+            main(*parsed, **checked)
         shutdown()  # every rank leaves the process group before the interpreter exits
     except BiasAwareError as exc:
         print(f"error: {exc}", file=sys.stderr)
