@@ -45,7 +45,7 @@ from biasaware.judging.models import BUILTIN_MODELS, chat_ids, load_tokenizer, m
 from biasaware.judging.parsers import parse_rule
 from biasaware.judging.prompts import get_template, judged_template
 from biasaware.recipes import load_recipe
-from biasaware.records import View
+from biasaware.records import Judgment, View
 
 DATASETS = {"helpsteer3": "nvidia/HelpSteer3", "gram": "NiuTrans/GRAM-fine-tuning-65k"}
 # what a release leaves out of a checkpoint folder (biasaware_run.json: the run's local settings, which the
@@ -93,7 +93,14 @@ def spot_sample(by_bias: dict[str, list[str]], n: int, draw: int) -> list[str]:
 
 
 def rejudge(
-    checkpoint: Path, report: Path, summary: dict[str, Any], bench: str | None, n: int, work: Path, draw: int
+    checkpoint: Path,
+    report: Path,
+    summary: dict[str, Any],
+    judgments: list[Judgment],
+    bench: str | None,
+    n: int,
+    work: Path,
+    draw: int,
 ) -> dict:
     """Judge ``n`` of the report's probes again with the checkpoint, spread over its biases and drawn with the
     seed ``draw`` (a fresh one each release: a report edited past a fixed sample would pass); refuse
@@ -105,7 +112,7 @@ def rejudge(
         raise BiasAwareError(f"--bench {bench}: no such file or folder")
     if not data.exists():
         raise BiasAwareError(f"the report's benchmark {data} is not here; give its folder with --bench")
-    recorded = {(j.probe_id, j.view): j for j in read_records(report / "judgments.jsonl", "judgment")}
+    recorded = {(j.probe_id, j.view): j for j in judgments}
     by_bias: dict[str, list[str]] = {}
     for (pid, _), j in recorded.items():
         complete = all((pid, v) in recorded for v in ("original", "injected"))
@@ -157,12 +164,11 @@ def rejudge(
     }
 
 
-def check_summary(report: Path, summary: dict[str, Any]) -> dict[str, Any]:
+def check_summary(report: Path, summary: dict[str, Any], judgments: list[Judgment]) -> dict[str, Any]:
     """The summary scored again from the report's per-instance judgments; a ``summary.json`` whose
     numbers differ (edited, or written for other judgments) is refused. Returns the recomputed
     summary with the file's run record."""
 
-    judgments = read_records(report / "judgments.jsonl", "judgment")
     again = summarize(judgments, summary.get("policy", "symmetric"), summary.get("seed", 0))
     scopes = [("overall", again["overall"]["micro"], (summary.get("overall") or {}).get("micro") or {})]
     scopes += [(b, s, (summary.get("per_bias") or {}).get(b) or {}) for b, s in again["per_bias"].items()]
@@ -632,7 +638,10 @@ def release(
             )
     if out.exists() and any(out.iterdir()):
         print(f"[release] {out} holds a release of these weights: it is written again", flush=True)
-    summary = check_summary(report, summary)
+    judgments = read_records(
+        report / "judgments.jsonl", "judgment"
+    )  # read once: checked, re-judged, published
+    summary = check_summary(report, summary, judgments)
     general_summaries = []
     for g in general or []:
         s = read_json(Path(g) / "summary.json", "an `eval general` output folder")
@@ -651,7 +660,14 @@ def release(
     )
     with tempfile.TemporaryDirectory() as work:
         check = rejudge(
-            checkpoint, report, summary, bench, probes, Path(work), random.SystemRandom().getrandbits(32)
+            checkpoint,
+            report,
+            summary,
+            judgments,
+            bench,
+            probes,
+            Path(work),
+            random.SystemRandom().getrandbits(32),
         )
     print(
         f"[release] re-judged {check['probes']} of the report's {check['of']} probes, drawn at random (seed "
@@ -676,7 +692,7 @@ def release(
     )  # an interrupted release's, of these files only (checked above)
     staging.mkdir(parents=True)
     try:
-        write_release(staging, checkpoint, report, summary, card, bench)
+        write_release(staging, checkpoint, report, summary, judgments, card, bench)
         options = usage_options(staging, summary)
         paths = [str(p) for p in (checkpoint, report, out, staging, Path(bench or ".").resolve())]
         paths += recorded_paths(summary) + recorded_paths(
@@ -767,7 +783,13 @@ def usage_options(folder: Path, summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_release(
-    staging: Path, checkpoint: Path, report: Path, summary: dict, card: dict | None, bench
+    staging: Path,
+    checkpoint: Path,
+    report: Path,
+    summary: dict,
+    judgments: list[Judgment],
+    card: dict | None,
+    bench,
 ) -> None:
     """The model files, ``bias_report/`` and ``reproduce/`` of a release folder."""
     import yaml
@@ -780,7 +802,7 @@ def write_release(
     shutil.copy2(report / "judgments.jsonl", shown / "judgments.jsonl")
     data = Path(bench or summary["run"].get("data") or "")
     if "cue_baselines" in summary:  # the cue-only heuristics scored again on the judged probes
-        judged = {j.probe_id for j in read_records(report / "judgments.jsonl", "judgment")}
+        judged = {j.probe_id for j in judgments}
         probes = [p for p in read_records(data, "probe") if p.id in judged]
         summary = {
             **summary,

@@ -179,14 +179,23 @@ def test_a_report_the_checkpoint_does_not_reproduce_is_refused(two_points, tmp_p
         release(ckpt, forged, tmp_path / "rel", probes=len(rows))  # every probe re-judged
 
 
-def test_the_published_report_is_written_from_the_checked_judgments(two_points, tmp_path):
+def test_the_published_report_is_written_from_the_checked_judgments(two_points, tmp_path, monkeypatch):
     """bias_report/ holds the judgments and what is written from them at release: a report.md edited after the
-    run (a better BSR typed in) is not published."""
+    run (a better BSR typed in) is not published. The judgments file is read once (checked, re-judged and
+    published from the same records)."""
+    import biasaware.release as module
+
     ckpt, report = two_points[0]
     edited = tmp_path / "edited"
     shutil.copytree(report, edited)
     (edited / "report.md").write_text("# Bias sensitivity: BSR 0.0 everywhere\n")
+    reads = []
+    read_records = module.read_records
+    monkeypatch.setattr(
+        module, "read_records", lambda path, *a: reads.append(Path(path)) or read_records(path, *a)
+    )
     out = release(ckpt, edited, tmp_path / "rel", allow_weak_general=True)
+    assert reads.count(edited / "judgments.jsonl") == 1  # the re-judged sample's own file aside
     written = (report / "report.md").read_text().replace(str(ckpt), "ckpt")  # the release names no local path
     assert (out / "bias_report" / "report.md").read_text() == written
     assert {p.name for p in (out / "bias_report").iterdir()} >= {
