@@ -695,11 +695,11 @@ class Budget:
     )
     grpo_pool: int | None = option(
         "--generative (not with --real): prompts scored to choose GRPO's prompts of most signal from (default: the preset's; cpu "
-        "192, gpu 1600)",
+        "192, gpu 3200)",
     )
     num_generations: int | None = option(
         "--generative (not with --real): completions sampled per prompt, GRPO's group size, at least 2 (default: the preset's; cpu 4, "
-        "gpu 8); GRPO trains on as many prompts a step as the preset, the completions a step grow with the group; "
+        "gpu 12); GRPO trains on as many prompts a step as the preset, the completions a step grow with the group; "
         "a larger group is mixed more often (docs/generative.md)",
         metavar="N",
     )

@@ -260,11 +260,14 @@ PRESETS: dict[str, dict[str, Any]] = {
         "sft_steps": 100,
         "sft_batch": 8,
         "grpo_steps": 50,
-        # the paper and balanced arms' SFT judges are right at p near 1 on most of their rows: twice the pool finds
-        # the prompts they are unsure of (at 800 they kept 35.5% and 33.5% of groups with signal, docs/generative.md)
-        "grpo_pool": 1600,
-        "grpo_batch": 32,  # 8 completions of each of 4 prompts a step: a group of 8 is mixed more often than one of 4
-        "num_generations": 8,
+        # the paper and balanced arms' SFT judges are right at p near 1 on most of their rows: a larger pool finds
+        # the prompts they are unsure of (at 800 they kept 35.5% and 33.5% of groups with signal), and a larger group
+        # is mixed more often: the balanced arm kept 39.0% at a pool of 1600 with groups of 8, 56.5% at 3200 with
+        # groups of 12 (bfloat16 on a CPU, docs/generative.md). A folder of the earlier preset resumes with
+        # --grpo-pool 1600 --num-generations 8
+        "grpo_pool": 3200,
+        "grpo_batch": 48,  # 12 completions of each of 4 prompts a step
+        "num_generations": 12,
         # at 5e-05 fifty steps on every layer make the verdict certain: in a CPU run of this preset's baseline arm the
         # groups with signal fell to 29.5% (15 of 50 steps with none), at 1e-05 57.0% (docs/generative.md)
         "grpo_lr": 1e-5,
