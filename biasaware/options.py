@@ -704,12 +704,12 @@ class Budget:
         metavar="N",
     )
     grpo_temperature: float | None = option(
-        "--generative (not with --real): GRPO's sampling temperature, above 0 and at most 2 (default 1; a --grpo-signal-target chooses "
-        "it instead); a hotter sampling keeps more of GRPO's groups mixed (docs/generative.md)",
+        "--generative (not with --real): GRPO's sampling temperature, above 0 and at most 2 (default: the preset's; cpu 1, gpu 1.5; a "
+        "--grpo-signal-target chooses it instead); a hotter sampling keeps more of GRPO's groups mixed (docs/generative.md)",
     )
     grpo_signal_target: float | None = option(
         "--generative (not with --real): GRPO samples at the lowest temperature from 1 to 1.5 at which the chosen prompts' expected "
-        "share of groups with signal reaches this share (default: the preset's; cpu 0: temperature 1, gpu 0.6)",
+        "share of groups with signal reaches this share (default: the preset's; cpu 0, gpu 0: none, each samples at its --grpo-temperature)",
         metavar="SHARE",
     )
     trainable_layers: int | None = option(

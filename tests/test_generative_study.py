@@ -30,16 +30,18 @@ def test_budget_seeds_and_folder_checks(tmp_path):
     # every layer for 50 steps: GRPO at 1e-05, where the verdicts stay varied (docs/generative.md)
     assert (make_budget("gpu").grpo_lr, make_budget("cpu").grpo_lr) == (1e-5, 5e-5)
     gpu = make_budget("gpu")
-    assert (gpu.grpo_pool, gpu.num_generations, gpu.grpo_batch, gpu.grpo_signal_target) == (3200, 12, 48, 0.6)
-    # a folder of the earlier preset (pool 1600, groups of 8) resumes with these two flags
-    assert make_budget("gpu", {"grpo_pool": 1600, "num_generations": 8}).grpo_batch == 32
+    assert (gpu.grpo_pool, gpu.num_generations, gpu.grpo_batch) == (3200, 12, 48)
+    assert (gpu.grpo_temperature, gpu.grpo_signal_target) == (1.5, 0.0)
+    # a folder of the earlier preset resumes with the flags docs/generative.md names
+    earlier = {"grpo_pool": 1600, "num_generations": 8, "grpo_temperature": 1.0, "grpo_signal_target": 0.6}
+    assert make_budget("gpu", earlier).model_dump() == {**gpu.model_dump(), **earlier, "grpo_batch": 32}
     # the flags' help names the presets' values as they are
     import dataclasses
 
     from biasaware.options import Budget as BudgetOptions
 
     helps = {f.name: f.metadata["help"] for f in dataclasses.fields(BudgetOptions)}
-    for name in ("grpo_lr", "grpo_pool", "num_generations", "grpo_signal_target"):
+    for name in ("grpo_lr", "grpo_pool", "num_generations", "grpo_temperature", "grpo_signal_target"):
         cpu, gpu_value = getattr(make_budget("cpu"), name), getattr(gpu, name)
         assert f"cpu {cpu:g}" in helps[name] and f"gpu {gpu_value:g}" in helps[name], name
     with pytest.raises(BiasAwareError, match="sft_steps"):

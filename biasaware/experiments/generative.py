@@ -262,9 +262,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "grpo_steps": 50,
         # the paper and balanced arms' SFT judges are right at p near 1 on most of their rows: a larger pool finds
         # the prompts they are unsure of (at 800 they kept 35.5% and 33.5% of groups with signal), and a larger group
-        # is mixed more often: the balanced arm kept 39.0% at a pool of 1600 with groups of 8, 56.5% at 3200 with
-        # groups of 12 (bfloat16 on a CPU, docs/generative.md). A folder of the earlier preset resumes with
-        # --grpo-pool 1600 --num-generations 8
+        # is mixed more often (docs/generative.md, "Larger groups, trained, in bfloat16")
         "grpo_pool": 3200,
         "grpo_batch": 48,  # 12 completions of each of 4 prompts a step
         "num_generations": 12,
@@ -272,9 +270,11 @@ PRESETS: dict[str, dict[str, Any]] = {
         # groups with signal fell to 29.5% (15 of 50 steps with none), at 1e-05 57.0% (docs/generative.md)
         "grpo_lr": 1e-5,
         # this preset's SFT judges are right at p near 1 on most of the pool, which leaves most groups uniform at
-        # temperature 1: sample hotter until 60% are expected to carry signal (biasaware/training/signal.py); the
-        # margin over the half aimed at: training makes verdicts surer, so fewer groups carry signal than expected
-        "grpo_signal_target": 0.6,
+        # temperature 1, and training makes the verdicts surer at 1 faster than at 1.5: with groups of 12 a signal
+        # target of 0.6 sampled the baseline arm at 1 (63% of groups expected with signal, 40.5% had it), at 1.5 it
+        # had 76.5% and the balanced arm 56.5%. A folder of the earlier preset resumes with --grpo-pool 1600
+        # --num-generations 8 --grpo-temperature 1 --grpo-signal-target 0.6
+        "grpo_temperature": 1.5,
     },
 }
 
