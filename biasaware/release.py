@@ -638,9 +638,8 @@ def release(
             )
     if out.exists() and any(out.iterdir()):
         print(f"[release] {out} holds a release of these weights: it is written again", flush=True)
-    judgments = read_records(
-        report / "judgments.jsonl", "judgment"
-    )  # read once: checked, re-judged, published
+    # the report's judgments, read once: the summary checked, a sample re-judged and the report published from them
+    judgments = read_records(report / "judgments.jsonl", "judgment")
     summary = check_summary(report, summary, judgments)
     general_summaries = []
     for g in general or []:
