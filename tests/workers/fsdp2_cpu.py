@@ -8,6 +8,7 @@ Run by tests/test_distributed.py: ``torchrun --nproc_per_node 2 fsdp2_cpu.py MOD
 """
 
 import json
+import os
 import sys
 import warnings
 from types import SimpleNamespace
@@ -18,6 +19,7 @@ from accelerate import Accelerator
 from accelerate.utils import DistributedType, FullyShardedDataParallelPlugin
 from accelerate.utils.fsdp_utils import fsdp2_prepare_model
 
+from biasaware.devices import shutdown
 from biasaware.judging.models import chat_ids, load_model
 from biasaware.training.recipe import LOAD_CHECK_PROBE
 
@@ -72,9 +74,17 @@ def main(model_path: str, out: str, result_path: str) -> None:
         }
         with open(result_path, "w") as f:
             json.dump(result, f)
-    dist.barrier()
-    dist.destroy_process_group()
+    shutdown()  # as the recipes end: every rank waits, then leaves the group
 
 
 if __name__ == "__main__":
     main(*sys.argv[1:4])
+    # DTensor's sharding caches keep the device mesh, and with it the gloo group and its threads,
+    # alive after the group is destroyed (shutdown's remedy cannot reach them: the process keeps its
+    # gloo threads). At interpreter exit, a gloo thread that drops the last reference to a finished
+    # work needs the GIL, is ended while unwinding, and the rank aborts: "terminate called without an
+    # active exception", now and then on a loaded machine. With everything written, the process
+    # leaves without the interpreter's teardown.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
