@@ -208,7 +208,9 @@ def shutdown(wait: bool = True) -> None:
     (``wait``; not after an error, when a rank may be gone), then the group is destroyed, so no
     communication thread (gloo's, NCCL's, DeepSpeed's) is alive when the interpreter exits. A live one
     aborts the process after the work is done ("terminate called without an active exception"), and
-    the launch reports a finished run as failed. Nothing happens in a single-process run."""
+    the launch reports a finished run as failed. Nothing happens in a single-process run. A group
+    that DTensor's caches still hold (FSDP2's device mesh) outlives the destroy: NCCL's threads are
+    stopped by it, gloo's are not."""
 
     if "torch" not in sys.modules:
         return
