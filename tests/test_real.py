@@ -372,7 +372,9 @@ def test_the_arms_of_a_real_study_are_checked_before_anything_is_written(tmp_pat
             "baseline,jnuk",
             "unknown arm(s) jnuk; valid: baseline, paper, balanced, resampled, junk, junk-only, scrambled-only",
         ),
-        (",", "--arms names no arm"),
+        (" ", "--arms names no arm"),
+        (",", "an empty name between commas"),
+        ("baseline,", "--arms 'baseline,': an empty name between commas"),  # a list left unfinished
     ):
         out = tmp_path / f"o{len(arms)}"
         assert main(["quickstart", "--real", str(root), "--arms", arms, "--out", str(out)]) == 2
@@ -383,6 +385,41 @@ def test_the_arms_of_a_real_study_are_checked_before_anything_is_written(tmp_pat
         f"--out {inside} is inside the --real folder {root}" in capsys.readouterr().err
         and not inside.exists()
     )
+
+
+def test_a_study_whose_data_fails_to_read_leaves_nothing_that_refuses_the_corrected_command(
+    tmp_path, capsys, alpaca
+):
+    """A malformed source found while the data is built (after the folder is claimed) takes the claim back:
+    the corrected command with other arms is not refused as another run's folder. What the folder held
+    before stays, and a folder claimed earlier keeps its record."""
+    root = study_folder(tmp_path / "real", alpaca)
+    annotations = next((root / "alpaca_eval").rglob("annotations.json"))
+    whole = annotations.read_text()
+    annotations.write_text(whole[: len(whole) // 2])  # cut off mid-JSON
+    out = tmp_path / "study"
+    assert main(["quickstart", "--real", str(root), "--arms", "baseline,paper", "--out", str(out)]) == 2
+    assert "invalid JSON" in capsys.readouterr().err and not out.exists()
+    mine = tmp_path / "mine"  # a folder of the user's, with a hidden entry the claim ignores
+    mine.mkdir()
+    (mine / ".DS_Store").write_text("x")
+    assert main(["quickstart", "--real", str(root), "--arms", "baseline,paper", "--out", str(mine)]) == 2
+    assert [p.name for p in mine.iterdir()] == [".DS_Store"]
+    (mine / "experiment.json").write_text(
+        json.dumps(
+            {
+                "experiment": "real-text",
+                "model": "minilm-l6",
+                "pairs": 480,
+                "limit": 150,
+                "max_length": 256,
+                "arms": ["baseline", "paper"],
+            }
+        )
+    )
+    record = json.loads((mine / "experiment.json").read_text())
+    assert main(["quickstart", "--real", str(root), "--arms", "baseline,paper", "--out", str(mine)]) == 2
+    assert json.loads((mine / "experiment.json").read_text()) == record  # claimed earlier: kept
 
 
 @pytest.mark.slow  # eight training processes (tiny models): about two minutes
@@ -436,6 +473,11 @@ def test_the_generative_budget_and_its_flags(tmp_path, capsys, alpaca):
     for extra, message in (
         (["--sft-steps", "3"], "--sft-steps: not a setting of the real-text experiment"),
         (["--generative", "--cue-rate", "0.5"], "--cue-rate: not a setting"),
+        (
+            ["--generative", "--grpo-lr", "1e-5"],
+            "--grpo-lr: not a setting of the real-text experiment (--real --generative takes --sft-steps, "
+            "--grpo-steps, --trainable-layers, --budget)",
+        ),
         (["--generative", "--sft-steps", "0"], "budget setting sft_steps"),
     ):
         out = tmp_path / f"o{len(extra)}{extra[-1]}"
@@ -643,6 +685,20 @@ def test_cli_eval_real_samples_the_probes(tmp_path, built, capsys):
     with pytest.raises(SystemExit):  # a typo in an option leaves no folder behind
         main([*args[:-1], str(tmp_path / "e2"), "--probe-limt", "1"])
     assert not (tmp_path / "e2").exists()
+    for data, message in (  # --data: a folder that is not there, the sources themselves
+        (
+            tmp_path / "nowhere",
+            "nowhere: no such folder; --data is a folder written by `biasaware build real`",
+        ),
+        (
+            root,
+            f"it holds the sources: build from them first (`biasaware build real --real {root} --out DATA`)",
+        ),
+    ):
+        data_args = [*args[:-1], str(tmp_path / "e3")]
+        data_args[data_args.index("--data") + 1] = str(data)
+        assert main(data_args) == 2
+        assert message in capsys.readouterr().err and not (tmp_path / "e3").exists()
 
 
 def test_the_seed_indicators_give_eval_reals_own_figures(tmp_path, built):

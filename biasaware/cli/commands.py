@@ -352,9 +352,7 @@ def real_study(args: argparse.Namespace) -> int:
         and (k not in own or not args.generative)
     ]
     if given:
-        only = (
-            "" if args.generative else f" (--real --generative takes --{', --'.join(own)})".replace("_", "-")
-        )
+        only = f" (--real --generative takes --{', --'.join(own)})".replace("_", "-")
         raise BiasAwareError(f"{', '.join(given)}: not a setting of the real-text experiment{only}")
     if args.seeds is not None and args.seed is not None:
         raise BiasAwareError("give --seed or --seeds, not both")
@@ -377,8 +375,16 @@ def real_study(args: argparse.Namespace) -> int:
 
 
 def arm_list(args: argparse.Namespace) -> list[str] | None:
-    """``--arms`` as a list of names (``None``: left out, all of the study's arms)."""
-    return [a.strip() for a in args.arms.split(",") if a.strip()] if args.arms is not None else None
+    """``--arms`` as a list of names (``None``: left out, all of the study's arms). An empty name between
+    commas (``baseline,`` is most likely a list left unfinished) is refused, not dropped."""
+    if args.arms is None or not args.arms.strip():
+        return None if args.arms is None else []  # the study names the arms an empty value could be
+    names = [a.strip() for a in args.arms.split(",")]
+    if "" in names:
+        raise BiasAwareError(
+            f"--arms {args.arms!r}: an empty name between commas; give names like baseline,paper"
+        )
+    return names
 
 
 def generative_study(args: argparse.Namespace) -> int:

@@ -172,8 +172,14 @@ def evaluate_real(
     ``out/report.md``; return what ``real.json`` holds. Sets the folder lacks are listed as missing."""
     data, out = Path(data), check_out_folder(out, "--out")
     if not (data / "manifest.json").exists():
+        found = "no manifest.json" if data.is_dir() else "no such folder"
+        sources = (  # the folder the sources are in, given for the build made from them
+            f"; it holds the sources: build from them first (`biasaware build real --real {data} --out DATA`)"
+            if (data / "alpaca_eval").is_dir()
+            else ""
+        )
         raise BiasAwareError(
-            f"{data}: no manifest.json; --data is a folder written by `biasaware build real`"
+            f"{data}: {found}; --data is a folder written by `biasaware build real`{sources}"
         )
     refuse_inside(out, data, "the data folder")
     manifest = read_json(data / "manifest.json", "real-text manifest")

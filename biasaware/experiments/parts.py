@@ -101,6 +101,28 @@ def claim_folder(out: Path, stamp: str, mine: dict[str, Any], what: str) -> None
     write_json(path, mine)
 
 
+@contextlib.contextmanager
+def first_claim(out: Path, stamp: str, mine: dict[str, Any], what: str) -> Iterator[None]:
+    """:func:`claim_folder`, for a run's first steps (reading and building its data): when they fail
+    and leave nothing in ``out`` but the record this claim wrote (and empty folders), what the claim
+    made goes again, so the corrected command (other arms, say) is not refused as another run's folder.
+    A folder claimed earlier keeps its record, and what ``out`` held before is left alone."""
+    before = set(out.rglob("*")) if out.exists() else None
+    new = not (out / stamp).exists()
+    claim_folder(out, stamp, mine, what)
+    try:
+        yield
+    except BaseException:
+        made = [p for p in out.rglob("*") if p not in (before or ()) and p != out / stamp]
+        if new and all(p.is_dir() for p in made):
+            (out / stamp).unlink(missing_ok=True)
+            for folder in sorted(made, key=lambda p: len(p.parts), reverse=True):
+                folder.rmdir()
+            if before is None:
+                out.rmdir()
+        raise
+
+
 def claimed(out: Path, stamp: str = "experiment.json") -> dict[str, Any] | None:
     """The experiment's settings recorded in ``out/stamp``, or ``None`` for a new folder or an unreadable
     record (which :func:`claim_folder` names)."""

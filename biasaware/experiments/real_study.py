@@ -74,7 +74,7 @@ from biasaware.evaluation.summaries import ORDERS, flip_indicators
 from biasaware.experiments.generative import check_fits
 from biasaware.experiments.parts import (
     Stages,
-    claim_folder,
+    first_claim,
     folder_dtype,
     preset_budget,
     run_stage,
@@ -859,9 +859,10 @@ def run_real_study(
         refuse_inside(out, path, f"the {name} source")
     if real is not None:
         refuse_inside(out, real, "the --real folder")
-    claim_folder(out, "experiment.json", settings, "a real-text experiment")
     data = out / "data"
-    if build_real(sources, data, seed=0, real=real).get("reused"):
+    with first_claim(out, "experiment.json", settings, "a real-text experiment"):
+        reused = build_real(sources, data, seed=0, real=real).get("reused")
+    if reused:
         print(f"[real] {data}: built earlier", flush=True)
     for seed in seeds:
         if finished(out / f"seed-{seed}", chosen):
