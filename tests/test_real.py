@@ -146,6 +146,10 @@ def test_sources_errors(tmp_path):
     with pytest.raises(BiasAwareError, match="llmbar given twice"):
         named_paths(["llmbar=a", "llmbar=b"], "--source")
     (tmp_path / "alpaca_eval").mkdir()
+    with pytest.raises(
+        BiasAwareError, match="alpaca_eval is a source's own folder: --real is the folder above it"
+    ):
+        resolve_sources(tmp_path / "alpaca_eval")  # one level too deep
     with pytest.raises(BiasAwareError, match="alpaca-eval: no results/<model>/.* tatsu-lab/alpaca_eval"):
         build_real(resolve_sources(tmp_path), tmp_path / "out")
     for share in (0.0, 1.0):
