@@ -21,6 +21,7 @@ Each function imports what it calls inside itself, so ``import biasaware`` stays
 from __future__ import annotations
 
 import functools
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,11 +49,30 @@ def _response(text: Any, what: str = "a response") -> str:
 
 
 def _items(items: Any, size: int, what: str) -> list:
+    if isinstance(items, str | bytes | dict) or not hasattr(items, "__iter__"):
+        raise BiasAwareError(f"items: a list of {what}; got {type(items).__name__} {items!r:.80}")
     items = list(items)
-    for item in items:
+    for i, item in enumerate(items):
         if not isinstance(item, tuple | list) or len(item) != size:
-            raise BiasAwareError(f"each item is {what}; got {item!r:.80}")
+            raise BiasAwareError(f"item {i}: each item is {what}; got {item!r:.80}")
     return items
+
+
+def _at(i: int, check, *args: Any) -> Any:
+    """``check(*args)`` for item ``i`` of a batch, its refusal naming the item."""
+    try:
+        return check(*args)
+    except BiasAwareError as exc:
+        raise BiasAwareError(f"item {i}: {exc}") from None
+
+
+def _failed(judge: Any, calls: int) -> BiasAwareError:
+    """``calls`` judge calls that failed after all retries, with the client's last error where it kept one
+    (a refused connection, a missing key: the causes look alike otherwise)."""
+    cause = getattr(getattr(getattr(judge, "client", None), "stats", None), "last_error", "")
+    return BiasAwareError(
+        f"{calls} judge call(s) failed after all retries{f' (last error: {cause})' if cause else ''}"
+    )
 
 
 FLAG = re.compile(r"(?<![\w/.`-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
@@ -111,7 +131,7 @@ class Judge:
         read from the folder (a sequence-classification model is a reward model)."""
         from biasaware.judging.judges import JudgeSpec, load_judge, unread_budget
 
-        spec = JudgeSpec.create(name=name, **settings)
+        spec = JudgeSpec.create(name=os.fspath(name) if isinstance(name, os.PathLike) else name, **settings)
         unread_budget(
             spec.mode, [f"{k} {settings[k]}" for k in ("max_tokens", "max_batch_tokens") if settings.get(k)]
         )
@@ -132,21 +152,26 @@ class Judge:
         """Judge many ``(prompt, response_a, response_b)`` in batches."""
         views = [
             View(
-                prompt=messages(p),
-                response_a=_response(a, "response_a"),
-                response_b=_response(b, "response_b"),
+                prompt=_at(i, messages, p),
+                response_a=_at(i, _response, a, "response_a"),
+                response_b=_at(i, _response, b, "response_b"),
                 correct="A",
             )
-            for p, a, b in _items(items, 3, "(prompt, response_a, response_b)")
+            for i, (p, a, b) in enumerate(_items(items, 3, "(prompt, response_a, response_b)"))
         ]
         outputs = self.impl.judge(views) if views else []
         missing = sum(o is None for o in outputs)
         if missing:
-            raise BiasAwareError(f"{missing} judge call(s) failed after all retries")
+            raise _failed(self.impl, missing)
         return [Verdict(o.verdict, o.raw, o.scores, o.overlong) for o in outputs]
 
     def pair(self, prompt: Prompt, response_a: str, response_b: str) -> Verdict:
         """Which of two responses to ``prompt`` is better."""
+        (
+            messages(prompt),
+            _response(response_a, "response_a"),
+            _response(response_b, "response_b"),
+        )  # no item number
         return self.pairs([(prompt, response_a, response_b)])[0]
 
     def scores(self, items: list[tuple[Prompt, str]]) -> list[float | None]:
@@ -156,16 +181,18 @@ class Judge:
 
         template = ScoringTemplate()
         units = [
-            ScoreUnit(tuple(messages(p)), _response(r), template)
-            for p, r in _items(items, 2, "(prompt, response)")
+            ScoreUnit(tuple(_at(i, messages, p)), _at(i, _response, r), template)
+            for i, (p, r) in enumerate(_items(items, 2, "(prompt, response)"))
         ]
         outputs = self.impl.score(units) if units else []
-        if any(o is None for o in outputs):
-            raise BiasAwareError("a judge call failed after all retries")
+        missing = sum(o is None for o in outputs)
+        if missing:
+            raise _failed(self.impl, missing)
         return [o.score for o in outputs]
 
     def score(self, prompt: Prompt, response: str) -> float | None:
         """One response's score (see :meth:`scores`)."""
+        messages(prompt), _response(response)  # refused without an item number: there is one
         return self.scores([(prompt, response)])[0]
 
     def evaluate(self, bench: str | Path, out: str | Path, **options: Any) -> dict[str, Any]:
@@ -237,7 +264,7 @@ def preflight(judge: Judge, out: str | Path, **options: Any) -> dict[str, Any]:
     judge = _judge(judge)
     options = keywords(Preflight, options, "preflight()")
     thresholds = load_thresholds(options.pop("thresholds", None))
-    return run_preflight(judge.spec, out, thresholds=thresholds, **options)
+    return run_preflight(judge.spec, check_out_folder(out), thresholds=thresholds, **options)
 
 
 @speaks_keywords
@@ -257,6 +284,11 @@ def compare(*runs: str | Path, **options: Any) -> dict[str, Any]:
         runs = tuple(runs[0])
     if len(runs) < 2:
         raise BiasAwareError(f"compare: give two runs, or two or more with baseline=; got {len(runs)}")
+    wrong = [r for r in runs if not isinstance(r, str | os.PathLike)]
+    if wrong:
+        raise BiasAwareError(
+            f"compare: runs are folders (str or Path); got {type(wrong[0]).__name__} {wrong[0]!r:.80}"
+        )
     baseline = options.get("baseline")
     return comparison(
         [str(r) for r in runs],

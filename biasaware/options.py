@@ -28,7 +28,7 @@ from biasaware.data.builders import BuildConfig
 from biasaware.data.real import FOLDER_NAMES, HELDOUT
 from biasaware.data.upstream import ALPACA_MARGIN
 from biasaware.devices import DEVICES, DTYPES
-from biasaware.errors import BiasAwareError, check_seed
+from biasaware.errors import BiasAwareError, check_count, check_seed
 from biasaware.evaluation.preflight import PER_BIAS, SCORING_PAIRS
 from biasaware.judging.llm import LLMSpec
 from biasaware.records import RECORD_TYPES
@@ -229,11 +229,38 @@ def keywords(options: type, given: dict[str, Any], what: str) -> dict[str, Any]:
     """The Python API's keywords for a command: those its options declare (less any marked
     ``api=False``), less those given as ``None`` (the default); an unknown one is a
     :class:`BiasAwareError` that lists the valid ones."""
-    valid = [i.name for i in declared(options) if i.settings.get("api", True)]
-    unknown = [k for k in given if k not in valid]
+    items = {i.name: i for i in declared(options) if i.settings.get("api", True)}
+    unknown = [k for k in given if k not in items]
     if unknown:
-        raise BiasAwareError(f"{what} takes no {', '.join(unknown)}; its options: {', '.join(valid)}")
-    return {k: v for k, v in given.items() if v is not None}
+        raise BiasAwareError(f"{what} takes no {', '.join(unknown)}; its options: {', '.join(items)}")
+    return {k: keyword_value(items[k], v, what) for k, v in given.items() if v is not None}
+
+
+def keyword_value(item: Declared, value: Any, what: str) -> Any:
+    """A Python API keyword's value, checked by the rule its flag follows on the command line: a switch is
+    ``True`` or ``False`` (a string such as ``"false"`` is refused, not read as true), a choice one of its
+    choices, a seed :func:`~biasaware.errors.check_seed`'s and a count :func:`~biasaware.errors.check_count`'s
+    (``scoring_max_tokens=0`` is refused, not run); a number is not a bool or a string."""
+    kind = item.settings.get("type") or _type(item)
+    if item.annotation is bool or item.settings.get("action") == "store_true":
+        if not isinstance(value, bool):
+            raise BiasAwareError(f"{what}: {item.name} is True or False; got {value!r:.80}")
+    elif (choices := item.settings.get("choices") or _choices(item.annotation)) is not None:
+        if value not in choices:
+            raise BiasAwareError(f"{item.name} {value!r:.80}: one of {', '.join(map(str, choices))}")
+    elif kind is seed_value:
+        check_seed(value, item.name)
+    elif kind is positive_int:
+        check_count(value, f"{what}: {item.name}")
+    elif kind in (whole_int, finite_float):
+        number = int if kind is whole_int else int | float
+        if isinstance(value, bool) or not isinstance(value, number):
+            raise BiasAwareError(f"{what}: {item.name} is a number; got {value!r:.80}")
+        try:
+            kind(str(value))  # the flag's own bounds
+        except argparse.ArgumentTypeError as exc:
+            raise BiasAwareError(f"{what}: {item.name} {exc}") from None
+    return value
 
 
 # ----------------------------------------------------------------------------- shared options

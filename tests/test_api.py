@@ -396,7 +396,7 @@ def test_preflight_thresholds_may_be_a_mapping():
 
 
 def test_compare_names_the_valid_views(tmp_path):
-    with pytest.raises(BiasAwareError, match=r"view must be one of original, injected; got 'bogus'"):
+    with pytest.raises(BiasAwareError, match=r"view 'bogus': one of original, injected"):
         biasaware.compare(tmp_path / "a", tmp_path / "b", view="bogus")
 
 
@@ -499,3 +499,97 @@ def test_a_row_too_long_for_the_judge_is_not_blamed_on_its_completions(tiny_mode
     with pytest.warns(UserWarning, match="a row's prompt does not fit"):
         values = rm(prompts=["word " * 5000, "q"], completions=["ok", "ok"])
     assert values[0] == values[1] - 1.0 and rm.overlong_rows == 1 and rm.unreadable == {}
+
+
+def test_api_keywords_are_checked_as_their_flags_are(tiny_models, tmp_path):
+    """Each API keyword follows its flag's rule before any work: a switch is True or False (a string such as
+    'false' is refused, not read as true), a count is checked (scoring_max_tokens=0 is not run), a folder
+    is a folder, and a batch names the item at fault; nothing is written."""
+    judge = biasaware.load_judge(tiny_models["reward"])  # a Path, as every other function takes
+    (tmp_path / "afile").write_text("x")
+    out = tmp_path / "out"
+    for call, message in (
+        (
+            lambda: biasaware.evaluate(judge, tmp_path, out, rescore="false"),
+            "rescore is True or False; got 'false'",
+        ),
+        (lambda: biasaware.compare(tmp_path / "a", tmp_path / "b", by_id="no"), "by_id is True or False"),
+        (lambda: biasaware.compare(1, 2), "runs are folders (str or Path); got int 1"),
+        (lambda: biasaware.compare(tmp_path / "afile", tmp_path / "b"), "afile: not a folder"),
+        (
+            lambda: biasaware.preflight(judge, out, scoring_max_tokens=0),
+            "scoring_max_tokens: a whole number of at least 1",
+        ),
+        (
+            lambda: biasaware.preflight(judge, out, per_bias="3"),
+            "per_bias: a whole number of at least 1; got '3'",
+        ),
+        (lambda: biasaware.preflight(judge, out, fail_on="never"), "fail_on 'never': one of fail, warn"),
+        (lambda: biasaware.preflight(judge, 5), "out: a folder path to write into; got 5"),
+        (lambda: biasaware.preflight(judge, tmp_path / "afile"), "afile is a file; give a folder"),
+        (
+            lambda: biasaware.preflight(judge, out, thresholds=[1, 2]),
+            "thresholds: a YAML or JSON file, or a mapping",
+        ),
+        (lambda: judge.pairs(None), "items: a list of (prompt, response_a, response_b); got NoneType"),
+        (lambda: judge.scores(5), "items: a list of (prompt, response); got int"),
+        (
+            lambda: judge.pairs([("q", "a", "b")] * 3 + [("q", "a", "")]),
+            "item 3: response_b is a non-empty string",
+        ),
+        (lambda: judge.pair("q", "a", ""), "response_b is a non-empty string"),
+        (
+            lambda: biasaware.load_judge(tiny_models["reward"], mode="rewardd"),
+            "'generate', 'direct' or 'reward'",
+        ),
+        (
+            lambda: biasaware.build_bench(tmp_path / "bench", n_per_bias=0),
+            "setting n_per_bias: must be at least 1, got 0",
+        ),
+        (lambda: reward_function(judge, preflight=5), "preflight: a preflight.json or its folder; got int 5"),
+        (lambda: reward_function(Scripted(), name=5), "name is a non-empty string; got 5"),
+        (
+            lambda: reward_function(Scripted(), reference_column=None),
+            "reference_column is a non-empty string",
+        ),
+        (
+            lambda: reward_function(Scripted(), group_size=-3),
+            "group_size, the trainer's num_generations: a whole number of at least 2",
+        ),
+    ):
+        with pytest.raises(BiasAwareError, match=re.escape(message)):
+            call()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+    with pytest.raises(BiasAwareError, match=r"^response_b is a non-empty string"):
+        judge.pair("q", "a", "")  # one pair: no item number
+
+
+def test_a_reply_cache_given_as_a_file_is_named(tmp_path):
+    from biasaware.judging.llm import ResponseCache
+
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(
+        BiasAwareError, match=f"the reply cache {tmp_path}/afile/llm: {tmp_path}/afile is a file"
+    ):
+        ResponseCache(tmp_path / "afile" / "llm" / "replies.sqlite")
+
+
+def test_a_remote_judges_failure_says_its_last_error(tiny_models):
+    """A batch whose calls failed after all retries names the client's last error (a refused connection and
+    a missing key read alike otherwise)."""
+    from types import SimpleNamespace
+
+    from biasaware.api import Judge
+
+    class Failing:
+        client = SimpleNamespace(stats=SimpleNamespace(last_error="connection refused"))
+
+        def judge(self, views):
+            return [None for _ in views]
+
+    judge = Judge(biasaware.load_judge(tiny_models["reward"]).spec, Failing())
+    with pytest.raises(
+        BiasAwareError,
+        match=re.escape("1 judge call(s) failed after all retries (last error: connection refused)"),
+    ):
+        judge.pair("q", "a", "b")

@@ -354,8 +354,8 @@ def test_a_battery_nothing_was_judged_on_does_not_block_another(tmp_path, capsys
     [
         ({"per_bias": 0}, "per_bias: a whole number of at least 1"),
         ({"per_bias": "2"}, "per_bias: a whole number of at least 1"),
-        ({"fail_on": "never"}, "fail_on: 'fail' or 'warn'"),
-        ({"fail_on": "Warn"}, "fail_on: 'fail' or 'warn'"),
+        ({"fail_on": "never"}, "fail_on 'never': one of fail, warn"),
+        ({"fail_on": "Warn"}, "fail_on 'Warn': one of fail, warn"),
     ],
 )
 def test_bad_preflight_arguments_are_refused_before_the_folder_is_claimed(

@@ -158,8 +158,9 @@ class BuildConfig:
     def __post_init__(self):
         check_seed(self.seed, "seed")
         self._check_types()
-        if self.n_per_bias < 1 or self.n_traces_per_bias < 1 or self.chunk_size < 1:
-            raise BiasAwareError("n_per_bias, n_traces_per_bias and chunk_size must be at least 1")
+        for name in ("n_per_bias", "n_traces_per_bias", "chunk_size"):
+            if getattr(self, name) < 1:
+                raise BiasAwareError(f"setting {name}: must be at least 1, got {getattr(self, name)}")
         if self.max_rows is not None and self.max_rows < 1:
             raise BiasAwareError(
                 f"setting max_rows: must be at least 1 (or left out: all rows), got {self.max_rows}"

@@ -67,7 +67,9 @@ def compare_folders(folders: list[str], view: str = "injected", by_id: bool = Fa
         raise BiasAwareError(f"--runs names {folders[0]} twice; compare two different `eval bias` folders")
     for folder in folders:
         if not Path(folder).is_dir():
-            raise BiasAwareError(f"--runs {folder}: no such folder")
+            raise BiasAwareError(
+                f"--runs {folder}: {'not a folder' if Path(folder).exists() else 'no such folder'}"
+            )
         if not (Path(folder) / "judgments.jsonl").is_file():
             raise BiasAwareError(f"--runs {folder} is not an `eval bias` output folder (no judgments.jsonl)")
     overlap = same_items(folders)
@@ -376,7 +378,9 @@ def compare_studies(runs: list[str], baseline: str | None, view: str | None, by_
     against ``baseline`` (:func:`~biasaware.evaluation.seeds.studies_compared`)."""
     for run in runs:
         if not Path(run).is_dir():
-            raise BiasAwareError(f"--runs {run}: no such folder")
+            raise BiasAwareError(
+                f"--runs {run}: {'not a folder' if Path(run).exists() else 'no such folder'}"
+            )
     if not all(is_study(r) for r in runs):
         raise BiasAwareError(
             "--runs mixes generative study folders (seed-N/generative.json) with other folders: compare "

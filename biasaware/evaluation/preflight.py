@@ -61,6 +61,7 @@ either fail), 1 when a fail threshold is crossed, 2 for a usage error. ``OUT/pre
 from __future__ import annotations
 
 import math
+import os
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -158,7 +159,10 @@ def load_thresholds(path: str | Path | dict | None) -> Thresholds:
     file names the setting."""
     if path is None:
         return Thresholds()
-
+    if not isinstance(path, str | os.PathLike | dict):
+        raise BiasAwareError(
+            f"thresholds: a YAML or JSON file, or a mapping of the settings; got {type(path).__name__} {path!r:.80}"
+        )
     data = dict(path) if isinstance(path, dict) else read_config(path, "thresholds file")
     path = "thresholds" if isinstance(path, dict) else path
     try:

@@ -62,6 +62,7 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+import typing
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -281,6 +282,8 @@ class JudgeSpec(BaseModel):
         mode = data.get("mode")
         if mode is None:
             return {**data, "mode": "reward" if kind == "reward" else "generate"}
+        if mode not in typing.get_args(cls.model_fields["mode"].annotation):
+            return data  # an unknown mode: the field's own check names the valid ones
         builtin = BUILTIN_MODELS.get(str(data["name"]))
         allowed = builtin.kinds if builtin is not None else (kind,)
         if ("reward" if mode == "reward" else "causal") not in allowed:

@@ -275,6 +275,11 @@ class ResponseCache:
     """A SQLite key-value file; every put is committed at once (a kill loses nothing stored)."""
 
     def __init__(self, path: Path):
+        for place in (path.parent, *path.parent.parents):  # a cache folder given as a file's path
+            if place.exists() and not place.is_dir():
+                raise BiasAwareError(
+                    f"the reply cache {path.parent}: {place} is a file; set cache_dir (or $BIASAWARE_CACHE) to a folder"
+                )
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -134,6 +135,10 @@ PASSING = ("pass", "warn")
 def read_preflight(record: str | Path) -> tuple[Path, dict[str, Any], dict[str, dict]]:
     """A preflight record (a ``preflight.json`` or the folder holding it): its path, its contents and
     its checks by name; one that is not there or not a preflight record is a :class:`BiasAwareError`."""
+    if not isinstance(record, str | os.PathLike):
+        raise BiasAwareError(
+            f"preflight: a preflight.json or its folder; got {type(record).__name__} {record!r:.80}"
+        )
     path = Path(record)
     path = path / "preflight.json" if path.is_dir() else path
     try:
@@ -143,7 +148,9 @@ def read_preflight(record: str | Path) -> tuple[Path, dict[str, Any], dict[str, 
         raise BiasAwareError(
             f"preflight record {path}: no such file (write it with `biasaware preflight`)"
         ) from None
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except KeyError as err:
+        raise BiasAwareError(f"preflight record {path}: not a preflight.json (no {err} field)") from None
+    except (OSError, ValueError, TypeError) as err:
         raise BiasAwareError(f"preflight record {path}: not a preflight.json ({err})") from None
     return path, result, checks
 
@@ -218,6 +225,13 @@ def reward_function(
         raise BiasAwareError(f"against must be one of {', '.join(AGAINST)}; got {against!r}")
     if against == "group":
         check_count(group_size, "against='group' needs group_size, the trainer's num_generations", minimum=2)
+    elif group_size is not None:  # read only against a group; checked wherever it is given
+        check_count(group_size, "group_size, the trainer's num_generations", minimum=2)
+    for what, value in (("reference_column", reference_column), ("name", name)):
+        if (value is not None or what == "reference_column") and not (
+            isinstance(value, str) and value.strip()
+        ):
+            raise BiasAwareError(f"{what} is a non-empty string; got {value!r:.80}")
     if not isinstance(require_preflight, bool):
         raise BiasAwareError(f"require_preflight is True or False; got {require_preflight!r}")
     gate(judge, preflight, require_preflight)
