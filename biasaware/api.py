@@ -167,11 +167,9 @@ class Judge:
 
     def pair(self, prompt: Prompt, response_a: str, response_b: str) -> Verdict:
         """Which of two responses to ``prompt`` is better."""
-        (
-            messages(prompt),
-            _response(response_a, "response_a"),
-            _response(response_b, "response_b"),
-        )  # no item number
+        messages(prompt)  # one pair: its texts are refused without an item number
+        _response(response_a, "response_a")
+        _response(response_b, "response_b")
         return self.pairs([(prompt, response_a, response_b)])[0]
 
     def scores(self, items: list[tuple[Prompt, str]]) -> list[float | None]:
@@ -192,7 +190,8 @@ class Judge:
 
     def score(self, prompt: Prompt, response: str) -> float | None:
         """One response's score (see :meth:`scores`)."""
-        messages(prompt), _response(response)  # refused without an item number: there is one
+        messages(prompt)  # one response: refused without an item number
+        _response(response)
         return self.scores([(prompt, response)])[0]
 
     def evaluate(self, bench: str | Path, out: str | Path, **options: Any) -> dict[str, Any]:
