@@ -171,13 +171,27 @@ def chat_messages(prompt: Any) -> list[dict[str, str]]:
         return [{"role": "user", "content": prompt}]
     try:
         if not isinstance(prompt, list):
-            raise ValueError
-        return [m.model_dump() for m in _check_prompt([Message(**m) for m in prompt])]
-    except (ValueError, TypeError, ValidationError):
+            raise ValueError("empty" if isinstance(prompt, str) else f"not a list: {type(prompt).__name__}")
+        return [m.model_dump() for m in _check_prompt([_message(i, m) for i, m in enumerate(prompt)])]
+    except ValueError as exc:
         raise BiasAwareError(
             "a prompt is a non-empty string or a list of {'role': 'system' | 'user' | 'assistant', 'content': ...} "
-            f"messages ending with the user's; got {prompt!r:.80}"
+            f"messages ending with the user's ({exc}); got {prompt!r:.80}"
         ) from None
+
+
+def _message(i: int, message: Any) -> Message:
+    """Message ``i`` of a prompt, or a ``ValueError`` that says what is wrong with it."""
+    if not isinstance(message, dict):
+        raise ValueError(f"message {i} is a {type(message).__name__}, not a mapping")
+    try:
+        return Message(**message)
+    except TypeError as exc:  # a key that is not a string
+        raise ValueError(f"message {i}: {exc}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first["loc"])) or "its fields"
+        raise ValueError(f"message {i}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
 
 
 def _check_prompt(messages: list[Message]) -> list[Message]:

@@ -176,7 +176,15 @@ def test_bad_arguments_are_clear_errors(tiny_models):
             lambda: judge.pair(
                 [{"role": "system", "content": "\ud800"}, {"role": "user", "content": "q"}], "a", "b"
             ),
-            "a prompt is a non-empty string or a list",
+            "messages ending with the user's (message 0: content: is not valid text: a lone surrogate",
+        ),
+        (
+            lambda: judge.pair([{"role": "tool", "content": "q"}], "a", "b"),
+            "(message 0: role: Input should be",
+        ),
+        (
+            lambda: judge.pair([{"role": "user", "content": "q", "name": "x"}], "a", "b"),
+            "(message 0: name: Extra",
         ),
     ]:
         with pytest.raises(BiasAwareError, match=re.escape(message)):
