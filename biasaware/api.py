@@ -58,18 +58,28 @@ def _items(items: Any, size: int, what: str) -> list:
     return items
 
 
-def _at(i: int, check, *args: Any) -> Any:
-    """``check(*args)`` for item ``i`` of a batch, its refusal naming the item."""
+def _at(i: int | None, check, *args: Any) -> Any:
+    """``check(*args)`` for item ``i`` of a batch, its refusal naming the item (``None``: a batch of one,
+    whose refusal needs no number)."""
     try:
         return check(*args)
     except BiasAwareError as exc:
+        if i is None:
+            raise
         raise BiasAwareError(f"item {i}: {exc}") from None
+
+
+def _numbered(items: list) -> list[tuple[int | None, Any]]:
+    """Each item with the number its refusal names (none in a batch of one)."""
+    return [(i if len(items) > 1 else None, item) for i, item in enumerate(items)]
 
 
 def _failed(judge: Any, calls: int) -> BiasAwareError:
     """``calls`` judge calls that failed after all retries, with the client's last error where it kept one
     (a refused connection, a missing key: the causes look alike otherwise)."""
-    cause = getattr(getattr(getattr(judge, "client", None), "stats", None), "last_error", "")
+    from biasaware.judging.judges import last_error
+
+    cause = last_error(judge)
     return BiasAwareError(
         f"{calls} judge call(s) failed after all retries{f' (last error: {cause})' if cause else ''}"
     )
@@ -157,7 +167,7 @@ class Judge:
                 response_b=_at(i, _response, b, "response_b"),
                 correct="A",
             )
-            for i, (p, a, b) in enumerate(_items(items, 3, "(prompt, response_a, response_b)"))
+            for i, (p, a, b) in _numbered(_items(items, 3, "(prompt, response_a, response_b)"))
         ]
         outputs = self.impl.judge(views) if views else []
         missing = sum(o is None for o in outputs)
@@ -167,9 +177,6 @@ class Judge:
 
     def pair(self, prompt: Prompt, response_a: str, response_b: str) -> Verdict:
         """Which of two responses to ``prompt`` is better."""
-        messages(prompt)  # one pair: its texts are refused without an item number
-        _response(response_a, "response_a")
-        _response(response_b, "response_b")
         return self.pairs([(prompt, response_a, response_b)])[0]
 
     def scores(self, items: list[tuple[Prompt, str]]) -> list[float | None]:
@@ -180,7 +187,7 @@ class Judge:
         template = ScoringTemplate()
         units = [
             ScoreUnit(tuple(_at(i, messages, p)), _at(i, _response, r), template)
-            for i, (p, r) in enumerate(_items(items, 2, "(prompt, response)"))
+            for i, (p, r) in _numbered(_items(items, 2, "(prompt, response)"))
         ]
         outputs = self.impl.score(units) if units else []
         missing = sum(o is None for o in outputs)
@@ -190,8 +197,6 @@ class Judge:
 
     def score(self, prompt: Prompt, response: str) -> float | None:
         """One response's score (see :meth:`scores`)."""
-        messages(prompt)  # one response: refused without an item number
-        _response(response)
         return self.scores([(prompt, response)])[0]
 
     def evaluate(self, bench: str | Path, out: str | Path, **options: Any) -> dict[str, Any]:

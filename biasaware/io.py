@@ -654,6 +654,12 @@ class JsonlAppender:
         self.close()
 
 
+def not_a_folder(path: str | Path) -> str:
+    """Why ``path`` is not a folder to read, in the messages' words: ``not a folder`` (something else is
+    there) or ``no such folder``."""
+    return "not a folder" if Path(path).exists() else "no such folder"
+
+
 def check_out_folder(out: object, what: str = "out") -> Path:
     """``out`` as a folder to write into: a non-empty path that is not a file and not under one."""
     if not isinstance(out, str | os.PathLike) or not str(out).strip():

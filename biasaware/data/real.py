@@ -67,6 +67,7 @@ from biasaware.formatting import DASH, pct
 from biasaware.io import (
     check_out_folder,
     files_sha256,
+    not_a_folder,
     read_json,
     read_records,
     refuse_inside,
@@ -132,7 +133,7 @@ def resolve_sources(
     base = Path(root).expanduser() if root is not None else None
     if base is not None and not base.is_dir():
         raise BiasAwareError(
-            f"{base}: {'not a folder' if base.exists() else 'no such folder'}; --real is a folder with one "
+            f"{base}: {not_a_folder(base)}; --real is a folder with one "
             "sub-folder per source: "
             + ", ".join(f"{names[0]}/ ({UPSTREAM[n].repo})" for n, names in FOLDER_NAMES.items())
         )

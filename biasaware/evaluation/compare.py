@@ -22,7 +22,7 @@ from biasaware.evaluation.reports import (
 from biasaware.evaluation.resume import FINGERPRINT
 from biasaware.evaluation.seeds import load_seeds, studies_compared
 from biasaware.evaluation.summaries import SIDES, VIEWS, flip_indicators, json_safe, side_of, summarize
-from biasaware.io import read_json, read_records
+from biasaware.io import not_a_folder, read_json, read_records
 from biasaware.records import Judgment
 from biasaware.taxonomy import BIASES, SECURITY
 
@@ -67,9 +67,7 @@ def compare_folders(folders: list[str], view: str = "injected", by_id: bool = Fa
         raise BiasAwareError(f"--runs names {folders[0]} twice; compare two different `eval bias` folders")
     for folder in folders:
         if not Path(folder).is_dir():
-            raise BiasAwareError(
-                f"--runs {folder}: {'not a folder' if Path(folder).exists() else 'no such folder'}"
-            )
+            raise BiasAwareError(f"--runs {folder}: {not_a_folder(folder)}")
         if not (Path(folder) / "judgments.jsonl").is_file():
             raise BiasAwareError(f"--runs {folder} is not an `eval bias` output folder (no judgments.jsonl)")
     overlap = same_items(folders)
@@ -378,9 +376,7 @@ def compare_studies(runs: list[str], baseline: str | None, view: str | None, by_
     against ``baseline`` (:func:`~biasaware.evaluation.seeds.studies_compared`)."""
     for run in runs:
         if not Path(run).is_dir():
-            raise BiasAwareError(
-                f"--runs {run}: {'not a folder' if Path(run).exists() else 'no such folder'}"
-            )
+            raise BiasAwareError(f"--runs {run}: {not_a_folder(run)}")
     if not all(is_study(r) for r in runs):
         raise BiasAwareError(
             "--runs mixes generative study folders (seed-N/generative.json) with other folders: compare "

@@ -52,7 +52,7 @@ from biasaware.evaluation.metrics import wilson_interval
 from biasaware.evaluation.reports import real_markdown
 from biasaware.evaluation.resume import FINGERPRINT, check_fingerprint, fingerprint
 from biasaware.evaluation.runner import Unreadable, load_probes, start_judge
-from biasaware.io import check_out_folder, read_json, refuse_foreign, refuse_inside, write_json
+from biasaware.io import check_out_folder, not_a_folder, read_json, refuse_foreign, refuse_inside, write_json
 from biasaware.judging.judges import resolve_judge
 from biasaware.records import PreferencePair
 
@@ -172,7 +172,7 @@ def evaluate_real(
     ``out/report.md``; return what ``real.json`` holds. Sets the folder lacks are listed as missing."""
     data, out = Path(data), check_out_folder(out, "--out")
     if not (data / "manifest.json").exists():
-        found = "no manifest.json" if data.is_dir() else "no such folder"
+        found = "no manifest.json" if data.is_dir() else not_a_folder(data)
         sources = (  # the folder the sources are in, given for the build made from them
             f"; it holds the sources: build from them first (`biasaware build real --real {data} --out DATA`)"
             if (data / "alpaca_eval").is_dir()

@@ -35,7 +35,7 @@ from biasaware.devices import ranks as current_ranks
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.summaries import ORDERS, REVERSED, VIEWS
 from biasaware.io import JsonlAppender, read_json, read_records, read_whole_lines, write_jsonl
-from biasaware.judging.judges import judge_chunks, load_judge
+from biasaware.judging.judges import judge_chunks, last_error, load_judge
 from biasaware.judging.score_prompts import BASELINE, ScoreUnit, ScoringTemplate
 from biasaware.progress import ChunkProgress
 from biasaware.records import BiasProbe, Judgment, PreferencePair, ScoreJudgment, ScoringItem, View
@@ -185,8 +185,7 @@ def judge_into(
     if r.main:
         _merge(jobs, path)
     if failed:
-        client = getattr(judge, "client", None)
-        cause = getattr(getattr(client, "stats", None), "last_error", "")
+        cause = last_error(judge)
         raise BiasAwareError(
             f"{failed} view(s) are unjudged because calls failed after all retries"
             f"{f' (last error: {cause})' if cause else ''}; the rest are saved "

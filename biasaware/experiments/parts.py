@@ -107,14 +107,19 @@ def first_claim(out: Path, stamp: str, mine: dict[str, Any], what: str) -> Itera
     and leave nothing in ``out`` but the record this claim wrote (and empty folders), what the claim
     made goes again, so the corrected command (other arms, say) is not refused as another run's folder.
     A folder claimed earlier keeps its record, and what ``out`` held before is left alone."""
-    before = set(out.rglob("*")) if out.exists() else None
-    new = not (out / stamp).exists()
+    if (out / stamp).exists():  # claimed earlier: a resume keeps its record whatever happens
+        claim_folder(out, stamp, mine, what)
+        yield
+        return
+    before = (
+        set(out.rglob("*")) if out.exists() else None
+    )  # a new claim's folder holds hidden entries at most
     claim_folder(out, stamp, mine, what)
     try:
         yield
     except BaseException:
         made = [p for p in out.rglob("*") if p not in (before or ()) and p != out / stamp]
-        if new and all(p.is_dir() for p in made):
+        if all(p.is_dir() for p in made):
             (out / stamp).unlink(missing_ok=True)
             for folder in sorted(made, key=lambda p: len(p.parts), reverse=True):
                 folder.rmdir()

@@ -578,6 +578,12 @@ def load_judge(spec: JudgeSpec | ResolvedJudge):
     return judge
 
 
+def last_error(judge: Any) -> str:
+    """The last error a judge's endpoint client kept (scrubbed of secrets), ``""`` for a judge without one:
+    what a refused connection and a missing key are told apart by when calls fail after all retries."""
+    return getattr(getattr(getattr(judge, "client", None), "stats", None), "last_error", "") or ""
+
+
 def judge_chunks(judge, chunks: list[list[View]], within=None):
     """Yield ``judge.judge(chunk)`` for each chunk in order; ``within(size)`` (a context manager,
     e.g. :meth:`biasaware.progress.ChunkProgress.chunk`) surrounds each chunk's work. A forward judge

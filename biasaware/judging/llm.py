@@ -54,6 +54,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from biasaware.devices import check_device_name, check_dtype_name, resolve, where
 from biasaware.errors import BiasAwareError
+from biasaware.io import check_out_folder
 from biasaware.judging.models import adapter_base, cache_dir, chat_ids, load_model, resolve_model_path
 from biasaware.progress import advance, progress_bar
 
@@ -275,11 +276,7 @@ class ResponseCache:
     """A SQLite key-value file; every put is committed at once (a kill loses nothing stored)."""
 
     def __init__(self, path: Path):
-        for place in (path.parent, *path.parent.parents):  # a cache folder given as a file's path
-            if place.exists() and not place.is_dir():
-                raise BiasAwareError(
-                    f"the reply cache {path.parent}: {place} is a file; set cache_dir (or $BIASAWARE_CACHE) to a folder"
-                )
+        check_out_folder(path.parent, "the reply cache")
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()

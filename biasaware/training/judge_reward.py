@@ -227,11 +227,10 @@ def reward_function(
         check_count(group_size, "against='group' needs group_size, the trainer's num_generations", minimum=2)
     elif group_size is not None:  # read only against a group; checked wherever it is given
         check_count(group_size, "group_size, the trainer's num_generations", minimum=2)
-    for what, value in (("reference_column", reference_column), ("name", name)):
-        if (value is not None or what == "reference_column") and not (
-            isinstance(value, str) and value.strip()
-        ):
-            raise BiasAwareError(f"{what} is a non-empty string; got {value!r:.80}")
+    if not (isinstance(reference_column, str) and reference_column.strip()):
+        raise BiasAwareError(f"reference_column is a non-empty string; got {reference_column!r:.80}")
+    if name is not None and not (isinstance(name, str) and name.strip()):
+        raise BiasAwareError(f"name is a non-empty string; got {name!r:.80}")
     if not isinstance(require_preflight, bool):
         raise BiasAwareError(f"require_preflight is True or False; got {require_preflight!r}")
     gate(judge, preflight, require_preflight)
