@@ -352,6 +352,17 @@ def test_bad_evaluate_arguments_are_refused_before_anything_is_judged(
             biasaware.build_bench(bad, n_per_bias=2, biases="length")
 
 
+def test_a_build_setting_given_as_none_takes_its_default_as_evaluate_keywords_do(tmp_path):
+    """``build_bench(biases=None)`` is ``build_bench()`` for that setting, as a flag left off the command line
+    is and as ``evaluate(judge, bench, out, biases=None)`` is."""
+    none = biasaware.build_bench(tmp_path / "none", n_per_bias=2, biases=None, families=None)
+    default = biasaware.build_bench(tmp_path / "default", n_per_bias=2)
+    assert none["config"] == default["config"] and none["config"]["biases"] == "all"
+    assert sorted(p.name for p in (tmp_path / "none").glob("*.jsonl")) == sorted(
+        p.name for p in (tmp_path / "default").glob("*.jsonl")
+    )
+
+
 def test_what_a_policy_emits_as_any_iterable_or_odd_text_still_gets_a_number(tiny_models):
     """Arrays and generators of completions; lone surrogates, control characters, blank-looking
     letters; an over-long completion in a group loses to its sibling (the pair does not fit)."""

@@ -482,7 +482,10 @@ def test_the_generative_budget_and_its_flags(tmp_path, capsys, alpaca):
             "--grpo-lr: not a setting of the real-text experiment (--real --generative takes --sft-steps, "
             "--grpo-steps, --trainable-layers, --budget)",
         ),
-        (["--generative", "--sft-steps", "0"], "budget setting sft_steps"),
+        (
+            ["--generative", "--sft-steps", "0"],
+            "budget setting sft_steps (--sft-steps): input should be greater than or equal to 1 (got 0)",
+        ),
     ):
         out = tmp_path / f"o{len(extra)}{extra[-1]}"
         assert main([*base, *extra, "--out", str(out)]) == 2

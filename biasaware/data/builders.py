@@ -257,10 +257,11 @@ class BuildConfig:
     @classmethod
     def from_settings(cls, settings: dict[str, Any], where: str = "build") -> BuildConfig:
         """A config from named settings (the Python API's keywords, a sweep's section); an unknown
-        name is refused with the valid ones, ``where`` naming the settings' place."""
+        name is refused with the valid ones, ``where`` naming the settings' place, and one given as
+        ``None`` takes its default (as an option left off the command line does)."""
         cls._known(settings, where)
         try:
-            return cls(**settings)
+            return cls(**{k: v for k, v in settings.items() if v is not None})
         except (TypeError, ValueError) as exc:
             raise BiasAwareError(f"{where}: {exc}") from None
 

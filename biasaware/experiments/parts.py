@@ -67,7 +67,10 @@ def preset_budget(model: type, presets: Mapping[str, Mapping[str, Any]], preset:
     except ValidationError as exc:
         first = exc.errors()[0]
         name = ".".join(map(str, first["loc"]))
-        raise BiasAwareError(f"budget setting {setting_named(name, overrides)}: {first['msg']}") from None
+        msg = first["msg"][:1].lower() + first["msg"][1:]  # pydantic's "Input should be ..."
+        raise BiasAwareError(
+            f"budget setting {setting_named(name, overrides)}: {msg} (got {first.get('input')!r:.80})"
+        ) from None
     if budget.grpo_batch % budget.num_generations:
         raise BiasAwareError(
             f"budget setting grpo_batch is {budget.grpo_batch}: it must be a multiple of "
