@@ -191,7 +191,7 @@ def _message(i: int, message: Any) -> Message:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(map(str, first["loc"])) or "its fields"
-        raise ValueError(f"message {i}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
+        raise ValueError(f"message {i}: {where}: {error_words(first)}") from None
 
 
 def _check_prompt(messages: list[Message]) -> list[Message]:
@@ -502,12 +502,19 @@ def _field_name(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in loc).replace(".[", "[")
 
 
+def error_words(error: dict[str, Any]) -> str:
+    """One pydantic error's message in the toolkit's words: without pydantic's ``Value error, `` prefix and
+    starting in lower case (``input should be ...``), to follow a field's name."""
+    msg = str(error.get("msg", "")).removeprefix("Value error, ")
+    return msg[:1].lower() + msg[1:]
+
+
 def format_problems(where: str, err: ValidationError) -> list[str]:
     """One readable line per pydantic error, prefixed with ``where`` (e.g. ``data.jsonl:3``)."""
     lines = []
     for e in err.errors(include_url=False):
         loc = tuple(e.get("loc", ()))
-        msg = str(e.get("msg", "")).removeprefix("Value error, ")
+        msg = error_words(e)
         field = _field_name(loc)
         kind = e.get("type")
         if kind == "missing":
@@ -517,7 +524,7 @@ def format_problems(where: str, err: ValidationError) -> list[str]:
         else:
             got = e.get("input")
             shown = f" (got {type(got).__name__} {_short(got)})" if kind and kind.endswith("_type") else ""
-            msg = (msg[0].lower() + msg[1:]) if msg else "is invalid"
+            msg = msg or "is invalid"
             sep = " " if msg.startswith("is ") else ": "
             if not field:  # a check across fields names them in its message
                 lines.append(f"{where}: {msg}{shown}")

@@ -180,11 +180,11 @@ def test_bad_arguments_are_clear_errors(tiny_models):
         ),
         (
             lambda: judge.pair([{"role": "tool", "content": "q"}], "a", "b"),
-            "(message 0: role: Input should be",
+            "(message 0: role: input should be",
         ),
         (
             lambda: judge.pair([{"role": "user", "content": "q", "name": "x"}], "a", "b"),
-            "(message 0: name: Extra",
+            "(message 0: name: extra",
         ),
     ]:
         with pytest.raises(BiasAwareError, match=re.escape(message)):

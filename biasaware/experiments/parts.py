@@ -33,6 +33,7 @@ from biasaware.formatting import pct
 from biasaware.io import public_command, refuse_foreign, write_json
 from biasaware.progress import progress_bar
 from biasaware.recipes import load_recipe, recipe_command, recipe_environment
+from biasaware.records import error_words
 from biasaware.training.recipe import parse_recipe
 from biasaware.training.run_folder import prepare_run, trained
 
@@ -67,9 +68,8 @@ def preset_budget(model: type, presets: Mapping[str, Mapping[str, Any]], preset:
     except ValidationError as exc:
         first = exc.errors()[0]
         name = ".".join(map(str, first["loc"]))
-        msg = first["msg"][:1].lower() + first["msg"][1:]  # pydantic's "Input should be ..."
         raise BiasAwareError(
-            f"budget setting {setting_named(name, overrides)}: {msg} (got {first.get('input')!r:.80})"
+            f"budget setting {setting_named(name, overrides)}: {error_words(first)} (got {first.get('input')!r:.80})"
         ) from None
     if budget.grpo_batch % budget.num_generations:
         raise BiasAwareError(
@@ -114,9 +114,8 @@ def first_claim(out: Path, stamp: str, mine: dict[str, Any], what: str) -> Itera
         claim_folder(out, stamp, mine, what)
         yield
         return
-    before = (
-        set(out.rglob("*")) if out.exists() else None
-    )  # a new claim's folder holds hidden entries at most
+    # a new claim's folder holds hidden entries at most
+    before = set(out.rglob("*")) if out.exists() else None
     claim_folder(out, stamp, mine, what)
     try:
         yield
