@@ -79,6 +79,18 @@ def tiny_models(tmp_path_factory):
 
 
 @pytest.fixture
+def policy_grpo_argv(tiny_models, tmp_path):
+    """``recipes/policy_grpo.py``'s command line on the tiny causal LM, writing to ``tmp_path/out``, its
+    prompts a one-row file (``tmp_path/prompts.jsonl``); a test appends the judge and its own flags."""
+    import json
+
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text(json.dumps({"prompt": "Name a colour.", "reference": "Blue."}) + "\n")
+    out = str(tmp_path / "out")
+    return ["policy_grpo.py", "--model_name_or_path", str(tiny_models["causal"]), "--output_dir", out]
+
+
+@pytest.fixture
 def prompt():
     return [{"role": "user", "content": "Which is larger, 0.9 or 0.11?"}]
 

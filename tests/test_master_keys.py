@@ -331,22 +331,14 @@ def test_the_reward_function_warns_or_refuses_without_a_passing_preflight(tmp_pa
 
 
 def test_policy_grpo_refuses_a_judge_without_preflight_and_exits_2(
-    tiny_models, tmp_path, monkeypatch, capsys
+    tiny_models, policy_grpo_argv, tmp_path, monkeypatch, capsys
 ):
     from biasaware.recipes import load_recipe
     from biasaware.training.recipe import run_recipe
 
     r = load_recipe("policy_grpo")
-    prompts = tmp_path / "prompts.jsonl"
-    prompts.write_text(json.dumps({"prompt": "Name a colour.", "reference": "Blue."}) + "\n")
-    argv = [
-        "policy_grpo.py",
-        "--model_name_or_path",
-        str(tiny_models["causal"]),
-        "--output_dir",
-        str(tmp_path / "out"),
-    ]
-    argv += ["--train_file", str(prompts), "--judge", str(tiny_models["reward"]), "--judge_device", "cpu"]
+    argv = [*policy_grpo_argv, "--train_file", str(tmp_path / "prompts.jsonl")]
+    argv += ["--judge", str(tiny_models["reward"]), "--judge_device", "cpu"]
     argv += ["--require_preflight", "true", "--use_cpu", "true", "--bf16", "false"]
     monkeypatch.setattr("sys.argv", argv)
     with pytest.raises(SystemExit) as stop:

@@ -538,7 +538,7 @@ def test_a_reference_without_visible_text_is_named_before_training(tmp_path, ref
 
 
 def test_policy_grpo_names_a_bad_setting_before_the_run_in_its_folder(
-    tiny_models, tmp_path, monkeypatch, capsys
+    tiny_models, policy_grpo_argv, tmp_path, monkeypatch, capsys
 ):
     """A folder holding a finished run: a bad judge setting or prompts file is named as itself (exit 2),
     not as a change from that run; the corrected command then finds its run."""
@@ -548,16 +548,9 @@ def test_policy_grpo_names_a_bad_setting_before_the_run_in_its_folder(
 
     r = load_recipe("policy_grpo")
     prompts = tmp_path / "prompts.jsonl"
-    prompts.write_text(json.dumps({"prompt": "Name a colour.", "reference": "Blue."}) + "\n")
     empty = tmp_path / "empty-ref.jsonl"
     empty.write_text(json.dumps({"prompt": "Name a colour.", "reference": " "}) + "\n")
-    base = [
-        "policy_grpo.py",
-        "--model_name_or_path",
-        str(tiny_models["causal"]),
-        "--output_dir",
-        str(tmp_path / "out"),
-    ]
+    base = list(policy_grpo_argv)
     base += ["--judge", str(tiny_models["causal"]), "--judge_mode", "direct", "--judge_device", "cpu"]
     base += ["--num_generations", "2", "--per_device_train_batch_size", "2", "--max_completion_length", "4"]
     base += ["--max_steps", "1", "--use_cpu", "true", "--bf16", "false", "--report_to", "none"]
