@@ -937,6 +937,13 @@ CASES = [
         "rb.jsonl:1: an item to score (one response and its gold score), not a preference pair",
         {"rb.jsonl": line(ITEM)},
     ),
+    Case(  # a probe folder handed to eval general: named as probes, with the command that judges them
+        "general-given-bias-probes",
+        GENERAL_RM,
+        "rb.jsonl:1: a bias probe (an original and an injected view), not a preference pair; "
+        "`biasaware eval bias --data` judges probes",
+        {"rb.jsonl": line(PROBE)},
+    ),
     Case(
         "general-max-tokens-of-a-reward-model",
         [*GENERAL_RM, "--max-tokens", "9"],

@@ -517,6 +517,11 @@ def detect_format(row: dict[str, Any], where: str = "") -> str:
             f"{where}: an item to score (one response and its gold score), not a preference pair; "
             "`biasaware eval scoring --data` scores items"
         )
+    if where and {"original", "injected", "bias"} <= set(row):
+        raise BiasAwareError(
+            f"{where}: a bias probe (an original and an injected view), not a preference pair; "
+            "`biasaware eval bias --data` judges probes"
+        )
     raise BiasAwareError(
         (f"{where}: " if where else "")
         + f"unrecognised benchmark columns {sorted(row)}; known layouts: "
