@@ -278,6 +278,23 @@ def test_eval_real_scores_each_set_beside_the_cue_only_judges(tmp_path, built):
     assert keys["n"] == len(standard) > 0
     assert keys["false_positive"] == pytest.approx(sum(not f["inj"] for f in standard) / len(standard))
     assert "Injected probes" in report and "Key battery against real reference answers" in report
+    # the caveats of the sets' and probes' own reports reach this one: answers cut, a degenerate judge
+    cut = {n: r["truncated"] for n, r in result["sets"].items() if r.get("truncated")}
+    assert ("Answers cut to fit the judge's context" in report) == bool(cut)
+    assert ("**Degenerate judge: its BSR" in report) == probes["judge_check"]["degenerate"]
+    from biasaware.evaluation.reports import real_markdown
+
+    flagged = json.loads(json.dumps(result))
+    flagged["probes"]["probes"]["judge_check"].update(degenerate=True, reasons=["one verdict"])
+    flagged["sets"]["auto-j"]["truncated"] = 3
+    text = real_markdown(flagged)
+    assert (
+        "cut to fit the judge's context (--truncation longest_first; length beyond the limit is hidden"
+        in text
+    )
+    assert text.count("auto-j 3.") == 1
+    assert "**Degenerate judge: its BSR and over-correction are not interpretable** (one verdict)" in text
+    assert text.index("**Degenerate judge") < text.index("| bias | Acc_ori |")
     again = evaluate_real(spec, tmp_path / "data", tmp_path / "eval", limit=30, seed=1)  # resumes
     assert again["sets"] == result["sets"] and again["probes"] == result["probes"]
 
@@ -620,6 +637,14 @@ def test_eval_real_refuses_before_judging_anything(tmp_path, built):
         BiasAwareError, match=re.escape("mine is not empty and holds no eval real run (keys, notes.txt)")
     ):
         evaluate_real(spec, tmp_path / "data", tmp_path / "mine", limit=5)
+    with pytest.raises(  # its probes/ sub-folder: named as another builder's, with the folder meant
+        BiasAwareError,
+        match=re.escape(
+            f"written by `biasaware build bench`; --data is a folder written by `biasaware build "
+            f"real` ({tmp_path / 'data'} is one)"
+        ),
+    ):
+        evaluate_real(spec, tmp_path / "data" / "probes", tmp_path / "eval2", limit=5)
     (tmp_path / "data" / "bench" / "auto-j.jsonl").unlink()
     with pytest.raises(BiasAwareError, match="lacks bench/auto-j.jsonl, which its manifest lists"):
         evaluate_real(spec, tmp_path / "data", tmp_path / "eval2", limit=5)
@@ -640,8 +665,10 @@ def test_a_run_whose_judge_cannot_read_the_views_leaves_nothing_that_blocks_the_
     evaluate_real(spec, tmp_path / "data", tmp_path / "eval", limit=2, probe_limit=1)
     kept = sorted(p.name for p in (tmp_path / "eval").iterdir())
     short = spec.model_copy(update={"max_length": 8, "truncation": "none"})
-    with pytest.raises(Unreadable, match="cut them to fit with --truncation longest_first"):
+    with pytest.raises(Unreadable, match="cut them to fit with --truncation longest_first") as refused:
         evaluate_real(short, tmp_path / "data", tmp_path / "fresh", limit=2, probe_limit=1)
+    assert re.match(r"set [a-z-]+: \d+ of \d+ views did not fit", str(refused.value))  # the set named
+    assert str(refused.value).endswith("; no set of this run is kept")
     # every set this run began is gone, so the corrected command runs in the same folder
     assert not [p for p in (tmp_path / "fresh").rglob("*") if p.is_file()]
     evaluate_real(spec, tmp_path / "data", tmp_path / "fresh", limit=2, probe_limit=1)

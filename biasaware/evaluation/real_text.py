@@ -183,6 +183,17 @@ def evaluate_real(
         )
     refuse_inside(out, data, "the data folder")
     manifest = read_json(data / "manifest.json", "real-text manifest")
+    if "kind" in manifest:  # another builder's folder (build real's manifest names no kind), e.g. its probes/
+        above = data.parent / "manifest.json"
+        hint = (
+            f" ({data.parent} is one)"
+            if above.exists() and "kind" not in read_json(above, "manifest")
+            else ""
+        )
+        raise BiasAwareError(
+            f"{data}: a folder written by `biasaware build {manifest['kind']}`; --data is a folder written by "
+            f"`biasaware build real`{hint}"
+        )
     present = [(name, file, what) for name, file, what in SETS if (data / file).exists()]
     lost = [file for name, file, _ in SETS if name in expected_sets(manifest) and not (data / file).exists()]
     lost += [
@@ -217,10 +228,11 @@ def evaluate_real(
             write=False,
         )
     judge = judge if judge is not None else start_judge(resolved)
-    with unreadable_removes(out, list(samples)):
+    with unreadable_removes(out, list(samples)) as at:
         earlier = read_json(out / "real.json", "real.json") if (out / "real.json").exists() else {}
         sets: dict[str, Any] = {}
         for name, file, what in present:
+            at["set"] = name
             before = getattr(judge, "truncated", None)
             summary = evaluate_general(
                 spec, str(data / file), out / name, limit=limit, seed=seed, judge=judge
@@ -235,6 +247,7 @@ def evaluate_real(
 
         probes = {}
         for name, what in parts:
+            at["set"] = name
             summary = evaluate_bias(
                 spec,
                 data / name,
@@ -264,17 +277,21 @@ def evaluate_real(
 
 
 @contextmanager
-def unreadable_removes(out: Path, names: list[str]) -> Iterator[None]:
+def unreadable_removes(out: Path, names: list[str]) -> Iterator[dict[str, str]]:
     """When nearly every view of a set is too long for the judge (:class:`Unreadable`), the sets this run
     began in ``out`` are removed: the corrected command (a larger --max-length, --truncation) has other
-    settings, which what this run judged would refuse. Sets judged by earlier runs stay."""
+    settings, which what this run judged would refuse. Sets judged by earlier runs stay. The caller
+    keeps the set it judges in the dict yielded (``"set"``), which the error names."""
     fresh = [name for name in names if not (out / name / "judgments.jsonl").exists()]
+    at: dict[str, str] = {}
     try:
-        yield
-    except Unreadable:
+        yield at
+    except Unreadable as error:
         for name in fresh:
             shutil.rmtree(out / name, ignore_errors=True)
-        raise
+        if "set" not in at:
+            raise
+        raise Unreadable(f"set {at['set']}: {error}; no set of this run is kept") from None
 
 
 def sampled(file: Path, limit: int | None, seed: int) -> list[PreferencePair]:

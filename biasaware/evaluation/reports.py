@@ -617,7 +617,16 @@ def real_markdown(result: dict[str, Any]) -> str:
     if overlong:
         lines += [
             "",
-            "Not judged (over the judge's context): " + ", ".join(f"{n} {k}" for n, k in overlong.items()),
+            "Views not judged (over the judge's context; counted as wrong): "
+            + ", ".join(f"{n} {k}" for n, k in overlong.items())
+            + ".",
+        ]
+    cut = {n: r["truncated"] for n, r in result["sets"].items() if r.get("truncated")}
+    if cut:
+        lines += [
+            "",
+            "Answers cut to fit the judge's context (--truncation longest_first; length beyond the limit is "
+            "hidden from the judge): " + ", ".join(f"{n} {k}" for n, k in cut.items()) + ".",
         ]
     if result.get("missing"):
         lines += ["", "Not in the data folder: " + ", ".join(result["missing"]) + "."]
@@ -638,6 +647,11 @@ def probes_markdown(probes: dict[str, Any]) -> list[str]:
             "| bias | Acc_ori | BSR | over-correction |",
             "|---|---:|---:|---:|",
         ]
+        if (row.get("judge_check") or {}).get("degenerate"):  # flagged above the table, as eval bias does
+            lines[-2:-2] = [
+                check_lines({"judge_check": row["judge_check"], "per_bias": row["per_bias"]})[0],
+                "",
+            ]
         for bias, r in [*row["per_bias"].items(), ("pooled", row["overall"])]:
             lines.append(
                 f"| {bias} | {with_ci(r['acc_ori'])} | {with_ci(r['bsr'], r['bsr_ci'])} | "
