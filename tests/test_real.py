@@ -281,6 +281,8 @@ def test_eval_real_scores_each_set_beside_the_cue_only_judges(tmp_path, built):
     # the caveats of the sets' and probes' own reports reach this one: answers cut, a degenerate judge
     cut = {n: r["truncated"] for n, r in result["sets"].items() if r.get("truncated")}
     assert ("Answers cut to fit the judge's context" in report) == bool(cut)
+    # a cue-only judge with no rate (cue side wins: a tie on every original) has no row of dashes
+    assert "| cue-only: longer wins |" in report and "cue-only: cue side wins" not in report
     assert ("**Degenerate judge: its BSR" in report) == probes["judge_check"]["degenerate"]
     from biasaware.evaluation.reports import real_markdown
 
@@ -692,7 +694,9 @@ def test_a_malformed_first_row_is_named_and_skippable(tmp_path):
     bad = {k: v for k, v in good.items() if k != "label"}
     path = tmp_path / "a.jsonl"
     jsonl(path, [bad, good])
-    with pytest.raises(RecordError, match=r"a.jsonl:1: field 'label' is missing \(autoj columns"):
+    with pytest.raises(
+        RecordError, match=r"a.jsonl:1: field 'label' is missing \(the autoj layout's columns"
+    ):
         load_upstream(path)
     loaded = load_upstream(path, bad_rows="skip")
     assert loaded.layout == "autoj" and len(loaded.pairs) == 1 and len(loaded.skipped) == 1

@@ -293,7 +293,9 @@ def test_a_missing_field_and_a_non_text_response_are_named(tmp_path):
             {"scenario": "s", "label": 0, "prompt": "p", "response 1": "x"},
         ],
     )
-    with pytest.raises(RecordError, match=r"a.jsonl:2: field 'response 2' is missing \(autoj columns"):
+    with pytest.raises(
+        RecordError, match=r"a.jsonl:2: field 'response 2' is missing \(the autoj layout's columns"
+    ):
         load_upstream(path)
 
 

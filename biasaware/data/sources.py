@@ -43,14 +43,17 @@ def _line(where: str) -> str:
     return where.rsplit(":", 1)[-1].strip().removeprefix("row ")
 
 
-def _require(row: dict[str, Any], where: str, columns: set[str], name: str) -> None:
+def require_columns(row: dict[str, Any], where: str, columns: set[str], layout: str) -> None:
+    """Refuse a row that lacks a column of its layout, naming the first missing and the layout's columns."""
     missing = sorted(columns - set(row))
     if missing:
-        raise RecordError([f"{where}: field '{missing[0]}' is missing ({name} columns: {sorted(columns)})"])
+        raise RecordError(
+            [f"{where}: field '{missing[0]}' is missing (the {layout} layout's columns: {sorted(columns)})"]
+        )
 
 
 def _gram_pair(row: dict[str, Any], where: str) -> PreferencePair:
-    _require(row, where, GRAM_COLUMNS, "GRAM")
+    require_columns(row, where, GRAM_COLUMNS, "GRAM")
     label = str(row["output"]).strip().strip("[]").upper()
     if label not in ("A", "B"):
         raise RecordError([f"{where}: field 'output' must be 'A' or 'B', got {row['output']!r}"])
@@ -79,7 +82,7 @@ def _helpsteer3_pair(
 ) -> PreferencePair | None:
     """One HelpSteer3 row as a pair, or ``None`` (counted in ``skipped`` by its reason) for a tie, a row
     of another domain, or a conversation of more than one turn."""
-    _require(row, where, HELPSTEER3_COLUMNS, "HelpSteer3")
+    require_columns(row, where, HELPSTEER3_COLUMNS, "HelpSteer3")
     pref = row["overall_preference"]
     if isinstance(pref, bool) or not isinstance(pref, int | float) or not -3 <= pref <= 3:
         raise RecordError([f"{where}: field 'overall_preference' must be a number in [-3, 3], got {pref!r}"])

@@ -72,6 +72,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from biasaware.data.sources import require_columns
 from biasaware.errors import BiasAwareError, RecordError
 from biasaware.io import check_split, iter_rows
 from biasaware.records import PreferencePair, encoding_problem, parse_record, visible
@@ -507,7 +508,7 @@ def detect_format(row: dict[str, Any], where: str = "") -> str:
     cols = FORMATS[near][0]
     missing = sorted(cols - set(row))
     if where and missing and 2 * len(cols & set(row)) >= len(cols):
-        raise RecordError([f"{where}: field '{missing[0]}' is missing ({near} columns: {sorted(cols)})"])
+        require_columns(row, where, cols, near)
     if where and near == "rm-bench" and not missing:
         raise RecordError(
             [f"{where}: fields 'chosen' and 'rejected' must be lists of 3 responses (RM-Bench)"]
@@ -612,11 +613,7 @@ def load_upstream(
                     f"not {layout}'s ({sorted(FORMATS[layout][0])}): another source's file? give this source's own"
                 )
             cols, convert = FORMATS[loaded.layout]
-            missing = sorted(cols - set(row))
-            if missing:
-                raise RecordError(
-                    [f"{where}: field '{missing[0]}' is missing ({loaded.layout} columns: {sorted(cols)})"]
-                )
+            require_columns(row, where, cols, loaded.layout)
             for pair in convert(row, where, i, {"margin": margin}):
                 if pair.id in first_at:
                     raise BiasAwareError(  # whatever bad_rows says: a file given twice is not a bad row

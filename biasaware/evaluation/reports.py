@@ -658,6 +658,8 @@ def probes_markdown(probes: dict[str, Any]) -> list[str]:
                 f"{with_ci(r['overcorrection'], r['overcorrection_ci'])} |"
             )
         for cue, r in row.get("cue_only", {}).items():
+            if r["bsr"] is None and r["overcorrection"] is None:  # cue side wins: no rate (module baselines)
+                continue
             lines.append(f"| cue-only: {cue} | | {with_ci(r['bsr'])} | {with_ci(r['overcorrection'])} |")
     keys = (probes.get("keys") or {}).get("keys")
     if keys:

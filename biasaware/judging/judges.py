@@ -160,7 +160,7 @@ class JudgeSpec(BaseModel):
     template: str = Field(
         "default",
         description=f"judge prompt format: {', '.join(TEMPLATES)}; direct mode reads the first token of a "
-        f"letter-first one ({' or '.join(LETTER_FIRST)}; default: direct)",
+        f"letter-first one ({' or '.join(LETTER_FIRST)}) (default: default; in direct mode, direct)",
     )
     device: str = Field(
         "auto",
