@@ -480,10 +480,12 @@ def test_resume_refuses_another_judge_other_settings_or_other_probes(bench, tiny
         evaluate_bias(
             direct.model_copy(update={"template": "mtbench"}), bench, out, biases=["authority"], limit=2
         )
-    with pytest.raises(BiasAwareError, match="model: "):
+    with pytest.raises(BiasAwareError, match="model: ") as refused:  # the hashes, with the names given
         evaluate_bias(
             JudgeSpec(name=str(tiny_models["reward"]), mode="reward"), bench, out, biases=["authority"]
         )
+    assert f"' ({tiny_models['causal']}) there, '" in str(refused.value)
+    assert f"' ({tiny_models['reward']}) now" in str(refused.value)
     with pytest.raises(BiasAwareError, match="not in this input"):
         evaluate_bias(direct, bench, out, biases=["authority"], limit=1)
     grown = evaluate_bias(direct, bench, out, biases=["authority"], limit=3)  # more probes: resumes and adds

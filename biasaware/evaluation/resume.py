@@ -58,7 +58,8 @@ def fingerprint(
     this disk, else its name), the spec's settings that change a verdict (:data:`JUDGMENT_SETTINGS`),
     the weights' resolved ``dtype`` for a local model (bfloat16 and float32 can give other verdicts;
     not the device or batch size), an endpoint judge's server (:func:`~biasaware.judging.llm.endpoint`)
-    and the SHA-256 of every item's content, by id. A repeated id is refused."""
+    and the SHA-256 of every item's content, by id. A repeated id is refused. Hashed weights keep the
+    name they were given (``model_name``), for a refusal to say; it decides nothing."""
 
     hashes: dict[str, str] = {}
     for item in items:
@@ -81,6 +82,8 @@ def fingerprint(
     return {
         **({"command": command} if command else {}),
         "judge": {"model": model, **settings},
+        # what the user called the weights hashed above: named in a refusal, never compared
+        **({"model_name": spec.name} if model != spec.name else {}),
         "items": hashes,
     }
 
@@ -173,10 +176,11 @@ def check_fingerprint(
         diff = [k for k in keys if k not in unread and mine["judge"].get(k) != theirs.get("judge", {}).get(k)]
         if diff and earlier:
 
-            def said(record: dict[str, Any], k: str) -> Any:  # a setting left out at its default says it
-                return record.get("judge", {}).get(k, LATER_DEFAULTS.get(k))
+            def said(record: dict[str, Any], k: str) -> str:  # a setting left out at its default says it
+                named = f" ({record['model_name']})" if k == "model" and record.get("model_name") else ""
+                return f"{record.get('judge', {}).get(k, LATER_DEFAULTS.get(k))!r}{named}"
 
-            what = ", ".join(f"{k}: {said(theirs, k)!r} there, {said(mine, k)!r} now" for k in diff)
+            what = ", ".join(f"{k}: {said(theirs, k)} there, {said(mine, k)} now" for k in diff)
             raise BiasAwareError(f"{out} holds judgments made with other settings ({what}); use a new --out")
         if judge_only:
             return
