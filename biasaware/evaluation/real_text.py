@@ -184,12 +184,11 @@ def evaluate_real(
     refuse_inside(out, data, "the data folder")
     manifest = read_json(data / "manifest.json", "real-text manifest")
     if "kind" in manifest:  # another builder's folder (build real's manifest names no kind), e.g. its probes/
-        above = data.parent / "manifest.json"
-        hint = (
-            f" ({data.parent} is one)"
-            if above.exists() and "kind" not in read_json(above, "manifest")
-            else ""
-        )
+        try:  # the folder above, named when it is a build real folder
+            above = read_json(data.parent / "manifest.json", "manifest")
+        except BiasAwareError:
+            above = {"kind": None}
+        hint = f" ({data.parent} is one)" if "kind" not in above else ""
         raise BiasAwareError(
             f"{data}: a folder written by `biasaware build {manifest['kind']}`; --data is a folder written by "
             f"`biasaware build real`{hint}"
