@@ -280,6 +280,9 @@ def test_overlong_views_are_skipped_counted_and_reported(tiny_models, bench, tmp
     judgments = read_records(path, "judgment")
     long = [j for j in judgments if j.meta.get("overlong")]
     assert long and len(long) < len(judgments)  # the length bias makes some injected views longer
+    said = capsys.readouterr().out  # the stage's line counts the views read, and the overlong apart
+    assert f": {len(judgments) - len(long)} views judged in" in said
+    assert f"; {len(long)} over the judge's context, not judged" in said
     for j in long:
         assert (
             j.verdict == "invalid" and j.meta["overlong"]["limit"] == 60 and j.meta["overlong"]["tokens"] > 60

@@ -168,15 +168,17 @@ def judge_into(
         bar.close()
     seconds = time.time() - t0
     if r.main:
-        rate = f" ({judged / seconds:.1f} views/s)" if judged and seconds > 0 else ""
+        read = judged - len(overlong)  # an overlong view is recorded (invalid), not judged
+        rate = f" ({read / seconds:.1f} views/s)" if read and seconds > 0 else ""
+        over = f"; {len(overlong)} over the judge's context, not judged" if overlong else ""
         resumed = f"; {len(done)} found in {path.parent} from an earlier run" if done else ""
         where = f" on rank 0 of {r.world}" if r.world > 1 else ""
         hits = (judge.summary() if hasattr(judge, "summary") else {}).get("cache_hits") or 0
         cached = f"; {hits} replies from the reply cache (no call made)" if hits else ""
         once = f"; {shared} the same as another view, judged once" if shared else ""
         line = (
-            f"[judge] {Path(judge.name).name}: {judged} views judged in {seconds:.1f}s{rate}{where}{once}{cached}"
-            f"{resumed}"
+            f"[judge] {Path(judge.name).name}: {read} views judged in {seconds:.1f}s{rate}{where}{once}{cached}"
+            f"{over}{resumed}"
         )
         print(line, flush=True)
     if overlong:
