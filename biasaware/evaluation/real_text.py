@@ -171,28 +171,12 @@ def evaluate_real(
     (:data:`PROBE_PARTS`, ``probe_limit`` per bias and side), and write ``out/real.json`` and
     ``out/report.md``; return what ``real.json`` holds. Sets the folder lacks are listed as missing."""
     data, out = Path(data), check_out_folder(out, "--out")
-    if not (data / "manifest.json").exists():
-        found = "no manifest.json" if data.is_dir() else not_a_folder(data)
-        sources = (  # the folder the sources are in, given for the build made from them
-            f"; it holds the sources: build from them first (`biasaware build real --real {data} --out DATA`)"
-            if (data / "alpaca_eval").is_dir()
-            else ""
-        )
-        raise BiasAwareError(
-            f"{data}: {found}; --data is a folder written by `biasaware build real`{sources}"
-        )
+    manifest = (
+        read_json(data / "manifest.json", "real-text manifest") if (data / "manifest.json").exists() else None
+    )
+    if manifest is None or "kind" in manifest:  # build real's manifest names no kind; other builders' do
+        raise BiasAwareError(f"{data}: {not_real(data, manifest)}")
     refuse_inside(out, data, "the data folder")
-    manifest = read_json(data / "manifest.json", "real-text manifest")
-    if "kind" in manifest:  # another builder's folder (build real's manifest names no kind), e.g. its probes/
-        try:  # the folder above, named when it is a build real folder
-            above = read_json(data.parent / "manifest.json", "manifest")
-        except BiasAwareError:
-            above = {"kind": None}
-        hint = f" ({data.parent} is one)" if "kind" not in above else ""
-        raise BiasAwareError(
-            f"{data}: a folder written by `biasaware build {manifest['kind']}`; --data is a folder written by "
-            f"`biasaware build real`{hint}"
-        )
     present = [(name, file, what) for name, file, what in SETS if (data / file).exists()]
     lost = [file for name, file, _ in SETS if name in expected_sets(manifest) and not (data / file).exists()]
     lost += [
@@ -273,6 +257,26 @@ def evaluate_real(
     write_json(out / "real.json", result)
     (out / "report.md").write_text(real_markdown(result))
     return result
+
+
+def not_real(data: Path, manifest: dict[str, Any] | None) -> str:
+    """Why ``data`` is not a ``build real`` folder (no manifest, or another builder's), with the folder
+    meant where it is plain: the sources' folder to build from, or the build real folder above."""
+    if manifest is None:
+        found = "no manifest.json" if data.is_dir() else not_a_folder(data)
+        hint = (
+            f"; it holds the sources: build from them first (`biasaware build real --real {data} --out DATA`)"
+            if (data / "alpaca_eval").is_dir()
+            else ""
+        )
+    else:
+        found = f"a folder written by `biasaware build {manifest['kind']}`"
+        try:
+            above = read_json(data.parent / "manifest.json", "manifest")
+        except BiasAwareError:
+            above = {"kind": None}
+        hint = f" ({data.parent} is one)" if "kind" not in above else ""
+    return f"{found}; --data is a folder written by `biasaware build real`{hint}"
 
 
 @contextmanager

@@ -639,19 +639,23 @@ def probes_markdown(probes: dict[str, Any]) -> list[str]:
     lines = []
     row = probes.get("probes")
     if row and row.get("overall"):
+        degenerate = (row.get("judge_check") or {}).get(
+            "degenerate"
+        )  # flagged above the table, as eval bias does
+        flag = (
+            check_lines({"judge_check": row["judge_check"], "per_bias": row["per_bias"]})[:1]
+            if degenerate
+            else []
+        )
         lines += [
             "",
             f"Injected probes ({row['probes']} judged): BSR (the cue on the worse answer followed) and "
             "over-correction (the cue on the better answer turned against), percent with 95% Wilson intervals.",
             "",
+            *(flag + [""] if flag else []),
             "| bias | Acc_ori | BSR | over-correction |",
             "|---|---:|---:|---:|",
         ]
-        if (row.get("judge_check") or {}).get("degenerate"):  # flagged above the table, as eval bias does
-            lines[-2:-2] = [
-                check_lines({"judge_check": row["judge_check"], "per_bias": row["per_bias"]})[0],
-                "",
-            ]
         for bias, r in [*row["per_bias"].items(), ("pooled", row["overall"])]:
             lines.append(
                 f"| {bias} | {with_ci(r['acc_ori'])} | {with_ci(r['bsr'], r['bsr_ci'])} | "
