@@ -175,13 +175,16 @@ def argparse_settings(item: Declared, default: Any) -> dict[str, Any]:
     return settings
 
 
-def add_options(parser, options: type, *, skip=(), defaults=None, notes=None) -> None:
+def add_options(parser, options: type, *, skip=(), defaults=None, notes=None, required=()) -> None:
     """Add the declared ``options`` to an argparse ``parser``, less ``skip``: ``defaults`` replace
-    declared defaults, and a ``notes`` text ends an option's help in place of its default."""
+    declared defaults, a ``notes`` text ends an option's help in place of its default, and those in
+    ``required`` are required of this command (argparse names every one missing at once)."""
     for item in declared(options):
         if item.name in skip:
             continue
-        if notes and item.name in notes:
+        if item.name in required:
+            item.settings.update(required=True, help=item.settings["help"] + " (required)")
+        elif notes and item.name in notes:
             item.settings["help"] += f" ({notes[item.name]})"
         default = (defaults or {}).get(item.name, item.settings.get("cli_default", item.default))
         item.settings.pop("cli_default", None)
@@ -670,7 +673,11 @@ class Sweep:
 @dataclass
 class Release:
     checkpoint: str | None = option("the trained model folder (required unless --data)", api=False)
-    report: str | None = option("its `eval bias` output folder (required unless --data)", api=False)
+    report: str | None = option(
+        "its `eval bias` output folder, or its `eval real` folder (its injected probes are then the bias "
+        "report and its sets stand on the card) (required unless --data)",
+        api=False,
+    )
     data: str | None = option(
         "a `biasaware build` output folder: write its dataset card (README.md: configs, features, source license, "
         "how it was built) in place",

@@ -34,7 +34,8 @@ from typing import Any
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.baselines import bias_baselines
 from biasaware.evaluation.plots import plot_report
-from biasaware.evaluation.reports import markdown_report
+from biasaware.evaluation.real_text import pooled_accuracy
+from biasaware.evaluation.reports import markdown_report, real_markdown
 from biasaware.evaluation.runner import run_bias_eval
 from biasaware.evaluation.summaries import summarize
 from biasaware.formatting import pct
@@ -251,10 +252,12 @@ def model_card(
     usage_options: dict[str, Any] | None = None,
     local_paths: list[str] | None = None,
     weak: str | None = None,
+    real: dict[str, Any] | None = None,
 ) -> str:
-    """README.md: Hugging Face metadata (``huggingface_hub.ModelCardData``), the evidence and a usage
-    snippet that needs transformers only; no local path (``local_paths`` and any absolute path are
-    cut to their last part)."""
+    """README.md: Hugging Face metadata (``huggingface_hub.ModelCardData``), the evidence (with ``real``,
+    an ``eval real`` result: its bias report is the injected probes of real answers, beside a section on
+    the real-text sets) and a usage snippet that needs transformers only; no local path (``local_paths``
+    and any absolute path are cut to their last part)."""
     from huggingface_hub import ModelCard, ModelCardData
 
     mode = summary["run"]["mode"]
@@ -293,9 +296,14 @@ def model_card(
         "",
         *(
             [
-                f"**Not shown to judge real text: {weak}.** Its bias rates are measured on the benchmark below only; "
-                "a judge that knows only that benchmark's kind of question can show low rates there and still fail "
-                "on real answers.",
+                f"**Not shown to judge real text: {weak}.** "
+                + (
+                    "A judge that cannot tell the better of two real answers can show low bias rates and still "
+                    "fail on real answers."
+                    if real
+                    else "Its bias rates are measured on the benchmark below only; a judge that knows only that "
+                    "benchmark's kind of question can show low rates there and still fail on real answers."
+                ),
                 "",
             ]
             if weak
@@ -310,6 +318,15 @@ def model_card(
         "",
         "Per-instance judgments and the plots: `bias_report/`.",
     ]
+    if real:
+        body += [
+            "",
+            "## Real text",
+            "",
+            real_markdown(real, injected=False).split("\n", 2)[2].strip(),  # without its title
+            "",
+            "Each set's summary and per-pair judgments: `bias_report/real/`.",
+        ]
     if general:
         body += [
             "",
@@ -345,8 +362,6 @@ def model_card(
         body.append(
             "The checkpoint has no biasaware card (`biasaware_card.json`): trained outside biasaware."
         )
-    run = summary["run"]
-    spec = run.get("spec") or {}
     recipe = (card or {}).get("recipe", "reward")
     body += [
         "",
@@ -360,10 +375,7 @@ def model_card(
         "--output_dir ckpt"
         if card
         else "# training: unknown",
-        "biasaware build bench --config reproduce/bench.yaml --out bench",
-        f"biasaware eval bias --judge ckpt --mode {run['mode']}"
-        + (f" --template {spec.get('template')}" if run["mode"] == "generate" else "")
-        + f" --data bench --out eval --policy {summary.get('policy')} --seed {summary.get('seed', 0)}",
+        *evaluation_commands(summary, real),
         "```",
         "",
         "## Checks",
@@ -592,8 +604,12 @@ def release(
     if not checkpoint.is_dir():
         raise BiasAwareError(f"--checkpoint {checkpoint}: no such folder")
     if not report.is_dir():
-        raise BiasAwareError(f"--report {report}: not a folder (give the `eval bias` output folder)")
-    summary = read_json(report / "summary.json", "the report: an `eval bias` output folder")
+        raise BiasAwareError(
+            f"--report {report}: not a folder (give the `eval bias` or `eval real` output folder)"
+        )
+    given = report
+    report, real = real_parts(report)
+    summary = read_json(report / "summary.json", "the report: an `eval bias` or `eval real` output folder")
     if not isinstance(summary.get("run"), dict) or "per_bias" not in summary:
         raise BiasAwareError(
             f"{report}/summary.json is not an `eval bias` summary (no run record or per_bias)"
@@ -614,7 +630,7 @@ def release(
         name or push_to_hub or out.name,
         "--name" if name or push_to_hub else "--name (default: the --out folder's name)",
     )
-    if out == checkpoint or checkpoint in out.parents or out == report or report in out.parents:
+    if out == checkpoint or checkpoint in out.parents or out == given or given in out.parents:
         raise BiasAwareError("--out must be outside the checkpoint and report folders")
     staging = check_out_folder(out.with_name(out.name + ".partial"), "--out")  # before any judging
     identity = check_report(checkpoint, summary, kind)
@@ -647,13 +663,18 @@ def release(
         overall = s.get("overall") if isinstance(s.get("overall"), dict) else {}
         if not (overall.get("pair_acc") or overall.get("accuracy")) or "per_subset" not in s:
             raise BiasAwareError(f"{g} is not an `eval general` output folder (its summary has no agreement)")
-        if ((s.get("run") or {}).get("model_identity") or {}).get("weights_sha256") != identity[
-            "weights_sha256"
-        ]:
+        if not same_weights(s, identity):
             raise BiasAwareError(
                 f"{g} evaluated another model than the report; give this checkpoint's general runs"
             )
         general_summaries.append({**s, "benchmark": s.get("benchmark") or Path(g).name})
+    for name in (real or {}).get("sets", {}):  # the real-text sets: judged in the same run as its probes
+        s = read_json(given / name / "summary.json", f"set {name} of the `eval real` report")
+        if not same_weights(s, identity):
+            raise BiasAwareError(
+                f"{given / name} evaluated another model than {report}; give an `eval real` folder of this "
+                "checkpoint alone"
+            )
     print(
         f"[release] {checkpoint}: weights match the report ({identity['weights_sha256'][:12]}...)", flush=True
     )
@@ -674,12 +695,16 @@ def release(
         + (f", scores within {check['max_score_diff']:.2g}" if mode == "reward" else ""),
         flush=True,
     )
-    weak = weak_general(general_summaries)
+    weak = weak_general(general_summaries, real)
     if weak and not allow_weak_general:
+        fix = (
+            "Release it anyway"
+            if real
+            else "Measure it with `biasaware eval general` and pass --general FOLDER, or release anyway"
+        )
         raise BiasAwareError(
-            f"{weak}: a low bias rate says nothing of a judge that cannot judge real text. Measure it with "
-            "`biasaware eval general` and pass --general FOLDER, or release anyway with --allow-weak-general (the "
-            "card then says so)"
+            f"{weak}: a low bias rate says nothing of a judge that cannot judge real text. {fix} with "
+            "--allow-weak-general (the card then says so)"
         )
     if weak:
         print(f"[release] warning: {weak}; the card says so", flush=True)
@@ -692,11 +717,16 @@ def release(
     staging.mkdir(parents=True)
     try:
         write_release(staging, checkpoint, report, summary, judgments, card, bench)
+        if real:  # each set's summary and per-pair judgments, as the run wrote them
+            write_json(staging / "bias_report" / "real" / "real.json", real)
+            for name in real["sets"]:
+                (staging / "bias_report" / "real" / name).mkdir()
+                for file in ("summary.json", "judgments.jsonl"):
+                    shutil.copy2(given / name / file, staging / "bias_report" / "real" / name / file)
         options = usage_options(staging, summary)
-        paths = [str(p) for p in (checkpoint, report, out, staging, Path(bench or ".").resolve())]
-        paths += recorded_paths(summary) + recorded_paths(
-            card or {}
-        )  # as the runs wrote them, relative ones too
+        paths = [str(p) for p in (checkpoint, given, report, out, staging, Path(bench or ".").resolve())]
+        paths += recorded_paths(summary) + recorded_paths(card or {}) + recorded_paths(real or {})
+        # as the runs wrote them, relative ones too
         text = model_card(
             title,
             summary,
@@ -708,10 +738,11 @@ def release(
             options,
             paths,
             weak,
+            real,
         )
         (staging / "README.md").write_text(text)
         (staging / "release.json").write_text(
-            json.dumps({"identity": identity, "check": check, "report": str(report)}, indent=2)
+            json.dumps({"identity": identity, "check": check, "report": str(given)}, indent=2)
         )
         publish_no_paths(staging, paths)
     except BaseException:
@@ -730,16 +761,88 @@ def release(
     return out
 
 
-def weak_general(general: list[dict[str, Any]]) -> str | None:
-    """Why the model's general accuracy does not show it can judge, or ``None``: no general benchmark
-    was measured, or a benchmark's run is flagged degenerate (constant verdicts, or accuracy whose 95%
-    interval reaches chance)."""
-    if not general:
+def evaluation_commands(summary: dict[str, Any], real: dict[str, Any] | None) -> list[str]:
+    """The card's commands that build the evaluation data and measure the judge again: ``build bench`` and
+    ``eval bias``, or from an ``eval real`` result ``build real`` (on the user's copies of the sources; its
+    files' SHA-256 are in ``bias_report/real/real.json``) and ``eval real`` with the run's settings."""
+    run = summary["run"]
+    spec = run.get("spec") or {}
+    judge = f"--judge ckpt --mode {run['mode']}" + (
+        f" --template {spec.get('template')}" if run["mode"] == "generate" else ""
+    )
+    if real is None:
+        return [
+            "biasaware build bench --config reproduce/bench.yaml --out bench",
+            f"biasaware eval bias {judge} --data bench --out eval --policy {summary.get('policy')} "
+            f"--seed {summary.get('seed', 0)}",
+        ]
+    built = (real.get("data") or {}).get("settings") or {}
+    build = "".join(f" --{k} {built[k]}" for k in ("seed", "heldout", "margin") if built.get(k) is not None)
+    measure = "".join(
+        f" --{k.replace('_', '-')} {real[k]}"
+        for k in ("limit", "probe_limit", "seed")
+        if real.get(k) is not None
+    )
+    cut = "".join(
+        f" --{k.replace('_', '-')} {spec[k]}"
+        for k in ("max_length", "truncation")
+        if spec.get(k) not in (None, "none")
+    )
+    return [
+        f"biasaware build real --real SOURCES{build} --out real  # SOURCES: your copies of the public sets",
+        f"biasaware eval real {judge}{cut} --data real --out eval{measure}",
+    ]
+
+
+def real_parts(report: Path) -> tuple[Path, dict[str, Any] | None]:
+    """The bias report and the real-text result a ``--report`` folder gives: an ``eval real`` folder (its
+    ``real.json``) is released from its injected probes (``probes/``: an ``eval bias`` folder of cues written
+    into real answers) with its sets as the evidence on real text; any other folder is an ``eval bias`` report."""
+    if not (report / "real.json").is_file():
+        return report, None
+    real = read_json(report / "real.json", "the report: an `eval real` output folder")
+    if not isinstance(real.get("sets"), dict):
+        raise BiasAwareError(f"{report}/real.json is not an `eval real` result (no sets)")
+    if not (report / "probes" / "summary.json").is_file():
+        raise BiasAwareError(
+            f"{report} is an `eval real` folder without injected probes (no probes/summary.json), so there is no "
+            "bias report to release: run `eval real` on a `biasaware build real` folder that has probes/"
+        )
+    return report / "probes", real
+
+
+def same_weights(summary: dict[str, Any], identity: dict[str, Any]) -> bool:
+    """Whether an evaluation ``summary`` records the released weights (their SHA-256)."""
+    recorded = ((summary.get("run") or {}).get("model_identity") or {}).get("weights_sha256")
+    return recorded == identity["weights_sha256"]
+
+
+def weak_general(general: list[dict[str, Any]], real: dict[str, Any] | None = None) -> str | None:
+    """Why the model's accuracy does not show it can judge real text, or ``None``. From an ``eval real``
+    result (``real``): its accuracy on human labels (the sets measuring them, Auto-J and PandaLM, pooled)
+    is unmeasured or its 95% Wilson interval reaches chance; the other sets are read on the card, since
+    JudgeBench's correctness pairs, or RM-Bench pooled over a style cue on both sides, put a sound small judge
+    at chance. Without one: no general benchmark was measured. Either way: a ``general`` run is flagged
+    degenerate (constant verdicts, or accuracy whose 95% interval reaches chance)."""
+    reasons = []
+    if real is not None:
+        human = [r for r in real["sets"].values() if r.get("measures") == "human labels"]
+        acc = pooled_accuracy(human)
+        if not acc["n"]:
+            reasons.append(
+                "its accuracy on human labels was never measured (the `eval real` run had no Auto-J or PandaLM set)"
+            )
+        elif acc["ci"][0] <= 0.5:
+            reasons.append(
+                f"its accuracy on human labels (Auto-J and PandaLM pooled) is {pct(acc['value'])}% of {acc['n']} "
+                f"pairs (95% interval {pct(acc['ci'][0])}-{pct(acc['ci'][1])}), not above chance"
+            )
+    elif not general:
         return "its general accuracy was never measured (no --general run)"
     weak = [Path(g["benchmark"]).name for g in general if (g.get("judge_check") or {}).get("degenerate")]
     if weak:
-        return f"its general accuracy is at chance or its verdicts constant on {', '.join(weak)}"
-    return None
+        reasons.append(f"its general accuracy is at chance or its verdicts constant on {', '.join(weak)}")
+    return "; ".join(reasons) or None
 
 
 def usage_options(folder: Path, summary: dict[str, Any]) -> dict[str, Any]:

@@ -1062,7 +1062,6 @@ CASES = [
         ],
         "none.yaml: no such file",
     ),
-    Case("preflight-without-judge", ["preflight", "--out", "{out}"], "preflight needs --judge"),
     Case(
         "preflight-out-holds-other-files",
         ["preflight", "--judge", "{reward}", "--mode", "reward", "--out", "{d}/mine"],

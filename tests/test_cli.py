@@ -243,6 +243,15 @@ def test_models_list(capsys):
         "biasaware models: error: the following arguments are required: action",
         "(`biasaware models --help` lists its options)",
     ]  # two lines: the whole usage block buried the error
+    # every required option is named at once, the judge among them (not on the next try)
+    for argv, missing in (
+        (["eval", "real"], "--out, --data, --judge"),
+        (["preflight"], "--judge"),
+    ):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and f"the following arguments are required: {missing}\n" in err, err
 
 
 def test_a_mistyped_flag_names_the_option_it_likely_meant(capsys):

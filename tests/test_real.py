@@ -762,3 +762,66 @@ def test_the_seed_indicators_give_eval_reals_own_figures(tmp_path, built):
         mine = metric_values(indicators(seed, "baseline", metric))[kinds.get(metric, "acc_ori")]
         theirs = probe_metric(result["probes"], metric)
         assert (mine is None and theirs is None) or mine == pytest.approx(theirs)
+
+
+def test_a_judge_measured_on_real_text_is_released_with_its_sets(tmp_path, built):
+    """``release --report`` takes an ``eval real`` folder: its injected probes are the bias report (checked
+    and re-judged as an ``eval bias`` report is), its sets stand on the card and in ``bias_report/real/``,
+    and the judge must be above chance on human labels (Auto-J and PandaLM pooled)."""
+    import shutil
+
+    from biasaware.evaluation.real_text import evaluate_real
+    from biasaware.release import release, weak_general
+
+    root, spec = built
+    real = evaluate_real(spec, tmp_path / "data", tmp_path / "eval", seed=1)
+    ckpt, report = Path(spec.name), tmp_path / "eval"
+    # one Auto-J pair cannot show a judge above chance: refused, the rule named, nothing written
+    with pytest.raises(BiasAwareError, match=r"human labels \(Auto-J and PandaLM pooled\) is .*% of 1 pairs"):
+        release(ckpt, report, tmp_path / "rel")
+    assert not (tmp_path / "rel").exists() and not (tmp_path / "rel.partial").exists()
+    out = release(ckpt, report, tmp_path / "rel", allow_weak_general=True)
+    card = (out / "README.md").read_text()
+    hard = real["sets"]["rm-bench"]["levels"]["hard"]
+    assert "**Not shown to judge real text: its accuracy on human labels" in card
+    assert "## Real text" in card and f"| rm-bench hard | {hard['n']} |" in card and "Master key" in card
+    assert "Injected probes (" not in card  # the probes are the card's bias report, not shown twice
+    assert (
+        "biasaware eval real --judge ckpt --mode reward --max-length 64 --truncation longest_first --data real "
+        "--out eval --seed 1" in card
+    )
+    probes = json.loads((report / "probes" / "summary.json").read_text())
+    assert json.loads((out / "bias_report" / "summary.json").read_text())["overall"] == probes["overall"]
+    for name in real["sets"]:
+        published = (out / "bias_report" / "real" / name / "judgments.jsonl").read_text().splitlines()
+        assert len(published) == len((report / name / "judgments.jsonl").read_text().splitlines()) > 0
+    assert json.loads((out / "bias_report" / "real" / "real.json").read_text())["sets"] == real["sets"]
+    assert str(tmp_path) not in (out / "bias_report" / "real" / "real.json").read_text()
+
+    # the rule by hand: Wilson's lower bound of the pooled human labels above one half; JudgeBench's pairs at
+    # chance are read on the card, not refused
+    def sets(k, n):
+        human = {"measures": "human labels", "accuracy": {"k": k, "n": n}}
+        return {
+            "sets": {
+                "auto-j": human,
+                "judgebench": {"measures": "correctness", "accuracy": {"k": 5, "n": 10}},
+            }
+        }
+
+    assert weak_general([], sets(70, 100)) is None  # 95% interval 60.4-77.8
+    assert "is 56.0% of 100 pairs (95% interval 46.2-65.3)" in weak_general([], sets(56, 100))
+    assert "never measured" in weak_general([], {"sets": {}})
+    # a set judged by other weights, or a folder with no injected probes, is refused
+    other = tmp_path / "other"
+    shutil.copytree(report, other)
+    summary = json.loads((other / "auto-j" / "summary.json").read_text())
+    summary["run"]["model_identity"]["weights_sha256"] = "0" * 64
+    (other / "auto-j" / "summary.json").write_text(json.dumps(summary))
+    with pytest.raises(BiasAwareError, match="auto-j evaluated another model"):
+        release(ckpt, other, tmp_path / "rel2", allow_weak_general=True)
+    shutil.rmtree(other / "probes")
+    with pytest.raises(BiasAwareError, match="without injected probes"):
+        release(ckpt, other, tmp_path / "rel2", allow_weak_general=True)
+    with pytest.raises(BiasAwareError, match="outside the checkpoint and report"):
+        release(ckpt, report, report / "rel", allow_weak_general=True)

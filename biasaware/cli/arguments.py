@@ -156,12 +156,11 @@ def add_judge_options(parser, command: str, stage: str | None) -> None:
     """The judge's flags (:class:`~biasaware.judging.judges.JudgeSpec`) on eval stages and preflight;
     ``--pointwise`` only where pairs are judged as probes (eval bias, preflight)."""
     if command == "preflight":  # the battery runs in minutes on a CPU; raise --max-tokens to reason at length
-        o.add_options(parser, JudgeSpec, defaults={"max_tokens": 128}, notes={"name": "required"})
+        o.add_options(parser, JudgeSpec, defaults={"max_tokens": 128}, required=("name",))
     elif command == "eval" and stage != "compare":
         skip = () if stage == "bias" else ("pointwise",)
-        o.add_options(
-            parser, JudgeSpec, skip=skip, notes={"name": "required" if stage == "real" else o.JUDGE_NOTE}
-        )
+        required = ("name",) if stage == "real" else ()
+        o.add_options(parser, JudgeSpec, skip=skip, notes={"name": o.JUDGE_NOTE}, required=required)
 
 
 class Parser(argparse.ArgumentParser):

@@ -295,8 +295,6 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     from biasaware.evaluation.preflight import load_thresholds, run_preflight
     from biasaware.evaluation.reports import verdict_lines
 
-    if not args.judge:
-        raise BiasAwareError("preflight needs --judge")
     spec = eval_judge(args, budgets=(o.Preflight,))
     thresholds = load_thresholds(args.thresholds)  # a bad file fails before anything runs
     out = Path(args.out) if args.out else Path("runs/preflight") / Path(args.judge.rstrip("/")).name

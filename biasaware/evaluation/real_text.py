@@ -77,8 +77,8 @@ def _accuracy(part: dict[str, Any]) -> dict[str, Any]:
     return part.get("accuracy") or part["pair_acc"]
 
 
-def _pooled(parts: list[dict[str, Any]]) -> dict[str, Any]:
-
+def pooled_accuracy(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The judge's accuracy over several summary parts or sets pooled: right of judged, with its Wilson interval."""
     k = sum(_accuracy(p)["k"] for p in parts)
     n = sum(_accuracy(p)["n"] for p in parts)
     return {"value": k / n if n else None, "ci": list(wilson_interval(k, n)) if n else None, "k": k, "n": n}
@@ -112,7 +112,7 @@ def set_figures(name: str, summary: dict[str, Any], pairs: list[PreferencePair])
     }
     if name == "rm-bench":
         row["levels"] = {
-            level: _pooled([r for s, r in summary["per_subset"].items() if s.endswith(f" {level}")])
+            level: pooled_accuracy([r for s, r in summary["per_subset"].items() if s.endswith(f" {level}")])
             for level in RMBENCH_LEVELS
         }
         row["cue_only_levels"] = {

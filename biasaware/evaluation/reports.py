@@ -589,7 +589,9 @@ def real_rows(result: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[st
     return rows
 
 
-def real_markdown(result: dict[str, Any]) -> str:
+def real_markdown(result: dict[str, Any], injected: bool = True) -> str:
+    """``eval real``'s report: every set beside the cue-only judges, the master key, the injected probes
+    (``injected``; a model card shows them as its bias report instead) and the key battery."""
     lines = [
         f"# Real text: {result['judge']}",
         "",
@@ -612,7 +614,8 @@ def real_markdown(result: dict[str, Any]) -> str:
             f"Master key (NullModel's non-answer against the reference output): false positives "
             f"{pct(key['false_positive'])}% of {key['accuracy']['n']} pairs.",
         ]
-    lines += probes_markdown(result.get("probes") or {})
+    probes = result.get("probes") or {}
+    lines += probes_markdown(probes if injected else {"keys": probes.get("keys")})
     overlong = {n: r["overlong"] for n, r in result["sets"].items() if r.get("overlong")}
     if overlong:
         lines += [
