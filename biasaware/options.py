@@ -555,13 +555,16 @@ class EvalReal(Seeded):  # no --rescore: a rerun of the same command resumes eac
 class EvalCompare:
     runs: list[str] | None = option(
         "finished `eval bias` output folders: two, or with --baseline two or more; or two folders of "
-        "`quickstart --generative --seeds`, the second compared with the first seed by seed (required)",
+        "`quickstart --generative --seeds`, the second compared with the first seed by seed; or two or more "
+        "`eval real` folders, each against the first (or --baseline) set by set (required)",
         nargs="+",
         required=True,
         metavar="DIR",
     )
     baseline: str | None = option(
-        "one of --runs: compare every run against it (default: none, the two-run comparison)", metavar="DIR"
+        "one of --runs: compare every run against it (default: none, the two-run comparison; eval real runs: the "
+        "first)",
+        metavar="DIR",
     )
     view: Literal["original", "injected"] | None = option(
         "which view's verdicts two eval bias runs are compared on (default: injected); not with --baseline or "

@@ -1359,7 +1359,7 @@ CASES = [
     Case(
         "release-report-not-an-eval",
         ["release", "--checkpoint", "{reward}", "--report", "{d}", "--out", "{out}"],
-        "summary.json: no such file (the report: an `eval bias` output folder)",
+        "summary.json: no such file (the report: an `eval bias` or `eval real` output folder)",
     ),
     # ------------------------------------------------------------------------------- recipes
     Case(

@@ -825,3 +825,59 @@ def test_a_judge_measured_on_real_text_is_released_with_its_sets(tmp_path, built
         release(ckpt, other, tmp_path / "rel2", allow_weak_general=True)
     with pytest.raises(BiasAwareError, match="outside the checkpoint and report"):
         release(ckpt, report, report / "rel", allow_weak_general=True)
+
+
+def test_two_eval_real_runs_are_compared_set_by_set_on_the_same_pairs(tmp_path, built, capsys):
+    """``eval compare`` of two ``eval real`` folders: per set (RM-Bench per level) both judges' accuracy on
+    the pairs both judged and McNemar's exact p, recounted here from the judgments; the injected probes as
+    eval bias runs against a baseline; a shared pair id with other content, a mixed folder or a view refused."""
+    import shutil
+
+    from biasaware.evaluation.metrics import mcnemar_exact
+    from biasaware.evaluation.real_text import evaluate_real
+
+    root, spec = built
+    a, b = tmp_path / "a", tmp_path / "b"
+    evaluate_real(spec, tmp_path / "data", a, seed=1)
+    evaluate_real(spec.model_copy(update={"max_length": 24}), tmp_path / "data", b, seed=1)  # another judge
+    assert main(["eval", "compare", "--runs", str(a), str(b), "--out", str(tmp_path / "c.json")]) == 0
+    text = capsys.readouterr().out
+    result = json.loads((tmp_path / "c.json").read_text())
+    assert result["experiment"] == "real" and result["baseline"] == "a"
+    assert any(r["only_1"] + r["only_2"] for r in result["sets"]["b"].values())  # the judges differ
+
+    def right(folder, name):  # a reward model: right when the chosen answer scores strictly higher
+        return {
+            j.probe_id: j.scores["A" if j.correct == "A" else "B"]
+            > j.scores["B" if j.correct == "A" else "A"]
+            for j in read_records(folder / name / "judgments.jsonl", "judgment")
+        }
+
+    for name in ("auto-j", "heldout", "masterkey-null"):
+        first, second = right(a, name), right(b, name)
+        row = result["sets"]["b"][name]
+        only = (
+            sum(first[i] and not second[i] for i in first),
+            sum(second[i] and not first[i] for i in first),
+        )
+        assert (row["n"], row["only_1"], row["only_2"]) == (len(first), *only)
+        assert row["acc_1"] == pytest.approx(sum(first.values()) / len(first))
+        assert row["mcnemar_p"] == pytest.approx(mcnemar_exact(*only))
+        assert f"| {name} | {row['n']} |" in text
+    levels = [n for n in result["sets"]["b"] if n.startswith("rm-bench")]
+    assert levels == ["rm-bench hard", "rm-bench normal", "rm-bench easy"]  # the report's order
+    assert result["probes"]["judges"]["baseline"] == "a" and "Injected probes" in text
+    # the same pair id with other content: not the same benchmark
+    c = tmp_path / "c"
+    shutil.copytree(b, c)
+    printed = json.loads((c / "auto-j" / "fingerprint.json").read_text())
+    printed["items"] = {k: "0" * len(v) for k, v in printed["items"].items()}
+    (c / "auto-j" / "fingerprint.json").write_text(json.dumps(printed))
+    for argv, said in (
+        (["--runs", str(a), str(c)], "judged different content under 1 shared probe id"),
+        (["--runs", str(a), str(b / "probes")], "mixes `eval real` folders"),
+        (["--runs", str(a), str(b), "--view", "original"], "--view and --by-id are for two eval bias runs"),
+        (["--runs", str(a), str(b), "--baseline", str(c)], "is not one of the runs"),
+    ):
+        assert main(["eval", "compare", *argv]) == 2
+        assert said in capsys.readouterr().err

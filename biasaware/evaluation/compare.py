@@ -11,11 +11,13 @@ from typing import Any
 
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.metrics import mcnemar_exact, two_judge_mcnemar
+from biasaware.evaluation.real_text import RMBENCH_LEVELS, SETS, pair_outcomes
 from biasaware.evaluation.reports import (
     compare_lines,
     compare_table,
     experiment_markdown,
     master_key_markdown,
+    real_compare_markdown,
     short_name,
     studies_markdown,
 )
@@ -295,9 +297,11 @@ def compare_master_keys(
     return json_safe({"baseline": baseline, "policy": "symmetric", "runs": rows})
 
 
-def compare_against(folders: list[str | Path], baseline: str | Path, seed: int = 0) -> dict[str, Any]:
+def compare_against(
+    folders: list[str | Path], baseline: str | Path, seed: int = 0, labels: list[str] | None = None
+) -> dict[str, Any]:
     """Two or more ``eval bias`` runs on the same probes, each against ``baseline`` (one of them), named
-    by :func:`run_labels`, each judge by its folder or model name (:func:`~biasaware.evaluation.reports.short_name`),
+    by ``labels`` or :func:`run_labels`, each judge by its folder or model name (:func:`~biasaware.evaluation.reports.short_name`),
     runs as given: ``judges``, the two-sided table over the 12 biases judged
     (:func:`compare_runs`), and ``master_keys``, the master-key table (:func:`compare_master_keys`),
     each present when the runs judged such probes."""
@@ -314,7 +318,7 @@ def compare_against(folders: list[str | Path], baseline: str | Path, seed: int =
     for f in folders:
         if not (Path(f) / "judgments.jsonl").is_file():
             raise BiasAwareError(f"{f} holds no judgments.jsonl: give finished `eval bias` folders")
-    labels = run_labels([str(f) for f in folders])
+    labels = labels or run_labels([str(f) for f in folders])
     runs = dict(zip(labels, folders, strict=True))
     base = labels[resolved.index(Path(baseline).resolve())]
     present = {j.meta.get("bias") for j in read_records(Path(runs[base]) / "judgments.jsonl", "judgment")}
@@ -363,6 +367,68 @@ def per_probe(flags: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
             for name, f in flags.items()
         },
     }
+
+
+def is_real(folder: str | Path) -> bool:
+    """A folder written by ``eval real`` (its ``real.json``)."""
+    return (Path(folder) / "real.json").is_file()
+
+
+def compare_real(runs: list[str], baseline: str | None, view: str | None, by_id: bool) -> dict[str, Any]:
+    """Two or more ``eval real`` runs, each against ``baseline`` (default: the first): per set (RM-Bench per
+    level), both judges' accuracy on the pairs both judged and McNemar's exact test on the pairs exactly one
+    got right (:func:`~biasaware.evaluation.metrics.two_judge_mcnemar`), a shared pair id holding the same
+    content in both (each set's ``fingerprint.json``, :func:`same_items`); the injected probes and the key
+    battery as eval bias runs are compared against a baseline (:func:`compare_against`)."""
+    for run in runs:
+        if not Path(run).is_dir():
+            raise BiasAwareError(f"--runs {run}: {not_a_folder(run)}")
+    if not all(is_real(r) for r in runs):
+        raise BiasAwareError(
+            "--runs mixes `eval real` folders (real.json) with other folders: compare eval real runs with eval "
+            "real runs (or their probes/ folders with eval bias runs)"
+        )
+    resolved = [Path(r).resolve() for r in runs]
+    if len(runs) < 2 or len(set(resolved)) < len(runs):
+        raise BiasAwareError(f"--runs: give two or more different `eval real` folders; got {', '.join(runs)}")
+    if view is not None or by_id:
+        raise BiasAwareError(
+            "--view and --by-id are for two eval bias runs; eval real runs are compared on every set's pairs "
+            "and both views of their probes, each checked against its fingerprint.json"
+        )
+    first = 0
+    if baseline is not None:
+        if Path(baseline).resolve() not in resolved:
+            raise BiasAwareError(f"the baseline {baseline} is not one of the runs ({', '.join(runs)})")
+        first = resolved.index(Path(baseline).resolve())
+    labels = run_labels(runs)
+    judged = {label: pair_outcomes(Path(r)) for label, r in zip(labels, runs, strict=True)}
+    for name in sorted({p.name for r in runs for p in Path(r).iterdir() if (p / FINGERPRINT).is_file()}):
+        same_items([Path(r) / name for r in runs if (Path(r) / name / FINGERPRINT).is_file()])
+    base = labels[first]
+    sets: dict[str, Any] = {}
+    for label in labels:
+        if label != base:
+            rows = {}
+            order = [f"rm-bench {level}" for level in RMBENCH_LEVELS] + [name for name, _, _ in SETS]
+            for name, right in sorted(judged[base].items(), key=lambda kv: order.index(kv[0])):
+                ids = sorted(set(right) & set(judged[label].get(name, {})))
+                if ids:
+                    rows[name] = two_judge_mcnemar(
+                        [bool(right[i]) for i in ids], [bool(judged[label][name][i]) for i in ids]
+                    )
+            sets[label] = rows
+    result: dict[str, Any] = {
+        "experiment": "real",
+        "baseline": base,
+        "runs": dict(zip(labels, runs, strict=True)),
+        "sets": sets,
+    }
+    for part in ("probes", "keys"):
+        folders = [Path(r) / part for r in runs]
+        if all((f / "judgments.jsonl").is_file() for f in folders):
+            result[part] = compare_against(folders, folders[first], labels=labels)
+    return json_safe(result)
 
 
 def is_study(folder: str | Path) -> bool:
@@ -415,6 +481,8 @@ def comparison(
             )
     if any(is_study(r) for r in runs):
         return compare_studies(runs, baseline, view, by_id)
+    if any(is_real(r) for r in runs):
+        return compare_real(runs, baseline, view, by_id)
     if baseline is None and len(runs) != 2:
         raise BiasAwareError(
             f"--runs: give two folders, or two or more with --baseline naming one of them; got {len(runs)}"
@@ -442,6 +510,8 @@ def compare_command(
     result = comparison(runs, baseline, view=view, by_id=by_id)
     if result.get("experiment") == "generative-studies":
         return result, studies_markdown(result)
+    if result.get("experiment") == "real":
+        return result, real_compare_markdown(result)
     if baseline is None:
         return result, "\n".join(compare_lines(result, runs)) + "\n" + compare_table(result)
     tables = [experiment_markdown(result["judges"])] if "judges" in result else []

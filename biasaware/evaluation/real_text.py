@@ -52,7 +52,16 @@ from biasaware.evaluation.metrics import wilson_interval
 from biasaware.evaluation.reports import real_markdown
 from biasaware.evaluation.resume import FINGERPRINT, check_fingerprint, fingerprint
 from biasaware.evaluation.runner import Unreadable, load_probes, start_judge
-from biasaware.io import check_out_folder, not_a_folder, read_json, refuse_foreign, refuse_inside, write_json
+from biasaware.evaluation.summaries import ORDERS
+from biasaware.io import (
+    check_out_folder,
+    not_a_folder,
+    read_json,
+    read_records,
+    refuse_foreign,
+    refuse_inside,
+    write_json,
+)
 from biasaware.judging.judges import resolve_judge
 from biasaware.records import PreferencePair
 
@@ -257,6 +266,25 @@ def evaluate_real(
     write_json(out / "real.json", result)
     (out / "report.md").write_text(real_markdown(result))
     return result
+
+
+def pair_outcomes(eval_folder: Path) -> dict[str, dict[str, int]]:
+    """Per set (RM-Bench per difficulty) and pair id, 1 when the judge was right, from the judgments."""
+
+    found: dict[str, dict[str, int]] = {}
+    for folder in sorted(p for p in eval_folder.iterdir() if (p / "judgments.jsonl").exists()):
+        by_pair: dict[str, list] = {}
+        for j in read_records(folder / "judgments.jsonl", "judgment"):
+            by_pair.setdefault(j.probe_id, []).append(j)
+        for pid, js in by_pair.items():
+            if {j.view for j in js} not in ({"pair"}, set(ORDERS)):
+                continue
+            subset = str(js[0].meta.get("subset", "all"))
+            name = folder.name
+            if name == "rm-bench":
+                name = f"rm-bench {subset.rsplit(' ', 1)[-1]}"
+            found.setdefault(name, {})[pid] = int(all(j.verdict == j.correct for j in js))
+    return found
 
 
 def not_real(data: Path, manifest: dict[str, Any] | None) -> str:

@@ -636,6 +636,42 @@ def real_markdown(result: dict[str, Any], injected: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
+def real_compare_markdown(result: dict[str, Any]) -> str:
+    """``eval compare`` of ``eval real`` runs: per judge against the baseline, each set's accuracy on the
+    pairs both judged with McNemar's p; then the injected probes' and the key battery's tables."""
+    base = result["baseline"]
+    lines = []
+    for label, rows in result["sets"].items():
+        lines += [
+            f"Real-text sets, {label} against {base} on the pairs both judged (McNemar exact p):",
+            f"| set | n | acc {base} | acc {label} | only {base} | only {label} | McNemar p |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for name, r in rows.items():
+            lines.append(
+                f"| {name} | {r['n']} | {pct(r['acc_1'])} | {pct(r['acc_2'])} | {r['only_1']} | {r['only_2']} | "
+                f"{p_value(r['mcnemar_p'])} |"
+            )
+        if "masterkey-null" in rows:
+            lines += [
+                "",
+                "masterkey-null: right when the reference answer beats NullModel's key (1 - false positives).",
+            ]
+        lines.append("")
+    if (result.get("probes") or {}).get("judges"):
+        lines += [
+            "Injected probes (the 12 biases, both sides):",
+            experiment_markdown(result["probes"]["judges"]).rstrip(),
+            "",
+        ]
+    if (result.get("keys") or {}).get("master_keys"):
+        lines += [
+            "Key battery against real reference answers:",
+            master_key_markdown(result["keys"]["master_keys"]),
+        ]
+    return "\n".join(lines).rstrip()
+
+
 def probes_markdown(probes: dict[str, Any]) -> list[str]:
     """The report's lines for the injected probes: BSR and over-correction per bias and pooled, the
     cue-only judges' pooled rates, and the key battery's false positives."""

@@ -68,9 +68,9 @@ from biasaware.devices import resolve_device, where
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.metrics import mcnemar_exact
 from biasaware.evaluation.plots import forest_plot
-from biasaware.evaluation.real_text import PROBE_PARTS, evaluate_real
+from biasaware.evaluation.real_text import PROBE_PARTS, evaluate_real, pair_outcomes
 from biasaware.evaluation.seeds import seed_difference, seed_tests, spread
-from biasaware.evaluation.summaries import ORDERS, flip_indicators
+from biasaware.evaluation.summaries import flip_indicators
 from biasaware.experiments.generative import check_fits
 from biasaware.experiments.parts import (
     Stages,
@@ -280,25 +280,6 @@ def sample_pairs(pool: list, n: int, seed: int, balanced: bool) -> list:
     drawn = rng.sample(longer, half) + rng.sample(shorter, half)
     rng.shuffle(drawn)
     return drawn
-
-
-def outcomes(eval_folder: Path) -> dict[str, dict[str, int]]:
-    """Per set (RM-Bench per difficulty) and pair id, 1 when the judge was right, from the judgments."""
-
-    found: dict[str, dict[str, int]] = {}
-    for folder in sorted(p for p in eval_folder.iterdir() if (p / "judgments.jsonl").exists()):
-        by_pair: dict[str, list] = {}
-        for j in read_records(folder / "judgments.jsonl", "judgment"):
-            by_pair.setdefault(j.probe_id, []).append(j)
-        for pid, js in by_pair.items():
-            if {j.view for j in js} not in ({"pair"}, set(ORDERS)):
-                continue
-            subset = str(js[0].meta.get("subset", "all"))
-            name = folder.name
-            if name == "rm-bench":
-                name = f"rm-bench {subset.rsplit(' ', 1)[-1]}"
-            found.setdefault(name, {})[pid] = int(all(j.verdict == j.correct for j in js))
-    return found
 
 
 def probe_outcomes(eval_folder: Path) -> dict[str, dict[str, str]]:
@@ -545,7 +526,7 @@ class SeedRun:
             },
             "figures": {a: evals[a]["sets"] for a in arms},
             "probe_figures": {a: evals[a].get("probes", {}) for a in arms},
-            "outcomes": compact({a: outcomes(self.out / "eval" / a) for a in arms}),
+            "outcomes": compact({a: pair_outcomes(self.out / "eval" / a) for a in arms}),
             "probe_outcomes": compact({a: probe_outcomes(self.out / "eval" / a) for a in arms}),
             "seconds": seconds,
             "load": self.stages.data.get("load", {}),
