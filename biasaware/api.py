@@ -278,7 +278,8 @@ def compare(*runs: str | Path, **options: Any) -> dict[str, Any]:
     two or more runs each against it, ``judges`` and ``master_keys`` tables
     (:func:`biasaware.evaluation.compare.compare_against`). Two generative study folders: the second
     against the first (or ``baseline``), seed by seed (:func:`biasaware.evaluation.seeds.studies_compared`).
-    ``options`` are the command's (:class:`biasaware.options.EvalCompare`): ``baseline``, ``view``, ``by_id``."""
+    ``eval real`` folders: each against the first (or ``baseline``), set by set
+    (:func:`biasaware.evaluation.compare.compare_real`). ``options`` are the command's (:class:`biasaware.options.EvalCompare`): ``baseline``, ``view``, ``by_id``."""
     from biasaware.evaluation.compare import comparison
     from biasaware.options import EvalCompare, keywords
 
