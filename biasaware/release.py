@@ -34,10 +34,10 @@ from typing import Any
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.baselines import bias_baselines
 from biasaware.evaluation.plots import plot_report
-from biasaware.evaluation.real_text import pooled_accuracy
+from biasaware.evaluation.real_text import RMBENCH_LEVELS, pair_outcomes, pooled_accuracy, probe_figures
 from biasaware.evaluation.reports import markdown_report, real_markdown
 from biasaware.evaluation.runner import run_bias_eval
-from biasaware.evaluation.summaries import summarize
+from biasaware.evaluation.summaries import json_safe, summarize
 from biasaware.formatting import pct
 from biasaware.hub import check_license, check_repo_name, hub_calls
 from biasaware.io import check_out_folder, read_json, read_records, write_json
@@ -309,9 +309,11 @@ def model_card(
             if weak
             else []
         ),
-        f"Overall (pooled): Acc_ori {pct(micro.get('acc_ori'))}, BSR {pct(micro.get('bsr'))}, over-correction "
-        f"{pct(micro.get('overcorrection'))}, two-sided {pct(micro.get('two_sided'))} (%). {verdict}",
+        f"Overall (pooled{', injected probes of real answers' if real else ''}): Acc_ori {pct(micro.get('acc_ori'))}, "
+        f"BSR {pct(micro.get('bsr'))}, over-correction {pct(micro.get('overcorrection'))}, two-sided "
+        f"{pct(micro.get('two_sided'))} (%). {verdict}",
         "",
+        *(human_line(real) if real and not weak else []),
         "## Bias report",
         "",
         markdown_report(summary).split("\n", 2)[2].strip(),  # without its title
@@ -668,13 +670,8 @@ def release(
                 f"{g} evaluated another model than the report; give this checkpoint's general runs"
             )
         general_summaries.append({**s, "benchmark": s.get("benchmark") or Path(g).name})
-    for name in (real or {}).get("sets", {}):  # the real-text sets: judged in the same run as its probes
-        s = read_json(given / name / "summary.json", f"set {name} of the `eval real` report")
-        if not same_weights(s, identity):
-            raise BiasAwareError(
-                f"{given / name} evaluated another model than {report}; give an `eval real` folder of this "
-                "checkpoint alone"
-            )
+    if real:
+        check_real(given, real, identity, summary)
     print(
         f"[release] {checkpoint}: weights match the report ({identity['weights_sha256'][:12]}...)", flush=True
     )
@@ -717,9 +714,9 @@ def release(
     staging.mkdir(parents=True)
     try:
         write_release(staging, checkpoint, report, summary, judgments, card, bench)
-        if real:  # each set's summary and per-pair judgments, as the run wrote them
+        if real:  # each set's and the key battery's summary and judgments (checked against each other above)
             write_json(staging / "bias_report" / "real" / "real.json", real)
-            for name in real["sets"]:
+            for name in [*real["sets"], *(["keys"] if "keys" in real.get("probes", {}) else [])]:
                 (staging / "bias_report" / "real" / name).mkdir()
                 for file in ("summary.json", "judgments.jsonl"):
                     shutil.copy2(given / name / file, staging / "bias_report" / "real" / name / file)
@@ -811,10 +808,78 @@ def real_parts(report: Path) -> tuple[Path, dict[str, Any] | None]:
     return report / "probes", real
 
 
+def _recount(recorded: dict[str, Any] | None, right: dict[str, int]) -> bool:
+    """Whether an accuracy record (``k``, ``n``, ``value``) is the count of these per-pair outcomes."""
+    k, n = sum(right.values()), len(right)
+    value = (recorded or {}).get("value")
+    same_value = value is None if not n else value is not None and abs(value - k / n) < 1e-9
+    return (recorded or {}).get("k") == k and (recorded or {}).get("n") == n and same_value
+
+
+def check_real(folder: Path, real: dict[str, Any], identity: dict[str, Any], probes: dict[str, Any]) -> None:
+    """An ``eval real`` report's figures against its files, as an ``eval bias`` summary is checked against its
+    judgments: each set's summary records the released weights; the judge's accuracy per set (RM-Bench per
+    level) in ``real.json`` and in the set's ``summary.json`` is the count of the set's judgments
+    (:func:`~biasaware.evaluation.real_text.pair_outcomes`); the probes' and the key battery's figures are
+    those of their summaries scored again (``probes``: the injected probes', checked already). An edited or
+    mixed folder is refused. The cue-only judges' figures come from the data, not the judge, and are shown as
+    recorded."""
+    counted = pair_outcomes(folder)
+    for name, row in real["sets"].items():
+        summary = read_json(folder / name / "summary.json", f"set {name} of the `eval real` report")
+        if not same_weights(summary, identity):
+            raise BiasAwareError(
+                f"{folder / name} evaluated another model than {folder / 'probes'}; give an `eval real` folder "
+                "of this checkpoint alone"
+            )
+        levels = [f"rm-bench {level}" for level in RMBENCH_LEVELS] if name == "rm-bench" else [name]
+        records = [
+            (row["levels"][lv.split()[-1]] if name == "rm-bench" else row["accuracy"], lv) for lv in levels
+        ]
+        overall = summary.get("overall") or {}
+        pooled = {pid: right for lv in levels for pid, right in counted.get(lv, {}).items()}
+        records.append((overall.get("accuracy") or overall.get("pair_acc"), f"{name}/summary.json"))
+        for recorded, what in records:
+            if not _recount(recorded, pooled if what.endswith("summary.json") else counted.get(what, {})):
+                raise BiasAwareError(
+                    f"{folder}: the accuracy recorded for {what} does not match its judgments.jsonl; the folder "
+                    "was edited or mixed: run `biasaware eval real` again into a new folder"
+                )
+    for part, recorded in (real.get("probes") or {}).items():
+        if part == "probes":
+            again = probes
+        else:
+            summary = read_json(folder / part / "summary.json", f"{part} of the `eval real` report")
+            again = check_summary(
+                folder / part, summary, read_records(folder / part / "judgments.jsonl", "judgment")
+            )
+        mine = json.loads(json.dumps(json_safe(probe_figures(again))))
+        if mine != {k: v for k, v in recorded.items() if k != "measures"}:
+            raise BiasAwareError(
+                f"{folder}/real.json's figures for {part}/ do not match {part}/summary.json and its judgments; "
+                "the folder was edited or mixed: run `biasaware eval real` again into a new folder"
+            )
+
+
 def same_weights(summary: dict[str, Any], identity: dict[str, Any]) -> bool:
     """Whether an evaluation ``summary`` records the released weights (their SHA-256)."""
     recorded = ((summary.get("run") or {}).get("model_identity") or {}).get("weights_sha256")
     return recorded == identity["weights_sha256"]
+
+
+def human_line(real: dict[str, Any]) -> list[str]:
+    """The card's line on the check a judge of real text passed: its accuracy on human labels above chance."""
+    acc = human_labels(real)
+    return [
+        f"On human labels (Auto-J and PandaLM pooled) it agrees on {pct(acc['value'])}% of {acc['n']} pairs (95% "
+        f"interval {pct(acc['ci'][0])}-{pct(acc['ci'][1])}), above chance.",
+        "",
+    ]
+
+
+def human_labels(real: dict[str, Any]) -> dict[str, Any]:
+    """An ``eval real`` result's accuracy on human labels: its sets that measure them pooled."""
+    return pooled_accuracy([r for r in real["sets"].values() if r.get("measures") == "human labels"])
 
 
 def weak_general(general: list[dict[str, Any]], real: dict[str, Any] | None = None) -> str | None:
@@ -826,8 +891,7 @@ def weak_general(general: list[dict[str, Any]], real: dict[str, Any] | None = No
     degenerate (constant verdicts, or accuracy whose 95% interval reaches chance)."""
     reasons = []
     if real is not None:
-        human = [r for r in real["sets"].values() if r.get("measures") == "human labels"]
-        acc = pooled_accuracy(human)
+        acc = human_labels(real)
         if not acc["n"]:
             reasons.append(
                 "its accuracy on human labels was never measured (the `eval real` run had no Auto-J or PandaLM set)"

@@ -812,6 +812,26 @@ def test_a_judge_measured_on_real_text_is_released_with_its_sets(tmp_path, built
     assert weak_general([], sets(70, 100)) is None  # 95% interval 60.4-77.8
     assert "is 56.0% of 100 pairs (95% interval 46.2-65.3)" in weak_general([], sets(56, 100))
     assert "never measured" in weak_general([], {"sets": {}})
+    # figures that are not the count of the judgments shipped beside them: an edited or mixed folder
+    for edit, said in (
+        (lambda f: f["sets"]["auto-j"]["accuracy"].update(value=0.91), "recorded for auto-j does not match"),
+        (lambda f: f["sets"]["rm-bench"]["levels"]["hard"].update(k=99), "recorded for rm-bench hard"),
+        (lambda f: f["probes"]["keys"]["keys"].update(false_positive=0.0), "figures for keys/ do not match"),
+    ):
+        edited = tmp_path / "edited"
+        shutil.rmtree(edited, ignore_errors=True)
+        shutil.copytree(report, edited)
+        figures = json.loads((edited / "real.json").read_text())
+        edit(figures)
+        (edited / "real.json").write_text(json.dumps(figures))
+        with pytest.raises(BiasAwareError, match=said):
+            release(ckpt, edited, tmp_path / "rel2", allow_weak_general=True)
+    flipped = [json.loads(line) for line in (edited / "heldout" / "judgments.jsonl").read_text().splitlines()]
+    flipped[0]["correct"] = "B" if flipped[0]["correct"] == "A" else "A"
+    (edited / "real.json").write_text((report / "real.json").read_text())
+    (edited / "heldout" / "judgments.jsonl").write_text("".join(json.dumps(j) + "\n" for j in flipped))
+    with pytest.raises(BiasAwareError, match="recorded for heldout does not match its judgments"):
+        release(ckpt, edited, tmp_path / "rel2", allow_weak_general=True)
     # a set judged by other weights, or a folder with no injected probes, is refused
     other = tmp_path / "other"
     shutil.copytree(report, other)
@@ -873,7 +893,22 @@ def test_two_eval_real_runs_are_compared_set_by_set_on_the_same_pairs(tmp_path, 
     printed = json.loads((c / "auto-j" / "fingerprint.json").read_text())
     printed["items"] = {k: "0" * len(v) for k, v in printed["items"].items()}
     (c / "auto-j" / "fingerprint.json").write_text(json.dumps(printed))
+    # a run of other probe samples: its sets compared on the pairs both judged, its probes said not compared
+    d = tmp_path / "d"
+    evaluate_real(spec, tmp_path / "data", d, seed=1, probe_limit=1)
+    shutil.rmtree(d / "heldout")
+    assert main(["eval", "compare", "--runs", str(a), str(d)]) == 0
+    text = capsys.readouterr().out
+    assert "Not compared: heldout: not judged by d." in text and "| auto-j | 1 |" in text
+    assert "Not compared: probes/: the runs judged other samples of it (a: --probe-limit None" in text
+    assert "Injected probes" not in text
+    mixed = tmp_path / "mixed"  # one set of another judge's run
+    shutil.copytree(a, mixed)
+    summary = json.loads((mixed / "auto-j" / "summary.json").read_text())
+    summary["run"]["model_identity"]["weights_sha256"] = "0" * 64
+    (mixed / "auto-j" / "summary.json").write_text(json.dumps(summary))
     for argv, said in (
+        (["--runs", str(a), str(mixed)], "holds parts judged by different weights (auto-j; "),
         (["--runs", str(a), str(c)], "judged different content under 1 shared probe id"),
         (["--runs", str(a), str(b / "probes")], "mixes `eval real` folders"),
         (["--runs", str(a), str(b), "--view", "original"], "--view and --by-id are for two eval bias runs"),

@@ -402,33 +402,73 @@ def compare_real(runs: list[str], baseline: str | None, view: str | None, by_id:
             raise BiasAwareError(f"the baseline {baseline} is not one of the runs ({', '.join(runs)})")
         first = resolved.index(Path(baseline).resolve())
     labels = run_labels(runs)
-    judged = {label: pair_outcomes(Path(r)) for label, r in zip(labels, runs, strict=True)}
+    folders = dict(zip(labels, map(Path, runs), strict=True))
+    for folder in folders.values():
+        one_judge(folder)
+    judged = {label: pair_outcomes(folder) for label, folder in folders.items()}
     for name in sorted({p.name for r in runs for p in Path(r).iterdir() if (p / FINGERPRINT).is_file()}):
         same_items([Path(r) / name for r in runs if (Path(r) / name / FINGERPRINT).is_file()])
     base = labels[first]
-    sets: dict[str, Any] = {}
-    for label in labels:
-        if label != base:
-            rows = {}
-            order = [f"rm-bench {level}" for level in RMBENCH_LEVELS] + [name for name, _, _ in SETS]
-            for name, right in sorted(judged[base].items(), key=lambda kv: order.index(kv[0])):
-                ids = sorted(set(right) & set(judged[label].get(name, {})))
-                if ids:
-                    rows[name] = two_judge_mcnemar(
-                        [bool(right[i]) for i in ids], [bool(judged[label][name][i]) for i in ids]
-                    )
-            sets[label] = rows
+    order = [f"rm-bench {level}" for level in RMBENCH_LEVELS] + [name for name, _, _ in SETS]
+    names = sorted({n for sets in judged.values() for n in sets}, key=order.index)
     result: dict[str, Any] = {
         "experiment": "real",
         "baseline": base,
-        "runs": dict(zip(labels, runs, strict=True)),
-        "sets": sets,
+        "runs": {label: str(folder) for label, folder in folders.items()},
+        "sets": {label: {} for label in labels if label != base},
+        "not_compared": [
+            f"{name}: not judged by {', '.join(lab for lab in labels if name not in judged[lab])}"
+            for name in names
+            if not all(name in judged[lab] for lab in labels)
+        ],
     }
+    for label in result["sets"]:
+        for name in names:
+            right, other = judged[base].get(name, {}), judged[label].get(name, {})
+            ids = sorted(set(right) & set(other))
+            if ids:
+                result["sets"][label][name] = two_judge_mcnemar(
+                    [bool(right[i]) for i in ids], [bool(other[i]) for i in ids]
+                )
+    drawn = {label: read_json(folder / "real.json", "eval real result") for label, folder in folders.items()}
     for part in ("probes", "keys"):
-        folders = [Path(r) / part for r in runs]
-        if all((f / "judgments.jsonl").is_file() for f in folders):
-            result[part] = compare_against(folders, folders[first], labels=labels)
+        have = [label for label, folder in folders.items() if (folder / part / "judgments.jsonl").is_file()]
+        samples = {
+            (d.get("probe_limit"), d.get("seed") if d.get("probe_limit") else None) for d in drawn.values()
+        }
+        if not have:
+            continue
+        if len(have) < len(labels):
+            lacking = ", ".join(label for label in labels if label not in have)
+            result["not_compared"].append(f"{part}/: not judged by {lacking}")
+        elif len(samples) > 1:
+            result["not_compared"].append(
+                f"{part}/: the runs judged other samples of it ("
+                + "; ".join(
+                    f"{lab}: --probe-limit {d.get('probe_limit')}, --seed {d.get('seed')}"
+                    for lab, d in drawn.items()
+                )
+                + ")"
+            )
+        else:
+            result[part] = compare_against(
+                [f / part for f in folders.values()], folders[base] / part, labels=labels
+            )
     return json_safe(result)
+
+
+def one_judge(folder: Path) -> None:
+    """Refuse an ``eval real`` folder whose parts record different weights (an edited or mixed folder)."""
+    found: dict[str | None, list[str]] = {}
+    for part in sorted(p for p in folder.iterdir() if (p / "summary.json").is_file()):
+        run = read_json(part / "summary.json", f"{part.name} of an `eval real` run").get("run") or {}
+        found.setdefault((run.get("model_identity") or {}).get("weights_sha256"), []).append(part.name)
+    if len(found) > 1:
+        groups = "; ".join(", ".join(names) for names in found.values())
+        raise BiasAwareError(
+            f"{folder} holds parts judged by different weights ({groups}): an edited or mixed folder; compare "
+            "folders each written by one `eval real` run"
+        )
 
 
 def is_study(folder: str | Path) -> bool:

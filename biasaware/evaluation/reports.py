@@ -640,7 +640,8 @@ def real_compare_markdown(result: dict[str, Any]) -> str:
     """``eval compare`` of ``eval real`` runs: per judge against the baseline, each set's accuracy on the
     pairs both judged with McNemar's p; then the injected probes' and the key battery's tables."""
     base = result["baseline"]
-    lines = []
+    lines = [f"Not compared: {note}." for note in result.get("not_compared", [])]
+    lines += [""] if lines else []
     for label, rows in result["sets"].items():
         lines += [
             f"Real-text sets, {label} against {base} on the pairs both judged (McNemar exact p):",
@@ -660,7 +661,7 @@ def real_compare_markdown(result: dict[str, Any]) -> str:
         lines.append("")
     if (result.get("probes") or {}).get("judges"):
         lines += [
-            "Injected probes (the 12 biases, both sides):",
+            "Injected probes (the biases judged, both sides):",
             experiment_markdown(result["probes"]["judges"]).rstrip(),
             "",
         ]
@@ -709,9 +710,9 @@ def probes_markdown(probes: dict[str, Any]) -> list[str]:
         types = ", ".join(f"{t} {with_ci(v)}" for t, v in keys["per_key_type"].items())
         lines += [
             "",
-            f"Key battery against real reference answers: false positives {with_ci(keys['false_positive'], keys['false_positive_ci'])} "
-            f"of {keys['n']} ({types}); a short reference against a long worse answer lost {with_ci(keys['short_lost'])} of "
-            f"{keys['short_n']}.",
+            f"Key battery against real reference answers (percent): false positives {with_ci(keys['false_positive'], keys['false_positive_ci'])} "
+            f"of {keys['n']} keys ({types}); a short reference against a long worse answer lost in {with_ci(keys['short_lost'])} "
+            f"of {keys['short_n']} pairs.",
         ]
     return lines
 
