@@ -493,9 +493,16 @@ def usage(name: str, mode: str, options: dict[str, Any]) -> list[str]:
     response in the chat format it was trained on; a generative judge's verdict as direct mode reads
     it, from the prompt template saved in the folder, with the parse rule in words."""
     if mode == "reward":
+        special, context = options.get("special_tokens", False), options.get("cut_to")
         return [
             "With `transformers` alone: the reward of a response is the model's single logit over the chat "
-            "(the prompt, then the response as the assistant's turn) rendered with the saved chat template.",
+            "(the prompt, then the response as the assistant's turn) rendered with the saved chat template"
+            + (
+                f", cut to {context} tokens as the report's scores were: of the prompt and the response, the longer "
+                "loses tokens from its end first (`longest_first`)."
+                if context
+                else "."
+            ),
             "",
             "```python",
             "import torch",
@@ -503,12 +510,14 @@ def usage(name: str, mode: str, options: dict[str, Any]) -> list[str]:
             "",
             f"tokenizer = AutoTokenizer.from_pretrained({q(name)})",
             f"model = AutoModelForSequenceClassification.from_pretrained({q(name)}).eval()",
+            *(_fit_lines(context, special) if context else []),
             "",
             "",
             "def score(prompt: str, response: str) -> float:",
+            *(["    prompt, response = fit(prompt, response)"] if context else []),
             '    chat = [{"role": "user", "content": prompt}, {"role": "assistant", "content": response}]',
             "    text = tokenizer.apply_chat_template(chat, tokenize=False)",
-            f'    ids = tokenizer(text, add_special_tokens={options.get("special_tokens", False)}, return_tensors="pt")',
+            f'    ids = tokenizer(text, add_special_tokens={special}, return_tensors="pt")',
             "    with torch.no_grad():",
             "        return model(**ids).logits[0, 0].item()",
             "",
@@ -559,6 +568,49 @@ def usage(name: str, mode: str, options: dict[str, Any]) -> list[str]:
         "",
         'print(verdict("Which is larger, 0.9 or 0.11?", "0.9 is larger.", "0.11 is larger."))',
         "```",
+    ]
+
+
+def _fit_lines(context: int, special: bool) -> list[str]:
+    """The snippet's cut of a (prompt, response) chat to ``context`` tokens: biasaware's ``longest_first`` rule
+    (:func:`biasaware.judging.models.fit_chat`) for one user turn, written with transformers alone."""
+    return [
+        f"CONTEXT = {context}  # the report scored texts cut to this many tokens",
+        "",
+        "",
+        "def length(prompt, response):",
+        '    chat = [{"role": "user", "content": prompt}, {"role": "assistant", "content": response}]',
+        f"    return len(tokenizer(tokenizer.apply_chat_template(chat, tokenize=False), add_special_tokens={special})"
+        '["input_ids"])',
+        "",
+        "",
+        "def cut(text, keep):  # the text up to the end of its first `keep` tokens",
+        '    offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]',
+        '    return "" if keep <= 0 else text if keep >= len(offsets) else text[: offsets[keep - 1][1]]',
+        "",
+        "",
+        "def fit(prompt, response):  # longest_first: the longer of the two loses tokens first",
+        "    total = length(prompt, response)",
+        "    if total <= CONTEXT:",
+        "        return prompt, response",
+        '    p, r = (len(tokenizer(t, add_special_tokens=False)["input_ids"]) for t in (prompt, response))',
+        "    room = CONTEXT - (total - p - r)",
+        "    for _ in range(8):",
+        "        if room <= 0:",
+        "            break",
+        "        if p + r <= room:",
+        "            keep = p, r",
+        "        elif p <= room // 2:",
+        "            keep = p, room - p",
+        "        elif r <= room - room // 2:",
+        "            keep = room - r, r",
+        "        else:",
+        "            keep = room // 2, room - room // 2",
+        "        new = cut(prompt, keep[0]), cut(response, keep[1])",
+        "        if length(*new) <= CONTEXT:",
+        "            return new",
+        "        room -= length(*new) - CONTEXT",
+        "    return prompt, response",
     ]
 
 
@@ -922,7 +974,11 @@ def usage_options(folder: Path, summary: dict[str, Any]) -> dict[str, Any]:
         chat = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
         text = tokenizer.apply_chat_template(chat, tokenize=False)
         wrapped = tokenizer(text, add_special_tokens=True)["input_ids"] == chat_ids(tokenizer, [chat])[0]
-        return {"special_tokens": wrapped}
+        run = summary["run"]  # a report scored with longest_first: the snippet cuts as the judge did
+        return {
+            "special_tokens": wrapped,
+            "cut_to": run.get("context") if run.get("truncation") == "longest_first" else None,
+        }
 
     asked = ((summary["run"].get("spec") or {}).get("template")) or "default"
     template = judged_template(mode, asked)

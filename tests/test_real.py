@@ -916,3 +916,36 @@ def test_two_eval_real_runs_are_compared_set_by_set_on_the_same_pairs(tmp_path, 
     ):
         assert main(["eval", "compare", *argv]) == 2
         assert said in capsys.readouterr().err
+
+
+def test_the_card_snippet_of_a_judge_scored_with_cut_texts_cuts_them_as_biasaware(tmp_path, built):
+    """A judge measured with ``--truncation longest_first``: its card's snippet, run where biasaware cannot
+    be imported, cuts a long (prompt, response) as the judge did and gives biasaware's score."""
+    import subprocess
+    import sys
+
+    from biasaware.api import load_judge
+    from biasaware.evaluation.real_text import evaluate_real
+    from biasaware.release import release
+
+    root, spec = built
+    evaluate_real(spec, tmp_path / "data", tmp_path / "eval", seed=1)
+    out = release(Path(spec.name), tmp_path / "eval", tmp_path / "rel", name="you/j", allow_weak_general=True)
+    card = (out / "README.md").read_text()
+    assert "cut to 64 tokens as the report's scores were" in card
+    snippet = re.search(r"```python\n(.*?)```", card.split("## Use", 1)[1], re.S).group(1)
+    judge = load_judge(str(out), mode="reward", max_length=64, truncation="longest_first")
+    cases = [("Which is larger?", "0.9."), ("Why? " * 40, "Because " * 10), ("Why?", "Because it is. " * 60)]
+    for prompt, response in cases:
+        script = snippet.replace('"you/j"', repr(str(out))).replace(
+            'print(score("Which is larger, 0.9 or 0.11?", "0.9 is larger than 0.11."))',
+            f"print(score({prompt!r}, {response!r}))",
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", "import sys; sys.modules['biasaware'] = None\n" + script],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert float(done.stdout.strip()) == pytest.approx(judge.score(prompt, response), abs=1e-5)
