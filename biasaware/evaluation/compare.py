@@ -369,6 +369,15 @@ def per_probe(flags: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
     }
 
 
+def all_of_kind(runs: list[str], kind, what: str, advice: str) -> None:
+    """Refuse ``runs`` unless each is a folder of one ``kind`` (``what``, said in the refusal with ``advice``)."""
+    for run in runs:
+        if not Path(run).is_dir():
+            raise BiasAwareError(f"--runs {run}: {not_a_folder(run)}")
+    if not all(kind(r) for r in runs):
+        raise BiasAwareError(f"--runs mixes {what} with other folders: {advice}")
+
+
 def is_real(folder: str | Path) -> bool:
     """A folder written by ``eval real`` (its ``real.json``)."""
     return (Path(folder) / "real.json").is_file()
@@ -380,14 +389,12 @@ def compare_real(runs: list[str], baseline: str | None, view: str | None, by_id:
     got right (:func:`~biasaware.evaluation.metrics.two_judge_mcnemar`), a shared pair id holding the same
     content in both (each set's ``fingerprint.json``, :func:`same_items`); the injected probes and the key
     battery as eval bias runs are compared against a baseline (:func:`compare_against`)."""
-    for run in runs:
-        if not Path(run).is_dir():
-            raise BiasAwareError(f"--runs {run}: {not_a_folder(run)}")
-    if not all(is_real(r) for r in runs):
-        raise BiasAwareError(
-            "--runs mixes `eval real` folders (real.json) with other folders: compare eval real runs with eval "
-            "real runs (or their probes/ folders with eval bias runs)"
-        )
+    all_of_kind(
+        runs,
+        is_real,
+        "`eval real` folders (real.json)",
+        "compare eval real runs with eval real runs (or their probes/ folders with eval bias runs)",
+    )
     resolved = [Path(r).resolve() for r in runs]
     if len(runs) < 2 or len(set(resolved)) < len(runs):
         raise BiasAwareError(f"--runs: give two or more different `eval real` folders; got {', '.join(runs)}")
@@ -480,14 +487,12 @@ def is_study(folder: str | Path) -> bool:
 def compare_studies(runs: list[str], baseline: str | None, view: str | None, by_id: bool) -> dict[str, Any]:
     """Two generative studies of the same benchmark, seed by seed: the second against the first, or
     against ``baseline`` (:func:`~biasaware.evaluation.seeds.studies_compared`)."""
-    for run in runs:
-        if not Path(run).is_dir():
-            raise BiasAwareError(f"--runs {run}: {not_a_folder(run)}")
-    if not all(is_study(r) for r in runs):
-        raise BiasAwareError(
-            "--runs mixes generative study folders (seed-N/generative.json) with other folders: compare "
-            "studies with studies, eval bias runs with eval bias runs"
-        )
+    all_of_kind(
+        runs,
+        is_study,
+        "generative study folders (seed-N/generative.json)",
+        "compare studies with studies, eval bias runs with eval bias runs",
+    )
     if len(runs) != 2:
         raise BiasAwareError(
             f"--runs: give two study folders, the second compared with the first; got {len(runs)}"
