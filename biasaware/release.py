@@ -34,7 +34,13 @@ from typing import Any
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.baselines import bias_baselines
 from biasaware.evaluation.plots import plot_report
-from biasaware.evaluation.real_text import RMBENCH_LEVELS, pair_outcomes, pooled_accuracy, probe_figures
+from biasaware.evaluation.real_text import (
+    RMBENCH_LEVELS,
+    pair_outcomes,
+    pooled_accuracy,
+    probe_figures,
+    set_figures,
+)
 from biasaware.evaluation.reports import markdown_report, real_markdown
 from biasaware.evaluation.runner import run_bias_eval
 from biasaware.evaluation.summaries import json_safe, summarize
@@ -722,8 +728,7 @@ def release(
                 f"{g} evaluated another model than the report; give this checkpoint's general runs"
             )
         general_summaries.append({**s, "benchmark": s.get("benchmark") or Path(g).name})
-    if real:
-        check_real(given, real, identity, summary)
+    keys = check_real(given, real, identity, summary) if real else None
     print(
         f"[release] {checkpoint}: weights match the report ({identity['weights_sha256'][:12]}...)", flush=True
     )
@@ -768,10 +773,12 @@ def release(
         write_release(staging, checkpoint, report, summary, judgments, card, bench)
         if real:  # each set's and the key battery's summary and judgments (checked against each other above)
             write_json(staging / "bias_report" / "real" / "real.json", real)
-            for name in [*real["sets"], *(["keys"] if "keys" in real.get("probes", {}) else [])]:
+            for name in [*real["sets"], *(["keys"] if keys else [])]:
                 (staging / "bias_report" / "real" / name).mkdir()
                 for file in ("summary.json", "judgments.jsonl"):
                     shutil.copy2(given / name / file, staging / "bias_report" / "real" / name / file)
+            if keys:  # scored again from its judgments, as the bias report's summary is
+                write_json(staging / "bias_report" / "real" / "keys" / "summary.json", keys)
         options = usage_options(staging, summary)
         paths = [str(p) for p in (checkpoint, given, report, out, staging, Path(bench or ".").resolve())]
         paths += recorded_paths(summary) + recorded_paths(card or {}) + recorded_paths(real or {})
@@ -868,14 +875,17 @@ def _recount(recorded: dict[str, Any] | None, right: dict[str, int]) -> bool:
     return (recorded or {}).get("k") == k and (recorded or {}).get("n") == n and same_value
 
 
-def check_real(folder: Path, real: dict[str, Any], identity: dict[str, Any], probes: dict[str, Any]) -> None:
+def check_real(
+    folder: Path, real: dict[str, Any], identity: dict[str, Any], probes: dict[str, Any]
+) -> dict[str, Any] | None:
     """An ``eval real`` report's figures against its files, as an ``eval bias`` summary is checked against its
-    judgments: each set's summary records the released weights; the judge's accuracy per set (RM-Bench per
-    level) in ``real.json`` and in the set's ``summary.json`` is the count of the set's judgments
-    (:func:`~biasaware.evaluation.real_text.pair_outcomes`); the probes' and the key battery's figures are
-    those of their summaries scored again (``probes``: the injected probes', checked already). An edited or
-    mixed folder is refused. The cue-only judges' figures come from the data, not the judge, and are shown as
-    recorded."""
+    judgments; an edited or mixed folder is refused. Each set's summary records the released weights, and its
+    accuracy is the count of the set's judgments (:func:`~biasaware.evaluation.real_text.pair_outcomes`), as
+    are ``real.json``'s RM-Bench levels; every other figure ``real.json`` holds of a set is the set's summary's
+    (:func:`~biasaware.evaluation.real_text.set_figures`; RM-Bench's cue-only judges per level from the judged
+    pairs of the data file, when it is still there). The probes' and the key battery's figures are those of
+    their summaries scored again (``probes``: the injected probes', checked already). Returns the key
+    battery's summary scored again, the one a release publishes (``None`` without one)."""
     counted = pair_outcomes(folder)
     for name, row in real["sets"].items():
         summary = read_json(folder / name / "summary.json", f"set {name} of the `eval real` report")
@@ -884,19 +894,33 @@ def check_real(folder: Path, real: dict[str, Any], identity: dict[str, Any], pro
                 f"{folder / name} evaluated another model than {folder / 'probes'}; give an `eval real` folder "
                 "of this checkpoint alone"
             )
-        levels = [f"rm-bench {level}" for level in RMBENCH_LEVELS] if name == "rm-bench" else [name]
-        records = [
-            (row["levels"][lv.split()[-1]] if name == "rm-bench" else row["accuracy"], lv) for lv in levels
-        ]
+        levels = [f"rm-bench {level}" for level in RMBENCH_LEVELS] if name == "rm-bench" else []
+        pooled = {pid: right for lv in levels or [name] for pid, right in counted.get(lv, {}).items()}
         overall = summary.get("overall") or {}
-        pooled = {pid: right for lv in levels for pid, right in counted.get(lv, {}).items()}
-        records.append((overall.get("accuracy") or overall.get("pair_acc"), f"{name}/summary.json"))
-        for recorded, what in records:
-            if not _recount(recorded, pooled if what.endswith("summary.json") else counted.get(what, {})):
+        records = [(row.get("levels", {}).get(lv.split()[-1]), counted.get(lv, {}), lv) for lv in levels]
+        records.append((overall.get("accuracy") or overall.get("pair_acc"), pooled, f"{name}/summary.json"))
+        data = Path(str((summary.get("run") or {}).get("data")))
+        pairs = (
+            [p for p in read_records(data, "pair") if p.id in pooled] if levels and data.is_file() else None
+        )
+        figures = set_figures(name, summary, pairs or [])
+        mine = json.loads(json.dumps(json_safe(figures)))
+        theirs = {k: v for k, v in row.items() if k not in ("measures", "truncated")}
+        if levels and pairs is None:  # the data file is gone: the cue-only judges per level shown as recorded
+            mine.pop("cue_only_levels", None), theirs.pop("cue_only_levels", None)
+        for recorded, right, what in records:
+            if not _recount(recorded, right):
                 raise BiasAwareError(
                     f"{folder}: the accuracy recorded for {what} does not match its judgments.jsonl; the folder "
                     "was edited or mixed: run `biasaware eval real` again into a new folder"
                 )
+        if mine != theirs:
+            differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+            raise BiasAwareError(
+                f"{folder}/real.json's figures for {name} ({', '.join(differ)}) do not match {name}/summary.json; "
+                "the folder was edited or mixed: run `biasaware eval real` again into a new folder"
+            )
+    keys = None
     for part, recorded in (real.get("probes") or {}).items():
         if part == "probes":
             again = probes
@@ -905,12 +929,14 @@ def check_real(folder: Path, real: dict[str, Any], identity: dict[str, Any], pro
             again = check_summary(
                 folder / part, summary, read_records(folder / part / "judgments.jsonl", "judgment")
             )
+            keys = again
         mine = json.loads(json.dumps(json_safe(probe_figures(again))))
         if mine != {k: v for k, v in recorded.items() if k != "measures"}:
             raise BiasAwareError(
                 f"{folder}/real.json's figures for {part}/ do not match {part}/summary.json and its judgments; "
                 "the folder was edited or mixed: run `biasaware eval real` again into a new folder"
             )
+    return keys
 
 
 def same_weights(summary: dict[str, Any], identity: dict[str, Any]) -> bool:

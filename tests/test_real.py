@@ -814,9 +814,21 @@ def test_a_judge_measured_on_real_text_is_released_with_its_sets(tmp_path, built
     assert "never measured" in weak_general([], {"sets": {}})
     # figures that are not the count of the judgments shipped beside them: an edited or mixed folder
     for edit, said in (
-        (lambda f: f["sets"]["auto-j"]["accuracy"].update(value=0.91), "recorded for auto-j does not match"),
+        (lambda f: f["sets"]["auto-j"]["accuracy"].update(value=0.91), "figures for auto-j \\(accuracy\\)"),
         (lambda f: f["sets"]["rm-bench"]["levels"]["hard"].update(k=99), "recorded for rm-bench hard"),
         (lambda f: f["probes"]["keys"]["keys"].update(false_positive=0.0), "figures for keys/ do not match"),
+        (
+            lambda f: f["sets"]["masterkey-null"].update(false_positive=0.01),
+            "masterkey-null \\(false_positive\\)",
+        ),
+        (
+            lambda f: f["sets"]["heldout"]["cue_only"]["longer wins"].update(accuracy=0.5),
+            "heldout \\(cue_only\\)",
+        ),
+        (
+            lambda f: f["sets"]["rm-bench"]["cue_only_levels"]["hard"].clear(),
+            "rm-bench \\(cue_only_levels\\)",
+        ),
     ):
         edited = tmp_path / "edited"
         shutil.rmtree(edited, ignore_errors=True)
@@ -830,7 +842,9 @@ def test_a_judge_measured_on_real_text_is_released_with_its_sets(tmp_path, built
     flipped[0]["correct"] = "B" if flipped[0]["correct"] == "A" else "A"
     (edited / "real.json").write_text((report / "real.json").read_text())
     (edited / "heldout" / "judgments.jsonl").write_text("".join(json.dumps(j) + "\n" for j in flipped))
-    with pytest.raises(BiasAwareError, match="recorded for heldout does not match its judgments"):
+    with pytest.raises(
+        BiasAwareError, match="recorded for heldout/summary.json does not match its judgments"
+    ):
         release(ckpt, edited, tmp_path / "rel2", allow_weak_general=True)
     # a set judged by other weights, or a folder with no injected probes, is refused
     other = tmp_path / "other"
