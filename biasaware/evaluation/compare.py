@@ -417,7 +417,10 @@ def compare_real(runs: list[str], baseline: str | None, view: str | None, by_id:
         same_items([Path(r) / name for r in runs if (Path(r) / name / FINGERPRINT).is_file()])
     base = labels[first]
     order = [f"rm-bench {level}" for level in RMBENCH_LEVELS] + [name for name, _, _ in SETS]
-    names = sorted({n for sets in judged.values() for n in sets}, key=order.index)
+    names = sorted(
+        {n for sets in judged.values() for n in sets},
+        key=lambda n: (order.index(n) if n in order else len(order), n),
+    )
     result: dict[str, Any] = {
         "experiment": "real",
         "baseline": base,
@@ -438,11 +441,11 @@ def compare_real(runs: list[str], baseline: str | None, view: str | None, by_id:
                     [bool(right[i]) for i in ids], [bool(other[i]) for i in ids]
                 )
     drawn = {label: read_json(folder / "real.json", "eval real result") for label, folder in folders.items()}
+    samples = {
+        (d.get("probe_limit"), d.get("seed") if d.get("probe_limit") else None) for d in drawn.values()
+    }
     for part in ("probes", "keys"):
         have = [label for label, folder in folders.items() if (folder / part / "judgments.jsonl").is_file()]
-        samples = {
-            (d.get("probe_limit"), d.get("seed") if d.get("probe_limit") else None) for d in drawn.values()
-        }
         if not have:
             continue
         if len(have) < len(labels):
