@@ -413,14 +413,11 @@ def compare_real(runs: list[str], baseline: str | None, view: str | None, by_id:
     for folder in folders.values():
         one_judge(folder)
     judged = {label: pair_outcomes(folder) for label, folder in folders.items()}
-    for name in sorted({p.name for r in runs for p in Path(r).iterdir() if (p / FINGERPRINT).is_file()}):
+    for name, _, _ in SETS:  # the probes' and keys' are checked where they are compared (compare_against)
         same_items([Path(r) / name for r in runs if (Path(r) / name / FINGERPRINT).is_file()])
     base = labels[first]
     order = [f"rm-bench {level}" for level in RMBENCH_LEVELS] + [name for name, _, _ in SETS]
-    names = sorted(
-        {n for sets in judged.values() for n in sets},
-        key=lambda n: (order.index(n) if n in order else len(order), n),
-    )
+    names = sorted({n for sets in judged.values() for n in sets}, key=order.index)
     result: dict[str, Any] = {
         "experiment": "real",
         "baseline": base,

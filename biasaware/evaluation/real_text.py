@@ -269,10 +269,13 @@ def evaluate_real(
 
 
 def pair_outcomes(eval_folder: Path) -> dict[str, dict[str, int]]:
-    """Per set (RM-Bench per difficulty) and pair id, 1 when the judge was right, from the judgments."""
+    """Per set (RM-Bench per difficulty) and pair id, 1 when the judge was right, from the judgments of the
+    sets an ``eval real`` folder holds (:data:`SETS`; its probes are not pairs)."""
 
     found: dict[str, dict[str, int]] = {}
-    for folder in sorted(p for p in eval_folder.iterdir() if (p / "judgments.jsonl").exists()):
+    for folder in sorted(
+        eval_folder / name for name, _, _ in SETS if (eval_folder / name / "judgments.jsonl").exists()
+    ):
         by_pair: dict[str, list] = {}
         for j in read_records(folder / "judgments.jsonl", "judgment"):
             by_pair.setdefault(j.probe_id, []).append(j)
