@@ -719,6 +719,10 @@ def release(
     summary = check_summary(report, summary, judgments)
     general_summaries = []
     for g in general or []:
+        if real and Path(g).resolve().parent == given and Path(g).name in real["sets"]:
+            raise BiasAwareError(
+                f"--general {g} is a set of the `eval real` report, on its card already: leave it out"
+            )
         s = read_json(Path(g) / "summary.json", "an `eval general` output folder")
         overall = s.get("overall") if isinstance(s.get("overall"), dict) else {}
         if not (overall.get("pair_acc") or overall.get("accuracy")) or "per_subset" not in s:

@@ -640,3 +640,12 @@ def test_every_plotted_rate_has_its_interval_and_a_degenerate_judge_is_marked(tm
     )
     assert all(any(e > 0 for side in errs for e in side) for _, errs in bars)  # every series has whiskers
     assert len(titles) == 2 and all("degenerate judge: not interpretable" in t for t in titles)
+
+
+def test_runs_are_named_by_as_much_of_their_path_as_tells_them_apart():
+    """Compared runs' columns: the folder name, or the shortest ending of the path that differs."""
+    from biasaware.evaluation.compare import run_labels
+
+    assert run_labels(["runs/a", "runs/b"]) == ["a", "b"]
+    assert run_labels(["x/paper/probes", "x/baseline/probes"]) == ["paper/probes", "baseline/probes"]
+    assert run_labels(["r/s0/eval/paper/probes", "q/s0/eval/paper/probes"])[0] == "r/s0/eval/paper/probes"

@@ -859,6 +859,8 @@ def test_a_judge_measured_on_real_text_is_released_with_its_sets(tmp_path, built
         release(ckpt, other, tmp_path / "rel2", allow_weak_general=True)
     with pytest.raises(BiasAwareError, match="outside the checkpoint and report"):
         release(ckpt, report, report / "rel", allow_weak_general=True)
+    with pytest.raises(BiasAwareError, match="is a set of the `eval real` report, on its card already"):
+        release(ckpt, report, tmp_path / "rel2", general=[str(report / "auto-j")], allow_weak_general=True)
 
 
 def test_two_eval_real_runs_are_compared_set_by_set_on_the_same_pairs(tmp_path, built, capsys):
@@ -914,8 +916,14 @@ def test_two_eval_real_runs_are_compared_set_by_set_on_the_same_pairs(tmp_path, 
     assert main(["eval", "compare", "--runs", str(a), str(d)]) == 0
     text = capsys.readouterr().out
     assert "Not compared: heldout: not judged by d." in text and "| auto-j | 1 |" in text
-    assert "Not compared: probes/: the runs judged other samples of it (a: --probe-limit None" in text
+    assert "Not compared: probes/ of d: another sample of it than a's (a: --probe-limit None" in text
     assert "Injected probes" not in text
+    # three runs, one of another sample: the two that match are compared, the third named
+    assert main(["eval", "compare", "--runs", str(a), str(d), str(b), "--out", str(tmp_path / "3.json")]) == 0
+    text = capsys.readouterr().out
+    three = json.loads((tmp_path / "3.json").read_text())
+    assert list(three["probes"]["runs"]) == ["a", "b"] and "Injected probes" in text
+    assert "Not compared: probes/ of d: another sample of it than a's" in text
     mixed = tmp_path / "mixed"  # one set of another judge's run
     shutil.copytree(a, mixed)
     summary = json.loads((mixed / "auto-j" / "summary.json").read_text())

@@ -5,6 +5,7 @@ content (checked through each folder's ``fingerprint.json``)."""
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -53,9 +54,14 @@ def same_items(folders: list[str | Path]) -> dict[str, Any]:
 
 
 def run_labels(folders: list[str]) -> list[str]:
-    """Column names for runs: their folder names, or their paths when two names are the same."""
-    names = [Path(f).name or str(f) for f in folders]
-    return names if len(set(names)) == len(names) else [str(f) for f in folders]
+    """Column names for runs: their folder names, or as many of their paths' last parts as tell them apart
+    (``paper/probes`` and ``baseline/probes``), or their paths."""
+    parts = [Path(os.path.abspath(f)).parts for f in folders]
+    for k in range(1, max(map(len, parts)) + 1):
+        names = ["/".join(p[-k:]) for p in parts]
+        if len(set(names)) == len(names):
+            return names
+    return [str(f) for f in folders]
 
 
 def compare_folders(folders: list[str], view: str = "injected", by_id: bool = False) -> dict[str, Any]:
@@ -438,30 +444,46 @@ def compare_real(runs: list[str], baseline: str | None, view: str | None, by_id:
                     [bool(right[i]) for i in ids], [bool(other[i]) for i in ids]
                 )
     drawn = {label: read_json(folder / "real.json", "eval real result") for label, folder in folders.items()}
-    samples = {
-        (d.get("probe_limit"), d.get("seed") if d.get("probe_limit") else None) for d in drawn.values()
-    }
     for part in ("probes", "keys"):
-        have = [label for label, folder in folders.items() if (folder / part / "judgments.jsonl").is_file()]
-        if not have:
-            continue
-        if len(have) < len(labels):
-            lacking = ", ".join(label for label in labels if label not in have)
-            result["not_compared"].append(f"{part}/: not judged by {lacking}")
-        elif len(samples) > 1:
-            result["not_compared"].append(
-                f"{part}/: the runs judged other samples of it ("
-                + "; ".join(
-                    f"{lab}: --probe-limit {d.get('probe_limit')}, --seed {d.get('seed')}"
-                    for lab, d in drawn.items()
-                )
-                + ")"
-            )
-        else:
+        compared = probes_compared(part, folders, drawn, base, result["not_compared"])
+        if compared:
             result[part] = compare_against(
-                [f / part for f in folders.values()], folders[base] / part, labels=labels
+                [folders[label] / part for label in compared], folders[base] / part, labels=compared
             )
     return json_safe(result)
+
+
+def probes_compared(
+    part: str, folders: dict[str, Path], drawn: dict[str, dict[str, Any]], base: str, notes: list[str]
+) -> list[str]:
+    """The runs whose ``part`` (``probes`` or ``keys``) is compared with the baseline's: those that judged the
+    same sample of it (the same ``--probe-limit``, and ``--seed`` when limited), the baseline first; each run
+    left out is named in ``notes``. Empty when fewer than two remain."""
+
+    def sample(label: str) -> tuple[Any, Any]:
+        limit = drawn[label].get("probe_limit")
+        return limit, drawn[label].get("seed") if limit else None
+
+    have = [label for label, folder in folders.items() if (folder / part / "judgments.jsonl").is_file()]
+    if not have:
+        return []
+    lacking = [label for label in folders if label not in have]
+    if lacking:
+        notes.append(f"{part}/: not judged by {', '.join(lacking)}")
+    if base not in have:
+        return []
+    other = [label for label in have if sample(label) != sample(base)]
+    if other:
+        notes.append(
+            f"{part}/ of {', '.join(other)}: another sample of it than {base}'s ("
+            + "; ".join(
+                f"{label}: --probe-limit {drawn[label].get('probe_limit')}, --seed {drawn[label].get('seed')}"
+                for label in [base, *other]
+            )
+            + ")"
+        )
+    compared = [label for label in have if label not in other]
+    return compared if len(compared) > 1 else []
 
 
 def one_judge(folder: Path) -> None:
