@@ -176,6 +176,8 @@ def check_summary(report: Path, summary: dict[str, Any], judgments: list[Judgmen
     numbers differ (edited, or written for other judgments) is refused. Returns the recomputed
     summary with the file's run record."""
 
+    if (summary.get("run") or {}).get("mode") == "reward":
+        scores_agree(report, judgments)
     again = summarize(judgments, summary.get("policy", "symmetric"), summary.get("seed", 0))
     scopes = [("overall", again["overall"]["micro"], (summary.get("overall") or {}).get("micro") or {})]
     scopes += [(b, s, (summary.get("per_bias") or {}).get(b) or {}) for b, s in again["per_bias"].items()]
@@ -197,6 +199,20 @@ def check_summary(report: Path, summary: dict[str, Any], judgments: list[Judgmen
     if again["judge_check"]["degenerate"] != (summary.get("judge_check") or {}).get("degenerate"):
         raise BiasAwareError(f"{report}/summary.json's degenerate-judge flag does not match its judgments")
     return {**summary, **again, "run": summary["run"]}  # what the file holds besides (a sample record) kept
+
+
+def scores_agree(folder: Path, judgments: list[Judgment]) -> None:
+    """A reward model's verdict is the order of its two scores (the higher wins, equal is a tie): a
+    judgment whose verdict is not (edited) is refused, since verdicts are what a report counts."""
+    for j in judgments:
+        a, b = (j.scores or {}).get("A"), (j.scores or {}).get("B")
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            order = "A" if a > b else "B" if b > a else "tie"
+            if j.verdict != order:
+                raise BiasAwareError(
+                    f"{folder}/judgments.jsonl: {j.probe_id} ({j.view}) has verdict {j.verdict} but scores A {a}, "
+                    f"B {b} (verdict {order}); the file was edited: evaluate the checkpoint again"
+                )
 
 
 def _training(card: dict[str, Any] | None) -> dict[str, Any]:
@@ -893,6 +909,8 @@ def check_real(
     counted = pair_outcomes(folder)
     for name, row in real["sets"].items():
         summary = read_json(folder / name / "summary.json", f"set {name} of the `eval real` report")
+        if (summary.get("run") or {}).get("mode") == "reward":
+            scores_agree(folder / name, read_records(folder / name / "judgments.jsonl", "judgment"))
         if not same_weights(summary, identity):
             raise BiasAwareError(
                 f"{folder / name} evaluated another model than {folder / 'probes'}; give an `eval real` folder "

@@ -846,6 +846,15 @@ def test_a_judge_measured_on_real_text_is_released_with_its_sets(tmp_path, built
         BiasAwareError, match="recorded for heldout/summary.json does not match its judgments"
     ):
         release(ckpt, edited, tmp_path / "rel2", allow_weak_general=True)
+    # a verdict that is not its scores' order (a set's or a probe's), though the figures were made to agree
+    for part in ("heldout", "probes"):
+        shutil.rmtree(edited)
+        shutil.copytree(report, edited)
+        lines = [json.loads(line) for line in (edited / part / "judgments.jsonl").read_text().splitlines()]
+        lines[0]["verdict"] = "B" if lines[0]["verdict"] == "A" else "A"
+        (edited / part / "judgments.jsonl").write_text("".join(json.dumps(j) + "\n" for j in lines))
+        with pytest.raises(BiasAwareError, match=f"{part}/judgments.jsonl: .* has verdict .* but scores A"):
+            release(ckpt, edited, tmp_path / "rel2", allow_weak_general=True)
     # a set judged by other weights, or a folder with no injected probes, is refused
     other = tmp_path / "other"
     shutil.copytree(report, other)

@@ -157,26 +157,30 @@ def test_a_report_the_checkpoint_does_not_reproduce_is_refused(two_points, tmp_p
     forged = tmp_path / "forged"
     shutil.copytree(report, forged)
     rows = [json.loads(line) for line in (forged / "judgments.jsonl").read_text().splitlines()]
-    rows[0]["verdict"] = "B" if rows[0]["verdict"] == "A" else "A"
-    (forged / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    def flip(row, swap_scores):  # the other verdict; with its scores swapped too, the forgery is consistent
+        row["verdict"] = "B" if row["verdict"] == "A" else "A"
+        if swap_scores:
+            row["scores"] = {"A": row["scores"]["B"], "B": row["scores"]["A"]}
+
     from biasaware.evaluation.evaluate import write_reports
 
     run = json.loads((report / "summary.json").read_text())["run"]
-    write_reports(forged / "judgments.jsonl", forged, "symmetric", 0, {"run": run})  # a consistent summary
-    with pytest.raises(BiasAwareError, match="does not reproduce its report"):
-        release(
-            ckpt, forged, tmp_path / "rel", probes=len(rows)
-        )  # every probe: the sample is drawn at random
-    assert not (tmp_path / "rel").exists()
-    rows[0]["verdict"] = (
-        "B" if rows[0]["verdict"] == "A" else "A"
-    )  # back, and the last probe's injected view forged
     last = max(i for i, r in enumerate(rows) if r["view"] == "injected")
-    rows[last]["verdict"] = "B" if rows[last]["verdict"] == "A" else "A"
-    (forged / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    write_reports(forged / "judgments.jsonl", forged, "symmetric", 0, {"run": run})
-    with pytest.raises(BiasAwareError, match="does not reproduce its report"):
-        release(ckpt, forged, tmp_path / "rel", probes=len(rows))  # every probe re-judged
+    for swap_scores, said in ((False, "has verdict . but scores A"), (True, "does not reproduce its report")):
+        for i in (
+            0,
+            last,
+        ):  # the first probe's view, then (the first put back) the last probe's injected view
+            flip(rows[i], swap_scores)
+            (forged / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+            write_reports(
+                forged / "judgments.jsonl", forged, "symmetric", 0, {"run": run}
+            )  # a consistent summary
+            with pytest.raises(BiasAwareError, match=said):
+                release(ckpt, forged, tmp_path / "rel", probes=len(rows))  # every probe: drawn at random
+            assert not (tmp_path / "rel").exists()
+            flip(rows[i], swap_scores)
 
 
 def test_the_published_report_is_written_from_the_checked_judgments(two_points, tmp_path, monkeypatch):
