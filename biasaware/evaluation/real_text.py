@@ -86,11 +86,16 @@ def _accuracy(part: dict[str, Any]) -> dict[str, Any]:
     return part.get("accuracy") or part["pair_acc"]
 
 
-def pooled_accuracy(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    """The judge's accuracy over several summary parts or sets pooled: right of judged, with its Wilson interval."""
-    k = sum(_accuracy(p)["k"] for p in parts)
-    n = sum(_accuracy(p)["n"] for p in parts)
+def pooled_accuracy(parts: list[dict[str, Any]], record=_accuracy) -> dict[str, Any]:
+    """The judge's accuracy over several summary parts or sets pooled: right of judged, with its Wilson interval
+    (``record``: another count of the parts, such as their ``consistency``)."""
+    k = sum(record(p)["k"] for p in parts)
+    n = sum(record(p)["n"] for p in parts)
     return {"value": k / n if n else None, "ci": list(wilson_interval(k, n)) if n else None, "k": k, "n": n}
+
+
+def _consistency(part: dict[str, Any]) -> dict[str, Any]:
+    return part["consistency"]
 
 
 def cue_rows(baselines: dict[str, Any]) -> dict[str, Any]:
@@ -110,7 +115,9 @@ def cue_rows(baselines: dict[str, Any]) -> dict[str, Any]:
 def set_figures(name: str, summary: dict[str, Any], pairs: list[PreferencePair]) -> dict[str, Any]:
     """What ``real.json`` keeps of one set's ``summary.json``: the judge's accuracy overall and per subset
     (RM-Bench: per difficulty, pooled over domains, with the cue-only judges per difficulty computed from the
-    judged ``pairs``), and the cue-only judges' accuracy on the pairs they decide."""
+    judged ``pairs``), the cue-only judges' accuracy on the pairs they decide, and a generative judge's
+    position consistency (``consistency``: the pairs whose two verdicts, one per order, pick the same answer;
+    RM-Bench's per difficulty too)."""
     row: dict[str, Any] = {
         "pairs": summary["items"],
         "accuracy": _accuracy(summary["overall"]),
@@ -119,11 +126,18 @@ def set_figures(name: str, summary: dict[str, Any], pairs: list[PreferencePair])
         "judge_check": summary.get("judge_check"),
         "overlong": summary["overall"].get("overlong", 0),
     }
+    both_orders = "consistency" in summary["overall"]  # a generative judge: each pair in both orders
+    if both_orders:
+        row["consistency"] = summary["overall"]["consistency"]
     if name == "rm-bench":
-        row["levels"] = {
-            level: pooled_accuracy([r for s, r in summary["per_subset"].items() if s.endswith(f" {level}")])
-            for level in RMBENCH_LEVELS
+        at = {
+            lv: [r for s, r in summary["per_subset"].items() if s.endswith(f" {lv}")] for lv in RMBENCH_LEVELS
         }
+        row["levels"] = {level: pooled_accuracy(at[level]) for level in RMBENCH_LEVELS}
+        if both_orders:
+            row["consistency_levels"] = {
+                level: pooled_accuracy(at[level], _consistency) for level in RMBENCH_LEVELS
+            }
         row["cue_only_levels"] = {
             level: cue_rows(general_baselines([p for p in pairs if p.meta["difficulty"] == level]))
             for level in RMBENCH_LEVELS

@@ -581,9 +581,10 @@ def real_rows(result: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[st
     for name, row in result["sets"].items():
         if name == "rm-bench":
             for level in RMBENCH_LEVELS:
-                rows.append(
-                    (f"rm-bench {level}", row["levels"][level], {"cue_only": row["cue_only_levels"][level]})
-                )
+                part = {"cue_only": row["cue_only_levels"][level]}
+                if "consistency_levels" in row:
+                    part["consistency"] = row["consistency_levels"][level]
+                rows.append((f"rm-bench {level}", row["levels"][level], part))
         else:
             rows.append((name, row["accuracy"], row))
     return rows
@@ -599,14 +600,29 @@ def real_markdown(result: dict[str, Any], injected: bool = True) -> str:
         "accuracy in percent with 95% Wilson intervals. Cue-only judges: accuracy on the pairs they decide "
         "(their count in brackets), computed on the same pairs.",
         "",
-        "| set | pairs | judge accuracy | longer wins (chars) | longer wins (words) | more markdown wins |",
-        "|---|---:|---:|---:|---:|---:|",
     ]
-    for label, acc, row in real_rows(result):
+    rows = real_rows(result)
+    orders = any("consistency" in row for _, _, row in rows)  # a generative judge, each pair in both orders
+    if orders:
+        lines[-2] += (
+            " Same answer in both orders: the pairs whose two verdicts (one per order) pick the same answer; "
+            "a judge that picks by position is at 0."
+        )
+    lines += [
+        "| set | pairs | judge accuracy |"
+        + (" same answer in both orders |" if orders else "")
+        + " longer wins (chars) | longer wins (words) | more markdown wins |",
+        "|---|---:|---:|" + ("---:|" if orders else "") + "---:|---:|---:|",
+    ]
+    for label, acc, row in rows:
         n = acc.get("n") if acc else None
         lines.append(
-            f"| {label} | {n} | {share(acc)} | {_cue(row, CUES[0])} | {_cue(row, CUES[1])} | {_cue(row, CUES[2])} |"
+            f"| {label} | {n} | {share(acc)} |"
+            + (f" {share(row.get('consistency'))} |" if orders else "")
+            + f" {_cue(row, CUES[0])} | {_cue(row, CUES[1])} | {_cue(row, CUES[2])} |"
         )
+    if orders:
+        lines += position_locked(result)
     key = result["sets"].get("masterkey-null")
     if key and key.get("false_positive") is not None:
         lines += [
@@ -634,6 +650,22 @@ def real_markdown(result: dict[str, Any], injected: bool = True) -> str:
     if result.get("missing"):
         lines += ["", "Not in the data folder: " + ", ".join(result["missing"]) + "."]
     return "\n".join(lines) + "\n"
+
+
+def position_locked(result: dict[str, Any]) -> list[str]:
+    """The report's warning when a generative judge picks by position: over every set's pairs judged in
+    both orders, at most 10% pick the same answer in both (the degenerate-judge check's 90% share of one
+    verdict, :func:`~biasaware.evaluation.metrics.judge_check`)."""
+    judged = [r["consistency"] for r in result["sets"].values() if r.get("consistency")]
+    k, n = sum(c["k"] for c in judged), sum(c["n"] for c in judged)
+    if not n or k / n > 0.1:
+        return []
+    return [
+        "",
+        f"**Position-locked judge: only {pct(k / n)}% of {n} pairs got the same answer in both orders.** Its "
+        "verdicts follow the answers' positions, not their content, so its accuracy and false positives here "
+        "are no judgment of real text.",
+    ]
 
 
 def real_compare_markdown(result: dict[str, Any]) -> str:
