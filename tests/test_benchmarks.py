@@ -44,6 +44,42 @@ def test_both_orders_protocol(tmp_path):
     assert "Degenerate judge" in general_markdown(s, "rb")
 
 
+class Scorer:
+    """A reward model that scores each answer by ``score`` (the better answer always sits in place A)."""
+
+    kind, name = "reward", "scorer"
+
+    def __init__(self, score):
+        self.score = score
+
+    def judge(self, views):
+        out = []
+        for v in views:
+            a, b = self.score(v.response_a), self.score(v.response_b)
+            out.append(JudgeOutput(f"{a} {b}", "A" if a > b else "B" if b > a else "tie", {"A": a, "B": b}))
+        return out
+
+    def summary(self):
+        return {}
+
+
+def test_a_reward_model_right_on_nine_pairs_in_ten_is_not_called_constant(tmp_path):
+    """A reward model's view of a pair holds the chosen answer as A, so its share of "A" is its accuracy, not
+    a constant verdict: 95% right is not degenerate; a model that scores every answer alike (all ties) is."""
+    rows = [
+        {"prompt": f"q{i}", "chosen": "good " * (i + 2), "rejected": "bad", "subset": "s"} for i in range(20)
+    ]
+    pairs = load_benchmark(jsonl(tmp_path / "rb.jsonl", rows))
+    pairs[0] = pairs[0].model_copy(update={"chosen": "x", "rejected": "much longer and worse"})
+    longer = summarize_general(read_records(run_general_eval(Scorer(len), pairs, tmp_path / "l"), "judgment"))
+    assert longer["overall"]["accuracy"]["k"] == 19 and not longer["judge_check"]["degenerate"]
+    assert "Degenerate judge" not in general_markdown(longer, "rb")
+    flat = summarize_general(
+        read_records(run_general_eval(Scorer(lambda t: 0), pairs, tmp_path / "f"), "judgment")
+    )
+    assert flat["judge_check"]["reasons"][0] == "constant verdict: tie in 100% of 20 views"
+
+
 def test_reward_model_and_cli(tmp_path, tiny_models, capsys):
     path = jsonl(
         tmp_path / "rb.jsonl",

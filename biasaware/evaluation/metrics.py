@@ -382,25 +382,35 @@ def two_sided(standard: dict | None, mirror: dict | None) -> dict:
 
 
 def judge_check(
-    verdicts: Sequence[str], ori_correct: int, ori_n: int, constant_share: float = 0.9, over: str = ""
+    verdicts: Sequence[str],
+    ori_correct: int,
+    ori_n: int,
+    constant_share: float = 0.9,
+    over: str = "",
+    fixed_order: bool = False,
 ) -> dict:
     """Is a judge's BSR interpretable? Flags a judge whose verdicts are nearly constant (the most
     common letter in ``constant_share`` or more of all its verdicts, ties and invalid ones
     included in the count) or whose original accuracy is not above chance (the Wilson interval of
     ``ori_correct / ori_n`` reaches 0.5). Such a judge flips rarely because it barely reads the
     answers, so a low BSR says nothing about robustness. ``over`` names what the accuracy counts where
-    that differs from a report's Acc_ori (" over every probe, security ones included").
+    that differs from a report's Acc_ori (" over every probe, security ones included"). ``fixed_order``:
+    the better answer is always in one place (a reward model's ``pair`` view of a benchmark, each answer
+    scored alone), so a letter's share is the judge's accuracy, not a constant verdict: only ties are.
 
     >>> judge_check(["A"] * 19 + ["B"], 10, 10)["reasons"]
     ['constant verdict: A in 95% of 20 views']
     >>> judge_check(["A", "B"] * 10, 55, 100)["degenerate"]
     True
+    >>> judge_check(["A"] * 19 + ["B"], 19, 20, fixed_order=True)["degenerate"]
+    False
     """
     counts = {k: 0 for k in ("A", "B", "tie", "invalid")}
     for v in verdicts:
         counts[v if v in counts else "invalid"] += 1
     n = len(verdicts)
-    letter = max(("A", "B", "tie"), key=lambda k: counts[k])  # a judge that always ties is constant too
+    # a judge that always ties is constant too
+    letter = max(("tie",) if fixed_order else ("A", "B", "tie"), key=lambda k: counts[k])
     share = counts[letter] / n if n else math.nan
     reasons = []
     if n and share >= constant_share:

@@ -298,7 +298,12 @@ def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
     for g in complete:
         subsets[next(iter(g.values())).meta.get("subset", "all")].append(g)
     views = [j for g in complete for j in g.values()]
-    check = judge_check([j.verdict for j in views], sum(j.verdict == j.correct for j in views), len(views))
+    check = judge_check(
+        [j.verdict for j in views],
+        sum(j.verdict == j.correct for j in views),
+        len(views),
+        fixed_order=bool(views) and all(j.view == "pair" for j in views),  # the chosen answer always A
+    )
     return json_safe(
         {
             "judge": judgments[0].judge if judgments else None,
