@@ -329,6 +329,20 @@ def test_an_endpoint_s_context_refusal_is_counted_not_fatal(bench, tmp_path):
     assert all(j.meta["overlong"]["tokens"] > 120 for j in long)
 
 
+def test_an_endpoint_reply_without_text_is_the_judge_s_invalid_verdict_not_a_failure(bench, tmp_path):
+    """A reply whose content is null (a content filter, a refusal) is an empty reply: for a judge, an invalid
+    verdict, counted, not retried until the run fails."""
+    from biasaware.judging.fake_server import FakeChatServer
+
+    probes = load_probes(bench, ["length"], limit=3)
+    with FakeChatServer(lambda messages: None) as server:
+        spec = JudgeSpec(name="m", backend="openai", base_url=server.base_url, cache_dir=str(tmp_path / "c"))
+        judge = load_judge(spec)
+        judgments = read_records(run_bias_eval(judge, probes, tmp_path / "out"), "judgment")
+    assert judgments and all(j.verdict == "invalid" and j.raw == "" for j in judgments)
+    assert judge.client.stats.failures == 0 and max(server.served.values()) == 1  # none asked twice
+
+
 @pytest.mark.slow
 def test_minilm_never_crashes_on_inputs_past_its_512_positions(tmp_path):
     """The crash a user hit: LLMBar pairs longer than MiniLM's 512 positions."""

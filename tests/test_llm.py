@@ -164,6 +164,52 @@ def test_key_comes_from_the_environment_and_never_shows(tmp_path, monkeypatch, c
         LLMClient(LLMSpec(model="gpt-4o", cache=False)).complete_many([ask(1)])
 
 
+def test_a_server_that_quotes_the_credentials_back_does_not_show_them(tmp_path, monkeypatch):
+    """A 401 whose message repeats the request's path, query and Authorization header (Basic credentials
+    encoded and decoded): the error shows none of the address's user, password or query key, and its hint
+    names the address's credentials, which the HTTP client sends instead of the key."""
+    import base64
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quoting(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            auth = self.headers.get("authorization", "")
+            decoded = base64.b64decode(auth.split()[-1]).decode() if auth.startswith("Basic") else ""
+            body = json.dumps({"error": {"message": f"bad credentials: {auth} ({decoded}) at {self.path}"}})
+            self.send_response(401)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args):
+            pass
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-KEY-777")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Quoting)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        url = type("U", (), {"base_url": f"http://u53r:pa55w0rd@127.0.0.1:{port}/v1?api_key=sk-Q-SECRET"})()
+        with pytest.raises(BiasAwareError, match="refused the request \\(401\\)") as err:
+            LLMClient(spec(url, tmp_path, max_retries=0)).complete_many([ask(1)])
+    finally:
+        server.shutdown()
+    said = str(err.value)
+    assert "bad credentials: Basic *** (***:***) at /v1/chat/completions?api_key=***" in said, said
+    assert "check the user and password in the base_url" in said
+    for secret in (
+        "u53r",
+        "pa55w0rd",
+        "sk-Q-SECRET",
+        "sk-env-KEY-777",
+        base64.b64encode(b"u53r:pa55w0rd").decode(),
+    ):
+        assert secret not in said
+
+
 @pytest.mark.parametrize(
     "status, body, says",
     [

@@ -332,33 +332,43 @@ def study_folder(root: Path, alpaca) -> Path:
 
 def test_a_generative_judge_of_real_text_shows_its_position_consistency(tmp_path, built, monkeypatch):
     """A judge asked each pair in both orders: real.json keeps, per set (RM-Bench per difficulty), the pairs
-    whose two verdicts pick the same answer, recounted here from the judgments; a judge that always answers
-    A is at 0 everywhere and the report says it is position-locked; one that reads the answers is not."""
+    whose two verdicts pick the same answer and those given the same letter, recounted here from the
+    judgments. A judge that always answers A is at 0 and the report says it is position-locked; one that
+    reads the answers is not; one whose replies hold no verdict is not position-locked either, and the report
+    counts its unreadable verdicts."""
     from biasaware.evaluation.real_text import evaluate_real
     from biasaware.judging.fake_server import FakeChatServer, default_responder
     from biasaware.judging.judges import JudgeSpec
 
     monkeypatch.setenv("OPENAI_API_KEY", "x")
-    always_a = lambda messages: "<think>\nA.\n</think>\n<answer>A</answer>"  # noqa: E731
-    for responder, locked in ((always_a, True), (default_responder, False)):  # the default: a coin per view
-        out = tmp_path / f"eval-{locked}"
+    judges = {
+        "always-a": lambda messages: "<think>\nA.\n</think>\n<answer>A</answer>",
+        "coin": default_responder,  # a deterministic coin per view
+        "mute": lambda messages: "I cannot tell.",
+    }
+    for name, responder in judges.items():
+        out = tmp_path / name
         with FakeChatServer(responder) as server:
             spec = JudgeSpec(name="m", backend="openai", base_url=server.base_url, cache_dir=str(out / "c"))
             result = evaluate_real(spec, tmp_path / "data", out, limit=6, seed=1)
-        for name in ("auto-j", "heldout"):
+        for part in ("auto-j", "heldout"):
             by_pair = {}
-            for j in read_records(out / name / "judgments.jsonl", "judgment"):
-                picked = j.verdict if j.view == "chosen_first" else {"A": "B", "B": "A"}.get(j.verdict)
-                by_pair.setdefault(j.probe_id, []).append(picked)
-            same = sum(len(set(v)) == 1 for v in by_pair.values())
-            row = result["sets"][name]["consistency"]
-            assert (row["k"], row["n"]) == (same, len(by_pair))
-            assert (same == 0) == (responder is always_a)
+            for j in read_records(out / part / "judgments.jsonl", "judgment"):
+                by_pair.setdefault(j.probe_id, []).append((j.verdict, j.correct))
+            same = sum(
+                len({v == c for v, c in vs}) == 1 and all(v in "AB" for v, _ in vs) for vs in by_pair.values()
+            )
+            letter = sum(len({v for v, _ in vs}) == 1 and vs[0][0] in "AB" for vs in by_pair.values())
+            row = result["sets"][part]
+            assert (row["consistency"]["k"], row["consistency"]["n"]) == (same, len(by_pair))
+            assert (row["same_letter"]["k"], row["same_letter"]["n"]) == (letter, len(by_pair))
+            assert (letter == len(by_pair)) == (name == "always-a") and (same == 0) == (name != "coin")
         levels = result["sets"]["rm-bench"]["consistency_levels"]
         assert sum(v["n"] for v in levels.values()) == result["sets"]["rm-bench"]["consistency"]["n"]
         report = (out / "report.md").read_text()
         assert "| same answer in both orders |" in report
-        assert ("**Position-locked judge: only 0.0% of" in report) == locked
+        assert ("**Position-locked judge: 100.0% of" in report) == (name == "always-a")
+        assert ("Unreadable verdicts (no verdict by the template's rule" in report) == (name == "mute")
 
 
 @pytest.mark.slow  # three training processes (tiny models): about a minute

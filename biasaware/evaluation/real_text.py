@@ -117,7 +117,7 @@ def set_figures(name: str, summary: dict[str, Any], pairs: list[PreferencePair])
     (RM-Bench: per difficulty, pooled over domains, with the cue-only judges per difficulty computed from the
     judged ``pairs``), the cue-only judges' accuracy on the pairs they decide, and a generative judge's
     position consistency (``consistency``: the pairs whose two verdicts, one per order, pick the same answer;
-    RM-Bench's per difficulty too)."""
+    RM-Bench's per difficulty too) and the pairs given the same letter in both orders (``same_letter``)."""
     row: dict[str, Any] = {
         "pairs": summary["items"],
         "accuracy": _accuracy(summary["overall"]),
@@ -129,6 +129,7 @@ def set_figures(name: str, summary: dict[str, Any], pairs: list[PreferencePair])
     both_orders = "consistency" in summary["overall"]  # a generative judge: each pair in both orders
     if both_orders:
         row["consistency"] = summary["overall"]["consistency"]
+        row["same_letter"] = summary["overall"].get("same_letter")
     if name == "rm-bench":
         at = {
             lv: [r for s, r in summary["per_subset"].items() if s.endswith(f" {lv}")] for lv in RMBENCH_LEVELS

@@ -640,6 +640,19 @@ def real_markdown(result: dict[str, Any], injected: bool = True) -> str:
             + ", ".join(f"{n} {k}" for n, k in overlong.items())
             + ".",
         ]
+    verdicts = {n: (r.get("judge_check") or {}).get("verdicts") or {} for n, r in result["sets"].items()}
+    unreadable = {  # the views over the context are invalid too, and said above
+        n: (v.get("invalid", 0) - result["sets"][n].get("overlong", 0), sum(v.values()))
+        for n, v in verdicts.items()
+    }
+    unreadable = {n: kv for n, kv in unreadable.items() if kv[0] > 0}
+    if unreadable:
+        lines += [
+            "",
+            "Unreadable verdicts (no verdict by the template's rule; counted as wrong): "
+            + ", ".join(f"{n} {k} of {v} views" for n, (k, v) in unreadable.items())
+            + ".",
+        ]
     cut = {n: r["truncated"] for n, r in result["sets"].items() if r.get("truncated")}
     if cut:
         lines += [
@@ -654,15 +667,15 @@ def real_markdown(result: dict[str, Any], injected: bool = True) -> str:
 
 def position_locked(result: dict[str, Any]) -> list[str]:
     """The report's warning when a generative judge picks by position: over every set's pairs judged in
-    both orders, at most 10% pick the same answer in both (the degenerate-judge check's 90% share of one
-    verdict, :func:`~biasaware.evaluation.metrics.judge_check`)."""
-    judged = [r["consistency"] for r in result["sets"].values() if r.get("consistency")]
+    both orders, 90% or more got the same letter in both (readable) verdicts (the degenerate-judge check's
+    share of one verdict, :func:`~biasaware.evaluation.metrics.judge_check`)."""
+    judged = [r["same_letter"] for r in result["sets"].values() if r.get("same_letter")]
     k, n = sum(c["k"] for c in judged), sum(c["n"] for c in judged)
-    if not n or k / n > 0.1:
+    if not n or k / n < 0.9:
         return []
     return [
         "",
-        f"**Position-locked judge: only {pct(k / n)}% of {n} pairs got the same answer in both orders.** Its "
+        f"**Position-locked judge: {pct(k / n)}% of {n} pairs got the same letter in both orders.** Its "
         "verdicts follow the answers' positions, not their content, so its accuracy and false positives here "
         "are no judgment of real text.",
     ]

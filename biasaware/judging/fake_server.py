@@ -5,7 +5,8 @@ Used by the tests and by ``bench/`` to drive the LLM paths without a model or a 
 >>> with FakeChatServer(latency=0.0) as server:            # doctest: +SKIP
 ...     client = openai.OpenAI(base_url=server.base_url, api_key="x")
 
-``POST /v1/chat/completions`` answers with the text of ``responder(messages)``. Faults are
+``POST /v1/chat/completions`` answers with the text of ``responder(messages)`` (``None``: no text, as a
+content filter answers). Faults are
 decided per request from a hash of (seed, request, attempt number), so a run is reproducible:
 with probability ``fault_rate`` one of ``faults`` happens instead of an answer, on at most the
 first ``max_faults`` attempts of a request (so retries always get through):
@@ -175,13 +176,13 @@ class FakeChatServer:
                     {
                         "index": 0,
                         "message": {"role": "assistant", "content": text},
-                        "finish_reason": "stop",
+                        "finish_reason": "stop" if text is not None else "content_filter",
                     }
                 ],
                 "usage": {
                     "prompt_tokens": words,
-                    "completion_tokens": len(text.split()),
-                    "total_tokens": words + len(text.split()),
+                    "completion_tokens": len((text or "").split()),
+                    "total_tokens": words + len((text or "").split()),
                 },
             },
         )

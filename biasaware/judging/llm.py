@@ -47,7 +47,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, get_type_hints
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import tenacity
 from pydantic import TypeAdapter, ValidationError
@@ -120,6 +120,29 @@ def public_text(text: str) -> str:
     'POST http://***@localhost:8/v1/chat?key=*** 500'
     """
     return URL.sub(lambda m: public_url(m.group(0)) or "", text)
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """What of ``url`` must not reach a message, however a server quotes it back: the user and password
+    (as written, decoded, and as the Basic credentials the HTTP client sends) and every query value (where
+    some providers take a key). Values under 4 characters are left to :func:`public_url`, which hides them
+    within addresses: replacing them everywhere would garble the message.
+
+    >>> url_secrets("http://user:pa%2Fss@h/v1?api_key=sk-12345&x=2")
+    ['user', 'pa%2Fss', 'pa/ss', 'dXNlcjpwYS9zcw==', 'sk-12345']
+    """
+    if not url:
+        return []
+    import base64
+
+    parts = urlsplit(url)
+    found = []
+    if parts.username is not None:
+        user, password = unquote(parts.username), unquote(parts.password or "")
+        found += [parts.username, parts.password or "", password, user]
+        found.append(base64.b64encode(f"{user}:{password}".encode()).decode())
+    found += [v for _, v in parse_qsl(parts.query, keep_blank_values=True)]
+    return [s for s in dict.fromkeys(found) if len(s) >= 4]
 
 
 def endpoint(backend: str, base_url: str | None) -> str | None:
@@ -353,7 +376,8 @@ class OpenAIBackend:
                     "(keys are read only from the environment), or point to a local server (eval: --base-url; build: --llm-base-url or llm.base_url)"
                 )
             key = "EMPTY"
-        self.secret = key if key != "EMPTY" else None
+        self.secrets = url_secrets(spec.base_url) + ([key] if key != "EMPTY" else [])
+        self.url_auth = bool(spec.base_url and urlsplit(spec.base_url).username is not None)
         # retries are ours (tenacity) so that malformed bodies are retried too and every try is counted. A query
         # in base_url (a provider's key) goes on every request's query: left in the base it would end up in the path
         parts = urlsplit(spec.base_url) if spec.base_url else None
@@ -376,10 +400,16 @@ class OpenAIBackend:
             cast_to=object,
         )
         try:
-            text = data["choices"][0]["message"]["content"]
+            message = data["choices"][0]["message"]
+            text = message["content"]
             usage = data.get("usage") or {}
         except (KeyError, IndexError, TypeError, AttributeError):
             raise MalformedReply("the reply has no choices[0].message.content") from None
+        if (
+            text is None
+        ):  # no text (a refusal, a content filter): read as an empty reply, or as the refusal's text
+            refusal = message.get("refusal")
+            text = refusal if isinstance(refusal, str) else ""
         if not isinstance(text, str):
             raise MalformedReply("the reply's message content is not text")
         return [Reply(text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))]
@@ -512,11 +542,14 @@ def _too_long(exc: BaseException) -> TooLong | None:
 CONTENT_FILTER = ("content_filter", "content_policy", "content management policy", "usage policy", "flagged")
 
 
-def refusal_hint(exc, key_env: str) -> str:
-    """What to check after a refusal no retry can fix, by its status: the key (401, 403), the model
-    name or address (404), the text itself when a content filter refused it (400 naming one, as
+def refusal_hint(exc, key_env: str, url_auth: bool = False) -> str:
+    """What to check after a refusal no retry can fix, by its status: the key (401, 403; the user and
+    password of the address when it has them, ``url_auth``: the HTTP client sends them instead of the key),
+    the model name or address (404), the text itself when a content filter refused it (400 naming one, as
     Azure's ``content_filter`` and OpenAI's usage-policy refusals do), else the request's settings."""
     status, text = getattr(exc, "status_code", None), f"{getattr(exc, 'code', '')} {exc}".lower()
+    if status == 401 and url_auth:
+        return f"check the user and password in the base_url (sent instead of the key in {key_env})"
     if status == 401:
         return f"check the key in {key_env}"
     if status == 403:
@@ -590,8 +623,8 @@ class LLMClient:
         return cache_key(self.spec.model, messages, self.spec.params(), self.spec.endpoint)
 
     def _scrub(self, text: str) -> str:
-        secret = getattr(self._backend, "secret", None)
-        text = text.replace(secret, "***") if secret else text
+        for secret in sorted(getattr(self._backend, "secrets", []), key=len, reverse=True):
+            text = text.replace(secret, "***")  # as a server may quote them back in its error message
         return public_text(text)  # every address, as given or as the HTTP client wrote it (host lower-cased)
 
     def _attempt(self, batch: list[Messages], check: Callable[[str], Any] | None) -> list[Reply | None]:
@@ -647,7 +680,8 @@ class LLMClient:
             if not _retryable(exc):
                 raise BiasAwareError(
                     f"{self.role}: the endpoint refused the request ({exc.status_code}): "
-                    f"{self._scrub(str(exc))[:300]}; {refusal_hint(exc, self.spec.api_key_env)}"
+                    f"{self._scrub(str(exc))[:300]}; "
+                    f"{refusal_hint(exc, self.spec.api_key_env, getattr(self._backend, 'url_auth', False))}"
                 ) from None
             self._note_failure(exc)
         except Exception as exc:  # noqa: BLE001 -- counted and reported, never a crash of the build
