@@ -327,6 +327,14 @@ def test_an_endpoint_s_context_refusal_is_counted_not_fatal(bench, tmp_path):
     assert long and len(long) < len(judgments) and judge.client.stats.failures == 0
     assert all(j.verdict == "invalid" and j.meta["overlong"]["limit"] == 120 for j in long)
     assert all(j.meta["overlong"]["tokens"] > 120 for j in long)
+    # every input refused: the advice is the served model's context, which no option here changes
+    with FakeChatServer(context_words=5) as server:
+        spec = JudgeSpec(name="m", backend="openai", base_url=server.base_url, cache_dir=str(tmp_path / "c2"))
+        with pytest.raises(
+            BiasAwareError, match="the endpoint refused nearly every input .* Serve a model"
+        ) as err:
+            run_bias_eval(load_judge(spec), probes, tmp_path / "out2")
+    assert "--mode" not in str(err.value) and not (tmp_path / "out2" / "judgments.jsonl").exists()
 
 
 def test_an_endpoint_reply_without_text_is_the_judge_s_invalid_verdict_not_a_failure(bench, tmp_path):

@@ -67,6 +67,10 @@ def test_failures_are_reported_not_cached_and_retried_later(tmp_path):
         assert "InternalServerError" in client.stats.last_error
     with FakeChatServer() as healthy:
         assert LLMClient(spec(healthy, tmp_path)).complete_many([ask(1)]) == ["OK"]
+    with FakeChatServer(fault_rate=1.0, faults=("malformed",), max_faults=100) as server:
+        client = LLMClient(spec(server, tmp_path, max_retries=1))
+        assert client.complete_many([ask(3)]) == [None]
+        assert client.stats.last_error.startswith("the endpoint's reply is not JSON (Expecting")
 
 
 def test_an_unreachable_endpoint_is_named_with_its_cause(tmp_path):

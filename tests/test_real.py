@@ -351,6 +351,13 @@ def test_a_generative_judge_of_real_text_shows_its_position_consistency(tmp_path
         with FakeChatServer(responder) as server:
             spec = JudgeSpec(name="m", backend="openai", base_url=server.base_url, cache_dir=str(out / "c"))
             result = evaluate_real(spec, tmp_path / "data", out, limit=6, seed=1)
+            # run again, it judges nothing: real.json still counts the calls the folder cost
+            calls = result["judge_summary"]["calls"]
+            assert (
+                calls == server.requests
+                and evaluate_real(spec, tmp_path / "data", out, limit=6, seed=1)["judge_summary"]["calls"]
+                == calls
+            )
         for part in ("auto-j", "heldout"):
             by_pair = {}
             for j in read_records(out / part / "judgments.jsonl", "judgment"):

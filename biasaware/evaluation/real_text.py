@@ -273,7 +273,9 @@ def evaluate_real(
         "limit": limit,
         "probe_limit": probe_limit,
         "seed": seed,
-        "judge_summary": judge.summary() if hasattr(judge, "summary") else None,
+        "judge_summary": run_costs(judge.summary(), earlier.get("judge_summary"))
+        if hasattr(judge, "summary")
+        else None,
         "missing": [name for name, file, _ in SETS if not (data / file).exists()],
         "sets": sets,
         "probes": probes,
@@ -323,6 +325,29 @@ def not_real(data: Path, manifest: dict[str, Any] | None) -> str:
             above = {"kind": None}
         hint = f" ({data.parent} is one)" if "kind" not in above else ""
     return f"{found}; --data is a folder written by `biasaware build real`{hint}"
+
+
+COSTS = (
+    "calls",
+    "cache_hits",
+    "retries",
+    "failures",
+    "too_long",
+    "malformed",
+    "prompt_tokens",
+    "completion_tokens",
+)
+
+
+def run_costs(now: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Any]:
+    """The judge's summary for ``real.json``: its settings, and what every run into the folder cost (the
+    counts of calls and tokens of this run added to those an earlier run recorded, as a resumed run
+    judges only what was left, and a rerun of a finished one nothing)."""
+    before = before or {}
+    return {
+        k: v + before[k] if k in COSTS and isinstance(v, int) and isinstance(before.get(k), int) else v
+        for k, v in now.items()
+    }
 
 
 @contextmanager

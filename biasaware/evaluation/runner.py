@@ -182,16 +182,19 @@ def judge_into(
         )
         print(line, flush=True)
     if overlong:
-        _too_long(overlong, judged, judge.name, own if not done else None, getattr(judge, "kind", ""))
+        endpoint = getattr(getattr(judge, "spec", None), "backend", None) == "openai"
+        _too_long(
+            overlong, judged, judge.name, own if not done else None, getattr(judge, "kind", ""), endpoint
+        )
     r.barrier()
     if r.main:
         _merge(jobs, path)
     if failed:
         cause = last_error(judge)
+        saved = f"the rest are saved in {path}" if judged or done else "no view was judged yet"
         raise BiasAwareError(
             f"{failed} view(s) are unjudged because calls failed after all retries"
-            f"{f' (last error: {cause})' if cause else ''}; the rest are saved "
-            f"in {path}: rerun the same command to judge only those"
+            f"{f' (last error: {cause})' if cause else ''}; {saved}: rerun the same command to judge only those"
         )
     return path
 
@@ -223,12 +226,17 @@ class Unreadable(BiasAwareError):
 
 
 def _too_long(
-    overlong: list[tuple[int, int]], judged: int, name: str, fresh: Path | None, judged_kind: str = ""
+    overlong: list[tuple[int, int]],
+    judged: int,
+    name: str,
+    fresh: Path | None,
+    judged_kind: str = "",
+    endpoint: bool = False,
 ) -> None:
     """Views that did not fit the judge's context: a warning with the count and the limit; an
     error when nearly all of them (``NEARLY_ALL_OVERLONG``) did, since such a run measures nothing
     (the judgments of this run are removed when they are all it wrote, so the corrected command
-    starts clean)."""
+    starts clean). ``endpoint``: the context is the served model's, which no setting here changes."""
     limit = min(lim for _, lim in overlong)
     longest = max(tokens for tokens, _ in overlong)
     text = (
@@ -238,6 +246,11 @@ def _too_long(
     if judged >= 10 and len(overlong) >= NEARLY_ALL_OVERLONG * judged:
         if fresh is not None:
             fresh.unlink(missing_ok=True)
+        if endpoint:
+            raise Unreadable(
+                f"{text}: the endpoint refused nearly every input as longer than its model's context. Serve "
+                "a model with a longer context, or judge inputs that fit (a smaller --limit does not shorten them)"
+            )
         raise Unreadable(
             f"{text}: the judge cannot read these inputs. Check --mode (a reward model read as a text "
             "generator?), --template, or raise --max-length if the model allows it"

@@ -54,7 +54,8 @@ policies), a ``raw`` text that says so, and ``overlong = (tokens, limit)``; repo
 views. The context is the smallest of ``max_length`` (when set), the model's position table and
 the tokenizer's limit. Reward models: either response's (prompt, response) text over the context;
 direct verdicts: the prompt; local generation: the prompt plus ``max_tokens`` new tokens. An
-OpenAI-compatible endpoint checks lengths itself (a refusal stops the run with its message).
+OpenAI-compatible endpoint checks lengths itself: its refusal of an input over the model's context (HTTP 400,
+as OpenAI and ``vllm serve`` send it) makes such a view, with the numbers its message gives.
 """
 
 from __future__ import annotations
@@ -210,7 +211,8 @@ class JudgeSpec(BaseModel):
         LLMSpec.max_retries,
         ge=0,
         strict=True,
-        description="tries again after a failed endpoint call (429, 5xx, timeout, malformed reply), backend openai",
+        description="tries again after a failed endpoint call (429, 5xx, timeout, a body that is not a chat reply; "
+        "an empty or unreadable verdict is the judge's answer, not retried), backend openai",
     )
     cache_dir: str | None = None
     pointwise: Literal["rubric", "minimal"] | None = Field(

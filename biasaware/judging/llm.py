@@ -694,6 +694,8 @@ class LLMClient:
         """Keep the last failure's cause: the exception, what it wraps (a refused connection, a DNS
         failure, a timeout: the HTTP client's own error) and, for a connection error, the address."""
         text = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, json.JSONDecodeError):
+            text = f"the endpoint's reply is not JSON ({exc})"
         inner = exc.__cause__ or exc.__context__
         if inner is not None and str(inner) and str(inner) not in text:
             text += f" ({type(inner).__name__}: {inner})"
