@@ -34,6 +34,7 @@ so a judge can count it by its over-long rule instead of stopping.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import logging
@@ -133,8 +134,6 @@ def url_secrets(url: str | None) -> list[str]:
     """
     if not url:
         return []
-    import base64
-
     parts = urlsplit(url)
     found = []
     if parts.username is not None:
