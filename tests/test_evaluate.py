@@ -476,10 +476,15 @@ def test_resume_refuses_another_judge_other_settings_or_other_probes(bench, tiny
     assert recorded["judge"]["model"] == first["run"]["model_identity"]["weights_sha256"]
     assert len(recorded["items"]) == 4  # 2 standard + 2 mirror probes
     assert evaluate_bias(direct, bench, out, biases=["authority"], limit=2)["items"] == first["items"]
-    with pytest.raises(BiasAwareError, match="template: 'default' there, 'mtbench' now"):
+    with pytest.raises(BiasAwareError, match="template: 'default' there, 'verdict' now"):
         evaluate_bias(
-            direct.model_copy(update={"template": "mtbench"}), bench, out, biases=["authority"], limit=2
+            direct.model_copy(update={"template": "verdict"}), bench, out, biases=["authority"], limit=2
         )
+    # direct mode's default template named: the same prompt, so the same judge
+    named = evaluate_bias(
+        direct.model_copy(update={"template": "direct"}), bench, out, biases=["authority"], limit=2
+    )
+    assert named["items"] == first["items"]
     with pytest.raises(BiasAwareError, match="model: ") as refused:  # the hashes, with the names given
         evaluate_bias(
             JudgeSpec(name=str(tiny_models["reward"]), mode="reward"), bench, out, biases=["authority"]

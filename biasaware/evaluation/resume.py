@@ -21,6 +21,7 @@ from biasaware.evaluation.runner import SHARDS, start_judge
 from biasaware.io import json_sha256, read_json, read_whole_lines, refuse_foreign, write_json
 from biasaware.judging.judges import resolve_judge
 from biasaware.judging.llm import endpoint
+from biasaware.judging.prompts import judged_template
 
 FINGERPRINT = "fingerprint.json"
 
@@ -86,6 +87,17 @@ def fingerprint(
         **({"model_name": spec.name} if model != spec.name else {}),
         "items": hashes,
     }
+
+
+def deciding(record: dict[str, Any], k: str) -> Any:
+    """A recorded setting as it decides verdicts: a direct-mode template is the one the judge rendered
+    (:func:`~biasaware.judging.prompts.judged_template`: ``default`` and ``direct`` are one prompt there)."""
+    value = record.get(k)
+    return (
+        judged_template(record.get("mode", ""), value)
+        if k == "template" and isinstance(value, str)
+        else value
+    )
 
 
 COMMANDS = ("eval bias", "eval general", "eval scoring")  # the commands whose folders hold judgments
@@ -173,7 +185,11 @@ def check_fingerprint(
         # settings the mode does not read (earlier folders hold them), and ones the folder's record predates
         unread = GENERATION_ONLY if mine["judge"].get("mode") != "generate" else ()
         unread += tuple(k for k in RECORDED_LATER if k not in theirs.get("judge", {}))
-        diff = [k for k in keys if k not in unread and mine["judge"].get(k) != theirs.get("judge", {}).get(k)]
+        diff = [
+            k
+            for k in keys
+            if k not in unread and deciding(mine["judge"], k) != deciding(theirs.get("judge", {}), k)
+        ]
         if diff and earlier:
 
             def said(record: dict[str, Any], k: str) -> str:  # a setting left out at its default says it
