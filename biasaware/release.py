@@ -312,8 +312,9 @@ def model_card(
     body = [
         f"# {name}",
         "",
-        f"A {what} trained with {toolkit} to resist judgment bias, "
-        f"released with its two-sided bias report: BSR (the judge follows a cue placed on the worse answer) and "
+        f"A {what} "
+        + (f"trained with {toolkit} to resist judgment bias, " if card else f"(trained outside {toolkit}) ")
+        + "released with its two-sided bias report: BSR (the judge follows a cue placed on the worse answer) and "
         f"over-correction (it turns against the same cue placed on the better answer).",
         "",
         *(
@@ -553,14 +554,14 @@ def usage(name: str, mode: str, options: dict[str, Any]) -> list[str]:
         return [
             f"With `transformers` alone: `judge_prompt.json` holds the prompt format (`{options.get('template')}`) "
             "with `{question}`, `{response_a}` and `{response_b}` to fill. Generate the reply greedily and read the "
-            f"verdict by this rule: {options.get('parse_rule')}. An unreadable reply is invalid, never guessed.",
+            f"verdict by this rule: {options.get('parse_rule')}, never guessed.",
             "",
             *_causal_loading(name, torch=False),
             "fill = {'question': 'Which is larger, 0.9 or 0.11?', 'response_a': '0.9.', 'response_b': '0.11.'}",
             'chat = [{"role": m["role"], "content": m["content"].format(**fill)} for m in prompt["messages"]]',
             "text = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)",
             'ids = tokenizer(text, add_special_tokens=False, return_tensors="pt")',
-            "out = model.generate(**ids, max_new_tokens=512, do_sample=False)",
+            f"out = model.generate(**ids, max_new_tokens={options.get('max_tokens', 512)}, do_sample=False)",
             'print(tokenizer.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True))',
             "```",
         ]
@@ -716,7 +717,7 @@ def release(
         if recorded.get("weights_sha256") != identity["weights_sha256"]:
             raise BiasAwareError(f"--out {out} exists and is not empty; remove it or give another folder")
     # what a release writes: the model's files, its card and records; anything else there is the user's
-    written = {"README.md", "release.json", "bias_report", "reproduce"} | {
+    written = {"README.md", "release.json", "bias_report", "reproduce", "judge_prompt.json"} | {
         item.name
         for item in checkpoint.iterdir()
         if not item.name.startswith(SKIP) and item.name != "README.md"
@@ -843,8 +844,11 @@ def evaluation_commands(summary: dict[str, Any], real: dict[str, Any] | None) ->
     files' SHA-256 are in ``bias_report/real/real.json``) and ``eval real`` with the run's settings."""
     run = summary["run"]
     spec = run.get("spec") or {}
-    judge = f"--judge ckpt --mode {run['mode']}" + (
-        f" --template {spec.get('template')}" if run["mode"] == "generate" else ""
+    generation = {"template": None, "max_tokens": 512, "parse": "strict"}  # a generate-mode judge's: its defaults
+    judge = f"--judge ckpt --mode {run['mode']}" + "".join(
+        f" --{k.replace('_', '-')} {spec[k]}"
+        for k, default in generation.items()
+        if run["mode"] == "generate" and spec.get(k) not in (None, default)
     )
     if real is None:
         return [
@@ -1049,7 +1053,11 @@ def usage_options(folder: Path, summary: dict[str, Any]) -> dict[str, Any]:
         messages.append({"role": m["role"], "content": content})
     prompt = {"template": template, "mode": mode, "messages": messages, "parse_rule": parse_rule(template)}
     (folder / "judge_prompt.json").write_text(json.dumps(prompt, indent=2) + "\n")
-    return {"template": template, "parse_rule": prompt["parse_rule"]}
+    return {
+        "template": template,
+        "parse_rule": prompt["parse_rule"],
+        "max_tokens": (summary["run"].get("spec") or {}).get("max_tokens") or 512,
+    }
 
 
 def write_release(

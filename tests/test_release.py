@@ -442,6 +442,50 @@ def test_a_direct_judge_card_snippet_reads_the_verdict_as_biasaware(tiny_models,
     judge = load_judge(str(out), mode="direct", template="verdict")
     expected = judge.pair("Which is larger, 0.9 or 0.11?", "0.9 is larger.", "0.11 is larger.").verdict
     assert done.stdout.strip() == expected
+    # the same release again into its folder (a push that failed): written again, judge_prompt.json and all
+    again = release(
+        ckpt, tmp_path / "eval", out, name="someone/direct-judge", probes=2, allow_weak_general=True
+    )
+    assert again == out and (out / "judge_prompt.json").is_file()
+
+
+def test_a_generate_judge_card_generates_as_its_report_did(tiny_models, tmp_path):
+    """A judge evaluated in generate mode with its own reply budget: the card's snippet generates as many new
+    tokens as the report's judge did (its reply is biasaware's raw reply), and the reproduce line says so."""
+    import subprocess
+    import sys
+
+    from biasaware.api import load_judge
+    from biasaware.data.builders import BuildConfig, build_bench
+    from biasaware.evaluation.evaluate import evaluate_bias
+    from biasaware.judging.judges import JudgeSpec
+
+    ckpt = tmp_path / "judge"
+    shutil.copytree(tiny_models["causal"], ckpt)
+    bench = tmp_path / "bench"
+    build_bench(BuildConfig(n_per_bias=2, corpus_size=200, biases="length", families="facts"), bench)
+    evaluate_bias(JudgeSpec(name=str(ckpt), mode="generate", max_tokens=6), bench, tmp_path / "eval")
+    out = release(
+        ckpt, tmp_path / "eval", tmp_path / "rel", name="someone/gen", probes=1, allow_weak_general=True
+    )
+    text = (out / "README.md").read_text()
+    assert "--judge ckpt --mode generate --template default --max-tokens 6 --data" in text
+    assert "(trained outside " in text and "to resist judgment bias" not in text  # no biasaware card: not ours
+    snippet = re.search(r"```python\n(.*?)```", text.split("## Use", 1)[1], re.S).group(1)
+    assert "max_new_tokens=6," in snippet
+    snippet = snippet.replace('"someone/gen"', repr(str(out)))
+    snippet = snippet.replace(
+        f'hf_hub_download({str(out)!r}, "judge_prompt.json")', repr(str(out / "judge_prompt.json"))
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.modules['biasaware'] = None\n" + snippet],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    judge = load_judge(str(out), mode="generate", max_tokens=6)
+    assert done.stdout == judge.pair("Which is larger, 0.9 or 0.11?", "0.9.", "0.11.").raw + "\n"  # print's
 
 
 def test_a_built_folder_loads_with_datasets_after_its_card(tmp_path, monkeypatch):
