@@ -315,7 +315,7 @@ def model_card(
         f"A {what} "
         + (f"trained with {toolkit} to resist judgment bias, " if card else f"(trained outside {toolkit}) ")
         + "released with its two-sided bias report: BSR (the judge follows a cue placed on the worse answer) and "
-        f"over-correction (it turns against the same cue placed on the better answer).",
+        "over-correction (it turns against the same cue placed on the better answer).",
         "",
         *(
             [
@@ -844,7 +844,11 @@ def evaluation_commands(summary: dict[str, Any], real: dict[str, Any] | None) ->
     files' SHA-256 are in ``bias_report/real/real.json``) and ``eval real`` with the run's settings."""
     run = summary["run"]
     spec = run.get("spec") or {}
-    generation = {"template": None, "max_tokens": 512, "parse": "strict"}  # a generate-mode judge's: its defaults
+    generation = {
+        "template": None,
+        "max_tokens": 512,
+        "parse": "strict",
+    }  # a generate-mode judge's: its defaults
     judge = f"--judge ckpt --mode {run['mode']}" + "".join(
         f" --{k.replace('_', '-')} {spec[k]}"
         for k, default in generation.items()

@@ -470,7 +470,9 @@ def test_a_generate_judge_card_generates_as_its_report_did(tiny_models, tmp_path
     )
     text = (out / "README.md").read_text()
     assert "--judge ckpt --mode generate --template default --max-tokens 6 --data" in text
-    assert "(trained outside " in text and "to resist judgment bias" not in text  # no biasaware card: not ours
+    assert (
+        "(trained outside " in text and "to resist judgment bias" not in text
+    )  # no biasaware card: not ours
     snippet = re.search(r"```python\n(.*?)```", text.split("## Use", 1)[1], re.S).group(1)
     assert "max_new_tokens=6," in snippet
     snippet = snippet.replace('"someone/gen"', repr(str(out)))
