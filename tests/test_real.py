@@ -920,7 +920,7 @@ def test_a_judge_measured_on_real_text_is_released_with_its_sets(tmp_path, built
         release(ckpt, report, tmp_path / "rel2", general=[str(report / "auto-j")], allow_weak_general=True)
 
 
-def test_two_eval_real_runs_are_compared_set_by_set_on_the_same_pairs(tmp_path, built, capsys):
+def test_two_eval_real_runs_are_compared_set_by_set_on_the_same_pairs(tmp_path, built, capsys, monkeypatch):
     """``eval compare`` of two ``eval real`` folders: per set (RM-Bench per level) both judges' accuracy on
     the pairs both judged and McNemar's exact p, recounted here from the judgments; the injected probes as
     eval bias runs against a baseline; a shared pair id with other content, a mixed folder or a view refused."""
@@ -981,6 +981,38 @@ def test_two_eval_real_runs_are_compared_set_by_set_on_the_same_pairs(tmp_path, 
     three = json.loads((tmp_path / "3.json").read_text())
     assert list(three["probes"]["runs"]) == ["a", "b"] and "Injected probes" in text
     assert "Not compared: probes/ of d: another sample of it than a's" in text
+    # a generative judge (both orders, every bias) as the baseline of a reward model (9 biases): the sets, and
+    # the biases both judged; those only one judged named
+    from biasaware.judging.fake_server import FakeChatServer
+    from biasaware.judging.judges import JudgeSpec
+
+    gen = tmp_path / "gen"
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    with FakeChatServer() as server:
+        judge = JudgeSpec(
+            name="m", backend="openai", base_url=server.base_url, cache_dir=str(tmp_path / "cache")
+        )
+        evaluate_real(judge, tmp_path / "data", gen, seed=1)
+    assert main(["eval", "compare", "--runs", str(gen), str(a), "--out", str(tmp_path / "g.json")]) == 0
+    text = capsys.readouterr().out
+    mixed_kinds = json.loads((tmp_path / "g.json").read_text())
+    reward_biases = set(json.loads((a / "probes" / "summary.json").read_text())["per_bias"])
+    assert set(mixed_kinds["probes"]["judges"]["biases"]) == reward_biases
+    assert (
+        "Not compared: probes/ bandwagon, position, reflection: judged by gen, not by every run compared"
+        in text
+    )
+    assert mixed_kinds["sets"]["a"]["auto-j"]["n"] == result["sets"]["b"]["auto-j"]["n"]
+    # a set both judged on samples that share no pair (another --limit): named, not dropped
+    apart = tmp_path / "apart"
+    shutil.copytree(b, apart)
+    rows = (apart / "auto-j" / "judgments.jsonl").read_text().replace('"probe_id": "', '"probe_id": "x-')
+    (apart / "auto-j" / "judgments.jsonl").write_text(rows)
+    printed = json.loads((apart / "auto-j" / "fingerprint.json").read_text())
+    printed["items"] = {f"x-{k}": v for k, v in printed["items"].items()}
+    (apart / "auto-j" / "fingerprint.json").write_text(json.dumps(printed))
+    assert main(["eval", "compare", "--runs", str(a), str(apart)]) == 0
+    assert "Not compared: auto-j: no pair judged by both a and apart." in capsys.readouterr().out
     mixed = tmp_path / "mixed"  # one set of another judge's run
     shutil.copytree(a, mixed)
     summary = json.loads((mixed / "auto-j" / "summary.json").read_text())

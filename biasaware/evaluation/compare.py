@@ -304,13 +304,17 @@ def compare_master_keys(
 
 
 def compare_against(
-    folders: list[str | Path], baseline: str | Path, seed: int = 0, labels: list[str] | None = None
+    folders: list[str | Path],
+    baseline: str | Path,
+    seed: int = 0,
+    labels: list[str] | None = None,
+    biases: set[str] | None = None,
 ) -> dict[str, Any]:
     """Two or more ``eval bias`` runs on the same probes, each against ``baseline`` (one of them), named
     by ``labels`` or :func:`run_labels`, each judge by its folder or model name (:func:`~biasaware.evaluation.reports.short_name`),
     runs as given: ``judges``, the two-sided table over the 12 biases judged
     (:func:`compare_runs`), and ``master_keys``, the master-key table (:func:`compare_master_keys`),
-    each present when the runs judged such probes."""
+    each present when the runs judged such probes. ``biases``: only these of the baseline's are compared."""
 
     if len(folders) < 2:
         raise BiasAwareError(f"compare needs at least two runs; got {len(folders)}")
@@ -328,6 +332,7 @@ def compare_against(
     runs = dict(zip(labels, folders, strict=True))
     base = labels[resolved.index(Path(baseline).resolve())]
     present = {j.meta.get("bias") for j in read_records(Path(runs[base]) / "judgments.jsonl", "judgment")}
+    present &= biases if biases is not None else present
     twelve = [b for b in BIASES if b in present and BIASES[b].category != SECURITY]
     result: dict[str, Any] = {"baseline": base, "runs": {k: str(v) for k, v in runs.items()}}
     keep = [*twelve, *(["masterkey"] if "masterkey" in present else [])]
@@ -443,13 +448,29 @@ def compare_real(runs: list[str], baseline: str | None, view: str | None, by_id:
                 result["sets"][label][name] = two_judge_mcnemar(
                     [bool(right[i]) for i in ids], [bool(other[i]) for i in ids]
                 )
+            elif right and other:  # both judged the set, on samples that share no pair (other --limit)
+                result["not_compared"].append(f"{name}: no pair judged by both {base} and {label}")
     drawn = {label: read_json(folder / "real.json", "eval real result") for label, folder in folders.items()}
     for part in ("probes", "keys"):
         compared = probes_compared(part, folders, drawn, base, result["not_compared"])
-        if compared:
-            result[part] = compare_against(
-                [folders[label] / part for label in compared], folders[base] / part, labels=compared
-            )
+        if not compared:
+            continue
+        judged = {
+            lab: set(read_json(folders[lab] / part / "summary.json", part).get("per_bias") or {})
+            for lab in compared
+        }
+        common = set.intersection(*judged.values())
+        for lab, own in judged.items():  # a reward model is not asked position, bandwagon or reflection
+            if own - common:
+                result["not_compared"].append(
+                    f"{part}/ {', '.join(sorted(own - common))}: judged by {lab}, not by every run compared"
+                )
+        result[part] = compare_against(
+            [folders[label] / part for label in compared],
+            folders[base] / part,
+            labels=compared,
+            biases=common,
+        )
     return json_safe(result)
 
 
