@@ -529,7 +529,24 @@ def test_a_reward_judge_without_a_trained_head_says_so(tiny_models, capsys):
             "mode": "reward",
         }
     )
-    RewardModelJudge(spec)
+    untrained = RewardModelJudge(spec)
     assert "has no trained reward head" in capsys.readouterr().err
-    RewardModelJudge(JudgeSpec(name=str(tiny_models["reward"]), mode="reward"))
+    trained = RewardModelJudge(JudgeSpec(name=str(tiny_models["reward"]), mode="reward"))
     assert "no trained reward head" not in capsys.readouterr().err
+    # the run records it, and the reports say it at their top
+    from biasaware.evaluation.reports import check_lines, real_markdown
+
+    assert untrained.summary()["untrained_head"] == model.biasaware_fresh
+    assert "untrained_head" not in trained.summary()
+    flagged = check_lines({"run": untrained.summary(), "judge_check": None})
+    assert flagged and flagged[0].startswith("**No trained reward head: ")
+    real = {
+        "judge": "j",
+        "limit": 1,
+        "seed": 0,
+        "judge_summary": untrained.summary(),
+        "sets": {},
+        "probes": {},
+    }
+    assert "**No trained reward head: " in real_markdown(real)
+    assert "No trained reward head" not in real_markdown({**real, "judge_summary": trained.summary()})

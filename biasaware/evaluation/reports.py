@@ -59,10 +59,11 @@ def side_counts(s: dict) -> tuple[tuple[int, int] | None, tuple[int, int] | None
 
 
 def check_lines(summary: dict[str, Any]) -> list[str]:
-    """The verdict distribution, and the degenerate-judge warning when there is one."""
+    """The verdict distribution, and the degenerate-judge warning when there is one (and a reward model's
+    untrained head, :func:`untrained_head`)."""
     c = summary.get("judge_check")
     if not c:
-        return []
+        return untrained_head((summary.get("run") or {}).get("untrained_head"))
     v = c["verdicts"]
     n = sum(v.values())
     dist = ", ".join(f"{k} {v[k]} ({pct(v[k] / n, 0)}%)" for k in ("A", "B", "tie", "invalid") if n)
@@ -82,7 +83,20 @@ def check_lines(summary: dict[str, Any]) -> list[str]:
             + "; ".join(c["reasons"])
             + "). A judge that gives nearly one verdict, or is right no more often than chance, is not ranked.",
         )
-    return lines
+    return untrained_head((summary.get("run") or {}).get("untrained_head")) + lines
+
+
+def untrained_head(weights: list[str] | None) -> list[str]:
+    """A report's warning for a model read as a reward model with no trained reward head (``weights``: the
+    head's weights drawn at random when it was loaded)."""
+    if not weights:
+        return []
+    return [
+        f"**No trained reward head: {', '.join(weights[:2])} drawn at random when the model was loaded, so its "
+        "scores are noise, not a trained judge's.** Evaluate a reward model trained as one, or this model without "
+        "--mode reward.",
+        "",
+    ]
 
 
 def _row(label: str, name: str, s: dict, bold: bool = False) -> str:
@@ -608,6 +622,7 @@ def real_markdown(result: dict[str, Any], injected: bool = True) -> str:
             " Same answer in both orders: the pairs whose two verdicts (one per order) pick the same answer; "
             "a judge that picks by position is at 0."
         )
+    lines += untrained_head((result.get("judge_summary") or {}).get("untrained_head"))
     lines += [
         "| set | pairs | judge accuracy |"
         + (" same answer in both orders |" if orders else "")

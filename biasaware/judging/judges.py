@@ -1057,7 +1057,13 @@ class RewardModelJudge(_ForwardJudge):
         return self.model(**enc).logits[:, 0]
 
     def summary(self) -> dict[str, Any]:
-        return {**super().summary(), "truncation": self.spec.truncation, "truncated": self.truncated}
+        fresh = list(getattr(self.model, "biasaware_fresh", []))  # a head drawn at random: said in reports
+        return {
+            **super().summary(),
+            "truncation": self.spec.truncation,
+            "truncated": self.truncated,
+            **({"untrained_head": fresh} if fresh else {}),
+        }
 
     def outputs(self, prepared, per_unit):
         out: list[JudgeOutput | None] = []
