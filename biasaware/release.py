@@ -903,11 +903,8 @@ def _recount(recorded: dict[str, Any] | None, right: dict[str, int]) -> bool:
     return (recorded or {}).get("k") == k and (recorded or {}).get("n") == n and same_value
 
 
-LATER_FIGURES = (
-    "consistency",
-    "consistency_levels",
-    "same_letter",
-)  # kept of a generative judge's sets since 2026-12
+# a generative judge's position figures of a set, which a folder judged by an earlier version lacks
+LATER_FIGURES = ("consistency", "consistency_levels", "same_letter")
 
 
 def check_real(
