@@ -378,6 +378,43 @@ def test_a_generative_judge_of_real_text_shows_its_position_consistency(tmp_path
         assert ("Unreadable verdicts (no verdict by the template's rule" in report) == (name == "mute")
 
 
+def test_a_generative_judge_of_real_text_is_released_with_its_position_figures(tmp_path, built, tiny_models):
+    """release of a direct-mode judge's eval real folder: its position figures are checked as every figure is
+    (an edited one refused); a folder written before they were kept releases with what it recorded."""
+    import shutil
+
+    from biasaware.evaluation.real_text import evaluate_real
+    from biasaware.judging.judges import JudgeSpec
+    from biasaware.release import release
+
+    ckpt = tmp_path / "judge"
+    shutil.copytree(tiny_models["causal"], ckpt)
+    evaluate_real(
+        JudgeSpec(name=str(ckpt), mode="direct"), tmp_path / "data", tmp_path / "eval", limit=4, seed=1
+    )
+    for name, edit, refused in (
+        (
+            "edited",
+            lambda row: row["consistency"].update(k=row["consistency"]["k"] + 1),
+            "auto-j \\(consistency\\)",
+        ),
+        ("earlier", lambda row: [row.pop(k) for k in ("consistency", "same_letter")], None),
+    ):
+        folder = tmp_path / name
+        shutil.copytree(tmp_path / "eval", folder)
+        real = json.loads((folder / "real.json").read_text())
+        edit(real["sets"]["auto-j"])
+        (folder / "real.json").write_text(json.dumps(real))
+        if refused:
+            with pytest.raises(BiasAwareError, match=refused):
+                release(ckpt, folder, tmp_path / f"rel-{name}", probes=1, allow_weak_general=True)
+        else:
+            out = release(ckpt, folder, tmp_path / f"rel-{name}", probes=1, allow_weak_general=True)
+            assert (
+                "| same answer in both orders |" in (out / "README.md").read_text()
+            )  # the other sets have it
+
+
 @pytest.mark.slow  # three training processes (tiny models): about a minute
 def test_the_real_text_study_runs_a_seed_end_to_end(tmp_path, alpaca, tiny_models):
     from biasaware.experiments.real_study import ALL_METRICS, ARMS, expand, run_real_study
