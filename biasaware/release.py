@@ -313,7 +313,7 @@ def model_card(
         f"# {name}",
         "",
         f"A {what} "
-        + (f"trained with {toolkit} to resist judgment bias, " if card else f"(trained outside {toolkit}) ")
+        + (f"trained with {toolkit} to resist judgment bias, " if card else f"trained outside {toolkit}, ")
         + "released with its two-sided bias report: BSR (the judge follows a cue placed on the worse answer) and "
         "over-correction (it turns against the same cue placed on the better answer).",
         "",
@@ -735,12 +735,19 @@ def release(
     judgments = read_records(report / "judgments.jsonl", "judgment")
     summary = check_summary(report, summary, judgments)
     general_summaries = []
+    on_card = {  # the data files of the eval real report's sets
+        str(Path(str(read_json(given / name / "summary.json", name).get("benchmark"))).resolve()): name
+        for name in (real or {}).get("sets", {})
+        if (given / name / "summary.json").is_file()
+    }
     for g in general or []:
-        if real and Path(g).resolve().parent == given and Path(g).name in real["sets"]:
-            raise BiasAwareError(
-                f"--general {g} is a set of the `eval real` report, on its card already: leave it out"
-            )
         s = read_json(Path(g) / "summary.json", "an `eval general` output folder")
+        name = on_card.get(str(Path(str(s.get("benchmark"))).resolve()))
+        if name:
+            raise BiasAwareError(
+                f"--general {g} judged the data of the `eval real` report's set {name}, on its card already: "
+                "leave it out"
+            )
         overall = s.get("overall") if isinstance(s.get("overall"), dict) else {}
         if not (overall.get("pair_acc") or overall.get("accuracy")) or "per_subset" not in s:
             raise BiasAwareError(f"{g} is not an `eval general` output folder (its summary has no agreement)")
@@ -1062,7 +1069,9 @@ def usage_options(folder: Path, summary: dict[str, Any]) -> dict[str, Any]:
         for key, mark in slots.items():
             content = content.replace(mark, "{" + key + "}")
         messages.append({"role": m["role"], "content": content})
-    prompt = {"template": template, "mode": mode, "messages": messages, "parse_rule": parse_rule(template)}
+    parse = (summary["run"].get("spec") or {}).get("parse") or "strict"  # generate mode: as the report read
+    rule = parse_rule(template, parse if mode == "generate" else "strict")
+    prompt = {"template": template, "mode": mode, "messages": messages, "parse_rule": rule}
     (folder / "judge_prompt.json").write_text(json.dumps(prompt, indent=2) + "\n")
     return {
         "template": template,

@@ -199,6 +199,10 @@ def test_a_server_that_quotes_the_credentials_back_does_not_show_them(tmp_path, 
         url = type("U", (), {"base_url": f"http://u53r:pa55w0rd@127.0.0.1:{port}/v1?api_key=sk-Q-SECRET"})()
         with pytest.raises(BiasAwareError, match="refused the request \\(401\\)") as err:
             LLMClient(spec(url, tmp_path, max_retries=0)).complete_many([ask(1)])
+        # a key of the base64 alphabet in the query, which the client sends percent-encoded
+        keyed = type("U", (), {"base_url": f"http://127.0.0.1:{port}/v1?api_key=Zk9/Ab+Cd=="})()
+        with pytest.raises(BiasAwareError, match="refused the request \\(401\\)") as encoded:
+            LLMClient(spec(keyed, tmp_path, max_retries=0)).complete_many([ask(2)])
     finally:
         server.shutdown()
     said = str(err.value)
@@ -212,6 +216,9 @@ def test_a_server_that_quotes_the_credentials_back_does_not_show_them(tmp_path, 
         base64.b64encode(b"u53r:pa55w0rd").decode(),
     ):
         assert secret not in said
+    said = str(encoded.value)
+    assert "at /v1/chat/completions?api_key=***" in said and "Zk9" not in said, said
+    assert "check the key in the base_url's query or in OPENAI_API_KEY" in said
 
 
 @pytest.mark.parametrize(

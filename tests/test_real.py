@@ -1,6 +1,7 @@
 """The real-text build: AlpacaEval split by instruction, NullModel key pairs, benchmarks, counts and the length
 shortcut in the manifest; reuse, refusal of other settings, and clear errors for a wrong path."""
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -345,6 +346,12 @@ def test_a_generative_judge_of_real_text_shows_its_position_consistency(tmp_path
         "always-a": lambda messages: "<think>\nA.\n</think>\n<answer>A</answer>",
         "coin": default_responder,  # a deterministic coin per view
         "mute": lambda messages: "I cannot tell.",
+        # A whenever it answers, one view in five unreadable: locked on every pair it answered in both orders
+        "mostly-a": lambda messages: (
+            "I cannot tell."
+            if hashlib.sha256(str(messages).encode()).digest()[0] < 52
+            else "<answer>A</answer>"
+        ),
     }
     for name, responder in judges.items():
         out = tmp_path / name
@@ -365,17 +372,21 @@ def test_a_generative_judge_of_real_text_shows_its_position_consistency(tmp_path
             same = sum(
                 len({v == c for v, c in vs}) == 1 and all(v in "AB" for v, _ in vs) for vs in by_pair.values()
             )
-            letter = sum(len({v for v, _ in vs}) == 1 and vs[0][0] in "AB" for vs in by_pair.values())
+            readable = [vs for vs in by_pair.values() if all(v in ("A", "B") for v, _ in vs)]
+            letter = sum(len({v for v, _ in vs}) == 1 for vs in readable)
             row = result["sets"][part]
             assert (row["consistency"]["k"], row["consistency"]["n"]) == (same, len(by_pair))
-            assert (row["same_letter"]["k"], row["same_letter"]["n"]) == (letter, len(by_pair))
-            assert (letter == len(by_pair)) == (name == "always-a") and (same == 0) == (name != "coin")
+            assert (row["same_letter"]["k"], row["same_letter"]["n"]) == (letter, len(readable))
+            assert (same == 0) == (name != "coin")
+            assert letter == {"always-a": len(by_pair), "mostly-a": len(readable)}.get(name, letter)
         levels = result["sets"]["rm-bench"]["consistency_levels"]
         assert sum(v["n"] for v in levels.values()) == result["sets"]["rm-bench"]["consistency"]["n"]
         report = (out / "report.md").read_text()
         assert "| same answer in both orders |" in report
-        assert ("**Position-locked judge: 100.0% of" in report) == (name == "always-a")
-        assert ("Unreadable verdicts (no verdict by the template's rule" in report) == (name == "mute")
+        assert ("**Position-locked judge: 100.0% of the" in report) == (name in ("always-a", "mostly-a"))
+        assert ("Unreadable verdicts (no verdict by the template's rule" in report) == (
+            name in ("mute", "mostly-a")
+        )
 
 
 def test_a_generative_judge_of_real_text_is_released_with_its_position_figures(tmp_path, built, tiny_models):
@@ -953,8 +964,10 @@ def test_a_judge_measured_on_real_text_is_released_with_its_sets(tmp_path, built
         release(ckpt, other, tmp_path / "rel2", allow_weak_general=True)
     with pytest.raises(BiasAwareError, match="outside the checkpoint and report"):
         release(ckpt, report, report / "rel", allow_weak_general=True)
-    with pytest.raises(BiasAwareError, match="is a set of the `eval real` report, on its card already"):
-        release(ckpt, report, tmp_path / "rel2", general=[str(report / "auto-j")], allow_weak_general=True)
+    shutil.copytree(report / "auto-j", tmp_path / "copied")  # the set, or a copy of it: on the card already
+    for general in (report / "auto-j", tmp_path / "copied"):
+        with pytest.raises(BiasAwareError, match="the `eval real` report's set auto-j, on its card already"):
+            release(ckpt, report, tmp_path / "rel2", general=[str(general)], allow_weak_general=True)
 
 
 def test_two_eval_real_runs_are_compared_set_by_set_on_the_same_pairs(tmp_path, built, capsys, monkeypatch):

@@ -470,9 +470,7 @@ def test_a_generate_judge_card_generates_as_its_report_did(tiny_models, tmp_path
     )
     text = (out / "README.md").read_text()
     assert "--judge ckpt --mode generate --template default --max-tokens 6 --data" in text
-    assert (
-        "(trained outside " in text and "to resist judgment bias" not in text
-    )  # no biasaware card: not ours
+    assert "(generate mode) trained outside " in text and "to resist judgment bias" not in text  # no card
     snippet = re.search(r"```python\n(.*?)```", text.split("## Use", 1)[1], re.S).group(1)
     assert "max_new_tokens=6," in snippet
     snippet = snippet.replace('"someone/gen"', repr(str(out)))
@@ -488,6 +486,13 @@ def test_a_generate_judge_card_generates_as_its_report_did(tiny_models, tmp_path
     assert done.returncode == 0, done.stderr
     judge = load_judge(str(out), mode="generate", max_tokens=6)
     assert done.stdout == judge.pair("Which is larger, 0.9 or 0.11?", "0.9.", "0.11.").raw + "\n"  # print's
+    # read by the native tool's rule: the card states that rule, not the strict one
+    spec = JudgeSpec(name=str(ckpt), mode="generate", max_tokens=6, template="mtbench", parse="native")
+    evaluate_bias(spec, bench, tmp_path / "eval-native")
+    out = release(ckpt, tmp_path / "eval-native", tmp_path / "rel-native", probes=1, allow_weak_general=True)
+    rule = json.loads((out / "judge_prompt.json").read_text())["parse_rule"]
+    assert rule.startswith('"[[A]]" in the reply, else "[[B]]"') and rule in (out / "README.md").read_text()
+    assert "--parse native" in (out / "README.md").read_text()
 
 
 def test_a_built_folder_loads_with_datasets_after_its_card(tmp_path, monkeypatch):

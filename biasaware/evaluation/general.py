@@ -4,7 +4,8 @@ Generative judges see every pair in both orders (views ``chosen_first`` and ``ch
 pair counts as correct only when both verdicts pick the chosen response (``pair_acc``). Also
 reported: single-order accuracy over all views (``single_acc``), the share of pairs whose two
 verdicts pick the same response (``consistency``, both verdicts valid), the share given the same letter
-in both orders (``same_letter``: picked by position), and invalid verdicts.
+in both orders, of the pairs with two readable verdicts (``same_letter``: picked by position), and invalid
+verdicts.
 Reward models score each pair once (view ``pair``): correct when the chosen response scores
 strictly higher (``accuracy``; equal scores are wrong and counted as ``ties``).
 

@@ -93,8 +93,8 @@ def untrained_head(weights: list[str] | None) -> list[str]:
         return []
     return [
         f"**No trained reward head: {', '.join(weights[:2])} drawn at random when the model was loaded, so its "
-        "scores are noise, not a trained judge's.** Evaluate a reward model trained as one, or this model without "
-        "--mode reward.",
+        "scores are noise, not a trained judge's.** Evaluate a reward model trained as one (recipes/reward.py); "
+        "a language model judges as a generative judge (without --mode reward).",
         "",
     ]
 
@@ -681,16 +681,17 @@ def real_markdown(result: dict[str, Any], injected: bool = True) -> str:
 
 
 def position_locked(result: dict[str, Any]) -> list[str]:
-    """The report's warning when a generative judge picks by position: over every set's pairs judged in
-    both orders, 90% or more got the same letter in both (readable) verdicts (the degenerate-judge check's
-    share of one verdict, :func:`~biasaware.evaluation.metrics.judge_check`)."""
+    """The report's warning when a generative judge picks by position: of every set's pairs with two
+    readable verdicts (at least 10), 90% or more got the same letter in both orders (the degenerate-judge
+    check's share of one verdict, :func:`~biasaware.evaluation.metrics.judge_check`)."""
     judged = [r["same_letter"] for r in result["sets"].values() if r.get("same_letter")]
     k, n = sum(c["k"] for c in judged), sum(c["n"] for c in judged)
-    if not n or k / n < 0.9:
+    if n < 10 or k / n < 0.9:
         return []
     return [
         "",
-        f"**Position-locked judge: {pct(k / n)}% of {n} pairs got the same letter in both orders.** Its "
+        f"**Position-locked judge: {pct(k / n)}% of the {n} pairs with two readable verdicts got the same "
+        "letter in both orders.** Its "
         "verdicts follow the answers' positions, not their content, so its accuracy and false positives here "
         "are no judgment of real text.",
     ]

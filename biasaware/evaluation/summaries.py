@@ -257,16 +257,15 @@ def general_score(groups: list[dict[str, Judgment]]) -> dict[str, Any]:
         and len({j.verdict == j.correct for j in g.values()}) == 1
         for g in groups
     )
-    by_place = sum(  # the same letter in both orders: the verdict is the answers' place, not their content
-        all(j.verdict in ("A", "B") for j in g.values()) and len({j.verdict for j in g.values()}) == 1
-        for g in groups
-    )
+    readable = [g for g in groups if all(j.verdict in ("A", "B") for j in g.values())]
+    # of the pairs with two readable verdicts, the same letter in both orders: the answers' place decided
+    by_place = sum(len({j.verdict for j in g.values()}) == 1 for g in readable)
     return {
         "n": len(groups),
         "pair_acc": wilson_rate(both, len(groups)),
         "single_acc": wilson_rate(single, len(views)),
         "consistency": wilson_rate(same, len(groups)),
-        "same_letter": wilson_rate(by_place, len(groups)),
+        "same_letter": wilson_rate(by_place, len(readable)),
         "invalid": sum(j.verdict not in ("A", "B") for j in views),
         "overlong": overlong,
     }

@@ -48,7 +48,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, get_type_hints
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlencode, urlsplit, urlunsplit
 
 import tenacity
 from pydantic import TypeAdapter, ValidationError
@@ -131,6 +131,8 @@ def url_secrets(url: str | None) -> list[str]:
 
     >>> url_secrets("http://user:pa%2Fss@h/v1?api_key=sk-12345&x=2")
     ['user', 'pa%2Fss', 'pa/ss', 'dXNlcjpwYS9zcw==', 'sk-12345']
+    >>> url_secrets("http://h/v1?key=Zk9/Ab+Cd==")  # decoded (+ is a space), and as clients encode it
+    ['Zk9/Ab Cd==', 'Zk9%2FAb+Cd%3D%3D', 'Zk9%2FAb%20Cd%3D%3D', 'Zk9/Ab%20Cd%3D%3D', 'Zk9/Ab+Cd==']
     """
     if not url:
         return []
@@ -140,7 +142,9 @@ def url_secrets(url: str | None) -> list[str]:
         user, password = unquote(parts.username), unquote(parts.password or "")
         found += [parts.username, parts.password or "", password, user]
         found.append(base64.b64encode(f"{user}:{password}".encode()).decode())
-    found += [v for _, v in parse_qsl(parts.query, keep_blank_values=True)]
+    for _, value in parse_qsl(parts.query, keep_blank_values=True):  # as sent: an HTTP client encodes it
+        found += [value, quote_plus(value), *(quote(value, safe=keep) for keep in ("", "+", "/", "+/"))]
+    found += [v for kv in parts.query.split("&") for v in kv.split("=", 1)[1:]]  # as written
     return [s for s in dict.fromkeys(found) if len(s) >= 4]
 
 
@@ -376,7 +380,8 @@ class OpenAIBackend:
                 )
             key = "EMPTY"
         self.secrets = url_secrets(spec.base_url) + ([key] if key != "EMPTY" else [])
-        self.url_auth = bool(spec.base_url and urlsplit(spec.base_url).username is not None)
+        address = urlsplit(spec.base_url or "")
+        self.url_auth = "user" if address.username is not None else "query" if address.query else None
         # retries are ours (tenacity) so that malformed bodies are retried too and every try is counted. A query
         # in base_url (a provider's key) goes on every request's query: left in the base it would end up in the path
         parts = urlsplit(spec.base_url) if spec.base_url else None
@@ -541,18 +546,24 @@ def _too_long(exc: BaseException) -> TooLong | None:
 CONTENT_FILTER = ("content_filter", "content_policy", "content management policy", "usage policy", "flagged")
 
 
-def refusal_hint(exc, key_env: str, url_auth: bool = False) -> str:
-    """What to check after a refusal no retry can fix, by its status: the key (401, 403; the user and
-    password of the address when it has them, ``url_auth``: the HTTP client sends them instead of the key),
+def refusal_hint(exc, key_env: str, url_auth: str | None = None) -> str:
+    """What to check after a refusal no retry can fix, by its status: the key (401, 403; ``url_auth``
+    ``"user"``: the address's user and password, which the HTTP client sends instead of the key;
+    ``"query"``: a key in the address's query),
     the model name or address (404), the text itself when a content filter refused it (400 naming one, as
     Azure's ``content_filter`` and OpenAI's usage-policy refusals do), else the request's settings."""
     status, text = getattr(exc, "status_code", None), f"{getattr(exc, 'code', '')} {exc}".lower()
-    if status == 401 and url_auth:
-        return f"check the user and password in the base_url (sent instead of the key in {key_env})"
+    who = (
+        f"the user and password in the base_url (sent instead of the key in {key_env})"
+        if url_auth == "user"
+        else f"the key in the base_url's query or in {key_env}"
+        if url_auth == "query"
+        else f"the key in {key_env}"
+    )
     if status == 401:
-        return f"check the key in {key_env}"
+        return f"check {who}"
     if status == 403:
-        return f"check that the key in {key_env} may use this model"
+        return f"check that {who} may use this model"
     if status == 404:
         return "check the model name and the base_url"
     if any(marker in text for marker in CONTENT_FILTER):
@@ -560,7 +571,7 @@ def refusal_hint(exc, key_env: str, url_auth: bool = False) -> str:
             "the endpoint's content filter refused this text, which no setting changes: leave the item out "
             "of the input or use another model"
         )
-    return f"check the model name, the base_url, {key_env} and the request settings (max_tokens, temperature)"
+    return f"check the model name, the base_url, {who} and the request settings (max_tokens, temperature)"
 
 
 def _retry_after(exc: BaseException | None) -> float | None:
@@ -680,7 +691,7 @@ class LLMClient:
                 raise BiasAwareError(
                     f"{self.role}: the endpoint refused the request ({exc.status_code}): "
                     f"{self._scrub(str(exc))[:300]}; "
-                    f"{refusal_hint(exc, self.spec.api_key_env, getattr(self._backend, 'url_auth', False))}"
+                    f"{refusal_hint(exc, self.spec.api_key_env, getattr(self._backend, 'url_auth', None))}"
                 ) from None
             self._note_failure(exc)
         except Exception as exc:  # noqa: BLE001 -- counted and reported, never a crash of the build

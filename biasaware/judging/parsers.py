@@ -384,9 +384,12 @@ def get_parser(template: str, mode: str = "strict") -> Callable[[object], str]:
     return NATIVE.get(template, PARSERS[template]) if mode == "native" else PARSERS[template]
 
 
-def parse_rule(name: str) -> str:
+def parse_rule(name: str, parse: str = "strict") -> str:
     """The rule of a format's parser in words: its row of the module docstring's table (a release's
-    card states it, for users without biasaware)."""
+    card states it, for users without biasaware); with ``parse="native"``, the native tool's rule (the
+    "its rule" column of the NATIVE table) where the format has one."""
+    if parse == "native" and name in NATIVE:
+        return native_rule(name) + "; a reply that this rule cannot read is invalid"
     rows = __doc__.split("==============  " + "=" * 80)[2]
     found, lines = False, []
     for line in rows.splitlines():
@@ -403,6 +406,30 @@ def parse_rule(name: str) -> str:
         raise KeyError(name)
     rule = re.sub(r" \(:mod:`[\w.]+`\)", "", " ".join(lines)).replace("``", "`")
     return rule + "; a reply that this rule cannot read is invalid"
+
+
+def native_rule(name: str) -> str:
+    """The NATIVE table's "its rule" column for ``name``, in one line.
+
+    >>> native_rule("mtbench")
+    '"[[A]]" in the reply, else "[[B]]", else "[[C]]" (tie)'
+    """
+    table = __doc__.split("Native reading")[1]
+    edge = next(line for line in table.splitlines() if line.startswith("=" * 14))
+    spans = [m.span() for m in re.finditer(r"=+", edge)]
+    start, end = spans[2]
+    found, words = False, []
+    for line in table.splitlines():
+        head = re.match(r"``([\w-]+)``", line)
+        if head:
+            if found:
+                break
+            found = head.group(1) == name
+        if found and line.strip() and not line.startswith("="):
+            words.append(line[start:end].strip())
+        elif found and line.startswith("="):
+            break
+    return " ".join(w for w in words if w)
 
 
 PARSERS: dict[str, Callable[[object], str]] = {
