@@ -391,21 +391,25 @@ def parse_rule(name: str, parse: str = "strict") -> str:
     if parse == "native" and name in NATIVE:
         return native_rule(name) + "; a reply that this rule cannot read is invalid"
     rows = __doc__.split("==============  " + "=" * 80)[2]
-    found, lines = False, []
-    for line in rows.splitlines():
-        head = re.match(r"``(\w+)``\s+(.*)", line)
-        if head:
-            if found:
-                break
-            found = head.group(1) == {"verdict": "direct", "llmbar-cot": "llmbar"}.get(name, name)
-            if found:
-                lines.append(head.group(2))
-        elif found and line.strip():
-            lines.append(line.strip())
+    lines = row_lines(rows, {"verdict": "direct", "llmbar-cot": "llmbar"}.get(name, name))
     if not lines:
         raise KeyError(name)
-    rule = re.sub(r" \(:mod:`[\w.]+`\)", "", " ".join(lines)).replace("``", "`")
-    return rule + "; a reply that this rule cannot read is invalid"
+    first = re.match(r"``[\w-]+``\s+(.*)", lines[0]).group(1)
+    rule = re.sub(r" \(:mod:`[\w.]+`\)", "", " ".join([first, *(line.strip() for line in lines[1:])]))
+    return rule.replace("``", "`") + "; a reply that this rule cannot read is invalid"
+
+
+def row_lines(table: str, name: str) -> list[str]:
+    """The lines of a docstring table's row whose first cell is ``name`` (up to the next row or the
+    table's edge), blank ones left out."""
+    lines: list[str] = []
+    for line in table.splitlines():
+        head = re.match(r"``([\w-]+)``", line)
+        if (head or line.startswith("=")) and lines:
+            break
+        if (head and head.group(1) == name) or (lines and line.strip()):
+            lines.append(line)
+    return lines
 
 
 def native_rule(name: str) -> str:
@@ -416,20 +420,8 @@ def native_rule(name: str) -> str:
     """
     table = __doc__.split("Native reading")[1]
     edge = next(line for line in table.splitlines() if line.startswith("=" * 14))
-    spans = [m.span() for m in re.finditer(r"=+", edge)]
-    start, end = spans[2]
-    found, words = False, []
-    for line in table.splitlines():
-        head = re.match(r"``([\w-]+)``", line)
-        if head:
-            if found:
-                break
-            found = head.group(1) == name
-        if found and line.strip() and not line.startswith("="):
-            words.append(line[start:end].strip())
-        elif found and line.startswith("="):
-            break
-    return " ".join(w for w in words if w)
+    start, end = [m.span() for m in re.finditer(r"=+", edge)][2]
+    return " ".join(w for w in (line[start:end].strip() for line in row_lines(table, name)) if w)
 
 
 PARSERS: dict[str, Callable[[object], str]] = {
