@@ -561,7 +561,7 @@ def usage(name: str, mode: str, options: dict[str, Any]) -> list[str]:
             'chat = [{"role": m["role"], "content": m["content"].format(**fill)} for m in prompt["messages"]]',
             "text = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)",
             'ids = tokenizer(text, add_special_tokens=False, return_tensors="pt")',
-            f"out = model.generate(**ids, max_new_tokens={options.get('max_tokens', 512)}, do_sample=False)",
+            f"out = model.generate(**ids, max_new_tokens={options['max_tokens']}, do_sample=False)",
             'print(tokenizer.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True))',
             "```",
         ]
@@ -851,11 +851,8 @@ def evaluation_commands(summary: dict[str, Any], real: dict[str, Any] | None) ->
     files' SHA-256 are in ``bias_report/real/real.json``) and ``eval real`` with the run's settings."""
     run = summary["run"]
     spec = run.get("spec") or {}
-    generation = {
-        "template": None,
-        "max_tokens": 512,
-        "parse": "strict",
-    }  # a generate-mode judge's: its defaults
+    # a generate-mode judge's settings that change its replies, named when not at their defaults
+    generation = {"template": None} | {k: JudgeSpec.model_fields[k].default for k in ("max_tokens", "parse")}
     judge = f"--judge ckpt --mode {run['mode']}" + "".join(
         f" --{k.replace('_', '-')} {spec[k]}"
         for k, default in generation.items()
@@ -1069,14 +1066,17 @@ def usage_options(folder: Path, summary: dict[str, Any]) -> dict[str, Any]:
         for key, mark in slots.items():
             content = content.replace(mark, "{" + key + "}")
         messages.append({"role": m["role"], "content": content})
-    parse = (summary["run"].get("spec") or {}).get("parse") or "strict"  # generate mode: as the report read
-    rule = parse_rule(template, parse if mode == "generate" else "strict")
+    parse = (summary["run"].get("spec") or {}).get("parse") or JudgeSpec.model_fields["parse"].default
+    rule = parse_rule(
+        template, parse if mode == "generate" else "strict"
+    )  # generate mode: as the report read
     prompt = {"template": template, "mode": mode, "messages": messages, "parse_rule": rule}
     (folder / "judge_prompt.json").write_text(json.dumps(prompt, indent=2) + "\n")
     return {
         "template": template,
         "parse_rule": prompt["parse_rule"],
-        "max_tokens": (summary["run"].get("spec") or {}).get("max_tokens") or 512,
+        "max_tokens": (summary["run"].get("spec") or {}).get("max_tokens")
+        or JudgeSpec.model_fields["max_tokens"].default,
     }
 
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -94,10 +95,6 @@ def pooled_accuracy(parts: list[dict[str, Any]], record=_accuracy) -> dict[str, 
     return {"value": k / n if n else None, "ci": list(wilson_interval(k, n)) if n else None, "k": k, "n": n}
 
 
-def _consistency(part: dict[str, Any]) -> dict[str, Any]:
-    return part["consistency"]
-
-
 def cue_rows(baselines: dict[str, Any]) -> dict[str, Any]:
     """The cue-only judges of :func:`general_baselines`: accuracy on the pairs each decides, and over all."""
     cues = baselines.get("heuristics", {})
@@ -137,7 +134,7 @@ def set_figures(name: str, summary: dict[str, Any], pairs: list[PreferencePair])
         row["levels"] = {level: pooled_accuracy(at[level]) for level in RMBENCH_LEVELS}
         if both_orders:
             row["consistency_levels"] = {
-                level: pooled_accuracy(at[level], _consistency) for level in RMBENCH_LEVELS
+                level: pooled_accuracy(at[level], itemgetter("consistency")) for level in RMBENCH_LEVELS
             }
         row["cue_only_levels"] = {
             level: cue_rows(general_baselines([p for p in pairs if p.meta["difficulty"] == level]))

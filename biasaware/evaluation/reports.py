@@ -607,21 +607,22 @@ def real_rows(result: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[st
 def real_markdown(result: dict[str, Any], injected: bool = True) -> str:
     """``eval real``'s report: every set beside the cue-only judges, the master key, the injected probes
     (``injected``; a model card shows them as its bias report instead) and the key battery."""
+    rows = real_rows(result)
+    orders = any("consistency" in row for _, _, row in rows)  # a generative judge, each pair in both orders
     lines = [
         f"# Real text: {result['judge']}",
         "",
         f"{'At most ' + str(result['limit']) + ' pairs per set (seeded sample, seed ' + str(result['seed']) + ')' if result['limit'] else 'Every pair'}; "
         "accuracy in percent with 95% Wilson intervals. Cue-only judges: accuracy on the pairs they decide "
-        "(their count in brackets), computed on the same pairs.",
-        "",
-    ]
-    rows = real_rows(result)
-    orders = any("consistency" in row for _, _, row in rows)  # a generative judge, each pair in both orders
-    if orders:
-        lines[-2] += (
+        "(their count in brackets), computed on the same pairs."
+        + (
             " Same answer in both orders: the pairs whose two verdicts (one per order) pick the same answer; "
             "a judge that picks by position is at 0."
-        )
+            if orders
+            else ""
+        ),
+        "",
+    ]
     lines += untrained_head((result.get("judge_summary") or {}).get("untrained_head"))
     lines += [
         "| set | pairs | judge accuracy |"

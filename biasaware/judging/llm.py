@@ -409,9 +409,7 @@ class OpenAIBackend:
             usage = data.get("usage") or {}
         except (KeyError, IndexError, TypeError, AttributeError):
             raise MalformedReply("the reply has no choices[0].message.content") from None
-        if (
-            text is None
-        ):  # no text (a refusal, a content filter): read as an empty reply, or as the refusal's text
+        if text is None:  # no text (a refusal, a content filter): an empty reply, or the refusal's text
             refusal = message.get("refusal")
             text = refusal if isinstance(refusal, str) else ""
         if not isinstance(text, str):
