@@ -12,7 +12,7 @@ from biasaware.cli import main
 from biasaware.data.real import build_real, named_paths, resolve_sources, split_instructions
 from biasaware.data.upstream import parts_lacking
 from biasaware.errors import BiasAwareError
-from biasaware.io import read_records
+from biasaware.io import read_json, read_records
 
 INSTRUCTIONS = [f"Question number {i}?" for i in range(10)]
 
@@ -753,6 +753,30 @@ def test_eval_real_refuses_before_judging_anything(tmp_path, built):
     shutil.rmtree(tmp_path / "data" / "probes")
     with pytest.raises(BiasAwareError, match="lacks bench/auto-j.jsonl, probes/, which its manifest lists"):
         evaluate_real(spec, tmp_path / "data", tmp_path / "eval2", limit=5)
+
+
+def test_a_pair_file_changed_after_the_build_is_refused(tmp_path, built):
+    from biasaware.evaluation.real_text import evaluate_real
+
+    root, spec = built
+    data = tmp_path / "data"
+    assert set(read_json(data / "manifest.json")["files_sha256"]) == {
+        "train.jsonl",
+        "heldout.jsonl",
+        "masterkey-null.jsonl",
+        "bench/auto-j.jsonl",
+        "bench/rm-bench.jsonl",
+    }
+    lines = (data / "bench" / "auto-j.jsonl").read_text().splitlines(keepends=True)
+    (data / "bench" / "auto-j.jsonl").write_text("".join(lines[1:]))  # one pair dropped by hand
+    changed = "bench/auto-j.jsonl changed after `biasaware build real` wrote it"
+    with pytest.raises(BiasAwareError, match=re.escape(changed)):
+        evaluate_real(spec, data, tmp_path / "eval", limit=5)
+    assert not (tmp_path / "eval").exists() or not any((tmp_path / "eval").iterdir())
+    with pytest.raises(BiasAwareError, match=re.escape(changed)):  # nor reused by a rebuild
+        build_real(resolve_sources(root), data)
+    (data / "bench" / "auto-j.jsonl").write_text("".join(lines))  # restored: read again
+    assert evaluate_real(spec, data, tmp_path / "eval", limit=2, probe_limit=1)["sets"]["auto-j"]
 
 
 def test_a_run_whose_judge_cannot_read_the_views_leaves_nothing_that_blocks_the_fix(tmp_path, built):

@@ -19,7 +19,9 @@ file                                  what
 ``manifest.json``                     the settings, each source's files and counts (rows, pairs, what was left
                                       out and why, malformed rows skipped), the split, and the shortcut each set
                                       carries: the share of pairs (of unequal length) whose longer answer is the
-                                      chosen one, per split and benchmark
+                                      chosen one, per split and benchmark; each pair file's SHA-256
+                                      (``files_sha256``): a file changed after the build is refused by
+                                      ``eval real`` and by a rebuild into the folder
 ``probes/``                           injected probes (:func:`build_real_probes`): the 12 biases, standard
                                       (the cue on the worse answer) and mirror (on the better one), on the
                                       human- and correctness-labelled pairs (``probe-pairs.jsonl``: Auto-J,
@@ -276,11 +278,7 @@ def build_real(
     if manifest_path.exists():
         earlier = read_json(manifest_path, "real-text manifest")
         if earlier.get("settings") == settings and earlier.get("sources_sha256") == fingerprint:
-            lost = [f for f in expected_files(earlier) if not (out / f).exists()]
-            if lost:
-                raise BiasAwareError(
-                    f"{out} lacks {', '.join(lost)}, which its manifest lists; build again into a new --out"
-                )
+            check_outputs(out, earlier, "build again into a new --out")
             if "probes" not in earlier:  # a folder built before the probes were part of it
                 earlier["probes"] = build_real_probes(out, seed)
                 write_json(out / "summary.json", public_summary(earlier))
@@ -376,17 +374,41 @@ def build_real(
         "shortcut": shortcut,
         "probes": build_real_probes(out, seed),
     }
+    manifest["files_sha256"] = {f: files_sha256([out / f]) for f in pair_files(manifest)}
     write_json(out / "summary.json", public_summary(manifest))
     write_json(manifest_path, manifest)
     return manifest
 
 
+def pair_files(manifest: dict[str, Any]) -> list[str]:
+    """The pair files a finished build holds, by its manifest: what training and ``eval real`` read."""
+    files = ["train.jsonl", "heldout.jsonl"]
+    files += ["masterkey-null.jsonl"] if manifest["split"].get("null_model_pairs") else []
+    return files + [f"bench/{n}.jsonl" for n in BENCHMARKS if n in manifest["sources"]]
+
+
 def expected_files(manifest: dict[str, Any]) -> list[str]:
     """The files a finished build holds, by its manifest."""
-    files = ["train.jsonl", "heldout.jsonl", "summary.json"]
-    files += ["masterkey-null.jsonl"] if manifest["split"].get("null_model_pairs") else []
-    files += [f"{name}/manifest.json" for name in manifest.get("probes", {})]
-    return files + [f"bench/{n}.jsonl" for n in BENCHMARKS if n in manifest["sources"]]
+    probes = [f"{name}/manifest.json" for name in manifest.get("probes", {})]
+    return [*pair_files(manifest), "summary.json", *probes]
+
+
+def check_outputs(
+    folder: Path, manifest: dict[str, Any], advice: str, needed: list[str] | None = None
+) -> None:
+    """Refuse a build folder that lacks a file its manifest lists (``needed``: those a reader needs, by default
+    all), or whose pair file is not the one the build wrote (its SHA-256 in ``files_sha256``; a folder built
+    before the hashes were kept is read as it is)."""
+    lost = [f for f in (expected_files(manifest) if needed is None else needed) if not (folder / f).exists()]
+    if lost:
+        raise BiasAwareError(f"{folder} lacks {', '.join(lost)}, which its manifest lists; {advice}")
+    written = manifest.get("files_sha256") or {}
+    changed = [f for f, sha in written.items() if (folder / f).exists() and files_sha256([folder / f]) != sha]
+    if changed:
+        raise BiasAwareError(
+            f"{folder}: {', '.join(changed)} changed after `biasaware build real` wrote "
+            f"{'it' if len(changed) == 1 else 'them'} (the SHA-256 in its manifest differs); {advice}"
+        )
 
 
 def key_pairs(heldout: list[PreferencePair], seed: int) -> list[PreferencePair]:

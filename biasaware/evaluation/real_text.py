@@ -43,6 +43,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+from biasaware.data.real import check_outputs
 from biasaware.data.upstream import RMBENCH_LEVELS, load_benchmark
 from biasaware.devices import ranks
 from biasaware.errors import BiasAwareError
@@ -199,16 +200,9 @@ def evaluate_real(
         raise BiasAwareError(f"{data}: {not_real(data, manifest)}")
     refuse_inside(out, data, "the data folder")
     present = [(name, file, what) for name, file, what in SETS if (data / file).exists()]
-    lost = [file for name, file, _ in SETS if name in expected_sets(manifest) and not (data / file).exists()]
-    lost += [
-        f"{name}/"
-        for name, _ in PROBE_PARTS
-        if name in manifest.get("probes", {}) and not (data / name).is_dir()
-    ]
-    if lost:
-        raise BiasAwareError(
-            f"{data} lacks {', '.join(lost)}, which its manifest lists; build it again in a new folder"
-        )
+    needed = [file for name, file, _ in SETS if name in expected_sets(manifest)]
+    needed += [f"{name}/" for name, _ in PROBE_PARTS if name in manifest.get("probes", {})]
+    check_outputs(data, manifest, "build it again in a new folder", needed)
 
     if ranks().main:  # this command's folder holds its result or the sets an interrupted run began
         sets = (*(name for name, _, _ in SETS), *(n for n, _ in PROBE_PARTS))
