@@ -397,13 +397,14 @@ def check_outputs(
     folder: Path, manifest: dict[str, Any], advice: str, needed: list[str] | None = None
 ) -> None:
     """Refuse a build folder that lacks a file its manifest lists (``needed``: those a reader needs, by default
-    all), or whose pair file is not the one the build wrote (its SHA-256 in ``files_sha256``; a folder built
-    before the hashes were kept is read as it is)."""
-    lost = [f for f in (expected_files(manifest) if needed is None else needed) if not (folder / f).exists()]
+    all), or one whose pair file is not the one the build wrote (its SHA-256 in ``files_sha256``; a folder
+    built before the hashes were kept is read as it is)."""
+    needed = expected_files(manifest) if needed is None else needed
+    lost = [f for f in needed if not (folder / f).exists()]
     if lost:
         raise BiasAwareError(f"{folder} lacks {', '.join(lost)}, which its manifest lists; {advice}")
     written = manifest.get("files_sha256") or {}
-    changed = [f for f, sha in written.items() if (folder / f).exists() and files_sha256([folder / f]) != sha]
+    changed = [f for f in needed if f in written and files_sha256([folder / f]) != written[f]]
     if changed:
         raise BiasAwareError(
             f"{folder}: {', '.join(changed)} changed after `biasaware build real` wrote "
