@@ -922,11 +922,16 @@ def check_real(
     pairs of the data file, when it is still there). The probes' and the key battery's figures are those of
     their summaries scored again (``probes``: the injected probes', checked already). Returns the key
     battery's summary scored again, the one a release publishes (``None`` without one)."""
-    counted = pair_outcomes(folder)
+    summaries = {
+        name: read_json(folder / name / "summary.json", f"set {name} of the `eval real` report")
+        for name in real["sets"]
+    }
+    reward = {
+        name for name, summary in summaries.items() if (summary.get("run") or {}).get("mode") == "reward"
+    }
+    counted = pair_outcomes(folder, lambda at, judgments: at.name in reward and scores_agree(at, judgments))
     for name, row in real["sets"].items():
-        summary = read_json(folder / name / "summary.json", f"set {name} of the `eval real` report")
-        if (summary.get("run") or {}).get("mode") == "reward":
-            scores_agree(folder / name, read_records(folder / name / "judgments.jsonl", "judgment"))
+        summary = summaries[name]
         if not same_weights(summary, identity):
             raise BiasAwareError(
                 f"{folder / name} evaluated another model than {folder / 'probes'}; give an `eval real` folder "

@@ -37,7 +37,7 @@ figures; ``report.md`` the table.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from operator import itemgetter
 from pathlib import Path
@@ -276,16 +276,22 @@ def evaluate_real(
     return result
 
 
-def pair_outcomes(eval_folder: Path) -> dict[str, dict[str, int]]:
+def pair_outcomes(
+    eval_folder: Path, each: Callable[[Path, list], Any] | None = None
+) -> dict[str, dict[str, int]]:
     """Per set (RM-Bench per difficulty) and pair id, 1 when the judge was right, from the judgments of the
-    sets an ``eval real`` folder holds (:data:`SETS`; its probes are not pairs)."""
+    sets an ``eval real`` folder holds (:data:`SETS`; its probes are not pairs). ``each``: called with every
+    set's folder and judgments as they are read (a check of the judgments beside the count)."""
 
     found: dict[str, dict[str, int]] = {}
     for folder in sorted(
         eval_folder / name for name, _, _ in SETS if (eval_folder / name / "judgments.jsonl").exists()
     ):
         by_pair: dict[str, list] = {}
-        for j in read_records(folder / "judgments.jsonl", "judgment"):
+        judgments = read_records(folder / "judgments.jsonl", "judgment")
+        if each is not None:
+            each(folder, judgments)
+        for j in judgments:
             by_pair.setdefault(j.probe_id, []).append(j)
         for pid, js in by_pair.items():
             if {j.view for j in js} not in ({"pair"}, set(ORDERS)):
