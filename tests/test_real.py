@@ -389,6 +389,32 @@ def test_a_generative_judge_of_real_text_shows_its_position_consistency(tmp_path
         )
 
 
+def test_the_calls_of_a_failed_run_count_in_the_next_runs_costs(tmp_path, built, monkeypatch):
+    """An endpoint that fails half the calls stops the run (its views are left unjudged); the calls it
+    made, answered or failed, are kept and counted in real.json of the run that finishes the folder."""
+    from urllib.parse import urlsplit
+
+    from biasaware.evaluation.real_text import COSTS_FILE, evaluate_real
+    from biasaware.judging.fake_server import FakeChatServer, default_responder
+    from biasaware.judging.judges import JudgeSpec
+
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    out = tmp_path / "eval"
+    with FakeChatServer(default_responder, fault_rate=0.5, faults=("500",), max_faults=99) as bad:
+        spec = JudgeSpec(name="m", backend="openai", base_url=bad.base_url, max_retries=0)
+        with pytest.raises(BiasAwareError, match="failed"):
+            evaluate_real(spec, tmp_path / "data", out, limit=6, seed=1)
+        port, failed_run = urlsplit(bad.base_url).port, bad.requests
+    kept = read_json(out / COSTS_FILE)  # every call counts, the failed ones too
+    assert kept["calls"] == failed_run and 0 < kept["failures"] < failed_run
+    with FakeChatServer(default_responder, port=port) as good:
+        result = evaluate_real(spec, tmp_path / "data", out, limit=6, seed=1)
+    costs = result["judge_summary"]
+    assert costs["calls"] == kept["calls"] + good.requests and costs["failures"] == kept["failures"]
+    assert read_json(out / COSTS_FILE) == costs  # a rerun adds nothing twice
+    assert evaluate_real(spec, tmp_path / "data", out, limit=6, seed=1)["judge_summary"] == costs
+
+
 def test_a_generative_judge_of_real_text_is_released_with_its_position_figures(tmp_path, built, tiny_models):
     """release of a direct-mode judge's eval real folder: its position figures are checked as every figure is
     (an edited one refused); a folder written before they were kept releases with what it recorded."""

@@ -226,8 +226,8 @@ def evaluate_real(
             write=False,
         )
     judge = judge if judge is not None else start_judge(resolved)
-    with unreadable_removes(out, list(samples)) as at:
-        earlier = read_json(out / "real.json", "real.json") if (out / "real.json").exists() else {}
+    earlier = read_json(out / "real.json", "real.json") if (out / "real.json").exists() else {}
+    with unreadable_removes(out, list(samples)) as at, costs_kept(out, judge, earlier) as costs:
         sets: dict[str, Any] = {}
         for name, file, what in present:
             at["set"] = name
@@ -264,9 +264,7 @@ def evaluate_real(
         "limit": limit,
         "probe_limit": probe_limit,
         "seed": seed,
-        "judge_summary": run_costs(judge.summary(), earlier.get("judge_summary"))
-        if hasattr(judge, "summary")
-        else None,
+        "judge_summary": costs.get("summary"),
         "missing": [name for name, file, _ in SETS if not (data / file).exists()],
         "sets": sets,
         "probes": probes,
@@ -345,6 +343,26 @@ def run_costs(now: dict[str, Any], before: dict[str, Any] | None) -> dict[str, A
         k: v + before[k] if k in COSTS and isinstance(v, int) and isinstance(before.get(k), int) else v
         for k, v in now.items()
     }
+
+
+COSTS_FILE = ".judge-costs.json"  # what every run into an eval real folder cost, failed ones too
+
+
+@contextmanager
+def costs_kept(out: Path, judge, earlier: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The judge's summary with what every run into ``out`` cost (:func:`run_costs`), kept in
+    :data:`COSTS_FILE` when the run ends, however it ends: the calls of a run that fails or is stopped count
+    in the next run's ``real.json``. The dict yielded holds it (``"summary"``) once the block is left."""
+    kept = out / COSTS_FILE
+    before = read_json(kept, "the judge's costs") if kept.is_file() else earlier.get("judge_summary")
+    costs: dict[str, Any] = {}
+    try:
+        yield costs
+    finally:
+        if hasattr(judge, "summary") and ranks().main:
+            costs["summary"] = run_costs(judge.summary(), before)
+            if out.is_dir() and any(k in costs["summary"] for k in COSTS):  # an endpoint judge's calls
+                write_json(kept, costs["summary"])
 
 
 @contextmanager
