@@ -929,7 +929,14 @@ def check_real(
     reward = {
         name for name, summary in summaries.items() if (summary.get("run") or {}).get("mode") == "reward"
     }
-    counted = pair_outcomes(folder, lambda at, judgments: at.name in reward and scores_agree(at, judgments))
+    cut: dict[str, int] = {}
+
+    def read(at: Path, judgments: list) -> None:  # beside the count: the verdicts' scores, the texts cut
+        if at.name in reward:
+            scores_agree(at, judgments)
+        cut[at.name] = sum(int(j.meta.get("cut", 0)) for j in judgments)
+
+    counted = pair_outcomes(folder, read)
     for name, row in real["sets"].items():
         summary = summaries[name]
         if not same_weights(summary, identity):
@@ -940,6 +947,12 @@ def check_real(
         levels = [f"rm-bench {level}" for level in RMBENCH_LEVELS] if name == "rm-bench" else []
         pooled = {pid: right for lv in levels or [name] for pid, right in counted.get(lv, {}).items()}
         overall = summary.get("overall") or {}
+        if "cut" in overall and overall["cut"] != cut.get(name):
+            raise BiasAwareError(
+                f"{folder / name}/summary.json counts {overall['cut']} texts cut to fit the context, its "
+                f"judgments.jsonl {cut.get(name, 0)}; the folder was edited or mixed: run `biasaware eval real` "
+                "again into a new folder"
+            )
         records = [(row.get("levels", {}).get(lv.split()[-1]), counted.get(lv, {}), lv) for lv in levels]
         records.append((overall.get("accuracy") or overall.get("pair_acc"), pooled, f"{name}/summary.json"))
         data = Path(str((summary.get("run") or {}).get("data")))
@@ -948,7 +961,9 @@ def check_real(
         )
         figures = set_figures(name, summary, pairs or [])
         mine = json.loads(json.dumps(json_safe(figures)))
-        theirs = {k: v for k, v in row.items() if k not in ("measures", "truncated")}
+        theirs = {k: v for k, v in row.items() if k != "measures"}
+        if "cut" not in overall:  # judged before each judgment counted its cut texts: shown as recorded
+            theirs.pop("truncated", None)
         if levels and pairs is None:  # the data file is gone: the cue-only judges per level shown as recorded
             mine.pop("cue_only_levels", None), theirs.pop("cue_only_levels", None)
         for later in LATER_FIGURES:  # a folder judged before real.json kept them: shown as it recorded

@@ -89,7 +89,7 @@ def test_reward_model_and_cli(tmp_path, tiny_models, capsys):
     s = summarize_general(
         read_records(run_general_eval(rm, load_benchmark(path), tmp_path / "rm"), "judgment")
     )
-    assert s["overall"]["n"] == 4 and set(s["overall"]) == {"n", "accuracy", "ties", "overlong"}
+    assert s["overall"]["n"] == 4 and set(s["overall"]) == {"n", "accuracy", "ties", "overlong", "cut"}
     out = tmp_path / "cli"
     args = [
         "eval",

@@ -282,6 +282,11 @@ def test_eval_real_scores_each_set_beside_the_cue_only_judges(tmp_path, built):
     # the caveats of the sets' and probes' own reports reach this one: answers cut, a degenerate judge
     cut = {n: r["truncated"] for n, r in result["sets"].items() if r.get("truncated")}
     assert ("Answers cut to fit the judge's context" in report) == bool(cut)
+    for name, row in result["sets"].items():  # each set's count is its judgments' (meta.cut per view)
+        judged = read_records(tmp_path / "eval" / name / "judgments.jsonl", "judgment")
+        assert row["truncated"] == sum(j.meta.get("cut", 0) for j in judged)
+    every = [j for f in (tmp_path / "eval").glob("*/judgments.jsonl") for j in read_records(f, "judgment")]
+    assert sum(j.meta.get("cut", 0) for j in every) == result["judge_summary"]["truncated"] > 0  # the judge's
     # a cue-only judge with no rate (cue side wins: a tie on every original) has no row of dashes
     assert "| cue-only: longer wins |" in report and "cue-only: cue side wins" not in report
     assert ("**Degenerate judge: its BSR" in report) == probes["judge_check"]["degenerate"]
@@ -1001,6 +1006,22 @@ def test_a_judge_measured_on_real_text_is_released_with_its_sets(tmp_path, built
         (edited / part / "judgments.jsonl").write_text("".join(json.dumps(j) + "\n" for j in lines))
         with pytest.raises(BiasAwareError, match=f"{part}/judgments.jsonl: .* has verdict .* but scores A"):
             release(ckpt, edited, tmp_path / "rel2", allow_weak_general=True)
+    # texts said cut (a judgment's meta.cut) that the set's summary and real.json do not count
+    shutil.rmtree(edited)
+    shutil.copytree(report, edited)
+    lines = [json.loads(line) for line in (edited / "heldout" / "judgments.jsonl").read_text().splitlines()]
+    lines[0]["meta"]["cut"] = lines[0]["meta"].get("cut", 0) + 1
+    (edited / "heldout" / "judgments.jsonl").write_text("".join(json.dumps(j) + "\n" for j in lines))
+    with pytest.raises(
+        BiasAwareError, match="heldout/summary.json counts [0-9]+ texts cut to fit the context"
+    ):
+        release(ckpt, edited, tmp_path / "rel2", allow_weak_general=True)
+    figures = json.loads((report / "real.json").read_text())
+    figures["sets"]["heldout"]["truncated"] += 2
+    (edited / "real.json").write_text(json.dumps(figures))
+    shutil.copy(report / "heldout" / "judgments.jsonl", edited / "heldout" / "judgments.jsonl")
+    with pytest.raises(BiasAwareError, match="figures for heldout \\(truncated\\) do not match"):
+        release(ckpt, edited, tmp_path / "rel2", allow_weak_general=True)
     # a set judged by other weights, or a folder with no injected probes, is refused
     other = tmp_path / "other"
     shutil.copytree(report, other)

@@ -115,7 +115,8 @@ def set_figures(name: str, summary: dict[str, Any], pairs: list[PreferencePair])
     (RM-Bench: per difficulty, pooled over domains, with the cue-only judges per difficulty computed from the
     judged ``pairs``), the cue-only judges' accuracy on the pairs they decide, and a generative judge's
     position consistency (``consistency``: the pairs whose two verdicts, one per order, pick the same answer;
-    RM-Bench's per difficulty too) and the pairs given the same letter in both orders (``same_letter``)."""
+    RM-Bench's per difficulty too), the pairs given the same letter in both orders (``same_letter``) and the
+    texts cut to fit the judge's context (``truncated``)."""
     row: dict[str, Any] = {
         "pairs": summary["items"],
         "accuracy": _accuracy(summary["overall"]),
@@ -124,6 +125,8 @@ def set_figures(name: str, summary: dict[str, Any], pairs: list[PreferencePair])
         "judge_check": summary.get("judge_check"),
         "overlong": summary["overall"].get("overlong", 0),
     }
+    if "cut" in summary["overall"]:  # texts cut to fit the context (a summary written before: not counted)
+        row["truncated"] = summary["overall"]["cut"]
     both_orders = "consistency" in summary["overall"]  # a generative judge: each pair in both orders
     if both_orders:
         row["consistency"] = summary["overall"]["consistency"]
@@ -231,7 +234,6 @@ def evaluate_real(
         sets: dict[str, Any] = {}
         for name, file, what in present:
             at["set"] = name
-            before = getattr(judge, "truncated", None)
             summary = evaluate_general(
                 spec, str(data / file), out / name, limit=limit, seed=seed, judge=judge
             )
@@ -239,9 +241,6 @@ def evaluate_real(
                 continue
             # the judged pairs are the sample: a folder holding judgments of other pairs was refused above
             sets[name] = {"measures": what, **set_figures(name, summary, samples[name])}
-            if before is not None:  # answers cut to fit the context in this set, this run and earlier ones
-                had = earlier.get("sets", {}).get(name, {}).get("truncated", 0)
-                sets[name]["truncated"] = had + judge.truncated - before
 
         probes = {}
         for name, what in parts:

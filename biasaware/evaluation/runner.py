@@ -162,6 +162,8 @@ def judge_into(
                     if o.overlong:
                         meta = {**meta, "overlong": {"tokens": o.overlong[0], "limit": o.overlong[1]}}
                         overlong.append(o.overlong)
+                    if getattr(o, "cut", 0):  # texts cut to fit the context: counted per view
+                        meta = {**meta, "cut": o.cut}
                     out.append(record(judge.name, item_id, view_name, view, meta, o))
                     judged += 1
                     shared += (item_id, view_name) != (job[0], job[1])

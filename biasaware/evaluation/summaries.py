@@ -240,6 +240,7 @@ def wilson_rate(k: int, n: int) -> dict[str, Any]:
 
 def general_score(groups: list[dict[str, Judgment]]) -> dict[str, Any]:
     overlong = sum(bool(j.meta.get("overlong")) for g in groups for j in g.values())
+    cut = sum(int(j.meta.get("cut", 0)) for g in groups for j in g.values())  # texts cut to fit the context
     if all(set(g) == {"pair"} for g in groups):
         right = sum(g["pair"].verdict == g["pair"].correct for g in groups)
         ties = sum(g["pair"].verdict == "tie" for g in groups)
@@ -248,6 +249,7 @@ def general_score(groups: list[dict[str, Judgment]]) -> dict[str, Any]:
             "accuracy": wilson_rate(right, len(groups)),
             "ties": ties,
             "overlong": overlong,
+            "cut": cut,
         }
     both = sum(all(j.verdict == j.correct for j in g.values()) for g in groups)
     views = [j for g in groups for j in g.values()]
@@ -268,6 +270,7 @@ def general_score(groups: list[dict[str, Judgment]]) -> dict[str, Any]:
         "same_letter": wilson_rate(by_place, len(readable)),
         "invalid": sum(j.verdict not in ("A", "B") for j in views),
         "overlong": overlong,
+        "cut": cut,
     }
 
 

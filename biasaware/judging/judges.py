@@ -485,6 +485,7 @@ class JudgeOutput:
     verdict: str
     scores: dict[str, float] | None = None
     overlong: tuple[int, int] | None = None  # (tokens, context limit) of a view that was not judged
+    cut: int = 0  # the view's (prompt, response) texts cut to fit the context (truncation "longest_first")
 
 
 def overlong_output(tokens: int, limit: int) -> JudgeOutput:
@@ -1045,12 +1046,15 @@ class RewardModelJudge(_ForwardJudge):
         return text
 
     def units(self, views):
-        """Each distinct (prompt, response) text once; ``extra`` maps every view to its two texts."""
+        """Each distinct (prompt, response) text once; ``extra`` maps every view to its two texts and the
+        number of them cut to fit the context."""
         texts: dict[str, int] = {}
         pairs = []
         for v in views:
+            before = self.truncated
             ta, tb = self.texts(v.prompt, v.response_a), self.texts(v.prompt, v.response_b)
-            pairs.append((texts.setdefault(ta, len(texts)), texts.setdefault(tb, len(texts))))
+            units = texts.setdefault(ta, len(texts)), texts.setdefault(tb, len(texts))
+            pairs.append((*units, self.truncated - before))
         return encode_rendered(self.tokenizer, list(texts)), pairs
 
     def values(self, enc):
@@ -1067,14 +1071,15 @@ class RewardModelJudge(_ForwardJudge):
 
     def outputs(self, prepared, per_unit):
         out: list[JudgeOutput | None] = []
-        for a, b in prepared.extra or []:
+        for a, b, cut in prepared.extra or []:
             long = [prepared.overlong[u] for u in (a, b) if u in prepared.overlong]
             if long:
                 out.append(overlong_output(max(long), self.limit))
                 continue
             sa, sb = per_unit[a], per_unit[b]
             verdict = "A" if sa > sb else "B" if sb > sa else "tie"
-            out.append(JudgeOutput(f"score_A={sa:.6f} score_B={sb:.6f}", verdict, {"A": sa, "B": sb}))
+            raw = f"score_A={sa:.6f} score_B={sb:.6f}"
+            out.append(JudgeOutput(raw, verdict, {"A": sa, "B": sb}, cut=cut))
         return out
 
     def score(self, units: list[ScoreUnit]) -> list[ScoreOutput | None]:
