@@ -554,7 +554,7 @@ def usage(name: str, mode: str, options: dict[str, Any]) -> list[str]:
         return [
             f"With `transformers` alone: `judge_prompt.json` holds the prompt format (`{options.get('template')}`) "
             "with `{question}`, `{response_a}` and `{response_b}` to fill. Generate the reply greedily and read the "
-            f"verdict by this rule: {options.get('parse_rule')}, never guessed.",
+            f"verdict by this rule: {options.get('parse_rule')}, never guessed. {FENCE_NOTE}",
             "",
             *_causal_loading(name, torch=False),
             "fill = {'question': 'Which is larger, 0.9 or 0.11?', 'response_a': '0.9.', 'response_b': '0.11.'}",
@@ -570,7 +570,7 @@ def usage(name: str, mode: str, options: dict[str, Any]) -> list[str]:
         "`{question}`, `{response_a}` and `{response_b}` to fill. The verdict is read as biasaware's direct mode "
         "reads it: the more probable of `A` and `B` (with or without a leading space) as the first token of the "
         "reply; generated replies are read by the format's own rule (`judge_prompt.json`, `parse_rule`), and a "
-        "reply that rule cannot read is invalid, never guessed.",
+        f"reply that rule cannot read is invalid, never guessed. {FENCE_NOTE}",
         "",
         *_causal_loading(name, torch=True),
         "",
@@ -592,6 +592,12 @@ def usage(name: str, mode: str, options: dict[str, Any]) -> list[str]:
         'print(verdict("Which is larger, 0.9 or 0.11?", "0.9 is larger.", "0.11 is larger."))',
         "```",
     ]
+
+
+FENCE_NOTE = (  # biasaware.judging.judge_format.fence, which the snippet leaves out
+    "One difference: when a graded text contains one of the format's delimiters, biasaware tags every delimiter "
+    "with a hash of the texts, so that no text can close its block; the snippet fills the format as it is."
+)
 
 
 def _fit_lines(context: int, special: bool) -> list[str]:
