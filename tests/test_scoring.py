@@ -21,6 +21,7 @@ from biasaware.evaluation.metrics import (
     score_correlations,
     score_distribution,
     score_flip_rate,
+    score_moves,
 )
 from biasaware.evaluation.scoring import choose_templates
 from biasaware.evaluation.summaries import summarize_scoring
@@ -209,6 +210,13 @@ def test_scoring_metrics_match_independent_formulas(seed):
     fr = score_flip_rate(base, pert)
     assert fr["n"] == len(keep) and fr["flips"] == int((b != p).sum())
     assert math.isclose(fr["flip_rate"], float(np.mean(b != p)))
+    anchor = int(rng.integers(1, 6))
+    moves = score_moves(base, pert, anchor)
+    assert moves["up"]["k"] == int((p > b).sum()) and moves["down"]["k"] == int((p < b).sum())
+    # toward the anchor: the move brought the score nearer it or across it (never off a score equal to it)
+    toward = (p != b) & (b != anchor) & (np.sign(p - b) == np.sign(anchor - b))
+    assert moves["toward"]["k"] == int(toward.sum()) and moves["away"]["k"] == int(((p != b) & ~toward).sum())
+    assert all(moves[k]["n"] == len(keep) for k in moves) and "toward" not in score_moves(base, pert)
     mad = mean_abs_deviation(base, pert, seed=seed)
     assert math.isclose(mad["mad"], float(np.mean(np.abs(p - b))))
     assert math.isclose(mad["shift"], float(np.mean(p - b)))
@@ -409,6 +417,11 @@ def test_eval_scoring_measures_a_reference_anchored_judge_exactly(tmp_path, caps
         assert per[name]["flip_rate"] == 0 and per[name]["mad"] == 0  # the ids are read back to 1-5
     assert per["ref-1"]["flip_rate"] == 0.5 and per["ref-1"]["mad"] == 2.0 and per["ref-1"]["shift"] == -2.0
     assert per["ref-5"]["flip_rate"] == 0.5 and per["ref-5"]["shift"] == 2.0
+    # an anchored judge follows the cue: every flip toward the reference's score, none away from it
+    for name, way in (("ref-1", "down"), ("ref-5", "up")):
+        moves = per[name]["moves"]
+        assert moves["toward"]["k"] == moves[way]["k"] == per[name]["flips"] and moves["away"]["k"] == 0
+    assert "toward" not in per["desc"]["moves"] and "moves" not in per["baseline"]
     assert per["baseline"]["gold"]["spearman"] == pytest.approx(1.0)
     assert (
         math.isnan(per["ref-1"]["gold"]["spearman"]) if per["ref-1"]["gold"]["spearman"] is not None else True
@@ -419,6 +432,7 @@ def test_eval_scoring_measures_a_reference_anchored_judge_exactly(tmp_path, caps
         assert (out / png).stat().st_size > 1000
     report = (out / "report.md").read_text()
     assert "| ref-1 | 50.0" in report
+    assert "| ref-1 | 50.0 [23.7, 76.3] (5/10) | 0.0 [0.0, 27.8] (0) / 50.0 [23.7, 76.3] (5) | 50.0" in report
     # rescoring needs no model and gives the same numbers
     assert main(["eval", "scoring", "--out", str(out), "--rescore"]) == 0
     again = json.loads((out / "summary.json").read_text())

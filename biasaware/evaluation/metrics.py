@@ -450,6 +450,32 @@ def score_flip_rate(base: Sequence[float | None], perturbed: Sequence[float | No
     return {"flip_rate": k / n if n else math.nan, "flip_rate_ci": wilson_interval(k, n), "flips": k, "n": n}
 
 
+def score_moves(
+    base: Sequence[float | None], perturbed: Sequence[float | None], anchor: int | None = None
+) -> dict:
+    """The two directions of the score flips (:func:`score_flip_rate`), each a share of the items valid under
+    both with its Wilson interval: ``up`` and ``down``; with a reference answer shown at score ``anchor``
+    (the ``ref-k`` cue), ``toward`` (the score moved in the reference's direction: the cue followed) and
+    ``away`` (moved against it, or off a baseline score equal to it: the cue over-corrected). A flip that
+    passes over ``anchor`` moved toward it.
+
+    >>> m = score_moves([1, 2, 5, 3, None], [2, 1, 4, 5, 1], anchor=4)
+    >>> m["up"]["k"], m["down"]["k"], m["toward"]["k"], m["away"]["k"], m["away"]["n"]
+    (2, 2, 3, 1, 4)
+    """
+    pairs = _valid_pairs(base, perturbed)
+    n = len(pairs)
+
+    def rate(k: int) -> dict:
+        return {"value": k / n if n else math.nan, "ci": wilson_interval(k, n), "k": k, "n": n}
+
+    out = {"up": rate(sum(b > a for a, b in pairs)), "down": rate(sum(b < a for a, b in pairs))}
+    if anchor is not None:
+        toward = sum(b != a and a != anchor and (b > a) == (anchor > a) for a, b in pairs)
+        out.update(toward=rate(toward), away=rate(sum(b != a for a, b in pairs) - toward))
+    return out
+
+
 def mean_abs_deviation(
     base: Sequence[float | None], perturbed: Sequence[float | None], seed: int = 0, n_resamples: int = 2000
 ) -> dict:

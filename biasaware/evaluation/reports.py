@@ -1045,7 +1045,8 @@ def scoring_markdown(summary: dict[str, Any], note: str = "") -> str:
     lines += [
         f"{summary['items']} items, seed {summary['seed']}. Flip rate and MAD against the baseline (ascending "
         "rubric, numeric ids, no reference) over items with a valid score under both; 95% Wilson / bootstrap "
-        "intervals. Invalid: replies with no readable score.",
+        "intervals. Invalid: replies with no readable score. The flips by direction: up / down; with a reference "
+        "answer shown at score k (ref-k), toward k (the cue followed) / away from k (the cue over-corrected).",
         "",
     ]
     overlong = {n: e["overlong"] for n, e in summary["per_template"].items() if e.get("overlong")}
@@ -1067,9 +1068,11 @@ def scoring_markdown(summary: dict[str, Any], note: str = "") -> str:
             "",
         ]
     scale = summary["scale"]
-    head = "| template | flip rate % | MAD | shift | Spearman (gold) | Pearson (gold) | invalid % | mean | "
-    head += " | ".join(str(k) for k in range(1, scale + 1)) + " | verbosity rho |"
-    lines += [head, "|" + "---|" * (8 + scale + 1)]
+    head = (
+        "| template | flip rate % | up / down % | toward / away from ref % | MAD | shift | Spearman (gold) | "
+    )
+    head += "Pearson (gold) | invalid % | mean | " + " | ".join(str(k) for k in range(1, scale + 1))
+    lines += [head + " | verbosity rho |", "|" + "---|" * (10 + scale + 1)]
     for name in summary["templates"]:
         e = summary["per_template"][name]
         d = e["distribution"]
@@ -1083,9 +1086,15 @@ def scoring_markdown(summary: dict[str, Any], note: str = "") -> str:
             "" if name == "baseline" else f"{number(e.get('mad'), 3)}{ci(e.get('mad_ci'), 3, percent=False)}"
         )
         shift = "" if name == "baseline" else number(e.get("shift"), 3)
+        moves = e.get("moves") or {}  # blank: the baseline, a template without a reference, an older summary
+        ways = [
+            " / ".join(f"{share(moves[k])} ({moves[k]['k']})" for k in pair) if pair[0] in moves else ""
+            for pair in (("up", "down"), ("toward", "away"))
+        ]
         counts = " | ".join(str(d["counts"][str(k)]) for k in range(1, scale + 1))
         lines.append(
-            f"| {name} | {flip} | {mad} | {shift} | {number(g.get('spearman'), 3)} | {number(g.get('pearson'), 3)} | "
+            f"| {name} | {flip} | {ways[0]} | {ways[1]} | {mad} | {shift} | {number(g.get('spearman'), 3)} | "
+            f"{number(g.get('pearson'), 3)} | "
             f"{number(d['invalid_rate'], 1, True)} ({d['invalid']}/{d['n']}) | {number(d['mean'], 2)} | {counts} | "
             f"{number(e['verbosity'].get('spearman'), 3)} |"
         )

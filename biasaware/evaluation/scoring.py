@@ -6,7 +6,9 @@ score ids, a reference answer shown with score k, or any combination), then repo
 (Li et al. 2025 sec. 4):
 
 * **stability** against the baseline: flip rate (share of items whose score changed; Wilson
-  interval) and mean absolute deviation (bootstrap interval), plus the mean signed shift;
+  interval) and mean absolute deviation (bootstrap interval), plus the mean signed shift and the flips by
+  direction (:func:`~biasaware.evaluation.metrics.score_moves`: up and down; for ``ref-k``, toward k, the
+  cue followed, and away from it, the cue over-corrected: two-sided, as the bias probes are);
 * **accuracy** against gold scores where the data has them: Spearman's rho and Pearson's r (scipy);
 * **tendency**: the score distribution and the invalid-output rate (a reply with no readable score
   is invalid: it leaves the stability and accuracy numbers and is counted on its own);

@@ -27,6 +27,7 @@ from biasaware.evaluation.metrics import (
     score_correlations,
     score_distribution,
     score_flip_rate,
+    score_moves,
     two_sided,
     wilson_interval,
 )
@@ -351,6 +352,8 @@ def summarize_scoring(judgments: list[ScoreJudgment], seed: int = 0) -> dict[str
         if name != "baseline":
             b = [base[i].score for i in shared]
             entry.update(score_flip_rate(b, scores))
+            anchor = (entry["template"] or {}).get("reference")
+            entry["moves"] = score_moves(b, scores, anchor)  # the flips' two directions
             entry.update(mean_abs_deviation(b, scores, seed))
         g = [base[i].meta.get("gold") for i in shared]
         if any(x is not None for x in g):
