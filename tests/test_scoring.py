@@ -757,3 +757,14 @@ def test_reference_settings_bind_a_folder_only_once_a_verdict_is_saved(tmp_path)
     (tmp_path / REFERENCES).write_text('{"id": "i0"}\n')
     with pytest.raises(BiasAwareError, match="holds references generated with other settings"):
         check_reference_settings(tmp_path, {"writer": "b"})
+
+
+def test_a_scoring_run_whose_calls_fail_names_the_cause(tmp_path, capsys, monkeypatch):
+    """Calls that fail after their retries are named with the endpoint's last error, through the
+    pointwise wrapper as for a pairwise judge (a refused connection here)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    argv = ["eval", "scoring", "--judge", "j", "--backend", "openai", "--base-url", "http://127.0.0.1:1/v1"]
+    argv += ["--max-retries", "0", "--data", str(_items(tmp_path, n=1)), "--out", str(tmp_path / "out")]
+    assert main([*argv, "--templates", "desc"]) == 2
+    err = capsys.readouterr().err
+    assert "unjudged because calls failed after all retries (last error: APIConnectionError" in err

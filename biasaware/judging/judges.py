@@ -584,6 +584,8 @@ def load_judge(spec: JudgeSpec | ResolvedJudge):
 def last_error(judge: Any) -> str:
     """The last error a judge's endpoint client kept (scrubbed of secrets), ``""`` for a judge without one:
     what a refused connection and a missing key are told apart by when calls fail after all retries."""
+    while getattr(judge, "inner", None) is not None:  # a pointwise wrapper (Scorer, PointwisePairJudge)
+        judge = judge.inner
     return getattr(getattr(getattr(judge, "client", None), "stats", None), "last_error", "") or ""
 
 
