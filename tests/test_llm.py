@@ -1,5 +1,6 @@
 """The LLM client against a localhost fault-injecting endpoint: retries, cache, counts, secrets."""
 
+import dataclasses
 import logging
 
 import pytest
@@ -280,6 +281,12 @@ def test_transformers_backend_batches(tiny_models, tmp_path):
     # random weights emit only newlines: blank replies are malformed, counted and not cached
     assert client.stats.calls == 5 and client.stats.completion_tokens == 30 and client.stats.prompt_tokens > 0
     assert replies == [None] * 5 and client.stats.failures == 5 and len(client.cache) == 0
+    assert client.stats.malformed == 5
+    # one request alone: the same, not tried again (a local model decodes the same reply again)
+    alone = LLMClient(dataclasses.replace(s, max_retries=3))
+    assert alone.complete_many([ask(9)]) == [None]
+    assert (alone.stats.calls, alone.stats.malformed, alone.stats.retries) == (1, 1, 0)
+    assert "empty reply" in alone.stats.last_error
 
 
 @pytest.mark.slow

@@ -629,7 +629,9 @@ def test_failed_reference_calls_decide_nothing(tmp_path, monkeypatch):
         return LLMClient(spec, role="writer"), LLMClient(spec, role="reviewer")
 
     with FakeChatServer(writer_and_reviewer, fault_rate=1.0, faults=("500",), max_faults=99) as server:
-        with pytest.raises(BiasAwareError, match="failed after all retries"):
+        with pytest.raises(
+            BiasAwareError, match="failed after all retries \\(the writer's last error: Internal"
+        ):
             generate_references([item], [1], *clients(server), out)
     assert (out / "references.jsonl").read_text().strip() == ""
     with FakeChatServer(writer_and_reviewer) as server:

@@ -219,8 +219,11 @@ def generate_references(
                 f"same reply again; the verdicts so far are saved in {out / REFERENCES}: use a writer and reviewer "
                 "that follow the request (a larger model, or an endpoint)"
             )
+        causes = "; ".join(
+            f"the {c.role}'s last error: {c.stats.last_error}" for c in (writer, reviewer) if c.stats.last_error
+        )
         raise BiasAwareError(
-            f"{failed} reference draft(s) or review(s) failed after all retries; the verdicts so far are saved in "
-            f"{out / REFERENCES}: rerun the same command to retry only those"
+            f"{failed} reference draft(s) or review(s) failed after all retries{f' ({causes})' if causes else ''}; "
+            f"the verdicts so far are saved in {out / REFERENCES}: rerun the same command to retry only those"
         )
     return accepted_references(out, items)

@@ -636,7 +636,8 @@ class LLMClient:
         return public_text(text)  # every address, as given or as the HTTP client wrote it (host lower-cased)
 
     def _attempt(self, batch: list[Messages], check: Callable[[str], Any] | None) -> list[Reply | None]:
-        """One try at a batch; raises a retryable error for a batch of one that came back unusable."""
+        """One try at a batch; raises a retryable error for an endpoint's request that came back unusable (a
+        local model's reply is ``None``: it would decode the same text again). Every such reply is counted."""
         if self._stop.is_set():  # the run stopped while this request waited to try again
             raise LLMFailure("the run stopped")
         self._count(calls=len(batch))
@@ -649,11 +650,11 @@ class LLMClient:
                     check(reply.text)
                 out.append(reply)
             except MalformedReply as exc:
-                if len(batch) == 1:
-                    raise
                 self._count(malformed=1)
+                if self.spec.backend == "openai":
+                    raise
                 self._note_failure(exc)  # the build's error names why the reply was not usable
-                out.append(None)  # a local batch: greedy decoding would give the same text again
+                out.append(None)  # a local model: decoding would give the same text again
         return out
 
     def _with_retries(self, batch: list[Messages], check) -> list[Reply | None]:
