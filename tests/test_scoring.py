@@ -770,3 +770,30 @@ def test_a_scoring_run_whose_calls_fail_names_the_cause(tmp_path, capsys, monkey
     assert main([*argv, "--templates", "desc"]) == 2
     err = capsys.readouterr().err
     assert "unjudged because calls failed after all retries (last error: APIConnectionError" in err
+
+
+def test_pairwise_judge_options_are_not_taken_by_eval_scoring(tiny_models, tmp_path, capsys):
+    """--template and --parse are how a pair judged together is asked and read; eval scoring asks with its
+    own prompts and reads the score by its own rule, so the CLI has no such flags and the API refuses them."""
+    from biasaware.evaluation.scoring import evaluate_scoring
+    from biasaware.judging.judges import JudgeSpec
+
+    data = _items(tmp_path, n=1)
+    argv = [
+        "eval",
+        "scoring",
+        "--judge",
+        str(tiny_models["causal"]),
+        "--data",
+        str(data),
+        "--out",
+        str(tmp_path),
+    ]
+    for flag in (["--template", "mtbench"], ["--parse", "native"]):
+        with pytest.raises(SystemExit) as exited:
+            main([*argv, *flag])
+        assert exited.value.code == 2 and f"unrecognized arguments: {flag[0]}" in capsys.readouterr().err
+    spec = JudgeSpec(name=str(tiny_models["causal"]), template="mtbench", parse="native")
+    with pytest.raises(BiasAwareError, match="template 'mtbench' and parse 'native' are for a pair judged"):
+        evaluate_scoring(spec, data, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

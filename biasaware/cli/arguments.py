@@ -160,7 +160,14 @@ def add_judge_options(parser, command: str, stage: str | None) -> None:
     if command == "preflight":  # the battery runs in minutes on a CPU; raise --max-tokens to reason at length
         o.add_options(parser, JudgeSpec, defaults={"max_tokens": 128}, required=("name",))
     elif command == "eval" and stage != "compare":
-        skip = () if stage == "bias" else ("pointwise",)
+        # scoring: each response with its own prompts (--templates), its score read by their own rule
+        skip = (
+            ()
+            if stage == "bias"
+            else ("pointwise", "template", "parse")
+            if stage == "scoring"
+            else ("pointwise",)
+        )
         required = ("name",) if stage == "real" else ()
         o.add_options(parser, JudgeSpec, skip=skip, notes={"name": o.JUDGE_NOTE}, required=required)
 

@@ -220,7 +220,9 @@ def generate_references(
                 "that follow the request (a larger model, or an endpoint)"
             )
         causes = "; ".join(
-            f"the {c.role}'s last error: {c.stats.last_error}" for c in (writer, reviewer) if c.stats.last_error
+            f"the {c.role}'s last error: {c.stats.last_error}"
+            for c in (writer, reviewer)
+            if c.stats.last_error
         )
         raise BiasAwareError(
             f"{failed} reference draft(s) or review(s) failed after all retries{f' ({causes})' if causes else ''}; "

@@ -158,6 +158,13 @@ def evaluate_scoring(
         raise BiasAwareError(f"--out {out} is the data file {data}; write elsewhere")
     resolved = resolve_judge(spec)  # once (or given resolved): an unavailable device fails first
     spec = resolved.spec
+    plain = {"template": "default", "parse": "strict"}  # a pair judged together: not read here
+    given = [f"{k} {getattr(spec, k)!r}" for k, v in plain.items() if getattr(spec, k) != v]
+    if given:
+        raise BiasAwareError(
+            f"eval scoring scores each response with its own prompts (--templates) and reads the score by its own "
+            f"rule; {' and '.join(given)} are for a pair judged together: leave them out"
+        )
     items = accepted_references(out, load_scoring_items(data, limit))  # an earlier run's generated references
     for name in templates or []:
         parse_template(name)  # a bad name fails before any call

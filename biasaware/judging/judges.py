@@ -149,7 +149,8 @@ class JudgeSpec(BaseModel):
     )
     mode: Literal["generate", "direct", "reward"] = Field(
         "generate",
-        description="generate: a reasoning judge; direct: P(A) vs P(B) of the next token; reward: a reward model "
+        description="generate: a reasoning judge; direct: the next token's probabilities (P(A) vs P(B) for a pair, "
+        "the most probable score id for a score); reward: a reward model "
         "(minilm-l6 is one) (default: what the judge's folder holds: reward for a sequence-classification model, "
         "generate otherwise; a mode that contradicts the folder is refused)",
         json_schema_extra={"cli_default": None},
