@@ -492,6 +492,12 @@ def test_a_resume_with_other_templates_is_refused(tiny_models, tmp_path, capsys)
     capsys.readouterr()
     assert main([*argv, "--templates", "letter"]) == 2
     assert "scoring_templates: 'desc' there, 'letter' now" in capsys.readouterr().err
+    # the same prompts named in another order or spelling: the same run
+    out2 = ["--out", str(tmp_path / "run2")]
+    assert main([*argv[:-2], *out2, "--templates", "letter+desc,roman"]) == 0
+    for same in ("roman, desc+letter", "Roman,desc+letter,roman"):
+        assert main([*argv[:-2], *out2, "--templates", same]) == 0
+    assert main([*argv[:-2], *out2, "--templates", "letter+desc"]) == 2
 
 
 def test_a_local_writer_that_ignores_the_request_is_named_not_retried(tiny_models, tmp_path, capsys):

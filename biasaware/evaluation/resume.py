@@ -22,6 +22,7 @@ from biasaware.io import json_sha256, read_json, read_whole_lines, refuse_foreig
 from biasaware.judging.judges import resolve_judge
 from biasaware.judging.llm import endpoint
 from biasaware.judging.prompts import judged_template
+from biasaware.judging.score_prompts import parse_template
 
 FINGERPRINT = "fingerprint.json"
 
@@ -91,13 +92,18 @@ def fingerprint(
 
 def deciding(record: dict[str, Any], k: str) -> Any:
     """A recorded setting as it decides verdicts: a direct-mode template is the one the judge rendered
-    (:func:`~biasaware.judging.prompts.judged_template`: ``default`` and ``direct`` are one prompt there)."""
+    (:func:`~biasaware.judging.prompts.judged_template`: ``default`` and ``direct`` are one prompt there);
+    ``eval scoring``'s templates are the set of prompts they name (``letter+desc,roman`` is
+    ``roman, desc+letter``)."""
     value = record.get(k)
-    return (
-        judged_template(record.get("mode", ""), value)
-        if k == "template" and isinstance(value, str)
-        else value
-    )
+    if k == "template" and isinstance(value, str):
+        return judged_template(record.get("mode", ""), value)
+    if k == "scoring_templates" and isinstance(value, str) and value != "default":
+        try:
+            return sorted({parse_template(name).name for name in value.split(",")})
+        except BiasAwareError:  # a record edited by hand: compared as written
+            return value
+    return value
 
 
 COMMANDS = ("eval bias", "eval general", "eval scoring")  # the commands whose folders hold judgments
