@@ -803,3 +803,20 @@ def test_pairwise_judge_options_are_not_taken_by_eval_scoring(tiny_models, tmp_p
     with pytest.raises(BiasAwareError, match="template 'mtbench' and parse 'native' are for a pair judged"):
         evaluate_scoring(spec, data, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_default_says_which_ref_k_templates_it_left_out(tiny_models, tmp_path, capsys):
+    """By default a ref-k template is scored only when every item has its reference: the ones left out are
+    said on the console and in the report, with how to score the items that have one."""
+    data, out = _items(tmp_path, n=2), tmp_path / "out"  # references at levels 1 and 5 only
+    argv = ["eval", "scoring", "--judge", str(tiny_models["causal"]), "--mode", "direct", "--data", str(data)]
+    assert main([*argv, "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    assert {"ref-1", "ref-5"} <= set(summary["templates"]) and "ref-3" not in summary["templates"]
+    left = {n for n in summary["skipped_templates"] if n.startswith("ref-")}
+    assert left == {"ref-2", "ref-3", "ref-4"}
+    report = (out / "report.md").read_text()
+    for name in sorted(left):
+        assert f"[scoring] {name} skipped: not every item has a reference answer with score" in said
+        assert f"Template {name} was not scored: not every item has a reference answer" in report

@@ -217,6 +217,16 @@ def evaluate_scoring(
     if spec.mode == "reward" and r.main:
         print(f"[scoring] {REWARD_NOTE}", flush=True)
     skipped = {}
+    if templates is None and spec.mode != "reward":  # the default's ref-k templates some item has no reference for
+        for name in DEFAULT_TEMPLATES:
+            if name not in {t.name for t in chosen}:
+                skipped[name] = (
+                    f"not every item has a reference answer with score {name.split('-')[-1]} (by default a ref-k "
+                    "template is scored only when every item has one; name it in --templates to score the items "
+                    "that have one)"
+                )
+                if r.main:
+                    print(f"[scoring] {name} skipped: {skipped[name]}", flush=True)
     if hasattr(judge, "cannot_score"):  # next-token scoring reads one token per score id
         for t in list(chosen):
             why = judge.cannot_score(t.score_ids)
