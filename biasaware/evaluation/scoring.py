@@ -217,7 +217,9 @@ def evaluate_scoring(
     if spec.mode == "reward" and r.main:
         print(f"[scoring] {REWARD_NOTE}", flush=True)
     skipped = {}
-    if templates is None and spec.mode != "reward":  # the default's ref-k templates some item has no reference for
+    if (
+        templates is None and spec.mode != "reward"
+    ):  # the default's ref-k templates some item has no reference for
         for name in DEFAULT_TEMPLATES:
             if name not in {t.name for t in chosen}:
                 skipped[name] = (
