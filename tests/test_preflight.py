@@ -252,6 +252,28 @@ def test_preflight_runs_with_the_tiny_reward_model(tiny_models, tmp_path, capsys
     assert "bandwagon" not in names and "position flip rate" not in names and "length" in names
     assert not any(n.startswith("scoring flip rate") for n in names)
     assert result["exit_code"] == code
+    # what was not measured is in the record, not only on the console; 3 probes a bias give 24 distinct
+    # pairs at most, so the 10 scoring pairs asked are all there
+    assert result["not_measured"] == [
+        "biases bandwagon, position, reflection and the position flip rate: the judge sees one response at a time",
+        "scoring flip rates: a reward model reads no scoring prompt (its baseline score is graded)",
+    ]
+    shown = (out / "preflight.md").read_text()
+    assert all(f"NOT MEASURED {what}" in shown for what in result["not_measured"])
+    assert result["settings"]["scoring_pairs_scored"] == 10 and "10 scoring pairs," in result["battery"]
+    if any(c["verdict"] == "cannot tell" and c["check"].startswith("scoring") for c in result["checks"]):
+        assert "--scoring-pairs (into a new --out)" in shown
+    # more scoring pairs than the battery holds: the header says how many were scored
+    code = main(
+        ["preflight", "--judge", str(tiny_models["reward"]), "--out", str(tmp_path / "few")]
+        + ["--per-bias", "1", "--scoring-pairs", "1000"]
+    )
+    few = json.loads((tmp_path / "few" / "preflight.json").read_text())
+    scored = few["settings"]["scoring_pairs_scored"]
+    assert (
+        scored < 1000
+        and f"{scored} scoring pairs (1000 asked: the battery's distinct pairs)" in few["battery"]
+    )
 
 
 def test_bad_preflight_input_exits_2(tmp_path):

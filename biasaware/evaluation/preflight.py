@@ -78,7 +78,15 @@ from biasaware.evaluation.metrics import wilson_interval
 from biasaware.evaluation.reports import verdict_lines
 from biasaware.evaluation.scoring import evaluate_scoring
 from biasaware.evaluation.summaries import json_safe
-from biasaware.io import read_config, read_json, read_records, refuse_foreign, write_json, write_jsonl
+from biasaware.io import (
+    read_config,
+    read_json,
+    read_records,
+    read_whole_lines,
+    refuse_foreign,
+    write_json,
+    write_jsonl,
+)
 from biasaware.judging.judges import resolve_judge
 from biasaware.judging.llm import LLMClient
 from biasaware.records import format_problems
@@ -452,6 +460,29 @@ def grade_runs(bias: dict[str, Any], scoring: dict[str, Any] | None, t: Threshol
     return checks
 
 
+def not_measured(bias: dict[str, Any], scoring: dict[str, Any] | None) -> list[str]:
+    """The gate's checks this judge was not measured on, each with why (its record says so, not only the
+    console): biases a judge that sees one response at a time is not scored on (position's flip rate with
+    them), scoring templates skipped (a score id a next-token judge cannot read as one token), and a reward
+    model's scoring templates (it reads no scoring prompt)."""
+    lines = []
+    if bias.get("not_scored"):
+        lines.append(
+            f"biases {', '.join(bias['not_scored'])}"
+            + (" and the position flip rate" if "position" in bias["not_scored"] else "")
+            + ": the judge sees one response at a time"
+        )
+    if scoring is not None:
+        lines += [
+            f"scoring template {n}: {why}" for n, why in (scoring.get("skipped_templates") or {}).items()
+        ]
+        if scoring.get("run", {}).get("mode") == "reward":
+            lines.append(
+                "scoring flip rates: a reward model reads no scoring prompt (its baseline score is graded)"
+            )
+    return lines
+
+
 def check_judge(spec):
     """The judge's device, and a local or cached model (a name the hub would be asked for is
     refused offline), or an endpoint's API key: what fails before anything is written. Returns the
@@ -513,6 +544,9 @@ def run_preflight(
     if not ranks().main:
         return None
     checks = grade_runs(bias, scoring, thresholds)
+    scored_pairs = (
+        len(read_whole_lines(items)) // 2
+    )  # the battery's distinct pairs bound what --scoring-pairs asks
     verdicts = [c["verdict"] for c in checks]
     outcome = _worst(verdicts) if _worst(verdicts) != "n/a" else "pass"
     counts = {v: verdicts.count(v) for v in VERDICTS if verdicts.count(v)}
@@ -521,18 +555,21 @@ def run_preflight(
         "judge": spec.name,
         "spec": spec.model_dump(),
         "fingerprint": resolved.fingerprint(),  # what biasaware.reward_function matches the record by
-        "battery": f"{per_bias} probes per bias and side, families {families}, {scoring_pairs} scoring pairs, "
-        f"seed {seed}",
+        "battery": f"{per_bias} probes per bias and side, families {families}, {scored_pairs} scoring pairs"
+        + (f" ({scoring_pairs} asked: the battery's distinct pairs)" if scored_pairs < scoring_pairs else "")
+        + f", seed {seed}",
         "settings": {
             "per_bias": per_bias,
             "families": families,
             "scoring_pairs": scoring_pairs,
+            "scoring_pairs_scored": scored_pairs,
             "seed": seed,
             "fail_on": fail_on,
             "scoring_max_tokens": scoring_max_tokens,
         },
         "thresholds": thresholds.model_dump(),
         "checks": checks,
+        "not_measured": not_measured(bias, scoring),
         "outcome": outcome,
         "summary": ", ".join(f"{n} {v}" for v, n in counts.items()),
         "exit_code": 1 if failed else 0,

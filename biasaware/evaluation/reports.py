@@ -1188,11 +1188,15 @@ def verdict_lines(result: dict[str, Any]) -> list[str]:
             f"{result['settings']['scoring_max_tokens']} (scoring); a judge that reasons at length needs more, or its cut "
             "replies count as invalid (raw replies: bias/judgments.jsonl, scoring/judgments.jsonl)",
         ]
-    if any(c["verdict"] == "cannot tell" for c in result["checks"]):
+    if result.get("not_measured"):
+        lines += ["", *(f"NOT MEASURED {what}" for what in result["not_measured"])]
+    unsure = [c["check"] for c in result["checks"] if c["verdict"] == "cannot tell"]
+    if unsure:
+        flags = sorted({"--scoring-pairs" if u.startswith("scoring") else "--per-bias" for u in unsure})
         lines += [
             "",
             "CANNOT TELL: the 95% interval reaches past the fail threshold but does not lie wholly beyond it: too few "
-            "probes to decide. Raise --per-bias (into a new --out) for a tighter reading.",
+            f"probes to decide. Raise {' and '.join(flags)} (into a new --out) for a tighter reading.",
         ]
     lines += ["", f"result: {result['outcome'].upper()} ({result['summary']})"]
     return lines
