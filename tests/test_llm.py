@@ -500,3 +500,26 @@ def test_an_endpoint_judges_timeout_and_retries_are_settings_of_the_judge(tmp_pa
     local = ["eval", "general", "--judge", "j", "--backend", "transformers", "--benchmark", str(pairs)]
     assert main([*local, "--max-retries", "2", "--out", str(tmp_path / "d")]) == 2
     assert "timeout and max_retries are how calls to an endpoint" in capsys.readouterr().err
+
+
+def test_an_endpoint_that_goes_away_stops_the_run_instead_of_waiting_out_every_retry(tmp_path, monkeypatch):
+    """Requests that cannot connect after their retries, many in a row: the endpoint is taken for gone and
+    the run stops naming it, instead of each remaining request waiting out its own retries (hours on a
+    large build); answers received before are kept (cached), and a rerun once it is back asks only the rest."""
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    with FakeChatServer() as server:
+        s = spec(server, tmp_path, concurrency=2, max_retries=1)
+        up = LLMClient(s)
+        assert all(up.complete_many([ask(i) for i in range(3)]))
+    gone = LLMClient(s)  # the same address, nobody listening
+    with pytest.raises(
+        BiasAwareError, match="the endpoint is unreachable: 4 requests in a row failed to connect"
+    ):
+        gone.complete_many([ask(i) for i in range(200)])
+    assert gone.stats.cache_hits == 3 and gone.stats.failures < 20  # stopped after about 4, not 197
+    assert "APIConnectionError" in gone.stats.last_error
+    # a few failures between answers do not stop a run (the count is of failures in a row)
+    with FakeChatServer(fault_rate=0.3, faults=("500",), max_faults=99) as flaky:
+        client = LLMClient(spec(flaky, tmp_path, concurrency=2, max_retries=0))
+        replies = client.complete_many([ask(i) for i in range(100, 140)])
+    assert client.stats.failures > 0 and sum(r is not None for r in replies) > 20

@@ -1,5 +1,6 @@
 """Builds with the LLM rewriter, verifier and teacher against the localhost fault-injecting endpoint."""
 
+import dataclasses
 import json
 import os
 import re
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
@@ -361,3 +363,27 @@ def test_a_local_model_whose_rewrites_have_no_block_is_named_with_what_to_change
     assert "rewriter: MalformedReply: no <rewritten>...</rewritten> block in the reply" in err
     assert "the rewriter's local model wrote replies without the requested format" in err
     assert "rerun the same command" not in err
+
+
+def test_a_build_whose_endpoint_is_gone_stops_and_its_calls_still_count(tmp_path):
+    """An endpoint that is gone: the build stops soon, naming it, and keeps nothing; the corrected run (the
+    endpoint back at the same address) counts the failed run's calls too (same settings), while the calls
+    of a run under other settings that kept nothing are not counted in this build's."""
+    with FakeChatServer() as server:
+        cfg = llm_cfg(server, tmp_path, biases="authority", n_per_bias=12)
+        cfg = dataclasses.replace(cfg, llm={**cfg.llm, "max_retries": 1})
+        port = urlsplit(server.base_url).port
+    counts = tmp_path / "out" / ".work" / "llm"
+    seen: list[Path] = []
+    for run in (dataclasses.replace(cfg, n_per_bias=6), cfg):  # other settings first, then these
+        with pytest.raises(BiasAwareError, match="rewriter: the endpoint is unreachable"):
+            build_bench(run, tmp_path / "out")
+        seen += [f for f in counts.glob("*.json") if f not in seen]
+    failed = json.loads(seen[1].read_text())
+    tried = failed["roles"]["rewriter"]["calls"]
+    assert tried > 0 and failed["roles"]["rewriter"]["failures"] > 0
+    with FakeChatServer(port=port) as server:
+        manifest = build_bench(cfg, tmp_path / "out")
+        total = manifest["llm_cumulative"]["rewriter"]
+        assert total["runs"] == 2 and total["calls"] == tried + manifest["llm"]["rewriter"]["calls"]
+    assert not seen[0].exists()  # the run under other settings, which kept nothing, counts in no build

@@ -31,6 +31,7 @@ every item is decided.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
@@ -72,6 +73,7 @@ from biasaware.io import (
     check_split,
     data_files,
     files_sha256,
+    json_sha256,
     read_config,
     refuse_foreign,
     refuse_inside,
@@ -87,6 +89,7 @@ from biasaware.taxonomy import parse_bias_list
 from biasaware.version import __version__
 
 log = logging.getLogger(__name__)
+RUNS = itertools.count()  # runs of this process: each run's counts file is its own
 
 UNTOUCHED = ("bandwagon", "reflection", "position")  # the injection leaves both texts as they were
 # not sent to the verifier: the texts are untouched, or (injection) only a payload was appended, which
@@ -390,7 +393,7 @@ class _Build:
             cfg = replace(cfg, split=default_split(cfg.source, kind))
         self.cfg, self.out, self.kind, self.t0 = cfg, check_out_folder(out, "--out"), kind, time.time()
         self._claim_work_dir()
-        self.run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+        self.run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{next(RUNS)}"
         self._stats_lock, self._stats_saved = threading.Lock(), 0.0
         self.done = self._finished()
         if self.done:  # a rerun of a finished build: nothing to load, nothing to write
@@ -495,7 +498,9 @@ class _Build:
             self._stats_saved = time.time()
             if self.clients:
                 stats = {role: c.summary() for role, c in self.clients.items()}
-                write_json(self.out / ".work" / "llm" / f"{self.run_id}.json", stats)
+                # with the settings they were made under: a run that kept nothing counts if the next has them
+                saved = {"settings": json_sha256(self.stamp), "roles": stats}
+                write_json(self.out / ".work" / "llm" / f"{self.run_id}.json", saved)
 
     def _save_llm_stats_soon(self) -> None:
         if time.time() - self._stats_saved >= 1.0:
@@ -504,7 +509,8 @@ class _Build:
     def _llm_cumulative(self) -> dict[str, dict[str, int]]:
         totals: dict[str, dict[str, int]] = {}
         for path in sorted((self.out / ".work" / "llm").glob("*.json")):
-            for role, stats in json.loads(path.read_text()).items():
+            saved = json.loads(path.read_text())
+            for role, stats in saved.get("roles", saved).items():  # a run's counts (older runs: bare)
                 role_totals = totals.setdefault(role, {"runs": 0})
                 role_totals["runs"] += 1
                 for key in COUNTED:
@@ -514,9 +520,10 @@ class _Build:
     def _write_stamp(self) -> None:
         path = self.out / ".work" / "settings.json"
         if not path.exists():
-            for stale in (self.out / ".work" / "llm").glob("*.json"):  # counts of a build that kept nothing
-                if stale.stem != self.run_id:
-                    stale.unlink()
+            mine = json_sha256(self.stamp)
+            for stale in (self.out / ".work" / "llm").glob("*.json"):  # counts of a build that kept nothing,
+                if stale.stem != self.run_id and json.loads(stale.read_text()).get("settings") != mine:
+                    stale.unlink()  # under other settings (a run of these settings killed early counts)
             write_json(path, self.stamp)
 
     def client(self, role: str) -> LLMClient:
@@ -603,13 +610,16 @@ class _Build:
                 len(items), desc=f"{self.kind} {work}", unit="item", initial=len(items) - len(pending)
             )
             for chunk in _chunks(pending, self.cfg.chunk_size):
-                for item, record in zip(chunk, step(chunk), strict=True):
+                try:
+                    records = step(chunk)
+                finally:  # a run stopped here (an endpoint gone, Ctrl-C) still counts the calls it made
+                    self._save_llm_stats()
+                for item, record in zip(chunk, records, strict=True):
                     if record is None:
                         self.failed += 1
                     else:
                         self._write_stamp()
                         log_file.append({"key": key(item), **record})
-                self._save_llm_stats()
                 bar.update(len(chunk))
             bar.close()
             return {r["key"]: r for r in log_file.existing()}

@@ -507,6 +507,7 @@ def make_backend(spec: LLMSpec):
 
 
 # ------------------------------------------------------------------------------------------- retries
+UNREACHABLE = 4  # requests in a row that failed to connect after their retries: the endpoint is taken for gone
 def _retryable(exc: BaseException) -> bool:
     import openai
 
@@ -612,6 +613,7 @@ class LLMClient:
         self._memo: dict[str, str] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()  # set when a run stops (Ctrl-C, an error): no worker tries again
+        self._unreachable = 0  # requests in a row that could not reach the endpoint after all retries
         self.on_count: Callable[[], None] | None = None  # told after every count (a build saves them)
 
     def _count(self, **amounts: int) -> None:
@@ -642,6 +644,7 @@ class LLMClient:
             raise LLMFailure("the run stopped")
         self._count(calls=len(batch))
         replies = self.backend.generate(batch)
+        self._unreachable = 0  # the endpoint answered
         out: list[Reply | None] = []
         for reply in replies:
             self._count(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
@@ -697,7 +700,21 @@ class LLMClient:
             if not _retryable(exc):
                 raise
             self._note_failure(exc)
+            if isinstance(exc, openai.APIConnectionError):  # a timeout too: the endpoint may be down
+                with self._lock:
+                    self._unreachable += 1
         return [None] * len(batch)
+
+    def _check_reachable(self) -> None:
+        """Stop a run whose endpoint is gone (stopped, crashed, a wrong address): after
+        :data:`UNREACHABLE` requests in a row (at least as many as are in flight at once) could not connect
+        after all their retries, the rest would each wait out their retries too."""
+        if self._unreachable >= max(UNREACHABLE, self.backend.parallel):
+            raise BiasAwareError(
+                f"{self.role}: the endpoint is unreachable: {self._unreachable} requests in a row failed to connect "
+                f"after all retries (last error: {self.stats.last_error}); the answers received are kept: rerun the "
+                "same command once the endpoint is back"
+            )
 
     def _note_failure(self, exc: BaseException) -> None:
         """Keep the last failure's cause: the exception, what it wraps (a refused connection, a DNS
@@ -786,6 +803,7 @@ class LLMClient:
                         answers[key] = None
                         continue
                     answers[key] = self._memo[key] = reply.text  # the worker cached it
+                self._check_reachable()
                 bar.update(len(batch))
                 finished += len(batch)
                 advance(finished, len(items))  # a judging loop's bar moves with the calls
