@@ -507,7 +507,11 @@ def make_backend(spec: LLMSpec):
 
 
 # ------------------------------------------------------------------------------------------- retries
-UNREACHABLE = 4  # requests in a row that failed to connect after their retries: the endpoint is taken for gone
+UNREACHABLE = (
+    4  # requests in a row that failed to connect after their retries: the endpoint is taken for gone
+)
+
+
 def _retryable(exc: BaseException) -> bool:
     import openai
 
