@@ -300,6 +300,8 @@ def test_helpsteer3_local_file(tmp_path):
         ([hs3_row(response1="  ")], "field 'chosen' is empty"),
         ([hs3_row(response2="Hi!")], "field 'rejected' is identical to 'chosen'"),
         ([{"question": "q", "good": "a"}], "field 'prompt' is missing"),
+        ([hs3_row(context=["Say hi"])], "hs3.jsonl:1: field 'context' must be a list of turns .* got a list"),
+        ([hs3_row(context='[{"role": "user"}]')], "field 'context' must be a list of turns .* got str"),
     ],
 )
 def test_malformed_sources(tmp_path, rows, match):
@@ -309,11 +311,27 @@ def test_malformed_sources(tmp_path, rows, match):
         load_pairs(str(path))
 
 
+def test_a_folder_of_helpsteer3_files_gets_an_id_per_file_and_line(tmp_path):
+    for name in ("part1", "part2"):
+        (tmp_path / "hs").mkdir(exist_ok=True)
+        (tmp_path / "hs" / f"{name}.jsonl").write_text(json.dumps(hs3_row()) + "\n")
+    assert sorted(p.id for p in load_pairs(str(tmp_path / "hs"))) == [
+        "helpsteer3-part1-1",
+        "helpsteer3-part2-1",
+    ]
+
+
 def test_column_mapping(tmp_path):
     path = tmp_path / "gram.jsonl"
     path.write_text(json.dumps({"question": "q?", "good": "yes", "bad": "no"}) + "\n")
     pairs = load_pairs(str(path), columns={"prompt": "question", "chosen": "good", "rejected": "bad"})
     assert pairs[0].prompt[0].content == "q?" and pairs[0].chosen == "yes"
+    # a table of the user's own with id and source columns too is read by the columns named
+    path.write_text(
+        json.dumps({"id": "x1", "source": "mine", "question": "q?", "good": "yes", "bad": "no"}) + "\n"
+    )
+    (pair,) = load_pairs(str(path), columns={"prompt": "question", "chosen": "good", "rejected": "bad"})
+    assert (pair.id, pair.chosen, pair.rejected) == ("x1", "yes", "no")
     with pytest.raises(
         BiasAwareError, match="columns: unknown field 'rejectd'; columns maps prompt, chosen, rejected"
     ):
@@ -353,8 +371,8 @@ def test_gram_local_file(tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     pairs = load_pairs(str(path))
     assert [(p.id, p.user_turn(), p.chosen, p.rejected) for p in pairs] == [
-        ("gram-1", "What is 2+2?", "4", "5"),
-        ("gram-2", "What is 2+2?", "Lyon\nor maybe Nice", "Paris"),
+        ("gram-gram-1", "What is 2+2?", "4", "5"),
+        ("gram-gram-2", "What is 2+2?", "Lyon\nor maybe Nice", "Paris"),
     ]
 
 

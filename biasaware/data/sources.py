@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from biasaware.data.corpus import builtin_pairs
@@ -38,9 +39,12 @@ _GRAM = re.compile(
 )
 
 
-def _line(where: str) -> str:
-    """The line (or row) number at the end of a ``file:line`` location, for stable ids."""
-    return where.rsplit(":", 1)[-1].strip().removeprefix("row ")
+def _row_id(source: str, where: str) -> str:
+    """A stable id for a row of a layout that has none: the source's name, the local file's name (a folder's
+    files each number their lines from 1) and the line (or row) number of its ``file:line`` location."""
+    file, line = where.rsplit(":", 1) if ":" in where else ("", where)
+    stem = f"{Path(file).stem}-" if file and Path(file).is_file() else ""
+    return f"{source}-{stem}{line.strip().removeprefix('row ')}"
 
 
 def require_columns(row: dict[str, Any], where: str, columns: set[str], layout: str) -> None:
@@ -67,7 +71,7 @@ def _gram_pair(row: dict[str, Any], where: str) -> PreferencePair:
         )
     a, b = m.group("a"), m.group("b")
     data = {
-        "id": f"gram-{_line(where)}",
+        "id": _row_id("gram", where),
         "source": "gram",
         "prompt": [{"role": "user", "content": m.group("q")}],
         "chosen": a if label == "A" else b,
@@ -87,13 +91,19 @@ def _helpsteer3_pair(
     if isinstance(pref, bool) or not isinstance(pref, int | float) or not -3 <= pref <= 3:
         raise RecordError([f"{where}: field 'overall_preference' must be a number in [-3, 3], got {pref!r}"])
     context = row["context"]
+    turns = isinstance(context, list) and all(isinstance(m, dict) for m in context)
+    if not turns:
+        shown = type(context).__name__ if not isinstance(context, list) else "a list holding other than objects"
+        raise RecordError(
+            [f"{where}: field 'context' must be a list of turns ({{role, content}} objects), got {shown}"]
+        )
     reason = (
         "tie (overall_preference 0)"
         if pref == 0
         else f"domain not {domain}"
         if domain and row.get("domain", domain) != domain
         else "more than one turn"
-        if not isinstance(context, list) or len(context) != 1
+        if len(context) != 1
         else None
     )
     if reason:
@@ -101,7 +111,7 @@ def _helpsteer3_pair(
         return None
     better, worse = (row["response1"], row["response2"]) if pref < 0 else (row["response2"], row["response1"])
     data = {
-        "id": f"{source}-{_line(where)}",
+        "id": _row_id(source, where),
         "source": source,
         "prompt": [{"role": m.get("role"), "content": m.get("content")} for m in context],
         "chosen": better,
@@ -150,8 +160,8 @@ def load_pairs(
     layout = []  # the file's layout, read from its first row
 
     def parse(row, index: int) -> PreferencePair | None:
-        if not layout:
-            layout.append(_layout(set(row.data)))
+        if not layout:  # a table whose columns the user named is read by them, whatever else it holds
+            layout.append("columns" if columns else _layout(set(row.data)))
         if layout[0] == "helpsteer3":
             return _helpsteer3_pair(row.data, row.where, "helpsteer3", domain, skipped)
         if layout[0] == "gram":
