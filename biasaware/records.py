@@ -295,6 +295,25 @@ class BiasProbe(_HasMeta):
             raise ValueError(f"is {value!r} but bias {bias!r} belongs to {BIASES[bias].category!r}")
         return value
 
+    @model_validator(mode="after")
+    def _two_answers(self) -> BiasProbe:
+        """Each view holds two different answers."""
+        for side in ("original", "injected"):
+            view = getattr(self, side)
+            if view.response_a == view.response_b:
+                raise ValueError(f"{side}.response_b is identical to {side}.response_a")
+        return self
+
+
+def probe_problem(probe: BiasProbe) -> str | None:
+    """A probe read for use whose injected view is its original: no cue was written in, so it measures
+    nothing (a builder drops such a probe, counted as ``no_cue``)."""
+    return (
+        "injected is identical to original: no cue was written in"
+        if probe.injected == probe.original
+        else None
+    )
+
 
 class BiasNegative(_Record):
     bias: str
@@ -317,6 +336,13 @@ class TrainingRow(_HasMeta):
     check_prompt_ok = field_validator("prompt")(_check_prompt)
     check_chosen_ok = field_validator("chosen")(_not_blank)
     check_rejected = field_validator("rejected")(_rejected_differs)
+
+    @model_validator(mode="after")
+    def _negatives_differ_from_chosen(self) -> TrainingRow:
+        for i, negative in enumerate(self.bias_negatives):
+            if negative.text == self.chosen:
+                raise ValueError(f"bias_negatives[{i}].text is identical to 'chosen'")
+        return self
 
 
 class Judgment(_HasMeta):

@@ -219,3 +219,26 @@ def test_round_trip(kind, fmt, data, tmp_path):
     if fmt == "jsonl":  # the file is plain JSON, one record a line, meta last
         first = json.loads(path.read_text(encoding="utf-8").split("\n")[0])
         assert list(first)[-1] == "meta"
+
+
+def test_probes_and_rows_that_measure_nothing_are_refused(tmp_path):
+    """A view whose two answers are one, a probe whose cue was never written in (read for use: validate),
+    and a training row whose bias negative is the chosen answer."""
+    from biasaware.io import validate_rows
+    from biasaware.judging.judge_format import RECORD_CHECKS
+
+    view = {"prompt": [{"role": "user", "content": "q"}], "response_a": "x", "response_b": "y", "correct": "A"}
+    probe = {"id": "p", "bias": "authority", "category": "superficial_quality", "original": view, "meta": {}}
+    row = {"id": "t", "prompt": view["prompt"], "chosen": "a", "rejected": "b", "meta": {}}
+    cases = [
+        ("probe", {**probe, "injected": view}, "injected is identical to original: no cue was written in"),
+        ("probe", {**probe, "injected": {**view, "response_b": "x"}}, "injected.response_b is identical to"),
+        ("train", {**row, "bias_negatives": [{"bias": "length", "text": "a"}]}, "bias_negatives[0].text is"),
+    ]
+    for kind, record, said in cases:
+        path = tmp_path / f"{kind}.jsonl"
+        path.write_text(json.dumps(record) + "\n")
+        assert said in validate_rows(path, kind, checks=RECORD_CHECKS)[2][0]
+    good = {**probe, "injected": {**view, "response_a": "x, says an expert"}}
+    (tmp_path / "good.jsonl").write_text(json.dumps(good) + "\n")
+    assert validate_rows(tmp_path / "good.jsonl", "probe", checks=RECORD_CHECKS)[2] == []

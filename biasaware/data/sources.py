@@ -93,7 +93,9 @@ def _helpsteer3_pair(
     context = row["context"]
     turns = isinstance(context, list) and all(isinstance(m, dict) for m in context)
     if not turns:
-        shown = type(context).__name__ if not isinstance(context, list) else "a list holding other than objects"
+        shown = (
+            type(context).__name__ if not isinstance(context, list) else "a list holding other than objects"
+        )
         raise RecordError(
             [f"{where}: field 'context' must be a list of turns ({{role, content}} objects), got {shown}"]
         )

@@ -40,7 +40,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from biasaware.records import Message, View
+from biasaware.records import Message, View, probe_problem
 
 JUDGE_SYSTEM = (
     "You are an impartial judge of AI assistant responses. You will see a user's question and two "
@@ -184,4 +184,4 @@ def trace_problem(trace) -> str | None:
 
 
 # the checks a record of a kind gets beyond its fields, where records are read for use (validate, the recipes)
-RECORD_CHECKS = {"trace": trace_problem}
+RECORD_CHECKS = {"trace": trace_problem, "probe": probe_problem}
