@@ -227,7 +227,12 @@ def test_probes_and_rows_that_measure_nothing_are_refused(tmp_path):
     from biasaware.io import validate_rows
     from biasaware.judging.judge_format import RECORD_CHECKS
 
-    view = {"prompt": [{"role": "user", "content": "q"}], "response_a": "x", "response_b": "y", "correct": "A"}
+    view = {
+        "prompt": [{"role": "user", "content": "q"}],
+        "response_a": "x",
+        "response_b": "y",
+        "correct": "A",
+    }
     probe = {"id": "p", "bias": "authority", "category": "superficial_quality", "original": view, "meta": {}}
     row = {"id": "t", "prompt": view["prompt"], "chosen": "a", "rejected": "b", "meta": {}}
     cases = [
