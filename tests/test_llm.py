@@ -523,3 +523,18 @@ def test_an_endpoint_that_goes_away_stops_the_run_instead_of_waiting_out_every_r
         client = LLMClient(spec(flaky, tmp_path, concurrency=2, max_retries=0))
         replies = client.complete_many([ask(i) for i in range(100, 140)])
     assert client.stats.failures > 0 and sum(r is not None for r in replies) > 20
+
+
+def test_a_key_given_where_its_variables_name_goes_is_refused_unshown():
+    from biasaware.judging.judges import JudgeSpec
+
+    for make in (
+        lambda: LLMSpec(model="m", api_key_env="sk-SECRET123"),
+        lambda: JudgeSpec(name="m", api_key_env="sk-SECRET123"),
+    ):
+        with pytest.raises(
+            BiasAwareError, match="names the environment variable that holds the API key"
+        ) as said:
+            make()
+        assert "sk-SECRET123" not in str(said.value)
+    assert LLMSpec(model="m", api_key_env="MY_KEY_2").api_key_env == "MY_KEY_2"

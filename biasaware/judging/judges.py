@@ -85,6 +85,7 @@ from biasaware.judging.llm import (
     LLMSpec,
     TransformersBackend,
     any_text,
+    check_env_name,
     make_backend,
     public_url,
     url_problem,
@@ -202,6 +203,7 @@ class JudgeSpec(BaseModel):
     seed: int | None = Field(None, strict=True)
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint, backend openai")
     api_key_env: str = "OPENAI_API_KEY"
+
     concurrency: int = Field(CONCURRENCY, ge=1, strict=True, description="calls in flight, backend openai")
     timeout: float = Field(
         LLMSpec.timeout,
@@ -296,6 +298,11 @@ class JudgeSpec(BaseModel):
                 "and it is read from the folder"
             )
         return data
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _an_env_name(cls, value: str) -> str:
+        return check_env_name(value, "api_key_env")
 
     @model_validator(mode="after")
     def _settings_agree(self) -> JudgeSpec:

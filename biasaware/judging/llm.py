@@ -178,6 +178,18 @@ def url_problem(url: str | None) -> str | None:
     return f"{public_url(url)!r} is not an http(s) address; give one such as http://localhost:8000/v1"
 
 
+def check_env_name(value: str, setting: str) -> str:
+    """``value`` when it is an environment variable's name; else an error that does not show it (a key pasted
+    where its variable's name goes would be printed)."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+        raise BiasAwareError(
+            f"setting {setting} names the environment variable that holds the API key (letters, digits and "
+            "underscores, e.g. OPENAI_API_KEY); the value given is no such name and is not shown, since it may be "
+            "the key itself: put the key in an environment variable and name that"
+        )
+    return value
+
+
 @dataclass
 class LLMSpec:
     """Which model answers and how calls are made; a ``llm:`` section of a build config."""
@@ -235,6 +247,7 @@ class LLMSpec:
         problem = url_problem(self.base_url)
         if problem:
             raise BiasAwareError(f"setting llm.base_url: {problem}")
+        check_env_name(self.api_key_env, "llm.api_key_env")
 
     @classmethod
     def check_section(cls, data: Any, where: str = "llm") -> None:
