@@ -230,6 +230,24 @@ def test_resume_refuses_other_settings(tmp_path):
         build_bench(BuildConfig(n_per_bias=6, corpus_size=100, biases="position"), tmp_path)
 
 
+def test_the_same_settings_written_otherwise_resume(tmp_path):
+    """Biases in another order or spelled as a category, the shared LLM section's defaults written out, an
+    endpoint with a trailing slash: the same build, reused; other values are refused."""
+    llm = {"model": "m", "base_url": "http://127.0.0.1:9/v1"}
+    first = BuildConfig(n_per_bias=2, corpus_size=60, biases="position,bandwagon", llm=llm)
+    build_bench(first, tmp_path)
+    same = [
+        replace(first, biases="bandwagon,position"),
+        replace(first, llm={**llm, "temperature": 0.0, "max_tokens": 1024, "backend": "openai"}),
+        replace(first, llm={**llm, "base_url": "http://127.0.0.1:9/v1/"}),
+    ]
+    for cfg in same:
+        assert build_bench(cfg, tmp_path)["reused"]
+    for cfg in (replace(first, biases="position"), replace(first, llm={**llm, "temperature": 0.5})):
+        with pytest.raises(BiasAwareError, match="other settings"):
+            build_bench(cfg, tmp_path)
+
+
 def test_train_rows_verified_with_negatives(tmp_path):
     manifest = build_train(BuildConfig(corpus_size=200, n_negatives=3), tmp_path)
     rows = read_records(tmp_path / "train.jsonl", "train")

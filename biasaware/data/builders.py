@@ -43,7 +43,7 @@ import time
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, get_type_hints
 
@@ -317,7 +317,16 @@ class BuildConfig:
 
 
 # the LLM counts summed over the runs into one folder (manifest ``llm_cumulative``)
-COUNTED = ("calls", "cache_hits", "retries", "failures", "too_long", "prompt_tokens", "completion_tokens")
+COUNTED = (
+    "calls",
+    "cache_hits",
+    "retries",
+    "failures",
+    "too_long",
+    "malformed",
+    "prompt_tokens",
+    "completion_tokens",
+)
 
 
 # settings added later, with their defaults: a stamp leaves them out at the default (BuildConfig.stamp)
@@ -329,12 +338,32 @@ def build_differences(recorded: dict[str, Any], now: dict[str, Any]) -> list[str
     output. A setting left out is at its default (:data:`ADDED_LATER`). A local source is its content: its path,
     however written (``./pairs.jsonl``, an absolute path), is not compared when both stamps hold its SHA-256."""
     by_content = recorded.get("source_sha256") is not None and now.get("source_sha256") is not None
+    recorded, now = _deciding(recorded), _deciding(now)
     return [
         k
         for k in sorted({*recorded, *now})
         if recorded.get(k, ADDED_LATER.get(k)) != now.get(k, ADDED_LATER.get(k))
         and not (k == "source" and by_content)
     ]
+
+
+def _deciding(stamp: dict[str, Any]) -> dict[str, Any]:
+    """A build stamp as its settings decide the output: the biases as a set of names (``all`` is the 12, in any
+    order), the shared LLM section with its defaults written out or not, an endpoint with or without its
+    trailing slash."""
+    out = dict(stamp)
+    try:
+        if "biases" in stamp:
+            out["biases"] = sorted(parse_bias_list(stamp["biases"]))
+    except BiasAwareError:  # a record edited by hand: compared as written
+        pass
+    defaults = {f.name: f.default for f in fields(LLMSpec) if f.name not in LLMSpec.RUNTIME}
+    for key in ("llm", *(f"{r}_llm" for r in LLM_ROLES)):
+        section = dict(out.get(key) or {})
+        if section.get("endpoint"):
+            section["endpoint"] = str(section["endpoint"]).rstrip("/")
+        out[key] = {**defaults, **section} if key == "llm" else section
+    return out
 
 
 def bias_seed(seed: int, bias: str) -> int:
