@@ -29,7 +29,7 @@ from typing import Any
 
 from biasaware.errors import BiasAwareError, OtherKindError, RecordError
 from biasaware.hub import check_hub_name
-from biasaware.records import guess_kind, parse_record, resolve_kind
+from biasaware.records import guess_kind, json_kind, parse_record, resolve_kind
 
 DATA_SUFFIXES = (".jsonl", ".json", ".parquet")
 
@@ -87,7 +87,7 @@ def _iter_jsonl(path: Path) -> Iterator[RawRow]:
             for lineno, raw in enumerate(fh, start=1):
                 where = f"{path}:{lineno}"
                 try:
-                    line = raw.decode("utf-8")
+                    line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")  # a BOM some editors write
                 except UnicodeDecodeError as exc:
                     yield RawRow(where, error=f"{where}: not UTF-8 text (byte {exc.start + 1} of the line)")
                     continue
@@ -100,7 +100,12 @@ def _iter_jsonl(path: Path) -> Iterator[RawRow]:
                     yield RawRow(where, error=error)
                     continue
                 if not isinstance(data, dict):
-                    yield RawRow(where, error=f"{where}: expected a JSON object, got {type(data).__name__}")
+                    hint = (
+                        "; a .jsonl file holds one object per line (a list of objects is read from a .json file)"
+                        if isinstance(data, list)
+                        else ""
+                    )
+                    yield RawRow(where, error=f"{where}: expected a JSON object, got {json_kind(data)}{hint}")
                     continue
                 yield RawRow(where, data)
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
@@ -111,7 +116,7 @@ def _iter_table(rows: Iterable[Any], name: str) -> Iterator[RawRow]:
     for i, data in enumerate(rows, start=1):
         where = f"{name}: row {i}"
         if not isinstance(data, dict):
-            yield RawRow(where, error=f"{where}: expected an object, got {type(data).__name__}")
+            yield RawRow(where, error=f"{where}: expected an object, got {json_kind(data)}")
         else:
             yield RawRow(where, data)
 
@@ -664,7 +669,7 @@ def check_out_folder(out: object, what: str = "out") -> Path:
     """``out`` as a folder to write into: a non-empty path that is not a file and not under one."""
     if not isinstance(out, str | os.PathLike) or not str(out).strip():
         raise BiasAwareError(f"{what}: a folder path to write into; got {out!r:.80}")
-    path = Path(out)
+    path = Path(out).expanduser()  # "~/runs" as a shell would (quoted, or from a config file)
     for place in (path, *path.parents):
         if place.exists() and not place.is_dir():
             raise BiasAwareError(f"{what} {out}: {place} is a file; give a folder")

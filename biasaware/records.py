@@ -116,9 +116,32 @@ def _rejected_differs(value: str, info: ValidationInfo) -> str:
     return value
 
 
+def json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words (``null``, an array, a string): not Python's type names.
+
+    >>> json_kind(None), json_kind([1]), json_kind("x"), json_kind(True), json_kind(2.5)
+    ('null', 'an array', 'a string', 'true/false', 'a number')
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    kinds = ((list, "an array"), (str, "a string"), (int | float, "a number"), (dict, "an object"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), type(value).__name__)
+
+
+def json_shown(value: Any) -> str:
+    """A value as an error shows it: its JSON kind and a short form (``a number 5``, ``null``, ``true``)."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    return f"{json_kind(value)} {_short(value)}"
+
+
 def _known_bias(value: str) -> str:
     if value not in BIASES:
-        raise ValueError(f"unknown bias {value!r}; valid: {', '.join(BIAS_NAMES)}")
+        raise ValueError(
+            f"unknown bias {value!r}; valid: {', '.join(BIAS_NAMES)}, or a security probe ({', '.join(SECURITY_PROBES)})"
+        )
     return value
 
 
@@ -213,9 +236,7 @@ def _scalar_grouping_meta(value: dict[str, Any]) -> dict[str, Any]:
     hashes those values, so one that cannot be a dictionary key is named here, not met as a crash later."""
     for key in GROUPING_META:
         if isinstance(value.get(key), (list, dict)):
-            raise ValueError(
-                f"meta.{key} must be a string or a number, got {type(value[key]).__name__} {_short(value[key])}"
-            )
+            raise ValueError(f"meta.{key} must be a string or a number, got {json_shown(value[key])}")
     return value
 
 
@@ -372,7 +393,7 @@ class Judgment(_HasMeta):
         if "bias" not in value:
             return value
         bias = value["bias"]
-        shown = f"{bias!r}" if isinstance(bias, str) else f"{type(bias).__name__} {_short(bias)}"
+        shown = f"{bias!r}" if isinstance(bias, str) else json_shown(bias)
         if not isinstance(bias, str) or bias not in BIASES:
             raise ValueError(
                 f"meta.bias {shown} is not one of the 12 biases ({', '.join(BIAS_NAMES)}) or a security "
@@ -549,7 +570,7 @@ def format_problems(where: str, err: ValidationError) -> list[str]:
             lines.append(f"{where}: unknown field '{field}' (put extra data under 'meta')")
         else:
             got = e.get("input")
-            shown = f" (got {type(got).__name__} {_short(got)})" if kind and kind.endswith("_type") else ""
+            shown = f" (got {json_shown(got)})" if kind and kind.endswith("_type") else ""
             msg = msg or "is invalid"
             sep = " " if msg.startswith("is ") else ": "
             if not field:  # a check across fields names them in its message
@@ -579,7 +600,7 @@ def parse_record(kind: str | type[_Record], row: Any, where: str = "<record>") -
 
     cls = resolve_kind(kind) if isinstance(kind, str) else kind
     if not isinstance(row, dict):
-        raise RecordError([f"{where}: expected a JSON object, got {type(row).__name__}"])
+        raise RecordError([f"{where}: expected a JSON object, got {json_kind(row)}"])
     try:
         return cls.model_validate(row)
     except ValidationError as err:

@@ -150,7 +150,7 @@ def test_bad_arguments_are_clear_errors(tiny_models):
         ),
         (
             lambda: biasaware.load_judge(str(tiny_models["reward"]), batch_size=True),
-            "setting 'batch_size': input should be a valid integer (got bool True)",
+            "setting 'batch_size': input should be a valid integer (got true)",
         ),
         (lambda: biasaware.load_judge(str(tiny_models["reward"]), batch_size="8"), "setting 'batch_size'"),
         (

@@ -1183,7 +1183,7 @@ CASES = [
             "--out",
             "{out}",
         ],
-        "items.jsonl:1: field 'gold': input should be a valid number (got bool True)",
+        "items.jsonl:1: field 'gold': input should be a valid number (got true)",
         {"items.jsonl": '{"id": "a", "instruction": "2+2?", "response": "4", "gold": true}\n'},
     ),
     Case(

@@ -12,11 +12,17 @@ from biasaware.io import JsonlAppender, iter_rows, read_records, validate_rows, 
 def test_jsonl_errors_name_file_and_line(tmp_path, pair_row):
     path = tmp_path / "pairs.jsonl"
     bad = {k: v for k, v in pair_row.items() if k != "chosen"}
-    path.write_text(json.dumps(pair_row) + "\n\n{oops\n[1]\n" + json.dumps(bad) + "\n")
+    # a BOM before the first line (as some editors write) is not part of the row
+    path.write_bytes(
+        b"\xef\xbb\xbf" + (json.dumps(pair_row) + "\n\n{oops\n[1]\n" + json.dumps(bad) + "\n").encode()
+    )
     kind, records, problems = validate_rows(path)
     assert kind == "pair" and len(records) == 1
     assert problems[0].startswith(f"{path}:3: invalid JSON")
-    assert problems[1] == f"{path}:4: expected a JSON object, got list"
+    assert problems[1] == (
+        f"{path}:4: expected a JSON object, got an array; a .jsonl file holds one object per line (a list of "
+        "objects is read from a .json file)"
+    )
     assert problems[2] == f"{path}:5: field 'chosen' is missing"
     with pytest.raises(RecordError):
         read_records(path, "pair")
@@ -37,7 +43,7 @@ def test_json_list_and_parquet_and_folder(tmp_path, pair_row):
     pq.write_table(pa.Table.from_pylist([pair_row, bad]), tmp_path / "bad.parquet")
     _, _, problems = validate_rows(tmp_path / "bad.parquet", "pair")
     assert problems == [
-        f"{tmp_path / 'bad.parquet'}: row 2: field 'chosen': input should be a valid string (got NoneType None)"
+        f"{tmp_path / 'bad.parquet'}: row 2: field 'chosen': input should be a valid string (got null)"
     ]
 
 

@@ -8,7 +8,15 @@ from hypothesis import strategies as st
 
 from biasaware.errors import RecordError
 from biasaware.io import read_records, write_jsonl, write_parquet
-from biasaware.records import GROUPING_META, RECORD_TYPES, guess_kind, parse_record, visible
+from biasaware.records import (
+    GROUPING_META,
+    RECORD_TYPES,
+    guess_kind,
+    json_kind,
+    json_shown,
+    parse_record,
+    visible,
+)
 from biasaware.taxonomy import BIASES
 
 REQUIRED = {
@@ -48,7 +56,7 @@ def test_missing_view_field_is_named(field, probe_row):
 @pytest.mark.parametrize(
     "kind,change,expected",
     [
-        ("pair", {"chosen": 5}, "field 'chosen': input should be a valid string (got int 5)"),
+        ("pair", {"chosen": 5}, "field 'chosen': input should be a valid string (got a number 5)"),
         ("pair", {"chosen": "  "}, "field 'chosen' is empty or whitespace only"),
         ("pair", {"rejected": ""}, "field 'rejected' is empty or whitespace only"),
         ("pair", {"chosen": "\u200b\u200b"}, "field 'chosen' is empty or whitespace only (or shows nothing"),
@@ -97,7 +105,7 @@ def test_judgment_meta_bias_of_another_type_is_named(value, rows):
     assert len(found) == 1 and found[0].startswith("f.jsonl:7: field 'meta'") and "meta.bias" in found[0], (
         found
     )
-    assert type(value).__name__ in found[0]
+    assert json_shown(value) in found[0]
 
 
 @pytest.mark.parametrize("kind", ["pair", "probe", "train", "judgment"])
@@ -105,11 +113,11 @@ def test_judgment_meta_bias_of_another_type_is_named(value, rows):
 @pytest.mark.parametrize("value", [[], {"a": 1}, [1, 2]])
 def test_grouping_meta_must_be_a_scalar(kind, key, value, rows):
     found = problems(kind, {**rows[kind], "meta": {key: value}})
-    assert any(f"meta.{key}" in line and type(value).__name__ in line for line in found), found
+    assert any(f"meta.{key}" in line and json_kind(value) in line for line in found), found
 
 
 def test_non_object_row():
-    assert problems("pair", [1, 2]) == ["f.jsonl:7: expected a JSON object, got list"]
+    assert problems("pair", [1, 2]) == ["f.jsonl:7: expected a JSON object, got an array"]
 
 
 # --------------------------------------------------------------------------- round trips
