@@ -1091,7 +1091,10 @@ def scoring_markdown(summary: dict[str, Any], note: str = "") -> str:
             " / ".join(f"{share(moves[k])} ({moves[k]['k']})" for k in pair) if pair[0] in moves else ""
             for pair in (("up", "down"), ("toward", "away"))
         ]
-        counts = " | ".join(str(d["counts"][str(k)]) for k in range(1, scale + 1))
+        # a reward model's scores are not on the scale's levels: no count per level
+        counts = " | ".join(
+            DASH if summary.get("continuous") else str(d["counts"][str(k)]) for k in range(1, scale + 1)
+        )
         lines.append(
             f"| {name} | {flip} | {ways[0]} | {ways[1]} | {mad} | {shift} | {number(g.get('spearman'), 3)} | "
             f"{number(g.get('pearson'), 3)} | "

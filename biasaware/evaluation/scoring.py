@@ -185,7 +185,7 @@ def evaluate_scoring(
         why = (
             "a reward model reads no scoring template"
             if spec.mode == "reward"
-            else "the data holds every reference the templates asked for need"
+            else "the data holds every reference answer the templates need"
         )
         print(f"[scoring] the reference writer is not used: {why}", flush=True)
     if generated:
