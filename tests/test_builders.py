@@ -246,6 +246,13 @@ def test_the_same_settings_written_otherwise_resume(tmp_path):
     for cfg in (replace(first, biases="position"), replace(first, llm={**llm, "temperature": 0.5})):
         with pytest.raises(BiasAwareError, match="other settings"):
             build_bench(cfg, tmp_path)
+    # training rows draw their bias negatives in the order given: another order is another build
+    rows = BuildConfig(
+        corpus_size=60, biases="length,authority,beauty,assertiveness", n_negatives=2, max_rows=4
+    )
+    build_train(rows, tmp_path / "rows")
+    with pytest.raises(BiasAwareError, match="other settings"):
+        build_train(replace(rows, biases="authority,length,beauty,assertiveness"), tmp_path / "rows")
 
 
 def test_train_rows_verified_with_negatives(tmp_path):

@@ -339,12 +339,12 @@ COUNTED = (
 ADDED_LATER = {"key_negatives": 0.0, "key_types": "battery", "fluency_margin": MARGIN}
 
 
-def build_differences(recorded: dict[str, Any], now: dict[str, Any]) -> list[str]:
+def build_differences(recorded: dict[str, Any], now: dict[str, Any], kind: str = "") -> list[str]:
     """The keys on which two build stamps (settings and ``source_sha256``) differ; none: they decide the same
     output. A setting left out is at its default (:data:`ADDED_LATER`). A local source is its content: its path,
     however written (``./pairs.jsonl``, an absolute path), is not compared when both stamps hold its SHA-256."""
     by_content = recorded.get("source_sha256") is not None and now.get("source_sha256") is not None
-    recorded, now = _deciding(recorded), _deciding(now)
+    recorded, now = _deciding(recorded, kind), _deciding(now, kind)
     return [
         k
         for k in sorted({*recorded, *now})
@@ -353,13 +353,14 @@ def build_differences(recorded: dict[str, Any], now: dict[str, Any]) -> list[str
     ]
 
 
-def _deciding(stamp: dict[str, Any]) -> dict[str, Any]:
-    """A build stamp as its settings decide the output: the biases as a set of names (``all`` is the 12, in any
-    order), the shared LLM section with its defaults written out or not, an endpoint with or without its
+def _deciding(stamp: dict[str, Any], kind: str) -> dict[str, Any]:
+    """A build stamp as its settings decide the output: a bench's biases as a set of names (``all`` is the 12,
+    in any order: each bias is drawn with its own seed into its own file; training rows and traces follow the
+    order given), the shared LLM section with its defaults written out or not, an endpoint with or without its
     trailing slash."""
     out = dict(stamp)
     try:
-        if "biases" in stamp:
+        if "biases" in stamp and kind == "bench":
             out["biases"] = sorted(parse_bias_list(stamp["biases"]))
     except BiasAwareError:  # a record edited by hand: compared as written
         pass
@@ -486,7 +487,7 @@ class _Build:
             except (ValueError, KeyError, TypeError):
                 raise BiasAwareError(f"{manifest} is not a build manifest; use a new --out") from None
         if recorded is not None:
-            differ = build_differences(recorded, self.stamp)
+            differ = build_differences(recorded, self.stamp, self.kind)
             if differ:
                 what = (
                     "the source file's content changed"
@@ -519,7 +520,7 @@ class _Build:
             **(manifest.get("config") or {}),
             "source_sha256": manifest.get("source_sha256"),
         }
-        same = not build_differences(recorded, self.stamp)
+        same = not build_differences(recorded, self.stamp, self.kind)
         outputs = manifest.get("outputs")
         if not same or outputs is None or not all((self.out / name).exists() for name in outputs):
             return None
