@@ -82,7 +82,7 @@ from biasaware.io import (
     write_jsonl,
 )
 from biasaware.judging.judge_format import judge_messages, parse_judgment
-from biasaware.judging.llm import LLMClient, LLMFailure, LLMSpec, public_url
+from biasaware.judging.llm import COUNTS, LLMClient, LLMFailure, LLMSpec, public_url
 from biasaware.progress import progress_bar
 from biasaware.records import BiasProbe, PreferencePair, TraceRow, TrainingRow
 from biasaware.taxonomy import parse_bias_list
@@ -323,16 +323,7 @@ class BuildConfig:
 
 
 # the LLM counts summed over the runs into one folder (manifest ``llm_cumulative``)
-COUNTED = (
-    "calls",
-    "cache_hits",
-    "retries",
-    "failures",
-    "too_long",
-    "malformed",
-    "prompt_tokens",
-    "completion_tokens",
-)
+COUNTED = COUNTS
 
 
 # settings added later, with their defaults: a stamp leaves them out at the default (BuildConfig.stamp)

@@ -65,6 +65,7 @@ from biasaware.io import (
     write_json,
 )
 from biasaware.judging.judges import resolve_judge
+from biasaware.judging.llm import COUNTS
 from biasaware.records import PreferencePair
 
 SETS = (  # (name in the report, file in the build folder, what it measures)
@@ -321,16 +322,7 @@ def not_real(data: Path, manifest: dict[str, Any] | None) -> str:
     return f"{found}; --data is a folder written by `biasaware build real`{hint}"
 
 
-COSTS = (
-    "calls",
-    "cache_hits",
-    "retries",
-    "failures",
-    "too_long",
-    "malformed",
-    "prompt_tokens",
-    "completion_tokens",
-)
+COSTS = COUNTS  # an endpoint judge's counts that every run into a folder adds to
 
 
 def run_costs(now: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Any]:

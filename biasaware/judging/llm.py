@@ -376,6 +376,11 @@ class Stats:
         )
 
 
+COUNTS = tuple(
+    f.name for f in fields(Stats) if f.name != "last_error"
+)  # what runs add up (calls, tokens, ...)
+
+
 # ------------------------------------------------------------------------------------------- backends
 class OpenAIBackend:
     """One request per call; ``concurrency`` threads share one (thread-safe) client."""
