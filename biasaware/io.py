@@ -561,6 +561,15 @@ def _files_sha256(signature: tuple) -> str:
     return h.hexdigest()
 
 
+def file_sha256(path: Path) -> str:
+    """A file's SHA-256, as ``sha256sum`` prints it (its bytes alone), read in blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def json_sha256(obj: Any) -> str:
     """SHA-256 of a JSON document in canonical form (sorted keys), e.g. a settings dict or a record."""
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()

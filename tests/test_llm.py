@@ -518,6 +518,11 @@ def test_an_endpoint_that_goes_away_stops_the_run_instead_of_waiting_out_every_r
         gone.complete_many([ask(i) for i in range(200)])
     assert gone.stats.cache_hits == 3 and gone.stats.failures < 20  # stopped after about 4, not 197
     assert "APIConnectionError" in gone.stats.last_error
+    # a live server too slow for the timeout is not taken for gone: its requests fail one by one
+    with FakeChatServer(latency=0.4) as slow:
+        client = LLMClient(spec(slow, tmp_path, concurrency=2, max_retries=0, timeout=0.1))
+        assert client.complete_many([ask(i) for i in range(300, 310)]) == [None] * 10
+        assert "APITimeoutError" in client.stats.last_error
     # a few failures between answers do not stop a run (the count is of failures in a row)
     with FakeChatServer(fault_rate=0.3, faults=("500",), max_faults=99) as flaky:
         client = LLMClient(spec(flaky, tmp_path, concurrency=2, max_retries=0))
@@ -528,13 +533,12 @@ def test_an_endpoint_that_goes_away_stops_the_run_instead_of_waiting_out_every_r
 def test_a_key_given_where_its_variables_name_goes_is_refused_unshown():
     from biasaware.judging.judges import JudgeSpec
 
-    for make in (
-        lambda: LLMSpec(model="m", api_key_env="sk-SECRET123"),
-        lambda: JudgeSpec(name="m", api_key_env="sk-SECRET123"),
-    ):
-        with pytest.raises(
-            BiasAwareError, match="names the environment variable that holds the API key"
-        ) as said:
-            make()
-        assert "sk-SECRET123" not in str(said.value)
+    keys = ("sk-SECRET123", "hf_AbCdEfGh1234", "gsk_abc123XYZ")  # a Hugging Face or Groq key has no "-"
+    for key in keys:
+        for make in (LLMSpec, JudgeSpec):
+            with pytest.raises(
+                BiasAwareError, match="names the environment variable that holds the API key"
+            ) as said:
+                make(model="m", api_key_env=key) if make is LLMSpec else make(name="m", api_key_env=key)
+            assert key not in str(said.value)
     assert LLMSpec(model="m", api_key_env="MY_KEY_2").api_key_env == "MY_KEY_2"

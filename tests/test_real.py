@@ -280,13 +280,16 @@ def test_eval_real_scores_each_set_beside_the_cue_only_judges(tmp_path, built):
     assert keys["false_positive"] == pytest.approx(sum(not f["inj"] for f in standard) / len(standard))
     assert "Injected probes" in report and "Key battery against real reference answers" in report
     # the caveats of the sets' and probes' own reports reach this one: answers cut, a degenerate judge
-    cut = {n: r["truncated"] for n, r in result["sets"].items() if r.get("truncated")}
+    parts = {**result["sets"], **result["probes"]}
+    cut = {n: r["truncated"] for n, r in parts.items() if r.get("truncated")}
     assert ("Answers cut to fit the judge's context" in report) == bool(cut)
     for name, row in result["sets"].items():  # each set's count is its judgments' (meta.cut per view)
         judged = read_records(tmp_path / "eval" / name / "judgments.jsonl", "judgment")
         assert row["truncated"] == sum(j.meta.get("cut", 0) for j in judged)
-    every = [j for f in (tmp_path / "eval").glob("*/judgments.jsonl") for j in read_records(f, "judgment")]
-    assert sum(j.meta.get("cut", 0) for j in every) == result["judge_summary"]["truncated"] > 0  # the judge's
+    for name, row in result["probes"].items():  # the probes' too: cutting hides the length cue they test
+        judged = read_records(tmp_path / "eval" / name / "judgments.jsonl", "judgment")
+        assert row["truncated"] == sum(j.meta.get("cut", 0) for j in judged)
+    assert result["probes"]["probes"]["truncated"] > 0 and "probes " in report.split("Answers cut to fit")[1]
     # a cue-only judge with no rate (cue side wins: a tie on every original) has no row of dashes
     assert "| cue-only: longer wins |" in report and "cue-only: cue side wins" not in report
     assert ("**Degenerate judge: its BSR" in report) == probes["judge_check"]["degenerate"]
@@ -300,7 +303,7 @@ def test_eval_real_scores_each_set_beside_the_cue_only_judges(tmp_path, built):
         "cut to fit the judge's context (--truncation longest_first; length beyond the limit is hidden"
         in text
     )
-    assert text.count("auto-j 3.") == 1
+    assert text.count("auto-j 3, probes") == 1
     assert "**Degenerate judge: its BSR and over-correction are not interpretable** (one verdict)" in text
     assert text.index("**Degenerate judge") < text.index("| bias | Acc_ori |")
     again = evaluate_real(spec, tmp_path / "data", tmp_path / "eval", limit=30, seed=1)  # resumes
@@ -791,13 +794,25 @@ def test_a_pair_file_changed_after_the_build_is_refused(tmp_path, built):
 
     root, spec = built
     data = tmp_path / "data"
-    assert set(read_json(data / "manifest.json")["files_sha256"]) == {
+    hashes = read_json(data / "manifest.json")["files_sha256"]
+    pairs = {
         "train.jsonl",
         "heldout.jsonl",
         "masterkey-null.jsonl",
         "bench/auto-j.jsonl",
         "bench/rm-bench.jsonl",
     }
+    assert pairs | {"probe-pairs.jsonl", "probes/length.jsonl", "keys/masterkey.jsonl"} <= set(hashes)
+    assert all(
+        hashes[f] == hashlib.sha256((data / f).read_bytes()).hexdigest() for f in hashes
+    )  # as sha256sum
+    probes = (data / "probes" / "length.jsonl").read_text()
+    (data / "probes" / "length.jsonl").write_text(
+        probes.replace('"response_a": "', '"response_a": "EDITED ', 1)
+    )
+    with pytest.raises(BiasAwareError, match=re.escape("probes/length.jsonl changed after")):
+        evaluate_real(spec, data, tmp_path / "eval", limit=5)
+    (data / "probes" / "length.jsonl").write_text(probes)
     lines = (data / "bench" / "auto-j.jsonl").read_text().splitlines(keepends=True)
     (data / "bench" / "auto-j.jsonl").write_text("".join(lines[1:]))  # one pair dropped by hand
     changed = "bench/auto-j.jsonl changed after `biasaware build real` wrote it"
@@ -1022,6 +1037,15 @@ def test_a_judge_measured_on_real_text_is_released_with_its_sets(tmp_path, built
     shutil.copy(report / "heldout" / "judgments.jsonl", edited / "heldout" / "judgments.jsonl")
     with pytest.raises(BiasAwareError, match="figures for heldout \\(truncated\\) do not match"):
         release(ckpt, edited, tmp_path / "rel2", allow_weak_general=True)
+    shutil.rmtree(edited)  # the probes' cut texts, counted in real.json, edited away
+    shutil.copytree(report, edited)
+    lines = [json.loads(line) for line in (edited / "probes" / "judgments.jsonl").read_text().splitlines()]
+    for j in lines:
+        j["meta"].pop("cut", None)
+    (edited / "probes" / "judgments.jsonl").write_text("".join(json.dumps(j) + "\n" for j in lines))
+    if json.loads((report / "real.json").read_text())["probes"]["probes"]["truncated"]:
+        with pytest.raises(BiasAwareError, match="figures for probes/ do not match"):
+            release(ckpt, edited, tmp_path / "rel2", allow_weak_general=True)
     # a set judged by other weights, or a folder with no injected probes, is refused
     other = tmp_path / "other"
     shutil.copytree(report, other)

@@ -19,9 +19,9 @@ file                                  what
 ``manifest.json``                     the settings, each source's files and counts (rows, pairs, what was left
                                       out and why, malformed rows skipped), the split, and the shortcut each set
                                       carries: the share of pairs (of unequal length) whose longer answer is the
-                                      chosen one, per split and benchmark; each pair file's SHA-256
-                                      (``files_sha256``): a file changed after the build is refused by
-                                      ``eval real`` and by a rebuild into the folder
+                                      chosen one, per split and benchmark; each pair and probe file's
+                                      SHA-256 (``files_sha256``): a file changed after the build is refused
+                                      by ``eval real`` and by a rebuild into the folder
 ``probes/``                           injected probes (:func:`build_real_probes`): the 12 biases, standard
                                       (the cue on the worse answer) and mirror (on the better one), on the
                                       human- and correctness-labelled pairs (``probe-pairs.jsonl``: Auto-J,
@@ -68,6 +68,7 @@ from biasaware.errors import BiasAwareError
 from biasaware.formatting import DASH, pct
 from biasaware.io import (
     check_out_folder,
+    file_sha256,
     files_sha256,
     not_a_folder,
     read_json,
@@ -91,6 +92,7 @@ FOLDER_NAMES: dict[str, tuple[str, ...]] = {
 NULL_MODEL = "NullModel"
 HELDOUT = 0.2
 FORMAT = 1  # the layout of a real-text folder; a change refuses folders of another
+PROBE_PAIRS = {"probes": "probe-pairs.jsonl", "keys": "key-pairs.jsonl"}  # each probe folder's source pairs
 PROBE_SOURCES = ("auto-j", "pandalm", "llmbar", "judgebench")  # human or correctness labels
 PROBES_PER_BIAS = 100  # standard and mirror probes drawn per bias from the pooled labelled pairs
 OUTPUTS = (
@@ -374,7 +376,8 @@ def build_real(
         "shortcut": shortcut,
         "probes": build_real_probes(out, seed),
     }
-    manifest["files_sha256"] = {f: files_sha256([out / f]) for f in pair_files(manifest)}
+    written = [*pair_files(manifest), *probe_files(out, manifest)]
+    manifest["files_sha256"] = {f: file_sha256(out / f) for f in written}
     write_json(out / "summary.json", public_summary(manifest))
     write_json(manifest_path, manifest)
     return manifest
@@ -387,6 +390,14 @@ def pair_files(manifest: dict[str, Any]) -> list[str]:
     return files + [f"bench/{n}.jsonl" for n in BENCHMARKS if n in manifest["sources"]]
 
 
+def probe_files(out: Path, manifest: dict[str, Any]) -> list[str]:
+    """The probe files a finished build holds: each probe folder's records and the pairs they were made of."""
+    files = []
+    for name in manifest.get("probes", {}):
+        files += [PROBE_PAIRS[name], *(str(f.relative_to(out)) for f in sorted((out / name).glob("*.jsonl")))]
+    return [f for f in files if (out / f).is_file()]
+
+
 def expected_files(manifest: dict[str, Any]) -> list[str]:
     """The files a finished build holds, by its manifest."""
     probes = [f"{name}/manifest.json" for name in manifest.get("probes", {})]
@@ -397,14 +408,18 @@ def check_outputs(
     folder: Path, manifest: dict[str, Any], advice: str, needed: list[str] | None = None
 ) -> None:
     """Refuse a build folder that lacks a file its manifest lists (``needed``: those a reader needs, by default
-    all), or one whose pair file is not the one the build wrote (its SHA-256 in ``files_sha256``; a folder
-    built before the hashes were kept is read as it is)."""
-    needed = expected_files(manifest) if needed is None else needed
-    lost = [f for f in needed if not (folder / f).exists()]
+    all), or one whose pair or probe file the reader reads is not the one the build wrote (its SHA-256 in
+    ``files_sha256``; a folder built before the hashes were kept is read as it is)."""
+    lost = [f for f in (expected_files(manifest) if needed is None else needed) if not (folder / f).exists()]
     if lost:
         raise BiasAwareError(f"{folder} lacks {', '.join(lost)}, which its manifest lists; {advice}")
     written = manifest.get("files_sha256") or {}
-    changed = [f for f in needed if f in written and files_sha256([folder / f]) != written[f]]
+    read = [
+        f
+        for f in written
+        if needed is None or f in needed or any(f.startswith(d) for d in needed if d.endswith("/"))
+    ]
+    changed = [f for f in read if not (folder / f).is_file() or file_sha256(folder / f) != written[f]]
     if changed:
         raise BiasAwareError(
             f"{folder}: {', '.join(changed)} changed after `biasaware build real` wrote "
@@ -443,7 +458,7 @@ def build_real_probes(out: Path, seed: int) -> dict[str, Any]:
     ):
         if not pairs:
             continue
-        source = out / ("probe-pairs.jsonl" if name == "probes" else "key-pairs.jsonl")
+        source = out / PROBE_PAIRS[name]
         if not source.exists():
             write_jsonl(source, pairs)
         config = BuildConfig(

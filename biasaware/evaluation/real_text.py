@@ -159,9 +159,11 @@ def _side(entry: dict[str, Any]) -> dict[str, Any]:
 def probe_figures(summary: dict[str, Any]) -> dict[str, Any]:
     """What ``real.json`` keeps of an ``eval bias`` summary on real probes: the pooled (micro) figures of the
     12 biases, each bias's, the cue-only judges' pooled BSR and over-correction, the master-key false
-    positives (per key type, over both orders for a pairwise judge) and the degenerate-judge check."""
+    positives (per key type, over both orders for a pairwise judge), the texts cut to fit the judge's context
+    (``truncated``) and the degenerate-judge check."""
     row: dict[str, Any] = {
         "probes": summary["items"],
+        "truncated": summary.get("cut", 0),  # texts cut to fit the judge's context
         "judge_check": summary.get("judge_check"),
         "per_bias": {b: _side(e) for b, e in summary["per_bias"].items() if b != "masterkey"},
     }

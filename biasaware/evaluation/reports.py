@@ -669,7 +669,8 @@ def real_markdown(result: dict[str, Any], injected: bool = True) -> str:
             + ", ".join(f"{n} {k} of {v} views" for n, (k, v) in unreadable.items())
             + ".",
         ]
-    cut = {n: r["truncated"] for n, r in result["sets"].items() if r.get("truncated")}
+    parts = {**result["sets"], **(result.get("probes") or {})}
+    cut = {n: r["truncated"] for n, r in parts.items() if r.get("truncated")}
     if cut:
         lines += [
             "",

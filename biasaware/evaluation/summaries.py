@@ -204,6 +204,7 @@ def summarize(judgments: list[Judgment], policy: str = "symmetric", seed: int = 
             "items": sum(len(v) for sides in items.values() for v in sides.values()),
             "incomplete_items": incomplete,
             "overlong_views": sum(s["overlong"] for s in per_bias.values()),
+            "cut": sum(int(j.meta.get("cut", 0)) for j in judgments),  # texts cut to fit the context
             "judge_check": check,
             "per_bias": per_bias,
             "per_category": per_category,

@@ -181,9 +181,9 @@ def url_problem(url: str | None) -> str | None:
 def check_env_name(value: str, setting: str) -> str:
     """``value`` when it is an environment variable's name; else an error that does not show it (a key pasted
     where its variable's name goes would be printed)."""
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+    if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", value):  # keys (sk-..., hf_..., gsk_...) hold lower case or "-"
         raise BiasAwareError(
-            f"setting {setting} names the environment variable that holds the API key (letters, digits and "
+            f"setting {setting} names the environment variable that holds the API key (capital letters, digits and "
             "underscores, e.g. OPENAI_API_KEY); the value given is no such name and is not shown, since it may be "
             "the key itself: put the key in an environment variable and name that"
         )
@@ -722,9 +722,11 @@ class LLMClient:
             if not _retryable(exc):
                 raise
             self._note_failure(exc)
-            if isinstance(exc, openai.APIConnectionError):  # a timeout too: the endpoint may be down
-                with self._lock:
-                    self._unreachable += 1
+            with self._lock:  # a refused or dropped connection; a timeout is a slow server, not a gone one
+                gone = isinstance(exc, openai.APIConnectionError) and not isinstance(
+                    exc, openai.APITimeoutError
+                )
+                self._unreachable = self._unreachable + 1 if gone else 0
         return [None] * len(batch)
 
     def _check_reachable(self) -> None:
