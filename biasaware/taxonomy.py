@@ -143,7 +143,7 @@ def parse_bias_list(spec: str | list[str] | None) -> list[str]:
         return list(BIAS_NAMES)
     items = spec.split(",") if isinstance(spec, str) else list(spec)
     out: list[str] = []
-    for item in (s.strip() for s in items):
+    for item in (s.strip() for s in items if s.strip()):  # "length, authority," is two biases
         names = (
             list(BIAS_NAMES)
             if item == "all"

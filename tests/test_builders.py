@@ -240,6 +240,7 @@ def test_the_same_settings_written_otherwise_resume(tmp_path):
         replace(first, biases="bandwagon,position"),
         replace(first, llm={**llm, "temperature": 0.0, "max_tokens": 1024, "backend": "openai"}),
         replace(first, llm={**llm, "base_url": "http://127.0.0.1:9/v1/"}),
+        replace(first, biases=" position, bandwagon,"),
     ]
     for cfg in same:
         assert build_bench(cfg, tmp_path)["reused"]
@@ -253,6 +254,9 @@ def test_the_same_settings_written_otherwise_resume(tmp_path):
     build_train(rows, tmp_path / "rows")
     with pytest.raises(BiasAwareError, match="other settings"):
         build_train(replace(rows, biases="authority,length,beauty,assertiveness"), tmp_path / "rows")
+    every = replace(rows, biases="all")  # "all" is the 12 in their own order
+    build_train(every, tmp_path / "all")
+    assert build_train(replace(every, biases=",".join(BIAS_NAMES)), tmp_path / "all")["reused"]
 
 
 def test_train_rows_verified_with_negatives(tmp_path):
@@ -322,11 +326,16 @@ def test_helpsteer3_local_file(tmp_path):
         (["{bad json"], "hs3.jsonl:1: invalid JSON"),
         ([hs3_row(overall_preference=7)], "field 'overall_preference' must be a number in \\[-3, 3\\]"),
         ([hs3_row(overall_preference=True)], "field 'overall_preference' must be a number in .* got True"),
-        ([hs3_row(response1="  ")], "field 'chosen' is empty"),
-        ([hs3_row(response2="Hi!")], "field 'rejected' is identical to 'chosen'"),
+        ([hs3_row(response1="  ")], "field 'response1' is empty"),
+        ([hs3_row(response2="Hi!")], "field 'response2' is identical to 'response1'"),
         ([{"question": "q", "good": "a"}], "field 'prompt' is missing"),
-        ([hs3_row(context=["Say hi"])], "hs3.jsonl:1: field 'context' must be a list of turns .* got a list"),
-        ([hs3_row(context='[{"role": "user"}]')], "field 'context' must be a list of turns .* got str"),
+        (
+            [hs3_row(context=["Say hi"])],
+            "hs3.jsonl:1: field 'context' must be a list .* got an array holding other",
+        ),
+        ([hs3_row(context='[{"role": "user"}]')], "field 'context' must be a list of turns .* got a string"),
+        ([hs3_row(context=[])], "field 'context' must be a list of turns .* got an empty array"),
+        ([hs3_row(context=[{"role": "user"}])], "field 'context\\[0\\].content'"),
     ],
 )
 def test_malformed_sources(tmp_path, rows, match):
@@ -341,8 +350,8 @@ def test_a_folder_of_helpsteer3_files_gets_an_id_per_file_and_line(tmp_path):
         (tmp_path / "hs").mkdir(exist_ok=True)
         (tmp_path / "hs" / f"{name}.jsonl").write_text(json.dumps(hs3_row()) + "\n")
     assert sorted(p.id for p in load_pairs(str(tmp_path / "hs"))) == [
-        "helpsteer3-part1-1",
-        "helpsteer3-part2-1",
+        "helpsteer3-part1.jsonl-1",
+        "helpsteer3-part2.jsonl-1",
     ]
 
 
@@ -398,8 +407,8 @@ def test_gram_local_file(tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     pairs = load_pairs(str(path))
     assert [(p.id, p.user_turn(), p.chosen, p.rejected) for p in pairs] == [
-        ("gram-gram-1", "What is 2+2?", "4", "5"),
-        ("gram-gram-2", "What is 2+2?", "Lyon\nor maybe Nice", "Paris"),
+        ("gram-gram.jsonl-1", "What is 2+2?", "4", "5"),
+        ("gram-gram.jsonl-2", "What is 2+2?", "Lyon\nor maybe Nice", "Paris"),
     ]
 
 

@@ -90,3 +90,19 @@ def test_one_commands_folder_is_not_anothers(tiny_models, tmp_path, capsys):
     # each command's own rescore still recounts its folder
     assert main(["eval", "general", "--rescore", "--out", str(general)]) == 0
     assert main(["eval", "scoring", "--rescore", "--out", str(scoring)]) == 0
+
+
+def test_settings_written_otherwise_decide_the_same_verdicts():
+    """A resumed judge run compares settings as they decide verdicts: an endpoint with or without its trailing
+    slash, scoring templates in any order, repeated, or with the baseline every run scores."""
+    from biasaware.evaluation.resume import deciding
+
+    assert deciding({"endpoint": "http://h:8000/v1/"}, "endpoint") == deciding(
+        {"endpoint": "http://h:8000/v1"}, "endpoint"
+    )
+    same = [
+        deciding({"scoring_templates": t}, "scoring_templates")
+        for t in ("roman,desc+letter", "letter+desc,roman,roman", "baseline,roman,desc+letter")
+    ]
+    assert same == [["desc+letter", "roman"]] * 3
+    assert deciding({"scoring_templates": "desc"}, "scoring_templates") != same[0]

@@ -351,8 +351,9 @@ def _deciding(stamp: dict[str, Any], kind: str) -> dict[str, Any]:
     trailing slash."""
     out = dict(stamp)
     try:
-        if "biases" in stamp and kind == "bench":
-            out["biases"] = sorted(parse_bias_list(stamp["biases"]))
+        if "biases" in stamp:  # "all" is the 12 in their order; a bench's biases in any order
+            names = parse_bias_list(stamp["biases"])
+            out["biases"] = sorted(names) if kind == "bench" else names
     except BiasAwareError:  # a record edited by hand: compared as written
         pass
     defaults = {f.name: f.default for f in fields(LLMSpec) if f.name not in LLMSpec.RUNTIME}
@@ -526,7 +527,7 @@ class _Build:
             if self.clients:
                 stats = {role: c.summary() for role, c in self.clients.items()}
                 # with the settings they were made under: a run that kept nothing counts if the next has them
-                saved = {"settings": json_sha256(self.stamp), "roles": stats}
+                saved = {"settings": json_sha256(_deciding(self.stamp, self.kind)), "roles": stats}
                 write_json(self.out / ".work" / "llm" / f"{self.run_id}.json", saved)
 
     def _save_llm_stats_soon(self) -> None:
@@ -547,7 +548,7 @@ class _Build:
     def _write_stamp(self) -> None:
         path = self.out / ".work" / "settings.json"
         if not path.exists():
-            mine = json_sha256(self.stamp)
+            mine = json_sha256(_deciding(self.stamp, self.kind))  # the settings however written
             for stale in (self.out / ".work" / "llm").glob("*.json"):  # counts of a build that kept nothing,
                 if stale.stem != self.run_id and json.loads(stale.read_text()).get("settings") != mine:
                     stale.unlink()  # under other settings (a run of these settings killed early counts)

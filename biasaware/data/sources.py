@@ -26,7 +26,7 @@ from typing import Any
 from biasaware.data.corpus import builtin_pairs
 from biasaware.errors import BiasAwareError, RecordError
 from biasaware.io import collect_rows
-from biasaware.records import PreferencePair, parse_record, renamed_fields
+from biasaware.records import PreferencePair, json_kind, parse_record, renamed_fields
 
 HELPSTEER3_COLUMNS = {"context", "response1", "response2", "overall_preference"}
 GRAM_COLUMNS = {"instruction", "output"}
@@ -43,8 +43,8 @@ def _row_id(source: str, where: str) -> str:
     """A stable id for a row of a layout that has none: the source's name, the local file's name (a folder's
     files each number their lines from 1) and the line (or row) number of its ``file:line`` location."""
     file, line = where.rsplit(":", 1) if ":" in where else ("", where)
-    stem = f"{Path(file).stem}-" if file and Path(file).is_file() else ""
-    return f"{source}-{stem}{line.strip().removeprefix('row ')}"
+    name = f"{Path(file).name}-" if file and Path(file).is_file() else ""
+    return f"{source}-{name}{line.strip().removeprefix('row ')}"
 
 
 def require_columns(row: dict[str, Any], where: str, columns: set[str], layout: str) -> None:
@@ -91,10 +91,13 @@ def _helpsteer3_pair(
     if isinstance(pref, bool) or not isinstance(pref, int | float) or not -3 <= pref <= 3:
         raise RecordError([f"{where}: field 'overall_preference' must be a number in [-3, 3], got {pref!r}"])
     context = row["context"]
-    turns = isinstance(context, list) and all(isinstance(m, dict) for m in context)
-    if not turns:
+    if not isinstance(context, list) or not context or not all(isinstance(m, dict) for m in context):
         shown = (
-            type(context).__name__ if not isinstance(context, list) else "a list holding other than objects"
+            json_kind(context)
+            if not isinstance(context, list)
+            else "an empty array"
+            if not context
+            else "an array holding other than objects"
         )
         raise RecordError(
             [f"{where}: field 'context' must be a list of turns ({{role, content}} objects), got {shown}"]
@@ -120,7 +123,19 @@ def _helpsteer3_pair(
         "rejected": worse,
         "meta": {"overall_preference": pref, "domain": row.get("domain")},
     }
-    return parse_record("pair", data, where)
+    try:
+        return parse_record("pair", data, where)
+    except RecordError as err:  # named by the file's own fields: context, response1, response2
+        sides = ("response1", "response2") if pref < 0 else ("response2", "response1")
+        said = [
+            p.replace("field 'prompt", "field 'context").replace(
+                "identical to 'chosen'", f"identical to '{sides[0]}'"
+            )
+            for p in err.problems
+        ]
+        raise RecordError(
+            renamed_fields(said, dict(zip(("chosen", "rejected"), sides, strict=True)))
+        ) from None
 
 
 def default_split(source: str, stage: str | None = None) -> str:

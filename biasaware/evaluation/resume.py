@@ -99,10 +99,12 @@ def deciding(record: dict[str, Any], k: str) -> Any:
     if k == "template" and isinstance(value, str):
         return judged_template(record.get("mode", ""), value)
     if k == "scoring_templates" and isinstance(value, str) and value != "default":
-        try:
-            return sorted({parse_template(name).name for name in value.split(",")})
+        try:  # the baseline is scored by every run
+            return sorted({parse_template(name).name for name in value.split(",")} - {"baseline"})
         except BiasAwareError:  # a record edited by hand: compared as written
             return value
+    if k == "endpoint" and isinstance(value, str):  # http://host/v1/ is http://host/v1
+        return value.rstrip("/")
     return value
 
 
