@@ -172,12 +172,6 @@ class BuildConfig:
             raise BiasAwareError(
                 f"n_negatives must be between 1 and {len(RESPONSE_BIASES)}, got {self.n_negatives}"
             )
-        if self.augment == "balanced" and self.n_negatives != BuildConfig.n_negatives:
-            raise BiasAwareError(
-                f"setting n_negatives (--negatives) {self.n_negatives} is how many bias negatives augment 'paper' draws per row; augment "
-                "'balanced' writes four rows per pair instead (the cue on neither, either or both sides): leave "
-                "n_negatives out"
-            )
         for role, value, valid in (
             ("direction", self.direction, DIRECTIONS),
             ("cues", self.cues, ("none", "natural")),
