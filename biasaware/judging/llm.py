@@ -376,9 +376,8 @@ class Stats:
         )
 
 
-COUNTS = tuple(
-    f.name for f in fields(Stats) if f.name != "last_error"
-)  # what runs add up (calls, tokens, ...)
+# what the runs into one folder add up: calls, retries, failures, tokens, ...
+COUNTS = tuple(f.name for f in fields(Stats) if f.name != "last_error")
 
 
 # ------------------------------------------------------------------------------------------- backends
@@ -525,9 +524,8 @@ def make_backend(spec: LLMSpec):
 
 
 # ------------------------------------------------------------------------------------------- retries
-UNREACHABLE = (
-    4  # requests in a row that failed to connect after their retries: the endpoint is taken for gone
-)
+# requests in a row that failed to connect after their retries: the endpoint is taken for gone
+UNREACHABLE = 4
 
 
 def _retryable(exc: BaseException) -> bool:
