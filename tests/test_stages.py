@@ -98,3 +98,28 @@ def test_a_stage_in_this_process_skips_the_load_back_check_unless_asked(tiny_mod
     card = json.loads((out / "biasaware_card.json").read_text())
     assert card["load_check"] == {"skipped": True} and trained(out)
     assert "load-back check skipped" in capsys.readouterr().out
+
+
+def test_a_stage_that_fails_in_this_process_is_named_even_when_the_device_cannot_release(
+    tiny_models, rows, tmp_path, monkeypatch
+):
+    """A recipe that raises mid-training in this process (on a GPU: a CUDA assert, after which the device
+    refuses every call, emptying its cache too) is told as a launched stage's failure is: named, with its
+    traceback in the log, not hidden behind the device's second error."""
+    import biasaware.experiments.parts as parts
+    from biasaware.recipes import reward
+
+    def fails(*args):
+        raise RuntimeError("probability tensor contains either inf, nan or element < 0")
+
+    def device_gone():
+        raise RuntimeError("CUDA error: device-side assert triggered")
+
+    monkeypatch.setattr(reward, "main", fails)
+    monkeypatch.setattr(parts, "release_memory", device_gone)
+    log = tmp_path / "run.log"
+    with pytest.raises(BiasAwareError, match="reward failed \\(RuntimeError: probability tensor contains"):
+        run_stage(
+            "reward", stage_flags("reward", tiny_models["reward"], rows, tmp_path / "out"), "reward", log
+        )
+    assert "Traceback" in log.read_text() and "probability tensor" in log.read_text()
