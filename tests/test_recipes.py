@@ -622,3 +622,90 @@ def test_report_to_tensorboard_writes_the_losses_and_rewards(tiny_models, train_
     tags = scalars(tmp_path / "grpo" / "runs")
     assert "train/reward" in tags and any(t.startswith("train/rewards/accuracy_reward") for t in tags)
     assert "[train] step 2/2" in capsys.readouterr().out  # progress stays on the console
+
+
+def poison_gradients(monkeypatch, trainer_class, at: set[int]):
+    """Make the first parameter's gradient NaN at the optimizer steps ``at`` (1-based) of ``trainer_class``."""
+    original = trainer_class.training_step
+    calls = {"n": 0}
+
+    def training_step(self, model, *args, **kwargs):
+        loss = original(self, model, *args, **kwargs)
+        calls["n"] += 1
+        if calls["n"] in at:
+            next(p for p in model.parameters() if p.grad is not None).grad.fill_(float("nan"))
+        return loss
+
+    monkeypatch.setattr(trainer_class, "training_step", training_step)
+
+
+def test_a_step_whose_gradients_are_not_finite_is_skipped_said_and_recorded(
+    tiny_models, traces, tmp_path, monkeypatch, capsys
+):
+    import json
+
+    from trl import ModelConfig, SFTConfig, SFTTrainer
+
+    poison_gradients(monkeypatch, SFTTrainer, {2})
+    r = load_recipe("sft")
+    args = cpu_args(SFTConfig, tmp_path, max_steps=3, per_device_train_batch_size=2, max_length=512)
+    trainer = r.main(
+        r.ScriptArguments(train_file=traces), args, ModelConfig(model_name_or_path=str(tiny_models["causal"]))
+    )
+    assert trainer.state.global_step == 3
+    # without the skip, clipping by a NaN norm writes NaN into every weight
+    assert all(torch.isfinite(p).all() for p in trainer.model.parameters())
+    card = json.loads((tmp_path / "biasaware_card.json").read_text())
+    names = [n for n, p in trainer.model.named_parameters() if p.requires_grad]
+    # gradient clipping (on by default) spreads the one NaN to every parameter
+    skipped = {"step": 2, "parameters": len(names), "of": len(names), "named": names[:3]}
+    assert card["nonfinite_steps"] == [skipped]
+    out = capsys.readouterr().out
+    assert (
+        f"[train] step 2/3: gradients not finite (NaN or inf) in {len(names)} of {len(names)} parameters;"
+        in out
+    )
+
+
+def test_gradients_not_finite_step_after_step_stop_the_run(tiny_models, traces, tmp_path, monkeypatch):
+    from trl import ModelConfig, SFTConfig, SFTTrainer
+
+    from biasaware.errors import BiasAwareError
+    from biasaware.training.finite import MAX_IN_A_ROW
+
+    poison_gradients(monkeypatch, SFTTrainer, set(range(1, 20)))
+    r = load_recipe("sft")
+    args = cpu_args(
+        SFTConfig, tmp_path, max_steps=MAX_IN_A_ROW + 2, per_device_train_batch_size=2, max_length=512
+    )
+    with pytest.raises(BiasAwareError, match=f"at {MAX_IN_A_ROW} steps in a row"):
+        r.main(
+            r.ScriptArguments(train_file=traces),
+            args,
+            ModelConfig(model_name_or_path=str(tiny_models["causal"])),
+        )
+
+
+def test_a_skipped_step_leaves_every_weight_and_a_finite_one_is_applied():
+    from types import SimpleNamespace
+
+    from biasaware.training.finite import FiniteGradients
+
+    model = torch.nn.Linear(3, 2)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=0.1)
+    kept = {}
+    guard = FiniteGradients(lambda key, value: kept.update({key: value}))
+    state = SimpleNamespace(global_step=0, max_steps=2, is_world_process_zero=True)
+    for poisoned in (True, False):
+        before = snapshot(model)
+        model(torch.ones(1, 3)).sum().backward()
+        if poisoned:
+            model.bias.grad[0] = float("inf")
+        guard.on_pre_optimizer_step(None, state, None, model=model, optimizer=optimizer)
+        optimizer.step()
+        optimizer.zero_grad()
+        changed = [n for n, p in model.named_parameters() if not torch.equal(before[n], p.detach())]
+        assert changed == ([] if poisoned else ["weight", "bias"])
+        state.global_step += 1
+    assert kept == {"nonfinite_steps": [{"step": 1, "parameters": 1, "of": 2, "named": ["bias"]}]}
+    assert guard.in_a_row == 0

@@ -674,6 +674,12 @@ def grpo_signal(ckpt: Path) -> dict[str, Any]:
         "mean_reward_std": round(sum(std) / len(std), 4) if std else None,
         "mean_zero_std_groups": round(sum(zero) / len(zero), 4) if zero else None,
         "entropy": [round(e, 4) for e in (entropy[0], entropy[-1])] if entropy else None,
+        # steps skipped as their gradients were not finite (biasaware/training/finite.py)
+        **(
+            {"nonfinite_steps": [s["step"] for s in card["nonfinite_steps"]]}
+            if card.get("nonfinite_steps")
+            else {}
+        ),
     }
 
 

@@ -56,6 +56,7 @@ from biasaware.hub import hub_calls
 from biasaware.io import check_out_folder, find_file, read_config, read_json, read_records
 from biasaware.judging.judge_format import RECORD_CHECKS
 from biasaware.judging.models import chat_ids, load_config, load_model, weight_files, weights_bytes
+from biasaware.training.finite import FiniteGradients
 from biasaware.training.run_folder import jsonable as _jsonable
 from biasaware.training.run_folder import newest_checkpoint, prepare_run, resume_arg, write_mark
 from biasaware.version import __version__
@@ -420,17 +421,21 @@ class StepProgress(TrainerCallback):
 
 
 def card_callbacks(recipe: str, model_args: Any, script_args: Any) -> list[TrainerCallback]:
-    return [
-        ModelCardCallback(
-            recipe=recipe,
-            base_model=model_args.model_name_or_path,
-            data_file=script_args.train_file,
-            script_args=script_args,
-            eval_summary=script_args.eval_summary,
-            model_args=model_args,
-        ),
-        StepProgress(),
-    ]
+    """The model card, the ``[train]`` lines and the skip of a step whose gradients are not finite
+    (:mod:`biasaware.training.finite`, kept in the card)."""
+    card = ModelCardCallback(
+        recipe=recipe,
+        base_model=model_args.model_name_or_path,
+        data_file=script_args.train_file,
+        script_args=script_args,
+        eval_summary=script_args.eval_summary,
+        model_args=model_args,
+    )
+
+    def record(key: str, value: Any) -> None:
+        card.card[key] = _jsonable(value)
+
+    return [card, StepProgress(), FiniteGradients(record)]
 
 
 def train_and_save(trainer, training_args, kind: str, load_check: bool = True):

@@ -1,0 +1,99 @@
+"""A step whose gradients are not finite is skipped, said and recorded, never applied.
+
+A single optimizer step with a NaN or infinite gradient writes NaN into every weight it touches (gradient
+clipping scales by the NaN norm too), and the run goes on with a broken model: a GRPO stage then fails a
+step later as generation samples from NaN probabilities. Mixed precision in float16 has a gradient scaler
+that skips such steps; bfloat16 and float32 have none. :class:`FiniteGradients` is that check for every
+recipe: before each optimizer step (after clipping) it reads the gradients' total norm, and when it is not
+finite it drops the gradients (the optimizer then leaves every weight as it was; the learning-rate schedule
+still advances), prints a ``[train]`` line saying in how many parameters the gradients were not finite
+(gradient clipping, on by default, spreads one NaN to all), and keeps the step in the model card's
+``nonfinite_steps``. ``MAX_IN_A_ROW`` such steps in a row stop the run with an
+error: the model or the data gives NaN on every batch, and skipping would train nothing.
+
+Where the gradients live outside the parameters (DeepSpeed's partitions) the check sees none and does
+nothing; under several processes the verdict is agreed (any process's non-finite gradient skips the step
+on all), so processes never diverge.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transformers import TrainerCallback
+
+from biasaware.errors import BiasAwareError
+
+# steps in a row whose gradients were not finite that stop a run
+MAX_IN_A_ROW = 5
+# parameters named in a skipped step's line and card
+NAMED = 3
+
+
+def nonfinite_parameters(model) -> tuple[list[str], int] | None:
+    """Names of ``model``'s parameters whose gradient holds a NaN or an infinity, and how many hold a
+    gradient; None when none does (nothing to check)."""
+    import torch
+
+    grads = [(n, p.grad) for n, p in model.named_parameters() if p.grad is not None]
+    if not grads:
+        return None
+    total = len(grads)
+    norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g.float()) for _, g in grads]))
+    bad = not bool(torch.isfinite(norm))
+    if bad:
+        return [n for n, g in grads if not bool(torch.isfinite(g).all())], total
+    return [], total
+
+
+def agreed(bad: bool, device) -> bool:
+    """``bad`` on any process (a no-op without torch.distributed)."""
+    import torch
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return bad
+    flag = torch.tensor([1.0 if bad else 0.0], device=device)
+    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+    return bool(flag.item() > 0)
+
+
+class FiniteGradients(TrainerCallback):
+    """See the module docstring; ``record(key, value)`` keeps the skipped steps in the model card."""
+
+    def __init__(self, record=None):
+        self.record = record
+        self.steps: list[dict[str, Any]] = []
+        self.in_a_row = 0
+
+    def on_pre_optimizer_step(self, args, state, control, model=None, optimizer=None, **kwargs):
+        if model is None or optimizer is None:
+            return
+        found = nonfinite_parameters(model)
+        if found is None:
+            return
+        names, total = found
+        device = next(model.parameters()).device
+        if not agreed(bool(names), device):
+            self.in_a_row = 0
+            return
+        optimizer.zero_grad(set_to_none=True)  # no gradient: the optimizer leaves every weight as it was
+        step = state.global_step + 1  # the step this update would have made
+        self.in_a_row += 1
+        self.steps.append({"step": step, "parameters": len(names), "of": total, "named": names[:NAMED]})
+        if self.record is not None:
+            self.record("nonfinite_steps", self.steps)
+        if state.is_world_process_zero:
+            where = f"{len(names)} of {total} parameters" if names else "another process's parameters"
+            shown = f" ({', '.join(names)})" if 0 < len(names) <= NAMED else ""
+            print(
+                f"[train] step {step}/{state.max_steps}: gradients not finite (NaN or inf) in {where}{shown}; "
+                "the step is skipped, the weights stay as they were",
+                flush=True,
+            )
+        if self.in_a_row >= MAX_IN_A_ROW:
+            raise BiasAwareError(
+                f"training stopped at step {step}: the gradients were not finite (NaN or inf) at {self.in_a_row} "
+                "steps in a row, so the model or the data gives NaN on every batch; lower the learning rate, "
+                "train in float32 (--dtype float32, or without bf16/fp16), or check the data"
+            )
