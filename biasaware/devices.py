@@ -229,8 +229,12 @@ def shutdown(wait: bool = True) -> None:
 
 def _state():
     """accelerate's process state; joins the process group (gloo on CPUs, NCCL on GPUs). Without
-    CUDA it must be told ``cpu=True``, or a launch from a GPU config silently stays one process."""
+    CUDA it must be told ``cpu=True``, or a launch from a GPU config silently stays one process; so
+    must a launch of more processes on a machine than it has GPUs (NCCL refuses two ranks on one
+    GPU, and ``auto`` puts rank k on ``cuda:k`` modulo the GPUs): its ranks wait for each other
+    through gloo."""
     import torch
     from accelerate import PartialState
 
-    return PartialState(cpu=not torch.cuda.is_available())
+    here = int(os.environ.get("LOCAL_WORLD_SIZE") or os.environ.get("WORLD_SIZE") or 1)
+    return PartialState(cpu=not torch.cuda.is_available() or torch.cuda.device_count() < here)

@@ -166,7 +166,8 @@ def test_ctrl_c_while_python_m_imports_a_recipe_is_no_traceback(tmp_path):
 
     (tmp_path / "trl").mkdir()
     (tmp_path / "trl" / "__init__.py").write_text("raise KeyboardInterrupt\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    given = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]  # where the packages may be
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT), *given])}
     run = subprocess.run(
         [sys.executable, "-m", "biasaware.recipes.sft", "--help"], env=env, capture_output=True, text=True
     )

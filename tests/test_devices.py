@@ -109,6 +109,26 @@ def test_specs_check_device_and_dtype_when_built():
     assert LLMSpec(model="x", device="cuda:1").identity() == LLMSpec(model="x").identity()  # runtime only
 
 
+@pytest.mark.parametrize(
+    ("gpus", "processes", "gloo"), [(0, 2, True), (1, 2, True), (2, 2, False), (4, 2, False)]
+)
+def test_processes_that_outnumber_the_gpus_wait_for_each_other_through_gloo(
+    monkeypatch, gpus, processes, gloo
+):
+    """NCCL refuses two ranks on one GPU: a launch of more processes than GPUs joins a gloo group."""
+    import accelerate
+
+    from biasaware import devices
+
+    asked = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: gpus > 0)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: gpus)
+    monkeypatch.setattr(accelerate, "PartialState", lambda cpu: asked.append(cpu))
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", str(processes))
+    devices._state()
+    assert asked == [gloo]
+
+
 def test_a_single_process_has_rank_0_of_1(monkeypatch):
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     assert ranks() == Ranks(0, 1) and ranks().main

@@ -198,7 +198,8 @@ def test_direct_verdicts_match_a_full_forward_of_each_view(bench, tiny_models):
     import torch
 
     views = [v for p in load_probes(bench, limit=1) for v in (p.original, p.injected)][:7]
-    direct = load_judge(JudgeSpec(name=str(tiny_models["causal"]), mode="direct", batch_size=3))
+    # float32 on the CPU: the full forward below is compared within 1e-5
+    direct = load_judge(JudgeSpec(name=str(tiny_models["causal"]), mode="direct", batch_size=3, device="cpu"))
     batched = direct.judge(views)
     for view, got in zip(views, batched, strict=True):
         ids = direct.tokenizer.apply_chat_template(
@@ -224,7 +225,8 @@ def test_a_view_shared_by_probes_is_judged_once_by_a_judge_that_does_not_sample(
     jobs = [(p.id, v, getattr(p, v), {"bias": p.bias}) for p in probes for v in ("original", "injected")]
     texts = [j[2].model_dump_json() for j in jobs]
     assert len(set(texts)) < len(texts)  # the bench's mirrors repeat originals
-    direct = load_judge(JudgeSpec(name=str(tiny_models["causal"]), mode="direct"))
+    # on the CPU: a GPU judge's batches go through launch and finish, which this spy does not see
+    direct = load_judge(JudgeSpec(name=str(tiny_models["causal"]), mode="direct", device="cpu"))
     seen = []
     judge = direct.judge
     direct.judge = lambda views: seen.extend(v.model_dump_json() for v in views) or judge(views)
@@ -495,11 +497,13 @@ def test_resume_refuses_another_judge_other_settings_or_other_probes(bench, tiny
         evaluate_bias(direct, bench, out, biases=["authority"], limit=1)
     grown = evaluate_bias(direct, bench, out, biases=["authority"], limit=3)  # more probes: resumes and adds
     assert grown["items"] == 6 and len(json.loads((out / "fingerprint.json").read_text())["items"]) == 6
-    assert (
-        direct.model_copy(update={"device": "cpu", "batch_size": 2}) != direct
-    )  # where it runs is not a setting
+    # where it runs is not a setting (in the precision "auto" meant here: another precision is another judge)
+    from biasaware.devices import where
+
+    on_cpu = {"device": "cpu", "batch_size": 2, "dtype": where(direct.device, direct.dtype)["dtype"]}
+    assert direct.model_copy(update=on_cpu) != direct
     evaluate_bias(
-        direct.model_copy(update={"device": "cpu", "batch_size": 2}),
+        direct.model_copy(update=on_cpu),
         bench,
         out,
         biases=["authority"],

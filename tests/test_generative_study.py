@@ -79,14 +79,15 @@ def test_budget_seeds_and_folder_checks(tmp_path):
     claim(tmp_path / "x", make_budget("cpu"), "auto", "m", ["baseline"])  # the same settings resume
     with pytest.raises(BiasAwareError, match="sft_steps"):
         claim(tmp_path / "x", make_budget("cpu", {"sft_steps": 3}), "auto", "m", ["baseline"])
-    # on a CPU-only machine, "cpu" names the place "auto" meant: the same setting; "cuda" is another
-    claim(tmp_path / "x", make_budget("cpu"), "cpu", "m", ["baseline"])
+    # the place "auto" meant here ("cpu" on a CPU-only machine, "cuda" on a GPU one) is the same setting;
+    # the other is another
+    here, other = ("cuda", "cpu") if torch.cuda.is_available() else ("cpu", "cuda")
+    claim(tmp_path / "x", make_budget("cpu"), here, "m", ["baseline"])
     assert json.loads((tmp_path / "x" / "experiment.json").read_text())["device"] == "auto"
     with pytest.raises(BiasAwareError, match="dtype: its default there, 'float16' now"):
         claim(tmp_path / "x", make_budget("cpu"), "auto", "m", ["baseline"], "float16")
-    if not torch.cuda.is_available():
-        with pytest.raises(BiasAwareError, match="device: 'auto' there, 'cuda' now"):
-            claim(tmp_path / "x", make_budget("cpu"), "cuda", "m", ["baseline"])
+    with pytest.raises(BiasAwareError, match=f"device: 'auto' there, '{other}' now"):
+        claim(tmp_path / "x", make_budget("cpu"), other, "m", ["baseline"])
 
 
 def test_arms_that_cannot_be_compared_are_refused_before_any_work(tmp_path):
@@ -1028,6 +1029,7 @@ def test_grpo_samples_at_the_budget_s_temperature(tiny_models, tmp_path):
         overrides={**TINY, "grpo_temperature": 1.25},
         arms=["baseline"],
         model=str(tiny_models["causal"]),
+        preset="cpu",  # its group of 4 on a GPU machine too (the g8 variant is larger)
     )
     card = json.loads((out / "seed-0" / "ckpt" / "baseline-grpo" / "biasaware_card.json").read_text())
     assert card["training_args"]["temperature"] == 1.25 == card["grpo_selection"]["temperature"]
@@ -1068,8 +1070,8 @@ def test_reward_checks_score_every_judge_on_position_and_master_keys(tiny_models
 
     out = tmp_path / "gen"
     budget = {**TINY, "reward_probes": 3, "both_orders": True, "grpo_signal_target": 0.95}
-    result = run_generative(
-        out, seeds=[0], overrides=budget, arms=["baseline"], model=str(tiny_models["causal"])
+    result = run_generative(  # groups of 4 on a GPU machine too (the signal target below is out of reach)
+        out, seeds=[0], overrides=budget, arms=["baseline"], model=str(tiny_models["causal"]), preset="cpu"
     )
     # both orders: GRPO's prompts come as twins (one pair_id, both labels) and the swap reward is paid
     card = json.loads((out / "seed-0" / "ckpt" / "baseline-grpo" / "biasaware_card.json").read_text())
@@ -1153,3 +1155,16 @@ def test_a_seed_difference_of_no_instance_is_none_and_of_one_has_no_interval():
     assert seed_difference(one, other, "acc_ori", 0) == {"diff": 100.0, "ci": None, "b": 1, "c": 0}
     two, none = {**empty, "standard_ori": "11"}, {**empty, "standard_ori": "10"}
     assert seed_difference(two, none, "acc_ori", 0)["ci"] is not None
+
+
+def test_a_grpo_stage_s_skipped_steps_reach_the_seed_record(tmp_path):
+    """Steps skipped as their gradients were not finite (the card's nonfinite_steps) are listed in the
+    seed's GRPO record; a stage without any records none."""
+    from biasaware.experiments.generative import grpo_signal
+
+    log = [{"step": 1, "reward": 0.5, "reward_std": 0.2, "frac_reward_zero_std": 0.5, "entropy": 0.3}]
+    card = {"log_history": log, "nonfinite_steps": [{"step": 34, "parameters": 109, "of": 109, "named": []}]}
+    (tmp_path / "biasaware_card.json").write_text(json.dumps(card))
+    assert grpo_signal(tmp_path)["nonfinite_steps"] == [34]
+    (tmp_path / "biasaware_card.json").write_text(json.dumps({"log_history": log}))
+    assert "nonfinite_steps" not in grpo_signal(tmp_path)

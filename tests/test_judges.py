@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from biasaware.cli import main
 from biasaware.data.builders import BuildConfig, build_bench
+from biasaware.devices import where
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.runner import load_probes, run_bias_eval
 from biasaware.evaluation.summaries import summarize
@@ -45,9 +46,9 @@ def test_load_judge_builds_each_mode(tiny_models, tmp_path):
     gen = load_judge(JudgeSpec(name=causal, template="mtbench", cache_dir=str(tmp_path)))
     assert isinstance(gen, GenerativeJudge) and gen.template.name == "mtbench"
     assert direct.judge([]) == [] and load_judge(JudgeSpec(name=reward, mode="reward")).judge([]) == []
-    s = direct.summary()
-    assert s["device"] == "cpu" and s["dtype"] == "float32" and s["context"] == 4096
-    assert gen.summary()["device"] == "cpu"  # resolved without loading weights
+    s, here = direct.summary(), where()  # what "auto" means on this machine
+    assert s["device"] == here["device"] and s["dtype"] == here["dtype"] and s["context"] == 4096
+    assert gen.summary()["device"] == here["device"]  # resolved without loading weights
 
 
 def test_explicit_dtype_reaches_the_weights(tiny_models):
@@ -240,7 +241,8 @@ def test_a_direct_judge_runs_the_shared_prefix_once_and_gives_each_whole_prompt_
     import torch
 
     views = [v for p in load_probes(bench, limit=2) for v in (p.original, p.injected)]
-    judge = load_judge(JudgeSpec(name=str(tiny_models["causal"]), mode="direct", batch_size=3))
+    # float32 on the CPU: compared within 1e-6 below
+    judge = load_judge(JudgeSpec(name=str(tiny_models["causal"]), mode="direct", batch_size=3, device="cpu"))
     prepared = judge.prepare(views)
     units = [prepared.ids[i] for b in prepared.batches for i in b]
     assert len({len(u) for u in units}) > 1 and len(prepared.batches) > 1  # padding within batches
@@ -416,7 +418,8 @@ def test_the_bar_moves_per_batch_and_a_long_run_is_estimated_with_a_limit(
     monkeypatch.setattr(progress.ChunkProgress, "_to", lambda self, n: (moves.append(n), real(self, n)))
     monkeypatch.setattr(progress, "ESTIMATE_AFTER_S", 0.0)
     monkeypatch.setattr(progress, "LONG_RUN_S", 1e-6)  # every run is long here
-    judge = load_judge(JudgeSpec(name=str(tiny_models["causal"]), mode="direct", batch_size=4))
+    # on the CPU: a GPU's batches run asynchronously, and the bar moves at the chunk's end
+    judge = load_judge(JudgeSpec(name=str(tiny_models["causal"]), mode="direct", batch_size=4, device="cpu"))
     probes = load_probes(bench, ["length"], 18)
     run_bias_eval(judge, probes, tmp_path / "a", chunk=256)
     assert len(set(moves)) >= 8 and max(moves) == 36 == moves[-1]  # 9 batches, then the chunk's end

@@ -295,3 +295,26 @@ def test_a_builtin_model_is_identified_by_its_name_not_its_cache_path(tiny_model
         tiny_models["causal"].resolve()
     )
     assert builtin["weights_sha256"] == local["weights_sha256"]
+
+
+def test_record_messages_reach_the_chat_template_as_plain_dicts(tiny_models):
+    """transformers releases before 5.25 read each message with ``.items()``: a record's Message object
+    failed there (the fluency verifier's probe prompts)."""
+    from transformers import AutoTokenizer
+
+    from biasaware.judging.models import render_chats
+    from biasaware.records import Message
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_models["causal"])
+    given = []
+    original = tokenizer.apply_chat_template
+
+    def template(chat, **kwargs):
+        given.append(chat)
+        return original(chat, **kwargs)
+
+    tokenizer.apply_chat_template = template
+    chat = [{"role": "user", "content": "Which is right?"}]
+    (as_records,) = render_chats(tokenizer, [[Message(**m) for m in chat]], add_generation_prompt=True)
+    assert as_records == render_chats(tokenizer, [chat], add_generation_prompt=True)[0]
+    assert given[0] == chat and all(type(m) is dict for m in given[0])

@@ -1190,7 +1190,8 @@ def test_the_card_snippet_of_a_judge_scored_with_cut_texts_cuts_them_as_biasawar
     card = (out / "README.md").read_text()
     assert "cut to 64 tokens as the report's scores were" in card
     snippet = re.search(r"```python\n(.*?)```", card.split("## Use", 1)[1], re.S).group(1)
-    judge = load_judge(str(out), mode="reward", max_length=64, truncation="longest_first")
+    # as the snippet runs it: float32 on the CPU
+    judge = load_judge(str(out), mode="reward", max_length=64, truncation="longest_first", device="cpu")
     cases = [("Which is larger?", "0.9."), ("Why? " * 40, "Because " * 10), ("Why?", "Because it is. " * 60)]
     for prompt, response in cases:
         script = snippet.replace('"you/j"', repr(str(out))).replace(

@@ -158,10 +158,11 @@ def probes(draw):
     bias = draw(st.sampled_from(list(BIASES)))
 
     def view():
+        a = draw(text)
         return {
             "prompt": draw(messages),
-            "response_a": draw(text),
-            "response_b": draw(text),
+            "response_a": a,
+            "response_b": draw(text.filter(lambda s: s != a)),  # one answer twice is refused
             "correct": draw(st.sampled_from("AB")),
             "context": draw(st.text(max_size=10)),
             "between": draw(st.text(max_size=10)),
@@ -181,9 +182,10 @@ def probes(draw):
 def train_rows(draw):
     row = draw(pairs())
     del row["source"]
+    other = text.filter(lambda s: s != row["chosen"])  # a negative that is the chosen answer is refused
     row["bias_negatives"] = draw(
         st.lists(
-            st.builds(lambda b, t: {"bias": b, "text": t}, st.sampled_from(list(BIASES)), text), max_size=4
+            st.builds(lambda b, t: {"bias": b, "text": t}, st.sampled_from(list(BIASES)), other), max_size=4
         )
     )
     return row

@@ -397,7 +397,7 @@ def test_the_card_stands_alone_and_its_snippet_scores_as_biasaware(two_points, t
         [sys.executable, "-c", blocked + snippet], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
-    judge = load_judge(str(out))
+    judge = load_judge(str(out), device="cpu")  # as the snippet runs it: float32 on the CPU
     expected = judge.score("Which is larger, 0.9 or 0.11?", "0.9 is larger than 0.11.")
     assert float(done.stdout.strip()) == pytest.approx(expected, abs=1e-5)
 

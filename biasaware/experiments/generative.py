@@ -1031,6 +1031,11 @@ def seed_markdown(result: dict[str, Any]) -> str:
             f"{hotter}); "
             f"uniform groups {g['mean_zero_std_groups']}; completion entropy, first and last step "
             f"{g.get('entropy')}; weights changed: {'yes' if g['weights_changed'] else 'NO'}"
+            + (
+                f"; steps skipped as their gradients were not finite: {', '.join(map(str, g['nonfinite_steps']))}"
+                if g.get("nonfinite_steps")
+                else ""
+            )
         )
     contended = sorted(k for k, v in result.get("stage_load", {}).items() if v.get("contended"))
     lines += [

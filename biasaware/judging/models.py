@@ -383,9 +383,14 @@ def special_wrap(tokenizer) -> tuple[list[int], list[int]]:
 
 
 def render_chats(tokenizer, chats: list[list[dict]], *, add_generation_prompt: bool = False) -> list[str]:
-    """Each chat rendered to text with the tokenizer's chat template."""
+    """Each chat rendered to text with the tokenizer's chat template; a message may be a record's
+    :class:`biasaware.records.Message` (passed on as the plain dict every transformers 5 release reads)."""
     return [
-        tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=add_generation_prompt)
+        tokenizer.apply_chat_template(
+            [m.model_dump() if hasattr(m, "model_dump") else m for m in chat],
+            tokenize=False,
+            add_generation_prompt=add_generation_prompt,
+        )
         for chat in chats
     ]
 
