@@ -235,7 +235,7 @@ def saved_dataset(folder: Path) -> bool:
 
 def iter_rows(source: str | os.PathLike, split: str = "train") -> Iterator[RawRow]:
     """Yield every raw row of ``source`` with its location; see the module docstring."""
-    path = Path(source)
+    path = Path(source).expanduser()  # "~/data" as a shell would (quoted, or from a config file)
     if path.is_file():
         suffix = data_suffix(path)
         if suffix == ".jsonl":

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import os
 import re
 import typing
 from dataclasses import dataclass
@@ -133,11 +134,26 @@ def _choices(annotation: Any) -> tuple | None:
     return None
 
 
+# options that name files or folders: "~/x" is read as a shell reads it (quoted, the shell leaves it)
+PATHS = frozenset(
+    ("out", "data", "source", "config", "real", "path", "checkpoint", "report", "bench", "runs")
+    + ("recipe_config", "train_file")
+)
+
+
+def user_path(value: str) -> str:
+    """A path option's value with a leading ``~`` expanded (``~/runs``); anything else as given."""
+    return os.path.expanduser(value)
+
+
 def _type(item: Declared) -> Any:
-    """The argparse type of a field: ``int`` with a lower bound of 1 is :func:`positive_int`."""
+    """The argparse type of a field: ``int`` with a lower bound of 1 is :func:`positive_int`; a path
+    option's (:data:`PATHS`) :func:`user_path`."""
     plain = {a for a in (typing.get_args(item.annotation) or (item.annotation,)) if a is not type(None)}
     if plain == {int}:
         return positive_int if item.settings.get("ge") == 1 else whole_int
+    if item.name in PATHS and (plain == {str} or plain == {list[str]}):
+        return user_path
     return finite_float if plain == {float} else None
 
 

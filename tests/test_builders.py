@@ -745,3 +745,14 @@ def test_an_empty_bias_says_why(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "sycophancy.jsonl is empty: no pair has a rejected answer at most 2.0 times as long" in err
     assert "length.jsonl" not in err and "length-mirror.jsonl" not in err
+
+
+def test_negatives_given_with_balanced_augmentation_are_said_to_be_unread(tmp_path, capsys):
+    """Balanced rows carry no bias negatives: --negatives with them runs (a sweep crosses the two) and says so."""
+    from biasaware.cli import main
+
+    common = ["build", "train", "--max-rows", "4", "--augment", "balanced"]
+    assert main([*common, "--negatives", "2", "--out", str(tmp_path / "a")]) == 0
+    assert "warning: --negatives is not read with augment balanced" in capsys.readouterr().err
+    assert main([*common, "--out", str(tmp_path / "b")]) == 0
+    assert "--negatives" not in capsys.readouterr().err

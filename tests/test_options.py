@@ -76,6 +76,23 @@ def test_values_hand_the_library_what_was_parsed_by_declared_name():
     assert values["n_negatives"] == 2 and values["key_negatives"] == 0.5  # named as BuildConfig's settings
 
 
+def test_a_path_option_reads_a_leading_tilde_as_a_shell_does(monkeypatch):
+    """A quoted "~/x" (the shell leaves it) is the home folder's x, in every path option; other values stay."""
+    monkeypatch.setenv("HOME", "/home/someone")
+    args = build_parser().parse_args(
+        ["eval", "bias", "--judge", "x", "--data", "~/bench", "--out", "~/runs/e", "--biases", "~length"]
+    )
+    assert (args.data, args.out, args.biases) == ("/home/someone/bench", "/home/someone/runs/e", "~length")
+    args = build_parser().parse_args(["build", "train", "--out", "o", "--source", "~/pairs.jsonl"])
+    assert (args.out, args.source) == ("o", "/home/someone/pairs.jsonl")
+    args = build_parser().parse_args(
+        ["build", "real", "--out", "o", "--source", "rm-bench=~/rm", "--real", "~/r"]
+    )
+    assert (
+        args.source == ["rm-bench=~/rm"] and args.real == "/home/someone/r"
+    )  # NAME=PATH: read by build real
+
+
 def test_the_api_takes_the_declared_keywords_and_names_the_valid_ones():
     assert o.keywords(o.EvalBias, {"limit": 2, "seed": None}, "evaluate()") == {"limit": 2}
     with pytest.raises(

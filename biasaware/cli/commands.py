@@ -63,7 +63,13 @@ def cmd_build(args: argparse.Namespace) -> int:
     if args.stage == "real":
         return build_real(args)
     build = {"bench": build_bench, "train": build_train, "traces": build_traces}[args.stage]
-    manifest = build(build_settings(args), args.out)
+    cfg = build_settings(args)
+    if args.stage == "train" and cfg.augment == "balanced" and args.n_negatives is not None:
+        print(
+            "warning: --negatives is not read with augment balanced (its rows carry no bias negatives)",
+            file=sys.stderr,
+        )
+    manifest = build(cfg, args.out)
     if manifest.get("reused"):
         print(f"[build] {args.out} already holds this build (manifest.json); nothing to do")
         return 0
