@@ -87,7 +87,8 @@ def _iter_jsonl(path: Path) -> Iterator[RawRow]:
             for lineno, raw in enumerate(fh, start=1):
                 where = f"{path}:{lineno}"
                 try:
-                    line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")  # a BOM some editors write
+                    # a BOM some editors write, at the start of a file and of any file joined on (cat a b)
+                    line = raw.decode("utf-8-sig")
                 except UnicodeDecodeError as exc:
                     yield RawRow(where, error=f"{where}: not UTF-8 text (byte {exc.start + 1} of the line)")
                     continue
@@ -125,7 +126,7 @@ def _iter_json(path: Path) -> Iterator[RawRow]:
     with _open_bytes(path) as fh:
         raw = fh.read()
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a BOM some editors write
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         yield RawRow(f"{path}:{line}", error=f"{path}:{line}: not UTF-8 text")

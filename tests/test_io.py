@@ -28,6 +28,18 @@ def test_jsonl_errors_name_file_and_line(tmp_path, pair_row):
         read_records(path, "pair")
 
 
+def test_a_bom_is_no_part_of_a_json_file_nor_of_a_jsonl_file_joined_on(tmp_path, pair_row):
+    """Some editors start a file with a BOM: a .json file's is skipped, and so is one that `cat a b` left at
+    the start of a later JSONL line."""
+    bom = b"\xef\xbb\xbf"
+    (tmp_path / "a.json").write_bytes(bom + json.dumps([pair_row]).encode())
+    assert [r.id for r in read_records(tmp_path / "a.json", "pair")] == [pair_row["id"]]
+    second = {**pair_row, "id": "p2"}
+    joined = bom + (json.dumps(pair_row) + "\n").encode() + bom + (json.dumps(second) + "\n").encode()
+    (tmp_path / "b.jsonl").write_bytes(joined)
+    assert [r.id for r in read_records(tmp_path / "b.jsonl", "pair")] == [pair_row["id"], "p2"]
+
+
 def test_json_list_and_parquet_and_folder(tmp_path, pair_row):
     import pyarrow as pa
     import pyarrow.parquet as pq
