@@ -264,6 +264,23 @@ def test_a_teacher_whose_replies_are_all_unusable_is_named_not_the_verifier(tmp_
     assert not (tmp_path / "out" / "traces.jsonl").exists()
 
 
+def test_a_rewriter_that_changes_no_text_is_named_not_the_verifier(tmp_path):
+    """Every rewrite returns its text as it was: every probe is dropped as having no cue, and the error says
+    so (it blamed the verifier, which never saw an item)."""
+
+    def unchanged(messages):
+        text = re.search(r"<text((?: #\w+)?)>\n?(.*?)\n?</text\1>", messages[-1]["content"], re.DOTALL)
+        return f"<rewritten>\n{text.group(2)}\n</rewritten>"
+
+    with FakeChatServer(unchanged) as server:
+        cfg = llm_cfg(server, tmp_path, biases="authority", n_per_bias=3, verifier="none")
+        with pytest.raises(BiasAwareError) as err:
+            build_bench(cfg, tmp_path / "out")
+    text = str(err.value)
+    assert "no cue could be written into any item (every rewrite left its text as it was)" in text
+    assert "verifier dropped" not in text and "check the rewriter" in text
+
+
 def test_secret_never_reaches_outputs_or_logs(tmp_path, monkeypatch, capfd):
     secret = "sk-live-SECRET-abc123"
     monkeypatch.setenv("OPENAI_API_KEY", secret)

@@ -782,6 +782,11 @@ class _Build:
                     "the teacher's replies gave no usable trace",
                     "try another --teacher or its model.",
                 )
+            elif sides and all(c.get("dropped") and c.get("no_cue") == c["dropped"] for c in sides):
+                cause, fix = (  # the rewriter changed no text: nothing reached the verifier
+                    "no cue could be written into any item (every rewrite left its text as it was)",
+                    "check the rewriter (--llm-model, its endpoint's replies) or try other --biases.",
+                )
             else:
                 cause = (
                     f"the {self.verifier.name} verifier dropped every item, or no source pair suits the biases "
