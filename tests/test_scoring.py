@@ -460,7 +460,9 @@ def test_eval_scoring_runs_with_every_tiny_judge(mode, tiny_models, tmp_path, ca
     if mode == "reward":  # the scoring prompt is not a reward model's input
         assert summary["templates"] == ["baseline"] and "cannot apply" in text
         assert all(isinstance(r["score"], float) for r in rows)
-        assert "| – | – | – | – | – |" in (out / "report.md").read_text()  # no level to count
+        report = (out / "report.md").read_text()  # no level to count, no flip to explain
+        assert "| template | Spearman (gold) | Pearson (gold) | invalid % | mean | verbosity rho |" in report
+        assert "toward k" not in report and "flip rate" not in report
     else:
         expected = {"baseline", "desc", "letter", "roman", "ref-5"}
         if mode == "direct" and "roman skipped" in text:

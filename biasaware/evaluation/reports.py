@@ -1043,11 +1043,18 @@ def scoring_markdown(summary: dict[str, Any], note: str = "") -> str:
         lines += [f"**Degenerate judge: rates not interpretable** ({'; '.join(check['reasons'])})", ""]
     if note:
         lines += [note, ""]
+    continuous = bool(summary.get("continuous"))  # a reward model: the baseline only, scores off the scale
     lines += [
-        f"{summary['items']} items, seed {summary['seed']}. Flip rate and MAD against the baseline (ascending "
-        "rubric, numeric ids, no reference) over items with a valid score under both; 95% Wilson / bootstrap "
-        "intervals. Invalid: replies with no readable score. The flips by direction: up / down; with a reference "
-        "answer shown at score k (ref-k), toward k (the cue followed) / away from k (the cue over-corrected).",
+        f"{summary['items']} items, seed {summary['seed']}. "
+        + (
+            "The reward model's scores of the baseline prompt: their correlation with the gold scores, their mean "
+            "and their verbosity correlation; invalid: items not scored."
+            if continuous
+            else "Flip rate and MAD against the baseline (ascending rubric, numeric ids, no reference) over items "
+            "with a valid score under both; 95% Wilson / bootstrap intervals. Invalid: replies with no readable "
+            "score. The flips by direction: up / down; with a reference answer shown at score k (ref-k), toward k "
+            "(the cue followed) / away from k (the cue over-corrected)."
+        ),
         "",
     ]
     overlong = {n: e["overlong"] for n, e in summary["per_template"].items() if e.get("overlong")}
@@ -1069,6 +1076,20 @@ def scoring_markdown(summary: dict[str, Any], note: str = "") -> str:
             "",
         ]
     scale = summary["scale"]
+    if continuous:  # no perturbed template, and no count per level of the scale
+        lines += [
+            "| template | Spearman (gold) | Pearson (gold) | invalid % | mean | verbosity rho |",
+            "|" + "---|" * 6,
+        ]
+        for name in summary["templates"]:
+            e = summary["per_template"][name]
+            d, g = e["distribution"], e.get("gold") or {}
+            lines.append(
+                f"| {name} | {number(g.get('spearman'), 3)} | {number(g.get('pearson'), 3)} | "
+                f"{number(d['invalid_rate'], 1, True)} ({d['invalid']}/{d['n']}) | {number(d['mean'], 2)} | "
+                f"{number(e['verbosity'].get('spearman'), 3)} |"
+            )
+        return "\n".join(lines) + "\n"
     head = (
         "| template | flip rate % | up / down % | toward / away from ref % | MAD | shift | Spearman (gold) | "
     )
@@ -1092,10 +1113,7 @@ def scoring_markdown(summary: dict[str, Any], note: str = "") -> str:
             " / ".join(f"{share(moves[k])} ({moves[k]['k']})" for k in pair) if pair[0] in moves else ""
             for pair in (("up", "down"), ("toward", "away"))
         ]
-        # a reward model's scores are not on the scale's levels: no count per level
-        counts = " | ".join(
-            DASH if summary.get("continuous") else str(d["counts"][str(k)]) for k in range(1, scale + 1)
-        )
+        counts = " | ".join(str(d["counts"][str(k)]) for k in range(1, scale + 1))
         lines.append(
             f"| {name} | {flip} | {ways[0]} | {ways[1]} | {mad} | {shift} | {number(g.get('spearman'), 3)} | "
             f"{number(g.get('pearson'), 3)} | "
