@@ -256,8 +256,10 @@ def test_preflight_runs_with_the_tiny_reward_model(tiny_models, tmp_path, capsys
     # pairs at most, so the 10 scoring pairs asked are all there
     assert result["not_measured"] == [
         "biases bandwagon, position, reflection and the position flip rate: the judge sees one response at a time",
-        "scoring flip rates: a reward model reads no scoring prompt (its baseline score is graded)",
+        "scoring flip rates and invalid rate: a reward model reads no scoring prompt and writes no reply "
+        "(its baseline scores' gold Spearman is graded)",
     ]
+    assert not any(n.startswith("scoring invalid rate") for n in names)
     shown = (out / "preflight.md").read_text()
     assert all(f"NOT MEASURED {what}" in shown for what in result["not_measured"])
     assert result["settings"]["scoring_pairs_scored"] == 10 and "10 scoring pairs," in result["battery"]
@@ -334,7 +336,7 @@ def test_other_battery_settings_in_the_same_folder_are_refused_at_once(tmp_path,
         assert main([*argv, "--out", str(tmp_path / "p"), "--per-bias", "2", "--scoring-pairs", "1"]) == 1
         capsys.readouterr()
         assert main([*argv, "--out", str(tmp_path / "p"), "--per-bias", "3", "--scoring-pairs", "1"]) == 2
-        assert "per_bias: 2 there, 3 now" in capsys.readouterr().err
+        assert "per_bias (--per-bias): 2 there, 3 now" in capsys.readouterr().err
         # the same battery spelt another way resumes it; a battery larger than the corpus is refused at once
         again = [*argv, "--out", str(tmp_path / "p"), "--per-bias", "2", "--scoring-pairs", "1"]
         assert main([*again, "--families", "all,,all"]) == 1
@@ -365,8 +367,14 @@ def test_a_battery_nothing_was_judged_on_does_not_block_another(tmp_path, capsys
     assert not (out / "scoring_items.jsonl").exists()
     (out / "bias").mkdir()
     (out / "bias" / "judgments.jsonl").write_text('{"probe_id": "x"}\n')
-    with pytest.raises(BiasAwareError, match="per_bias: 2 there, 3 now"):
+    with pytest.raises(BiasAwareError, match=re.escape("per_bias (--per-bias): 2 there, 3 now")):
         claim_battery(out, {**first, "per_bias": 3})
+    # the scoring run's reply length is the battery's too; a record made before it was kept was made at 256
+    with pytest.raises(
+        BiasAwareError, match=re.escape("scoring_max_tokens (--scoring-max-tokens): 256 there, 64")
+    ):
+        claim_battery(out, {**second, "scoring_max_tokens": 64})
+    claim_battery(out, {**second, "scoring_max_tokens": 256})
 
 
 @pytest.mark.parametrize(

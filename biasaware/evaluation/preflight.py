@@ -212,13 +212,22 @@ def _worst(verdicts: list[str]) -> str:
 BATTERY_SETTINGS = "battery.json"
 
 
+# settings a battery's record holds since a later release, with the value every earlier folder was made at
+CLAIMED_LATER = {"scoring_max_tokens": 256}
+
+
 def claim_battery(out: Path, settings: dict[str, Any]) -> None:
     """A folder holds one battery: a rerun with the same settings resumes; other settings (a larger
     --per-bias, other families) are refused in one message, before anything is built or judged."""
     path = out / BATTERY_SETTINGS
     if path.exists():
         earlier = read_json(path, "preflight battery record")
-        diff = [f"{k}: {earlier.get(k)} there, {v} now" for k, v in settings.items() if earlier.get(k) != v]
+        before = {**CLAIMED_LATER, **earlier}  # a folder made before a setting was claimed: its default then
+        diff = [
+            f"{k} (--{k.replace('_', '-')}): {before.get(k)} there, {v} now"
+            for k, v in settings.items()
+            if before.get(k) != v
+        ]
         # judgments (a run's folders bias/ and scoring/), not the battery's own items
         judged = any(f.stat().st_size for part in ("bias", "scoring") for f in (out / part).rglob("*.jsonl"))
         if diff and not judged:  # a run that failed before its first verdict: its battery is not kept
@@ -426,19 +435,21 @@ def grade_runs(bias: dict[str, Any], scoring: dict[str, Any] | None, t: Threshol
                     mad=e.get("mad"),
                 )
             )
-        # the worst template's: a template whose every reply is unreadable has no flip rate to grade
+        # the worst template's: a template whose every reply is unreadable has no flip rate to grade (a reward
+        # model writes no reply: every item it reads gets a score, so there is no invalid rate to grade)
         worst = max(scoring["templates"], key=lambda n: per[n]["distribution"]["invalid_rate"] or 0)
         d = per[worst]["distribution"]
-        checks.append(
-            _check(
-                f"scoring invalid rate (worst template: {worst})",
-                d["invalid_rate"],
-                wilson_interval(d["invalid"], d["n"]),
-                d["invalid"],
-                d["n"],
-                t.scoring_invalid_rate,
+        if not scoring.get("continuous"):
+            checks.append(
+                _check(
+                    f"scoring invalid rate (worst template: {worst})",
+                    d["invalid_rate"],
+                    wilson_interval(d["invalid"], d["n"]),
+                    d["invalid"],
+                    d["n"],
+                    t.scoring_invalid_rate,
+                )
             )
-        )
         gold = per["baseline"].get("gold") or {}
         checks.append(
             _check(
@@ -478,7 +489,8 @@ def not_measured(bias: dict[str, Any], scoring: dict[str, Any] | None) -> list[s
         ]
         if scoring.get("run", {}).get("mode") == "reward":
             lines.append(
-                "scoring flip rates: a reward model reads no scoring prompt (its baseline score is graded)"
+                "scoring flip rates and invalid rate: a reward model reads no scoring prompt and writes no reply "
+                "(its baseline scores' gold Spearman is graded)"
             )
     return lines
 
@@ -529,7 +541,15 @@ def run_preflight(
             f"--per-bias {per_bias}: the built-in corpus gives at most {BuildConfig.corpus_size} probes per bias and side"
         )
     claim_battery(
-        out, {"per_bias": per_bias, "scoring_pairs": scoring_pairs, "seed": seed, "families": families}
+        out,
+        {
+            "per_bias": per_bias,
+            "scoring_pairs": scoring_pairs,
+            "seed": seed,
+            "families": families,
+            # the scoring run's replies are kept: another length would mix
+            "scoring_max_tokens": scoring_max_tokens,
+        },
     )
     battery, items = build_battery(out, per_bias, scoring_pairs, seed, families)
     biases = [*BIAS_NAMES, *SECURITY_PROBES]
