@@ -157,8 +157,14 @@ def test_template_names_round_trip(name, expected):
 
 @pytest.mark.parametrize("bad", ["dsc", "ref-6", "ref-0", "desc+asc", "letter+roman", "ref-x", "desc+"])
 def test_bad_template_names_say_what_is_valid(bad):
-    with pytest.raises(BiasAwareError, match="scoring template"):
+    with pytest.raises(BiasAwareError, match="scoring template") as err:
         parse_template(bad)
+    assert "minimal" not in str(err.value)  # eval scoring, where names are typed, refuses it
+
+
+def test_eval_scoring_refuses_the_minimal_prompt_and_says_whose_it_is():
+    with pytest.raises(BiasAwareError, match="is a pointwise judge's: eval bias --pointwise minimal"):
+        choose_templates(["minimal"], [], "direct")
 
 
 def test_rendered_prompt_follows_the_template():

@@ -90,7 +90,10 @@ def choose_templates(
     for name in names if explicit else DEFAULT_TEMPLATES:
         t = parse_template(name)
         if t.scale != 5:
-            raise BiasAwareError(f"scoring template {name!r}: eval scoring uses the 5-level rubric prompt")
+            raise BiasAwareError(
+                f"scoring template {name!r}: eval scoring uses the 5-level rubric prompt ('minimal', the 10-point "
+                "prompt, is a pointwise judge's: eval bias --pointwise minimal)"
+            )
         if t.reference is not None:
             lacking = [it.id for it in items if str(t.reference) not in it.references]
             if lacking and not explicit:

@@ -141,7 +141,7 @@ def parse_template(name: str) -> ScoringTemplate:
         if axis is None or axis in settings:
             why = f"{part!r} repeats the {axis} axis" if axis else f"unknown part {part!r}"
             raise BiasAwareError(
-                f"scoring template {name!r}: {why}; a template is 'baseline', 'minimal' or parts joined by '+': "
+                f"scoring template {name!r}: {why}; a template is 'baseline' or parts joined by '+': "
                 f"an order ({', '.join(ORDERS)}), score ids ({', '.join(SCORE_IDS)}), a reference score ref-1..ref-5"
             )
         if axis == "reference":
