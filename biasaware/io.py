@@ -264,6 +264,10 @@ def iter_rows(source: str | os.PathLike, split: str = "train") -> Iterator[RawRo
             yield from _iter_hf(str(path), split)  # a saved dataset or a hub snapshot (data/ subfolders)
         else:
             raise BiasAwareError(f"{path}: no data files (.jsonl, .json, .parquet) in this folder")
+    elif path.exists():  # a device, a pipe, a socket
+        raise BiasAwareError(
+            f"{source}: not a file or folder; give a data file (.jsonl, .json, .parquet) or folder"
+        )
     elif data_suffix(path) in DATA_SUFFIXES or str(source).startswith((".", "/", "~")):
         raise BiasAwareError(f"{source}: no such file or folder")
     else:

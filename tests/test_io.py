@@ -40,6 +40,11 @@ def test_a_bom_is_no_part_of_a_json_file_nor_of_a_jsonl_file_joined_on(tmp_path,
     assert [r.id for r in read_records(tmp_path / "b.jsonl", "pair")] == [pair_row["id"], "p2"]
 
 
+def test_a_path_that_is_neither_file_nor_folder_is_named_so():
+    with pytest.raises(BiasAwareError, match="/dev/null: not a file or folder"):
+        list(iter_rows("/dev/null"))
+
+
 def test_json_list_and_parquet_and_folder(tmp_path, pair_row):
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -316,6 +316,8 @@ def test_loaders_read_biggen_prometheus_and_generic_layouts(tmp_path):
         ),
         ({"id": "a", "instruction": "Q?", "response": "x", "references": {"6": "y"}}, "score levels 1-5"),
         ({"id": "a", "response": "x"}, "no instruction: give 'instruction'"),
+        ({"id": "a", "instruction": " ", "response": "x"}, "field 'instruction': last user message is empty"),
+        ({"id": "a", "question": "", "response": "x"}, "field 'question': last user message is empty"),
     ],
 )
 def test_bad_items_name_file_line_and_field(tmp_path, row, message):

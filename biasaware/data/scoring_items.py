@@ -125,6 +125,7 @@ def source_fields(row: dict) -> dict[str, str]:
     turn = 1 if isinstance(row.get("system_prompt"), str) and row["system_prompt"].strip() else 0
     if instruction and instruction != "prompt":
         names[f"prompt[{turn}].content"] = instruction
+        names["prompt"] = instruction  # a problem of the prompt as a whole (an empty instruction)
     if response != "response":
         names["response"] = response
     return names
