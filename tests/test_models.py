@@ -318,3 +318,21 @@ def test_record_messages_reach_the_chat_template_as_plain_dicts(tiny_models):
     (as_records,) = render_chats(tokenizer, [[Message(**m) for m in chat]], add_generation_prompt=True)
     assert as_records == render_chats(tokenizer, [chat], add_generation_prompt=True)[0]
     assert given[0] == chat and all(type(m) is dict for m in given[0])
+
+
+def test_a_recipe_s_attention_implementation_reaches_the_model(tiny_models):
+    """TRL's ``attn_implementation`` (the 7B configs set sdpa) is the loaded model's; one whose package is
+    missing is a clear error."""
+    from trl import ModelConfig
+
+    from biasaware.training.recipe import load_for_training
+
+    model, _ = load_for_training(
+        ModelConfig(model_name_or_path=str(tiny_models["causal"]), attn_implementation="eager"), "causal"
+    )
+    assert model.config._attn_implementation == "eager"
+    import importlib.util
+
+    if importlib.util.find_spec("flash_attn") is None:
+        with pytest.raises(BiasAwareError, match="with attn_implementation flash_attention_2: "):
+            load_model(str(tiny_models["causal"]), "causal", attn_implementation="flash_attention_2")

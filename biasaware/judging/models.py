@@ -540,6 +540,7 @@ def load_model(
     device=None,
     seed: int = 0,
     tokenizer=None,
+    attn_implementation: str | None = None,
 ):
     """Load ``(model, tokenizer)`` as a causal judge or a one-label reward model.
 
@@ -548,7 +549,8 @@ def load_model(
     included) is where the model is moved; ``None`` leaves it where it loads (training: the
     trainer places it). Weights missing from the checkpoint (an untrained reward head) are drawn
     with ``seed``. ``name_or_path``: a name or path, or the :class:`ModelFolders` it was resolved to;
-    ``tokenizer``: the model's tokenizer when it was loaded already (as :func:`load_tokenizer` gives it).
+    ``tokenizer``: the model's tokenizer when it was loaded already (as :func:`load_tokenizer` gives it);
+    ``attn_implementation``: transformers' (``eager``, ``sdpa``, ``flash_attention_2``; ``None``: its default).
     """
     folders = folders_of(name_or_path, kind)
     name_or_path = str(name_or_path)  # as the user named it
@@ -563,6 +565,8 @@ def load_model(
     if isinstance(device, str):
         device = resolve_device(device)
     kwargs = {} if dtype is None else {"dtype": dtype}
+    if attn_implementation is not None:
+        kwargs["attn_implementation"] = attn_implementation
     try:
         given = tokenizer is not None
         tokenizer = tokenizer if given else AutoTokenizer.from_pretrained(folders.tokenizer)
@@ -584,6 +588,12 @@ def load_model(
         )
         raise BiasAwareError(
             f"could not load {name_or_path!r} as a {kind} model from {where}: {exc}"
+        ) from None
+    except ImportError as exc:  # an attention implementation whose package is not installed
+        if attn_implementation is None:
+            raise
+        raise BiasAwareError(
+            f"could not load {name_or_path!r} with attn_implementation {attn_implementation}: {exc}"
         ) from None
     except Exception as exc:
         if not damaged_weights(exc):

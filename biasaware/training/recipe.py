@@ -373,7 +373,13 @@ def load_for_training(
         compact_lm_head_on_cpu()
     if kind == "causal":
         check_causal_start(model_args.model_name_or_path)
-    model, tokenizer = load_model(model_args.model_name_or_path, kind, dtype=model_args.dtype, seed=seed)
+    model, tokenizer = load_model(
+        model_args.model_name_or_path,
+        kind,
+        dtype=model_args.dtype,
+        seed=seed,
+        attn_implementation=model_args.attn_implementation,  # a config's sdpa or flash_attention_2
+    )
     freeze_lower_layers(model, trainable_layers)
     return model, tokenizer
 
