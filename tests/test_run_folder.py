@@ -178,6 +178,12 @@ def test_a_folder_of_other_files_is_refused_and_left_as_it_was(
         ("grpo", {"num_generations": "3"}, "generation_batch_size is per_device_train_batch_size x"),
         ("grpo", {"num_generations": "4", "signal_target": "0.5"}, "signal_target picks a temperature"),
         ("grpo", {"num_generations": "4", "signal_target": "1.5"}, "signal_target: a share of GRPO's groups"),
+        (
+            "reward",
+            {"load_in_4bit": "true"},
+            "load_in_4bit: true: the recipes load a model folder or hub name as it is",
+        ),
+        ("reward", {"model_revision": "v2"}, "model_revision: v2: the recipes load"),
     ],
 )
 def test_settings_a_run_would_fail_on_are_refused_before_training(

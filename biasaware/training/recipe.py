@@ -835,6 +835,19 @@ def check_training_settings(script_args: Any, training_args: Any, model_args: An
         raise BiasAwareError(
             "signal_target picks a temperature for the prompts select_prompts keeps; set both"
         )
+    # TRL's model settings that the recipes' loader does not apply: refused, never silently ignored
+    unread = [
+        f"{k}: true"
+        for k in ("load_in_4bit", "load_in_8bit", "trust_remote_code")
+        if getattr(model_args, k, False)
+    ]
+    if getattr(model_args, "model_revision", "main") not in (None, "main"):
+        unread.append(f"model_revision: {model_args.model_revision}")
+    if unread:
+        raise BiasAwareError(
+            f"{', '.join(unread)}: the recipes load a model folder or hub name as it is, without quantization, "
+            "remote code or another revision; leave these out (download a revision to a folder and name the folder)"
+        )
     rewards, weights = getattr(script_args, "rewards", None), getattr(training_args, "reward_weights", None)
     if rewards is not None and weights is not None and len(weights) != len(rewards):
         raise BiasAwareError(
