@@ -709,3 +709,24 @@ def test_a_skipped_step_leaves_every_weight_and_a_finite_one_is_applied():
         state.global_step += 1
     assert kept == {"nonfinite_steps": [{"step": 1, "parameters": 1, "of": 2, "named": ["bias"]}]}
     assert guard.in_a_row == 0
+
+
+def test_a_resumed_run_keeps_the_steps_its_checkpoint_skipped(tmp_path):
+    import json
+    from types import SimpleNamespace
+
+    from biasaware.training.finite import FiniteGradients
+
+    skipped = [
+        {"step": 2, "parameters": 3, "of": 3, "named": []},
+        {"step": 9, "parameters": 3, "of": 3, "named": []},
+    ]
+    (tmp_path / "checkpoint-5").mkdir()
+    (tmp_path / "checkpoint-5" / "biasaware_card.json").write_text(json.dumps({"nonfinite_steps": skipped}))
+    kept = {}
+    guard = FiniteGradients(lambda key, value: kept.update({key: value}))
+    guard.on_train_begin(SimpleNamespace(output_dir=str(tmp_path)), SimpleNamespace(global_step=5), None)
+    assert guard.steps == skipped[:1] and kept == {"nonfinite_steps": skipped[:1]}  # step 9 came after it
+    fresh = FiniteGradients()
+    fresh.on_train_begin(SimpleNamespace(output_dir=str(tmp_path)), SimpleNamespace(global_step=0), None)
+    assert fresh.steps == []

@@ -18,6 +18,8 @@ on all), so processes never diverge.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from transformers import TrainerCallback
@@ -59,12 +61,25 @@ def agreed(bad: bool, device) -> bool:
 
 
 class FiniteGradients(TrainerCallback):
-    """See the module docstring; ``record(key, value)`` keeps the skipped steps in the model card."""
+    """See the module docstring; ``record(key, value)`` keeps the skipped steps in the model card. A run
+    resumed from ``checkpoint-N`` keeps the steps that checkpoint's card recorded."""
 
     def __init__(self, record=None):
         self.record = record
         self.steps: list[dict[str, Any]] = []
         self.in_a_row = 0
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if not state.global_step:
+            return
+        card = Path(args.output_dir) / f"checkpoint-{state.global_step}" / "biasaware_card.json"
+        try:
+            earlier = json.loads(card.read_text()).get("nonfinite_steps") or []
+        except (OSError, ValueError, AttributeError):
+            earlier = []  # a checkpoint without a card (or an older one): nothing recorded before it
+        self.steps = [s for s in earlier if isinstance(s, dict) and s.get("step", 0) <= state.global_step]
+        if self.steps and self.record is not None:
+            self.record("nonfinite_steps", self.steps)
 
     def on_pre_optimizer_step(self, args, state, control, model=None, optimizer=None, **kwargs):
         if model is None or optimizer is None:
