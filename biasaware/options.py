@@ -137,7 +137,7 @@ def _choices(annotation: Any) -> tuple | None:
 # options that name files or folders: "~/x" is read as a shell reads it (quoted, the shell leaves it)
 PATHS = frozenset(
     ("out", "data", "source", "config", "real", "path", "checkpoint", "report", "bench", "runs")
-    + ("recipe_config", "train_file")
+    + ("recipe_config", "train_file", "baseline", "thresholds")
 )
 
 

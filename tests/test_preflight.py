@@ -369,12 +369,16 @@ def test_a_battery_nothing_was_judged_on_does_not_block_another(tmp_path, capsys
     (out / "bias" / "judgments.jsonl").write_text('{"probe_id": "x"}\n')
     with pytest.raises(BiasAwareError, match=re.escape("per_bias (--per-bias): 2 there, 3 now")):
         claim_battery(out, {**first, "per_bias": 3})
-    # the scoring run's reply length is the battery's too; a record made before it was kept was made at 256
+    # the scoring run's reply length is the battery's too; a record made before it was kept holds none, and
+    # the length its scoring part was run at is read from that part's summary
+    claim_battery(out, {**second, "scoring_max_tokens": 64})  # nothing scored yet: nothing to mix
+    (out / "scoring").mkdir()
+    (out / "scoring" / "summary.json").write_text(json.dumps({"run": {"spec": {"max_tokens": 8}}}))
     with pytest.raises(
-        BiasAwareError, match=re.escape("scoring_max_tokens (--scoring-max-tokens): 256 there, 64")
+        BiasAwareError, match=re.escape("scoring_max_tokens (--scoring-max-tokens): 8 there, 64")
     ):
         claim_battery(out, {**second, "scoring_max_tokens": 64})
-    claim_battery(out, {**second, "scoring_max_tokens": 256})
+    claim_battery(out, {**second, "scoring_max_tokens": 8})
 
 
 @pytest.mark.parametrize(

@@ -730,3 +730,21 @@ def test_a_resumed_run_keeps_the_steps_its_checkpoint_skipped(tmp_path):
     fresh = FiniteGradients()
     fresh.on_train_begin(SimpleNamespace(output_dir=str(tmp_path)), SimpleNamespace(global_step=0), None)
     assert fresh.steps == []
+
+
+def test_float16_training_leaves_non_finite_steps_to_its_loss_scaler():
+    """fp16's scaler overflows on purpose while it finds its scale and skips those steps itself: the check
+    is off there (it would count them, and stop the run after five)."""
+    from types import SimpleNamespace
+
+    from biasaware.training.finite import FiniteGradients
+
+    model = torch.nn.Linear(3, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.ones(1, 3)).sum().backward()
+    model.bias.grad[0] = float("inf")
+    guard = FiniteGradients()
+    state = SimpleNamespace(global_step=0, max_steps=9, is_world_process_zero=True)
+    for _ in range(6):
+        guard.on_pre_optimizer_step(SimpleNamespace(fp16=True), state, None, model=model, optimizer=optimizer)
+    assert guard.steps == [] and model.bias.grad is not None

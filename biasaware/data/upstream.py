@@ -542,7 +542,7 @@ def _rows(source: str | Path, split: str) -> Iterator[tuple[Any, str, str | None
             return
     if path.is_file() and path.suffix == ".json":
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8-sig"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise BiasAwareError(f"{path}: invalid JSON ({exc})") from None
         if isinstance(data, dict) and data and all(isinstance(v, list) for v in data.values()):

@@ -212,8 +212,16 @@ def _worst(verdicts: list[str]) -> str:
 BATTERY_SETTINGS = "battery.json"
 
 
-# settings a battery's record holds since a later release, with the value every earlier folder was made at
-CLAIMED_LATER = {"scoring_max_tokens": 256}
+def _scoring_max_tokens(out: Path) -> Any:
+    """The reply length an earlier run's scoring part recorded (``None``: nothing scored yet)."""
+    try:
+        return read_json(out / "scoring" / "summary.json", "scoring summary")["run"]["spec"]["max_tokens"]
+    except (BiasAwareError, KeyError, TypeError):
+        return None
+
+
+# settings a battery's record holds since a later release, and where an earlier folder's value is found
+CLAIMED_LATER = {"scoring_max_tokens": _scoring_max_tokens}
 
 
 def claim_battery(out: Path, settings: dict[str, Any]) -> None:
@@ -222,11 +230,14 @@ def claim_battery(out: Path, settings: dict[str, Any]) -> None:
     path = out / BATTERY_SETTINGS
     if path.exists():
         earlier = read_json(path, "preflight battery record")
-        before = {**CLAIMED_LATER, **earlier}  # a folder made before a setting was claimed: its default then
+        before = dict(earlier)
+        for key, find in CLAIMED_LATER.items():  # a folder made before the setting was claimed: what it used
+            if key not in before and find(out) is not None:
+                before[key] = find(out)
         diff = [
             f"{k} (--{k.replace('_', '-')}): {before.get(k)} there, {v} now"
             for k, v in settings.items()
-            if before.get(k) != v
+            if k in before and before[k] != v
         ]
         # judgments (a run's folders bias/ and scoring/), not the battery's own items
         judged = any(f.stat().st_size for part in ("bias", "scoring") for f in (out / part).rglob("*.jsonl"))

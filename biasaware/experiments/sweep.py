@@ -37,6 +37,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 import re
 import shutil
 import statistics
@@ -122,6 +123,12 @@ class SweepSpec(BaseModel):
     grid: dict[str, list[Any]] | list[dict[str, list[Any]]] = Field(default_factory=dict)
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
     baseline: dict[str, Any] | None = Field(None, description="the grid point p-values compare with")
+
+    @field_validator("train_file", "bench")
+    @classmethod
+    def _home(cls, value):
+        """A path in the sweep file reads a leading ``~`` as a shell does (``bench: ~/bench``)."""
+        return os.path.expanduser(value) if isinstance(value, str) else value
 
     @field_validator("grid")
     @classmethod

@@ -13,7 +13,9 @@ error: the model or the data gives NaN on every batch, and skipping would train 
 
 Where the gradients live outside the parameters (DeepSpeed's partitions) the check sees none and does
 nothing; under several processes the verdict is agreed (any process's non-finite gradient skips the step
-on all), so processes never diverge.
+on all; every process takes part, with gradients or without), so processes never diverge. In float16 mixed
+precision (``fp16``) the check is off: the loss scaler skips such steps itself (its first steps overflow on
+purpose, as it finds its scale), and there the learning-rate schedule does not advance on a skipped step.
 """
 
 from __future__ import annotations
@@ -41,11 +43,21 @@ def nonfinite_parameters(model) -> tuple[list[str], int] | None:
     if not grads:
         return None
     total = len(grads)
-    norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g.float()) for _, g in grads]))
+    here = grads[0][1].device  # the norms gathered on one device (a model may span several)
+    norm = torch.linalg.vector_norm(
+        torch.stack([torch.linalg.vector_norm(g.float()).to(here) for _, g in grads])
+    )
     bad = not bool(torch.isfinite(norm))
     if bad:
         return [n for n, g in grads if not bool(torch.isfinite(g).all())], total
     return [], total
+
+
+def distributed() -> bool:
+    """Whether this process is one of a torch.distributed group."""
+    import torch.distributed as dist
+
+    return dist.is_available() and dist.is_initialized()
 
 
 def agreed(bad: bool, device) -> bool:
@@ -53,7 +65,7 @@ def agreed(bad: bool, device) -> bool:
     import torch
     import torch.distributed as dist
 
-    if not (dist.is_available() and dist.is_initialized()):
+    if not distributed():
         return bad
     flag = torch.tensor([1.0 if bad else 0.0], device=device)
     dist.all_reduce(flag, op=dist.ReduceOp.MAX)
@@ -82,12 +94,12 @@ class FiniteGradients(TrainerCallback):
             self.record("nonfinite_steps", self.steps)
 
     def on_pre_optimizer_step(self, args, state, control, model=None, optimizer=None, **kwargs):
-        if model is None or optimizer is None:
+        if model is None or optimizer is None or getattr(args, "fp16", False):
             return
         found = nonfinite_parameters(model)
-        if found is None:
+        if found is None and not distributed():
             return
-        names, total = found
+        names, total = found if found is not None else ([], 0)  # no gradient here: still agreed with the rest
         device = next(model.parameters()).device
         if not agreed(bool(names), device):
             self.in_a_row = 0

@@ -378,7 +378,9 @@ def load_for_training(
         kind,
         dtype=model_args.dtype,
         seed=seed,
-        attn_implementation=model_args.attn_implementation,  # a config's sdpa or flash_attention_2
+        attn_implementation=getattr(
+            model_args, "attn_implementation", None
+        ),  # a config's sdpa, flash_attention_2
     )
     freeze_lower_layers(model, trainable_layers)
     return model, tokenizer
