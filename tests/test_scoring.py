@@ -162,9 +162,12 @@ def test_bad_template_names_say_what_is_valid(bad):
     assert "minimal" not in str(err.value)  # eval scoring, where names are typed, refuses it
 
 
-def test_eval_scoring_refuses_the_minimal_prompt_and_says_whose_it_is():
+@pytest.mark.parametrize("kind", ["direct", "reward"])
+def test_eval_scoring_refuses_the_minimal_prompt_and_says_whose_it_is(kind):
     with pytest.raises(BiasAwareError, match="is a pointwise judge's: eval bias --pointwise minimal"):
-        choose_templates(["minimal"], [], "direct")
+        choose_templates(["minimal"], [], kind)
+    with pytest.raises(BiasAwareError, match="unknown part 'dsc'"):
+        choose_templates(["dsc"], [], kind)
 
 
 def test_rendered_prompt_follows_the_template():

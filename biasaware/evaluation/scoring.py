@@ -76,6 +76,17 @@ def missing_levels(names: list[str] | None, items: list[ScoringItem]) -> list[in
     return sorted(k for k in wanted if any(str(k) not in it.references for it in items))
 
 
+def rubric_template(name: str) -> ScoringTemplate:
+    """The template ``name`` gives (:func:`parse_template`), refused unless it is the 5-level rubric prompt."""
+    t = parse_template(name)
+    if t.scale != 5:
+        raise BiasAwareError(
+            f"scoring template {name!r}: eval scoring uses the 5-level rubric prompt ('minimal', the 10-point "
+            "prompt, is a pointwise judge's: eval bias --pointwise minimal)"
+        )
+    return t
+
+
 def choose_templates(
     names: list[str] | None, items: list[ScoringItem], kind: str, generated: bool = False
 ) -> list[ScoringTemplate]:
@@ -83,17 +94,12 @@ def choose_templates(
     every item has). A named ``ref-k`` scores the items that have a level-k reference (from the
     data, or generated and accepted); one that no item has is refused. A reward model gets the
     baseline only (the prompt is not its input)."""
-    if kind == "reward":
-        return [BASELINE]
     explicit = names is not None
+    named = [rubric_template(name) for name in (names if explicit else DEFAULT_TEMPLATES)]
+    if kind == "reward":  # a bad name is refused for a reward model too, though it scores none
+        return [BASELINE]
     templates = [BASELINE]
-    for name in names if explicit else DEFAULT_TEMPLATES:
-        t = parse_template(name)
-        if t.scale != 5:
-            raise BiasAwareError(
-                f"scoring template {name!r}: eval scoring uses the 5-level rubric prompt ('minimal', the 10-point "
-                "prompt, is a pointwise judge's: eval bias --pointwise minimal)"
-            )
+    for t in named:
         if t.reference is not None:
             lacking = [it.id for it in items if str(t.reference) not in it.references]
             if lacking and not explicit:
