@@ -251,7 +251,7 @@ def evaluate(judge: Judge, bench: str | Path, out: str | Path, **options: Any) -
 
     judge = _judge(judge)
     options = keywords(EvalBias, options, "evaluate()")
-    return evaluate_bias(judge.spec, bench, out, **options, judge=judge.impl)
+    return evaluate_bias(judge.spec, bench, check_out_folder(out), **options, judge=judge.impl)
 
 
 @speaks_keywords

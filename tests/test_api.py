@@ -612,3 +612,11 @@ def test_a_remote_judges_failure_says_its_last_error(tiny_models):
         match=re.escape("1 judge call(s) failed after all retries (last error: connection refused)"),
     ):
         judge.pair("q", "a", "b")
+
+
+def test_the_api_reads_a_leading_tilde_in_out_as_the_commands_do(tiny_models, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    biasaware.build_bench("~/bench", biases="length", n_per_bias=2)
+    biasaware.evaluate(biasaware.load_judge(str(tiny_models["reward"])), "~/bench", "~/ev")
+    assert (tmp_path / "bench" / "length.jsonl").exists() and (tmp_path / "ev" / "summary.json").exists()
+    assert not (tmp_path / "~").exists()
