@@ -232,8 +232,9 @@ def claim_battery(out: Path, settings: dict[str, Any]) -> None:
         earlier = read_json(path, "preflight battery record")
         before = dict(earlier)
         for key, find in CLAIMED_LATER.items():  # a folder made before the setting was claimed: what it used
-            if key not in before and find(out) is not None:
-                before[key] = find(out)
+            used = find(out) if key not in before else None
+            if used is not None:
+                before[key] = used
         diff = [
             f"{k} (--{k.replace('_', '-')}): {before.get(k)} there, {v} now"
             for k, v in settings.items()

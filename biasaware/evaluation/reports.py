@@ -1075,51 +1075,53 @@ def scoring_markdown(summary: dict[str, Any], note: str = "") -> str:
             "template scores only the items with a level-k reference.",
             "",
         ]
-    scale = summary["scale"]
-    if continuous:  # no perturbed template, and no count per level of the scale
-        lines += [
-            "| template | Spearman (gold) | Pearson (gold) | invalid % | mean | verbosity rho |",
-            "|" + "---|" * 6,
-        ]
-        for name in summary["templates"]:
-            e = summary["per_template"][name]
-            d, g = e["distribution"], e.get("gold") or {}
-            lines.append(
-                f"| {name} | {number(g.get('spearman'), 3)} | {number(g.get('pearson'), 3)} | "
-                f"{number(d['invalid_rate'], 1, True)} ({d['invalid']}/{d['n']}) | {number(d['mean'], 2)} | "
-                f"{number(e['verbosity'].get('spearman'), 3)} |"
-            )
-        return "\n".join(lines) + "\n"
-    head = (
-        "| template | flip rate % | up / down % | toward / away from ref % | MAD | shift | Spearman (gold) | "
-    )
-    head += "Pearson (gold) | invalid % | mean | " + " | ".join(str(k) for k in range(1, scale + 1))
-    lines += [head + " | verbosity rho |", "|" + "---|" * (10 + scale + 1)]
+    # a reward model: no perturbed template to compare, and its scores are not on the scale's levels
+    levels = [] if continuous else [str(k) for k in range(1, summary["scale"] + 1)]
+    moved = [] if continuous else ["flip rate %", "up / down %", "toward / away from ref %", "MAD", "shift"]
+    head = [
+        "template",
+        *moved,
+        "Spearman (gold)",
+        "Pearson (gold)",
+        "invalid %",
+        "mean",
+        *levels,
+        "verbosity rho",
+    ]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name in summary["templates"]:
         e = summary["per_template"][name]
         d = e["distribution"]
         g = e.get("gold") or {}
-        flip = (
-            "baseline"
-            if name == "baseline"
-            else f"{number(e.get('flip_rate'), 1, True)}{ci(e.get('flip_rate_ci'))} ({e.get('flips')}/{e.get('n')})"
-        )
-        mad = (
-            "" if name == "baseline" else f"{number(e.get('mad'), 3)}{ci(e.get('mad_ci'), 3, percent=False)}"
-        )
-        shift = "" if name == "baseline" else number(e.get("shift"), 3)
-        moves = e.get("moves") or {}  # blank: the baseline, a template without a reference, an older summary
-        ways = [
-            " / ".join(f"{share(moves[k])} ({moves[k]['k']})" for k in pair) if pair[0] in moves else ""
-            for pair in (("up", "down"), ("toward", "away"))
+        cells = [name]
+        if not continuous:
+            moves = (
+                e.get("moves") or {}
+            )  # blank: the baseline, a template without a reference, an older summary
+            cells += [
+                "baseline"
+                if name == "baseline"
+                else f"{number(e.get('flip_rate'), 1, True)}{ci(e.get('flip_rate_ci'))} ({e.get('flips')}/{e.get('n')})",
+                *(
+                    " / ".join(f"{share(moves[k])} ({moves[k]['k']})" for k in pair)
+                    if pair[0] in moves
+                    else ""
+                    for pair in (("up", "down"), ("toward", "away"))
+                ),
+                ""
+                if name == "baseline"
+                else f"{number(e.get('mad'), 3)}{ci(e.get('mad_ci'), 3, percent=False)}",
+                "" if name == "baseline" else number(e.get("shift"), 3),
+            ]
+        cells += [
+            number(g.get("spearman"), 3),
+            number(g.get("pearson"), 3),
+            f"{number(d['invalid_rate'], 1, True)} ({d['invalid']}/{d['n']})",
+            number(d["mean"], 2),
+            *(str(d["counts"][k]) for k in levels),
+            number(e["verbosity"].get("spearman"), 3),
         ]
-        counts = " | ".join(str(d["counts"][str(k)]) for k in range(1, scale + 1))
-        lines.append(
-            f"| {name} | {flip} | {ways[0]} | {ways[1]} | {mad} | {shift} | {number(g.get('spearman'), 3)} | "
-            f"{number(g.get('pearson'), 3)} | "
-            f"{number(d['invalid_rate'], 1, True)} ({d['invalid']}/{d['n']}) | {number(d['mean'], 2)} | {counts} | "
-            f"{number(e['verbosity'].get('spearman'), 3)} |"
-        )
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

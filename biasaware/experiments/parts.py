@@ -336,20 +336,16 @@ def run_inline(recipe: str, args: list[str], what: str, log: Path) -> float:
         ):
             if prepare_run(recipe, parsed):  # another run's folder is refused; an interrupted one resumes
                 module.main(*parsed)
-    except Exception as error:  # told as a launched stage's failure is: named, its traceback in the log
+    except BaseException as error:
         with contextlib.suppress(Exception):  # a device left in an error state (a CUDA assert) frees nothing
             release_memory()
-        if isinstance(error, BiasAwareError):
-            raise
-        with open(log, "a", encoding="utf-8") as fh:
+        if not isinstance(error, Exception) or isinstance(error, BiasAwareError):
+            raise  # Ctrl-C, or an error that says what to do already
+        with open(log, "a", encoding="utf-8") as fh:  # told as a launched stage's failure is
             traceback.print_exception(error, file=fh)
         raise BiasAwareError(
             f"{what} failed ({type(error).__name__}: {str(error)[:600]}); its whole output is in {log}"
         ) from error
-    except BaseException:  # Ctrl-C: what the stage held goes back as it can
-        with contextlib.suppress(Exception):
-            release_memory()
-        raise
     release_memory()
     return time.time() - t0
 

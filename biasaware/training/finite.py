@@ -34,25 +34,6 @@ MAX_IN_A_ROW = 5
 NAMED = 3
 
 
-def nonfinite_parameters(model) -> tuple[list[str], int] | None:
-    """Names of ``model``'s parameters whose gradient holds a NaN or an infinity, and how many hold a
-    gradient; None when none does (nothing to check)."""
-    import torch
-
-    grads = [(n, p.grad) for n, p in model.named_parameters() if p.grad is not None]
-    if not grads:
-        return None
-    total = len(grads)
-    here = grads[0][1].device  # the norms gathered on one device (a model may span several)
-    norm = torch.linalg.vector_norm(
-        torch.stack([torch.linalg.vector_norm(g.float()).to(here) for _, g in grads])
-    )
-    bad = not bool(torch.isfinite(norm))
-    if bad:
-        return [n for n, g in grads if not bool(torch.isfinite(g).all())], total
-    return [], total
-
-
 def distributed() -> bool:
     """Whether this process is one of a torch.distributed group."""
     import torch.distributed as dist
@@ -60,16 +41,27 @@ def distributed() -> bool:
     return dist.is_available() and dist.is_initialized()
 
 
-def agreed(bad: bool, device) -> bool:
-    """``bad`` on any process (a no-op without torch.distributed)."""
+def nonfinite_parameters(model) -> tuple[list[str], int] | None:
+    """When some process's gradients are not finite: the names of ``model``'s parameters whose gradient
+    holds a NaN or an infinity here (``[]`` when only another process's do) and how many hold one here;
+    None when every gradient is finite or none exists. One wait for the device a step: the total norm's
+    verdict, agreed across processes before it is read."""
     import torch
     import torch.distributed as dist
 
-    if not distributed():
-        return bad
-    flag = torch.tensor([1.0 if bad else 0.0], device=device)
-    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-    return bool(flag.item() > 0)
+    grads = [(n, p.grad) for n, p in model.named_parameters() if p.grad is not None]
+    if not grads and not distributed():
+        return None
+    here = grads[0][1].device if grads else next(model.parameters()).device
+    norms = [torch.linalg.vector_norm(g.float()).to(here) for _, g in grads]  # a model may span devices
+    bad = torch.zeros((), device=here)  # no gradient here: still agreed with the rest
+    if norms:
+        bad = (~torch.isfinite(torch.linalg.vector_norm(torch.stack(norms)))).float()
+    if distributed():
+        dist.all_reduce(bad, op=dist.ReduceOp.MAX)
+    if not bad.item():
+        return None
+    return [n for n, g in grads if not bool(torch.isfinite(g).all())], len(grads)
 
 
 class FiniteGradients(TrainerCallback):
@@ -97,13 +89,10 @@ class FiniteGradients(TrainerCallback):
         if model is None or optimizer is None or getattr(args, "fp16", False):
             return
         found = nonfinite_parameters(model)
-        if found is None and not distributed():
-            return
-        names, total = found if found is not None else ([], 0)  # no gradient here: still agreed with the rest
-        device = next(model.parameters()).device
-        if not agreed(bool(names), device):
+        if found is None:
             self.in_a_row = 0
             return
+        names, total = found
         optimizer.zero_grad(set_to_none=True)  # no gradient: the optimizer leaves every weight as it was
         step = state.global_step + 1  # the step this update would have made
         self.in_a_row += 1

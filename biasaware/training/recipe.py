@@ -132,6 +132,10 @@ class ModelCardCallback(TrainerCallback):
         lines += ["", "The full configuration is in `biasaware_card.json`."]
         (folder / "biasaware_card.md").write_text("\n".join(lines) + "\n")
 
+    def note(self, key: str, value: Any) -> None:
+        """Record ``value`` under ``key`` in the card (its next save writes it)."""
+        self.card[key] = _jsonable(value)
+
     def on_train_begin(self, args, state, control, **kwargs):
         # a run resumed from checkpoint-N starts at step N: its train_runtime covers the steps after N
         self.card["resumed_from_step"] = state.global_step
@@ -378,9 +382,7 @@ def load_for_training(
         kind,
         dtype=model_args.dtype,
         seed=seed,
-        attn_implementation=getattr(
-            model_args, "attn_implementation", None
-        ),  # a config's sdpa, flash_attention_2
+        attn_implementation=getattr(model_args, "attn_implementation", None),  # a config's sdpa, ...
     )
     freeze_lower_layers(model, trainable_layers)
     return model, tokenizer
@@ -439,11 +441,7 @@ def card_callbacks(recipe: str, model_args: Any, script_args: Any) -> list[Train
         eval_summary=script_args.eval_summary,
         model_args=model_args,
     )
-
-    def record(key: str, value: Any) -> None:
-        card.card[key] = _jsonable(value)
-
-    return [card, StepProgress(), FiniteGradients(record)]
+    return [card, StepProgress(), FiniteGradients(card.note)]
 
 
 def train_and_save(trainer, training_args, kind: str, load_check: bool = True):
@@ -515,7 +513,7 @@ def pushing(training_args, kept: str):
 def note_in_cards(trainer, key: str, value: Any) -> None:
     """Record ``value`` under ``key`` in the run's model card (``biasaware_card.json``)."""
     for card in _cards(trainer):
-        card.card[key] = _jsonable(value)
+        card.note(key, value)
 
 
 def _cards(trainer) -> list[ModelCardCallback]:
