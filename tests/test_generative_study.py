@@ -898,6 +898,15 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
         )
         assert all({"mean", "max", "contended"} <= set(v) for v in result["stage_load"].values())
         assert result["step_rates"]["start SFT"]["steps"] == 1
+        # each training stage's time beyond its steps, phase by phase, adds up to the stage's seconds
+        overhead = result["stage_overhead"]
+        assert set(overhead) == {"start SFT", "baseline SFT", "baseline GRPO"}
+        for name, row in overhead.items():
+            assert row["seconds"] == result["stage_seconds"][f"train {name}"]
+            assert row["outside_steps"] == pytest.approx(row["seconds"] - row["steps"], abs=0.06)
+            assert sum(row["phases"].values()) == pytest.approx(row["outside_steps"], abs=0.1)
+            assert row["phases"]["runner"] >= 0 and row["phases"]["load"] > 0
+        assert "prompts" in overhead["baseline GRPO"]["phases"]
         # each stage saved a resumable checkpoint, removed once its final model was there
         assert not list((out / f"seed-{seed}" / "ckpt").glob("*/checkpoint-*"))
         assert "--save_steps" in (out / f"seed-{seed}" / "run.log").read_text()
@@ -907,6 +916,7 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
             and "| start | " in report
             and "weights changed" in report
             and "One seed is one draw" in report
+            and "Seconds beyond the steps, per training stage: start SFT " in report
             and "SFT checkpoint (`-sft`) was scored on a fixed sample of the benchmark, 1 probes" in report
         )
     # the same fixed benchmark for both seeds: the per-probe outcomes line up

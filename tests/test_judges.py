@@ -24,6 +24,7 @@ from biasaware.judging.judges import (
     GenerativeJudge,
     JudgeSpec,
     RewardModelJudge,
+    forward_batch_size,
     judge_chunks,
     load_judge,
     token_batches,
@@ -49,6 +50,20 @@ def test_load_judge_builds_each_mode(tiny_models, tmp_path):
     s, here = direct.summary(), where()  # what "auto" means on this machine
     assert s["device"] == here["device"] and s["dtype"] == here["dtype"] and s["context"] == 4096
     assert gen.summary()["device"] == here["device"]  # resolved without loading weights
+
+
+def test_a_batch_size_left_out_is_the_device_s(tiny_models):
+    """8 views a batch on the CPU and for a generating judge; 64 for a forward judge on a GPU, where a
+    forward of 64 short views costs about what one of 8 does (max_batch_tokens still bounds a batch)."""
+    import torch
+
+    assert forward_batch_size(torch.device("cpu")) == 8 and forward_batch_size("cpu") == 8
+    assert forward_batch_size(torch.device("cuda", 0)) == 64 and forward_batch_size("cuda") == 64
+    spec = JudgeSpec(name=str(tiny_models["reward"]), mode="reward", device="cpu")
+    assert spec.batch_size is None and spec.llm_spec().batch_size == 8
+    judge = load_judge(spec)
+    assert judge.batch_size == 8 and judge.summary()["batch_size"] == 8
+    assert load_judge(spec.model_copy(update={"batch_size": 5})).batch_size == 5  # given: as given
 
 
 def test_explicit_dtype_reaches_the_weights(tiny_models):

@@ -246,8 +246,18 @@ def test_a_generative_stage_resumed_equals_one_never_stopped_and_one_never_saved
 
     rate = step_rate(tmp_path / "resumed")
     runtime = [h for h in resumed.state.log_history if "train_runtime" in h][-1]["train_runtime"]
-    assert rate == {"steps": 4, "resumed_from_step": 2, "seconds_per_step": round(runtime / 2, 2)}
+    phases = rate.pop("phases")  # this run's: the resumed one's phases, not the interrupted one's
+    assert rate == {
+        "steps": 4,
+        "resumed_from_step": 2,
+        "seconds_per_step": round(runtime / 2, 2),
+        "steps_seconds": round(runtime, 2),
+    }
     assert "resumed_from_step" not in step_rate(tmp_path / "straight")
+    # every phase the recipe went through, in order, each timed; the steps within train
+    order = ["data", "load", *(["prompts"] if name == "grpo" else []), "trainer", "train", "save", "check"]
+    assert list(phases) == order and all(v >= 0 for v in phases.values())
+    assert phases["train"] >= runtime - 0.01
     if name == "grpo":
 
         def last(t):

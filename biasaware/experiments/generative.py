@@ -635,16 +635,51 @@ def card_of(ckpt: Path) -> dict[str, Any]:
 
 def step_rate(ckpt: Path) -> dict[str, Any]:
     """Steps and seconds per step of a finished run, from its model card's log (a resumed run's time
-    covers the steps after the checkpoint it resumed from: ``resumed_from_step``)."""
+    covers the steps after the checkpoint it resumed from: ``resumed_from_step``), with the steps' own
+    seconds (``steps_seconds``: the trainer's ``train_runtime``) and the run's phases (``phases``: the
+    card's ``phase_seconds``, :class:`biasaware.training.recipe.Phases`) where the card has them."""
     card = card_of(ckpt)
     end = next((e for e in reversed(card.get("log_history") or []) if "train_runtime" in e), None)
     steps = int(card.get("step") or 0)
     resumed = int(card.get("resumed_from_step") or 0)
     timed = steps - resumed
     rate: dict[str, Any] = {"steps": steps, **({"resumed_from_step": resumed} if resumed else {})}
+    if card.get("phase_seconds"):
+        rate["phases"] = card["phase_seconds"]
     if end is None or timed <= 0:
         return {**rate, "seconds_per_step": None}
-    return {**rate, "seconds_per_step": round(end["train_runtime"] / timed, 2)}
+    runtime = end["train_runtime"]
+    return {**rate, "seconds_per_step": round(runtime / timed, 2), "steps_seconds": round(runtime, 2)}
+
+
+def stage_overhead(seconds: dict[str, float], rates: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Each training stage's time beyond its steps: its seconds (``seconds``: the stage times, keyed
+    ``train <name>``), its steps' own (``rates``: :func:`step_rate` by name) and the rest,
+    ``outside_steps``; where the card kept its phases, that rest phase by phase
+    (:func:`biasaware.experiments.parts.beyond_steps`)."""
+    out: dict[str, Any] = {}
+    for name, rate in rates.items():
+        wall, steps = seconds.get(f"train {name}"), rate.get("steps_seconds")
+        if wall is None or steps is None:
+            continue
+        row: dict[str, Any] = {"seconds": wall, "steps": steps, "outside_steps": round(wall - steps, 1)}
+        if "train" in (rate.get("phases") or {}):
+            row["phases"] = parts.beyond_steps(rate["phases"], steps, wall)
+        out[name] = row
+    return out
+
+
+def overhead_markdown(overhead: dict[str, Any]) -> str:
+    """One line: each training stage's seconds beyond its steps, and the phases they went to."""
+
+    def one(name: str, row: dict[str, Any]) -> str:
+        phases = row.get("phases")
+        detail = f" ({', '.join(f'{k} {v:g}' for k, v in phases.items())})" if phases else ""
+        return f"{name} {row['outside_steps']:g} s{detail}"
+
+    return "Seconds beyond the steps, per training stage: " + "; ".join(
+        one(name, row) for name, row in overhead.items()
+    )
 
 
 def grpo_signal(ckpt: Path) -> dict[str, Any]:
@@ -972,6 +1007,7 @@ def run_seed(
     rates = {"start SFT": step_rate(run.ckpt("start-sft"))}
     rates.update({f"{n} SFT": step_rate(sft) for n, (sft, _) in ckpts.items() if ARMS[n].sft_of is None})
     seconds, resumed = run.stages.finish(time.time() - t_all)
+    overhead = stage_overhead(seconds, {**rates, **{f"{n} GRPO": g["rate"] for n, g in grpo.items()}})
     result = {
         "experiment": "generative-seeds",
         "command": command,
@@ -994,6 +1030,7 @@ def run_seed(
         "grpo": grpo,
         "step_rates": rates,
         "stage_seconds": seconds,
+        "stage_overhead": overhead,
         "resumed_seconds": resumed,
         "stage_load": run.stages.data["load"],
         "wall_minutes": round(seconds.get("total", 0) / 60, 1),
@@ -1045,6 +1082,8 @@ def seed_markdown(result: dict[str, Any]) -> str:
         f"the cores: {', '.join(contended) or 'none'}. One seed is one draw; the study's claims are in its "
         "aggregate across seeds.",
     ]
+    if result.get("stage_overhead"):
+        lines += ["", overhead_markdown(result["stage_overhead"]) + "."]
     return "\n".join(lines) + "\n"
 
 

@@ -399,6 +399,19 @@ def run_stage(
     return seconds
 
 
+def beyond_steps(phases: Mapping[str, float], steps: float, seconds: float) -> dict[str, float]:
+    """A finished stage's time beyond its steps, phase by phase: ``phases``, its model card's
+    ``phase_seconds`` (:class:`biasaware.training.recipe.Phases`), each but ``train``; what ``train`` took
+    beyond ``steps`` (the trainer's ``train_runtime``): ``train_beyond_steps``, the trainer's set-up and
+    end; and what the stage's ``seconds`` hold beyond its recipe's phases: ``runner``, the stage runner's
+    own share (a launched stage's interpreter and imports)."""
+    return {
+        **{k: round(v, 2) for k, v in phases.items() if k != "train"},
+        "train_beyond_steps": round(phases["train"] - steps, 2),
+        "runner": round(seconds - sum(phases.values()), 2),
+    }
+
+
 # ------------------------------------------------------------------------------------------ judging
 def evaluate_judge(label: str, spec, bench: Path, folder: Path, **options) -> dict[str, Any]:
     """``eval bias``'s own path for one judge of an experiment (a folder of another checkpoint's

@@ -33,8 +33,9 @@ it loads the model from those folders onto that device, a generative judge's bac
 tokenizer its context check loaded, and every summary reports the resolved place.
 
 **Throughput** (the two forward judges): inputs are tokenised once per call, sorted by length and
-cut into batches of at most ``batch_size`` views and at most ``max_batch_tokens`` padded tokens,
-so long inputs do not run out of memory and short ones fill the device. On a GPU the batches are
+cut into batches of at most ``batch_size`` views (left out: :func:`forward_batch_size`, 8 on the CPU,
+64 on a GPU) and at most ``max_batch_tokens`` padded tokens, so long inputs do not run out of memory
+and short ones fill the device. On a GPU the batches are
 queued without waiting (pinned host memory, non-blocking copies), the scores stay on the device
 and come back in one copy per call, and :func:`judge_chunks` prepares the next call's batches on
 the CPU while the device runs the current one (``prepare`` / ``launch`` / ``finish``).
@@ -175,7 +176,13 @@ class JudgeSpec(BaseModel):
         json_schema_extra={"choices": list(DTYPES)},
     )
     # counts are strict: a bool or the text "8" is refused, not made 1 or 8
-    batch_size: int = Field(8, ge=1, strict=True, description="views per forward or generate batch")
+    batch_size: int | None = Field(
+        None,
+        ge=1,
+        strict=True,
+        description="views per forward or generate batch (default: 64 in direct and reward modes on a GPU, "
+        "where max_batch_tokens bounds a batch; 8 otherwise)",
+    )
     max_batch_tokens: int | None = Field(
         32768,
         ge=1,
@@ -407,7 +414,7 @@ class JudgeSpec(BaseModel):
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             seed=self.seed if self.temperature > 0 else None,
-            batch_size=self.batch_size,
+            batch_size=self.batch_size or DEFAULT_BATCH,
             concurrency=self.concurrency,
             timeout=self.timeout,
             max_retries=self.max_retries,
@@ -626,6 +633,19 @@ def judge_chunks(judge, chunks: list[list[View]], within=None):
         yield done
 
 
+# views per batch when a spec leaves batch_size out: a generating judge's (its replies' cache grows with the batch),
+# and a forward judge's on the CPU, where a larger batch is no faster (docs/results/bench/judge-scoring.json)
+DEFAULT_BATCH = 8
+# a forward judge's on a GPU: one forward costs about the same for 8 views as for 64 there, and max_batch_tokens
+# bounds what a batch of long views holds
+GPU_FORWARD_BATCH = 64
+
+
+def forward_batch_size(device: Any) -> int:
+    """Views per batch of a direct or reward judge whose spec leaves ``batch_size`` out, on ``device``."""
+    return GPU_FORWARD_BATCH if getattr(device, "type", str(device)) == "cuda" else DEFAULT_BATCH
+
+
 def token_batches(
     lengths: list[int], batch_size: int, max_batch_tokens: int | None = None
 ) -> list[list[int]]:
@@ -669,7 +689,7 @@ class GenerativeJudge:
         self.parse = get_parser(spec.template, spec.parse)
         self.name = spec.name
         self.chunk_views = max(
-            64, 4 * max(spec.batch_size, spec.concurrency if spec.backend == "openai" else 1)
+            64, 4 * max(spec.batch_size or DEFAULT_BATCH, spec.concurrency if spec.backend == "openai" else 1)
         )
         self._limits = None
         if spec.backend != "openai":
@@ -778,8 +798,9 @@ class _ForwardJudge:
             resolved.folders, self.model_kind, dtype=self.dtype, device=self.device
         )
         self.limit = context_length(self.model.config, self.tokenizer, spec.max_length)
-        self.batch_size, self.max_batch_tokens = spec.batch_size, spec.max_batch_tokens
-        self.chunk_views = max(256, 4 * spec.batch_size)
+        self.batch_size = spec.batch_size or forward_batch_size(self.device)
+        self.max_batch_tokens = spec.max_batch_tokens
+        self.chunk_views = max(256, 4 * self.batch_size)
         forward = inspect.signature(self.model.forward).parameters
         self.positions = self.shares_prefix and "position_ids" in forward
         # the cache's argument and output field: ``cache`` from transformers 5.x, ``past_key_values`` before

@@ -24,6 +24,7 @@ from trl import GRPOConfig, GRPOTrainer, ModelConfig
 from biasaware.training.judge_data import grpo_rows
 from biasaware.training.recipe import (
     JudgeDataArguments,
+    Phases,
     load_for_training,
     run_recipe,
     train_recipe,
@@ -117,18 +118,30 @@ def grpo_prompts(
 
 def main(script_args: ScriptArguments, training_args: GRPOConfig, model_args: ModelConfig):
     reward_funcs = get_reward_funcs(script_args.rewards)  # an unknown name fails before the model loads
+    phases = Phases()
     # the rows too: a bad file is named before the model loads (reading them draws nothing of torch's)
     rows = training_rows(script_args.train_file, "train", script_args.max_train_rows, training_args.seed)
+    phases.lap("data")
     model, tokenizer = load_for_training(
         model_args, "causal", training_args.seed, training_args, script_args.trainable_layers
     )
+    phases.lap("load")
     data, selection = grpo_prompts(script_args, training_args, model_args, rows)
+    phases.lap("prompts")
     if set(script_args.rewards) & set(TWIN_REWARDS):
         training_args.shuffle_dataset = False  # grpo_rows wrote each pair's views adjacent, blocks shuffled
     notes = {"grpo_selection": selection} if selection is not None else None
     configs = (script_args, training_args, model_args)
     return train_recipe(
-        "grpo", GRPOTrainer, data, model, tokenizer, configs, reward_funcs=reward_funcs, card_notes=notes
+        "grpo",
+        GRPOTrainer,
+        data,
+        model,
+        tokenizer,
+        configs,
+        reward_funcs=reward_funcs,
+        card_notes=notes,
+        phases=phases,
     )
 
 

@@ -30,6 +30,7 @@ from biasaware.records import chat_messages, text_problem
 from biasaware.training.judge_reward import AGAINST, read_preflight, reward_function
 from biasaware.training.recipe import (
     DataArguments,
+    Phases,
     check_causal_start,
     load_for_training,
     run_recipe,
@@ -149,9 +150,11 @@ def main(
 ):
     """Train the policy; ``checked``: the rows :func:`check` returned (the entry point runs it first),
     else it is run here."""
+    phases = Phases()
     rows = check(script_args, training_args, model_args) if checked is None else checked
-    judge = load_judge(script_args.judge, **judge_settings(script_args))
     rows = sample_rows(rows, script_args.max_train_rows, training_args.seed)
+    phases.lap("data")
+    judge = load_judge(script_args.judge, **judge_settings(script_args))
     reward = (
         reward_function(  # warns, or refuses, before the policy loads when the judge has no passing preflight
             judge,
@@ -164,8 +167,11 @@ def main(
     model, tokenizer = load_for_training(
         model_args, "causal", training_args.seed, training_args, script_args.trainable_layers
     )
+    phases.lap("load")  # the judge and the policy
     configs = (script_args, training_args, model_args)
-    return train_recipe("policy_grpo", GRPOTrainer, rows, model, tokenizer, configs, reward_funcs=[reward])
+    return train_recipe(
+        "policy_grpo", GRPOTrainer, rows, model, tokenizer, configs, reward_funcs=[reward], phases=phases
+    )
 
 
 DATACLASSES = (ScriptArguments, GRPOConfig, ModelConfig)

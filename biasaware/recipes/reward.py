@@ -21,6 +21,7 @@ from biasaware.errors import BiasAwareError
 from biasaware.training.judge_data import add_offtopic_negatives
 from biasaware.training.recipe import (
     DataArguments,
+    Phases,
     load_for_training,
     run_recipe,
     train_recipe,
@@ -61,6 +62,7 @@ def main(script_args: ScriptArguments, training_args: SetRewardConfig, model_arg
             "eval_file is evaluated every eval_steps with eval_strategy steps (or each epoch with epoch); with "
             "eval_strategy no (the default) set one, or leave eval_file out"
         )
+    phases = Phases()
     # the rows first: a bad file is named before the model loads (their draws are their own, not the model's)
     rows = add_offtopic_negatives(
         load_rows(script_args.train_file, script_args.max_train_rows, training_args.seed).to_list(),
@@ -68,13 +70,23 @@ def main(script_args: ScriptArguments, training_args: SetRewardConfig, model_arg
         training_args.seed,
     )
     evaluation = load_rows(script_args.eval_file) if script_args.eval_file else None
+    phases.lap("data")
     model, tokenizer = load_for_training(
         model_args, "reward", training_args.seed, training_args, script_args.trainable_layers
     )
+    phases.lap("load")
     model_args.lora_task_type = "SEQ_CLS"  # a reward head: LoRA keeps the head trainable
     configs = (script_args, training_args, model_args)
     return train_recipe(
-        "reward", SetRewardTrainer, rows, model, tokenizer, configs, eval_dataset=evaluation, kind="reward"
+        "reward",
+        SetRewardTrainer,
+        rows,
+        model,
+        tokenizer,
+        configs,
+        eval_dataset=evaluation,
+        kind="reward",
+        phases=phases,
     )
 
 

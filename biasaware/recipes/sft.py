@@ -21,6 +21,7 @@ from biasaware.errors import BiasAwareError
 from biasaware.training.judge_data import sft_rows, verdict_rows
 from biasaware.training.recipe import (
     JudgeDataArguments,
+    Phases,
     drop_overlong,
     load_for_training,
     run_recipe,
@@ -63,10 +64,13 @@ def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: Mod
             "their own prompts, so leave it out with targets: traces"
         )
     kind = "train" if verdicts else "trace"
+    phases = Phases()
     records = training_rows(script_args.train_file, kind, script_args.max_train_rows, training_args.seed)
+    phases.lap("data")
     model, tokenizer = load_for_training(
         model_args, "causal", training_args.seed, training_args, script_args.trainable_layers
     )
+    phases.lap("load")
     if verdicts:
         rows = verdict_rows(
             records,
@@ -79,7 +83,9 @@ def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: Mod
     else:
         rows = sft_rows(records)
     rows = drop_overlong(rows, tokenizer, training_args.max_length)
-    return train_recipe("sft", SFTTrainer, rows, model, tokenizer, (script_args, training_args, model_args))
+    phases.lap("data")
+    configs = (script_args, training_args, model_args)
+    return train_recipe("sft", SFTTrainer, rows, model, tokenizer, configs, phases=phases)
 
 
 # what the config and flags fill (biasaware sweep checks keys against them)

@@ -25,6 +25,9 @@ half precision, or the CPU when a second copy does not fit on the GPU: 2e-2).
 The last 8 output values of the trained model (``trained_tail``: a reward model's score, or the
 last logits of a causal model) are kept, so anyone can check the folder again later.
 The figures go into the model card (``load_check``), so a recipe never reports a checkpoint it has not loaded.
+
+Where a run's time went is kept in its final card too (``phase_seconds``, :class:`Phases`): what a stage
+costs beyond its steps, phase by phase.
 """
 
 from __future__ import annotations
@@ -430,6 +433,27 @@ class StepProgress(TrainerCallback):
         )
 
 
+class Phases:
+    """Wall seconds of a recipe run's phases, in the order they ran, each from the end of the one before
+    (the first from when the object was made); the final model card keeps them as ``phase_seconds``:
+
+    ``data`` (reading the training rows), ``load`` (the model and tokenizer), ``prompts`` (GRPO: its
+    prompts and their selection by signal, a scoring of the pool), ``trainer`` (the TRL trainer and its
+    dataset), ``train`` (``trainer.train``: the steps, whose own time is the log's ``train_runtime``, and
+    what the trainer does around them), ``save`` (the final folder) and ``check`` (the load-back check).
+    A resumed run's phases are this run's."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._since = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        """The time since the last lap (or the start) is phase ``name``'s."""
+        now = time.perf_counter()
+        self.seconds[name] = round(self.seconds.get(name, 0.0) + now - self._since, 3)
+        self._since = now
+
+
 def card_callbacks(recipe: str, model_args: Any, script_args: Any) -> list[TrainerCallback]:
     """The model card, the ``[train]`` lines and the skip of a step whose gradients are not finite
     (:mod:`biasaware.training.finite`, kept in the card)."""
@@ -444,23 +468,32 @@ def card_callbacks(recipe: str, model_args: Any, script_args: Any) -> list[Train
     return [card, StepProgress(), FiniteGradients(card.note)]
 
 
-def train_and_save(trainer, training_args, kind: str, load_check: bool = True):
+def train_and_save(trainer, training_args, kind: str, load_check: bool = True, phases: Phases | None = None):
     """Train (resuming when asked), save a final folder that loads, check that it reproduces the
     trained model (see the module docstring; ``load_check`` false: the card records the check as
-    skipped, which still marks the folder finished), return the trainer."""
+    skipped, which still marks the folder finished), return the trainer. ``phases``: the run's
+    times so far (:class:`Phases`), kept in the final card with these three."""
+    phases = phases or Phases()
     for card in _cards(trainer):
         card.card["launch"] = describe_launch(trainer.accelerator)
     write_mark(training_args, trainer.accelerator.is_main_process)
     trainer.train(resume_from_checkpoint=resume_arg(training_args.resume_from_checkpoint))
+    phases.lap("train")
     save_final(trainer, training_args.output_dir)
+    phases.lap("save")
     if load_check:
-        check_saved(trainer, training_args.output_dir, kind)
-    elif trainer.accelerator.is_main_process:
-        print(
-            f"[train] saved {training_args.output_dir} (load-back check skipped: load_check false)",
-            flush=True,
-        )
-        record_load_check(trainer, training_args.output_dir, {"skipped": True})
+        check = check_saved(trainer, training_args.output_dir, kind)
+    else:
+        check = {"skipped": True}
+        if trainer.accelerator.is_main_process:
+            print(
+                f"[train] saved {training_args.output_dir} (load-back check skipped: load_check false)",
+                flush=True,
+            )
+    phases.lap("check")
+    if trainer.accelerator.is_main_process:  # the final card: the mark that the folder is finished
+        note_in_cards(trainer, "phase_seconds", phases.seconds)
+        record_load_check(trainer, training_args.output_dir, check)
     return trainer
 
 
@@ -468,7 +501,8 @@ def train_recipe(recipe: str, trainer_class, rows: list, model, tokenizer, confi
     """A recipe's whole training: its TRL ``trainer_class`` over ``rows`` (the tokenizer as processing
     class, LoRA from the model config, the card and ``[train]`` callbacks, ``extra`` trainer
     arguments), then :func:`train_and_save`. ``configs``: the recipe's (script, training, model)
-    arguments; ``extra["card_notes"]``: what else its card records."""
+    arguments; ``extra["card_notes"]``: what else its card records; ``extra["phases"]``: the recipe's
+    times before this (:class:`Phases`)."""
     # datasets and trl load only in a recipe that trains (start-up time of every other user)
     from datasets import Dataset
     from trl import get_peft_config
@@ -476,6 +510,7 @@ def train_recipe(recipe: str, trainer_class, rows: list, model, tokenizer, confi
     script_args, training_args, model_args = configs
     notes = extra.pop("card_notes", None) or {}
     kind = extra.pop("kind", "causal")
+    phases = extra.pop("phases", None) or Phases()
     with pushing(
         training_args, "nothing was trained yet: run again when the hub answers, or without --push_to_hub"
     ):
@@ -490,12 +525,13 @@ def train_recipe(recipe: str, trainer_class, rows: list, model, tokenizer, confi
         )
     for key, value in notes.items():
         note_in_cards(trainer, key, value)
+    phases.lap("trainer")
     kept = (
         f"the trained model is saved in {training_args.output_dir}: this command run again resumes from its last "
         "checkpoint and pushes, or upload the folder with huggingface_hub's own tools"
     )
     with pushing(training_args, kept):
-        return train_and_save(trainer, training_args, kind, script_args.load_check)
+        return train_and_save(trainer, training_args, kind, script_args.load_check, phases)
 
 
 def pushing(training_args, kept: str):
@@ -632,8 +668,8 @@ def _check_device(accelerator, folder: str, kind: str):
 def check_saved(trainer, output_dir: str, kind: str) -> dict:
     """Load ``output_dir`` as a judge would and compare its output on :data:`LOAD_CHECK_PROBE`
     with the trained model's in memory; raise :class:`BiasAwareError` when they differ. Every rank
-    must call it (a sharded model runs its forward on all ranks). Returns the figures, which are
-    also written into the model card."""
+    must call it (a sharded model runs its forward on all ranks). Returns the figures, which
+    :func:`train_and_save` writes into the model card."""
     import torch
     from accelerate.utils import broadcast_object_list
 
@@ -683,7 +719,6 @@ def check_saved(trainer, output_dir: str, kind: str) -> dict:
             f"(max |difference| {check['max_abs_diff']:.3g} on a {check['tokens']}-token probe)",
             flush=True,
         )
-        record_load_check(trainer, output_dir, check)
     return check
 
 
