@@ -29,7 +29,10 @@ goes under ``meta``) so a typo such as ``choosen`` never passes silently.
 
 from __future__ import annotations
 
+import functools
 import json
+import re
+import sys
 import unicodedata
 from typing import Annotated, Any, Literal, get_args
 
@@ -109,10 +112,48 @@ def _not_blank(value: str) -> str:
     return value
 
 
+@functools.cache
+def _unseen() -> re.Pattern[str]:
+    """Characters that show nothing and are not white space: control and format characters (zero-width
+    spaces, joiners, direction marks, the byte-order mark) and blank-looking letters (:data:`BLANK_LOOKING`).
+    Built on first use (a pass over every code point, about a tenth of a second)."""
+    unseen = {c for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) in ("Cc", "Cf")}
+    ranges: list[list[int]] = []  # as ranges: a class of single characters is ten times slower to match
+    for c in sorted((unseen | {ord(ch) for ch in BLANK_LOOKING}) - {c for c in unseen if chr(c).isspace()}):
+        if ranges and c == ranges[-1][1] + 1:
+            ranges[-1][1] = c
+        else:
+            ranges.append([c, c])
+    return re.compile("[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges) + "]")
+
+
+def shown_as(text: str) -> str:
+    """What a reader sees of ``text``: its Unicode compatibility form (NFKC: a full-width letter is its
+    letter), without characters that show nothing (:func:`_unseen`), white space collapsed to one space.
+
+    >>> shown_as("Paris\\u200b is  the capital.\\n") == shown_as("Paris is the capital.")
+    True
+    """
+    return " ".join(_unseen().sub("", unicodedata.normalize("NFKC", text)).split())
+
+
+def same_answer(a: str, b: str) -> str | None:
+    """Whether ``b`` is ``a`` to a judge: ``None`` when it is another answer, else what follows "is identical
+    to X" in a refusal: ``""`` for the same text, or the words for one that differs only in white space,
+    characters that show nothing or Unicode form (:func:`shown_as`), which a judge would read as one answer
+    twice."""
+    if a == b:
+        return ""
+    if shown_as(a) == shown_as(b):
+        return " but for white space, invisible characters or Unicode form"
+    return None
+
+
 def _rejected_differs(value: str, info: ValidationInfo) -> str:
     _not_blank(value)
-    if info.data.get("chosen") == value:
-        raise ValueError("is identical to 'chosen'")
+    chosen = info.data.get("chosen")
+    if isinstance(chosen, str) and (but := same_answer(chosen, value)) is not None:
+        raise ValueError(f"is identical to 'chosen'{but}")
     return value
 
 
@@ -321,8 +362,8 @@ class BiasProbe(_HasMeta):
         """Each view holds two different answers."""
         for side in ("original", "injected"):
             view = getattr(self, side)
-            if view.response_a == view.response_b:
-                raise ValueError(f"{side}.response_b is identical to {side}.response_a")
+            if (but := same_answer(view.response_a, view.response_b)) is not None:
+                raise ValueError(f"{side}.response_b is identical to {side}.response_a{but}")
         return self
 
 
@@ -361,8 +402,8 @@ class TrainingRow(_HasMeta):
     @model_validator(mode="after")
     def _negatives_differ_from_chosen(self) -> TrainingRow:
         for i, negative in enumerate(self.bias_negatives):
-            if negative.text == self.chosen:
-                raise ValueError(f"bias_negatives[{i}].text is identical to 'chosen'")
+            if (but := same_answer(self.chosen, negative.text)) is not None:
+                raise ValueError(f"bias_negatives[{i}].text is identical to 'chosen'{but}")
         return self
 
 

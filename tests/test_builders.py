@@ -328,6 +328,7 @@ def test_helpsteer3_local_file(tmp_path):
         ([hs3_row(overall_preference=True)], "field 'overall_preference' must be a number in .* got True"),
         ([hs3_row(response1="  ")], "field 'response1' is empty"),
         ([hs3_row(response2="Hi!")], "field 'response2' is identical to 'response1'"),
+        ([hs3_row(response2="Hi! ")], "field 'response2' is identical to 'response1' but for white space"),
         ([{"question": "q", "good": "a"}], "field 'prompt' is missing"),
         (
             [hs3_row(context=["Say hi"])],

@@ -15,6 +15,7 @@ from biasaware.records import (
     json_kind,
     json_shown,
     parse_record,
+    same_answer,
     visible,
 )
 from biasaware.taxonomy import BIASES
@@ -61,6 +62,16 @@ def test_missing_view_field_is_named(field, probe_row):
         ("pair", {"rejected": ""}, "field 'rejected' is empty or whitespace only"),
         ("pair", {"chosen": "\u200b\u200b"}, "field 'chosen' is empty or whitespace only (or shows nothing"),
         ("pair", {"rejected": "0.9"}, "field 'rejected' is identical to 'chosen'"),
+        # a judge sees one answer twice: white space, zero-width characters, a full-width form
+        *(
+            (
+                "pair",
+                {"rejected": text},
+                "field 'rejected' is identical to 'chosen' but for white space, "
+                "invisible characters or Unicode form",
+            )
+            for text in ("0.9 ", " 0.9\n", "0\u200b.9", "\ufeff0.9", "０.９", "0.9\u3164")
+        ),
         ("pair", {"prompt": "hi"}, "field 'prompt': input should be a valid list"),
         ("pair", {"prompt": []}, "field 'prompt': must hold at least one message"),
         ("pair", {"prompt": [{"role": "assistant", "content": "x"}]}, "last message must be the user turn"),
@@ -78,6 +89,11 @@ def test_missing_view_field_is_named(field, probe_row):
         ("train", {"bias_negatives": [{"bias": "nope", "text": "x"}]}, "field 'bias_negatives[0].bias'"),
         ("train", {"bias_negatives": [{"bias": "length"}]}, "field 'bias_negatives[0].text' is missing"),
         ("train", {"rejected": "0.9"}, "field 'rejected' is identical to 'chosen'"),
+        (
+            "train",
+            {"bias_negatives": [{"bias": "length", "text": "0.9\u200d"}]},
+            "bias_negatives[0].text is identical to 'chosen' but for white space, invisible characters or Unicode form",
+        ),
         ("judgment", {"verdict": "C"}, "field 'verdict': input should be 'A', 'B', 'tie' or 'invalid'"),
         ("judgment", {"correct": "X"}, "field 'correct'"),
         ("judgment", {"scores": {"A": "high"}}, "field 'scores.A'"),
@@ -142,7 +158,7 @@ messages = st.lists(
 @st.composite
 def pairs(draw):
     chosen = draw(text)
-    rejected = draw(text.filter(lambda s: s != chosen))
+    rejected = draw(text.filter(lambda s: same_answer(chosen, s) is None))
     return {
         "id": draw(text),
         "source": draw(text),
@@ -162,7 +178,9 @@ def probes(draw):
         return {
             "prompt": draw(messages),
             "response_a": a,
-            "response_b": draw(text.filter(lambda s: s != a)),  # one answer twice is refused
+            "response_b": draw(
+                text.filter(lambda s: same_answer(a, s) is None)
+            ),  # one answer twice is refused
             "correct": draw(st.sampled_from("AB")),
             "context": draw(st.text(max_size=10)),
             "between": draw(st.text(max_size=10)),
@@ -182,7 +200,7 @@ def probes(draw):
 def train_rows(draw):
     row = draw(pairs())
     del row["source"]
-    other = text.filter(lambda s: s != row["chosen"])  # a negative that is the chosen answer is refused
+    other = text.filter(lambda s: same_answer(row["chosen"], s) is None)  # the chosen answer again is refused
     row["bias_negatives"] = draw(
         st.lists(
             st.builds(lambda b, t: {"bias": b, "text": t}, st.sampled_from(list(BIASES)), other), max_size=4
@@ -248,6 +266,11 @@ def test_probes_and_rows_that_measure_nothing_are_refused(tmp_path):
     cases = [
         ("probe", {**probe, "injected": view}, "injected is identical to original: no cue was written in"),
         ("probe", {**probe, "injected": {**view, "response_b": "x"}}, "injected.response_b is identical to"),
+        (
+            "probe",
+            {**probe, "injected": {**view, "response_b": "x\u2060"}},
+            "injected.response_b is identical to injected.response_a but for white space",
+        ),
         ("train", {**row, "bias_negatives": [{"bias": "length", "text": "a"}]}, "bias_negatives[0].text is"),
     ]
     for kind, record, said in cases:

@@ -170,6 +170,8 @@ def test_autoj_labels_and_ties(tmp_path):
         {"scenario": "chat", "label": 2, "prompt": "p2", "response 1": "one", "response 2": "two"},
         {"scenario": "chat", "label": 0, "prompt": "p3", "response 1": "same", "response 2": "same"},
         {"scenario": "chat", "label": 1, "prompt": "p4", "response 1": "one", "response 2": " "},
+        # one answer twice to a judge: a zero-width space and a trailing one
+        {"scenario": "chat", "label": 1, "prompt": "p5", "response 1": "same", "response 2": "sa\u200bme "},
     ]
     path = jsonl(tmp_path / "testdata_pairwise.jsonl", rows)
     loaded = load_upstream(path)
@@ -178,12 +180,16 @@ def test_autoj_labels_and_ties(tmp_path):
         ("one", "two", "code"),
         ("two", "one", "code"),
     ]
-    assert dict(loaded.left_out) == {"tie": [f"{path}:3"], "identical": [f"{path}:4"], "empty": [f"{path}:5"]}
+    assert dict(loaded.left_out) == {
+        "tie": [f"{path}:3"],
+        "identical": [f"{path}:4", f"{path}:6"],
+        "empty": [f"{path}:5"],
+    }
     assert loaded.counts() == {
         "layout": "autoj",
-        "rows": 5,
+        "rows": 6,
         "pairs": 2,
-        "left_out": {"empty": 1, "identical": 1, "tie": 1},
+        "left_out": {"empty": 1, "identical": 2, "tie": 1},
         "malformed_skipped": 0,
     }
 

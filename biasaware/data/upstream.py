@@ -34,7 +34,9 @@ layout             columns                                               label c
 - ``tie``: an Auto-J label 2, a PandaLM majority of 0 (tie votes), or three PandaLM votes that all differ;
   an AlpacaEval preference closer to 1.5 than ``margin`` (default :data:`ALPACA_MARGIN`: "not confident").
   Ties are kept out of every accuracy: a pair has a better answer or it is not a pair.
-- ``identical``: the two responses are the same text (no order to learn or test).
+- ``identical``: the two responses are the same text, or differ only in white space, invisible characters or
+  Unicode form (:func:`biasaware.records.same_answer`: a judge would read one answer twice; no order to learn or
+  test).
 - ``empty``: a response that shows nothing (an empty output: a real model's, kept out because the records
   contract holds visible text only; a judge's handling of non-answers is what the master-key probes test).
 
@@ -75,7 +77,7 @@ from typing import Any, Literal
 from biasaware.data.sources import require_columns
 from biasaware.errors import BiasAwareError, RecordError
 from biasaware.io import check_split, iter_rows
-from biasaware.records import PreferencePair, encoding_problem, parse_record, visible
+from biasaware.records import PreferencePair, encoding_problem, parse_record, same_answer, visible
 
 HUB = {
     "rewardbench": ("allenai/reward-bench", "filtered"),
@@ -232,7 +234,7 @@ def _pair(
                 raise RecordError([f"{where}: field '{columns.get(field_name, field_name)}' {problem}"])
         if not (visible(chosen) and visible(rejected)):
             raise _LeftOut("empty")
-        if chosen == rejected:
+        if same_answer(chosen, rejected) is not None:
             raise _LeftOut("identical")
     data = {
         "id": pid,
