@@ -128,13 +128,16 @@ def _unseen() -> re.Pattern[str]:
 
 
 def shown_as(text: str) -> str:
-    """What a reader sees of ``text``: its Unicode compatibility form (NFKC: a full-width letter is its
-    letter), without characters that show nothing (:func:`_unseen`), white space collapsed to one space.
+    """What a reader sees of ``text``: its canonical Unicode form (NFC: an ``e`` and a combining accent are
+    ``é``; not the compatibility form, which would make ``x²`` ``x2``), without characters that show nothing
+    (:func:`_unseen`), white space collapsed to one space.
 
-    >>> shown_as("Paris\\u200b is  the capital.\\n") == shown_as("Paris is the capital.")
+    >>> shown_as("Paris\\u200b is  the cafe\\u0301.\\n") == shown_as("Paris is the caf\\u00e9.")
     True
+    >>> shown_as("x\\u00b2") == shown_as("x2")
+    False
     """
-    return " ".join(_unseen().sub("", unicodedata.normalize("NFKC", text)).split())
+    return " ".join(_unseen().sub("", unicodedata.normalize("NFC", text)).split())
 
 
 def same_answer(a: str, b: str) -> str | None:

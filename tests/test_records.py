@@ -54,6 +54,18 @@ def test_missing_view_field_is_named(field, probe_row):
     assert problems("probe", probe_row) == [f"f.jsonl:7: field 'injected.{field}' is missing"]
 
 
+def test_answers_a_reader_tells_apart_are_two_answers(rows):
+    """Compatibility forms, case and punctuation show: x² is not x2, nor Paris paris."""
+    for chosen, rejected in (
+        ("x\u00b2", "x2"),
+        ("Paris", "paris"),
+        ("0.9", "0.9."),
+        ("\uff10.\uff19", "0.9"),
+    ):
+        record = parse_record("pair", {**rows["pair"], "chosen": chosen, "rejected": rejected}, "f.jsonl:7")
+        assert (record.chosen, record.rejected) == (chosen, rejected)
+
+
 @pytest.mark.parametrize(
     "kind,change,expected",
     [
@@ -62,7 +74,7 @@ def test_missing_view_field_is_named(field, probe_row):
         ("pair", {"rejected": ""}, "field 'rejected' is empty or whitespace only"),
         ("pair", {"chosen": "\u200b\u200b"}, "field 'chosen' is empty or whitespace only (or shows nothing"),
         ("pair", {"rejected": "0.9"}, "field 'rejected' is identical to 'chosen'"),
-        # a judge sees one answer twice: white space, zero-width characters, a full-width form
+        # a judge sees one answer twice: white space, zero-width characters, a decomposed accent
         *(
             (
                 "pair",
@@ -70,7 +82,12 @@ def test_missing_view_field_is_named(field, probe_row):
                 "field 'rejected' is identical to 'chosen' but for white space, "
                 "invisible characters or Unicode form",
             )
-            for text in ("0.9 ", " 0.9\n", "0\u200b.9", "\ufeff0.9", "０.９", "0.9\u3164")
+            for text in ("0.9 ", " 0.9\n", "0\u200b.9", "\ufeff0.9", "0.9\u3164")
+        ),
+        (
+            "pair",
+            {"chosen": "caf\u00e9", "rejected": "cafe\u0301"},
+            "field 'rejected' is identical to 'chosen' but for white space",
         ),
         ("pair", {"prompt": "hi"}, "field 'prompt': input should be a valid list"),
         ("pair", {"prompt": []}, "field 'prompt': must hold at least one message"),
