@@ -58,7 +58,8 @@ def test_a_batch_size_left_out_is_the_device_s(tiny_models):
     import torch
 
     assert forward_batch_size(torch.device("cpu")) == 8 and forward_batch_size("cpu") == 8
-    assert forward_batch_size(torch.device("cuda", 0)) == 64 and forward_batch_size("cuda") == 64
+    assert forward_batch_size(torch.device("cuda", 0)) == 64 and forward_batch_size("cuda:1") == 64
+    assert forward_batch_size(torch.device("mps")) == 8
     spec = JudgeSpec(name=str(tiny_models["reward"]), mode="reward", device="cpu")
     assert spec.batch_size is None and spec.llm_spec().batch_size == 8
     judge = load_judge(spec)

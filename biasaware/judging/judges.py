@@ -643,7 +643,8 @@ GPU_FORWARD_BATCH = 64
 
 def forward_batch_size(device: Any) -> int:
     """Views per batch of a direct or reward judge whose spec leaves ``batch_size`` out, on ``device``."""
-    return GPU_FORWARD_BATCH if getattr(device, "type", str(device)) == "cuda" else DEFAULT_BATCH
+    kind = getattr(device, "type", None) or str(device).split(":")[0]  # a torch.device, or "cuda:1"
+    return GPU_FORWARD_BATCH if kind == "cuda" else DEFAULT_BATCH
 
 
 def token_batches(
