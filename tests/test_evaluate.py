@@ -1,6 +1,7 @@
 """The bias evaluation: judging both views, resume, scoring from judgments alone, reports, judges."""
 
 import json
+import re
 
 import pytest
 
@@ -478,7 +479,9 @@ def test_resume_refuses_another_judge_other_settings_or_other_probes(bench, tiny
     assert recorded["judge"]["model"] == first["run"]["model_identity"]["weights_sha256"]
     assert len(recorded["items"]) == 4  # 2 standard + 2 mirror probes
     assert evaluate_bias(direct, bench, out, biases=["authority"], limit=2)["items"] == first["items"]
-    with pytest.raises(BiasAwareError, match="template: 'default' there, 'verdict' now"):
+    with pytest.raises(
+        BiasAwareError, match=re.escape("template: 'default' (run as 'direct') there, 'verdict' now")
+    ):
         evaluate_bias(
             direct.model_copy(update={"template": "verdict"}), bench, out, biases=["authority"], limit=2
         )
@@ -493,6 +496,11 @@ def test_resume_refuses_another_judge_other_settings_or_other_probes(bench, tiny
         )
     assert f"' ({tiny_models['causal']}) there, '" in str(refused.value)
     assert f"' ({tiny_models['reward']}) now" in str(refused.value)
+    # both ask for the default template, which direct mode runs as its own: said, not "'default' ..., 'default' ..."
+    evaluate_bias(JudgeSpec(name=str(tiny_models["reward"]), mode="reward"), bench, tmp_path / "rm", limit=1)
+    with pytest.raises(BiasAwareError) as refused:
+        evaluate_bias(direct, bench, tmp_path / "rm", limit=1)
+    assert "template: 'default' there, 'default' (run as 'direct') now" in str(refused.value)
     with pytest.raises(BiasAwareError, match="not in this input"):
         evaluate_bias(direct, bench, out, biases=["authority"], limit=1)
     grown = evaluate_bias(direct, bench, out, biases=["authority"], limit=3)  # more probes: resumes and adds

@@ -202,7 +202,11 @@ def check_fingerprint(
 
             def said(record: dict[str, Any], k: str) -> str:  # a setting left out at its default says it
                 named = f" ({record['model_name']})" if k == "model" and record.get("model_name") else ""
-                return f"{record.get('judge', {}).get(k, LATER_DEFAULTS.get(k))!r}{named}"
+                value = record.get("judge", {}).get(k, LATER_DEFAULTS.get(k))
+                ran = deciding(record.get("judge", {}), k)  # a template name its mode renders as another
+                return f"{value!r}{named}" + (
+                    f" (run as {ran!r})" if k == "template" and ran != value else ""
+                )
 
             what = ", ".join(f"{k}: {said(theirs, k)} there, {said(mine, k)} now" for k in diff)
             raise BiasAwareError(f"{out} holds judgments made with other settings ({what}); use a new --out")
