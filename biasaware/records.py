@@ -137,7 +137,14 @@ def shown_as(text: str) -> str:
     >>> shown_as("x\\u00b2") == shown_as("x2")
     False
     """
-    return " ".join(_unseen().sub("", unicodedata.normalize("NFC", text)).split())
+    if not text.isascii():
+        text = _unseen().sub("", unicodedata.normalize("NFC", text))
+    elif _ASCII_UNSEEN.search(text):  # plain ASCII is its own NFC form; its unseen characters are controls
+        text = _ASCII_UNSEEN.sub("", text)
+    return " ".join(text.split())
+
+
+_ASCII_UNSEEN = re.compile("[\x00-\x08\x0e-\x1b\x7f]")  # the ASCII controls that are not white space
 
 
 def same_answer(a: str, b: str) -> str | None:

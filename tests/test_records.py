@@ -16,6 +16,7 @@ from biasaware.records import (
     json_shown,
     parse_record,
     same_answer,
+    shown_as,
     visible,
 )
 from biasaware.taxonomy import BIASES
@@ -52,6 +53,17 @@ def test_each_missing_field_is_named(kind, field, rows):
 def test_missing_view_field_is_named(field, probe_row):
     del probe_row["injected"][field]
     assert problems("probe", probe_row) == [f"f.jsonl:7: field 'injected.{field}' is missing"]
+
+
+def test_plain_ascii_is_read_as_every_text_is():
+    """The ASCII fast path of shown_as drops what the general one drops, no more."""
+    from biasaware.records import _ASCII_UNSEEN, _unseen
+
+    assert [c for c in range(128) if _unseen().match(chr(c))] == [
+        c for c in range(128) if _ASCII_UNSEEN.match(chr(c))
+    ]
+    for text in ("a\x00b\x7f c", "tab\tand  new\nline", "plain"):
+        assert shown_as(text) == shown_as(text + "\u200b")  # the second takes the general path
 
 
 def test_answers_a_reader_tells_apart_are_two_answers(rows):
