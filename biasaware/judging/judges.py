@@ -690,7 +690,7 @@ class GenerativeJudge:
         self.parse = get_parser(spec.template, spec.parse)
         self.name = spec.name
         self.chunk_views = max(
-            64, 4 * max(spec.batch_size or DEFAULT_BATCH, spec.concurrency if spec.backend == "openai" else 1)
+            64, 4 * max(self.client.spec.batch_size, spec.concurrency if spec.backend == "openai" else 1)
         )
         self._limits = None
         if spec.backend != "openai":

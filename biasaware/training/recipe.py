@@ -468,12 +468,11 @@ def card_callbacks(recipe: str, model_args: Any, script_args: Any) -> list[Train
     return [card, StepProgress(), FiniteGradients(card.note)]
 
 
-def train_and_save(trainer, training_args, kind: str, load_check: bool = True, phases: Phases | None = None):
+def train_and_save(trainer, training_args, kind: str, load_check: bool, phases: Phases):
     """Train (resuming when asked), save a final folder that loads, check that it reproduces the
     trained model (see the module docstring; ``load_check`` false: the card records the check as
     skipped, which still marks the folder finished), return the trainer. ``phases``: the run's
     times so far (:class:`Phases`), kept in the final card with these three."""
-    phases = phases or Phases()
     for card in _cards(trainer):
         card.card["launch"] = describe_launch(trainer.accelerator)
     write_mark(training_args, trainer.accelerator.is_main_process)
