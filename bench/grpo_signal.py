@@ -93,9 +93,8 @@ def study_flags(folder: Path, seed: dict, arm_name: str, out: Path, settings: di
     arm = ARMS[arm_name]
     start = folder / "ckpt" / f"{arm.sft_of or arm_name}-sft"
     flags = grpo_flags(budget, arm, seed["seed"], start, out, folder, precision=seed["precision"])
-    flags["save_strategy"] = "no"
-    for key in ("save_steps", "save_total_limit"):
-        flags.pop(key)
+    flags["save_minutes"] = 0.0  # save_strategy "no" already
+    flags.pop("save_total_limit")
     return {**flags, **{k: v for k, v in settings.items() if k not in changed}}
 
 

@@ -14,6 +14,9 @@ same run; and what ``eval bias`` costs per view against the judge alone on the s
    judgments and summaries) against ``judge()`` of the same judge on the same views, in seconds
    per view (alternating, the best of three each); and ``reports_s``, the fixed cost of scoring and writing the reports (an ``eval bias
    --rescore`` of the same folder).
+3. Per resumable checkpoint (``checkpoint``): the inline SFT stage again with a checkpoint after every
+   step but the last (``save_minutes``, ``biasaware/training/checkpoints.py``): seconds a save, and its
+   steps' time with the saves against without.
 
 Goal (the stage runner's): at most 5 s of overhead per stage in this process, and ``eval bias``
 within the judge's own rate per view.
@@ -117,6 +120,25 @@ def reload_seconds(folder: Path, kind: str) -> float:
     return round(time.perf_counter() - t0, 2)
 
 
+def checkpoint_cost(tmp: Path, steps: int, without: float) -> dict[str, float]:
+    """The inline SFT stage again, saving a resumable checkpoint after every step but the last
+    (``save_minutes`` near 0): the saves' count and seconds each, from its model card, and its steps'
+    seconds against the stage's without them (``without``)."""
+    recipe, flags = stages(tmp / "rows" / "train.jsonl", tmp, steps)["sft"]
+    out = tmp / "sft-checkpoints"
+    run_stage(
+        recipe, {**flags, "output_dir": out, "save_minutes": 1e-9}, "sft (checkpoints)", tmp / "run.log"
+    )
+    saved = json.loads((out / "biasaware_card.json").read_text())["checkpoints"]
+    return {
+        "trainable_layers": flags["trainable_layers"],
+        "saved": saved["saved"],
+        "seconds_each": round(saved["seconds"] / max(saved["saved"], 1), 2),
+        "steps_s": round(steps_seconds(out), 1),
+        "steps_s_without": without,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=4, help="optimizer steps per stage (default 4)")
@@ -157,6 +179,15 @@ def main() -> None:
                 f"beyond the steps: {', '.join(f'{k} {v:g}' for k, v in inline['phases'].items())}",
                 flush=True,
             )
+        figures["checkpoint"] = checkpoint_cost(
+            tmp, args.steps, figures["stages"]["sft"]["inline"]["steps_s"]
+        )
+        c = figures["checkpoint"]
+        print(
+            f"a resumable checkpoint (SFT, {c['trainable_layers']} layers trained): {c['seconds_each']} s each, "
+            f"{c['saved']} saved; steps {c['steps_s']} s with them vs {c['steps_s_without']} s without",
+            flush=True,
+        )
         figures["eval"] = per_view(tmp / "sft-inline", tmp / "bench", tmp / "eval")
         e = figures["eval"]
         e["eval_vs_judge"] = round(e["eval_s_per_view"] / e["judge_s_per_view"], 2)

@@ -355,12 +355,20 @@ def test_stages_keep_the_first_time_of_a_finished_stage(tmp_path):
     assert set(load) == {"build", "train"} and all(v >= 0 for v in load.values())
 
 
-def test_build_traces_and_llm_errors(tmp_path, capsys):
+def test_build_traces_and_llm_errors(tmp_path, capsys, caplog):
     out = tmp_path / "traces"
     assert main(["build", "traces", "--out", str(out), "--biases", "position,race", "--n", "6"]) == 0
     printed = capsys.readouterr().out
     assert "position" in printed and "traces    6" in printed
     assert main(["validate", str(out / "traces.jsonl")]) == 0
+    # a source without known answers needs a teacher model: said first, no warning about its verifier before it
+    source = tmp_path / "src.jsonl"
+    source.write_text(json.dumps({"prompt": "2+2?", "chosen": "4", "rejected": "5"}) + "\n")
+    with caplog.at_level("WARNING"):
+        assert main(["build", "traces", "--source", str(source), "--out", str(tmp_path / "t2")]) == 2
+    err = capsys.readouterr().err
+    assert "traces from this source need a teacher model" in err and "no verifier" not in err + caplog.text
+    assert not (tmp_path / "t2").exists()
     assert main(["build", "bench", "--out", str(tmp_path / "b"), "--rewriter", "llm"]) == 2
     assert "needs a model name: set llm.model (or --llm-model)" in capsys.readouterr().err
     config = tmp_path / "c.yaml"

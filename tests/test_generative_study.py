@@ -907,9 +907,10 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
             assert sum(row["phases"].values()) == pytest.approx(row["outside_steps"], abs=0.1)
             assert row["phases"]["runner"] >= 0 and row["phases"]["load"] > 0
         assert "prompts" in overhead["baseline GRPO"]["phases"]
-        # each stage saved a resumable checkpoint, removed once its final model was there
+        # a stage of a step saves no resumable checkpoint (none at the last step), one of minutes would
         assert not list((out / f"seed-{seed}" / "ckpt").glob("*/checkpoint-*"))
-        assert "--save_steps" in (out / f"seed-{seed}" / "run.log").read_text()
+        assert "--save_minutes 5.0" in (out / f"seed-{seed}" / "run.log").read_text()
+        assert result["step_rates"]["start SFT"]["checkpoints"] == {"saved": 0, "seconds": 0}
         report = (out / f"seed-{seed}" / "report.md").read_text()
         assert (
             "| baseline | " in report

@@ -201,6 +201,39 @@ def test_interrupt_and_resume_equals_uninterrupted_and_cards(tiny_models, train_
     assert (tmp_path / "straight" / "biasaware_card.md").read_text().startswith("# straight: reward of")
 
 
+def test_checkpoints_by_step_or_by_time_and_never_at_the_last_step(tiny_models, train_rows, tmp_path):
+    """A resumable checkpoint at every step but the last (where the final model is saved), by
+    ``save_steps`` or by ``save_minutes``; the card counts the saves; a negative interval is refused."""
+    import json
+
+    from trl import ModelConfig
+
+    from biasaware.errors import BiasAwareError
+
+    r = load_recipe("reward")
+    model = ModelConfig(model_name_or_path=str(tiny_models["reward"]))
+    for name, how in (
+        ("steps", dict(save_strategy="steps", save_steps=1)),
+        ("minutes", dict(save_strategy="no")),
+    ):
+        script = r.ScriptArguments(train_file=train_rows, save_minutes=1e-9 if name == "minutes" else 0.0)
+        r.main(script, reward_args(tmp_path / name, max_steps=3, seed=7, **how), model)
+        assert sorted(p.name for p in (tmp_path / name).glob("checkpoint-*")) == [
+            "checkpoint-1",
+            "checkpoint-2",
+        ]
+        card = json.loads((tmp_path / name / "biasaware_card.json").read_text())
+        assert card["checkpoints"]["saved"] == 2 and card["checkpoints"]["seconds"] > 0
+    # an interval longer than the run saves nothing; a negative one is an error before training
+    script = r.ScriptArguments(train_file=train_rows, save_minutes=60.0)
+    r.main(script, reward_args(tmp_path / "long", max_steps=2, seed=7), model)
+    assert not list((tmp_path / "long").glob("checkpoint-*"))
+    with pytest.raises(BiasAwareError, match="save_minutes"):
+        r.main(
+            r.ScriptArguments(train_file=train_rows, save_minutes=-1.0), reward_args(tmp_path / "neg"), model
+        )
+
+
 @pytest.mark.parametrize("name", ["sft", "grpo"])
 def test_a_generative_stage_resumed_equals_one_never_stopped_and_one_never_saved(
     name, tiny_models, traces, train_rows, tmp_path, monkeypatch
@@ -247,6 +280,10 @@ def test_a_generative_stage_resumed_equals_one_never_stopped_and_one_never_saved
     rate = step_rate(tmp_path / "resumed")
     runtime = [h for h in resumed.state.log_history if "train_runtime" in h][-1]["train_runtime"]
     phases = rate.pop("phases")  # this run's: the resumed one's phases, not the interrupted one's
+    # this run's saves too: none (its one save step, 4, is the last); the straight run saved checkpoint-2 only
+    assert rate.pop("checkpoints") == {"saved": 0, "seconds": 0}
+    assert step_rate(tmp_path / "straight")["checkpoints"]["saved"] == 1
+    assert [p.name for p in (tmp_path / "straight").glob("checkpoint-*")] == ["checkpoint-2"]
     assert rate == {
         "steps": 4,
         "resumed_from_step": 2,

@@ -441,6 +441,8 @@ class _Build:
             identities=cfg.identities,
             key_pool=key_types(cfg.key_types),
         )
+        # a traces build's teacher before the verifier: a source it cannot teach is an error, before any warning
+        self.trace_teacher = self.teacher() if kind == "traces" else None
         self.verifier = self._verifier()
         self.failed = 0
 
@@ -1032,7 +1034,7 @@ def build_traces(cfg: BuildConfig, out: str | Path) -> dict[str, Any]:
     b = _Build(cfg, out, "traces")
     if b.done:
         return b.done
-    teacher = b.teacher()
+    teacher = b.trace_teacher
     manifest = b.manifest(teacher=teacher.name, biases={})
     rows: list[dict[str, Any]] = []
     for bias in parse_bias_list(cfg.biases):

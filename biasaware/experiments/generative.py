@@ -32,8 +32,8 @@ Design.
   shows as contended. Seeds run one after another.
 
 Stages of a seed (each resumable: a rerun into the same ``--out`` skips what is finished, keeping
-its first time in ``stages.json``; a training stage stopped midway goes on from the newest of the
-``SAVES_PER_STAGE`` checkpoints it saves, exactly as if it had not stopped): build, the starting
+its first time in ``stages.json``; a training stage stopped midway goes on from the checkpoint it saves
+every ``SAVE_MINUTES`` of training, exactly as if it had not stopped): build, the starting
 judge, each arm's SFT and GRPO, the evaluation of every checkpoint (``eval bias``, direct mode: the
 starting judge and the final checkpoints on every probe, each arm's SFT checkpoint on every probe or,
 with ``sft_bench_probes``, on a fixed sample of that many a bias and side, the same for every SFT
@@ -93,9 +93,11 @@ REWARD_CHECKS = ("position", "masterkey")  # what a judge used as a reward needs
 
 BASE_MODEL = "smollm2-135m-instruct"
 START = "start"  # the shared starting judge's name in the tables
-# resumable checkpoints a training stage saves before its end (the newest kept; removed once the stage is
-# done); each writes the model and the trained layers' optimizer state, so few are saved
-SAVES_PER_STAGE = 2
+# minutes of a training stage between its resumable checkpoints (the newest kept; removed once the stage is
+# done): each writes the model and the trained layers' optimizer state (2.1 s on 2 cores with 4 layers trained,
+# bench/stage_overhead.py), so a stage shorter than this (every stage on a GPU, most on a CPU) saves none and an
+# interrupted one redoes at most this much (biasaware/training/checkpoints.py)
+SAVE_MINUTES = 5.0
 
 
 class Arm(BaseModel):
@@ -543,20 +545,18 @@ def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
     return record
 
 
-def train_flags(
-    arm: Arm, budget: Budget, seed: int, cpu: bool, steps: int, precision: str = "float32"
-) -> dict[str, Any]:
-    """The recipe settings every SFT and GRPO stage of a seed shares: a stage of ``steps`` saves a
-    resumable checkpoint ``SAVES_PER_STAGE`` times, none at its last step (the final model is saved
-    then); the study's mixed precision, if any (:func:`study_precision`)."""
+def train_flags(arm: Arm, budget: Budget, seed: int, cpu: bool, precision: str = "float32") -> dict[str, Any]:
+    """The recipe settings every SFT and GRPO stage of a seed shares: a resumable checkpoint every
+    ``SAVE_MINUTES`` of training, none at its last step (the final model is saved then); the study's
+    mixed precision, if any (:func:`study_precision`)."""
     return {
         **({"bf16": True} if precision == "bfloat16" else {}),
         **({"fp16": True} if precision == "float16" else {}),
         "seed": seed,
         "template": budget.template,
         "bias_ratio": arm.bias_ratio,
-        "save_strategy": "steps",
-        "save_steps": steps // (SAVES_PER_STAGE + 1) + 1,
+        "save_strategy": "no",
+        "save_minutes": SAVE_MINUTES,
         "save_total_limit": 1,
         "use_cpu": cpu,
         "logging_steps": 1,
@@ -577,7 +577,7 @@ def sft(run: SeedRun, rows: str, arm: Arm, model: str | Path, target: Path, step
         "learning_rate": b.sft_lr,
         "lr_scheduler_type": b.sft_schedule,
         "max_length": b.max_length,
-        **train_flags(arm, b, run.seed, run.cpu, steps, run.precision),
+        **train_flags(arm, b, run.seed, run.cpu, run.precision),
     }
     parts.run_stage("sft", flags, f"SFT of {what}", run.folder / "run.log", cpu=run.cpu)
 
@@ -625,7 +625,7 @@ def grpo_flags(
             else {}
         ),
         **({"both_orders": True} if b.both_orders else {}),
-        **train_flags(arm, b, seed, cpu, b.grpo_steps, precision),
+        **train_flags(arm, b, seed, cpu, precision),
     }
 
 
@@ -637,15 +637,18 @@ def step_rate(ckpt: Path) -> dict[str, Any]:
     """Steps and seconds per step of a finished run, from its model card's log (a resumed run's time
     covers the steps after the checkpoint it resumed from: ``resumed_from_step``), with the steps' own
     seconds (``steps_seconds``: the trainer's ``train_runtime``) and the run's phases (``phases``: the
-    card's ``phase_seconds``, :class:`biasaware.training.recipe.Phases`) where the card has them."""
+    card's ``phase_seconds``, :class:`biasaware.training.recipe.Phases`) and its resumable checkpoints'
+    count and seconds, within the steps' (``checkpoints``, :mod:`biasaware.training.checkpoints`), where the
+    card has them."""
     card = card_of(ckpt)
     end = next((e for e in reversed(card.get("log_history") or []) if "train_runtime" in e), None)
     steps = int(card.get("step") or 0)
     resumed = int(card.get("resumed_from_step") or 0)
     timed = steps - resumed
     rate: dict[str, Any] = {"steps": steps, **({"resumed_from_step": resumed} if resumed else {})}
-    if card.get("phase_seconds"):
-        rate["phases"] = card["phase_seconds"]
+    for key, name in (("phase_seconds", "phases"), ("checkpoints", "checkpoints")):
+        if card.get(key):
+            rate[name] = card[key]
     if end is None or timed <= 0:
         return {**rate, "seconds_per_step": None}
     runtime = end["train_runtime"]

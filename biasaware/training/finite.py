@@ -45,7 +45,8 @@ def nonfinite_parameters(model) -> tuple[list[str], int] | None:
     """When some process's gradients are not finite: the names of ``model``'s parameters whose gradient
     holds a NaN or an infinity here (``[]`` when only another process's do) and how many hold one here;
     None when every gradient is finite or none exists. One wait for the device a step: the total norm's
-    verdict, agreed across processes before it is read."""
+    verdict (torch's own, the norms of a device's gradients taken together), agreed across processes
+    before it is read."""
     import torch
     import torch.distributed as dist
 
@@ -53,10 +54,10 @@ def nonfinite_parameters(model) -> tuple[list[str], int] | None:
     if not grads and not distributed():
         return None
     here = grads[0][1].device if grads else next(model.parameters()).device
-    norms = [torch.linalg.vector_norm(g.float()).to(here) for _, g in grads]  # a model may span devices
     bad = torch.zeros((), device=here)  # no gradient here: still agreed with the rest
-    if norms:
-        bad = (~torch.isfinite(torch.linalg.vector_norm(torch.stack(norms)))).float()
+    if grads:  # a model may span devices: torch groups them, the total lands on the first one's
+        total = torch.nn.utils.get_total_norm([g for _, g in grads])
+        bad = (~torch.isfinite(total)).float().to(here)
     if distributed():
         dist.all_reduce(bad, op=dist.ReduceOp.MAX)
     if not bad.item():

@@ -59,6 +59,7 @@ from biasaware.hub import hub_calls
 from biasaware.io import check_out_folder, find_file, read_config, read_json, read_records
 from biasaware.judging.judge_format import RECORD_CHECKS
 from biasaware.judging.models import chat_ids, load_config, load_model, weight_files, weights_bytes
+from biasaware.training.checkpoints import Checkpoints
 from biasaware.training.finite import FiniteGradients
 from biasaware.training.run_folder import jsonable as _jsonable
 from biasaware.training.run_folder import newest_checkpoint, prepare_run, resume_arg, write_mark
@@ -170,6 +171,14 @@ class DataArguments:
         metadata={
             "help": "train only the top N transformer layers and the final norm, the rest frozen (a CPU "
             "budget: no backward through the lower layers); default: all"
+        },
+    )
+    save_minutes: float = field(
+        default=0.0,
+        metadata={
+            "help": "also save a resumable checkpoint whenever this many minutes of training passed since the "
+            "last one (biasaware/training/checkpoints.py); 0: only as save_strategy says. None is saved at the "
+            "last step, where the final model is"
         },
     )
     load_check: bool = field(
@@ -455,8 +464,9 @@ class Phases:
 
 
 def card_callbacks(recipe: str, model_args: Any, script_args: Any) -> list[TrainerCallback]:
-    """The model card, the ``[train]`` lines and the skip of a step whose gradients are not finite
-    (:mod:`biasaware.training.finite`, kept in the card)."""
+    """The model card, the ``[train]`` lines, the skip of a step whose gradients are not finite
+    (:mod:`biasaware.training.finite`) and when resumable checkpoints are saved
+    (:mod:`biasaware.training.checkpoints`), the last two kept in the card."""
     card = ModelCardCallback(
         recipe=recipe,
         base_model=model_args.model_name_or_path,
@@ -465,7 +475,12 @@ def card_callbacks(recipe: str, model_args: Any, script_args: Any) -> list[Train
         eval_summary=script_args.eval_summary,
         model_args=model_args,
     )
-    return [card, StepProgress(), FiniteGradients(card.note)]
+    return [
+        card,
+        StepProgress(),
+        FiniteGradients(card.note),
+        Checkpoints(script_args.save_minutes, card.note),
+    ]
 
 
 def train_and_save(trainer, training_args, kind: str, load_check: bool, phases: Phases):
