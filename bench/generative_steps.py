@@ -11,6 +11,10 @@ bare model work on the same tokens, measured in the same run.
 
 Goal: each within 1.25x of its bare cost. Tokens per view are printed with the figures.
 
+On a GPU (``--device auto`` finds one, or ``--device cuda``) it times the ``gpu`` preset's steps in bfloat16
+mixed precision, every layer trained, as ``quickstart --generative`` runs them there; each timing waits for the
+device to finish.
+
     .venv/bin/python bench/generative_steps.py                      # smollm2, the cpu budget
     .venv/bin/python bench/generative_steps.py --sft-steps 6 --grpo-steps 4 --views 64
     .venv/bin/python bench/generative_steps.py --trl-lm-head          # TRL's LM head as shipped
@@ -30,6 +34,7 @@ from record import add_json_argument, write_record  # bench/, next to this scrip
 from training_steps import StepClock, common
 from trl import GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
 
+from biasaware.devices import resolve_device
 from biasaware.experiments.generative import ARMS, TRAINED_CUES, make_budget
 from biasaware.experiments.quickstart import build_data
 from biasaware.io import read_records
@@ -40,16 +45,18 @@ from biasaware.training.recipe import compact_lm_head_on_cpu, freeze_lower_layer
 from biasaware.training.rewards import get_reward_funcs
 
 
-def fresh(model_name: str, layers: int | None):
-    model, tok = load_model(model_name, "causal")
+def fresh(model_name: str, layers: int | None, device=None):
+    model, tok = load_model(model_name, "causal", device=device)
     freeze_lower_layers(model, layers)
     return model, tok
 
 
-def sft_config(budget, out: Path, steps: int, bf16: bool = False, logging_steps: int = 1000) -> SFTConfig:
-    """The recipe's SFT settings at the budget, on the CPU."""
+def sft_config(
+    budget, out: Path, steps: int, bf16: bool = False, logging_steps: int = 1000, cpu: bool = True
+) -> SFTConfig:
+    """The recipe's SFT settings at the budget, on the CPU (``cpu`` false: on the GPU)."""
     return SFTConfig(
-        **common(str(out), steps, bf16, logging_steps, seed=0, gradient_checkpointing=False),
+        **common(str(out), steps, bf16, logging_steps, cpu, seed=0, gradient_checkpointing=False),
         per_device_train_batch_size=budget.sft_batch,
         learning_rate=budget.sft_lr,
         max_length=budget.max_length,
@@ -57,11 +64,11 @@ def sft_config(budget, out: Path, steps: int, bf16: bool = False, logging_steps:
 
 
 def grpo_config(
-    budget, arm, out: Path, steps: int, bf16: bool = False, logging_steps: int = 1000
+    budget, arm, out: Path, steps: int, bf16: bool = False, logging_steps: int = 1000, cpu: bool = True
 ) -> GRPOConfig:
-    """The recipe's GRPO settings at the budget for ``arm``, on the CPU."""
+    """The recipe's GRPO settings at the budget for ``arm``, on the CPU (``cpu`` false: on the GPU)."""
     return GRPOConfig(
-        **common(str(out), steps, bf16, logging_steps, seed=0, gradient_checkpointing=False),
+        **common(str(out), steps, bf16, logging_steps, cpu, seed=0, gradient_checkpointing=False),
         per_device_train_batch_size=budget.grpo_batch,
         num_generations=budget.num_generations,
         max_completion_length=budget.max_completion_length,
@@ -88,12 +95,30 @@ def train_grpo(model, tok, arm, data, cfg: GRPOConfig) -> tuple[GRPOTrainer, Ste
 
 
 def bare_train_step(model, opt, ids: torch.Tensor, mask: torch.Tensor, keep: int) -> float:
+    """One forward + backward + AdamW step on the model's device (in bfloat16 autocast on a GPU, as the
+    trainer's mixed precision), timed until the device has finished it."""
+    device = next(model.parameters()).device
+    ids, mask = ids.to(device), mask.to(device)
+    done = synchronize(device)
     t = time.perf_counter()
-    out = model(input_ids=ids, attention_mask=mask, logits_to_keep=keep)
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+        out = model(input_ids=ids, attention_mask=mask, logits_to_keep=keep)
     out.logits.float().logsumexp(-1).mean().backward()
     opt.step()
     opt.zero_grad(set_to_none=True)
+    done()
     return time.perf_counter() - t
+
+
+def synchronize(device):
+    """A function that waits for ``device``'s queued work (nothing to wait for on the CPU), called once now."""
+
+    def wait():
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+
+    wait()
+    return wait
 
 
 def step_arguments(doc: str) -> argparse.ArgumentParser:
@@ -103,6 +128,7 @@ def step_arguments(doc: str) -> argparse.ArgumentParser:
     ap.add_argument("--sft-steps", type=int, default=8)
     ap.add_argument("--grpo-steps", type=int, default=5)
     ap.add_argument("--views", type=int, default=128)
+    ap.add_argument("--device", default="auto", help="auto (a GPU when there is one), cpu, cuda, cuda:N")
     return ap
 
 
@@ -117,21 +143,23 @@ def main() -> None:
     args = ap.parse_args()
     if not args.trl_lm_head:
         compact_lm_head_on_cpu()  # what every recipe does (biasaware/training/recipe.py)
-    budget = make_budget("cpu")
+    device = resolve_device(args.device)
+    gpu = device.type == "cuda"
+    budget = make_budget("gpu" if gpu else "cpu")
     work = Path(tempfile.mkdtemp(prefix="bench-gen-"))
     build_data(work, 0)
     threads = set_cpu_threads(SFTConfig(output_dir=str(work), use_cpu=True))
     rows = read_records(work / "train-paper" / "train.jsonl", "train")
     balanced = read_records(work / "train-balanced" / "train.jsonl", "train")
     print(
-        f"threads {threads}; budget: template {budget.template}, top {budget.trainable_layers} layers, "
+        f"{device}; threads {threads}; budget: template {budget.template}, top {budget.trainable_layers} layers, "
         f"SFT batch {budget.sft_batch}, GRPO batch {budget.grpo_batch} ({budget.num_generations} per prompt)"
     )
 
     # 1. SFT
-    model, tok = fresh(args.model, budget.trainable_layers)
+    model, tok = fresh(args.model, budget.trainable_layers, device)
     data = Dataset.from_list(verdict_rows(rows, budget.template, bias_ratio="0:4", seed=0))
-    cfg = sft_config(budget, work / "sft", args.sft_steps)
+    cfg = sft_config(budget, work / "sft", args.sft_steps, bf16=gpu, cpu=not gpu)
     clock = StepClock()
     trainer = SFTTrainer(model=model, args=cfg, train_dataset=data, processing_class=tok, callbacks=[clock])
     batches = [b for _, b in zip(range(args.sft_steps), trainer.get_train_dataloader(), strict=False)]
@@ -145,12 +173,11 @@ def main() -> None:
     del trainer, model, opt
 
     # 2. GRPO (the balanced arm: whole pairs per batch, accuracy + cue-consistency + format)
-    model, tok = fresh(args.model, budget.trainable_layers)
+    model, tok = fresh(args.model, budget.trainable_layers, device)
     arm = ARMS["balanced"]
     data = Dataset.from_list(grpo_rows(balanced, "0:4", 0, template=budget.template))
-    trainer, clock = train_grpo(
-        model, tok, arm, data, grpo_config(budget, arm, work / "grpo", args.grpo_steps)
-    )
+    config = grpo_config(budget, arm, work / "grpo", args.grpo_steps, bf16=gpu, cpu=not gpu)
+    trainer, clock = train_grpo(model, tok, arm, data, config)
     grpo = clock.mean(skip=2)
     prompts = budget.grpo_batch // budget.num_generations
     from biasaware.judging.models import chat_ids
@@ -165,10 +192,12 @@ def main() -> None:
             for x in ids
             for _ in range(budget.num_generations)
         ]
-        enc = tok.pad({"input_ids": full}, return_tensors="pt")
+        enc = tok.pad({"input_ids": full}, return_tensors="pt").to(device)
+        done = synchronize(device)
         t = time.perf_counter()
-        with torch.no_grad():
+        with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16, enabled=gpu):
             model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], logits_to_keep=1)
+        done()
         bare.append(
             time.perf_counter()
             - t
@@ -184,18 +213,20 @@ def main() -> None:
     probes = [p for p in read_records(work / "bench", "probe") if p.bias in TRAINED_CUES]
     views = [v for p in probes for v in (p.original, p.injected)][: args.views]
     judge = DirectVerdictJudge(
-        JudgeSpec(name=args.model, mode="direct", template=budget.template, device="cpu")
+        JudgeSpec(name=args.model, mode="direct", template=budget.template, device=str(device))
     )
     judge.judge(views[:8])  # warm-up
     t = time.perf_counter()
     judge.judge(views)
     per_view = (time.perf_counter() - t) / len(views)
     prepared = judge.prepare(views)
+    done = synchronize(device)
     t = time.perf_counter()
     with torch.inference_mode():
         for idx in prepared.batches:
             enc = judge.tokenizer.pad({"input_ids": [prepared.ids[i] for i in idx]}, return_tensors="pt")
-            judge.model(**enc, logits_to_keep=1)
+            judge.model(**enc.to(judge.device), logits_to_keep=1)
+    done()
     bare_view = (time.perf_counter() - t) / len(views)
     distinct = sum(map(len, prepared.batches))
     view_tokens = sum(len(x) for x in prepared.ids) / len(prepared.ids)
@@ -218,6 +249,8 @@ def main() -> None:
     write_record(
         args.json,
         {
+            "device": str(device),
+            "preset": "gpu" if gpu else "cpu",
             "lm_head": "trl" if args.trl_lm_head else "compact",
             "threads": threads,
             "views": len(views),

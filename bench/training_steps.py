@@ -16,6 +16,7 @@ import argparse
 import tempfile
 import time
 
+import torch
 from datasets import Dataset
 from transformers import (
     AutoModelForCausalLM,
@@ -45,6 +46,8 @@ class StepClock(TrainerCallback):
         self._t = time.perf_counter()
 
     def on_step_end(self, args, state, control, **kw):
+        if args.device.type == "cuda":  # the step's kernels finished, not only queued
+            torch.cuda.synchronize(args.device)
         self.times.append(time.perf_counter() - self._t)
 
     def mean(self, skip: int = 1) -> float:
@@ -52,13 +55,13 @@ class StepClock(TrainerCallback):
         return sum(rest) / len(rest)
 
 
-def common(out: str, steps: int, bf16: bool = False, logging_steps: int = 10_000, **kw):
-    """The trainer settings every bench run shares: on the CPU, no saves, no reports (``bf16``:
-    accelerate's CPU autocast)."""
+def common(out: str, steps: int, bf16: bool = False, logging_steps: int = 10_000, cpu: bool = True, **kw):
+    """The trainer settings every bench run shares: on the CPU (``cpu`` false: the device transformers
+    picks), no saves, no reports (``bf16``: mixed precision, accelerate's CPU autocast on the CPU)."""
     return dict(
         output_dir=out,
         max_steps=steps,
-        use_cpu=True,
+        use_cpu=cpu,
         report_to="none",
         save_strategy="no",
         bf16=bf16,
