@@ -224,14 +224,27 @@ def test_checkpoints_by_step_or_by_time_and_never_at_the_last_step(tiny_models, 
         ]
         card = json.loads((tmp_path / name / "biasaware_card.json").read_text())
         assert card["checkpoints"]["saved"] == 2 and card["checkpoints"]["seconds"] > 0
-    # an interval longer than the run saves nothing; a negative one is an error before training
+    # by time and by epoch together: a step's checkpoint once, none at the end of the last epoch
+    script = r.ScriptArguments(train_file=train_rows, save_minutes=1e-9)
+    by_epoch = reward_args(
+        tmp_path / "epochs", max_steps=-1, num_train_epochs=2, save_strategy="epoch", seed=7
+    )
+    trained = r.main(script, by_epoch, model)
+    steps = trained.state.global_step
+    saved = sorted(int(p.name.split("-")[1]) for p in (tmp_path / "epochs").glob("checkpoint-*"))
+    card = json.loads((tmp_path / "epochs" / "biasaware_card.json").read_text())
+    assert steps >= 2 and saved == list(range(1, steps)) and card["checkpoints"]["saved"] == steps - 1
+    # an interval longer than the run saves nothing; a value no run takes is an error before training
     script = r.ScriptArguments(train_file=train_rows, save_minutes=60.0)
     r.main(script, reward_args(tmp_path / "long", max_steps=2, seed=7), model)
     assert not list((tmp_path / "long").glob("checkpoint-*"))
-    with pytest.raises(BiasAwareError, match="save_minutes"):
-        r.main(
-            r.ScriptArguments(train_file=train_rows, save_minutes=-1.0), reward_args(tmp_path / "neg"), model
-        )
+    for bad in (-1.0, float("nan"), float("inf"), None):
+        with pytest.raises(BiasAwareError, match="save_minutes"):
+            r.main(
+                r.ScriptArguments(train_file=train_rows, save_minutes=bad),
+                reward_args(tmp_path / "neg"),
+                model,
+            )
 
 
 @pytest.mark.parametrize("name", ["sft", "grpo"])

@@ -79,8 +79,18 @@ def test_a_finished_run_is_kept_and_another_runs_settings_are_refused(
     assert code == 2 and "recipe: reward there, sft now" in text
     assert (out / "model.safetensors").stat().st_mtime_ns == before
     # where checkpoints go and what the card is given do not make another run
-    code, text = run("reward", [*argv, "--save_steps", "1", "--logging_steps", "3"], monkeypatch, capsys)
+    code, text = run(
+        "reward",
+        [*argv, "--save_steps", "1", "--logging_steps", "3", "--save_minutes", "7"],
+        monkeypatch,
+        capsys,
+    )
     assert code == 0 and "nothing to train" in text
+    # a value no run could take is refused before the folder is read, finished or not
+    for bad in ("-1", "nan", "inf"):
+        code, text = run("reward", [*argv, f"--save_minutes={bad}"], monkeypatch, capsys)
+        assert code == 2 and "save_minutes: minutes of training between checkpoints" in text, text
+        assert "nothing to train" not in text and "Traceback" not in text
 
 
 def test_an_interrupted_run_resumes_with_the_same_command_as_if_never_stopped(

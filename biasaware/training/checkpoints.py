@@ -24,7 +24,9 @@ the steps' ``train_runtime`` includes).
 
 from __future__ import annotations
 
+import math
 import time
+from typing import Any
 
 from transformers import TrainerCallback
 
@@ -32,20 +34,27 @@ from biasaware.errors import BiasAwareError
 from biasaware.training.finite import distributed
 
 
+def check_minutes(minutes: Any) -> float:
+    """``save_minutes`` as a number of minutes, finite and 0 or more, else a :class:`BiasAwareError`."""
+    if isinstance(minutes, bool) or not (
+        isinstance(minutes, int | float) and math.isfinite(minutes) and minutes >= 0
+    ):
+        raise BiasAwareError(
+            f"save_minutes: minutes of training between checkpoints, a finite number, 0 or more (0: off); got {minutes!r}"
+        )
+    return float(minutes)
+
+
 class Checkpoints(TrainerCallback):
     """See the module docstring. ``minutes``: ``save_minutes`` (0: off); ``record(key, value)`` keeps
     the saves' count and seconds in the model card."""
 
     def __init__(self, minutes: float = 0.0, record=None):
-        if not minutes >= 0:  # NaN too
-            raise BiasAwareError(
-                f"save_minutes: minutes of training between checkpoints, 0 or more; got {minutes!r}"
-            )
-        self.interval = 60.0 * minutes
+        self.interval = 60.0 * check_minutes(minutes)
         self.record = record
         self.saved = 0
         self.seconds = 0.0
-        self._last = self._asked = None
+        self._last = self._asked = self._saved_at = None
 
     def on_train_begin(self, args, state, control, **kwargs):
         self._last = time.perf_counter()
@@ -60,7 +69,8 @@ class Checkpoints(TrainerCallback):
             self._asked = time.perf_counter()
 
     def on_epoch_end(self, args, state, control, **kwargs):
-        if state.global_step >= state.max_steps:
+        # the last step, or a step whose checkpoint its own end saved already (by time): no second save
+        if state.global_step >= state.max_steps or self._saved_at == state.global_step:
             control.should_save = False
         elif control.should_save:
             self._asked = time.perf_counter()
@@ -71,7 +81,7 @@ class Checkpoints(TrainerCallback):
             self.saved += 1
             self.seconds += now - self._asked
             self._note()
-        self._last, self._asked = now, None
+        self._last, self._asked, self._saved_at = now, None, state.global_step
 
     def _due(self, args) -> bool:
         """Whether ``save_minutes`` passed since the last save, as every process agrees."""

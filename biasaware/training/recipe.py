@@ -59,7 +59,7 @@ from biasaware.hub import hub_calls
 from biasaware.io import check_out_folder, find_file, read_config, read_json, read_records
 from biasaware.judging.judge_format import RECORD_CHECKS
 from biasaware.judging.models import chat_ids, load_config, load_model, weight_files, weights_bytes
-from biasaware.training.checkpoints import Checkpoints
+from biasaware.training.checkpoints import Checkpoints, check_minutes
 from biasaware.training.finite import FiniteGradients
 from biasaware.training.run_folder import jsonable as _jsonable
 from biasaware.training.run_folder import newest_checkpoint, prepare_run, resume_arg, write_mark
@@ -863,6 +863,7 @@ def check_training_settings(script_args: Any, training_args: Any, model_args: An
         raise BiasAwareError(
             f"select_prompts: a number of prompts, at least 1 (or 0: no selection); got {chosen}"
         )
+    check_minutes(getattr(script_args, "save_minutes", 0.0))
     rows = getattr(script_args, "max_train_rows", None)
     if rows is not None and rows < 1:
         raise BiasAwareError(f"max_train_rows: at least 1 (or leave it out for every row); got {rows!r}")
