@@ -234,6 +234,27 @@ def test_checkpoints_by_step_or_by_time_and_never_at_the_last_step(tiny_models, 
     saved = sorted(int(p.name.split("-")[1]) for p in (tmp_path / "epochs").glob("checkpoint-*"))
     card = json.loads((tmp_path / "epochs" / "biasaware_card.json").read_text())
     assert steps >= 2 and saved == list(range(1, steps)) and card["checkpoints"]["saved"] == steps - 1
+    # a resumed run saves as its own command says, not as the interrupted one did
+    with pytest.MonkeyPatch.context() as m, pytest.raises(KeyboardInterrupt):
+        _killed_at_step_3(m)
+        r.main(
+            r.ScriptArguments(train_file=train_rows),
+            reward_args(tmp_path / "often", max_steps=6, save_strategy="steps", save_steps=2),
+            model,
+        )
+    r.main(
+        r.ScriptArguments(train_file=train_rows),
+        reward_args(
+            tmp_path / "often",
+            max_steps=6,
+            save_strategy="steps",
+            save_steps=1,
+            resume_from_checkpoint="latest",
+        ),
+        model,
+    )
+    saved = sorted(int(p.name.split("-")[1]) for p in (tmp_path / "often").glob("checkpoint-*"))
+    assert saved == [2, 3, 4, 5]
     # an interval longer than the run saves nothing; a value no run takes is an error before training
     script = r.ScriptArguments(train_file=train_rows, save_minutes=60.0)
     r.main(script, reward_args(tmp_path / "long", max_steps=2, seed=7), model)

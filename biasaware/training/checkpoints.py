@@ -11,6 +11,8 @@ more with every layer trained. Two choices follow.
   a rerun never resumes from a checkpoint at the last step
   (:func:`biasaware.training.run_folder.prepare_run` passes over it): it would be written for nothing.
   :class:`Checkpoints` cancels that save.
+* **As this command says.** A resumed run logs and saves as its own command's ``logging_steps`` and
+  ``save_steps`` say (transformers would keep the interrupted run's).
 * **By time** (``save_minutes``, off at 0): a checkpoint whenever that many minutes of training passed
   since the last one (or since training began), besides what ``save_strategy`` asks for. A run
   interrupted redoes at most that much of its steps, and a run shorter than that (a stage of an
@@ -57,6 +59,9 @@ class Checkpoints(TrainerCallback):
         self._last = self._asked = self._saved_at = None
 
     def on_train_begin(self, args, state, control, **kwargs):
+        # a resumed run: transformers takes how often to log and save from the checkpoint's state; this
+        # command's settings apply (they do not change what is trained)
+        state.compute_steps(args, state.max_steps)
         self._last = time.perf_counter()
         self._note()
 
