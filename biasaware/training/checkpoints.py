@@ -91,7 +91,7 @@ class Checkpoints(TrainerCallback):
     def _due(self, args) -> bool:
         """Whether ``save_minutes`` passed since the last save, as every process agrees."""
         elapsed = time.perf_counter() - self._last
-        if distributed():
+        if distributed():  # torch as finite.py takes it: when a process group runs, not on import
             import torch
             import torch.distributed as dist
 

@@ -177,7 +177,7 @@ class DataArguments:
         default=0.0,
         metadata={
             "help": "also save a resumable checkpoint whenever this many minutes of training passed since the "
-            "last one (biasaware/training/checkpoints.py); 0: only as save_strategy says. None is saved at the "
+            "last one (biasaware/training/checkpoints.py); 0: only as save_strategy says. No checkpoint is saved at the "
             "last step, where the final model is"
         },
     )
