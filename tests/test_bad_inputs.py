@@ -1426,6 +1426,12 @@ CASES = [
         "r.yaml: setting 'max_steps': expected int, got 1.5",
         {"r.yaml": RECIPE_CONFIG + "max_steps: 1.5\n"},
     ),
+    Case(  # a string argparse would refuse, overridden by a flag: argparse never reads it, the file is still wrong
+        "recipe-config-a-word-for-a-number-a-flag-overrides",
+        ["recipe:reward", "--config", "{d}/r.yaml", "--warmup_steps", "0"],
+        "r.yaml: setting 'warmup_steps': expected float, got 'abc'",
+        {"r.yaml": RECIPE_CONFIG + "warmup_steps: abc\n"},
+    ),
     Case(
         "recipe-config-not-a-mapping",
         ["recipe:sft", "--config", "{d}/r.yaml"],

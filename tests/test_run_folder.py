@@ -238,7 +238,7 @@ def test_a_bad_value_in_a_config_file_names_the_file_and_key(
     code, text = run(
         "reward", ["--config", str(config), "--output_dir", str(tmp_path / "out")], monkeypatch, capsys
     )
-    assert code == 2 and f"{config}: learning_rate: invalid float value: 'fast'" in text, text
+    assert code == 2 and f"{config}: setting 'learning_rate': expected float, got 'fast'" in text, text
 
 
 def test_what_binds_a_folder_whatever_the_command_names(

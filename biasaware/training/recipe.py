@@ -32,6 +32,7 @@ costs beyond its steps, phase by phase.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import difflib
 import io
@@ -52,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from transformers import TrainerCallback
+from transformers.hf_argparser import string_to_bool
 
 from biasaware.devices import shutdown
 from biasaware.errors import BiasAwareError, OtherKindError
@@ -766,7 +768,15 @@ def check_recipe_config(path: str, dataclass_types) -> dict[str, Any]:
         hints = typing.get_type_hints(cls)
         for f in fields(cls):
             value, plain = data.get(f.name), _plain_type(hints.get(f.name))
-            if plain is None or value is None or isinstance(value, str):
+            if plain is None or value is None:
+                continue
+            if isinstance(value, str):  # argparse reads it, but only when no flag overrides it: read here too
+                try:
+                    (string_to_bool if plain is bool else plain)(value)
+                except (ValueError, TypeError, argparse.ArgumentTypeError):
+                    raise BiasAwareError(
+                        f"{path}: setting {f.name!r}: expected {plain.__name__}, got {value!r}"
+                    ) from None
                 continue
             kinds = {bool: (bool,), int: (int,), float: (int, float)}[
                 plain
