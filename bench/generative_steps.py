@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 from datasets import Dataset
 from record import add_json_argument, write_record  # bench/, next to this script
-from training_steps import StepClock, common
+from training_steps import StepClock, common, wait
 from trl import GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
 
 from biasaware.devices import resolve_device
@@ -99,26 +99,15 @@ def bare_train_step(model, opt, ids: torch.Tensor, mask: torch.Tensor, keep: int
     trainer's mixed precision), timed until the device has finished it."""
     device = next(model.parameters()).device
     ids, mask = ids.to(device), mask.to(device)
-    done = synchronize(device)
+    wait(device)
     t = time.perf_counter()
     with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
         out = model(input_ids=ids, attention_mask=mask, logits_to_keep=keep)
     out.logits.float().logsumexp(-1).mean().backward()
     opt.step()
     opt.zero_grad(set_to_none=True)
-    done()
+    wait(device)
     return time.perf_counter() - t
-
-
-def synchronize(device):
-    """A function that waits for ``device``'s queued work (nothing to wait for on the CPU), called once now."""
-
-    def wait():
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-
-    wait()
-    return wait
 
 
 def step_arguments(doc: str) -> argparse.ArgumentParser:
@@ -193,11 +182,11 @@ def main() -> None:
             for _ in range(budget.num_generations)
         ]
         enc = tok.pad({"input_ids": full}, return_tensors="pt").to(device)
-        done = synchronize(device)
+        wait(device)
         t = time.perf_counter()
         with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16, enabled=gpu):
             model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], logits_to_keep=1)
-        done()
+        wait(device)
         bare.append(
             time.perf_counter()
             - t
@@ -220,13 +209,13 @@ def main() -> None:
     judge.judge(views)
     per_view = (time.perf_counter() - t) / len(views)
     prepared = judge.prepare(views)
-    done = synchronize(device)
+    wait(device)
     t = time.perf_counter()
     with torch.inference_mode():
         for idx in prepared.batches:
             enc = judge.tokenizer.pad({"input_ids": [prepared.ids[i] for i in idx]}, return_tensors="pt")
             judge.model(**enc.to(judge.device), logits_to_keep=1)
-    done()
+    wait(device)
     bare_view = (time.perf_counter() - t) / len(views)
     distinct = sum(map(len, prepared.batches))
     view_tokens = sum(len(x) for x in prepared.ids) / len(prepared.ids)

@@ -36,6 +36,12 @@ from biasaware.training.reward_trainer import SetRewardConfig, SetRewardTrainer
 from biasaware.training.rewards import get_reward_funcs
 
 
+def wait(device) -> None:
+    """Wait for ``device``'s queued work, so that a timing holds it (nothing is queued on the CPU)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 class StepClock(TrainerCallback):
     """Wall time of each optimizer step; ``mean`` drops the first ``skip`` (warm-up)."""
 
@@ -46,8 +52,7 @@ class StepClock(TrainerCallback):
         self._t = time.perf_counter()
 
     def on_step_end(self, args, state, control, **kw):
-        if args.device.type == "cuda":  # the step's kernels finished, not only queued
-            torch.cuda.synchronize(args.device)
+        wait(args.device)  # the step's kernels finished, not only queued
         self.times.append(time.perf_counter() - self._t)
 
     def mean(self, skip: int = 1) -> float:
