@@ -1,5 +1,7 @@
 """Errors a user can cause and fix. The CLI prints them without a traceback and exits non-zero."""
 
+import re
+
 
 class BiasAwareError(Exception):
     """A user-facing error: bad input, a missing file or package, an unknown name."""
@@ -42,3 +44,27 @@ def check_count(value: object, what: str, minimum: int = 1, note: str = "") -> i
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise BiasAwareError(f"{what}: a whole number of at least {minimum}{note}; got {value!r}")
     return value
+
+
+def negative_values(args: list[str]) -> list[str]:
+    """``args`` with a negative number after a ``--flag`` joined to it (``--flag=-1e-3``): argparse takes
+    ``-inf`` or ``-1e-3`` there for another flag and says the flag "expected one argument", where the
+    value's own check has something to say."""
+    args = list(args)
+    for i in range(len(args) - 1, 0, -1):
+        flag, alone = args[i - 1], i + 1 == len(args) or args[i + 1].startswith("-")
+        if flag.startswith("--") and flag != "--" and "=" not in flag and alone and _negative_number(args[i]):
+            args[i - 1 : i + 1] = [f"{flag}={args[i]}"]  # a flag of several values is left to argparse
+    return args
+
+
+def _negative_number(arg: str) -> bool:
+    """A negative number argparse would take for a flag: not ``-5`` or ``-0.5``, which it reads as values
+    (and so, after a flag of several values, as the next one)."""
+    if not arg.startswith("-") or arg.startswith("--") or re.fullmatch(r"-\d+|-\d*\.\d+", arg):
+        return False
+    try:
+        float(arg)
+    except ValueError:
+        return False
+    return True

@@ -48,7 +48,7 @@ from biasaware.formatting import pct
 from biasaware.hub import check_license, check_repo_name, hub_calls
 from biasaware.io import check_out_folder, read_json, read_records, write_json
 from biasaware.judging.judges import JudgeSpec, load_judge
-from biasaware.judging.models import BUILTIN_MODELS, chat_ids, load_tokenizer, model_identity
+from biasaware.judging.models import BUILTIN_MODELS, chat_ids, hub_base, load_tokenizer, model_identity
 from biasaware.judging.parsers import parse_rule
 from biasaware.judging.prompts import get_template, judged_template
 from biasaware.recipes import load_recipe
@@ -227,9 +227,7 @@ def _training(card: dict[str, Any] | None) -> dict[str, Any]:
     dataset = DATASETS.get(source) or (
         source if source.count("/") == 1 and not Path(source).exists() else None
     )
-    hub = builtin.hub if builtin and builtin.hub else base
-    if not builtin and (Path(base).exists() or base.startswith((".", "/", "~")) or base.count("/") != 1):
-        hub = None  # a local folder is not a hub name: no base_model in the metadata
+    hub = hub_base(base)  # a local folder is not a hub name: no base_model in the metadata
     return {
         "base": hub,
         "base_name": hub or Path(base).name,

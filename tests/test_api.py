@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -620,3 +621,12 @@ def test_the_api_reads_a_leading_tilde_in_out_as_the_commands_do(tiny_models, tm
     biasaware.evaluate(biasaware.load_judge(str(tiny_models["reward"])), "~/bench", "~/ev")
     assert (tmp_path / "bench" / "length.jsonl").exists() and (tmp_path / "ev" / "summary.json").exists()
     assert not (tmp_path / "~").exists()
+
+
+def test_a_judge_named_from_home_is_recorded_as_the_folder_it_names(tiny_models, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    shutil.copytree(tiny_models["reward"], tmp_path / "judge")
+    biasaware.build_bench("~/bench", biases="length", n_per_bias=2)
+    biasaware.evaluate(biasaware.load_judge("~/judge"), "~/bench", "~/ev")
+    summary = json.loads((tmp_path / "ev" / "summary.json").read_text())
+    assert summary["judge"] == str(tmp_path / "judge"), summary["judge"]

@@ -1,5 +1,6 @@
 """The biasaware command: validate's exit codes and messages, help, version."""
 
+import io
 import json
 import os
 import re
@@ -257,16 +258,32 @@ def test_models_list(capsys):
 
 def test_a_mistyped_flag_names_the_option_it_likely_meant(capsys):
     for argv, meant in (
-        (["build", "bench", "--out", "o", "--n-per-bias", "3"], "--n-per-bias (did you mean --n?) 3"),
-        (["eval", "bias", "--out", "o", "--max-token", "5"], "--max-token (did you mean --max-tokens?) 5"),
+        (
+            ["build", "bench", "--out", "o", "--n-per-bias", "3"],
+            "--n-per-bias 3 (--n-per-bias: did you mean --n?)",
+        ),
+        (
+            ["eval", "bias", "--out", "o", "--max-token", "5"],
+            "--max-token 5 (--max-token: did you mean --max-tokens?)",
+        ),
         (["eval", "general", "--out", "o", "--zzz"], "unrecognized arguments: --zzz\n"),
-        (["eval", "bias", "--out", "o", "-max-tokens", "5"], "-max-tokens (did you mean --max-tokens?)"),
+        (
+            ["eval", "bias", "--out", "o", "-max-tokens", "5"],
+            "-max-tokens 5 (-max-tokens: did you mean --max-tokens?)",
+        ),
         # a typo is said beside a missing required option, not only once that option is given
         (
             ["sweep", "--confg", "s.yaml"],
-            "--confg (did you mean --config?); the following arguments are required: --out",
+            "--confg (--confg: did you mean --config?); the following arguments are required: --out",
         ),
-        (["eval", "compare", "--baselin", "a"], "--baselin (did you mean --baseline?); the following"),
+        (
+            ["eval", "compare", "--baselin", "a"],
+            "--baselin (--baselin: did you mean --baseline?); the following",
+        ),
+        (
+            ["eval", "bias", "--out", "o", "--max-token", "5", "--limt", "3"],
+            "--max-token 5 --limt 3 (--max-token: did you mean --max-tokens?; --limt: did you mean --limit?)",
+        ),
     ):
         with pytest.raises(SystemExit) as stop:
             main(argv)
@@ -465,3 +482,47 @@ def test_deepspeeds_accelerator_notice_is_quiet_unless_verbose(caplog):
         assert shown == ["a real DeepSpeed warning"]
     finally:
         logger.filters[:] = saved
+
+
+def test_a_negative_number_argparse_would_take_for_a_flag_is_joined_to_its_flag():
+    from biasaware.errors import negative_values
+
+    args = ["--reward_weights", "-1.0", "1.0", "--lr", "-1e-3", "--t", "-inf", "--n", "-5", "-v", "--a", "-b"]
+    assert negative_values(args) == [
+        *["--reward_weights", "-1.0", "1.0"],  # argparse reads -1.0 and -5 as values itself
+        *["--lr=-1e-3", "--t=-inf", "--n", "-5", "-v", "--a", "-b"],
+    ]
+    # a flag of several values, and the end of options, are left to argparse
+    assert negative_values(["--w", "-1e-3", "1", "--", "-1e-3"]) == ["--w", "-1e-3", "1", "--", "-1e-3"]
+
+
+def test_progress_off_turns_the_libraries_bars_off_too(monkeypatch, capsys):
+    """A library's own tqdm bar (a GGUF conversion's) follows --progress off through tqdm's TQDM_DISABLE."""
+    assert "TQDM_DISABLE" not in os.environ
+    monkeypatch.setenv("BIASAWARE_PROGRESS", "auto")
+    try:
+        assert main(["--progress", "off", "models", "list"]) == 0
+        assert os.environ.get("TQDM_DISABLE") == "1"  # launched processes' libraries read it on import
+        assert main(["--progress", "on", "models", "list"]) == 0
+        assert "TQDM_DISABLE" not in os.environ
+    finally:
+        os.environ.pop("TQDM_DISABLE", None)  # set by the command: no later test's bars are off
+
+
+def test_a_librarys_own_bars_in_this_process_follow_progress_off(monkeypatch):
+    """tqdm reads TQDM_DISABLE on import only: a library's bars in this process (transformers' GGUF
+    conversion) are turned off for the block where biasaware runs it."""
+    import types
+
+    from tqdm.auto import tqdm
+
+    from biasaware.progress import library_bars
+
+    library = types.SimpleNamespace(tqdm=tqdm)
+    for mode, disabled in (("off", True), ("auto", False)):
+        monkeypatch.setenv("BIASAWARE_PROGRESS", mode)
+        with library_bars(library):
+            bar = library.tqdm(range(2), file=io.StringIO())
+            assert bar.disable is disabled
+            bar.close()
+    assert library.tqdm is tqdm

@@ -792,6 +792,41 @@ def test_a_skipped_step_leaves_every_weight_and_a_finite_one_is_applied():
     assert guard.in_a_row == 0
 
 
+def test_under_deepspeed_the_engines_verdict_is_read_after_its_step():
+    """DeepSpeed steps inside backward, before the callback: a step it skipped for a non-finite norm is said,
+    recorded and counted; one it applied anyway stops the run at that step."""
+    from types import SimpleNamespace
+
+    from biasaware.errors import BiasAwareError
+    from biasaware.training.finite import FiniteGradients
+
+    class Engine:  # DeepSpeed's engine, as far as the check reads it
+        def __init__(self, norms, applied):
+            self.norms, self.applied = iter(norms), iter(applied)
+
+        def get_global_grad_norm(self):
+            return next(self.norms)
+
+        def was_step_applied(self):
+            return next(self.applied)
+
+    kept = {}
+    guard = FiniteGradients(lambda key, value: kept.update({key: value}))
+    engine = Engine([torch.tensor(3.2), float("inf"), None, float("nan")], [False, True])
+    guard.attach(SimpleNamespace(is_deepspeed_enabled=True, deepspeed=engine))
+    state = SimpleNamespace(global_step=0, max_steps=9, is_world_process_zero=True)
+    for _ in range(3):  # finite, skipped by DeepSpeed, no norm taken
+        guard.on_pre_optimizer_step(None, state, None, model=None, optimizer=None)
+        state.global_step += 1
+    step = {"step": 2, "parameters": None, "of": None, "named": [], "skipped_by": "deepspeed"}
+    assert kept == {"nonfinite_steps": [step]} and guard.in_a_row == 0
+    with pytest.raises(BiasAwareError, match="training stopped at step 4: .* DeepSpeed applied them"):
+        guard.on_pre_optimizer_step(None, state, None, model=None, optimizer=None)
+    plain = FiniteGradients()
+    plain.attach(SimpleNamespace(is_deepspeed_enabled=False, deepspeed=None))
+    assert plain.engine() is None
+
+
 def test_a_resumed_run_keeps_the_steps_its_checkpoint_skipped(tmp_path):
     import json
     from types import SimpleNamespace

@@ -91,6 +91,40 @@ def test_lora_run_saves_an_adapter_that_loads_and_scores_as_trained(
     assert trainer.state.global_step == 2
 
 
+@pytest.mark.parametrize("peft", [False, True])
+def test_a_trained_folder_has_a_readme_that_names_no_none_and_weights_others_can_read(
+    peft, tiny_models, rows, tmp_path
+):
+    """TRL's README.md names a local base model "None" (and loads a model called "None"); the recipes'
+    says what they know, at every checkpoint save and the final one. safetensors 0.8 leaves its files 0600:
+    they get the other files' mode."""
+    import os
+
+    out = tmp_path / "run"
+    trainer = run_recipe("reward", out, tiny_models["reward"], rows["train"], use_peft=peft)
+    readme = (out / "README.md").read_text()
+    assert "None" not in readme and "biasaware_card.md" in readme and "tags:\n- biasaware" in readme
+    assert ("library_name: peft" in readme) == peft and "base_model" not in readme  # a local base model
+    trainer.create_model_card(model_name="run")  # as TRL calls it at a checkpoint save
+    assert (out / "README.md").read_text() == readme
+    weights = next(out.glob("*.safetensors"))
+    mode = os.stat(out / "biasaware_card.json").st_mode
+    assert os.stat(weights).st_mode == mode, (oct(os.stat(weights).st_mode), oct(mode))
+
+
+def test_without_progress_bars_trls_tokenizing_draws_none_either(tiny_models, rows, tmp_path, capsys):
+    """``disable_tqdm`` turns the datasets library's bars off too (TRL's tokenizing of the rows), so a
+    stage's log holds no bar; the setting before is restored."""
+    import datasets
+
+    for disable in (False, True):
+        run_recipe(
+            "sft", tmp_path / f"sft-{disable}", tiny_models["causal"], rows["traces"], disable_tqdm=disable
+        )
+        assert ("Tokenizing train dataset" in capsys.readouterr().err) is not disable
+    assert datasets.is_progress_bar_enabled()
+
+
 def test_eval_bias_runs_on_a_lora_trained_judge(tiny_models, rows, tmp_path):
     from biasaware.cli import main
 
@@ -153,7 +187,7 @@ def test_final_save_under_fsdp_switches_to_a_full_state_dict():
         is_fsdp_enabled=True,
         is_deepspeed_enabled=False,
         accelerator=SimpleNamespace(
-            state=SimpleNamespace(fsdp_plugin=plugin), wait_for_everyone=lambda: None
+            state=SimpleNamespace(fsdp_plugin=plugin), wait_for_everyone=lambda: None, is_main_process=False
         ),
         save_model=lambda out: seen.append(str(plugin.state_dict_type)),
     )

@@ -24,7 +24,7 @@ from biasaware.cli.arguments import (
     typed_dests,
 )
 from biasaware.devices import shutdown
-from biasaware.errors import BiasAwareError
+from biasaware.errors import BiasAwareError, negative_values
 from biasaware.judging.llm import public_text
 
 __all__ = ["EPILOG", "all_parsers", "build_parser", "leaf_parsers", "main"]
@@ -73,6 +73,7 @@ def parse_command_line(argv: list[str]):
     """The parsed arguments, with the flags typed on the command line (``typed_flags``), or ``None``
     after printing the help when no command is given; a usage error exits 2."""
     parser = build_parser()
+    argv = negative_values(argv)
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         refuse_unknown(parser, args, unknown)
@@ -103,6 +104,11 @@ def main(argv: list[str] | None = None) -> int:
         return interrupted()
     if args.progress:
         os.environ["BIASAWARE_PROGRESS"] = args.progress  # read by every bar, in launched processes too
+        # the libraries' own bars in launched processes too (tqdm reads it on import)
+        if args.progress == "off":
+            os.environ["TQDM_DISABLE"] = "1"
+        elif args.progress == "on":
+            os.environ.pop("TQDM_DISABLE", None)
     try:
         # the commands load the library when one runs: `biasaware --help` and a usage error stay fast
         from biasaware.cli.commands import COMMANDS

@@ -223,8 +223,10 @@ def refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace, un
 
 
 def unrecognized(parser: argparse.ArgumentParser, unknown: list[str]) -> str:
-    said = [f"{t} (did you mean {o}?)" if (o := closest_option(parser, t)) else t for t in unknown]
-    return f"unrecognized arguments: {' '.join(said)}"
+    """The unrecognised arguments as typed, then the option each misspelt flag likely meant (a hint
+    between a flag and its value would read as part of the command)."""
+    hints = [f"{t}: did you mean {o}?" for t in unknown if (o := closest_option(parser, t))]
+    return f"unrecognized arguments: {' '.join(unknown)}" + (f" ({'; '.join(hints)})" if hints else "")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -36,7 +36,7 @@ from biasaware.devices import resolve_device
 from biasaware.errors import BiasAwareError
 from biasaware.hub import check_hub_name
 from biasaware.io import files_sha256
-from biasaware.progress import progress_bar
+from biasaware.progress import library_bars, progress_bar
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +81,11 @@ def _prepare_smollm2() -> Path:
     log.info("converting %s to safetensors in %s (once)", SMOLLM2_GGUF, target)
     print(f"[models] smollm2-135m-instruct: converting {SMOLLM2_GGUF} once into {target}", flush=True)
     steps = progress_bar(3, desc="convert smollm2-135m-instruct", unit="step", leave=False)
+    from transformers import modeling_gguf_pytorch_utils as gguf_loading
+
     tok = AutoTokenizer.from_pretrained(src, gguf_file=SMOLLM2_GGUF)
-    quantized = AutoModelForCausalLM.from_pretrained(src, gguf_file=SMOLLM2_GGUF)
+    with library_bars(gguf_loading):  # its "de-quantizing" bar follows --progress off
+        quantized = AutoModelForCausalLM.from_pretrained(src, gguf_file=SMOLLM2_GGUF)
     steps.update()
     cfg = quantized.config
     if hasattr(cfg, "quantization_config"):  # save_pretrained refuses a gguf-quantized model
@@ -145,6 +148,16 @@ BUILTIN_MODELS: dict[str, BuiltinModel] = {
         ),
     ]
 }
+
+
+def hub_base(name: str) -> str | None:
+    """The hub name a model was trained from, for a card's ``base_model``: a built-in's hub repository, or a
+    hub name as given; None for a local folder (a path is not a hub name)."""
+    builtin = BUILTIN_MODELS.get(name)
+    if builtin:
+        return builtin.hub or None
+    local = Path(name).exists() or name.startswith((".", "/", "~")) or name.count("/") != 1
+    return None if local else name
 
 
 def resolve_model_path(name_or_path: str, kind: str = "causal") -> str:

@@ -56,11 +56,11 @@ from transformers import TrainerCallback
 from transformers.hf_argparser import string_to_bool
 
 from biasaware.devices import shutdown
-from biasaware.errors import BiasAwareError, OtherKindError
+from biasaware.errors import BiasAwareError, OtherKindError, negative_values
 from biasaware.hub import hub_calls
 from biasaware.io import check_out_folder, find_file, read_config, read_json, read_records
 from biasaware.judging.judge_format import RECORD_CHECKS
-from biasaware.judging.models import chat_ids, load_config, load_model, weight_files, weights_bytes
+from biasaware.judging.models import chat_ids, hub_base, load_config, load_model, weight_files, weights_bytes
 from biasaware.training.checkpoints import Checkpoints, check_minutes
 from biasaware.training.finite import FiniteGradients
 from biasaware.training.run_folder import jsonable as _jsonable
@@ -137,6 +137,37 @@ class ModelCardCallback(TrainerCallback):
             )
         lines += ["", "The full configuration is in `biasaware_card.json`."]
         (folder / "biasaware_card.md").write_text("\n".join(lines) + "\n")
+
+    def readme(self, trainer) -> None:
+        """Stand in for TRL's ``create_model_card`` on ``trainer`` (called at every checkpoint save and by
+        ``push_to_hub``): its README.md names a local base model "None" and its snippet loads a model
+        called "None". This one (``huggingface_hub``'s card) names the base model's hub repository where
+        there is one and points to the biasaware card; ``biasaware release`` writes the card to publish."""
+        from huggingface_hub import ModelCard, ModelCardData
+
+        def create_model_card(model_name=None, dataset_name=None, tags=None):  # TRL's signature
+            if not trainer.is_world_process_zero():
+                return
+            args, base = trainer.args, self.card["base_model"]
+            hub = hub_base(base)
+            extra = [tags] if isinstance(tags, str) else list(tags or [])
+            adapter = getattr(trainer.model, "peft_config", None) is not None  # a LoRA run saves an adapter
+            data = ModelCardData(
+                library_name="peft" if adapter else "transformers",
+                base_model=hub,
+                # push_to_hub passes TRL's own ("trl") again
+                tags=list(dict.fromkeys(["biasaware", "trl", f"biasaware-{self.card['recipe']}", *extra])),
+            )
+            name = args.hub_model_id or Path(args.output_dir).name
+            text = (
+                f"# {name}\n\nTrained from `{hub or Path(base).name}` by biasaware {__version__}'s "
+                f"`{self.card['recipe']}` recipe (TRL). What it was trained on, and how: `biasaware_card.md`, "
+                "`biasaware_card.json`. Measure it before trusting it as a judge (`biasaware eval bias --judge "
+                "FOLDER`); `biasaware release` writes the card to publish, with that evidence.\n"
+            )
+            ModelCard(f"---\n{data.to_yaml()}\n---\n\n{text}").save(Path(args.output_dir) / "README.md")
+
+        trainer.create_model_card = create_model_card
 
     def note(self, key: str, value: Any) -> None:
         """Record ``value`` under ``key`` in the card (its next save writes it)."""
@@ -496,6 +527,9 @@ def train_and_save(trainer, training_args, kind: str, load_check: bool, phases: 
     trainer.train(resume_from_checkpoint=resume_arg(training_args.resume_from_checkpoint))
     phases.lap("train")
     save_final(trainer, training_args.output_dir)
+    # README.md (ModelCardCallback.readme), as TRL's checkpoint saves write it
+    if trainer.accelerator.is_main_process:
+        trainer.create_model_card()
     phases.lap("save")
     if load_check:
         check = check_saved(trainer, training_args.output_dir, kind)
@@ -527,8 +561,11 @@ def train_recipe(recipe: str, trainer_class, rows: list, model, tokenizer, confi
     notes = extra.pop("card_notes", None) or {}
     kind = extra.pop("kind", "causal")
     phases = extra.pop("phases", None) or Phases()
-    with pushing(
-        training_args, "nothing was trained yet: run again when the hub answers, or without --push_to_hub"
+    with (
+        pushing(
+            training_args, "nothing was trained yet: run again when the hub answers, or without --push_to_hub"
+        ),
+        dataset_bars(not training_args.disable_tqdm),
     ):
         trainer = trainer_class(
             model=model,
@@ -541,6 +578,11 @@ def train_recipe(recipe: str, trainer_class, rows: list, model, tokenizer, confi
         )
     for key, value in notes.items():
         note_in_cards(trainer, key, value)
+    for callback in trainer.callback_handler.callbacks:
+        if isinstance(callback, FiniteGradients):
+            callback.attach(trainer)  # under DeepSpeed, its engine's verdict
+        if isinstance(callback, ModelCardCallback):
+            callback.readme(trainer)
     phases.lap("trainer")
     kept = (
         f"the trained model is saved in {training_args.output_dir}: this command run again resumes from its last "
@@ -548,6 +590,20 @@ def train_recipe(recipe: str, trainer_class, rows: list, model, tokenizer, confi
     )
     with pushing(training_args, kept):
         return train_and_save(trainer, training_args, kind, script_args.load_check, phases)
+
+
+@contextlib.contextmanager
+def dataset_bars(shown: bool):
+    """The datasets library's bars (TRL's tokenizing of the training rows) shown or not, as the trainer's
+    own are (``disable_tqdm``: a stage's log then holds no carriage-return lines of a bar); as before after."""
+    import datasets
+
+    before = datasets.is_progress_bar_enabled()
+    (datasets.enable_progress_bars if shown else datasets.disable_progress_bars)()
+    try:
+        yield
+    finally:
+        (datasets.enable_progress_bars if before else datasets.disable_progress_bars)()
 
 
 def pushing(training_args, kept: str):
@@ -602,6 +658,8 @@ def save_final(trainer, output_dir: str) -> None:
     if trainer.is_fsdp_enabled:
         accelerator.state.fsdp_plugin.set_state_dict_type("FULL_STATE_DICT")
     trainer.save_model(output_dir)
+    if accelerator.is_main_process:
+        readable_weights(Path(output_dir))
     accelerator.wait_for_everyone()
     if not trainer.is_deepspeed_enabled:
         return
@@ -612,6 +670,19 @@ def save_final(trainer, output_dir: str) -> None:
         if accelerator.is_main_process:
             zero_checkpoint_to_weights(folder, accelerator.unwrap_model(trainer.model))
         accelerator.wait_for_everyone()
+
+
+def readable_weights(folder: Path) -> None:
+    """Give the folder's ``*.safetensors`` the mode of its configuration file, written as any file is:
+    safetensors 0.8 writes through a temporary file and leaves them ``0600``, which no other user can read
+    (safetensors/safetensors#782). A file system that refuses the change leaves them as they are."""
+    written = [p for p in (folder / "config.json", folder / "adapter_config.json") if p.is_file()]
+    if not written:
+        return
+    mode = written[0].stat().st_mode & 0o777
+    for weights in folder.glob("*.safetensors"):
+        with contextlib.suppress(OSError):
+            weights.chmod(mode)
 
 
 def zero_checkpoint_to_weights(folder: Path, model) -> None:
@@ -628,6 +699,7 @@ def zero_checkpoint_to_weights(folder: Path, model) -> None:
     )
     state_dict = get_fp32_state_dict_from_zero_checkpoint(str(folder), tag=tag)
     model.save_pretrained(folder, state_dict=state_dict)
+    readable_weights(folder)
     shutil.rmtree(folder / tag)
     for name in ("latest", "zero_to_fp32.py", "zero_to_torch.py"):
         (folder / name).unlink(missing_ok=True)
@@ -913,6 +985,24 @@ def check_training_settings(script_args: Any, training_args: Any, model_args: An
         raise BiasAwareError(
             f"reward_weights: one weight per reward ({len(rewards)}: {', '.join(rewards)}); got {len(weights)}"
         )
+    check_finite(script_args, training_args, model_args)
+
+
+# what a setting's infinity was meant to say, and the finite value that says it
+INFINITE_MEANS = {"max_grad_norm": "0 turns gradient clipping off"}
+
+
+def check_finite(*settings: Any) -> None:
+    """Every number setting is finite: a NaN means nothing, and an infinity cannot be written to the
+    run's JSON files (``biasaware_card.json``, ``biasaware_run.json``) as JSON (:class:`BiasAwareError`)."""
+    for group in settings:
+        for name, value in vars(group).items():
+            numbers = value if isinstance(value, list | tuple) else [value]
+            if any(isinstance(v, float) and not math.isfinite(v) for v in numbers):
+                said = INFINITE_MEANS.get(name)
+                raise BiasAwareError(
+                    f"{name}: a finite number; got {value!r}" + (f" ({said})" if said else "")
+                )
 
 
 def recipe_arguments(args: list[str]) -> list[str]:
@@ -925,6 +1015,7 @@ def recipe_arguments(args: list[str]) -> list[str]:
             "no settings: give --config FILE (a recipe config) and any flags; --help lists them"
         )
     args = [part for a in args for part in (["--config", a[9:]] if a.startswith("--config=") else [a])]
+    args = negative_values(args)
     if args.count("--config") > 1:  # TrlParser reads one file; the second was named an unknown flag
         raise BiasAwareError(
             "--config is given twice: a recipe reads one config file (flags override its settings)"
