@@ -134,7 +134,12 @@ def _iter_json(path: Path) -> Iterator[RawRow]:
     try:
         data = json.loads(text, object_pairs_hook=_unique)
     except json.JSONDecodeError as exc:
-        yield RawRow(f"{path}:{exc.lineno}", error=f"{path}:{exc.lineno}: invalid JSON ({exc.msg})")
+        at = "" if exc.msg.endswith(" at") else " at"
+        where = f"{path}:{exc.lineno}"
+        yield RawRow(
+            where,
+            error=f"{where}: invalid JSON ({exc.msg}{at} column {exc.colno}; the whole file is one value)",
+        )
         return
     except _RepeatedKey as exc:
         yield RawRow(str(path), error=f"{path}: {exc}")
@@ -637,7 +642,12 @@ def read_whole_lines(path: str | os.PathLike) -> list[dict[str, Any]]:
 
 
 class JsonlAppender:
-    """Append records one line at a time, durable after each ``append``; for resumable builds.
+    """Append records one line at a time; for resumable builds and judging.
+
+    Each ``append`` is flushed, so a killed process loses nothing appended; it is also forced to the
+    disk (``fsync``, surviving a power cut) unless ``sync=False``, when :meth:`sync` (or closing) does
+    that for every line since: judging syncs once a chunk, not once a view (an ``fsync`` costs
+    milliseconds on some disks, more than a view's judging on a GPU).
 
     On open, a torn last line (a write killed mid-way) is cut off so the file holds only whole
     records; :meth:`existing` returns the records already there so a build can skip them.
@@ -656,14 +666,21 @@ class JsonlAppender:
         """Every record in the file: those found on open plus those appended since."""
         return list(self._rows)
 
-    def append(self, record: Any) -> None:
+    def append(self, record: Any, sync: bool = True) -> None:
         row = _to_dict(record)
         self._rows.append(row)
         self._fh.write(json.dumps(row, ensure_ascii=False) + "\n")
         self._fh.flush()
+        if sync:
+            self.sync()
+
+    def sync(self) -> None:
+        """Force the lines appended so far to the disk."""
         os.fsync(self._fh.fileno())
 
     def close(self) -> None:
+        if not self._fh.closed:
+            self.sync()
         self._fh.close()
 
     def __enter__(self) -> JsonlAppender:

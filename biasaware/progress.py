@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import partial
+from unittest import mock
 
 from tqdm.auto import tqdm
 
@@ -25,6 +27,18 @@ def progress_bar(total: int | None = None, *, desc: str = "", unit: str = "it", 
     mode = os.environ.get("BIASAWARE_PROGRESS", "auto")
     disable = True if not enabled or mode == "off" else (False if mode == "on" else None)
     return tqdm(total=total, desc=desc, unit=unit, disable=disable, dynamic_ncols=True, **kw)
+
+
+@contextmanager
+def library_bars(module) -> Iterator[None]:
+    """Within the block, ``module``'s own ``tqdm`` bars follow ``BIASAWARE_PROGRESS`` ``off`` too (a library
+    that draws its bars with the ``tqdm`` it imported, as transformers' GGUF conversion does; tqdm reads
+    ``TQDM_DISABLE`` only when it is imported, so this process's bars need this)."""
+    if os.environ.get("BIASAWARE_PROGRESS", "auto") != "off" or not hasattr(module, "tqdm"):
+        yield
+        return
+    with mock.patch.object(module, "tqdm", partial(module.tqdm, disable=True)):
+        yield
 
 
 # ------------------------------------------------------------------------------- work within a call

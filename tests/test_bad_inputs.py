@@ -313,6 +313,11 @@ CASES = [
         "argument --grpo-lr: 'inf' is not a finite number",
     ),
     Case(
+        "quickstart-a-negative-number-after-a-flag-is-its-value",
+        ["quickstart", "--generative", "--grpo-lr", "-1e-3", "--out", "{out}"],
+        "budget setting grpo_lr (--grpo-lr): input should be greater than 0 (got -0.001)",
+    ),
+    Case(
         "quickstart-digits-of-another-script",
         ["quickstart", "--generative", "--reward-probes", "\u0663", "--out", "{out}"],
         "argument --reward-probes: '\u0663' is not a whole number",
@@ -1134,25 +1139,6 @@ CASES = [
         "--benchmark {d}/rb.jsonl, --limit 2 are not used",
     ),
     Case(
-        "general-list-entry-not-an-object",
-        [
-            "eval",
-            "general",
-            "--judge",
-            "{reward}",
-            "--mode",
-            "reward",
-            "--benchmark",
-            "{d}/ebb.json",
-            "--out",
-            "{out}",
-        ],
-        "ebb.json:length[1]: expected a JSON object, got str",
-        {
-            "ebb.json": '{"length": [{"instruction": "2+2?", "response1": "4", "response2": "5", "label": 1}, "oops"]}'
-        },
-    ),
-    Case(
         "general-a-pair-id-twice",
         [
             "eval",
@@ -1431,6 +1417,12 @@ CASES = [
         ["recipe:reward", "--config", "{d}/r.yaml", "--warmup_steps", "0"],
         "r.yaml: setting 'warmup_steps': expected float, got 'abc'",
         {"r.yaml": RECIPE_CONFIG + "warmup_steps: abc\n"},
+    ),
+    Case(
+        "recipe-a-negative-number-after-a-flag-is-its-value",
+        ["recipe:reward", "--config", "{d}/r.yaml", "--max_grad_norm", "-inf"],
+        "max_grad_norm: a finite number; got -inf (0 turns gradient clipping off)",
+        {"r.yaml": RECIPE_CONFIG},
     ),
     Case(
         "recipe-config-not-a-mapping",

@@ -485,6 +485,37 @@ def test_two_gloo_processes_write_what_one_process_writes(tiny_models, bench, tm
     assert sa["overall"] == sb["overall"] and sa["per_bias"] == sb["per_bias"]
 
 
+def test_judging_forces_its_lines_to_the_disk_once_a_chunk_and_a_kill_loses_none(
+    tiny_models, bench, tmp_path, monkeypatch
+):
+    """Each judged view's line is flushed as it is written (a killed process loses none); the disk is
+    forced (fsync) once a chunk, not once a view."""
+    import biasaware.io
+
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(biasaware.io.os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    probes = load_probes(bench)
+    judge = load_judge(JudgeSpec(name=str(tiny_models["reward"]), mode="reward"))
+    judge.chunk_views = 64
+    real = judge.prepare
+    seen = []
+
+    def killed_after_two_chunks(views):
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+        lines = tmp_path / "ev" / "judgments.jsonl"
+        seen.append(len(lines.read_text().splitlines()) if lines.exists() else 0)
+        return real(views)
+
+    judge.prepare = killed_after_two_chunks
+    with pytest.raises(KeyboardInterrupt):
+        run_bias_eval(judge, probes, tmp_path / "ev")
+    lines = (tmp_path / "ev" / "judgments.jsonl").read_text().splitlines()
+    assert seen[0] == 0 and seen[1] > 0 and len(lines) > seen[1]  # both chunks' lines are there
+    assert 2 <= len(synced) <= 3  # a sync after each chunk (and on close), not one per line
+
+
 def test_a_shard_left_by_a_killed_process_is_resumed_and_merged(tiny_models, bench, tmp_path):
     """Process 1 of an earlier 2-process run finished its chunk and process 0 was killed: a single
     process judges only the rest and merges both into the file an uninterrupted run writes."""

@@ -167,6 +167,14 @@ def test_a_folder_of_other_files_is_refused_and_left_as_it_was(
     [
         ("reward", {"learning_rate": "-1"}, "learning_rate: a finite number above 0; got -1.0"),
         ("reward", {"learning_rate": "inf"}, "learning_rate: a finite number above 0; got inf"),
+        ("reward", {"learning_rate": "-1e-3"}, "learning_rate: a finite number above 0; got -0.001"),
+        (
+            "reward",
+            {"max_grad_norm": "inf"},
+            "max_grad_norm: a finite number; got inf (0 turns gradient clipping off)",
+        ),
+        ("reward", {"weight_decay": "nan"}, "weight_decay: a finite number; got nan"),
+        ("grpo", {"num_generations": "4", "temperature": "-inf"}, "temperature: a finite number; got -inf"),
         ("reward", {"per_device_train_batch_size": "0"}, "per_device_train_batch_size: at least 1"),
         ("reward", {"max_steps": "0"}, "max_steps: at least 1, or -1"),
         ("reward", {"max_steps": "-5"}, "max_steps: at least 1, or -1"),
@@ -320,3 +328,14 @@ def test_the_number_of_epochs_is_no_setting_where_max_steps_decides_the_length()
         "max_steps: 20 there, -1 now",
         "num_train_epochs: 3.0 there, 1.0 now",
     ]
+
+
+def test_a_list_of_numbers_with_a_nan_is_refused_as_a_number_is():
+    from types import SimpleNamespace
+
+    from biasaware.errors import BiasAwareError
+    from biasaware.training.recipe import check_finite
+
+    with pytest.raises(BiasAwareError, match=r"reward_weights: a finite number; got \[nan, 1.0\]"):
+        check_finite(SimpleNamespace(reward_weights=[float("nan"), 1.0]))
+    check_finite(SimpleNamespace(reward_weights=[0.5, 1.0], name="x", steps=3))

@@ -95,7 +95,8 @@ def judge_into(
     limit: tuple[int, str, str] | None = None,
 ) -> Path:
     """Judge ``(item id, view name, view, meta)`` jobs into a judgments JSONL, skipping those already
-    there (resume); chunk by chunk so a kill loses at most one chunk. Calls that failed after their
+    there (resume); chunk by chunk, each record flushed as it is written and forced to the disk once a
+    chunk, so a kill loses no judged view and a power cut at most one chunk. Calls that failed after their
     retries leave their views unjudged and raise at the end (a rerun judges only those).
 
     Several processes (``torchrun`` / ``accelerate launch``, see :func:`biasaware.devices.ranks`)
@@ -164,9 +165,10 @@ def judge_into(
                         overlong.append(o.overlong)
                     if getattr(o, "cut", 0):  # texts cut to fit the context: counted per view
                         meta = {**meta, "cut": o.cut}
-                    out.append(record(judge.name, item_id, view_name, view, meta, o))
+                    out.append(record(judge.name, item_id, view_name, view, meta, o), sync=False)
                     judged += 1
                     shared += (item_id, view_name) != (job[0], job[1])
+            out.sync()  # once a chunk
         bar.close()
     seconds = time.time() - t0
     if r.main:
@@ -287,6 +289,8 @@ def general_jobs(pairs: list[PreferencePair], kind: str) -> list[tuple[str, str,
             a, b = (p.chosen, p.rejected) if correct == "A" else (p.rejected, p.chosen)
             view = View(prompt=p.prompt, response_a=a, response_b=b, correct=correct)
             meta = {"subset": p.meta.get("subset", "all"), "words": [len(a.split()), len(b.split())]}
+            if p.meta.get("difficulty"):  # RM-Bench's: how the two answers' styles stand (hard, normal, easy)
+                meta["difficulty"] = p.meta["difficulty"]
             jobs.append((p.id, name, view, meta))
     return jobs
 

@@ -251,6 +251,13 @@ class JudgeSpec(BaseModel):
             raise ValueError(problem)
         return value
 
+    @field_validator("name")
+    @classmethod
+    def _home(cls, value: str) -> str:
+        """``~/judge`` is a folder under the home directory, as a shell reads it (quoted, or from a
+        file): recorded as the folder it names."""
+        return os.path.expanduser(value) if value.startswith("~") else value
+
     @field_validator("template")
     @classmethod
     def _known_template(cls, value: str) -> str:
