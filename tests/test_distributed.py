@@ -95,6 +95,19 @@ def finish(proc: subprocess.Popen, timeout: float = LAUNCH_TIMEOUT) -> str:
 
 
 def launch(config, script, out, *args, launcher=()):
+    """A launch that succeeds: its card, its training losses and its output."""
+    proc = start(command(config, script, out, *args, launcher=launcher), ENV)
+    log = finish(proc)
+    assert proc.returncode == 0, log[-6000:]
+    card = json.loads((Path(out) / "biasaware_card.json").read_text())
+    loss = [float(x) for x in re.findall(r"'train_loss': '([^']+)'", log)]
+    return card, loss, log
+
+
+ENV = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "PYTHONHASHSEED": "0"}
+
+
+def command(config, script, out, *args, launcher=()):
     accelerate = Path(sys.executable).with_name("accelerate")
     # a fresh rendezvous port per launch: back-to-back runs on the default port can collide
     cmd = [
@@ -120,13 +133,7 @@ def launch(config, script, out, *args, launcher=()):
         "2",
         *args,
     ]
-    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "PYTHONHASHSEED": "0"}
-    proc = start(cmd, env)
-    log = finish(proc)
-    assert proc.returncode == 0, log[-6000:]
-    card = json.loads((Path(out) / "biasaware_card.json").read_text())
-    loss = [float(x) for x in re.findall(r"'train_loss': '([^']+)'", log)]
-    return card, loss, log
+    return cmd
 
 
 def assert_loads(out, kind):
@@ -158,6 +165,26 @@ def test_reward_ddp_and_zero3(tiny_models, rows, tmp_path):
     )
     assert z2["launch"]["zero_stage"] == 2
     assert_loads(tmp_path / "z2", "reward")
+
+
+def test_zero3_steps_whose_gradients_are_not_finite_are_said_and_stop_the_run(tiny_models, rows, tmp_path):
+    """A learning rate that sends the weights to 1e30 at the first step: every later step's gradients are
+    NaN. DeepSpeed skips those steps itself, after its step the check reads its verdict, says each one,
+    and five in a row stop the run (each process exits 2 without a traceback; the launcher then prints
+    its own) before the ninth step."""
+    args = ["--model_name_or_path", str(tiny_models["reward"]), "--train_file", rows, "--ddp_backend", "gloo"]
+    cmd = command("cpu_zero3.yaml", "reward.py", tmp_path / "z3", *args, "--learning_rate", "1e30")
+    cmd[cmd.index("--max_steps") + 1] = "9"
+    proc = start(cmd, ENV)
+    log = finish(proc)
+    assert proc.returncode != 0, log[-6000:]
+    said = re.findall(
+        r"\[train\] step (\d+)/9: gradients not finite \(NaN or inf\) in the gradients DeepSpeed holds", log
+    )
+    assert said == ["2", "3", "4", "5", "6"], log[-6000:]
+    assert "training stopped at step 6: the gradients were not finite (NaN or inf) at 5 steps in a row" in log
+    assert log.count("Traceback") == 1 and "ChildFailedError" in log  # the launcher's own, on exit 2
+    assert "exitcode  : 2" in log, log[-6000:]
 
 
 def test_sft_ddp_and_zero3_with_16bit_save(tiny_models, traces, tmp_path):

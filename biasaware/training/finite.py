@@ -11,9 +11,17 @@ still advances), prints a ``[train]`` line saying in how many parameters the gra
 ``nonfinite_steps``. ``MAX_IN_A_ROW`` such steps in a row stop the run with an
 error: the model or the data gives NaN on every batch, and skipping would train nothing.
 
-Where the gradients live outside the parameters (DeepSpeed's partitions) the check sees none and does
-nothing; under several processes the verdict is agreed (any process's non-finite gradient skips the step
-on all; every process takes part, with gradients or without), so processes never diverge. In float16 mixed
+Under several processes the verdict is agreed (any process's non-finite gradient skips the step on all;
+every process takes part, with gradients or without), so processes never diverge.
+
+Under DeepSpeed the gradients live in its partitions, and its engine has stepped before the callback
+runs (accelerate runs the engine's step inside ``backward``), so the check reads the engine's own verdict
+instead (:meth:`FiniteGradients.attach`): when the global gradient norm it took is not finite and it
+skipped the step (DeepSpeed 0.19 does in ZeRO stages 1 to 3 and in stage 0 with bfloat16), the step is
+said, recorded (``skipped_by: deepspeed``; which parameters is not known) and counted as above; when it
+applied the step anyway (a DeepSpeed whose check is off), the weights are no longer finite and the run
+stops with an error at that step, not later on a broken model. Where the engine takes no norm (stage 0
+in float32) nothing is checked. In float16 mixed
 precision (``fp16``) the check is off: the loss scaler skips such steps itself (its first steps overflow on
 purpose, as it finds its scale), and there the learning-rate schedule does not advance on a skipped step.
 """
@@ -21,6 +29,7 @@ purpose, as it finds its scale), and there the learning-rate schedule does not a
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +82,12 @@ class FiniteGradients(TrainerCallback):
         self.record = record
         self.steps: list[dict[str, Any]] = []
         self.in_a_row = 0
+        self.engine = lambda: None  # the DeepSpeed engine that trains, once there is one (attach)
+
+    def attach(self, trainer) -> None:
+        """Read a DeepSpeed engine's verdict when ``trainer`` trains with one (module docstring)."""
+        if getattr(trainer, "is_deepspeed_enabled", False):
+            self.engine = lambda: getattr(trainer, "deepspeed", None)
 
     def on_train_begin(self, args, state, control, **kwargs):
         if not state.global_step:
@@ -87,7 +102,14 @@ class FiniteGradients(TrainerCallback):
             self.record("nonfinite_steps", self.steps)
 
     def on_pre_optimizer_step(self, args, state, control, model=None, optimizer=None, **kwargs):
-        if model is None or optimizer is None or getattr(args, "fp16", False):
+        if getattr(args, "fp16", False):
+            return
+        step = state.global_step + 1  # the step this update makes
+        engine = self.engine()
+        if engine is not None:
+            self._after_deepspeed(engine, step, state)
+            return
+        if model is None or optimizer is None:
             return
         found = nonfinite_parameters(model)
         if found is None:
@@ -95,16 +117,41 @@ class FiniteGradients(TrainerCallback):
             return
         names, total = found
         optimizer.zero_grad(set_to_none=True)  # no gradient: the optimizer leaves every weight as it was
-        step = state.global_step + 1  # the step this update would have made
+        where = f"{len(names)} of {total} parameters" if names else "another process's parameters"
+        shown = f" ({', '.join(names)})" if 0 < len(names) <= NAMED else ""
+        self._skipped(
+            {"step": step, "parameters": len(names), "of": total, "named": names[:NAMED]},
+            where + shown,
+            state,
+        )
+
+    def _after_deepspeed(self, engine, step: int, state) -> None:
+        norm = engine.get_global_grad_norm()  # None: the engine took none
+        if norm is None or math.isfinite(float(norm)):
+            self.in_a_row = 0
+            return
+        if engine.was_step_applied():
+            raise BiasAwareError(
+                f"training stopped at step {step}: the gradients were not finite (NaN or inf) and DeepSpeed applied "
+                "them (its own check of them is off), so the weights are no longer finite; lower the learning rate "
+                "or train in float32, from the start or from a checkpoint saved before this step"
+            )
+        self._skipped(
+            {"step": step, "parameters": None, "of": None, "named": [], "skipped_by": "deepspeed"},
+            "the gradients DeepSpeed holds",
+            state,
+        )
+
+    def _skipped(self, entry: dict[str, Any], where: str, state) -> None:
+        """A skipped step: recorded in the card, said on the main process, counted towards a stop."""
+        step = entry["step"]
         self.in_a_row += 1
-        self.steps.append({"step": step, "parameters": len(names), "of": total, "named": names[:NAMED]})
+        self.steps.append(entry)
         if self.record is not None:
             self.record("nonfinite_steps", self.steps)
         if state.is_world_process_zero:
-            where = f"{len(names)} of {total} parameters" if names else "another process's parameters"
-            shown = f" ({', '.join(names)})" if 0 < len(names) <= NAMED else ""
             print(
-                f"[train] step {step}/{state.max_steps}: gradients not finite (NaN or inf) in {where}{shown}; "
+                f"[train] step {step}/{state.max_steps}: gradients not finite (NaN or inf) in {where}; "
                 "the step is skipped, the weights stay as they were",
                 flush=True,
             )
