@@ -137,6 +137,63 @@ def test_rows_that_are_not_pairs_are_said_and_kept_in_the_summary(tmp_path, tiny
     assert "no benchmark pairs (2 of 2 rows left out: empty 1, identical 1)" in capsys.readouterr().err
 
 
+def test_a_released_sets_malformed_rows_are_skipped_and_named_its_own_layouts_refused(
+    tmp_path, tiny_models, capsys
+):
+    """PandaLM's release stores some responses as JSON booleans: `eval general` skips such rows of a released
+    set's layout, says how many with the first, and keeps every one in summary.json (a rescore too); a file
+    in biasaware's own pairs layout is refused instead (mended or rebuilt, not skipped)."""
+    autoj = [
+        {"scenario": "s", "label": i % 2, "prompt": f"q{i}", "response 1": "a" * i, "response 2": "b"}
+        for i in range(1, 6)
+    ]
+    autoj[2]["response 1"] = True
+    path, out = jsonl(tmp_path / "aj.jsonl", autoj), tmp_path / "out"
+    judge = ["--judge", str(tiny_models["reward"]), "--mode", "reward"]
+    assert main(["eval", "general", *judge, "--benchmark", path, "--out", str(out)]) == 0
+    bad = f"{path}:3: field 'response 1' must be text, got bool True"
+    assert f"1 malformed row(s) skipped, the first: {bad}" in capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["skipped_rows"] == [bad] and summary["items"] == 4
+    assert (
+        f"Malformed rows skipped: 1 (listed in summary.json's `skipped_rows`), the first: {bad}"
+        in (out / "report.md").read_text()
+    )
+    assert main(["eval", "general", "--out", str(out), "--rescore"]) == 0
+    assert json.loads((out / "summary.json").read_text())["skipped_rows"] == [bad]
+    own = {"id": "p1", "source": "s", "prompt": [{"role": "user", "content": "q"}], "chosen": "a", "meta": {}}
+    mine = jsonl(tmp_path / "mine.jsonl", [{**own, "rejected": "b"}, {**own, "id": "p2", "rejected": True}])
+    assert main(["eval", "general", *judge, "--benchmark", mine, "--out", str(tmp_path / "o2")]) == 2
+    assert "mine.jsonl:2: field 'rejected'" in capsys.readouterr().err
+
+
+def test_rm_bench_is_reported_by_its_style_difficulty_too(tmp_path, tiny_models):
+    """RM-Bench's headline figures are hard, normal and easy accuracy (the better answer's style plainer
+    than, as plain as, richer than the worse one's): each pooled over the domains, recounted here."""
+    rows = [
+        {
+            "id": i,
+            "subset": s,
+            "prompt": f"q{i}",
+            "chosen": [f"c{i}", f"cc{i} x", f"## cc{i} x y"],
+            "rejected": [f"r{i}", f"rr{i} x", f"## rr{i} x y"],
+        }
+        for i, s in enumerate(("chat", "math"))
+    ]
+    path, out = tmp_path / "chat_filtered.json", tmp_path / "out"
+    path.write_text(json.dumps(rows))
+    judge = ["--judge", str(tiny_models["reward"]), "--mode", "reward"]
+    assert main(["eval", "general", *judge, "--benchmark", str(path), "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    judged = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
+    assert list(summary["per_difficulty"]) == ["hard", "normal", "easy"]
+    for level, row in summary["per_difficulty"].items():
+        mine = [j for j in judged if j["meta"]["difficulty"] == level]
+        assert row["n"] == len(mine) == 6  # 3 pairs a level and prompt, 2 prompts
+        assert row["accuracy"]["value"] == pytest.approx(sum(j["verdict"] == "A" for j in mine) / 6)
+    assert "| hard (every domain) | 6 |" in (out / "report.md").read_text()
+
+
 class LongerWins:
     name, kind, chunk_views = "longer", "generative", 64
 

@@ -658,6 +658,7 @@ def test_the_aggregate_is_seed_level_paired_tests(tmp_path):
         aggregate_markdown,
         compact,
         expand,
+        headline_markdown,
         metric_value,
     )
 
@@ -738,6 +739,25 @@ def test_the_aggregate_is_seed_level_paired_tests(tmp_path):
     assert agg["comparisons"]["balanced - baseline"]["human labels"]["pooled_instance_level"]["b"] == b
     assert "| balanced - baseline | injected BSR |" in aggregate_markdown(agg)
     assert forest_plot(agg, tmp_path / "forest.png", metrics={m: m for m in PLOT_METRICS}).stat().st_size > 0
+    assert "sets" not in agg["metrics"]["curated"]  # no figures to tell: nothing said missing
+    # one arm, judged without LLMBar and EvalBiasBench: nothing to compare, and the pooled metric says so
+    figures = {"baseline": {name: {} for name in ("rm-bench", "auto-j", "pandalm", "judgebench", "heldout")}}
+    one = aggregate(
+        {
+            s: {**r, "metrics": {"baseline": r["metrics"]["baseline"]}, "figures": figures}
+            for s, r in results.items()
+        }
+    )
+    assert one["arms"] == ["baseline"] and one["comparisons"] == {}
+    assert "One arm: nothing to compare" in aggregate_markdown(one)
+    assert one["metrics"]["curated"]["sets"] == ["judgebench"]
+    assert one["metrics"]["curated"]["what"].endswith("(LLMBar, EvalBiasBench: not in the data folder)")
+    assert "| JudgeBench ↑ |" in headline_markdown(one)
+    # a set missing altogether (no NullModel in the copy) keeps its column's name, and says so in `what`
+    assert "| NullModel key FP ↓ |" in headline_markdown(one)
+    assert one["metrics"]["key false positives"]["what"].endswith(
+        "(NullModel's key pairs: not in the data folder)"
+    )
 
 
 def test_eval_real_refuses_before_judging_anything(tmp_path, built):
@@ -898,6 +918,7 @@ def test_cli_eval_real_samples_the_probes(tmp_path, built, capsys):
             root,
             f"it holds the sources: build from them first (`biasaware build real --real {root} --out DATA`)",
         ),
+        (tmp_path, f"(a real-text study's folder: its data is {tmp_path / 'data'})"),  # the folder above
     ):
         data_args = [*args[:-1], str(tmp_path / "e3")]
         data_args[data_args.index("--data") + 1] = str(data)

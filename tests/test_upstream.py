@@ -130,7 +130,17 @@ def test_alpacaeval_preference_margin_and_model_from_the_folder(tmp_path, alpaca
         ],
         generator="example",  # as NullModel's real file names it
     )
-    loaded = load_upstream(tmp_path)
+    # a constant non-answer is not a model's output to prefer: left out, and said
+    with pytest.raises(
+        BiasAwareError, match=r"no benchmark pairs \(3 of 3 rows left out: null-model key 3\)"
+    ):
+        load_upstream(tmp_path)
+    moved = tmp_path / "elsewhere" / "annotations.json"  # a copy out of its folder: its generator names it
+    moved.parent.mkdir()
+    moved.write_text(next(tmp_path.glob("results/NullModel/*/annotations.json")).read_text())
+    with pytest.raises(BiasAwareError, match=r"3 of 3 rows left out: null-model key 3"):
+        load_upstream(moved)
+    loaded = load_upstream(tmp_path, keys=True)  # as `build real` reads it, for the master-key pairs
     assert loaded.layout == "alpacaeval" and loaded.rows == 3
     assert [(p.chosen, p.rejected, p.meta["model_won"]) for p in loaded.pairs] == [
         ("} } }", "the reference", True),
@@ -142,7 +152,9 @@ def test_alpacaeval_preference_margin_and_model_from_the_folder(tmp_path, alpaca
     assert loaded.left_out["tie"] == [
         f"{tmp_path}/results/NullModel/{ALPACA_ANNOTATOR}/annotations.json: row 2"
     ]
-    assert len(load_upstream(tmp_path, margin=0.0).pairs) == 3  # margin 0: every preference decides
+    assert (
+        len(load_upstream(tmp_path, margin=0.0, keys=True).pairs) == 3
+    )  # margin 0: every preference decides
     keys = {p.meta["instruction_key"] for p in loaded.pairs}
     assert len(keys) == 2 and all(len(k) == 16 for k in keys)
 
@@ -432,7 +444,7 @@ def test_the_released_files_load_with_their_row_counts():
     def read(name, folder):
         pairs, rows, left, skipped = [], 0, {}, 0
         for f in find_upstream(name, folder):
-            part = load_upstream(f, bad_rows="skip")
+            part = load_upstream(f, bad_rows="skip", keys=True)
             pairs += part.pairs
             rows += part.rows
             skipped += len(part.skipped)
@@ -449,6 +461,9 @@ def test_the_released_files_load_with_their_row_counts():
     pairs, rows, left, skipped = read("alpaca-eval", REAL / "alpaca_eval")
     assert rows == 22532 and skipped == 0 and left == {"tie": 705, "empty": 24}
     natural = [p for p in pairs if p.meta["model"] != "NullModel"]
+    # read as a benchmark, NullModel's 805 rows are left out before the margin (155 of the ties are theirs)
+    whole = load_upstream(REAL / "alpaca_eval", bad_rows="skip")
+    assert {k: len(v) for k, v in whole.left_out.items()} == {"null-model key": 805, "tie": 550, "empty": 24}
     # 21,149 confident pairs in the independent count: 24 of them have an empty answer, left out here
     assert longer(natural) == (21125, 91.8)
     pairs, rows, left, skipped = read("rm-bench", REAL / "rm-bench")
@@ -468,7 +483,7 @@ def test_the_released_files_load_with_their_row_counts():
 def test_a_malformed_row_points_to_skipping_only_in_a_released_sets_layout(tmp_path):
     pair = {"id": "p1", "source": "s", "prompt": [{"role": "user", "content": "q"}], "chosen": "a"}
     autoj = {"scenario": "s", "label": 0, "prompt": "p", "response 1": "a", "response 2": "b"}
-    skipping = "`biasaware build real` reads it skipping them"
+    skipping = "`biasaware build real` and `eval general` read it skipping them"
     for name, row, hint in (
         ("own.jsonl", {**pair, "rejected": "b", "meta": {}}, False),
         ("aj.jsonl", autoj, True),
@@ -480,3 +495,18 @@ def test_a_malformed_row_points_to_skipping_only_in_a_released_sets_layout(tmp_p
             load_benchmark(str(path))
         assert f"{path}:2: invalid JSON (Unterminated string starting at column 8)" in str(err.value)
         assert (skipping in str(err.value)) == hint
+        if hint:
+            assert len(load_upstream(path, bad_rows="skip").skipped) == 1
+        else:  # biasaware's own layout: mended or rebuilt, never skipped
+            with pytest.raises(RecordError, match="invalid JSON"):
+                load_upstream(path, bad_rows="skip")
+
+
+def test_a_list_entry_that_is_not_an_object_is_named_and_skipped_only_when_asked(tmp_path):
+    path = tmp_path / "ebb.json"
+    row = {"instruction": "2+2?", "response1": "4", "response2": "5", "label": 1}
+    path.write_text(json.dumps({"length": [row, "oops"]}))
+    with pytest.raises(RecordError, match=r"ebb.json:length\[1\]: expected a JSON object, got str"):
+        load_benchmark(str(path))
+    loaded = load_upstream(path, bad_rows="skip")  # as `eval general` reads a released set
+    assert len(loaded.pairs) == 1 and loaded.skipped == [f"{path}:length[1]: expected a JSON object, got str"]

@@ -57,6 +57,7 @@ from typing import Any
 from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.data.upstream import (
     ALPACA_MARGIN,
+    NULL_MODEL,
     RMBENCH_LEVELS,
     UPSTREAM,
     Loaded,
@@ -89,7 +90,6 @@ FOLDER_NAMES: dict[str, tuple[str, ...]] = {
     "llmbar": ("llmbar", "LLMBar"),
     "evalbiasbench": ("evalbiasbench", "offsetbias"),
 }
-NULL_MODEL = "NullModel"
 HELDOUT = 0.2
 FORMAT = 1  # the layout of a real-text folder; a change refuses folders of another
 PROBE_PAIRS = {"probes": "probe-pairs.jsonl", "keys": "key-pairs.jsonl"}  # each probe folder's source pairs
@@ -177,14 +177,16 @@ def unknown_folders(root: str | Path | None) -> list[str]:
 
 
 def load_files(
-    name: str, files: list[Path], margin: float = ALPACA_MARGIN, source: str | None = None
+    name: str, files: list[Path], margin: float = ALPACA_MARGIN, source: str | None = None, keys: bool = False
 ) -> Loaded:
     """One source's files read into one :class:`Loaded` (malformed rows skipped and counted); ``source``: the
-    source whose layout they must have (``name``'s by default)."""
+    source whose layout they must have (``name``'s by default); ``keys``: NullModel's rows are read."""
     merged = Loaded(layout="")
     came_from: dict[str, Path] = {}  # pair id -> the file that gave it
     for f in files:
-        part = load_upstream(f, bad_rows="skip", margin=margin, layout=UPSTREAM[source or name].layout)
+        part = load_upstream(
+            f, bad_rows="skip", margin=margin, layout=UPSTREAM[source or name].layout, keys=keys
+        )
         for pair in part.pairs:
             first = came_from.setdefault(pair.id, f)
             if first != f:
@@ -317,7 +319,11 @@ def build_real(
     train = [p for p in natural if p.meta["instruction_key"] not in held]
     test = [p for p in natural if p.meta["instruction_key"] in held]
     # every key pair counts, whatever the AlpacaEval judge preferred: margin 0 keeps them all
-    keys = null_model_pairs(load_files(NULL_MODEL, nulls, 0.0, "alpaca-eval").pairs, held) if nulls else []
+    keys = (
+        null_model_pairs(load_files(NULL_MODEL, nulls, 0.0, "alpaca-eval", keys=True).pairs, held)
+        if nulls
+        else []
+    )
     if not train or not test:
         raise BiasAwareError(
             f"the split by instruction leaves {len(train)} training and {len(test)} held-out pairs (of "

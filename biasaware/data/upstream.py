@@ -37,13 +37,18 @@ layout             columns                                               label c
 - ``identical``: the two responses are the same text, or differ only in white space, invisible characters or
   Unicode form (:func:`biasaware.records.same_answer`: a judge would read one answer twice; no order to learn or
   test).
+- ``null-model key``: an AlpacaEval row of ``NullModel`` (``results/NullModel/``), whose "output" is one constant
+  non-answer written to fool the annotator (a master key), which GPT-4-turbo prefers on most rows: as a gold label
+  it would count a judge right for being fooled. ``keys=True`` reads them (``build real`` does, for
+  ``masterkey-null.jsonl``, where the reference answer is the one to prefer).
 - ``empty``: a response that shows nothing (an empty output: a real model's, kept out because the records
   contract holds visible text only; a judge's handling of non-answers is what the master-key probes test).
 
 **Malformed rows** (a response that is not text, such as PandaLM's responses stored as JSON booleans; a
 missing field; an unknown label) are named by file, row and field. ``bad_rows="error"`` (the default)
-refuses the source with every problem listed; ``bad_rows="skip"`` leaves them out and lists them in
-``Loaded.skipped``. Nothing is coerced: a ``true`` is not the text "True", a ``1.0`` not the label 1, the text
+refuses the source with every problem listed; ``bad_rows="skip"`` leaves them out of a released set's
+layout and lists them in ``Loaded.skipped`` (a file in biasaware's own ``pairs`` layout is refused either way: it
+is mended or rebuilt, not skipped). Nothing is coerced: a ``true`` is not the text "True", a ``1.0`` not the label 1, the text
 ``"1.9"`` not the preference 1.9, a number not a subset's name (PandaLM's votes, which its README writes as text,
 are the one documented exception). A named source's file of another source's layout (``layout``) is refused at
 its first row, naming both layouts.
@@ -92,6 +97,8 @@ LOCAL_ONLY = {
 ALPACA_MARGIN = 0.2
 """An AlpacaEval preference is a pair only this far from 1.5 or further (1.3 or below, 1.7 or above)."""
 ALPACA_ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
+NULL_MODEL = "NullModel"  # AlpacaEval's constant non-answer, a master key (module docstring)
+NULL_GENERATOR = "example"  # the generator NullModel's annotations name
 
 
 @dataclass(frozen=True)
@@ -414,6 +421,9 @@ def _alpacaeval(row, where, i, opts):
     instruction = _text(row, "instruction", where)
     path = Path(where.split(":")[0])
     model = path.parents[1].name if path.parent.name == ALPACA_ANNOTATOR else _name(row, where, "generator_2")
+    # NullModel's file names its generator "example" (no other model's does): a copy out of its folder is it too
+    if (model == NULL_MODEL or row.get("generator_2") == NULL_GENERATOR) and not opts.get("keys"):
+        raise _LeftOut("null-model key")
     if abs(pref - 1.5) < opts.get("margin", ALPACA_MARGIN):
         raise _LeftOut("tie")
     won = pref > 1.5
@@ -586,10 +596,12 @@ def load_upstream(
     bad_rows: Literal["error", "skip"] = "error",
     margin: float = ALPACA_MARGIN,
     layout: str | None = None,
+    keys: bool = False,
 ) -> Loaded:
     """A benchmark or preference set read into pairs (see the module docstring), with what it left out.
     ``layout``: the layout the rows must have (a named source's, :attr:`Upstream.layout`); rows of another
-    are refused at the first one, naming both, rather than read as the other source."""
+    are refused at the first one, naming both, rather than read as the other source. ``keys``: AlpacaEval's
+    NullModel rows are read, not left out."""
     if bad_rows not in ("error", "skip"):
         raise BiasAwareError(f"bad_rows is 'error' or 'skip', got {bad_rows!r}")
     name = str(name_or_path)
@@ -616,7 +628,7 @@ def load_upstream(
                 )
             cols, convert = FORMATS[loaded.layout]
             require_columns(row, where, cols, loaded.layout)
-            for pair in convert(row, where, i, {"margin": margin}):
+            for pair in convert(row, where, i, {"margin": margin, "keys": keys}):
                 if pair.id in first_at:
                     raise BiasAwareError(  # whatever bad_rows says: a file given twice is not a bad row
                         f"{where}: pair id {pair.id!r} repeats the row at {first_at[pair.id]} (given twice?)"
@@ -627,11 +639,11 @@ def load_upstream(
             loaded.left_out[out.reason].append(where)
         except RecordError as err:
             problems.extend(err.problems)
-    if problems and bad_rows == "error":
+    if problems and (bad_rows == "error" or loaded.layout == "pairs"):
         hint = (
             ""  # a file in biasaware's own layout (one `build real` wrote, say) is mended or rebuilt, not skipped
             if loaded.layout == "pairs"
-            else "; malformed rows of a released set: `biasaware build real` reads it skipping them, each counted"
+            else "; malformed rows of a released set: `biasaware build real` and `eval general` read it skipping them, each counted"
         )
         raise RecordError([*problems, f"({len(problems)} problem(s){hint})"])
     loaded.skipped = problems

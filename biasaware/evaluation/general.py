@@ -102,14 +102,21 @@ def evaluate_general(
     seen: list[list[PreferencePair]] = []
 
     left_out: list[str] = []
+    skipped: list[str] = []
 
     def pairs():
-        loaded = load_upstream(benchmark, split)
+        # a released set's malformed rows (PandaLM's responses stored as booleans) are skipped, each named
+        loaded = load_upstream(benchmark, split, bad_rows="skip")
         line = loaded.left_out_line()
+        skipped.extend(loaded.skipped)
+        said = [line] if line else []
+        if loaded.skipped:
+            said.append(f"{len(loaded.skipped)} malformed row(s) skipped, the first: {loaded.skipped[0]}")
         if line:  # said, and kept in the summary: never dropped without a word
             left_out.append(line)
-            if ranks().main:
-                print(f"[general] {benchmark}: {line}", flush=True)
+        if ranks().main:
+            for words in said:
+                print(f"[general] {benchmark}: {words}", flush=True)
         seen.append(sample_pairs(loaded.pairs, limit, seed) if limit else loaded.pairs)
         return seen[-1]
 
@@ -122,6 +129,8 @@ def evaluate_general(
         extra["cue_baselines"] = general_baselines(seen[-1])  # the cue-only heuristics on the same pairs
         if left_out:
             extra["left_out"] = left_out[0]
+        if skipped:
+            extra["skipped_rows"] = skipped
         if limit:  # what --limit drew, so the sample can be named and drawn again
             extra["sample"] = sample_record(limit, seed, "pairs, stratified by subset", SAMPLE_RULE, seen[-1])
     else:

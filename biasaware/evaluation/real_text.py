@@ -312,6 +312,8 @@ def not_real(data: Path, manifest: dict[str, Any] | None) -> str:
         hint = (
             f"; it holds the sources: build from them first (`biasaware build real --real {data} --out DATA`)"
             if (data / "alpaca_eval").is_dir()
+            else f" (a real-text study's folder: its data is {data / 'data'})"
+            if (data / "data" / "manifest.json").is_file()
             else ""
         )
     else:

@@ -546,7 +546,8 @@ def master_key_markdown(table: dict[str, Any], labels: dict[str, str] | None = N
 
 
 def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
-    rows = [*summary["per_subset"].items(), ("**overall**", summary["overall"])]
+    levels = [(f"{k} (every domain)", r) for k, r in summary.get("per_difficulty", {}).items()]
+    rows = [*summary["per_subset"].items(), *levels, ("**overall**", summary["overall"])]
     if "accuracy" in summary["overall"]:
         lines = ["| subset | n | accuracy | ties |", "|---|---:|---:|---:|"]
         lines += [f"| {s} | {r['n']} | {share(r['accuracy'])} | {r['ties']} |" for s, r in rows]
@@ -565,6 +566,9 @@ def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
         "left_out"
     ):  # rows of the file that are not pairs to judge (ties, empty or identical answers)
         head += f"Not judged: {summary['left_out']}.\n\n"
+    if summary.get("skipped_rows"):  # malformed rows of a released file, each named in summary.json
+        bad = summary["skipped_rows"]
+        head += f"Malformed rows skipped: {len(bad)} (listed in summary.json's `skipped_rows`), the first: {bad[0]}\n\n"
     if summary["overall"].get("overlong"):
         head += (
             f"{summary['overall']['overlong']} view(s) did not fit the judge's context and were not judged "

@@ -14,6 +14,7 @@ import math
 from collections import defaultdict
 from typing import Any
 
+from biasaware.data.upstream import RMBENCH_LEVELS
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.metrics import (
     Outcome,
@@ -304,13 +305,19 @@ def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
         by_item[j.probe_id][j.view] = j
     complete = [g for g in by_item.values() if set(g) in ({"pair"}, set(ORDERS))]
     subsets: dict[str, list] = defaultdict(list)
+    levels: dict[str, list] = defaultdict(list)
     for g in complete:
-        subsets[next(iter(g.values())).meta.get("subset", "all")].append(g)
+        meta = next(iter(g.values())).meta
+        subsets[meta.get("subset", "all")].append(g)
+        if meta.get("difficulty"):
+            levels[meta["difficulty"]].append(g)
     views = [j for g in complete for j in g.values()]
     check = judge_check(
         [j.verdict for j in views],
         sum(j.verdict == j.correct for j in views),
         len(views),
+        # a benchmark's views are scored one order at a time: that accuracy, not a pair's, meets chance
+        over=" (single-order, every view)" if any(j.view != "pair" for j in views) else "",
         fixed_order=bool(views) and all(j.view == "pair" for j in views),  # the chosen answer always A
     )
     return json_safe(
@@ -320,6 +327,13 @@ def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
             "items": len(complete),
             "incomplete_items": len(by_item) - len(complete),
             "per_subset": {s: general_score(g) for s, g in sorted(subsets.items())},
+            # RM-Bench's hard, normal and easy (the better answer's style plainer than, as plain as, richer than
+            # the worse one's), each pooled over the domains
+            **(
+                {"per_difficulty": {k: general_score(levels[k]) for k in RMBENCH_LEVELS if k in levels}}
+                if levels
+                else {}
+            ),
             "overall": general_score(complete),
             "verbosity": verbosity(views),
         }
