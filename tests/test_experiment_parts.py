@@ -145,3 +145,11 @@ def test_a_training_stage_resumes_from_a_checkpoint_and_an_unfinished_one_starts
     flags = train_flags(ARMS["baseline"], Budget(), 3, True)
     assert flags["save_strategy"] == "no" and flags["save_minutes"] == SAVE_MINUTES > 0
     assert flags["save_total_limit"] == 1
+
+
+def test_a_group_of_settings_that_differs_is_named_setting_by_setting():
+    from biasaware.experiments.parts import shown
+
+    record = {"budget": {"pairs": 16, "grpo_lr": 5e-06}, "judge": "generative"}
+    assert shown(record, "budget") == "(pairs 16, grpo_lr 5e-06)"
+    assert shown(record, "judge") == "'generative'" and shown(record, "limit") == "its default"

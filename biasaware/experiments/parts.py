@@ -165,7 +165,11 @@ def shown(settings: dict[str, Any], dotted: str) -> str:
     missing = object()
     for key in dotted.split("."):
         settings = settings.get(key, missing) if isinstance(settings, dict) else missing
-    return "its default" if settings is missing else repr(settings)
+    if settings is missing:
+        return "its default"
+    if isinstance(settings, dict):  # a group of settings (a budget): each as name and value
+        return "(" + ", ".join(f"{k} {v!r}" for k, v in settings.items()) + ")"
+    return repr(settings)
 
 
 # ------------------------------------------------------------------------------------------ recipes

@@ -658,10 +658,15 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
             str(s): {"seconds": results[s].get("seconds"), "load": results[s].get("load")} for s in seeds
         },
     }
+    found = results[seeds[0]].get("figures", {}).get(arms[0]) if arms else None  # the sets judged
     for metric, what in described.items():
         per_arm = {a: [results[s]["metrics"][a][metric] for s in seeds] for a in arms}
+        pooled = METRICS.get(metric, ((),))[0]
+        present = [x for x in pooled if not found or x.split(" ")[0] in found]  # "rm-bench hard": rm-bench's
+        lacking = [SET_NAMES.get(x, x) for x in pooled if x not in present]
         out["metrics"][metric] = {
-            "what": what,
+            "what": what + (f" ({', '.join(lacking)}: not in the data folder)" if lacking else ""),
+            **({"sets": present} if lacking else {}),
             **{a: {"per_seed": v, **spread(v)} for a, v in per_arm.items() if None not in v},
         }
     for arm, other in ((a, b) for a, b in COMPARISONS if a in arms and b in arms):
@@ -714,6 +719,12 @@ def aggregate_markdown(agg: dict[str, Any]) -> str:
         + "; ".join(f"{m} {number(v)}" for m, v in cue.items() if v is not None)
         + ".",
     ]
+    if not agg["comparisons"]:
+        lines += [
+            "",
+            "One arm: nothing to compare (`--arms` with the baseline and another arm gives comparisons).",
+        ]
+        return "\n".join(lines) + "\n"
     others = [c.replace(" - ", " minus ") for c in agg["comparisons"] if not c.endswith(" - baseline")]
     lines += [
         "",
@@ -737,6 +748,16 @@ def aggregate_markdown(agg: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+SET_NAMES = {  # the sets a metric pools, as the tables name them
+    "llmbar": "LLMBar",
+    "judgebench": "JudgeBench",
+    "evalbiasbench": "EvalBiasBench",
+    "auto-j": "Auto-J",
+    "pandalm": "PandaLM",
+    "heldout": "held-out AlpacaEval",
+    "masterkey-null": "NullModel's key pairs",
+    **{f"rm-bench {level}": f"RM-Bench {level}" for level in ("hard", "normal", "easy")},
+}
 HEADLINE = (
     ("rm-bench hard", "RM-Bench hard ↑"),
     ("rm-bench easy", "RM-Bench easy ↑"),
@@ -754,9 +775,16 @@ def headline_markdown(agg: dict[str, Any]) -> str:
     row on the same pairs, and each comparison (:data:`COMPARISONS`) with its seed-level t test."""
 
     n = len(agg["seeds"])
+
+    def label(metric: str, words: str) -> str:  # the curated metric names the sets the data folder had
+        sets = agg["metrics"].get(metric, {}).get("sets")
+        if metric != "curated" or not sets:
+            return words
+        return ", ".join(SET_NAMES.get(x, x) for x in sets) + " ↑"
+
     lines = [
         f"| {n} seeds (percent, mean [95% t interval]) | "
-        + " | ".join(label for _, label in HEADLINE)
+        + " | ".join(label(m, words) for m, words in HEADLINE)
         + " |",
         "|---|" + "---:|" * len(HEADLINE),
     ]
@@ -852,7 +880,8 @@ def run_real_study(
         print(f"[real] seed {seed} ...", flush=True)
         m = SeedRun(out, seed, data, settings).run(place)["metrics"]
         print(
-            f"[real] seed {seed}: "
+            f"[real] seed {seed} (percent; RM-Bench hard and easy, human labels: accuracy; each arm's report: "
+            f"{out / f'seed-{seed}' / 'eval' / 'ARM' / 'report.md'}): "
             + "; ".join(
                 f"{a} hard {number(m[a]['rm-bench hard'])} easy {number(m[a]['rm-bench easy'])} human "
                 f"{number(m[a]['human labels'])} key FP {number(m[a]['key false positives'])} injected BSR "
@@ -866,13 +895,17 @@ def run_real_study(
         for p in out.glob("seed-*")
         if finished(p, chosen)
     }
-    if len(done) < 2:
+    if len(done) < 2:  # a mean and interval across seeds needs two
+        print(
+            "[real] one seed finished: the aggregate across seeds comes with a second (--seeds)", flush=True
+        )
         return None
     agg = aggregate(done)
     write_json(out / "aggregate.json", agg)
     (out / "aggregate.md").write_text(aggregate_markdown(agg))
 
-    forest_plot(agg, out / "forest.png", metrics={m: m for m in PLOT_METRICS}, better=plot_better())
+    if agg["comparisons"]:  # a panel per comparison: none with one arm
+        forest_plot(agg, out / "forest.png", metrics={m: m for m in PLOT_METRICS}, better=plot_better())
     return agg
 
 
