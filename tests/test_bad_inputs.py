@@ -329,6 +329,16 @@ CASES = [
     ),
     Case("sweep-empty-out", ["sweep", "--out", ""], "--out is empty"),
     Case(
+        "sweep-out-not-writable",
+        ["sweep", "--out", "/proc/biasaware-test/out"],
+        "--out /proc/biasaware-test/out: cannot write in /proc",
+    ),
+    Case(
+        "quickstart-out-not-writable",
+        ["quickstart", "--out", "/proc/biasaware-test/out"],
+        "--out /proc/biasaware-test/out: cannot write in /proc",
+    ),
+    Case(
         "sweep-seeds-of-another-script", ["sweep", "--out", "{out}", "--seeds", "\u00b2"], "--seeds '\u00b2'"
     ),
     Case(
@@ -1551,6 +1561,15 @@ def test_bad_input_exits_2_naming_where_and_leaves_nothing_in_the_way(
     if case.fix:
         code, text = run([a.format(**places) for a in case.fix], capsys, monkeypatch)
         assert code == 0, text
+
+
+def test_an_unwritable_out_is_refused_before_the_built_in_model_is_converted(tmp_path, capsys, monkeypatch):
+    """The generative study reads its model's configuration before it claims --out; on a first run that
+    converts the built-in model (about 20 s on 2 cores), which a folder it cannot write must not cost."""
+    monkeypatch.setenv("BIASAWARE_CACHE", str(tmp_path / "cache"))
+    code, text = run(["quickstart", "--generative", "--out", "/proc/biasaware-test/out"], capsys, monkeypatch)
+    assert code == 2 and "--out /proc/biasaware-test/out: cannot write in /proc" in text, text
+    assert not (tmp_path / "cache").exists(), "the model was converted before --out was checked"
 
 
 @pytest.mark.parametrize("cut", [0.5, 0.0])

@@ -413,16 +413,21 @@ def generative_study(args: argparse.Namespace) -> int:
 
 
 def check_out(out: str | None, what: str = "a folder") -> None:
-    """An --out given empty is refused, not read as the default or the working folder."""
+    """An --out given empty is refused, not read as the default or the working folder; a folder that
+    cannot be written, before the library loads (seconds of imports) and before any model is read."""
     if out is not None and not str(out).strip():
         raise BiasAwareError(f"--out is empty: give {what} (or leave --out out)")
+    if out is not None and what == "a folder":
+        from biasaware.io import check_out_folder
+
+        check_out_folder(out, "--out")
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    check_out(args.out)
     from biasaware.experiments.generative import parse_seeds
     from biasaware.experiments.sweep import SweepSpec, parse_grid_flag, run_sweep
 
-    check_out(args.out)
     # each flag is named as the spec's setting, but --recipe-config (its config: --config is the sweep file)
     overrides = o.values(o.Sweep, args, skip=("config", "out", "grid", "seeds", "recipe_config"))
     overrides["config"] = args.recipe_config

@@ -80,7 +80,7 @@ from biasaware.evaluation.summaries import flip_indicators
 from biasaware.experiments import parts
 from biasaware.experiments.parts import claimed
 from biasaware.formatting import pct
-from biasaware.io import PACKAGE, read_records, write_json, write_jsonl
+from biasaware.io import PACKAGE, check_out_folder, read_records, write_json, write_jsonl
 from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.models import load_config, model_identity
 from biasaware.recipes import CONFIGS
@@ -1185,6 +1185,7 @@ def run_generative(
 
     for seed in seeds or []:
         check_seed(seed, "seed")
+    out = check_out_folder(out, "--out")  # before the model is read (a first run converts it)
     here = resolve_device(device)
     dtype = parts.folder_dtype(out, check_dtype_name(dtype))
     precision = study_precision(out, here, dtype)
