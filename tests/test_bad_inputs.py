@@ -333,6 +333,19 @@ CASES = [
         ["sweep", "--out", "/proc/biasaware-test/out"],
         "--out /proc/biasaware-test/out: cannot write in /proc",
     ),
+    *(
+        Case(
+            f"{argv[0]}-{argv[1]}-out-not-writable",
+            [*argv, "--out", "/proc/biasaware-test/out"],
+            "--out /proc/biasaware-test/out: cannot write in /proc",
+        )
+        for argv in (
+            ["eval", "general", "--judge", "x", "--benchmark", "{d}/p.jsonl"],
+            ["eval", "bias", "--rescore"],
+            ["build", "real", "--real", "{d}"],
+            ["preflight", "--judge", "x"],
+        )
+    ),
     Case(
         "quickstart-out-not-writable",
         ["quickstart", "--out", "/proc/biasaware-test/out"],

@@ -81,6 +81,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def build_real(args: argparse.Namespace) -> int:
+    check_out(args.out)
     from biasaware.data.real import (
         FOLDER_NAMES,
         build_real,
@@ -159,6 +160,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return cmd_compare(args)
     if not args.out:
         raise BiasAwareError(f"eval {args.stage} needs --out")
+    check_out(args.out)
     spec = None
     rescore = getattr(args, "rescore", False)  # eval real has none
     if rescore:
@@ -301,6 +303,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     from biasaware.evaluation.preflight import load_thresholds, run_preflight
     from biasaware.evaluation.reports import verdict_lines
 
+    check_out(args.out)
     spec = eval_judge(args, budgets=(o.Preflight,))
     thresholds = load_thresholds(args.thresholds)  # a bad file fails before anything runs
     out = Path(args.out) if args.out else Path("runs/preflight") / Path(args.judge.rstrip("/")).name
