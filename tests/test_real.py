@@ -140,8 +140,13 @@ def test_sources_errors(tmp_path):
         BiasAwareError, match="no AlpacaEval annotations: expected .*alpaca_eval holding results/"
     ):
         resolve_sources(tmp_path)
-    with pytest.raises(BiasAwareError, match="unknown real-text source 'lmbar'"):
-        resolve_sources(tmp_path, {"lmbar": tmp_path})
+    for said, meant in (("lmbar", "llmbar"), ("alpaca_eval", "alpaca-eval"), ("OffsetBias", "evalbiasbench")):
+        with pytest.raises(
+            BiasAwareError, match=f"unknown real-text source '{said}' \\(did you mean '{meant}'"
+        ):
+            resolve_sources(tmp_path, {said: tmp_path})
+    with pytest.raises(BiasAwareError, match=r"unknown real-text source 'xyz'; valid: alpaca-eval, rm-bench"):
+        resolve_sources(tmp_path, {"xyz": tmp_path})
     with pytest.raises(BiasAwareError, match="give NAME=PATH"):
         named_paths(["llmbar"], "--source")
     with pytest.raises(BiasAwareError, match="llmbar given twice"):
@@ -204,6 +209,12 @@ def test_cli_build_real(tmp_path, capsys, real_folder):
         "safety-response_filtered.json",
     ]
     assert parts_lacking("auto-j", root / "auto-j") == []  # one file: found, or the source is missing
+    # a copy given as one of its files (--source rm-bench=.../chat_filtered.json) holds that part only
+    assert parts_lacking("rm-bench", root / "rm-bench" / "data" / "chat_filtered.json") == [
+        "code_filtered.json",
+        "safety-refuse_filtered.json",
+        "safety-response_filtered.json",
+    ]
 
 
 # ------------------------------------------------------------------------------------------- eval real

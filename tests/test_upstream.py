@@ -111,6 +111,23 @@ def test_bad_benchmark_rows(tmp_path):
         load_benchmark("rmb")
 
 
+def test_a_benchmark_name_that_is_also_a_local_folder_is_not_guessed(tmp_path, monkeypatch):
+    """``judgebench`` run where a copy sits in ./judgebench: the hub's or the local one is not guessed (the
+    hub being out of reach must not read as "no local folder"); ./judgebench reads the local one."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "judgebench").mkdir()
+    jsonl(
+        tmp_path / "judgebench" / "gpt.jsonl",
+        [{"question": "q", "response_A": "x", "response_B": "y", "label": "A>B"}],
+    )
+    with pytest.raises(
+        BiasAwareError,
+        match=r"'judgebench' names the hub's ScalerLab/JudgeBench and also the local folder .*give ./judgebench",
+    ):
+        load_benchmark("judgebench")
+    assert [p.prompt[0].content for p in load_benchmark("./judgebench")] == ["q"]
+
+
 @pytest.mark.skipif(not SHARED.exists(), reason="../shared/data is not here")
 def test_real_llmbar_and_evalbiasbench():
     llmbar = load_benchmark(str(SHARED / "llmbar"))

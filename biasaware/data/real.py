@@ -49,6 +49,7 @@ locations in ``manifest.json``: these are other people's released files, so one 
 
 from __future__ import annotations
 
+import difflib
 import random
 import shutil
 from pathlib import Path
@@ -131,7 +132,14 @@ def resolve_sources(
     overrides = dict(overrides or {})
     unknown = sorted(set(overrides) - set(FOLDER_NAMES))
     if unknown:
-        raise BiasAwareError(f"unknown real-text source {unknown[0]!r}; valid: {', '.join(FOLDER_NAMES)}")
+        # a source's folder name (alpaca_eval, offsetbias) is the likeliest slip, then a typo
+        folders = {folder.lower(): name for name, names in FOLDER_NAMES.items() for folder in names}
+        said = unknown[0].lower()
+        close = [folders[said]] if said in folders else difflib.get_close_matches(said, FOLDER_NAMES, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise BiasAwareError(
+            f"unknown real-text source {unknown[0]!r}{hint}; valid: {', '.join(FOLDER_NAMES)}"
+        )
     if root is None and not overrides:
         raise BiasAwareError("give the folder of the real-text sources (--real PATH), or each source by name")
     base = Path(root).expanduser() if root is not None else None

@@ -68,6 +68,7 @@ commits :data:`UPSTREAM` names.)
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import hashlib
 import json
@@ -571,10 +572,15 @@ def _rows(source: str | Path, split: str) -> Iterator[tuple[Any, str, str | None
 
 
 def parts_lacking(name: str, path: str | Path) -> list[str]:
-    """The parts of source ``name`` (:attr:`Upstream.parts`) that its copy at ``path`` lacks, by file name."""
+    """The parts of source ``name`` (:attr:`Upstream.parts`) that its copy at ``path`` lacks, by file name; a
+    copy given as one file holds the part its name matches (``chat_filtered.json``: RM-Bench's chat)."""
     up, path = UPSTREAM[name], Path(path).expanduser()
-    if not up.parts or path.is_file():
+    if not up.parts:
         return []
+    if path.is_file():
+        return [
+            p.removeprefix("**/") for p in up.patterns if not fnmatch.fnmatch(path.name, p.rsplit("/", 1)[-1])
+        ]
     return [p.removeprefix("**/") for p in up.patterns if not glob.glob(p, root_dir=path, recursive=True)]
 
 
@@ -608,6 +614,11 @@ def load_upstream(
     source, default_split = HUB.get(name, (name, "train"))
     if name in LOCAL_ONLY and not Path(name).exists():
         raise BiasAwareError(f"{name} has no hub copy; pass the path of {LOCAL_ONLY[name]}")
+    if name in HUB and Path(name).exists():  # a copy in the working folder: which one is meant is not guessed
+        raise BiasAwareError(
+            f"{name!r} names the hub's {source} and also the local {'folder' if Path(name).is_dir() else 'file'} {Path(name).resolve()}; give "
+            f"./{name} to read the local copy, or {source} (split {default_split}) for the hub's"
+        )
     check_split(source, split, name)
     loaded = Loaded(layout="")
     problems: list[str] = []

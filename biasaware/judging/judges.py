@@ -1103,8 +1103,9 @@ class RewardModelJudge(_ForwardJudge):
         fresh = list(getattr(self.model, "biasaware_fresh", []))  # a head drawn at random: said in reports
         return {
             **super().summary(),
+            # the texts cut are counted per judgment (``cut``; a summary's ``overall.cut``), not here: one judge
+            # object reads several sets, and a resumed run judges only what was left
             "truncation": self.spec.truncation,
-            "truncated": self.truncated,
             **({"untrained_head": fresh} if fresh else {}),
         }
 
