@@ -1447,6 +1447,39 @@ CASES = [
         "max_grad_norm: a finite number; got -inf (0 turns gradient clipping off)",
         {"r.yaml": RECIPE_CONFIG},
     ),
+    *(
+        Case(
+            f"recipe-blank-{key}",
+            ["recipe:reward", "--config", "{d}/r.yaml", "--output_dir", "{out}"],
+            f"r.yaml: setting '{key}' is left blank; give it a value, or leave the line out",
+            {"r.yaml": RECIPE_CONFIG + f"{key}:\n"},
+        )
+        for key in ("train_file", "max_steps", "tau")
+    ),
+    Case(
+        "recipe-blank-output-dir",
+        ["recipe:reward", "--config", "{d}/r.yaml"],
+        "no output_dir: set where the trained model goes",
+        {"r.yaml": RECIPE_CONFIG + "output_dir:\n"},
+    ),
+    Case(
+        "recipe-no-model",
+        ["recipe:reward", "--config", "{d}/r.yaml", "--output_dir", "{out}"],
+        "no model_name_or_path: the model to train from",
+        {"r.yaml": "use_cpu: true\n"},
+    ),
+    Case(
+        "recipe-empty-train-file",
+        ["recipe:reward", "--config", "{d}/r.yaml", "--output_dir", "{out}", "--train_file", ""],
+        "train_file is empty",
+        {"r.yaml": RECIPE_CONFIG},
+    ),
+    Case(
+        "recipe-trust-remote-code",
+        ["recipe:sft", "--config", "{d}/r.yaml", "--output_dir", "{out}", "--trust_remote_code", "true"],
+        "trust_remote_code: true: the recipes load a model folder or hub name as it is",
+        {"r.yaml": RECIPE_CONFIG},
+    ),
     Case(
         "recipe-config-not-a-mapping",
         ["recipe:sft", "--config", "{d}/r.yaml"],

@@ -864,3 +864,26 @@ def test_float16_training_leaves_non_finite_steps_to_its_loss_scaler():
     for _ in range(6):
         guard.on_pre_optimizer_step(SimpleNamespace(fp16=True), state, None, model=model, optimizer=optimizer)
     assert guard.steps == [] and model.bias.grad is not None
+
+
+def test_a_recipe_is_named_the_same_whether_run_as_a_script_or_with_python_m(monkeypatch):
+    """``python -m biasaware.recipes.reward`` runs the module as ``__main__``: its folder records the recipe
+    ``reward`` as ``recipes/reward.py`` does, so each way resumes (and is refused by) the other's folders."""
+    import importlib.machinery
+    import sys
+    import types
+
+    from biasaware.training.recipe import recipe_name
+
+    assert recipe_name(load_recipe("reward").main) == "reward"
+    started = types.ModuleType("__main__")
+    started.__spec__ = importlib.machinery.ModuleSpec("biasaware.recipes.reward", None)
+    monkeypatch.setitem(sys.modules, "__main__", started)
+
+    def main():
+        pass
+
+    main.__module__ = "__main__"
+    assert recipe_name(main) == "reward"
+    started.__spec__, started.__file__ = None, "/somewhere/recipes/grpo.py"  # a script: no import spec
+    assert recipe_name(main) == "grpo"

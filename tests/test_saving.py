@@ -48,9 +48,8 @@ def run_recipe(name, out, model, train_file, **kw):
         learning_rate=1e-2,
         use_cpu=True,
         report_to="none",
-        save_strategy="no",
         bf16=False,
-        **kw,
+        **{"save_strategy": "no", **kw},
     )
     model_args = ModelConfig(model_name_or_path=str(model), use_peft=peft, lora_r=4, lora_alpha=8)
     return r.main(r.ScriptArguments(train_file=train_file), args, model_args)
@@ -101,15 +100,27 @@ def test_a_trained_folder_has_a_readme_that_names_no_none_and_weights_others_can
     import os
 
     out = tmp_path / "run"
-    trainer = run_recipe("reward", out, tiny_models["reward"], rows["train"], use_peft=peft)
+    trainer = run_recipe(
+        "reward",
+        out,
+        tiny_models["reward"],
+        rows["train"],
+        use_peft=peft,
+        save_strategy="steps",
+        save_steps=1,
+    )
     readme = (out / "README.md").read_text()
     assert "None" not in readme and "biasaware_card.md" in readme and "tags:\n- biasaware" in readme
     assert ("library_name: peft" in readme) == peft and "base_model" not in readme  # a local base model
     trainer.create_model_card(model_name="run")  # as TRL calls it at a checkpoint save
     assert (out / "README.md").read_text() == readme
-    weights = next(out.glob("*.safetensors"))
     mode = os.stat(out / "biasaware_card.json").st_mode
-    assert os.stat(weights).st_mode == mode, (oct(os.stat(weights).st_mode), oct(mode))
+    for folder in (
+        out,
+        out / "checkpoint-1",
+    ):  # a checkpoint is evaluated or resumed from as the final folder
+        weights = next(folder.glob("*.safetensors"))
+        assert os.stat(weights).st_mode == mode, (folder, oct(os.stat(weights).st_mode), oct(mode))
 
 
 def test_without_progress_bars_trls_tokenizing_draws_none_either(tiny_models, rows, tmp_path, capsys):

@@ -179,7 +179,9 @@ class ModelCardCallback(TrainerCallback):
 
     def on_save(self, args, state, control, **kwargs):
         if state.is_world_process_zero:
-            self.write(Path(args.output_dir) / f"checkpoint-{state.global_step}", args, state.global_step)
+            checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            self.write(checkpoint, args, state.global_step)
+            readable_weights(checkpoint)  # another user evaluates or resumes from it as from the final folder
 
     def on_train_end(self, args, state, control, **kwargs):
         if state.is_world_process_zero:  # the logged metrics of every step (loss; GRPO: reward, its std, ...)
@@ -840,6 +842,11 @@ def check_recipe_config(path: str, dataclass_types) -> dict[str, Any]:
         hints = typing.get_type_hints(cls)
         for f in fields(cls):
             value, plain = data.get(f.name), _plain_type(hints.get(f.name))
+            if value is None and f.name in data and not _takes_none(hints.get(f.name)):
+                raise BiasAwareError(  # read as None: a TypeError halfway, or transformers' ./trainer_output
+                    f"{path}: setting {f.name!r} is left blank; give it a value, or leave the line out for "
+                    "its default"
+                )
             if plain is None or value is None:
                 continue
             if isinstance(value, str):  # argparse reads it, but only when no flag overrides it: read here too
@@ -856,6 +863,11 @@ def check_recipe_config(path: str, dataclass_types) -> dict[str, Any]:
             if not isinstance(value, kinds) or (plain is not bool and isinstance(value, bool)):
                 raise BiasAwareError(f"{path}: setting {f.name!r}: expected {plain.__name__}, got {value!r}")
     return data
+
+
+def _takes_none(hint) -> bool:
+    """Whether a setting of type ``hint`` may be None (left blank in a config: ``eval_file:``)."""
+    return hint is Any or type(None) in typing.get_args(hint)
 
 
 def _plain_type(hint) -> type | None:
@@ -900,7 +912,9 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
         raise BiasAwareError(said + closest_flags(said, dataclass_types)) from None
     check_training_settings(*parsed)
     flagged = any(a.split("=")[0] in ("--output_dir", "--output-dir") for a in args)
-    if not (flagged or "output_dir" in settings):  # transformers would write to ./trainer_output, unsaid
+    if not (
+        flagged or settings.get("output_dir") is not None
+    ):  # transformers would write to ./trainer_output
         raise BiasAwareError(
             "no output_dir: set where the trained model goes (output_dir in the config, or --output_dir)"
         )
@@ -927,6 +941,15 @@ def check_training_settings(script_args: Any, training_args: Any, model_args: An
     if not str(training_args.output_dir or "").strip():
         raise BiasAwareError("--output_dir is empty: give the folder the trained model goes to")
     check_out_folder(training_args.output_dir, "--output_dir")  # a file, or a place it cannot write
+    if not str(model_args.model_name_or_path or "").strip():
+        raise BiasAwareError(
+            "no model_name_or_path: the model to train from (a built-in name such as minilm-l6, a local folder or "
+            "a hub name), in the config or --model_name_or_path"
+        )
+    if not str(script_args.train_file or "").strip():  # "" would read the working folder
+        raise BiasAwareError(
+            "train_file is empty: give the training rows' file (biasaware build train writes one)"
+        )
     rate = training_args.learning_rate
     if not (isinstance(rate, int | float) and math.isfinite(rate) and rate > 0):
         raise BiasAwareError(f"learning_rate: a finite number above 0; got {rate!r}")
@@ -971,7 +994,8 @@ def check_training_settings(script_args: Any, training_args: Any, model_args: An
     unread = [
         f"{k}: true"
         for k in ("load_in_4bit", "load_in_8bit", "trust_remote_code")
-        if getattr(model_args, k, False)
+        # trust_remote_code: a model setting in older TRL, a training one (TRL's configs) in newer
+        if getattr(model_args, k, False) or getattr(training_args, k, False)
     ]
     if getattr(model_args, "model_revision", "main") not in (None, "main"):
         unread.append(f"model_revision: {model_args.model_revision}")
@@ -1028,6 +1052,17 @@ def recipe_arguments(args: list[str]) -> list[str]:
     return args
 
 
+def recipe_name(main) -> str:
+    """The recipe ``main`` belongs to (``reward``), whichever way it was started: from ``recipes/reward.py``,
+    or as ``python -m biasaware.recipes.reward``, where its module is ``__main__`` (the name its import spec
+    holds): a folder one of them trained is the same recipe's to the other."""
+    module = main.__module__
+    if module == "__main__":
+        spec = getattr(sys.modules["__main__"], "__spec__", None)
+        module = spec.name if spec is not None else Path(sys.modules["__main__"].__file__).stem
+    return module.rsplit(".", 1)[-1]
+
+
 def run_recipe(main, dataclass_types, check=None) -> None:
     """A recipe's entry point: parse the config and flags (:func:`parse_recipe`), run ``check`` (the
     recipe's own checks of its settings and files, before its output folder is read: a bad value is
@@ -1041,7 +1076,7 @@ def run_recipe(main, dataclass_types, check=None) -> None:
         parsed = parse_recipe(dataclass_types)
         checked = {} if check is None else {"checked": check(*parsed)}
         out = parsed[1].output_dir
-        if prepare_run(main.__module__.rsplit(".", 1)[-1], parsed):  # resumes, or refuses the folder
+        if prepare_run(recipe_name(main), parsed):  # resumes, or refuses the folder
             main(*parsed, **checked)
         shutdown()  # every rank leaves the process group before the interpreter exits
     except BiasAwareError as exc:
