@@ -1,5 +1,7 @@
 """Recipes: 2 real optimizer steps with tiny models; the parameters change."""
 
+import re
+
 import pytest
 import torch
 
@@ -887,3 +889,27 @@ def test_a_recipe_is_named_the_same_whether_run_as_a_script_or_with_python_m(mon
     assert recipe_name(main) == "reward"
     started.__spec__, started.__file__ = None, "/somewhere/recipes/grpo.py"  # a script: no import spec
     assert recipe_name(main) == "grpo"
+
+
+def test_a_recipes_help_names_config_and_the_settings_it_refuses(capsys):
+    """TRL reads --config before its parser, so its help leaves it out; the model settings the recipes
+    refuse are said to be refused there, not "works with LoRA" or "forwarded to from_pretrained"."""
+    from biasaware.training.recipe import parse_recipe
+
+    with pytest.raises(SystemExit) as exc:
+        parse_recipe(load_recipe("sft").DATACLASSES, ["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert exc.value.code == 0 and "--config FILE a recipe config (YAML)" in text
+    for name in ("load_in_4bit", "load_in_8bit", "trust_remote_code"):
+        assert re.search(rf"--{name} \[\S+\], --\S+ \[\S+\] refused: the recipes load", text), name
+
+
+def test_a_train_file_left_out_names_its_default_and_what_writes_it(tmp_path, monkeypatch):
+    from biasaware.errors import BiasAwareError
+    from biasaware.training.recipe import DEFAULT_TRAIN_FILE, training_rows
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(
+        BiasAwareError, match=f"no train_file: its default, {DEFAULT_TRAIN_FILE}, is written by"
+    ):
+        training_rows(DEFAULT_TRAIN_FILE, "train")

@@ -188,13 +188,14 @@ class ModelCardCallback(TrainerCallback):
             self.write(Path(args.output_dir), args, state.global_step, state.log_history)
 
 
+DEFAULT_TRAIN_FILE = "runs/quickstart/train-paper/train.jsonl"  # what `biasaware quickstart` writes
+
+
 @dataclass
 class DataArguments:
     """The script arguments every recipe takes (TrlParser reads them from the config and flags)."""
 
-    train_file: str = field(
-        default="runs/quickstart/train-paper/train.jsonl", metadata={"help": "training rows (JSONL)"}
-    )
+    train_file: str = field(default=DEFAULT_TRAIN_FILE, metadata={"help": "training rows (JSONL)"})
     max_train_rows: int | None = field(
         default=None, metadata={"help": "a seeded sample of N rows (the training seed)"}
     )
@@ -331,6 +332,11 @@ BUILT_BY = {
 def training_rows(path: str, kind: str, n: int | None = None, seed: int = 0) -> list:
     """The records of a recipe's data file (``kind``: ``train`` or ``trace``), checked, with ``n`` of
     them drawn with ``seed`` (:func:`sample_rows`); a file with none is refused: no step would train."""
+    if path == DEFAULT_TRAIN_FILE and not Path(path).exists():  # train_file left out of the config
+        raise BiasAwareError(
+            f"no train_file: its default, {path}, is written by `biasaware quickstart` and is not here; set "
+            "train_file (biasaware build train writes training rows)"
+        )
     try:
         rows = read_records(path, kind, checks=RECORD_CHECKS)  # a trace's reply gives its label
     except OtherKindError as err:  # a file of another kind: which command writes the one this recipe reads
@@ -895,7 +901,11 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
     try:
         # no flag prefixes: a misspelt flag is refused, as in a config
         with contextlib.redirect_stderr(captured):
-            parsed = tuple(TrlParser(dataclass_types, allow_abbrev=False).parse_args_and_config(args=args))
+            parser = TrlParser(dataclass_types, allow_abbrev=False)
+            if "-h" in args or "--help" in args:
+                print(recipe_help(parser))
+                raise SystemExit(0)
+            parsed = tuple(parser.parse_args_and_config(args=args))
     except (SystemExit, OSError, ValueError, TypeError) as exc:  # unknown flags, values it refuses
         if isinstance(exc, SystemExit) and exc.code == 0:  # --help, printed to stdout
             raise
@@ -919,6 +929,26 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
             "no output_dir: set where the trained model goes (output_dir in the config, or --output_dir)"
         )
     return parsed
+
+
+# TRL's model settings the recipes' loader does not apply (check_training_settings refuses them)
+UNAPPLIED = ("load_in_4bit", "load_in_8bit", "trust_remote_code")
+
+
+def recipe_help(parser) -> str:
+    """The recipe's ``--help``: TRL's, with ``--config`` (which TRL reads before its parser, so its help
+    leaves it out) and the settings the recipes refuse said to be refused."""
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a recipe config (YAML) whose keys are the settings of this help; flags override it",
+    )
+    for action in parser._actions:  # argparse keeps no public list of a parser's options
+        if action.dest in UNAPPLIED:
+            action.help = "refused: the recipes load a model folder or hub name as it is"
+        elif action.dest == "model_revision":
+            action.help = "main only: download another revision to a folder and name the folder"
+    return parser.format_help()
 
 
 def closest_flags(said: str, dataclass_types) -> str:
@@ -993,7 +1023,7 @@ def check_training_settings(script_args: Any, training_args: Any, model_args: An
     # TRL's model settings that the recipes' loader does not apply: refused, never silently ignored
     unread = [
         f"{k}: true"
-        for k in ("load_in_4bit", "load_in_8bit", "trust_remote_code")
+        for k in UNAPPLIED
         # trust_remote_code: a model setting in older TRL, a training one (TRL's configs) in newer
         if getattr(model_args, k, False) or getattr(training_args, k, False)
     ]
