@@ -86,8 +86,17 @@ def test_load_errors(name, kind, match):
 
 
 def test_folder_without_config(tmp_path):
-    with pytest.raises(BiasAwareError, match="not a model folder"):
+    with pytest.raises(
+        BiasAwareError, match=r"not a model folder \(no config.json or adapter_config.json\)$"
+    ):
         load_model(str(tmp_path), "causal")
+    # a training run stopped before its final save: its checkpoints are models, the folder not yet
+    (tmp_path / "checkpoint-2").mkdir()
+    (tmp_path / "checkpoint-2" / "config.json").write_text("{}")
+    with pytest.raises(
+        BiasAwareError, match="a training run that did not finish: its recipe's command run again"
+    ):
+        resolve_model_path(str(tmp_path), "reward")
 
 
 def test_missing_builtin_package_names_pip_command(monkeypatch):

@@ -180,6 +180,13 @@ def resolve_model_path(name_or_path: str, kind: str = "causal") -> str:
                     " (it holds a DeepSpeed checkpoint: recover the weights with its zero_to_fp32.py, "
                     "or train with zero3_save_16bit_model: true)"
                 )
+            elif any(path.glob("checkpoint-*/config.json")) or any(
+                path.glob(f"checkpoint-*/{ADAPTER_CONFIG}")
+            ):
+                hint = (  # a training run stopped before its final save
+                    " (a training run that did not finish: its recipe's command run again resumes it; or name "
+                    "one of its checkpoint-N folders)"
+                )
             raise BiasAwareError(f"{path} is not a model folder (no config.json or {ADAPTER_CONFIG}){hint}")
         return str(path)
     if name_or_path.startswith((".", "/", "~")) or name_or_path.count("/") > 1:
