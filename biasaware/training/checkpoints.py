@@ -20,8 +20,9 @@ more with every layer trained. Two choices follow.
   of them measured), so all save at the same step. Where checkpoints fall does not change what is
   trained: saving draws no random number (``tests/test_recipes.py``).
 
-What the saves cost is kept in the model card (``checkpoints``: how many were saved and their seconds, which
-the steps' ``train_runtime`` includes).
+What the saves cost is kept in the model card (``checkpoints``: how many the command that wrote the card saved
+and their seconds, which the steps' ``train_runtime`` includes; a resumed run's card counts the saves since it
+resumed, not those of the commands before).
 """
 
 from __future__ import annotations
