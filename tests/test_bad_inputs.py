@@ -1131,6 +1131,20 @@ CASES = [
         out_may_exist=True,
     ),
     Case(
+        "compare-out-inside-a-run",
+        ["eval", "compare", "--runs", "{run}", "{d}/other", "--out", "{run}/summary.json"],
+        "--out {run}/summary.json is inside the compared run {run}: it would write among that run's files",
+        {"other/judgments.jsonl": ""},
+        out_may_exist=True,
+    ),
+    Case(
+        "compare-out-under-a-file",
+        ["eval", "compare", "--runs", "{run}", "{d}/other", "--out", "{d}/afile/c.json"],
+        "--out {d}/afile/c.json: {d}/afile is a file; give a JSON file path in a folder",
+        {"other/judgments.jsonl": "", "afile": "x"},
+        out_may_exist=True,
+    ),
+    Case(
         "compare-empty-out",
         ["eval", "compare", "--runs", "{run}", "{d}/other", "--out", ""],
         "--out is empty: give a JSON file path",

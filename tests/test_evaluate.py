@@ -463,6 +463,14 @@ def test_compare_runs_pairs_probes_and_tests_each_side_against_the_baseline(tmp_
     run_bias_eval(ScriptedJudge(), load_probes(tmp_path / "b", limit=3), tmp_path / "short")
     with pytest.raises(BiasAwareError, match="not judged on the same probes"):
         compare_runs({**runs, "short": tmp_path / "short"}, "follower")
+    # the same selection (all of it) of another benchmark's probes: the benchmark is named, not --limit
+    build_bench(
+        BuildConfig(n_per_bias=10, corpus_size=300, biases="length,beauty", families="facts", seed=1),
+        tmp_path / "b1",
+    )
+    run_bias_eval(ScriptedJudge(), load_probes(tmp_path / "b1"), tmp_path / "other-bench")
+    with pytest.raises(BiasAwareError, match=r"they judged different benchmarks \(--data\)"):
+        compare_runs({**runs, "other": tmp_path / "other-bench"}, "follower")
     with pytest.raises(BiasAwareError, match="baseline"):
         compare_runs(runs, "nobody")
 

@@ -142,17 +142,33 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from biasaware.io import check_out_folder, write_json
 
     check_out(args.out, "a JSON file path")
-    if args.out and Path(args.out).is_dir():
-        raise BiasAwareError(f"--out {args.out} is a folder; give a JSON file path")
-    if args.out:  # an unwritable place fails before the work, named as given
+    if args.out:  # a place it cannot write fails before the work, named as given
+        check_table_path(args.out, args.runs)
         check_out_folder(Path(args.out).parent, "--out")
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     result, text = compare_command(args.runs, args.baseline, view=args.view, by_id=args.by_id)
     print(text)
     if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         write_json(Path(args.out), result)
         print(f"wrote {args.out}")
     return 0
+
+
+def check_table_path(out: str, runs: list[str]) -> None:
+    """``eval compare --out``: a JSON file path, not a folder, under no file, and outside the compared runs
+    (it would replace one of their files, or mix with them)."""
+    path = Path(out).expanduser()
+    if path.is_dir():
+        raise BiasAwareError(f"--out {out} is a folder; give a JSON file path")
+    blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise BiasAwareError(f"--out {out}: {blocking} is a file; give a JSON file path in a folder")
+    for run in runs:
+        if Path(run).expanduser().resolve() in path.resolve().parents:
+            raise BiasAwareError(
+                f"--out {out} is inside the compared run {run}: it would write among that run's files; give a path "
+                "outside the runs"
+            )
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

@@ -175,9 +175,15 @@ def paired_runs(
         judgments = {name: [j for j in js if j.probe_id in shared] for name, js in judgments.items()}
     sizes = {name: len(f) for name, f in flags.items()}
     if len(set(sizes.values())) > 1 or any(set(f) != set(flags[baseline]) for f in flags.values()):
+        subsets = {k: judged_subset(Path(v)) for k, v in runs.items()}
+        judged = f"the runs were not judged on the same probes ({', '.join(f'{k}: {v}' for k, v in sizes.items())})"
+        if len(set(subsets.values())) == 1:  # the same selection of different probes: other benchmarks
+            raise BiasAwareError(
+                f"{judged}, though each judged {next(iter(subsets.values()))}: they judged different benchmarks "
+                "(--data); compare runs of one benchmark"
+            )
         raise BiasAwareError(
-            f"the runs were not judged on the same probes ({', '.join(f'{k}: {v}' for k, v in sizes.items())}). "
-            f"What each run judged: {'; '.join(f'{k}: {judged_subset(Path(v))}' for k, v in runs.items())}. "
+            f"{judged}. What each run judged: {'; '.join(f'{k}: {v}' for k, v in subsets.items())}. "
             "Compare runs judged with the same --limit, --seed and --biases"
         )
     if not flags[baseline]:
