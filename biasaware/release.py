@@ -434,11 +434,16 @@ def project_url() -> str | None:
 _ABSOLUTE = re.compile(r"(?<![\w:/.])/(?:[\w.+-]+/)+([\w.+-]+)")
 
 
+# the paths the card's own Reproduce commands write and read: where a local path is the same text, it is theirs
+CARD_LAYOUT = ("data/train", "data/train/train.jsonl", "ckpt", "bench", "eval", "real")
+
+
 def scrub_paths(text: str, paths: list[str]) -> str:
-    """A card speaks of no local path: each of ``paths`` and any other absolute path becomes its last
-    part (a folder's name)."""
-    for path in sorted(paths, key=len, reverse=True):
-        text = text.replace(path, Path(path).name)
+    """A card speaks of no local path: each of ``paths`` (where it is not the end of a longer path, nor one of
+    :data:`CARD_LAYOUT`'s) and any other absolute path becomes its last part (a folder's name)."""
+    for path in sorted(set(paths) - set(CARD_LAYOUT), key=len, reverse=True):
+        whole = rf"(?<![\w./~-]){re.escape(path)}(?![\w-])"
+        text = re.sub(whole, lambda _, name=Path(path).name: name, text)
     return _ABSOLUTE.sub(lambda m: m.group(1), text)
 
 

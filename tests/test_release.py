@@ -674,3 +674,19 @@ def test_a_release_folder_names_no_local_path(two_points, tmp_path):
     }
     assert not [name for name, text in texts.items() if "runs/quickstart" in text]
     assert "- data: `train.jsonl`" in texts["README.md"]
+
+
+def test_local_paths_are_scrubbed_whole_and_the_cards_own_commands_are_kept():
+    """A recorded path that is also the text of the card's own Reproduce commands (``data/train/train.jsonl``),
+    or the end of a longer path (``train/train.jsonl``), leaves those commands whole: they pointed at files
+    that would not be there."""
+    from biasaware.release import scrub_paths
+
+    text = (
+        "--train_file data/train/train.jsonl --output_dir ckpt\n"
+        "judged `runs/x/ckpt-a` and runs/x/ckpt-a/summary.json; read /home/u/data/b.json"
+    )
+    paths = ["data/train/train.jsonl", "train/train.jsonl", "runs/x/ckpt-a", "ckpt"]
+    assert scrub_paths(text, paths) == (
+        "--train_file data/train/train.jsonl --output_dir ckpt\njudged `ckpt-a` and ckpt-a/summary.json; read b.json"
+    )
