@@ -868,10 +868,13 @@ def evaluation_commands(summary: dict[str, Any], real: dict[str, Any] | None) ->
         if run["mode"] == "generate" and spec.get(k) not in (None, default)
     )
     if real is None:
+        # a sampled report (--limit): the sample's own limit and seed (a rescore may have set another seed)
+        sample = summary.get("sample") or {}
+        seed = sample.get("seed", summary.get("seed", 0))
+        limit = f" --limit {sample['limit']}" if sample.get("limit") is not None else ""
         return [
             "biasaware build bench --config reproduce/bench.yaml --out bench",
-            f"biasaware eval bias {judge} --data bench --out eval --policy {summary.get('policy')} "
-            f"--seed {summary.get('seed', 0)}",
+            f"biasaware eval bias {judge} --data bench --out eval --policy {summary.get('policy')}{limit} --seed {seed}",
         ]
     built = (real.get("data") or {}).get("settings") or {}
     build = "".join(f" --{k} {built[k]}" for k in ("seed", "heldout", "margin") if built.get(k) is not None)

@@ -690,3 +690,15 @@ def test_local_paths_are_scrubbed_whole_and_the_cards_own_commands_are_kept():
     assert scrub_paths(text, paths) == (
         "--train_file data/train/train.jsonl --output_dir ckpt\njudged `ckpt-a` and ckpt-a/summary.json; read b.json"
     )
+
+
+def test_the_cards_eval_command_draws_the_reports_sample():
+    """A report of a --limit sample is reproduced with that limit and the sample's seed (a rescore with
+    another --seed redraws only the intervals), a whole-benchmark report with its seed and no limit."""
+    from biasaware.release import evaluation_commands
+
+    run = {"mode": "reward", "spec": {}}
+    sampled = {"run": run, "policy": "symmetric", "seed": 5, "sample": {"limit": 1, "seed": 0}}
+    assert evaluation_commands(sampled, None)[1].endswith("--policy symmetric --limit 1 --seed 0")
+    whole = {"run": run, "policy": "symmetric", "seed": 3}
+    assert evaluation_commands(whole, None)[1].endswith("--policy symmetric --seed 3")
