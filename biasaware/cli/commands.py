@@ -139,12 +139,11 @@ def judge_spec(args: argparse.Namespace):
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from biasaware.evaluation.compare import compare_command
-    from biasaware.io import check_out_folder, write_json
+    from biasaware.io import write_json
 
-    check_out(args.out, "a JSON file path")
-    if args.out:  # a place it cannot write fails before the work, named as given
-        check_table_path(args.out, args.runs)
-        check_out_folder(Path(args.out).parent, "--out")
+    check_out(args.out, file=True)
+    if args.out:
+        refuse_among_runs(args.out, args.runs)
     result, text = compare_command(args.runs, args.baseline, view=args.view, by_id=args.by_id)
     print(text)
     if args.out:
@@ -154,21 +153,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_table_path(out: str, runs: list[str]) -> None:
-    """``eval compare --out``: a JSON file path, not a folder, under no file, and outside the compared runs
-    (it would replace one of their files, or mix with them)."""
+def refuse_among_runs(out: str, runs: list[str]) -> None:
+    """A table written inside a compared run would replace one of its files, or mix with them."""
+    for run in runs:
+        if Path(run).expanduser().resolve() in Path(out).expanduser().resolve().parents:
+            raise BiasAwareError(
+                f"--out {out} is inside the compared run {run}: it would write among that run's files; give a path "
+                "outside the runs"
+            )
+
+
+def check_table_path(out: str) -> None:
+    """A JSON file path for a table: not a folder, and under no file."""
     path = Path(out).expanduser()
     if path.is_dir():
         raise BiasAwareError(f"--out {out} is a folder; give a JSON file path")
     blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
     if blocking is not None:
         raise BiasAwareError(f"--out {out}: {blocking} is a file; give a JSON file path in a folder")
-    for run in runs:
-        if Path(run).expanduser().resolve() in path.resolve().parents:
-            raise BiasAwareError(
-                f"--out {out} is inside the compared run {run}: it would write among that run's files; give a path "
-                "outside the runs"
-            )
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -431,15 +433,20 @@ def generative_study(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_out(out: str | None, what: str = "a folder") -> None:
-    """An --out given empty is refused, not read as the default or the working folder; a folder that
-    cannot be written, before the library loads (seconds of imports) and before any model is read."""
+def check_out(out: str | None, file: bool = False) -> None:
+    """An --out given empty is refused, not read as the default or the working folder; an --out folder
+    (``file``: a JSON file's) that cannot be written, before the library loads (seconds of imports) and
+    before any model is read."""
     if out is not None and not str(out).strip():
-        raise BiasAwareError(f"--out is empty: give {what} (or leave --out out)")
-    if out is not None and what == "a folder":
+        raise BiasAwareError(
+            f"--out is empty: give {'a JSON file path' if file else 'a folder'} (or leave --out out)"
+        )
+    if out is not None:
         from biasaware.io import check_out_folder
 
-        check_out_folder(out, "--out")
+        if file:
+            check_table_path(out)
+        check_out_folder(Path(out).parent if file else out, "--out")
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

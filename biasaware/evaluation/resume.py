@@ -299,12 +299,8 @@ def run_record(resolved, judge, target: str | Path, seconds: float) -> dict[str,
     }
 
 
-INPUT_RECORDS = (
-    "cue_baselines",
-    "sample",
-    "left_out",
-    "skipped_rows",
-)  # summary entries computed from the input items
+# summary entries computed from the input items
+INPUT_RECORDS = ("cue_baselines", "sample", "left_out", "skipped_rows")
 
 
 def input_records(out: Path) -> dict[str, Any]:

@@ -1062,7 +1062,6 @@ class RewardModelJudge(_ForwardJudge):
     def __init__(self, resolved: ResolvedJudge | JudgeSpec):
         super().__init__(resolved)
         spec = self.spec
-        self.truncated = 0  # (prompt, response) texts cut to fit the context (truncation="longest_first")
         fresh = getattr(self.model, "biasaware_fresh", [])
         if fresh:  # e.g. a language model or a bare encoder read as a reward model: its scores are noise
             print(
@@ -1073,16 +1072,15 @@ class RewardModelJudge(_ForwardJudge):
                 flush=True,
             )
 
-    def texts(self, prompt: list, response: str) -> str:
-        """The rendered (prompt, response) chat; its ids are :func:`biasaware.judging.models.encode_rendered`'s.
-        With ``truncation="longest_first"`` a chat over the context is first cut to fit
-        (:func:`biasaware.judging.models.fit_chat`, the reward trainer's rule), and counted."""
-        messages = [m if isinstance(m, dict) else m.model_dump() for m in prompt]
+    def texts(self, prompt: list, response: str) -> tuple[str, bool]:
+        """The rendered (prompt, response) chat (its ids are :func:`biasaware.judging.models.encode_rendered`'s),
+        and whether it was cut: with ``truncation="longest_first"`` a chat over the context is first cut to fit
+        (:func:`biasaware.judging.models.fit_chat`, the reward trainer's rule)."""
+        messages, cut = [m if isinstance(m, dict) else m.model_dump() for m in prompt], False
         if self.spec.truncation == "longest_first" and self.limit is not None:
             messages, response, cut = fit_chat(self.tokenizer, messages, response, self.limit)
-            self.truncated += cut
         (text,) = render_chats(self.tokenizer, [[*messages, {"role": "assistant", "content": response}]])
-        return text
+        return text, cut
 
     def units(self, views):
         """Each distinct (prompt, response) text once; ``extra`` maps every view to its two texts and the
@@ -1090,10 +1088,9 @@ class RewardModelJudge(_ForwardJudge):
         texts: dict[str, int] = {}
         pairs = []
         for v in views:
-            before = self.truncated
-            ta, tb = self.texts(v.prompt, v.response_a), self.texts(v.prompt, v.response_b)
+            (ta, cut_a), (tb, cut_b) = self.texts(v.prompt, v.response_a), self.texts(v.prompt, v.response_b)
             units = texts.setdefault(ta, len(texts)), texts.setdefault(tb, len(texts))
-            pairs.append((*units, self.truncated - before))
+            pairs.append((*units, int(cut_a) + int(cut_b)))
         return encode_rendered(self.tokenizer, list(texts)), pairs
 
     def values(self, enc):
@@ -1103,8 +1100,7 @@ class RewardModelJudge(_ForwardJudge):
         fresh = list(getattr(self.model, "biasaware_fresh", []))  # a head drawn at random: said in reports
         return {
             **super().summary(),
-            # the texts cut are counted per judgment (``cut``; a summary's ``overall.cut``), not here: one judge
-            # object reads several sets, and a resumed run judges only what was left
+            # texts cut are counted per judgment (``cut``; a summary's ``overall.cut``): one judge reads several sets
             "truncation": self.spec.truncation,
             **({"untrained_head": fresh} if fresh else {}),
         }
@@ -1126,7 +1122,7 @@ class RewardModelJudge(_ForwardJudge):
         """Pointwise: the reward of (conversation, response); the scoring prompt's rubric, score ids
         and reference answer are not part of a reward model's input, so every template of one
         response gets the same score."""
-        texts = [self.texts(list(u.prompt), u.response) for u in units]
+        texts = [self.texts(list(u.prompt), u.response)[0] for u in units]
         distinct = list(dict.fromkeys(texts))
         prepared = self._batched(encode_rendered(self.tokenizer, distinct))
         values = dict(zip(distinct, self._per_unit(self.launch(prepared)), strict=True))
