@@ -42,11 +42,12 @@ from biasaware.evaluation.real_text import (
     set_figures,
 )
 from biasaware.evaluation.reports import markdown_report, real_markdown
-from biasaware.evaluation.runner import run_bias_eval
-from biasaware.evaluation.summaries import json_safe, summarize
+from biasaware.evaluation.resume import FINGERPRINT
+from biasaware.evaluation.runner import applicable, run_bias_eval
+from biasaware.evaluation.summaries import VIEWS, json_safe, scores_agree, summarize
 from biasaware.formatting import pct
 from biasaware.hub import check_license, check_repo_name, hub_calls
-from biasaware.io import check_out_folder, read_json, read_records, write_json
+from biasaware.io import check_out_folder, json_sha256, read_json, read_records, write_json
 from biasaware.judging.judges import JudgeSpec, load_judge
 from biasaware.judging.models import BUILTIN_MODELS, chat_ids, hub_base, load_tokenizer, model_identity
 from biasaware.judging.parsers import parse_rule
@@ -122,23 +123,29 @@ def rejudge(
     recorded = {(j.probe_id, j.view): j for j in judgments}
     by_bias: dict[str, list[str]] = {}
     for (pid, _), j in recorded.items():
-        complete = all((pid, v) in recorded for v in ("original", "injected"))
+        complete = all((pid, v) in recorded for v in VIEWS)
         if complete and pid not in by_bias.get(j.meta.get("bias", ""), []):
             by_bias.setdefault(j.meta.get("bias", ""), []).append(pid)
     ids = spot_sample(by_bias, n, draw)
     if not ids:
         raise BiasAwareError(f"{report}/judgments.jsonl has no probe judged on both views")
-    probes = [p for p in read_records(data, "probe") if p.id in set(ids)]
-    if len(probes) < len(ids):
-        raise BiasAwareError(
-            f"{data} does not hold the probes the report judged ({ids[0]}, ...); wrong --bench?"
-        )
+    given = judged_probes(report, data, recorded)
     asked = run["spec"]
     template = judged_template(asked.get("mode", "generate"), asked.get("template", "default"))
     spec = JudgeSpec.create(
         **{**asked, "name": str(checkpoint), "device": "auto", "dtype": "auto", "template": template}
     )
     judge = load_judge(spec)
+    unjudged = [
+        p.id for p in applicable(list(given.values()), judge.kind) if p.id not in by_bias.get(p.bias, [])
+    ]
+    if unjudged:
+        raise BiasAwareError(
+            f"{report}/judgments.jsonl lacks both views of {len(unjudged)} of the probes its run was given "
+            f"({unjudged[0]}, ...; {FINGERPRINT} lists them): a report is released whole; run the same "
+            f"`biasaware eval bias` command into {report} again to finish it"
+        )
+    probes = [given[pid] for pid in ids]
     again = {(j.probe_id, j.view): j for j in read_records(run_bias_eval(judge, probes, work), "judgment")}
     worst, compared = 0.0, 0
     for key, j in again.items():
@@ -171,6 +178,42 @@ def rejudge(
     }
 
 
+def judged_probes(report: Path, data: Path, recorded: dict[tuple[str, str], Judgment]) -> dict[str, Any]:
+    """The probes the report's run was given, by id, from the benchmark ``data``, as its ``fingerprint.json``
+    records them (id: SHA-256 of the content): a probe missing from ``data`` or whose content differs there
+    (another or an edited benchmark), and a judgment of a probe the run was not given (a mixed folder),
+    are refused."""
+    path = report / FINGERPRINT
+    if not path.is_file():
+        raise BiasAwareError(
+            f"{report} has no {FINGERPRINT}, which records the probes its run judged; evaluate the checkpoint "
+            "again with `biasaware eval bias` into a new folder"
+        )
+    items = read_json(path, "run fingerprint").get("items")
+    if not isinstance(items, dict) or not items:
+        raise BiasAwareError(f"{path} records no probes; evaluate the checkpoint again into a new folder")
+    foreign = sorted({pid for pid, _ in recorded} - set(items))
+    if foreign:
+        raise BiasAwareError(
+            f"{report}/judgments.jsonl judges {len(foreign)} probe(s) its run was not given ({foreign[0]}, ...: "
+            f"not in {FINGERPRINT}); the folder was mixed: evaluate the checkpoint again into a new folder"
+        )
+    given = {p.id: p for p in read_records(data, "probe") if p.id in items}
+    if len(given) < len(items):
+        lost = next(pid for pid in items if pid not in given)
+        raise BiasAwareError(
+            f"{data} does not hold the probes the report judged ({lost}, ...); give the report's benchmark "
+            "with --bench"
+        )
+    for pid, probe in given.items():
+        if json_sha256(probe.model_dump(mode="json")) != items[pid]:
+            raise BiasAwareError(
+                f"{data}: probe {pid} is not the one the report judged (its content differs from the hash in "
+                f"{path}); the benchmark was edited or is another: give the report's benchmark with --bench"
+            )
+    return given
+
+
 def check_summary(report: Path, summary: dict[str, Any], judgments: list[Judgment]) -> dict[str, Any]:
     """The summary scored again from the report's per-instance judgments; a ``summary.json`` whose
     numbers differ (edited, or written for other judgments) is refused. Returns the recomputed
@@ -199,20 +242,6 @@ def check_summary(report: Path, summary: dict[str, Any], judgments: list[Judgmen
     if again["judge_check"]["degenerate"] != (summary.get("judge_check") or {}).get("degenerate"):
         raise BiasAwareError(f"{report}/summary.json's degenerate-judge flag does not match its judgments")
     return {**summary, **again, "run": summary["run"]}  # what the file holds besides (a sample record) kept
-
-
-def scores_agree(folder: Path, judgments: list[Judgment]) -> None:
-    """A reward model's verdict is the order of its two scores (the higher wins, equal is a tie): a
-    judgment whose verdict is not (edited) is refused, since verdicts are what a report counts."""
-    for j in judgments:
-        a, b = (j.scores or {}).get("A"), (j.scores or {}).get("B")
-        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-            order = "A" if a > b else "B" if b > a else "tie"
-            if j.verdict != order:
-                raise BiasAwareError(
-                    f"{folder}/judgments.jsonl: {j.probe_id} ({j.view}) has verdict {j.verdict} but scores A {a}, "
-                    f"B {b} (verdict {order}); the file was edited: evaluate the checkpoint again"
-                )
 
 
 def _training(card: dict[str, Any] | None) -> dict[str, Any]:

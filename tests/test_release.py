@@ -174,9 +174,10 @@ def test_a_report_the_checkpoint_does_not_reproduce_is_refused(two_points, tmp_p
         ):  # the first probe's view, then (the first put back) the last probe's injected view
             flip(rows[i], swap_scores)
             (forged / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-            write_reports(
-                forged / "judgments.jsonl", forged, "symmetric", 0, {"run": run}
-            )  # a consistent summary
+            summary = write_reports(forged / "judgments.jsonl", forged, "symmetric", 0)  # a consistent one
+            (forged / "summary.json").write_text(
+                json.dumps({**summary, "run": run})
+            )  # not scored as a reward's
             with pytest.raises(BiasAwareError, match=said):
                 release(ckpt, forged, tmp_path / "rel", probes=len(rows))  # every probe: drawn at random
             assert not (tmp_path / "rel").exists()
@@ -702,3 +703,58 @@ def test_the_cards_eval_command_draws_the_reports_sample():
     assert evaluation_commands(sampled, None)[1].endswith("--policy symmetric --limit 1 --seed 0")
     whole = {"run": run, "policy": "symmetric", "seed": 3}
     assert evaluation_commands(whole, None)[1].endswith("--policy symmetric --seed 3")
+
+
+def test_a_report_rescored_without_some_judgments_or_judged_on_another_bench_is_refused(two_points, tmp_path):
+    """The report's fingerprint.json lists the probes its run was given: judgments deleted and the summary
+    scored again from the rest (a consistent, cleaner report) are refused, as are a judgment of a probe the
+    run was not given and a benchmark probe edited since (named as such, not as the model's failure)."""
+    from biasaware.evaluation.evaluate import write_reports
+
+    ckpt, report = two_points[0]
+    run = json.loads((report / "summary.json").read_text())["run"]
+    bench = Path(run["data"])
+    rows = [json.loads(line) for line in (report / "judgments.jsonl").read_text().splitlines()]
+    dropped = rows[-1]["probe_id"]
+
+    def forge(kept, name):
+        folder = tmp_path / name
+        shutil.copytree(report, folder)
+        (folder / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
+        write_reports(folder / "judgments.jsonl", folder, "symmetric", 0, {"run": run})
+        return folder
+
+    rescored = forge([r for r in rows if r["probe_id"] != dropped], "rescored")
+    with pytest.raises(BiasAwareError, match=rf"lacks both views of 1 of the probes .*\({dropped}, "):
+        release(ckpt, rescored, tmp_path / "rel", allow_weak_general=True)
+    mixed = forge([*rows, {**rows[0], "probe_id": "not-given-0"}], "mixed")
+    with pytest.raises(BiasAwareError, match="judges 1 probe.*not-given-0.*was mixed"):
+        release(ckpt, mixed, tmp_path / "rel", allow_weak_general=True)
+    edited = tmp_path / "bench"
+    shutil.copytree(bench, edited)
+    for file in edited.rglob("*.jsonl"):
+        text = file.read_text()
+        if f'"{dropped}"' in text:
+            lines = [json.loads(line) for line in text.splitlines()]
+            for probe in lines:
+                if probe.get("id") == dropped:  # a word changed in the answer the cue was written into
+                    probe["injected"]["response_b"] += " (edited)"
+            file.write_text("".join(json.dumps(probe) + "\n" for probe in lines))
+    with pytest.raises(BiasAwareError, match=rf"probe {dropped} is not the one the report judged"):
+        release(ckpt, report, tmp_path / "rel", bench=str(edited), allow_weak_general=True)
+    assert not (tmp_path / "rel").exists() and not (tmp_path / "rel.partial").exists()
+
+
+def test_a_rescore_refuses_a_reward_verdict_its_scores_disagree_with(two_points, tmp_path, capsys):
+    """`eval bias --rescore` counts verdicts: a reward judgment whose verdict was edited against its scores
+    is refused, not counted (a rescore would otherwise make an edited report consistent)."""
+    _, report = two_points[0]
+    edited = tmp_path / "edited"
+    shutil.copytree(report, edited)
+    rows = [json.loads(line) for line in (edited / "judgments.jsonl").read_text().splitlines()]
+    assert main(["eval", "bias", "--rescore", "--out", str(edited)]) == 0  # as judged: scored again
+    rows[0]["verdict"] = "B" if rows[0]["verdict"] == "A" else "A"
+    (edited / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    capsys.readouterr()
+    assert main(["eval", "bias", "--rescore", "--out", str(edited)]) == 2
+    assert f"{rows[0]['probe_id']} ({rows[0]['view']}) has verdict" in capsys.readouterr().err

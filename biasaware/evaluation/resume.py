@@ -290,7 +290,8 @@ def run_record(resolved, judge, target: str | Path, seconds: float) -> dict[str,
         "run": {
             "judge": spec.name,
             "mode": spec.mode,
-            "data": str(target),
+            # a local file or folder as an absolute path: `biasaware release` finds it from any folder
+            "data": str(Path(target).resolve()) if Path(target).exists() else str(target),
             "seconds": round(seconds, 2),
             "spec": spec.model_dump(),
             **judge.summary(),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from biasaware.data.upstream import RMBENCH_LEVELS
@@ -393,3 +394,17 @@ def summarize_scoring(judgments: list[ScoreJudgment], seed: int = 0) -> dict[str
             "per_template": {n: per_template[n] for n in order},
         }
     )
+
+
+def scores_agree(folder: Path, judgments: list[Judgment]) -> None:
+    """A reward model's verdict is the order of its two scores (the higher wins, equal is a tie): a
+    judgment whose verdict is not (edited) is refused, since verdicts are what a report counts."""
+    for j in judgments:
+        a, b = (j.scores or {}).get("A"), (j.scores or {}).get("B")
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            order = "A" if a > b else "B" if b > a else "tie"
+            if j.verdict != order:
+                raise BiasAwareError(
+                    f"{folder}/judgments.jsonl: {j.probe_id} ({j.view}) has verdict {j.verdict} but scores A {a}, "
+                    f"B {b} (verdict {order}); the file was edited: evaluate the checkpoint again"
+                )
