@@ -4,9 +4,11 @@
    records the evaluated model's identity (path and a SHA-256 of its weights,
    :func:`biasaware.judging.models.model_identity`); another hash is refused, another path with the
    same hash is accepted and noted.
-2. The checkpoint loads through :func:`biasaware.judging.judges.load_judge` with the report's
-   judge settings and judges the first ``probes`` probes of the report again: every verdict must
-   be the report's, and a reward model's scores must agree within ``1e-3 + 2e-2 * |score|`` (the
+2. The report is whole: its summary is its judgments' scored again, and its ``fingerprint.json`` (the
+   probes its run was given) is covered, both views of each, with no other probe, and matches the
+   benchmark's probes (:func:`judged_probes`). The checkpoint loads through
+   :func:`biasaware.judging.judges.load_judge` with the report's judge settings and judges ``probes``
+   of the report's probes again, drawn afresh: every verdict must be the report's, and a reward model's scores must agree within ``1e-3 + 2e-2 * |score|`` (the
    report may have run on a GPU in half precision).
 3. The release folder gets the model files, ``README.md`` (a model card with Hugging Face metadata:
    base model, license, datasets, tags; the two-sided bias report with intervals and the
