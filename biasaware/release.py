@@ -749,13 +749,19 @@ def release(
     )
     if out == checkpoint or checkpoint in out.parents or out == given or given in out.parents:
         raise BiasAwareError("--out must be outside the checkpoint and report folders")
-    staging = check_out_folder(out.with_name(out.name + ".partial"), "--out")  # before any judging
+    check_out_folder(out, "--out")  # before any judging; then the folder written first, beside it
+    staging = check_out_folder(out.with_name(out.name + ".partial"), "--out")
     identity = check_report(checkpoint, summary, kind)
     if out.exists() and any(out.iterdir()):
         previous = out / "release.json"
         recorded = read_json(previous, "release record").get("identity", {}) if previous.exists() else {}
-        if recorded.get("weights_sha256") != identity["weights_sha256"]:
+        if not recorded.get("weights_sha256"):
             raise BiasAwareError(f"--out {out} exists and is not empty; remove it or give another folder")
+        if recorded["weights_sha256"] != identity["weights_sha256"]:
+            raise BiasAwareError(
+                f"--out {out} holds the release of other weights (sha256 {recorded['weights_sha256'][:12]}...; "
+                f"these are {identity['weights_sha256'][:12]}...); remove it or give another folder"
+            )
     # what a release writes: the model's files, its card and records; anything else there is the user's
     written = {"README.md", "release.json", "bias_report", "reproduce", "judge_prompt.json"} | {
         item.name

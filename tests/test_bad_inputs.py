@@ -1153,6 +1153,11 @@ CASES = [
     ),
     Case("compare-the-same-run-twice", ["eval", "compare", "--runs", "{run}", "{run}"], "names {run} twice"),
     Case("compare-run-without-judgments", ["eval", "compare", "--runs", "{run}", "{d}/none"], "none"),
+    Case(  # named as without --baseline
+        "compare-missing-run-with-a-baseline",
+        ["eval", "compare", "--runs", "{d}/none", "{run}", "--baseline", "{run}"],
+        "--runs {d}/none: no such folder",
+    ),
     Case("compare-one-run", ["eval", "compare", "--runs", "{run}"], "--runs: give two folders"),
     Case(
         "eval-resumed-in-another-dtype",
@@ -1529,13 +1534,19 @@ CASES = [
     Case(
         "recipe-output-dir-is-a-file",
         ["recipe:reward", "--config", "{d}/r.yaml", "--output_dir", "{d}/afile"],
-        "--output_dir {d}/afile: {d}/afile is a file",
+        "output_dir {d}/afile: {d}/afile is a file",
         {"r.yaml": RECIPE_CONFIG, "afile": "x"},
+    ),
+    Case(  # named as the setting, which a config and a flag both set
+        "recipe-config-output-dir-not-writable",
+        ["recipe:reward", "--config", "{d}/r.yaml"],
+        "error: output_dir /proc/biasaware-test/out: cannot write in /proc",
+        {"r.yaml": RECIPE_CONFIG + "output_dir: /proc/biasaware-test/out\n"},
     ),
     Case(
         "recipe-output-dir-not-writable",
         ["recipe:reward", "--config", "{d}/r.yaml", "--output_dir", "/proc/biasaware-test/out"],
-        "--output_dir /proc/biasaware-test/out: cannot write in /proc",
+        "output_dir /proc/biasaware-test/out: cannot write in /proc",
         {"r.yaml": RECIPE_CONFIG},
     ),
     Case(

@@ -233,6 +233,12 @@ def test_release_refuses_bad_folders(two_points, tmp_path):
     (tmp_path / "full" / "x").write_text("x")
     with pytest.raises(BiasAwareError, match="not empty"):
         release(ckpt, report, tmp_path / "full")
+    with pytest.raises(BiasAwareError, match=r"^--out /sys/rel: cannot write in /sys"):  # not rel.partial
+        release(ckpt, report, "/sys/rel")
+    done = release(ckpt, report, tmp_path / "done", allow_weak_general=True)
+    other_ckpt, other_report = two_points[1]
+    with pytest.raises(BiasAwareError, match=f"--out {done} holds the release of other weights"):
+        release(other_ckpt, other_report, done, allow_weak_general=True)
 
 
 def test_push_passes_the_folder_and_privacy_to_the_hub_client(two_points, tmp_path, monkeypatch):

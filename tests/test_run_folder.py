@@ -156,9 +156,7 @@ def test_a_folder_of_other_files_is_refused_and_left_as_it_was(
     data.mkdir()
     (data / "train.jsonl").write_text("{}\n")
     code, text = run("reward", flags(tiny_models["reward"], train_file, data), monkeypatch, capsys)
-    assert (
-        code == 2 and "is not empty and holds no training run (train.jsonl); use a new --output_dir" in text
-    )
+    assert code == 2 and "is not empty and holds no training run (train.jsonl); use a new output_dir" in text
     assert sorted(p.name for p in data.iterdir()) == ["train.jsonl"]
 
 
@@ -183,7 +181,7 @@ def test_a_folder_of_other_files_is_refused_and_left_as_it_was(
         ("reward", {"num_bias_negatives": "-7"}, "num_bias_negatives: 0 or more, or -1"),
         ("reward", {"eval_summary": "nope.json"}, "eval_summary nope.json: not an `eval bias` summary.json"),
         ("reward", {"eval_summary": "{empty}"}, "not an `eval bias` summary.json (a JSON object)"),
-        ("reward", {"output_dir": ""}, "--output_dir is empty"),
+        ("reward", {"output_dir": ""}, "output_dir is empty"),
         ("reward", {"learning_rat": "1e-4"}, "--learning_rat: did you mean --learning_rate?"),
         ("reward", {"train_file": "{empty}"}, "holds no training rows (written by `biasaware build train`)"),
         (

@@ -64,6 +64,15 @@ def run_labels(folders: list[str]) -> list[str]:
     return [str(f) for f in folders]
 
 
+def judged_runs(folders: list) -> None:
+    """Refuse a run that is not a folder, or not an ``eval bias`` output folder (no ``judgments.jsonl``)."""
+    for folder in folders:
+        if not Path(folder).is_dir():
+            raise BiasAwareError(f"--runs {folder}: {not_a_folder(folder)}")
+        if not (Path(folder) / "judgments.jsonl").is_file():
+            raise BiasAwareError(f"--runs {folder} is not an `eval bias` output folder (no judgments.jsonl)")
+
+
 def compare_folders(folders: list[str], view: str = "injected", by_id: bool = False) -> dict[str, Any]:
     """``eval compare``: two ``eval bias`` folders on the same probes (:func:`compare_judges`), the
     content of shared ids checked through each folder's ``fingerprint.json``; a folder without one
@@ -73,11 +82,7 @@ def compare_folders(folders: list[str], view: str = "injected", by_id: bool = Fa
         raise BiasAwareError(f"view must be one of {', '.join(VIEWS)}; got {view!r}")
     if Path(folders[0]).resolve() == Path(folders[1]).resolve():
         raise BiasAwareError(f"--runs names {folders[0]} twice; compare two different `eval bias` folders")
-    for folder in folders:
-        if not Path(folder).is_dir():
-            raise BiasAwareError(f"--runs {folder}: {not_a_folder(folder)}")
-        if not (Path(folder) / "judgments.jsonl").is_file():
-            raise BiasAwareError(f"--runs {folder} is not an `eval bias` output folder (no judgments.jsonl)")
+    judged_runs(folders)
     overlap = same_items(folders)
     if overlap["unchecked"] and not by_id:
         verb = "holds" if len(overlap["unchecked"]) == 1 else "hold"
@@ -331,9 +336,7 @@ def compare_against(
         raise BiasAwareError(
             f"the baseline {baseline} is not one of the runs ({', '.join(map(str, folders))})"
         )
-    for f in folders:
-        if not (Path(f) / "judgments.jsonl").is_file():
-            raise BiasAwareError(f"{f} holds no judgments.jsonl: give finished `eval bias` folders")
+    judged_runs(folders)
     labels = labels or run_labels([str(f) for f in folders])
     runs = dict(zip(labels, folders, strict=True))
     base = labels[resolved.index(Path(baseline).resolve())]

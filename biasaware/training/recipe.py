@@ -969,8 +969,8 @@ def check_training_settings(script_args: Any, training_args: Any, model_args: An
     """Settings a recipe would take and then fail on halfway (a traceback), or train nothing with, or
     read otherwise than written: refused before the model loads (:class:`BiasAwareError`)."""
     if not str(training_args.output_dir or "").strip():
-        raise BiasAwareError("--output_dir is empty: give the folder the trained model goes to")
-    check_out_folder(training_args.output_dir, "--output_dir")  # a file, or a place it cannot write
+        raise BiasAwareError("output_dir is empty: give the folder the trained model goes to")
+    check_out_folder(training_args.output_dir, "output_dir")  # a file, or a place it cannot write
     if not str(model_args.model_name_or_path or "").strip():
         raise BiasAwareError(
             "no model_name_or_path: the model to train from (a built-in name such as minilm-l6, a local folder or "

@@ -265,7 +265,7 @@ def prepare_run(recipe: str, parsed: tuple) -> bool:
         what, keep = ("a finished", "keep it") if finished else ("an interrupted", "resume it")
         _refuse_other(out, recorded_settings(out, here), now, what, keep)
     elif out.is_dir():
-        refuse_foreign(out, (RUN_MARK, CARD), "a training run", flag="--output_dir")
+        refuse_foreign(out, (RUN_MARK, CARD), "a training run", flag="output_dir")
     if finished:
         print(
             f"[train] {out} holds this run, finished (its model card records it): nothing to train",
@@ -285,7 +285,7 @@ def prepare_run(recipe: str, parsed: tuple) -> bool:
     if source is not None and not any(source.glob("rng_state*.pth")):
         raise BiasAwareError(
             f"{source} holds the weights alone (save_only_model): a run resumed from it would not continue as "
-            "saved (no optimizer, scheduler or random state); give another --output_dir to train from the start"
+            "saved (no optimizer, scheduler or random state); give another output_dir to train from the start"
         )
     if source is None and asked is True:
         print(f"[train] no checkpoint in {out} to resume from: training from the first step", flush=True)
