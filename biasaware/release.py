@@ -46,7 +46,7 @@ from biasaware.evaluation.real_text import (
 from biasaware.evaluation.reports import markdown_report, real_markdown
 from biasaware.evaluation.resume import FINGERPRINT
 from biasaware.evaluation.runner import applicable, run_bias_eval
-from biasaware.evaluation.summaries import VIEWS, json_safe, scores_agree, summarize
+from biasaware.evaluation.summaries import VIEWS, json_safe, summarize, verdicts_agree
 from biasaware.formatting import pct
 from biasaware.hub import check_license, check_repo_name, hub_calls
 from biasaware.io import check_out_folder, json_sha256, read_json, read_records, write_json
@@ -221,8 +221,7 @@ def check_summary(report: Path, summary: dict[str, Any], judgments: list[Judgmen
     numbers differ (edited, or written for other judgments) is refused. Returns the recomputed
     summary with the file's run record."""
 
-    if (summary.get("run") or {}).get("mode") == "reward":
-        scores_agree(report, judgments)
+    verdicts_agree(report, judgments, summary["run"].get("spec"))
     again = summarize(judgments, summary.get("policy", "symmetric"), summary.get("seed", 0))
     scopes = [("overall", again["overall"]["micro"], (summary.get("overall") or {}).get("micro") or {})]
     scopes += [(b, s, (summary.get("per_bias") or {}).get(b) or {}) for b, s in again["per_bias"].items()]
@@ -975,14 +974,13 @@ def check_real(
         name: read_json(folder / name / "summary.json", f"set {name} of the `eval real` report")
         for name in real["sets"]
     }
-    reward = {
-        name for name, summary in summaries.items() if (summary.get("run") or {}).get("mode") == "reward"
-    }
     cut: dict[str, int] = {}
 
-    def read(at: Path, judgments: list) -> None:  # beside the count: the verdicts' scores, the texts cut
-        if at.name in reward:
-            scores_agree(at, judgments)
+    def read(
+        at: Path, judgments: list
+    ) -> None:  # beside the count: the verdicts by the judge's rule, the texts cut
+        if at.name in summaries:
+            verdicts_agree(at, judgments, (summaries[at.name].get("run") or {}).get("spec"))
         cut[at.name] = sum(int(j.meta.get("cut", 0)) for j in judgments)
 
     counted = pair_outcomes(folder, read)

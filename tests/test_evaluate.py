@@ -169,6 +169,30 @@ def test_generative_judge_through_an_endpoint(bench, tmp_path):
     assert all(j.raw.endswith("</answer>") for j in judgments)
 
 
+def test_a_rescore_refuses_a_generated_verdict_its_reply_does_not_say(bench, tmp_path, capsys):
+    """A generative judge's verdict is its template's parser applied to the reply it recorded: a verdict
+    edited in judgments.jsonl is refused by `eval bias --rescore` (which would otherwise count it), naming
+    the view; the judgments as judged are scored again."""
+    from biasaware.evaluation.evaluate import evaluate_bias
+
+    out = tmp_path / "run"
+    with FakeChatServer() as server:
+        spec = JudgeSpec(
+            name="fake", backend="openai", base_url=server.base_url, cache_dir=str(tmp_path / "c")
+        )
+        evaluate_bias(spec, bench, out, biases=["authority"], limit=2)
+    assert main(["eval", "bias", "--rescore", "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
+    said = rows[1]["verdict"]
+    rows[1]["verdict"] = "B" if said == "A" else "A"
+    (out / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    capsys.readouterr()
+    assert main(["eval", "bias", "--rescore", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{rows[1]['probe_id']} ({rows[1]['view']}) has verdict {rows[1]['verdict']} but its reply" in err
+    assert f"reads {said} by the default template's parser" in err and "Traceback" not in err
+
+
 def test_tiny_models_run_every_path(bench, tiny_models, tmp_path):
     probes = load_probes(bench, limit=2)
     spec = JudgeSpec(name=str(tiny_models["causal"]), max_tokens=4, cache_dir=str(tmp_path / "cache"))

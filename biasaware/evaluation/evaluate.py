@@ -38,7 +38,7 @@ from biasaware.evaluation.runner import (
     run_bias_eval,
     unscored,
 )
-from biasaware.evaluation.summaries import sample_record, scores_agree, summarize
+from biasaware.evaluation.summaries import sample_record, summarize, verdicts_agree
 from biasaware.io import check_out_folder, read_records, write_json
 from biasaware.judging.judges import spec_of
 from biasaware.records import BiasProbe
@@ -48,8 +48,8 @@ from biasaware.taxonomy import parse_bias_list
 def write_reports(judgments_path: Path, out: Path, policy: str, seed: int, extra: dict | None = None) -> dict:
     """Score ``judgments_path`` and write summary.json, report.md and the plots into ``out``."""
     judgments = read_records(judgments_path, "judgment")
-    if ((extra or {}).get("run") or {}).get("mode") == "reward":  # a rescore of edited verdicts included
-        scores_agree(out, judgments)
+    if "run" in (extra or {}):  # the judge's rule known: a rescore of edited verdicts is refused
+        verdicts_agree(out, judgments, extra["run"].get("spec"))
     summary = summarize(judgments, policy, seed)
     summary.update(extra or {})
     out.mkdir(parents=True, exist_ok=True)

@@ -33,6 +33,7 @@ from biasaware.evaluation.metrics import (
     two_sided,
     wilson_interval,
 )
+from biasaware.judging.parsers import get_parser
 from biasaware.records import Judgment, ScoreJudgment
 from biasaware.taxonomy import BIASES, CATEGORIES, SECURITY
 from biasaware.version import __version__
@@ -396,15 +397,36 @@ def summarize_scoring(judgments: list[ScoreJudgment], seed: int = 0) -> dict[str
     )
 
 
-def scores_agree(folder: Path, judgments: list[Judgment]) -> None:
-    """A reward model's verdict is the order of its two scores (the higher wins, equal is a tie): a
-    judgment whose verdict is not (edited) is refused, since verdicts are what a report counts."""
+def verdicts_agree(folder: Path, judgments: list[Judgment], spec: dict[str, Any] | None) -> None:
+    """Each verdict is what its judge's own output says, by the judge's one rule: with two scores (a reward
+    model, a direct judge's P(A) and P(B), a pointwise judge) their order (the higher wins, equal is a tie);
+    a generated reply (``spec``: the run's judge settings, mode ``generate``) its template's parser applied
+    to the reply as recorded (``raw``). A verdict that is not (edited) is refused: verdicts are what a report
+    counts, and a rescore counts them again. A view over the judge's context (``meta.overlong``) was not
+    judged and is left as recorded; without the run's settings only scores are checked."""
+    spec = spec if isinstance(spec, dict) else {}
+    parse = None
+    if spec.get("mode") == "generate" and not spec.get("pointwise"):
+        try:
+            parse = get_parser(spec.get("template") or "default", spec.get("parse") or "strict")
+        except (KeyError, ValueError):  # a settings record edited by hand: the judge's rule is not known
+            raise BiasAwareError(
+                f"{folder}: the run's judge settings name template {spec.get('template')!r} and parse "
+                f"{spec.get('parse')!r}, which no parser reads; evaluate the checkpoint again"
+            ) from None
+    template = spec.get("template") or "default"
     for j in judgments:
         a, b = (j.scores or {}).get("A"), (j.scores or {}).get("B")
         if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-            order = "A" if a > b else "B" if b > a else "tie"
-            if j.verdict != order:
-                raise BiasAwareError(
-                    f"{folder}/judgments.jsonl: {j.probe_id} ({j.view}) has verdict {j.verdict} but scores A {a}, "
-                    f"B {b} (verdict {order}); the file was edited: evaluate the checkpoint again"
-                )
+            said = "A" if a > b else "B" if b > a else "tie"
+            rule = f"scores A {a}, B {b} (verdict {said})"
+        elif parse is not None and not j.meta.get("overlong"):
+            said = parse(j.raw)
+            rule = f"its reply reads {said} by the {template} template's parser"
+        else:
+            continue
+        if j.verdict != said:
+            raise BiasAwareError(
+                f"{folder}/judgments.jsonl: {j.probe_id} ({j.view}) has verdict {j.verdict} but {rule}; the file "
+                "was edited: evaluate the checkpoint again"
+            )
