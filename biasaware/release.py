@@ -435,6 +435,9 @@ def model_card(
         "",
         f"- weights sha256 `{identity['weights_sha256']}`: the same as the evaluated model's"
         + (" (evaluated at another path)" if identity.get("moved") else ""),
+        "- the report covers every probe its run was given, both views (its `fingerprint.json`), and its summary is "
+        "its judgments scored again, each verdict its judge's own output read by the judge's rule"
+        + (" (the summary was rescored: `eval bias --rescore`)" if summary["run"].get("rescored") else ""),
         f"- re-judged {check['probes']} of the report's {check['of']} probes ({check['views']} views), drawn at random "
         f"(seed {check['seed']}), at release: same verdicts"
         + (f", scores within {check['max_score_diff']:.2g}" if mode == "reward" else ""),

@@ -754,11 +754,17 @@ def test_a_report_rescored_without_some_judgments_or_judged_on_another_bench_is_
 def test_a_rescore_refuses_a_reward_verdict_its_scores_disagree_with(two_points, tmp_path, capsys):
     """`eval bias --rescore` counts verdicts: a reward judgment whose verdict was edited against its scores
     is refused, not counted (a rescore would otherwise make an edited report consistent)."""
-    _, report = two_points[0]
+    ckpt, report = two_points[0]
     edited = tmp_path / "edited"
     shutil.copytree(report, edited)
     rows = [json.loads(line) for line in (edited / "judgments.jsonl").read_text().splitlines()]
     assert main(["eval", "bias", "--rescore", "--out", str(edited)]) == 0  # as judged: scored again
+    card = (release(ckpt, edited, tmp_path / "rel", allow_weak_general=True) / "README.md").read_text()
+    assert "(the summary was rescored: `eval bias --rescore`)" in card  # said on the card
+    assert (
+        "rescored"
+        not in (release(ckpt, report, tmp_path / "rel2", allow_weak_general=True) / "README.md").read_text()
+    )
     rows[0]["verdict"] = "B" if rows[0]["verdict"] == "A" else "A"
     (edited / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     capsys.readouterr()
