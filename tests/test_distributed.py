@@ -104,7 +104,9 @@ def launch(config, script, out, *args, launcher=()):
     return card, loss, log
 
 
-ENV = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "PYTHONHASHSEED": "0"}
+# PYTHONFAULTHANDLER: a process that aborts (a C++ std::terminate at exit) prints every thread's Python stack,
+# so a rare failure of a launch names the process and the threads it left running
+ENV = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "PYTHONHASHSEED": "0", "PYTHONFAULTHANDLER": "1"}
 
 
 def command(config, script, out, *args, launcher=()):
@@ -253,7 +255,7 @@ def run_worker(script: str, *args, timeout: float = LAUNCH_TIMEOUT) -> dict:
         str(ROOT / "tests" / "workers" / script),
         *map(str, args),
     ]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    env = {**ENV, "OMP_NUM_THREADS": "1"}
     proc = start(cmd, env)
     log = finish(proc, timeout)
     assert proc.returncode == 0, log[-6000:]
@@ -329,7 +331,7 @@ def test_two_machines_on_localhost_train_a_reward_model(tiny_models, rows, tmp_p
             "--ddp_backend",
             "gloo",
         ]
-        env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"}
+        env = {**ENV, "OMP_NUM_THREADS": "1"}
         return start(cmd, env)
 
     nodes = [machine(0), machine(1)]
