@@ -8,8 +8,9 @@
    probes its run was given) is covered, both views of each, with no other probe, and matches the
    benchmark's probes (:func:`judged_probes`). The checkpoint loads through
    :func:`biasaware.judging.judges.load_judge` with the report's judge settings and judges ``probes``
-   of the report's probes again, drawn afresh: every verdict must be the report's, and a reward model's scores must agree within ``1e-3 + 2e-2 * |score|`` (the
-   report may have run on a GPU in half precision).
+   of the report's probes again, drawn afresh: every verdict must be the report's, and a reward
+   model's scores must agree within ``1e-3 + 2e-2 * |score|`` (the report may have run on a GPU in
+   half precision).
 3. The release folder gets the model files, ``README.md`` (a model card with Hugging Face metadata:
    base model, license, datasets, tags; the two-sided bias report with intervals and the
    degenerate-judge check; general-benchmark agreement when given; the training data's manifest and
