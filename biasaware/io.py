@@ -29,7 +29,7 @@ from typing import Any
 
 from biasaware.errors import BiasAwareError, OtherKindError, RecordError
 from biasaware.hub import check_hub_name
-from biasaware.records import guess_kind, json_kind, parse_record, resolve_kind
+from biasaware.records import guess_kind, json_kind, json_shown, parse_record, resolve_kind
 
 DATA_SUFFIXES = (".jsonl", ".json", ".parquet")
 
@@ -611,9 +611,10 @@ def write_parquet(path: str | os.PathLike, records: Iterable[Any]) -> Path:
     return _atomic_write(Path(path), lambda fh: pq.write_table(table, fh))
 
 
-def _whole_lines(path: Path) -> tuple[list[dict[str, Any]], int, int]:
+def _whole_lines(path: Path, keys: tuple[str, ...] = ()) -> tuple[list[dict[str, Any]], int, int]:
     """The records on the whole lines of a JSONL file, the bytes they take and the file's size
-    (a torn last line, from a writer killed mid-way, is not a record)."""
+    (a torn last line, from a writer killed mid-way, is not a record). ``keys``: the fields every record
+    must hold as text (what a resumed run reads of each), named with the line when one does not."""
     if not path.exists():
         return [], 0, 0
     data = path.read_bytes()
@@ -632,13 +633,18 @@ def _whole_lines(path: Path) -> tuple[list[dict[str, Any]], int, int]:
             ) from None
         if not isinstance(row, dict):
             raise BiasAwareError(f"{path}:{n}: a record is a JSON object, got a JSON {type(row).__name__}")
+        for key in keys:
+            if not isinstance(row.get(key), str) or not row[key]:
+                said = "is missing" if key not in row else f"is {json_shown(row[key])}, not text"
+                raise BiasAwareError(f"{path}:{n}: field {key!r} {said}; remove the line or use a new --out")
         rows.append(row)
     return rows, len(keep), len(data)
 
 
-def read_whole_lines(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """The records of a JSONL file another process may be appending to, without touching it."""
-    return _whole_lines(Path(path))[0]
+def read_whole_lines(path: str | os.PathLike, keys: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The records of a JSONL file another process may be appending to, without touching it (``keys``:
+    as :func:`_whole_lines` checks them)."""
+    return _whole_lines(Path(path), keys)[0]
 
 
 class JsonlAppender:
@@ -653,10 +659,10 @@ class JsonlAppender:
     records; :meth:`existing` returns the records already there so a build can skip them.
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, keys: tuple[str, ...] = ()):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._rows, whole, size = _whole_lines(self.path)
+        self._rows, whole, size = _whole_lines(self.path, keys)
         if whole != size:
             with self.path.open("r+b") as fh:
                 fh.truncate(whole)

@@ -106,6 +106,28 @@ def test_interrupted_run_resumes_and_rescore_needs_no_model(bench, tmp_path, cap
     assert json.loads((tmp_path / "straight" / "summary.json").read_text())["overall"] == a["overall"]
 
 
+def test_a_resumed_run_names_a_damaged_judgment_line(bench, tmp_path):
+    """A judgments.jsonl row that lost a field a resume reads (its view, its probe id, its judge) is named
+    with its file, line and field, not a KeyError; the same for a field of another kind."""
+    probes = load_probes(bench, ["length"], limit=2)
+    path = run_bias_eval(ScriptedJudge(), probes, tmp_path)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for field, value, said in (
+        ("view", None, "field 'view' is missing"),
+        ("judge", 5, "field 'judge' is a number 5"),
+    ):
+        damaged = [dict(r) for r in rows]
+        if value is None:
+            del damaged[2][field]
+        else:
+            damaged[2][field] = value
+        path.write_text("".join(json.dumps(r) + "\n" for r in damaged))
+        with pytest.raises(
+            BiasAwareError, match=rf"judgments.jsonl:3: {said}.*remove the line or use a new --out"
+        ):
+            run_bias_eval(ScriptedJudge(), probes, tmp_path)
+
+
 def test_policies_differ_only_on_injected_invalids(bench, tmp_path):
     probes = load_probes(bench, ["bandwagon"])
 

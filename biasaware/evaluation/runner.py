@@ -126,11 +126,12 @@ def judge_into(
     path = Path(path)
     unique, twins = _distinct(jobs) if getattr(judge, "judges_views_alone", False) else (jobs, {})
     own = path if r.world == 1 else path.parent / SHARDS / f"{path.stem}.rank{r.rank}-of-{r.world}.jsonl"
-    earlier = [row for p in {path, *_shards(path)} - {own} for row in read_whole_lines(p)]
+    keys = ("judge", "probe_id", "view")  # what a resumed run reads of each judgment there
+    earlier = [row for p in {path, *_shards(path)} - {own} for row in read_whole_lines(p, keys)]
     failed = judged = shared = 0
     overlong: list[tuple[int, int]] = []
     t0 = time.time()
-    with JsonlAppender(own) as out:
+    with JsonlAppender(own, keys) as out:
         existing = earlier + out.existing()
         if any(row["judge"] != judge.name for row in existing):
             raise BiasAwareError(f"{path} holds judgments of another judge; use a new --out")
