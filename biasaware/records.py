@@ -291,11 +291,24 @@ def _scalar_grouping_meta(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
+# meta keys read as yes or no (a probe's side: the cue on the better answer): "false" would read as true
+FLAG_META = ("mirror",)
+
+
+def _flag_meta(value: dict[str, Any]) -> dict[str, Any]:
+    """Refuse a key of :data:`FLAG_META` that is not a JSON boolean."""
+    for key in FLAG_META:
+        if key in value and not isinstance(value[key], bool):
+            raise ValueError(f"meta.{key} must be true or false, got {json_shown(value[key])}")
+    return value
+
+
 class _HasMeta(_Record):
     meta: dict[str, Any] = Field(default_factory=dict)
 
     check_meta_json = field_validator("meta", mode="before")(_json_dict)
     check_meta_scalars = field_validator("meta")(_scalar_grouping_meta)
+    check_meta_flags = field_validator("meta")(_flag_meta)
 
 
 class PreferencePair(_HasMeta):

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from biasaware.errors import RecordError
 from biasaware.io import read_records, write_jsonl, write_parquet
 from biasaware.records import (
+    FLAG_META,
     GROUPING_META,
     RECORD_TYPES,
     guess_kind,
@@ -161,6 +162,18 @@ def test_grouping_meta_must_be_a_scalar(kind, key, value, rows):
     assert any(f"meta.{key}" in line and json_kind(value) in line for line in found), found
 
 
+@pytest.mark.parametrize("kind", ["probe", "judgment"])
+@pytest.mark.parametrize("value", ["false", 0, 1, None, "no"])
+def test_a_side_flag_is_a_boolean(kind, value, rows):
+    """meta.mirror says which answer a probe's cue is on: "false" (a string) would read as true, so a
+    flag that is not a JSON boolean is named, not taken."""
+    found = problems(kind, {**rows[kind], "meta": {"mirror": value}})
+    assert any("meta.mirror must be true or false" in line and json_shown(value) in line for line in found), (
+        found
+    )
+    parse_record(kind, {**rows[kind], "meta": {"mirror": False}}, "f.jsonl:7")
+
+
 def test_non_object_row():
     assert problems("pair", [1, 2]) == ["f.jsonl:7: expected a JSON object, got an array"]
 
@@ -170,7 +183,7 @@ text = st.text(min_size=1, max_size=30).filter(visible)  # what a record holds: 
 # free-form meta: keys the toolkit reads (meta.bias, meta.pair_id, ...) have rules of their own, tested
 # above; a key drawn by chance is never one of them, so every drawn record is valid
 meta = st.dictionaries(
-    st.text(max_size=8).filter(lambda k: k not in GROUPING_META),
+    st.text(max_size=8).filter(lambda k: k not in GROUPING_META + FLAG_META),
     st.one_of(st.integers(), st.text(max_size=8), st.none(), st.lists(st.integers(), max_size=3)),
     max_size=4,
 )
