@@ -152,4 +152,8 @@ def parse_bias_list(spec: str | list[str] | None) -> list[str]:
             else [get_bias(item).name]
         )
         out.extend(n for n in names if n not in out)
+    if not out:  # "", "," or []: no bias named (None or "all" is every bias)
+        raise BiasAwareError(
+            f"biases {spec!r} names no bias: give bias names or categories (comma-separated), or all"
+        )
     return out

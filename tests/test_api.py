@@ -108,6 +108,7 @@ def test_bad_arguments_are_clear_errors(tiny_models):
         (lambda: judge.pair("q", 1, "b"), "response_a is a non-empty string"),
         (lambda: judge.pairs([("q", "a")]), "each item is (prompt, response_a, response_b)"),
         (lambda: biasaware.judge_pair("judge", "q", "a", "b"), "expected a judge"),
+        (lambda: biasaware.load_judge(str(tiny_models["reward"]).encode()), "name must be text"),
         (lambda: biasaware.score_response(judge, "q", None), "a response is a non-empty string"),
         (lambda: biasaware.score_response(judge, "q", ""), "a response is a non-empty string"),
         (
@@ -331,6 +332,10 @@ def test_bad_reward_arguments_are_clear_errors_before_any_judge_call(call, messa
         ({"biases": 5}, "biases: bias names or categories"),
         ({"biases": [None]}, "biases: bias names or categories"),
         ({"bench": None}, "data: the benchmark folder or file to judge"),
+        ({"bench": ""}, "data: the benchmark folder or file to judge"),
+        ({"biases": ""}, "biases '' names no bias"),
+        ({"biases": " , "}, "biases ' , ' names no bias"),
+        ({"biases": []}, "biases [] names no bias"),
     ],
 )
 def test_bad_evaluate_arguments_are_refused_before_anything_is_judged(

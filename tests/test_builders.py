@@ -642,7 +642,22 @@ def test_a_source_is_its_content_not_the_path_it_is_given_by(tmp_path, monkeypat
             {"max_length_ratio": float("nan")},
             "max_length_ratio is the largest rejected/chosen length ratio kept",
         ),
-        ({"reflection_phrase": " "}, "reflection_phrase is the text put between the responses; it is empty"),
+        ({"reflection_phrase": " "}, "reflection_phrase, the text put between the responses, is empty"),
+        ({"reflection_phrase": "\u200b"}, "reflection_phrase, the text put between the responses, is empty"),
+        ({"reflection_phrase": "wait \ud800"}, "reflection_phrase, .* a lone surrogate"),
+        (  # a cue that shows nothing would give probes with no cue in them
+            {"identities": {"gender": ["\u200b"], "race": ["I am black."]}},
+            r"identities.gender\[0\], an identity statement, is empty",
+        ),
+        (
+            {"identities": {"gender": ["I am \ud800"], "race": ["x"]}},
+            r"identities.gender\[0\], .* a lone surrogate",
+        ),
+        (
+            {"identities": {"gendr": ["I am a woman."], "gender": ["x"], "race": ["x"]}},
+            "identities: unknown key.s. 'gendr'; the identity biases are gender, race",
+        ),
+        ({"corpus_size": 0}, "corpus_size: must be at least 1, got 0"),
     ],
 )
 def test_config_values_are_checked_against_their_types(setting, match, tmp_path, capsys):

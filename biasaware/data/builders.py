@@ -84,7 +84,7 @@ from biasaware.io import (
 from biasaware.judging.judge_format import judge_messages, parse_judgment
 from biasaware.judging.llm import COUNTS, LLMClient, LLMFailure, LLMSpec, public_url
 from biasaware.progress import progress_bar
-from biasaware.records import BiasProbe, PreferencePair, TraceRow, TrainingRow
+from biasaware.records import BiasProbe, PreferencePair, TraceRow, TrainingRow, text_problem
 from biasaware.taxonomy import parse_bias_list
 from biasaware.version import __version__
 
@@ -111,6 +111,7 @@ NATURAL_CUES = tuple(
     NATURAL_CUE_RATES
 )  # the cues that occur in natural preference data, as trained and probed by the experiments
 LLM_ROLES = ("rewriter", "verifier", "teacher")
+IDENTITY_BIASES = ("gender", "race")  # the keys of ``identities``: the statements each bias writes in
 
 
 @dataclass
@@ -161,7 +162,7 @@ class BuildConfig:
     def __post_init__(self):
         check_seed(self.seed, "seed")
         self._check_types()
-        for name in ("n_per_bias", "n_traces_per_bias", "chunk_size"):
+        for name in ("n_per_bias", "n_traces_per_bias", "chunk_size", "corpus_size"):
             if getattr(self, name) < 1:
                 raise BiasAwareError(f"setting {name}: must be at least 1, got {getattr(self, name)}")
         if self.max_rows is not None and self.max_rows < 1:
@@ -195,8 +196,8 @@ class BuildConfig:
             raise BiasAwareError(
                 f"max_length_ratio is the largest rejected/chosen length ratio kept, above 0; got {self.max_length_ratio}"
             )
-        if not self.reflection_phrase.strip():
-            raise BiasAwareError("reflection_phrase is the text put between the responses; it is empty")
+        if (problem := text_problem(self.reflection_phrase)) is not None:
+            raise BiasAwareError(f"reflection_phrase, the text put between the responses, {problem}")
         if not isinstance(self.cue_rates, dict):
             raise BiasAwareError(
                 f"cue_rates must map biases to rates, e.g. {{length: 0.7}}; got {self.cue_rates!r}"
@@ -223,9 +224,18 @@ class BuildConfig:
             raise BiasAwareError("families selects task families of the built-in corpus (source: builtin)")
         if self.source == "builtin":
             split_families("all", self.families)  # a typo fails before anything is written
-        for key in ("gender", "race"):
+        unknown = sorted(set(self.identities) - set(IDENTITY_BIASES))
+        if unknown:
+            raise BiasAwareError(
+                f"identities: unknown key(s) {', '.join(map(repr, unknown))}; the identity biases are "
+                f"{', '.join(IDENTITY_BIASES)}"
+            )
+        for key in IDENTITY_BIASES:
             if not self.identities.get(key):
                 raise BiasAwareError(f"identities.{key} must list at least one identity statement")
+            for i, statement in enumerate(self.identities[key]):
+                if (problem := text_problem(statement)) is not None:
+                    raise BiasAwareError(f"identities.{key}[{i}], an identity statement, {problem}")
 
     def _check_types(self) -> None:
         """Every setting against its declared type (pydantic, strict: ``"5"`` is not a number and

@@ -95,7 +95,7 @@ def evaluate_bias(
 
     check_seed(seed, "seed")
     check_run_settings(out, limit, policy)
-    if not rescore and not isinstance(data, str | Path):
+    if not rescore and (not isinstance(data, str | Path) or not str(data).strip()):
         raise BiasAwareError(f"data: the benchmark folder or file to judge; got {data!r:.80}")
     if biases is not None:
         if not isinstance(biases, str) and not (
