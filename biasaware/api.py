@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
-from biasaware.io import check_out_folder
+from biasaware.io import check_out_folder, check_path
 from biasaware.records import View, chat_messages, text_problem
 
 Prompt = str | list[dict[str, str]]
@@ -294,6 +294,8 @@ def compare(*runs: str | Path, **options: Any) -> dict[str, Any]:
         raise BiasAwareError(
             f"compare: runs are folders (str or Path); got {type(wrong[0]).__name__} {wrong[0]!r:.80}"
         )
+    for run in (*runs, *([options["baseline"]] if options.get("baseline") is not None else [])):
+        check_path(run, "compare: run")
     baseline = options.get("baseline")
     return comparison(
         [str(r) for r in runs],

@@ -702,10 +702,27 @@ def not_a_folder(path: str | Path) -> str:
     return "not a folder" if Path(path).exists() else "no such folder"
 
 
+def check_path(path: object, what: str) -> None:
+    """Refuse a path no file system takes: one with a NUL character, or with a lone surrogate (text a
+    Python string can hold but the operating system's encoding cannot; from the Python API)."""
+    text = os.fspath(path) if isinstance(path, os.PathLike) else path
+    if not isinstance(text, str):
+        return
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError as exc:
+        raise BiasAwareError(
+            f"{what} {text!r:.80}: not a usable path (a lone surrogate {text[exc.start]!r} at character {exc.start})"
+        ) from None
+    if "\0" in text:
+        raise BiasAwareError(f"{what} {text!r:.80}: not a usable path (a NUL character)")
+
+
 def check_out_folder(out: object, what: str = "out") -> Path:
     """``out`` as a folder to write into: a non-empty path that is not a file and not under one."""
     if not isinstance(out, str | os.PathLike) or not str(out).strip():
         raise BiasAwareError(f"{what}: a folder path to write into; got {out!r:.80}")
+    check_path(out, what)
     path = Path(out).expanduser()  # "~/runs" as a shell would (quoted, or from a config file)
     for place in (path, *path.parents):
         if place.exists() and not place.is_dir():

@@ -333,6 +333,8 @@ def test_bad_reward_arguments_are_clear_errors_before_any_judge_call(call, messa
         ({"biases": [None]}, "biases: bias names or categories"),
         ({"bench": None}, "data: the benchmark folder or file to judge"),
         ({"bench": ""}, "data: the benchmark folder or file to judge"),
+        ({"bench": "b\ud800"}, "data 'b\\ud800': not a usable path (a lone surrogate"),
+        ({"out": "e\x00"}, "out 'e\\x00': not a usable path (a NUL character)"),
         ({"biases": ""}, "biases '' names no bias"),
         ({"biases": " , "}, "biases ' , ' names no bias"),
         ({"biases": []}, "biases [] names no bias"),
@@ -353,9 +355,12 @@ def test_bad_evaluate_arguments_are_refused_before_anything_is_judged(
     assert not (tmp_path / "eval").exists()
     with pytest.raises(BiasAwareError, match=r"build_bench\(\): unknown setting"):
         biasaware.build_bench(tmp_path / "b2", n_per_biass=2)
-    for bad in (None, 123, "", tmp_path / "afile"):
+    for bad in (None, 123, "", tmp_path / "afile", "b\ud800", "b\x00"):
         with pytest.raises(BiasAwareError, match="out"):
             biasaware.build_bench(bad, n_per_bias=2, biases="length")
+    for bad in ("e\ud800", "e\x00"):
+        with pytest.raises(BiasAwareError, match="compare: run .*not a usable path"):
+            biasaware.compare(tmp_path / "eval", bad)
 
 
 def test_a_build_setting_given_as_none_takes_its_default_as_evaluate_keywords_do(tmp_path):

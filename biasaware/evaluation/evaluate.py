@@ -39,7 +39,7 @@ from biasaware.evaluation.runner import (
     unscored,
 )
 from biasaware.evaluation.summaries import sample_record, summarize, verdicts_agree
-from biasaware.io import check_out_folder, read_records, write_json
+from biasaware.io import check_out_folder, check_path, read_records, write_json
 from biasaware.judging.judges import spec_of
 from biasaware.records import BiasProbe
 from biasaware.taxonomy import parse_bias_list
@@ -97,6 +97,7 @@ def evaluate_bias(
     check_run_settings(out, limit, policy)
     if not rescore and (not isinstance(data, str | Path) or not str(data).strip()):
         raise BiasAwareError(f"data: the benchmark folder or file to judge; got {data!r:.80}")
+    check_path(data, "data")
     if biases is not None:
         if not isinstance(biases, str) and not (
             isinstance(biases, list | tuple) and all(isinstance(b, str) for b in biases)

@@ -285,7 +285,9 @@ class JudgeSpec(BaseModel):
         an endpoint's model (backend ``openai``) is not a folder here."""
         if not isinstance(data, dict):
             return data
-        if isinstance(data.get("name"), bytes | bytearray):  # str() of bytes is "b'...'": no folder's kind read
+        if isinstance(
+            data.get("name"), bytes | bytearray
+        ):  # str() of bytes is "b'...'": no folder's kind read
             raise ValueError(f"name must be text (a str or a path), got bytes {data['name']!r:.60}")
         if data.get("backend", "transformers") == "openai":
             builtin = BUILTIN_MODELS.get(str(data.get("name", "")))
