@@ -323,9 +323,16 @@ def test_the_reward_function_warns_or_refuses_without_a_passing_preflight(tmp_pa
         json.dumps({"fingerprint": {"mode": "direct", "weights_sha256": "abc"}, "checks": []})
     )
     assert "no master-key check" in preflight_gap(judge, tmp_path / "old.json")
-    (tmp_path / "junk.json").write_text("{")
-    with pytest.raises(BiasAwareError, match="not a preflight.json"):
-        preflight_gap(judge, tmp_path / "junk.json")
+    for junk, said in (
+        ("{", "junk.json: not valid JSON .preflight record"),
+        ("[1]", "a preflight record .a preflight.json. is a JSON object, got a JSON list"),
+        ('{"checks": 5}', r"not a preflight.json \(checks is a number 5;"),
+        ('{"checks": [1]}', r"not a preflight.json \(checks is an array"),
+        ("{}", r"not a preflight.json \(no checks field;"),
+    ):  # named as what they are, not as Python's words for them
+        (tmp_path / "junk.json").write_text(junk)
+        with pytest.raises(BiasAwareError, match=said):
+            preflight_gap(judge, tmp_path / "junk.json")
     with pytest.raises(BiasAwareError, match="no such file"):
         reward_function(judge, preflight=tmp_path / "missing.json")
 

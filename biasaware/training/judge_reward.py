@@ -61,7 +61,8 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError, check_count
-from biasaware.records import ROLES, chat_messages, encoding_problem, text_problem, visible
+from biasaware.io import read_json
+from biasaware.records import ROLES, chat_messages, encoding_problem, json_shown, text_problem, visible
 
 AGAINST = ("reference", "group")
 
@@ -141,18 +142,19 @@ def read_preflight(record: str | Path) -> tuple[Path, dict[str, Any], dict[str, 
         )
     path = Path(record)
     path = path / "preflight.json" if path.is_dir() else path
-    try:
-        result = json.loads(path.read_text())
-        checks = {c["check"]: c for c in result["checks"]}
-    except FileNotFoundError:
+    if not path.exists():
+        raise BiasAwareError(f"preflight record {path}: no such file (write it with `biasaware preflight`)")
+    result = read_json(path, "preflight record (a preflight.json)")
+    listed = result.get("checks")
+    if not isinstance(listed, list) or not all(
+        isinstance(c, dict) and isinstance(c.get("check"), str) for c in listed
+    ):
+        said = "no checks field" if "checks" not in result else f"checks is {json_shown(listed)}"
         raise BiasAwareError(
-            f"preflight record {path}: no such file (write it with `biasaware preflight`)"
-        ) from None
-    except KeyError as err:
-        raise BiasAwareError(f"preflight record {path}: not a preflight.json (no {err} field)") from None
-    except (OSError, ValueError, TypeError) as err:
-        raise BiasAwareError(f"preflight record {path}: not a preflight.json ({err})") from None
-    return path, result, checks
+            f"preflight record {path}: not a preflight.json ({said}; a preflight.json lists its checks, each an "
+            "object naming its check)"
+        )
+    return path, result, {c["check"]: c for c in listed}
 
 
 def preflight_gap(judge: Any, record: str | Path | None) -> str | None:
