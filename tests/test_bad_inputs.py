@@ -82,6 +82,12 @@ ONE_PAIR = {"rb.jsonl": line({"prompt": "q", "chosen": "a b", "rejected": "c"})}
 SCORE_RM = ["eval", "scoring", "--judge", "{reward}", "--mode", "reward", "--out", "{out}", "--data"]
 
 CASES = [
+    Case(  # a bench given as base pairs: said once, with what reads probes, not a missing field per row
+        "build-train-source-is-probes",
+        ["build", "train", "--source", "{d}/probes.jsonl", "--out", "{out}"],
+        "probes.jsonl:1: a probe record, not a pair record; `biasaware eval bias --data` judges bias probes",
+        {"probes.jsonl": line(PROBE) + line(PROBE, id="q2")},
+    ),
     # one seed rule everywhere (0 to 2**32 - 1), checked before any work
     Case(
         "build-negative-seed",

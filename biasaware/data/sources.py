@@ -25,7 +25,7 @@ from typing import Any
 
 from biasaware.data.corpus import builtin_pairs
 from biasaware.errors import BiasAwareError, RecordError
-from biasaware.io import collect_rows
+from biasaware.io import collect_rows, refuse_other_kind
 from biasaware.records import PreferencePair, json_kind, parse_record, renamed_fields
 
 HELPSTEER3_COLUMNS = {"context", "response1", "response2", "overall_preference"}
@@ -208,12 +208,13 @@ def _layout(keys: set[str]) -> str:
 def _columns_pair(row: dict[str, Any], where: str, cols: dict[str, str], index: int) -> PreferencePair:
     missing = [f"{k} (column {v!r})" for k, v in cols.items() if v not in row]
     if missing:
-        raise RecordError(
-            [
-                f"{where}: field '{cols[missing[0].split()[0]]}' is missing; set columns to map "
-                f"prompt/chosen/rejected (have: {', '.join(sorted(row))})"
-            ]
-        )
+        problems = [
+            f"{where}: field '{cols[missing[0].split()[0]]}' is missing; set columns to map "
+            f"prompt/chosen/rejected (have: {', '.join(sorted(row))})"
+        ]
+        if all(k == v for k, v in cols.items()):  # no columns named: a file of another kind is said once
+            refuse_other_kind(row, where, "pair", problems)
+        raise RecordError(problems)
     prompt = row[cols["prompt"]]
     if isinstance(prompt, str):
         prompt = [{"role": "user", "content": prompt}]
