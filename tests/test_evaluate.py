@@ -215,6 +215,35 @@ def test_a_rescore_refuses_a_generated_verdict_its_reply_does_not_say(bench, tmp
     assert f"reads {said} by the default template's parser" in err and "Traceback" not in err
 
 
+def test_a_rescore_refuses_an_unfinished_run_and_one_that_lost_lines(bench, tmp_path, capsys):
+    """--rescore counts a finished run: a folder that stopped before its end (its fingerprint lists the
+    probes it was given; no summary.json yet) and one whose judgments.jsonl lost a probe's lines are
+    refused with the command that finishes them; that command judges the missing views alone."""
+    from biasaware.evaluation.evaluate import evaluate_bias
+
+    out = tmp_path / "run"
+    with FakeChatServer() as server:
+        spec = JudgeSpec(
+            name="fake", backend="openai", base_url=server.base_url, cache_dir=str(tmp_path / "c")
+        )
+        evaluate_bias(spec, bench, out, biases=["authority"], limit=2)
+        lines = (out / "judgments.jsonl").read_text().splitlines()
+        lost = json.loads(lines[0])["probe_id"]
+        kept = [line for line in lines if json.loads(line)["probe_id"] != lost]
+        (out / "judgments.jsonl").write_text("\n".join(kept) + "\n")
+        capsys.readouterr()
+        assert main(["eval", "bias", "--rescore", "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert f"holds judgments of {len(kept) // 2} item(s), fewer than the {len(lines) // 2} its" in err
+        assert "run the same `biasaware eval bias` command into" in err
+        (out / "summary.json").unlink()  # as a run stopped before its end leaves it
+        assert main(["eval", "bias", "--rescore", "--out", str(out)]) == 2
+        assert "holds an unfinished run (no summary.json" in capsys.readouterr().err
+        evaluate_bias(spec, bench, out, biases=["authority"], limit=2)  # the same command finishes it
+    assert (out / "judgments.jsonl").read_text().splitlines() == lines  # in job order, as judged at first
+    assert main(["eval", "bias", "--rescore", "--out", str(out)]) == 0
+
+
 def test_tiny_models_run_every_path(bench, tiny_models, tmp_path):
     probes = load_probes(bench, limit=2)
     spec = JudgeSpec(name=str(tiny_models["causal"]), max_tokens=4, cache_dir=str(tmp_path / "cache"))

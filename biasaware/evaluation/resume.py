@@ -244,6 +244,34 @@ def check_fingerprint(
         write_json(path, mine)
 
 
+def check_finished(out: Path, summary: dict[str, Any] | None, command: str) -> None:
+    """A rescore counts a finished run: a folder whose fingerprint records the items a run was given but
+    that holds no ``summary.json`` (written at a run's end) stopped before its end, and one whose
+    judgments name fewer items than its summary counted lost lines; either is refused, with the command
+    that finishes it (a rerun judges only what is missing). A folder judged through the library's
+    lower-level calls (no fingerprint) is counted as it is."""
+    rerun = f"run the same `biasaware {command}` command into {out} again (it judges only what is missing)"
+    if summary is None:
+        try:
+            record = json.loads((out / FINGERPRINT).read_text())
+        except (OSError, ValueError):
+            return
+        if isinstance(record, dict) and isinstance(record.get("items"), dict):
+            raise BiasAwareError(
+                f"{out} holds an unfinished run (no summary.json: it stopped before its end): {rerun}; it writes "
+                "the summary"
+            )
+        return
+    counted = summary.get("items")
+    if isinstance(counted, int) and not isinstance(counted, bool):
+        judged = judged_items(out)
+        if len(judged) < counted:
+            raise BiasAwareError(
+                f"{out}/judgments.jsonl holds judgments of {len(judged)} item(s), fewer than the {counted} its "
+                f"summary.json counted (lines were lost or deleted): {rerun}"
+            )
+
+
 def judged_items(out: Path) -> set[str]:
     """The ids of the items a folder holds judgments of (``judgments.jsonl`` and the shards of a launch)."""
     files = (out / "judgments.jsonl", *(out / SHARDS).glob("*.jsonl"))
@@ -263,9 +291,11 @@ def judge_or_rescore(
     if rescore:
         check_rescore_folder(out, command)
         try:
-            earlier = json.loads((out / "summary.json").read_text()).get("run")
+            summary = json.loads((out / "summary.json").read_text())
         except (OSError, ValueError):
-            earlier = None
+            summary = None
+        check_finished(out, summary if isinstance(summary, dict) else None, command)
+        earlier = summary.get("run") if isinstance(summary, dict) else None
         return {"run": {**earlier, "rescored": True}} if isinstance(earlier, dict) else {}
 
     resolved = judge.resolved if judge is not None else resolve_judge(spec)
