@@ -11,6 +11,7 @@ import pytest
 from biasaware.data import inject
 from biasaware.data.builders import BuildConfig, build_bench, build_train, manifest_report
 from biasaware.data.corpus import REASONING_FAMILIES, builtin_pairs, claim_verdict
+from biasaware.data.fluency import MARGIN
 from biasaware.data.sources import load_pairs
 from biasaware.errors import BiasAwareError, RecordError
 from biasaware.io import read_records
@@ -228,6 +229,26 @@ def test_resume_refuses_other_settings(tmp_path):
     build_bench(BuildConfig(n_per_bias=5, corpus_size=100, biases="position"), tmp_path)
     with pytest.raises(BiasAwareError, match="other settings"):
         build_bench(BuildConfig(n_per_bias=6, corpus_size=100, biases="position"), tmp_path)
+
+
+def test_a_setting_the_build_never_reads_does_not_lock_its_folder(tmp_path):
+    """A rerun that changes (or leaves out) a setting neither build reads is the same build: the fluency
+    margin without the fluency verifier, the key types of probes without master keys, the bias negatives of
+    balanced rows; once the other build reads it, it is another build."""
+    bench = BuildConfig(n_per_bias=2, corpus_size=60, biases="position", fluency_margin=0.5, key_types="junk")
+    build_bench(bench, tmp_path / "bench")
+    assert build_bench(replace(bench, fluency_margin=MARGIN, key_types="battery"), tmp_path / "bench")[
+        "reused"
+    ]
+    with pytest.raises(BiasAwareError, match="other settings"):
+        build_bench(replace(bench, biases="position,masterkey"), tmp_path / "bench")
+    rows = BuildConfig(
+        corpus_size=60, biases="length,authority", max_rows=4, augment="balanced", n_negatives=2
+    )
+    build_train(rows, tmp_path / "rows")
+    assert build_train(replace(rows, n_negatives=4), tmp_path / "rows")["reused"]
+    with pytest.raises(BiasAwareError, match="other settings"):
+        build_train(replace(rows, augment="paper"), tmp_path / "rows")
 
 
 def test_the_same_settings_written_otherwise_resume(tmp_path):

@@ -340,12 +340,37 @@ def build_differences(recorded: dict[str, Any], now: dict[str, Any], kind: str =
     however written (``./pairs.jsonl``, an absolute path), is not compared when both stamps hold its SHA-256."""
     by_content = recorded.get("source_sha256") is not None and now.get("source_sha256") is not None
     recorded, now = _deciding(recorded, kind), _deciding(now, kind)
+    unread = unread_settings(recorded, kind) & unread_settings(now, kind)  # read by neither build
     return [
         k
         for k in sorted({*recorded, *now})
         if recorded.get(k, ADDED_LATER.get(k)) != now.get(k, ADDED_LATER.get(k))
         and not (k == "source" and by_content)
+        and k not in unread
     ]
+
+
+def unread_settings(stamp: dict[str, Any], kind: str) -> set[str]:
+    """The settings a ``kind`` build of ``stamp``'s settings never reads, so that a rerun that changes one of
+    them (or leaves it out) is the same build: ``fluency_margin`` without the fluency verifier,
+    ``n_negatives`` of balanced training rows (they carry no bias negatives), ``key_types`` where no master
+    key is drawn (training rows without ``key_negatives``; probes without the masterkey bias)."""
+    unread = set()
+    if stamp.get("verifier") != "fluency":
+        unread.add("fluency_margin")
+    if kind == "train":
+        if stamp.get("augment") == "balanced":
+            unread.add("n_negatives")
+        if not stamp.get("key_negatives"):
+            unread.add("key_types")
+    else:
+        try:
+            names = parse_bias_list(stamp.get("biases", "all"))
+        except BiasAwareError:  # a record edited by hand: counted as read
+            names = ["masterkey"]
+        if "masterkey" not in names:
+            unread.add("key_types")
+    return unread
 
 
 def _deciding(stamp: dict[str, Any], kind: str) -> dict[str, Any]:
