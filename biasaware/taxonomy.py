@@ -16,6 +16,7 @@ them.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 from biasaware.errors import BiasAwareError
@@ -144,6 +145,13 @@ def parse_bias_list(spec: str | list[str] | None) -> list[str]:
     items = spec.split(",") if isinstance(spec, str) else list(spec)
     out: list[str] = []
     for item in (s.strip() for s in items if s.strip()):  # "length, authority," is two biases
+        if item != "all" and item not in (*CATEGORIES, SECURITY) and item not in BIASES:
+            close = difflib.get_close_matches(item, [*BIASES, *CATEGORIES, SECURITY], n=1)
+            raise BiasAwareError(
+                f"unknown bias {item!r}{f' (did you mean {close[0]!r}?)' if close else ''}; valid: the biases "
+                f"{', '.join(BIAS_NAMES)}; the categories {', '.join(CATEGORIES)}; {SECURITY} (the probes "
+                f"{', '.join(SECURITY_PROBES)}); or all"
+            )
         names = (
             list(BIAS_NAMES)
             if item == "all"

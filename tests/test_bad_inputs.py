@@ -487,8 +487,14 @@ CASES = [
     Case(
         "build-typo-in-biases",
         [*BUILD, "--biases", "lenght"],
-        "unknown bias 'lenght'",
+        "unknown bias 'lenght' (did you mean 'length'?)",
         fix=[*BUILD, "--biases", "length"],
+    ),
+    Case(  # a category, which --biases takes, is offered too
+        "build-typo-in-a-category",
+        [*BUILD, "--biases", "superficial"],
+        "(did you mean 'superficial_quality'?); valid: the biases length,",
+        fix=[*BUILD, "--biases", "superficial_quality"],
     ),
     Case(
         "build-out-is-a-file",
