@@ -858,6 +858,20 @@ CASES = [
         out_may_exist=True,
     ),
     Case(
+        "rescore-empty-judgments",
+        ["eval", "bias", "--rescore", "--out", "{d}/r"],
+        "r/judgments.jsonl holds no judgments; nothing to score",
+        {"r/judgments.jsonl": ""},
+        out_may_exist=True,
+    ),
+    Case(  # a bad value named as itself, not as a resumed build's other setting
+        "build-typo-in-biases-over-a-build",
+        ["build", "bench", "--n", "2", "--biases", "Lenth", "--out", "{d}/eb"],
+        "unknown bias 'Lenth' (did you mean 'length'?)",
+        {"eb/manifest.json": json.dumps({"kind": "bench", "config": {"biases": "length"}})},
+        out_may_exist=True,
+    ),
+    Case(
         "rescore-without-meta-bias",
         ["eval", "bias", "--rescore", "--out", "{d}/r"],
         "have no meta.bias",

@@ -186,6 +186,9 @@ class BuildConfig:
             if value == "llm":
                 self.llm_spec(role)  # fail now, not after an hour of building
         key_types(self.key_types)  # an unknown type fails before anything is written
+        parse_bias_list(
+            self.biases
+        )  # so does an unknown bias, named as such (not as a resume's other setting)
         if not math.isfinite(self.fluency_margin):
             raise BiasAwareError(f"fluency_margin is a number of nats per token; got {self.fluency_margin}")
         if not 0.0 <= self.key_negatives <= 1.0:

@@ -48,6 +48,8 @@ from biasaware.taxonomy import parse_bias_list
 def write_reports(judgments_path: Path, out: Path, policy: str, seed: int, extra: dict | None = None) -> dict:
     """Score ``judgments_path`` and write summary.json, report.md and the plots into ``out``."""
     judgments = read_records(judgments_path, "judgment")
+    if not judgments:
+        raise BiasAwareError(f"{judgments_path} holds no judgments; nothing to score")
     if "run" in (extra or {}):  # the judge's rule known: a rescore of edited verdicts is refused
         verdicts_agree(out, judgments, extra["run"].get("spec"))
     summary = summarize(judgments, policy, seed)
