@@ -656,7 +656,8 @@ def load_upstream(
             if loaded.layout == "pairs"
             else "; malformed rows of a released set: `biasaware build real` and `eval general` read it skipping them, each counted"
         )
-        raise RecordError([*problems, f"({len(problems)} problem(s){hint})"])
+        count = [f"({len(problems)} problem(s){hint})"] if len(problems) > 1 or hint else []  # one: its line alone
+        raise RecordError([*problems, *count])
     loaded.skipped = problems
     if not loaded.pairs:
         why = [loaded.left_out_line()] if loaded.left_out_line() else []
