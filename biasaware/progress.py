@@ -31,13 +31,16 @@ def progress_bar(total: int | None = None, *, desc: str = "", unit: str = "it", 
 
 @contextmanager
 def library_bars(module) -> Iterator[None]:
-    """Within the block, ``module``'s own ``tqdm`` bars follow ``BIASAWARE_PROGRESS`` ``off`` too (a library
-    that draws its bars with the ``tqdm`` it imported, as transformers' GGUF conversion does; tqdm reads
-    ``TQDM_DISABLE`` only when it is imported, so this process's bars need this)."""
-    if os.environ.get("BIASAWARE_PROGRESS", "auto") != "off" or not hasattr(module, "tqdm"):
+    """Within the block, ``module``'s own ``tqdm`` bars follow ``BIASAWARE_PROGRESS`` as biasaware's do: none
+    with ``off``, on a terminal only with ``auto`` (a library that draws its bars with the ``tqdm`` it
+    imported, as transformers' GGUF conversion does; tqdm reads ``TQDM_DISABLE`` only when it is imported, so
+    this process's bars need this)."""
+    mode = os.environ.get("BIASAWARE_PROGRESS", "auto")
+    if mode == "on" or not hasattr(module, "tqdm"):
         yield
         return
-    with mock.patch.object(module, "tqdm", partial(module.tqdm, disable=True)):
+    disable = True if mode == "off" else None  # tqdm's None: off where the output is not a terminal
+    with mock.patch.object(module, "tqdm", partial(module.tqdm, disable=disable)):
         yield
 
 

@@ -509,9 +509,10 @@ def test_progress_off_turns_the_libraries_bars_off_too(monkeypatch, capsys):
         os.environ.pop("TQDM_DISABLE", None)  # set by the command: no later test's bars are off
 
 
-def test_a_librarys_own_bars_in_this_process_follow_progress_off(monkeypatch):
+def test_a_librarys_own_bars_in_this_process_follow_progress(monkeypatch):
     """tqdm reads TQDM_DISABLE on import only: a library's bars in this process (transformers' GGUF
-    conversion) are turned off for the block where biasaware runs it."""
+    conversion) follow --progress in the block where biasaware runs it: off never, auto on a terminal only
+    (a log file gets none), on always."""
     import types
 
     from tqdm.auto import tqdm
@@ -519,7 +520,7 @@ def test_a_librarys_own_bars_in_this_process_follow_progress_off(monkeypatch):
     from biasaware.progress import library_bars
 
     library = types.SimpleNamespace(tqdm=tqdm)
-    for mode, disabled in (("off", True), ("auto", False)):
+    for mode, disabled in (("off", True), ("auto", True), ("on", False)):  # the file here is no terminal
         monkeypatch.setenv("BIASAWARE_PROGRESS", mode)
         with library_bars(library):
             bar = library.tqdm(range(2), file=io.StringIO())

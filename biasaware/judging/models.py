@@ -84,7 +84,7 @@ def _prepare_smollm2() -> Path:
     from transformers import modeling_gguf_pytorch_utils as gguf_loading
 
     tok = AutoTokenizer.from_pretrained(src, gguf_file=SMOLLM2_GGUF)
-    with library_bars(gguf_loading):  # its "de-quantizing" bar follows --progress off
+    with library_bars(gguf_loading):  # its "de-quantizing" bar follows --progress
         quantized = AutoModelForCausalLM.from_pretrained(src, gguf_file=SMOLLM2_GGUF)
     steps.update()
     cfg = quantized.config
