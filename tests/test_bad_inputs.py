@@ -1025,6 +1025,12 @@ CASES = [
         {"s.jsonl": line(ITEM) + line(ITEM, id="b", gold=9), "good.jsonl": line(ITEM)},
         fix=[*SCORE_RM, "{d}/good.jsonl"],
     ),
+    Case(  # named as missing, not as a null value
+        "scoring-item-without-a-response",
+        [*SCORE_RM, "{d}/s.jsonl"],
+        "s.jsonl:1: field 'response' is missing",
+        {"s.jsonl": line(ITEM, response=None)},
+    ),
     Case(
         "scoring-reviewer-without-writer",
         [*SCORE_RM, "{d}/good.jsonl", "--reference-reviewer", "m", "--reference-backend", "openai"],

@@ -99,6 +99,8 @@ def to_scoring_row(row: dict, index: int, where: str = "<row>") -> dict:
         "references": references,
         "gold": _gold(row),
     }
+    if not any(k in row for k in ("response", "output", "answer")):  # said as missing, not as null
+        del out["response"]
     if "meta" in row:
         out["meta"] = row["meta"]
     return out
