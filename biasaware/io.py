@@ -326,15 +326,19 @@ def validate_rows(
     check_split(source, split)
     split = split or "train"
     found = {"kind": kind, "class": resolve_kind(kind) if kind else None}
+    files: set[str] = set()  # the files whose first row was read: a file of another kind is said at it
 
     def parse(row: RawRow, index: int):
         if found["class"] is None:
             found["kind"] = guess_kind(row.data)
             found["class"] = resolve_kind(found["kind"])
+        file = re.sub(r"(:\d+|: row \d+)$", "", row.where)
+        first = file not in files
+        files.add(file)
         try:
             record = parse_record(found["class"], row.data, row.where)
         except RecordError as err:
-            if kind and index == 0:
+            if kind and first:
                 refuse_other_kind(row.data, row.where, kind, err.problems)
             raise
         check = (checks or {}).get(found["kind"])

@@ -848,6 +848,21 @@ CASES = [
         "bench --source FILE` makes bias probes of them",
         {"p.jsonl": line(PAIR)},
     ),
+    Case(  # said at the file's first row, not a missing field per row, though another file comes first
+        "eval-a-pair-file-among-probes",
+        [*RUN_RM[:-4], "--data", "{d}/b", "--out", "{out}"],
+        "b/pairs.jsonl:1: a pair record, not a probe record; `biasaware eval general --benchmark` judges pairs",
+        {
+            "b/a.jsonl": line(PROBE, injected={**VIEW, "response_a": "99"}),
+            "b/pairs.jsonl": line(PAIR) + line(PAIR, id="p2"),
+        },
+    ),
+    Case(
+        "eval-data-is-a-manifest",
+        [*RUN_RM[:-4], "--data", "{d}/b/manifest.json", "--out", "{out}"],
+        "b/manifest.json is a build's manifest; give the build folder",
+        {"b/manifest.json": json.dumps({"kind": "bench"})},
+    ),
     Case("eval-another-stage-option", [*RUN_RM, "--benchmark", "x"], "unrecognized arguments: --benchmark"),
     # ------------------------------------------------------------------------------- rescore
     Case(

@@ -387,6 +387,8 @@ def load_probes(
     """The probes of ``data``; ``limit`` keeps a seeded sample of N per bias and side
     (:func:`sample_probes`). A built folder whose manifest names its files is first checked to be as its
     build left it (:func:`biasaware.data.card.built_files`: a split file deleted or emptied since is refused)."""
+    if Path(data).name == "manifest.json" and Path(data).is_file():  # a build's record, not its probes
+        raise BiasAwareError(f"{data} is a build's manifest; give the build folder, {Path(data).parent}")
     manifest = Path(data) / "manifest.json"
     if manifest.is_file():
         recorded = read_json(manifest, "build manifest")
