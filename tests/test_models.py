@@ -347,3 +347,18 @@ def test_a_recipe_s_attention_implementation_reaches_the_model(tiny_models):
     if importlib.util.find_spec("flash_attn") is None:
         with pytest.raises(BiasAwareError, match="with attn_implementation flash_attention_2: "):
             load_model(str(tiny_models["causal"]), "causal", attn_implementation="flash_attention_2")
+
+
+def test_a_cache_folder_that_is_a_file_is_named_before_any_conversion(tmp_path, monkeypatch):
+    """BIASAWARE_CACHE naming a file (or a path under one) is said as such, not met as an OS error after a
+    model was converted."""
+    from biasaware.errors import BiasAwareError
+    from biasaware.judging.models import cache_dir
+
+    (tmp_path / "afile").write_text("x")
+    for given in (tmp_path / "afile", tmp_path / "afile" / "sub"):
+        monkeypatch.setenv("BIASAWARE_CACHE", str(given))
+        with pytest.raises(BiasAwareError, match=f"BIASAWARE_CACHE {given}: {tmp_path / 'afile'} is a file"):
+            cache_dir()
+    monkeypatch.setenv("BIASAWARE_CACHE", str(tmp_path / "c"))
+    assert cache_dir() == tmp_path / "c"

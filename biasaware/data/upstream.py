@@ -656,7 +656,9 @@ def load_upstream(
             if loaded.layout == "pairs"
             else "; malformed rows of a released set: `biasaware build real` and `eval general` read it skipping them, each counted"
         )
-        count = [f"({len(problems)} problem(s){hint})"] if len(problems) > 1 or hint else []  # one: its line alone
+        count = (
+            [f"({len(problems)} problem(s){hint})"] if len(problems) > 1 or hint else []
+        )  # one: its line alone
         raise RecordError([*problems, *count])
     loaded.skipped = problems
     if not loaded.pairs:

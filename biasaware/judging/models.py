@@ -50,10 +50,18 @@ PLAIN_CHAT_TEMPLATE = (
 
 def cache_dir() -> Path:
     """Where converted built-in models live: ``$BIASAWARE_CACHE`` or ``~/.cache/biasaware``."""
-    root = os.environ.get("BIASAWARE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "biasaware"
+    root = Path(
+        os.environ.get("BIASAWARE_CACHE")
+        or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "biasaware")
     )
-    return Path(root)
+    for place in (root, *root.parents):  # named before a model is converted into it
+        if place.exists() and not place.is_dir():
+            named = "BIASAWARE_CACHE" if os.environ.get("BIASAWARE_CACHE") else "the cache folder"
+            raise BiasAwareError(
+                f"{named} {root}: {place} is a file; it must be a folder (converted built-in models and "
+                "endpoint replies are kept there)"
+            )
+    return root
 
 
 def _package_folder(module: str, pip_cmd: str) -> Path:
