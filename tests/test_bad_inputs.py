@@ -490,6 +490,13 @@ CASES = [
         "unknown bias 'lenght' (did you mean 'length'?)",
         fix=[*BUILD, "--biases", "length"],
     ),
+    Case(  # a bad value from a config file is named with the file; the same from a flag without it
+        "build-config-bad-value",
+        ["build", "bench", "--config", "{d}/c.yaml", "--out", "{out}"],
+        "error: {d}/c.yaml: setting n_per_bias: input should be a valid integer",
+        {"c.yaml": 'n_per_bias: "5"\nbiases: length\n'},
+        fix=["build", "bench", "--config", "{d}/c.yaml", "--n", "2", "--out", "{out}"],
+    ),
     Case(  # a category, which --biases takes, is offered too
         "build-typo-in-a-category",
         [*BUILD, "--biases", "superficial"],

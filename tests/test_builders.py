@@ -632,10 +632,8 @@ def test_a_source_is_its_content_not_the_path_it_is_given_by(tmp_path, monkeypat
     for path in ("./src/pairs.jsonl", str(tmp_path / "src" / "pairs.jsonl"), "copy/pairs.jsonl"):
         again = build_bench(replace(cfg, source=path), tmp_path / "out")
         assert again["reused"] and again["biases"] == first["biases"]
-    with pytest.raises(
-        BiasAwareError, match="other settings \\(key_types: 'battery' there, 'punctuation' now\\)"
-    ):
-        build_bench(replace(cfg, key_types="punctuation"), tmp_path / "out")  # a default says its value
+    with pytest.raises(BiasAwareError, match="other settings \\(key_negatives: 0.0 there, 0.5 now\\)"):
+        build_bench(replace(cfg, key_negatives=0.5), tmp_path / "out")  # a default left out says its value
     folder = replace(cfg, source="src")  # a folder of data files: stamped by the files it reads
     build_bench(folder, tmp_path / "out2")
     (tmp_path / "src" / "README.md").write_text("notes, edited")

@@ -37,6 +37,7 @@ import logging
 import math
 import os
 import random
+import re
 import shutil
 import threading
 import time
@@ -291,10 +292,13 @@ class BuildConfig:
 
     @classmethod
     def from_file(cls, path: str | None, **overrides: Any) -> BuildConfig:
+        """A config from a YAML file ``path`` (or none) and the flags' ``overrides``; a bad value that came
+        from the file is named with the file."""
         data: dict[str, Any] = {}
         if path is not None:
             data = read_config(path, "build config")
             cls._known(data, path)
+        from_file = set(data) - {k for k, v in overrides.items() if v is not None}
         llm = overrides.pop("llm", None)
         data.update({k: v for k, v in overrides.items() if v is not None})
         if llm and any(v is not None for v in llm.values()):
@@ -302,7 +306,14 @@ class BuildConfig:
                 data.get("llm", {}), "llm"
             )  # command-line LLM settings update the file's llm section key by key
             data["llm"] = {**data.get("llm", {}), **{k: v for k, v in llm.items() if v is not None}}
-        return cls(**data)
+        try:
+            return cls(**data)
+        except BiasAwareError as exc:  # its message starts with the setting's name ("setting seed: ...")
+            named = re.match(r"(?:setting |unknown )?([a-z_]+)", str(exc))
+            setting = {"bias": "biases"}.get(named.group(1), named.group(1)) if named else None
+            if setting in from_file and not str(exc).startswith(str(path)):
+                raise BiasAwareError(f"{path}: {exc}") from None
+            raise
 
     def natural_rates(self) -> dict[str, float]:
         """The cues a ``cues: natural`` build draws from, with their rates: those of ``cue_rates`` that
