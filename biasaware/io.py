@@ -40,6 +40,11 @@ class RawRow:
     data: Any = None
     error: str | None = None  # a problem found before validation (bad JSON, not an object)
 
+    @property
+    def file(self) -> str:
+        """The file (or table) the row is in: ``where`` without its line or row number."""
+        return re.sub(r"(:\d+|: row \d+)$", "", self.where)
+
 
 def _open_bytes(path: Path):
     """A data file's bytes; ``.gz`` files are read through gzip transparently."""
@@ -332,9 +337,8 @@ def validate_rows(
         if found["class"] is None:
             found["kind"] = guess_kind(row.data)
             found["class"] = resolve_kind(found["kind"])
-        file = re.sub(r"(:\d+|: row \d+)$", "", row.where)
-        first = file not in files
-        files.add(file)
+        first = row.file not in files
+        files.add(row.file)
         try:
             record = parse_record(found["class"], row.data, row.where)
         except RecordError as err:

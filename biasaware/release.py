@@ -124,11 +124,10 @@ def rejudge(
     if not data.exists():
         raise BiasAwareError(f"the report's benchmark {data} is not here; give its folder with --bench")
     recorded = {(j.probe_id, j.view): j for j in judgments}
+    complete = {pid for pid, _ in recorded if all((pid, v) in recorded for v in VIEWS)}
     by_bias: dict[str, list[str]] = {}
-    for (pid, _), j in recorded.items():
-        complete = all((pid, v) in recorded for v in VIEWS)
-        if complete and pid not in by_bias.get(j.meta.get("bias", ""), []):
-            by_bias.setdefault(j.meta.get("bias", ""), []).append(pid)
+    for pid in dict.fromkeys(pid for pid, _ in recorded if pid in complete):  # in file order, each once
+        by_bias.setdefault(recorded[(pid, "original")].meta.get("bias", ""), []).append(pid)
     ids = spot_sample(by_bias, n, draw)
     if not ids:
         raise BiasAwareError(f"{report}/judgments.jsonl has no probe judged on both views")
@@ -139,9 +138,8 @@ def rejudge(
         **{**asked, "name": str(checkpoint), "device": "auto", "dtype": "auto", "template": template}
     )
     judge = load_judge(spec)
-    unjudged = [
-        p.id for p in applicable(list(given.values()), judge.kind) if p.id not in by_bias.get(p.bias, [])
-    ]
+    judged = {(bias, pid) for bias, pids in by_bias.items() for pid in pids}  # as the judgments label them
+    unjudged = [p.id for p in applicable(list(given.values()), judge.kind) if (p.bias, p.id) not in judged]
     if unjudged:
         raise BiasAwareError(
             f"{report}/judgments.jsonl lacks both views of {len(unjudged)} of the probes its run was given "
