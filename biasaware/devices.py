@@ -203,14 +203,36 @@ def ranks() -> Ranks:
     return Ranks(state.process_index, state.num_processes)
 
 
+def before_group() -> None:
+    """Called by a launched entry point (a recipe, the CLI) before anything forms the process group, so
+    that :func:`shutdown` can free it. DeepSpeed's torch backend binds the world group as a default
+    argument when it is first imported (``TorchBackend.barrier(group=GroupMember.WORLD)``); imported
+    after the group exists, as training does, it keeps the group alive past ``destroy_process_group``.
+    gloo's threads then live on into the interpreter's exit, where one of them, torn down, aborts a
+    finished run ("terminate called without an active exception"). Imported before, it binds None.
+    Nothing happens in a single process, once a group exists, or without DeepSpeed."""
+
+    if int(os.environ.get("WORLD_SIZE", "1") or 1) <= 1 or "deepspeed.comm.torch" in sys.modules:
+        return
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return
+    try:
+        import deepspeed.comm.torch  # noqa: F401  (imported for its default arguments: see above)
+    except ImportError:
+        pass
+
+
 def shutdown(wait: bool = True) -> None:
     """Leave the process group at the end of a launched run: every rank waits for the others
     (``wait``; not after an error, when a rank may be gone), then the group is destroyed, so no
     communication thread (gloo's, NCCL's, DeepSpeed's) is alive when the interpreter exits. A live one
     aborts the process after the work is done ("terminate called without an active exception"), and
     the launch reports a finished run as failed. Nothing happens in a single-process run. A group
-    that DTensor's caches still hold (FSDP2's device mesh) outlives the destroy: NCCL's threads are
-    stopped by it, gloo's are not."""
+    that something still holds outlives the destroy: NCCL's threads are stopped by it, gloo's are
+    not. DeepSpeed's holder is avoided by :func:`before_group`; DTensor's caches (FSDP2's device mesh)
+    still hold theirs."""
 
     if "torch" not in sys.modules:
         return

@@ -1,5 +1,6 @@
 """Device and dtype resolution, and the settings that carry them (judges, LLM specs, the CLI)."""
 
+import os
 import subprocess
 import sys
 
@@ -160,3 +161,17 @@ def test_cli_with_an_unavailable_device_exits_2_and_writes_nothing(tmp_path):
         assert run.returncode == 2, run.stderr
         assert "no CUDA device is available here" in run.stderr and "Traceback" not in run.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("world", ["1", "2"])
+def test_before_group_readies_a_launch_only(world):
+    """A launched process (WORLD_SIZE over 1, no group yet) imports DeepSpeed's torch backend before its
+    group forms, so that the group is freed at shutdown (tests/test_distributed.py shows the threads
+    go); a single process pays nothing for it."""
+    code = (
+        "import sys, biasaware.devices as d; d.before_group(); print('deepspeed.comm.torch' in sys.modules)"
+    )
+    env = {**os.environ, "WORLD_SIZE": world}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split()[-1] == ("True" if world == "2" else "False")

@@ -283,6 +283,16 @@ def test_a_slow_rank_meets_the_main_one_at_the_final_save(tmp_path):
     assert found == {"barriers": [2, 2], "files": ["model.safetensors"]}
 
 
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="threads are listed from /proc")
+def test_a_launch_frees_its_process_group_at_shutdown(tmp_path):
+    """gloo's threads are gone once a launched entry point shuts down (tests/workers/group_released.py):
+    with DeepSpeed's torch backend imported after the group formed, as training does, the group
+    outlived its destroy and its threads lived into the interpreter's exit, where one rarely aborted a
+    finished launch (the rare failure of test_lora_reward_ddp_saves_a_loadable_adapter)."""
+    found = run_worker("group_released.py", tmp_path / "result.json")
+    assert found["total"] == [2.0, 2.0] and found["during"] and found["after"] == []
+
+
 def test_two_machines_on_localhost_train_a_reward_model(tiny_models, rows, tmp_path):
     """accelerate_configs/multi_node.yaml as two 'machines' of one process each (machine ranks 0 and 1,
     the main node at 127.0.0.1, gloo on the CPU): two steps of a tiny reward model whose final folder

@@ -23,7 +23,7 @@ from biasaware.cli.arguments import (
     refuse_unknown,
     typed_dests,
 )
-from biasaware.devices import shutdown
+from biasaware.devices import before_group, shutdown
 from biasaware.errors import BiasAwareError, negative_values
 from biasaware.judging.llm import public_text
 
@@ -113,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         # the commands load the library when one runs: `biasaware --help` and a usage error stay fast
         from biasaware.cli.commands import COMMANDS
 
+        before_group()  # a launched run: what would hold the process group past shutdown is imported first
         code = COMMANDS[args.command](args)
         shutdown()  # a launched run's ranks leave the process group before the interpreter exits
         return code

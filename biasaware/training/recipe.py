@@ -55,7 +55,7 @@ from typing import Any
 from transformers import TrainerCallback
 from transformers.hf_argparser import string_to_bool
 
-from biasaware.devices import shutdown
+from biasaware.devices import before_group, shutdown
 from biasaware.errors import BiasAwareError, OtherKindError, negative_values
 from biasaware.hub import hub_calls
 from biasaware.io import check_out_folder, find_file, read_config, read_json, read_records
@@ -1103,6 +1103,7 @@ def run_recipe(main, dataclass_types, check=None) -> None:
 
     out = None
     try:
+        before_group()  # a launch: what would hold the process group past shutdown is imported first
         parsed = parse_recipe(dataclass_types)
         checked = {} if check is None else {"checked": check(*parsed)}
         out = parsed[1].output_dir
