@@ -229,6 +229,10 @@ def test_resume_refuses_other_settings(tmp_path):
     build_bench(BuildConfig(n_per_bias=5, corpus_size=100, biases="position"), tmp_path)
     with pytest.raises(BiasAwareError, match="other settings"):
         build_bench(BuildConfig(n_per_bias=6, corpus_size=100, biases="position"), tmp_path)
+    # another kind of build is named as such, not as the settings the two kinds happen to differ on
+    with pytest.raises(BiasAwareError, match=r"holds a bench build, not a train one; use a new --out") as err:
+        build_train(BuildConfig(corpus_size=100, biases="position", max_rows=4), tmp_path)
+    assert "there" not in str(err.value)
 
 
 def test_a_setting_the_build_never_reads_does_not_lock_its_folder(tmp_path):

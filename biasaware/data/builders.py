@@ -527,9 +527,11 @@ class _Build:
             differ = build_differences(recorded, self.stamp, self.kind)
             if differ:
                 what = (
-                    "the source file's content changed"
+                    f"a {recorded.get('kind')} build, not a {self.kind} one"
+                    if recorded.get("kind") != self.kind
+                    else "a build with the source file's content changed"
                     if differ == ["source_sha256"]
-                    else "other settings ("
+                    else "a build with other settings ("
                     + "; ".join(
                         f"{k}: {recorded.get(k, ADDED_LATER.get(k))!r} there, "
                         f"{self.stamp.get(k, ADDED_LATER.get(k))!r} now"
@@ -538,9 +540,7 @@ class _Build:
                     )
                     + ")"
                 )
-                raise BiasAwareError(
-                    f"{self.out} holds a build with {what}; use a new --out or delete {self.out}"
-                )
+                raise BiasAwareError(f"{self.out} holds {what}; use a new --out or delete {self.out}")
 
     def _finished(self) -> dict[str, Any] | None:
         """The folder's manifest when it records a finished build of these settings and source

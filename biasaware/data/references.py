@@ -109,7 +109,7 @@ def check_reference_settings(out: Path, settings: dict[str, Any]) -> None:
     if recorded.exists() and saved.exists() and saved.stat().st_size > 0:  # verdicts of those settings saved
         theirs = json.loads(recorded.read_text())
         if theirs != settings:
-            diff = ", ".join(
+            diff = "; ".join(
                 f"{k}: {theirs.get(k)!r} there, {v!r} now" for k, v in settings.items() if theirs.get(k) != v
             )
             raise BiasAwareError(

@@ -208,7 +208,7 @@ def check_fingerprint(
                     f" (run as {ran!r})" if k == "template" and ran != value else ""
                 )
 
-            what = ", ".join(f"{k}: {said(theirs, k)} there, {said(mine, k)} now" for k in diff)
+            what = "; ".join(f"{k}: {said(theirs, k)} there, {said(mine, k)} now" for k in diff)
             raise BiasAwareError(f"{out} holds judgments made with other settings ({what}); use a new --out")
         if judge_only:
             return
