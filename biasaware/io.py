@@ -102,6 +102,12 @@ def _iter_jsonl(path: Path) -> Iterator[RawRow]:
                 data, error = _loads(
                     line.rstrip("\r\n"), where
                 )  # a line cut short: its own column, not line 2's
+                if error and not raw.endswith(b"\n") and error.startswith(f"{where}: invalid JSON ("):
+                    # the last line, unfinished: a file cut short is refused, not read as one bad row
+                    raise BiasAwareError(
+                        f"{error}, in the file's last line, which has no line end: the file is cut short "
+                        "(a copy or download that stopped)? fetch it again, or mend the line"
+                    )
                 if error:
                     yield RawRow(where, error=error)
                     continue

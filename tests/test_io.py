@@ -158,3 +158,19 @@ def test_a_resumed_file_with_a_bad_line_names_its_file_and_line(tmp_path):
             read_json(tmp_path / "f.json", "x")
     with pytest.raises(BiasAwareError, match="no such file"):
         read_json(tmp_path / "none.json", "x")
+
+
+def test_a_jsonl_file_cut_mid_record_is_refused_not_read_as_one_bad_row(tmp_path):
+    """A last line without a line end that is not JSON is a file cut short (a copy that stopped): refused,
+    naming its line, where a bad line elsewhere is one bad row among the others."""
+    path = tmp_path / "pairs.jsonl"
+    path.write_text('{"a": 1}\n{"a": oops}\n{"a": 3, "b": "the rest was no')
+    with pytest.raises(
+        BiasAwareError, match=rf"{re.escape(str(path))}:3: invalid JSON .*the file is cut short"
+    ):
+        list(iter_rows(path))
+    path.write_text('{"a": 1}\n{"a": oops}\n{"a": 3}')  # whole: a missing final line end is no cut
+    rows = list(iter_rows(path))
+    assert [r.data for r in rows] == [{"a": 1}, None, {"a": 3}] and "pairs.jsonl:2: invalid JSON" in rows[
+        1
+    ].error

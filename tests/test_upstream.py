@@ -176,6 +176,14 @@ def test_alpacaeval_preference_margin_and_model_from_the_folder(tmp_path, alpaca
     assert len(keys) == 2 and all(len(k) == 16 for k in keys)
 
 
+def test_an_alpacaeval_preference_of_one_and_a_half_is_a_tie_at_any_margin(tmp_path, alpaca):
+    """1.5 prefers neither answer: margin 0 keeps every other preference as a pair, never that one."""
+    alpaca(tmp_path, "m", [("q1", "ref one", "out one", 1.5), ("q2", "ref two", "out two", 1.51)])
+    loaded = load_upstream(tmp_path, margin=0.0)
+    assert [(p.chosen, p.meta["preference"]) for p in loaded.pairs] == [("out two", 1.51)]
+    assert len(loaded.left_out["tie"]) == 1 and loaded.left_out["tie"][0].endswith("row 1")
+
+
 @pytest.mark.parametrize(
     "pref,message",
     [

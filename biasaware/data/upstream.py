@@ -32,7 +32,8 @@ layout             columns                                               label c
 **What is left out, and counted** (``Loaded.left_out``, reason -> the rows' locations), never guessed:
 
 - ``tie``: an Auto-J label 2, a PandaLM majority of 0 (tie votes), or three PandaLM votes that all differ;
-  an AlpacaEval preference closer to 1.5 than ``margin`` (default :data:`ALPACA_MARGIN`: "not confident").
+  an AlpacaEval preference closer to 1.5 than ``margin`` (default :data:`ALPACA_MARGIN`: "not confident"), and
+  one of exactly 1.5 at any margin (it prefers neither answer).
   Ties are kept out of every accuracy: a pair has a better answer or it is not a pair.
 - ``identical``: the two responses are the same text, or differ only in white space, invisible characters or
   Unicode form (:func:`biasaware.records.same_answer`: a judge would read one answer twice; no order to learn or
@@ -425,7 +426,9 @@ def _alpacaeval(row, where, i, opts):
     # NullModel's file names its generator "example" (no other model's does): a copy out of its folder is it too
     if (model == NULL_MODEL or row.get("generator_2") == NULL_GENERATOR) and not opts.get("keys"):
         raise _LeftOut("null-model key")
-    if abs(pref - 1.5) < opts.get("margin", ALPACA_MARGIN):
+    # 1.5 prefers neither answer: a tie at any margin (margin 0 keeps every other preference), but a master-key
+    # pair's label is not the preference (the reference is the better answer, however it was judged)
+    if abs(pref - 1.5) < opts.get("margin", ALPACA_MARGIN) or (pref == 1.5 and not opts.get("keys")):
         raise _LeftOut("tie")
     won = pref > 1.5
     chosen, rejected = (answer, reference) if won else (reference, answer)
