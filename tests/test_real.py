@@ -3,6 +3,7 @@ shortcut in the manifest; reuse, refusal of other settings, and clear errors for
 
 import hashlib
 import json
+import shutil
 import re
 from pathlib import Path
 
@@ -496,6 +497,13 @@ def test_the_real_text_study_runs_a_seed_end_to_end(tmp_path, alpaca, tiny_model
     assert {"pairs natural", "pairs resampled", "train baseline", "eval resampled"} <= set(seed["seconds"])
     # a rerun skips the finished seed; other settings in the same folder are refused
     assert run_real_study(sources, out, seeds=[3], **kw) is None
+    # a seed stopped before its last evaluation: the rerun does only that, and records its own wall time
+    shutil.rmtree(out / "seed-3" / "eval" / "baseline")
+    (out / "seed-3" / "real.json").unlink()
+    assert run_real_study(sources, out, seeds=[3], **kw) is None
+    stages = json.loads((out / "seed-3" / "stages.json").read_text())
+    assert "train baseline" in stages["resumed"] and "eval baseline" not in stages["resumed"]
+    assert stages["resumed"]["this run"] >= stages["seconds"]["eval baseline"] > 0
     with pytest.raises(BiasAwareError, match="pairs: 8 there, 16 now"):
         run_real_study(sources, out, seeds=[3], **{**kw, "pairs": 16})
 

@@ -495,6 +495,7 @@ class SeedRun:
     def run(self, place: dict[str, str]) -> dict[str, Any]:
         """The seed's stages, each resumable, on ``place``: the device and dtype resolved once for the
         experiment (:func:`biasaware.devices.where`)."""
+        started = time.time()
         self.out.mkdir(parents=True, exist_ok=True)
         arms = self.arms
         kinds = [k for k in ROWS if any(ARMS[a].rows == k for a in arms)]  # the rows and pairs its arms need
@@ -513,7 +514,7 @@ class SeedRun:
                 lambda a=arm: evaluated(self.out / "eval" / a, self.data),
                 lambda a=arm: self.evaluate(a, place),
             )
-        seconds, _ = self.stages.finish(0.0)
+        seconds, _ = self.stages.finish(time.time() - started)
         evals = {a: read_json(self.out / "eval" / a / "real.json") for a in arms}
         result = {
             "format": RESULT_FORMAT,
