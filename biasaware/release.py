@@ -729,8 +729,14 @@ def release(
     report, real = real_parts(report)
     summary = read_json(report / "summary.json", "the report: an `eval bias` or `eval real` output folder")
     if not isinstance(summary.get("run"), dict) or "per_bias" not in summary:
+        what = (  # a data folder is the usual mistake: the evaluation's output is meant
+            " (it is the data folder `build real` wrote: give what `eval real --data` of it wrote)"
+            if (report / "manifest.json").exists() and "shortcut" in summary
+            else ""
+        )
         raise BiasAwareError(
-            f"{report}/summary.json is not an `eval bias` summary (no run record or per_bias)"
+            f"--report {given}: not an evaluation's output folder{what}; give the --out of `eval bias` or "
+            "`eval real`"
         )
     mode = summary["run"].get("mode", "generate")
     kind = "reward" if mode == "reward" else "causal"

@@ -3,8 +3,8 @@ shortcut in the manifest; reuse, refusal of other settings, and clear errors for
 
 import hashlib
 import json
-import shutil
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -246,6 +246,26 @@ def built(tmp_path, real_folder, tiny_models):
         name=str(tiny_models["reward"]), mode="reward", max_length=64, truncation="longest_first"
     )
     return root, spec
+
+
+def test_eval_real_says_a_build_without_labelled_sets_has_no_injected_probes(
+    tmp_path, real_folder, tiny_models
+):
+    """Only AlpacaEval given: no pairs to inject the 12 biases into, so no probes/; the report says so."""
+    from biasaware.evaluation.real_text import evaluate_real
+    from biasaware.judging.judges import JudgeSpec
+
+    root = real_folder(tmp_path / "real")
+    shutil.rmtree(root / "auto-j")
+    build_real(resolve_sources(root), tmp_path / "data")
+    assert not (tmp_path / "data" / "probes").exists() and (tmp_path / "data" / "keys").exists()
+    spec = JudgeSpec(
+        name=str(tiny_models["reward"]), mode="reward", max_length=64, truncation="longest_first"
+    )
+    result = evaluate_real(spec, tmp_path / "data", tmp_path / "eval", limit=4, probe_limit=2, seed=1)
+    assert set(result["probes"]) == {"keys"}
+    assert [m for m in result["missing"] if m.startswith("probes/ (injected cues")]
+    assert "probes/ (injected cues" in (tmp_path / "eval" / "report.md").read_text()
 
 
 def test_eval_real_scores_each_set_beside_the_cue_only_judges(tmp_path, built):
@@ -592,6 +612,33 @@ def test_a_study_whose_data_fails_to_read_leaves_nothing_that_refuses_the_correc
     record = json.loads((mine / "experiment.json").read_text())
     assert main(["quickstart", "--real", str(root), "--arms", "baseline,paper", "--out", str(mine)]) == 2
     assert json.loads((mine / "experiment.json").read_text()) == record  # claimed earlier: kept
+
+
+def test_a_folder_of_the_other_judge_kind_is_named_as_such(tmp_path, alpaca, tiny_models):
+    """A real-text experiment folder of reward models given to --generative (and the reverse) is refused as
+    the other kind's, not as a list of every setting the two kinds differ on."""
+    from biasaware.experiments.real_study import generative_budget, run_real_study
+
+    sources = resolve_sources(study_folder(tmp_path / "real", alpaca))
+    out = tmp_path / "study"
+    out.mkdir()
+    (out / "experiment.json").write_text(json.dumps({"experiment": "real-text", "model": "m", "pairs": 8}))
+    kw = {
+        "model": str(tiny_models["causal"]),
+        "device": "cpu",
+        "budget": generative_budget("cpu", {"pairs": 8}),
+    }
+    with pytest.raises(
+        BiasAwareError,
+        match=r"of reward-model judges, not of generative judges \(--generative\); use a new --out$",
+    ):
+        run_real_study(sources, out, seeds=[1], **kw)
+    (out / "experiment.json").write_text(json.dumps({"experiment": "real-text", "judge": "generative"}))
+    with pytest.raises(
+        BiasAwareError, match=r"of generative judges \(--generative\), not of reward-model judges"
+    ):
+        run_real_study(sources, out, seeds=[1], model=str(tiny_models["reward"]), device="cpu")
+    assert sorted(p.name for p in out.iterdir()) == ["experiment.json"]
 
 
 @pytest.mark.slow  # eight training processes (tiny models): about two minutes

@@ -229,6 +229,17 @@ def test_release_refuses_bad_folders(two_points, tmp_path):
         release(tmp_path / "nope", report, tmp_path / "rel")
     with pytest.raises(BiasAwareError, match="summary.json: no such file"):
         release(ckpt, tmp_path, tmp_path / "rel")
+    data = tmp_path / "real-data"  # a `build real` folder (its numbers-only summary) given for the report
+    data.mkdir()
+    (data / "manifest.json").write_text("{}")
+    (data / "summary.json").write_text(json.dumps({"shortcut": {}, "split": {}}))
+    with pytest.raises(BiasAwareError, match=r"not an evaluation's output folder \(it is the data folder"):
+        release(ckpt, data, tmp_path / "rel")
+    (data / "manifest.json").unlink()
+    with pytest.raises(
+        BiasAwareError, match=r"not an evaluation's output folder; give the --out of `eval bias`"
+    ):
+        release(ckpt, data, tmp_path / "rel")
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("x")
     with pytest.raises(BiasAwareError, match="not empty"):

@@ -176,6 +176,13 @@ def test_alpacaeval_preference_margin_and_model_from_the_folder(tmp_path, alpaca
     assert len(keys) == 2 and all(len(k) == 16 for k in keys)
 
 
+def test_an_alpacaeval_row_without_an_instruction_is_named_by_its_own_field(tmp_path, alpaca):
+    alpaca(tmp_path, "m", [("q1", "ref one", "out one", 1.9), ("  ", "ref two", "out two", 1.9)])
+    with pytest.raises(RecordError, match=r"annotations.json: row 2: field 'instruction'") as err:
+        load_upstream(tmp_path)
+    assert "'prompt" not in str(err.value)
+
+
 def test_an_alpacaeval_preference_of_one_and_a_half_is_a_tie_at_any_margin(tmp_path, alpaca):
     """1.5 prefers neither answer: margin 0 keeps every other preference as a pair, never that one."""
     alpaca(tmp_path, "m", [("q1", "ref one", "out one", 1.5), ("q2", "ref two", "out two", 1.51)])

@@ -531,7 +531,10 @@ def real_report(manifest: dict[str, Any]) -> list[str]:
         share = "n/a" if row["share"] is None else f"{pct(row['share'])}%"
         lines.append(f"  {name:18s} {share:>6s} of {row['decided']}")
     for name in manifest["missing"]:
-        lines.append(f"missing: {name} (no {FOLDER_NAMES[name][0]}/ under --real; {UPSTREAM[name].repo})")
+        lines.append(
+            f"missing: {name} (no --source {name}=PATH, and no {FOLDER_NAMES[name][0]}/ under --real; "
+            f"{UPSTREAM[name].repo})"
+        )
     for name, lacking in manifest.get("partial", {}).items():
         lines.append(f"partial: {name} lacks {', '.join(lacking)} (a whole copy: {UPSTREAM[name].repo})")
     return lines

@@ -441,6 +441,7 @@ def _alpacaeval(row, where, i, opts):
             chosen,
             rejected,
             where,
+            columns={"prompt": "instruction"},  # a problem with the prompt is named as the row names it
             model=model,
             reference=_name(row, where, "generator_1"),
             preference=pref,

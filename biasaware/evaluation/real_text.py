@@ -267,7 +267,9 @@ def evaluate_real(
         "probe_limit": probe_limit,
         "seed": seed,
         "judge_summary": costs.get("summary"),
-        "missing": [name for name, file, _ in SETS if not (data / file).exists()],
+        # a set, or injected probes (a build without the labelled sets they are drawn from has none)
+        "missing": [name for name, file, _ in SETS if not (data / file).exists()]
+        + [f"{name}/ ({what})" for name, what in PROBE_PARTS if not (data / name / "manifest.json").exists()],
         "sets": sets,
         "probes": probes,
     }

@@ -778,8 +778,8 @@ def probes_markdown(probes: dict[str, Any]) -> list[str]:
         lines += [
             "",
             f"Key battery against real reference answers (percent): false positives {with_ci(keys['false_positive'], keys['false_positive_ci'])} "
-            f"of {keys['n']} keys ({types}); a short reference against a long worse answer lost in {with_ci(keys['short_lost'])} "
-            f"of {keys['short_n']} pairs.",
+            f"of {keys['n']} key{'s' * (keys['n'] != 1)} ({types}); a short reference against a long worse answer lost in "
+            f"{with_ci(keys['short_lost'])} of {keys['short_n']} pair{'s' * (keys['short_n'] != 1)}.",
         ]
     return lines
 

@@ -74,6 +74,7 @@ from biasaware.evaluation.summaries import flip_indicators
 from biasaware.experiments.generative import check_fits
 from biasaware.experiments.parts import (
     Stages,
+    claimed,
     first_claim,
     folder_dtype,
     preset_budget,
@@ -859,6 +860,13 @@ def run_real_study(
         settings["arms"] = chosen
     if dtype != "auto":  # left out at auto, so folders made before the setting resume; another one would mix
         settings["dtype"] = dtype
+    earlier = claimed(out)  # the other kind of judge's experiment is named as such, before any model is read
+    if earlier is not None and earlier.setdefault("judge", "reward") != settings.get("judge", "reward"):
+        kinds = {"reward": "reward-model judges", "generative": "generative judges (--generative)"}
+        raise BiasAwareError(
+            f"{out} holds the real-text experiment of {kinds.get(earlier['judge'], earlier['judge'])}, not of "
+            f"{kinds[settings.get('judge', 'reward')]}; use a new --out"
+        )
     # an unavailable device, a budget the model cannot take, and a copy without its files fail before
     # anything is written
     place = where(device, dtype)
