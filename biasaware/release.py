@@ -50,7 +50,7 @@ from biasaware.evaluation.runner import applicable, run_bias_eval
 from biasaware.evaluation.summaries import VIEWS, json_safe, summarize, verdicts_agree
 from biasaware.formatting import pct
 from biasaware.hub import check_license, check_repo_name, hub_calls
-from biasaware.io import check_out_folder, json_sha256, read_json, read_records, write_json
+from biasaware.io import check_out_folder, is_secret, json_sha256, read_json, read_records, write_json
 from biasaware.judging.judges import JudgeSpec, load_judge
 from biasaware.judging.models import BUILTIN_MODELS, chat_ids, hub_base, load_tokenizer, model_identity
 from biasaware.judging.parsers import parse_rule
@@ -284,8 +284,12 @@ def recipe_config(card: dict[str, Any]) -> dict[str, Any]:
             if f.default_factory is not MISSING:
                 default = f.default_factory()
             value = args[f.name]
-            masked = f.name.endswith("_token") and value == f"<{f.name.upper()}>"  # to_dict() hides *_token
-            if value != default and not masked and f.name not in ("output_dir", "logging_dir", "train_file"):
+            # a credential is never a setting to reproduce: the card holds it hidden ("***"), which a recipe
+            # would read back as the token itself; to_dict() hides every *_token field as "<NAME>"
+            masked = f.name.endswith("_token") and value == f"<{f.name.upper()}>"
+            if is_secret(f.name) or masked:
+                continue
+            if value != default and f.name not in ("output_dir", "logging_dir", "train_file"):
                 out[f.name] = value
     return out
 
