@@ -267,6 +267,9 @@ def test_an_accelerate_config_launches_the_recipe_through_accelerate(tmp_path, m
 def test_setting_errors_before_anything_is_written(sweep_files, tmp_path, capsys):
     _, spec = sweep_files
     out = tmp_path / "o"
+    empty, pairs = tmp_path / "empty.jsonl", tmp_path / "pairs.jsonl"
+    empty.write_text("")
+    pairs.write_text(json.dumps({"id": "p1", "prompt": "q", "chosen": "a", "rejected": "b"}) + "\n")
     cases = [
         ({"build": {**spec["build"], "bogus": 1}}, "build: unknown setting"),
         (
@@ -282,6 +285,8 @@ def test_setting_errors_before_anything_is_written(sweep_files, tmp_path, capsys
         ),
         ({"grid": {"learning_rate": ["abc"]}}, "refuses the point's settings"),
         ({"template": "nope"}, "nope"),
+        ({"bench": str(empty)}, "no probes to evaluate"),  # a bench is read before any point trains
+        ({"bench": str(pairs)}, "a pair record, not a probe record"),
     ]
     for change, message in cases:
         with pytest.raises(BiasAwareError, match=message):
@@ -291,6 +296,12 @@ def test_setting_errors_before_anything_is_written(sweep_files, tmp_path, capsys
         SweepSpec.from_sources(None, {**spec, "seeds": [0, 0]})
     with pytest.raises(BiasAwareError, match="empty list of grids"):
         SweepSpec.from_sources(None, {"grid": []})
+    (tmp_path / "typo.yaml").write_text("gird: {augment: [paper]}\n")
+    with pytest.raises(BiasAwareError, match=r"typo.yaml: gird: unknown setting; did you mean grid\?"):
+        SweepSpec.from_sources(str(tmp_path / "typo.yaml"), {})
+    (tmp_path / "empty.yaml").write_text("# nothing yet\n")
+    with pytest.raises(BiasAwareError, match=r"empty.yaml holds no settings; .*leave --config out"):
+        SweepSpec.from_sources(str(tmp_path / "empty.yaml"), {})
 
 
 def test_a_folder_that_holds_no_sweep_is_refused_and_kept(sweep_files, tmp_path):

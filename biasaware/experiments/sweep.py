@@ -34,6 +34,7 @@ covers the points of the grid given, so results of different settings never mix.
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import json
 import math
@@ -57,7 +58,7 @@ from biasaware.evaluation.evaluate import evaluate_bias
 from biasaware.evaluation.general import evaluate_general
 from biasaware.evaluation.metrics import wilson_interval
 from biasaware.evaluation.plots import rate_plot
-from biasaware.evaluation.runner import NOTHING_TO_JUDGE, SCORED_KINDS
+from biasaware.evaluation.runner import NOTHING_TO_JUDGE, SCORED_KINDS, load_probes
 from biasaware.experiments.parts import (
     differing,
     recipe_flags,
@@ -168,6 +169,11 @@ class SweepSpec(BaseModel):
         data: dict[str, Any] = {}
         if path is not None:
             data = read_config(path, "sweep config")
+            if not data:  # a file cut or saved empty would otherwise run the whole built-in sweep
+                raise BiasAwareError(
+                    f"sweep config {path} holds no settings; give its grid (and any settings), or leave "
+                    "--config out for the built-in sweep"
+                )
         flagged = {k for k, v in overrides.items() if v is not None}
         data.update({k: overrides[k] for k in flagged})
         try:
@@ -180,9 +186,18 @@ class SweepSpec(BaseModel):
                     return f"{setting} (command line)"
                 return f"{path}: {setting}" if path else setting
 
-            problems = "; ".join(
-                f"{named(e['loc'])}: {e['msg']} (got {e.get('input')!r})" for e in exc.errors()
-            )
+            def problem(e: dict[str, Any]) -> str:
+                if (
+                    e["type"] == "extra_forbidden" and len(e["loc"]) == 1
+                ):  # a top-level key: the closest valid
+                    close = difflib.get_close_matches(str(e["loc"][0]), list(cls.model_fields), n=1)
+                    hint = (
+                        f"; did you mean {close[0]}?" if close else f"; valid: {', '.join(cls.model_fields)}"
+                    )
+                    return f"{named(e['loc'])}: unknown setting{hint}"
+                return f"{named(e['loc'])}: {e['msg']} (got {e.get('input')!r})"
+
+            problems = "; ".join(problem(e) for e in exc.errors())
             raise BiasAwareError(f"bad sweep setting: {problems}") from None
 
 
@@ -440,6 +455,8 @@ def plan(spec: SweepSpec, out: str | Path) -> Plan:
     for benchmark in spec.general:
         load_benchmark(benchmark)  # a missing file or an unreachable hub name fails now, not after training
     fixed_settings(spec, None)  # every named file
+    if spec.bench:  # another kind of file, or no probe of the judged biases, fails now too
+        load_probes(spec.bench, spec.biases or None)
     config_content = find_file(spec.config, "recipe config").read_text()
     for setting in grid:
         check_recipe_args(spec, recipe_point_args(spec, setting, build_keys))
