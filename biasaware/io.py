@@ -785,4 +785,6 @@ def find_file(name: str | Path, what: str) -> Path:
     for candidate in (Path(name).expanduser(), PACKAGE / name, PACKAGE.parent / name):
         if candidate.is_file():
             return candidate
+    if Path(name).expanduser().is_dir():
+        raise BiasAwareError(f"{what} {name}: a folder; give a file")
     raise BiasAwareError(f"{what} {name}: no such file")

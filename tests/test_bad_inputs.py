@@ -1450,6 +1450,11 @@ CASES = [
         "recipe config {d}/none.yaml: no such file",
     ),
     Case(
+        "recipe-config-a-folder",
+        ["recipe:reward", "--config", "{d}"],
+        "recipe config {d}: a folder; give a file",
+    ),
+    Case(
         "recipe-config-invalid-yaml",
         ["recipe:reward", "--config", "{d}/r.yaml"],
         "r.yaml:2:1: invalid YAML",
