@@ -187,15 +187,12 @@ class SweepSpec(BaseModel):
                 return f"{path}: {setting}" if path else setting
 
             def problem(e: dict[str, Any]) -> str:
-                if (
-                    e["type"] == "extra_forbidden" and len(e["loc"]) == 1
-                ):  # a top-level key: the closest valid
-                    close = difflib.get_close_matches(str(e["loc"][0]), list(cls.model_fields), n=1)
-                    hint = (
-                        f"; did you mean {close[0]}?" if close else f"; valid: {', '.join(cls.model_fields)}"
-                    )
-                    return f"{named(e['loc'])}: unknown setting{hint}"
-                return f"{named(e['loc'])}: {e['msg']} (got {e.get('input')!r})"
+                if e["type"] != "extra_forbidden" or len(e["loc"]) != 1:
+                    return f"{named(e['loc'])}: {e['msg']} (got {e.get('input')!r})"
+                valid = list(cls.model_fields)  # an unknown top-level key: the closest valid one
+                close = difflib.get_close_matches(str(e["loc"][0]), valid, n=1)
+                hint = f"did you mean {close[0]}?" if close else f"valid: {', '.join(valid)}"
+                return f"{named(e['loc'])}: unknown setting; {hint}"
 
             problems = "; ".join(problem(e) for e in exc.errors())
             raise BiasAwareError(f"bad sweep setting: {problems}") from None
