@@ -133,6 +133,9 @@ def check_repo_name(name: str, flag: str = "--name") -> str:
 
     try:
         validate_repo_id(name)
-    except HFValidationError as exc:
-        raise BiasAwareError(f"{flag} {name!r} is not a Hugging Face repository id: {exc}") from None
+    except HFValidationError:  # its words end "Use `repo_type` argument if needed", which no flag sets here
+        raise BiasAwareError(
+            f"{flag} {name!r} is not a Hugging Face repository id: NAME or OWNER/NAME, of letters, digits, '-', "
+            "'_' and '.', neither starting nor ending with '-' or '.', at most 96 characters"
+        ) from None
     return name

@@ -556,10 +556,11 @@ def write_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> Path:
     return _atomic_write(Path(path), write)
 
 
-def files_sha256(files: Iterable[Path], root: Path | None = None) -> str:
+def files_sha256(files: Iterable[Path], root: Path | None = None, names: bool = True) -> str:
     """SHA-256 over files' names (relative to ``root``, else the bare name) and bytes, in name
-    order, read in blocks. One identical file set gives one hash wherever it lies. Hashes of the
-    same files (same size and modification time) are computed once per process."""
+    order, read in blocks. One identical file set gives one hash wherever it lies. ``names=False``:
+    the bytes alone (in the same order), so a renamed copy gives the same hash. Hashes of the same
+    files (same size and modification time) are computed once per process."""
     signature = tuple(
         sorted(
             (
@@ -571,14 +572,15 @@ def files_sha256(files: Iterable[Path], root: Path | None = None) -> str:
             for f in files
         )
     )
-    return _files_sha256(signature)
+    return _files_sha256(signature, names)
 
 
 @functools.lru_cache(maxsize=256)
-def _files_sha256(signature: tuple) -> str:
+def _files_sha256(signature: tuple, names: bool = True) -> str:
     h = hashlib.sha256()
     for name, path, _, _ in signature:
-        h.update(name.encode() + b"\0")
+        if names:
+            h.update(name.encode() + b"\0")
         with open(path, "rb") as fh:
             for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
                 h.update(block)

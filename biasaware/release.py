@@ -717,12 +717,7 @@ def release(
         raise BiasAwareError(f"--probes must be at least 1, got {probes}")
     check_license(license)
     if push_to_hub:
-        from huggingface_hub.utils import validate_repo_id
-
-        try:
-            validate_repo_id(push_to_hub)
-        except Exception as exc:  # HFValidationError
-            raise BiasAwareError(f"--push-to-hub {push_to_hub!r}: {exc}") from None
+        check_repo_name(push_to_hub, "--push-to-hub")
     if not checkpoint.is_dir():
         raise BiasAwareError(f"--checkpoint {checkpoint}: no such folder")
     if not report.is_dir():

@@ -186,7 +186,7 @@ CASES = [
         Case(
             f"release-name-{label}",
             [*RELEASE, "--name", name],
-            "is not a Hugging Face repository id",
+            "is not a Hugging Face repository id: NAME or OWNER/NAME, of letters",
             fix=[*RELEASE, "--name", "you/judge"],
         )
         for label, name in [
@@ -211,7 +211,7 @@ CASES = [
     Case(
         "release-data-bad-name",
         ["release", "--data", "{bench}", "--name", "a b"],
-        "is not a Hugging Face repository id",
+        "is not a Hugging Face repository id: NAME or OWNER/NAME, of letters",
     ),
     Case(
         "release-data-bad-license",

@@ -182,7 +182,11 @@ def test_a_folder_of_other_files_is_refused_and_left_as_it_was(
         ("reward", {"eval_summary": "nope.json"}, "eval_summary nope.json: not an `eval bias` summary.json"),
         ("reward", {"eval_summary": "{empty}"}, "not an `eval bias` summary.json (a JSON object)"),
         ("reward", {"output_dir": ""}, "output_dir is empty"),
-        ("reward", {"learning_rat": "1e-4"}, "--learning_rat: did you mean --learning_rate?"),
+        (
+            "reward",
+            {"learning_rat": "1e-4"},
+            "error: unknown flag(s) (--learning_rat: did you mean --learning_rate?",
+        ),
         ("reward", {"train_file": "{empty}"}, "holds no training rows (written by `biasaware build train`)"),
         (
             "grpo",
@@ -251,8 +255,9 @@ def test_what_binds_a_folder_whatever_the_command_names(
     tiny_models, train_file, tmp_path, monkeypatch, capsys
 ):
     """A checkpoint named by its path does not open another run's folder; a folder trained before runs
-    were marked is compared by what its card records; other data at the same path is other data; the
-    same model named by another spelling of its path is the same run; a checkpoint of weights alone
+    were marked is compared by what its card records; other data at the same path is other data, the
+    same rows at another path (or in a folder) the same data; the same model named by another spelling
+    of its path is the same run; a checkpoint of weights alone
     (save_only_model) is not resumed as if it held the run's state."""
     import shutil
 
@@ -301,9 +306,18 @@ def test_what_binds_a_folder_whatever_the_command_names(
     lines = Path(train_file).read_text().splitlines(keepends=True)
     copy.write_text("".join(lines))
     assert run("reward", flags(tiny_models["reward"], str(copy), tmp_path / "c"), monkeypatch, capsys)[0] == 0
+    code, text = run("reward", flags(tiny_models["reward"], str(copy), done), monkeypatch, capsys)
+    assert code == 0 and "nothing to train" in text  # the same rows under another name
+    rows = tmp_path / "rows"  # a folder holding them is the same data too
+    rows.mkdir()
+    (rows / "part.jsonl").write_text("".join(lines))
+    code, text = run("reward", flags(tiny_models["reward"], str(rows), done), monkeypatch, capsys)
+    assert code == 0 and "nothing to train" in text
+    argv = flags(tiny_models["reward"], train_file, done, gradient_checkpointing="true")
+    assert "nothing to train" in run("reward", argv, monkeypatch, capsys)[1]  # same steps, less memory
     copy.write_text("".join(lines[:-1]))
     code, text = run("reward", flags(tiny_models["reward"], str(copy), tmp_path / "c"), monkeypatch, capsys)
-    assert code == 2 and "train_file_sha256" in text
+    assert code == 2 and "train_rows_sha256" in text and "train_file:" not in text, text
     weights_only = tmp_path / "weights-only"
     shutil.copytree(done, weights_only)
     (weights_only / "model.safetensors").unlink()
@@ -312,6 +326,16 @@ def test_what_binds_a_folder_whatever_the_command_names(
         state.unlink()
     code, text = run("reward", flags(tiny_models["reward"], train_file, weights_only), monkeypatch, capsys)
     assert code == 2 and "holds the weights alone (save_only_model)" in text
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU trains in bf16")
+def test_bf16_on_a_machine_without_a_gpu_is_said_in_the_recipes_words(
+    tiny_models, train_file, tmp_path, monkeypatch, capsys
+):
+    argv = flags(tiny_models["reward"], train_file, tmp_path / "out", use_cpu="false", bf16="true")
+    code, text = run("reward", argv, monkeypatch, capsys)
+    assert code == 2 and "error: bf16 is on" in text and "set bf16: false (--bf16 false)" in text, text
+    assert "Your setup" not in text
 
 
 def test_the_number_of_epochs_is_no_setting_where_max_steps_decides_the_length():

@@ -919,7 +919,16 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
         bad = re.match(r"argument --(\w+)", said)
         if bad and "--config" in args and f"--{bad.group(1)}" not in args:  # the value came from the file
             said = f"{args[args.index('--config') + 1]}: {bad.group(1)}: {said.split(': ', 1)[-1]}"
-        raise BiasAwareError(said + closest_flags(said, dataclass_types)) from None
+        if "doesn't support bf16/gpu" in said:  # transformers' words for TRL's bf16 default on a CPU
+            said = (
+                "bf16 is on (TRL's default where the config leaves it out), and this machine has no GPU "
+                "that trains in bf16: set bf16: false (--bf16 false) to train on the CPU"
+            )
+        hints = closest_flags(said, dataclass_types)
+        unused = re.search(r"not used by the HfArgumentParser: (.*)", said)  # the parser's own words
+        if unused:
+            said = "unknown flag(s)" if hints else f"unexpected argument(s): {unused.group(1)}"
+        raise BiasAwareError(said + hints) from None
     check_training_settings(*parsed)
     flagged = any(a.split("=")[0] in ("--output_dir", "--output-dir") for a in args)
     if not (

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
-from biasaware.io import files_sha256, read_json, redacted, refuse_foreign
+from biasaware.io import data_files, files_sha256, read_json, read_whole, redacted, refuse_foreign
 
 RUN_MARK = "biasaware_run.json"
 # what a model card written before runs were marked is compared by: the training settings it records as
@@ -76,6 +76,8 @@ NOT_COMPARED = {
     "do_eval",
     "do_predict",
     "do_train",
+    "gradient_checkpointing",  # recomputes the same activations: the same steps, less memory
+    "gradient_checkpointing_kwargs",
 }
 NOT_COMPARED_PREFIXES = (
     "logging_",
@@ -117,18 +119,32 @@ def _resolved(settings: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def rows_sha256(train_file: str | Path) -> str | None:
+    """SHA-256 of the bytes a recipe reads from ``train_file``: the file, or a folder's data files in
+    name order (:func:`biasaware.io.read_whole`), without their names; ``None`` for a source not read
+    whole here (a saved or hub dataset)."""
+    path = Path(train_file).expanduser()
+    files = [path] if path.is_file() else data_files(path) if read_whole(path) else []
+    return files_sha256(files, names=False) if files else None
+
+
 def settings_now(recipe: str, parsed: tuple) -> dict[str, Any]:
     """What a run of ``recipe`` with its parsed (script, training, model) arguments records: a local
-    path as the file it names (``./tiny`` and its absolute path are one setting), and the data
-    file's content (a file rebuilt at the same path is other data)."""
+    path as the file it names (``./tiny`` and its absolute path are one setting), and the rows the
+    data file holds (a file rebuilt at the same path is other data; a renamed copy, or the folder
+    holding the file, is the same data: :func:`differences` compares the rows, not the path)."""
     script, training, model = parsed
-    data = Path(getattr(script, "train_file", "") or "")
+    data = Path(getattr(script, "train_file", "") or "").expanduser()
+    rows = rows_sha256(data)
+    # train_file_sha256 (the file's name and bytes) is what runs recorded before rows were: a resume of
+    # such a run compares it, and a newer one the rows alone
+    named = {"train_file_sha256": files_sha256([data])} if data.is_file() else {}
     return {
         "recipe": recipe,
         "script_args": _resolved(jsonable(script)),
         "training_args": jsonable(training),
         "model_args": _resolved(jsonable(model)),
-        **({"data": {"train_file_sha256": files_sha256([data])}} if data.is_file() else {}),
+        **({"data": {"train_rows_sha256": rows, **named}} if rows else {}),
     }
 
 
@@ -138,8 +154,12 @@ def differences(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     if before.get("recipe") != now.get("recipe"):
         return [f"recipe: {before.get('recipe')} there, {now.get('recipe')} now"]
     found = []
+    by_rows = all((side.get("data") or {}).get("train_rows_sha256") for side in (before, now))
     for part in ("script_args", "training_args", "model_args", "data"):
         old, new = _comparable(before.get(part)), _comparable(now.get(part))
+        if by_rows:  # the rows decide, not where they lie nor the file's name
+            for side in (old, new):
+                side.pop("train_file" if part == "script_args" else "train_file_sha256", None)
         if part == "training_args" and min(_steps(old), _steps(new)) > 0:  # max_steps decides the length
             for side in (old, new):
                 side.pop("num_train_epochs", None)
