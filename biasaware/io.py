@@ -201,8 +201,12 @@ def _iter_hf(source: str, split: str) -> Iterator[RawRow]:
     yield from _iter_table(iter(ds), f"{source}[{split}]")
 
 
+# what a training recipe writes into its output_dir as training starts (its settings): read by the
+# recipes to resume, and by a judge given the folder of a run stopped before its first checkpoint
+RUN_MARK = "biasaware_run.json"
 # the JSON documents biasaware writes next to records: never records themselves
 NOT_RECORDS = {
+    RUN_MARK,
     "manifest.json",
     "summary.json",
     "fingerprint.json",

@@ -233,6 +233,8 @@ def test_every_completion_gets_a_number_and_unreadable_ones_lose_and_are_counted
     assert group.unreadable["empty"] == 3
 
     rm = biasaware.load_judge(str(tiny_models["reward"]))
+    with pytest.raises(BiasAwareError, match="against='group' is for a pairwise judge; a reward model"):
+        reward_function(rm, against="group", group_size=2)  # it would be read as nothing
     scalar = reward_function(rm)
     values = scalar(prompts=["q"] * 4, completions=["", "ok", "word " * 5000, "\u200b"])
     assert all(v == v for v in values)  # no NaN

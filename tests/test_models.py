@@ -90,6 +90,9 @@ def test_folder_without_config(tmp_path):
         BiasAwareError, match=r"not a model folder \(no config.json or adapter_config.json\)$"
     ):
         load_model(str(tmp_path), "causal")
+    (tmp_path / "biasaware_run.json").write_text("{}")  # one stopped before its first checkpoint
+    with pytest.raises(BiasAwareError, match="stopped before its first checkpoint: its recipe's command"):
+        resolve_model_path(str(tmp_path), "reward")
     # a training run stopped before its final save: its checkpoints are models, the folder not yet
     (tmp_path / "checkpoint-2").mkdir()
     (tmp_path / "checkpoint-2" / "config.json").write_text("{}")

@@ -655,6 +655,10 @@ def test_policy_grpo_names_a_bad_setting_before_the_run_in_its_folder(
         (["--judge_mode", "nope"], "mode"),
         (["--judge", str(tmp_path / "no-judge")], "no-judge"),
         (["--judge_against", "everyone"], "judge_against is one of reference, group, got 'everyone'"),
+        (
+            ["--judge", str(tiny_models["reward"]), "--judge_mode", "reward", "--judge_against", "group"],
+            "judge_against: group is for a pairwise judge; a reward model scores each completion alone",
+        ),
         (["--train_file", str(empty)], "empty-ref.jsonl:1: field reference: is empty"),
         (["--judge_preflight", str(tmp_path / "nope")], "preflight record"),
         (["--model_name_or_path", str(tiny_models["reward"])], "is a reward model"),

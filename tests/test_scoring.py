@@ -462,7 +462,8 @@ def test_eval_scoring_runs_with_every_tiny_judge(mode, tiny_models, tmp_path, ca
     kind = "reward" if mode == "reward" else "causal"
     out = tmp_path / mode
     argv = ["eval", "scoring", "--judge", str(tiny_models[kind]), "--mode", mode, "--data", str(data)]
-    argv += ["--out", str(out), "--templates", "desc,letter,roman,ref-5"]
+    argv += ["--out", str(out)]
+    argv += [] if mode == "reward" else ["--templates", "desc,letter,roman,ref-5"]  # reward: refused
     argv += ["--max-tokens", "8"] if mode == "generate" else []  # the other modes write no reply
     assert main(argv) == 0
     text = capsys.readouterr().out
@@ -494,6 +495,9 @@ def test_a_reference_writer_the_run_does_not_need_is_said_unused(tiny_models, tm
         "the reference writer is not used: a reward model reads no scoring template"
         in capsys.readouterr().out
     )
+    assert main([*reward, "--out", str(tmp_path / "c"), "--templates", "desc"]) == 2  # it would score none
+    assert "--templates: a reward model scores (prompt, response)" in capsys.readouterr().err
+    assert not (tmp_path / "c").exists()
 
 
 def test_a_resume_with_other_templates_is_refused(tiny_models, tmp_path, capsys):

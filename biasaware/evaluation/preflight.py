@@ -570,7 +570,7 @@ def run_preflight(
     bias = evaluate_bias(
         resolved, battery, out / "bias", biases=biases, seed=seed, limit_flag="a new --out with --per-bias"
     )
-    templates = list(PREFLIGHT_TEMPLATES)
+    templates = None if resolved.spec.mode == "reward" else list(PREFLIGHT_TEMPLATES)  # reward: baseline
     scoring_judge = replace(resolved, spec=spec.model_copy(update={"max_tokens": scoring_max_tokens}))
     scoring = evaluate_scoring(scoring_judge, items, out / "scoring", templates=templates, seed=seed)
     if not ranks().main:

@@ -177,6 +177,11 @@ def evaluate_scoring(
     items = accepted_references(out, load_scoring_items(data, limit))  # an earlier run's generated references
     for name in templates or []:
         parse_template(name)  # a bad name fails before any call
+    if templates and spec.mode == "reward":
+        raise BiasAwareError(
+            "--templates: a reward model scores (prompt, response) and reads no scoring prompt, so only the "
+            "baseline is scored; leave --templates out"
+        )
     identity = resolved.identity()
     mine = fingerprint(spec, identity, items, resolved.place.get("dtype"), "eval scoring")
     mine["judge"]["scoring_seed"] = seed  # a random rubric order depends on it

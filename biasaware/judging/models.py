@@ -35,7 +35,7 @@ from typing import Any
 from biasaware.devices import resolve_device
 from biasaware.errors import BiasAwareError
 from biasaware.hub import check_hub_name
-from biasaware.io import files_sha256
+from biasaware.io import RUN_MARK, files_sha256
 from biasaware.progress import library_bars, progress_bar
 
 log = logging.getLogger(__name__)
@@ -194,6 +194,11 @@ def resolve_model_path(name_or_path: str, kind: str = "causal") -> str:
                 hint = (  # a training run stopped before its final save
                     " (a training run that did not finish: its recipe's command run again resumes it; or name "
                     "one of its checkpoint-N folders)"
+                )
+            elif (path / RUN_MARK).exists():
+                hint = (
+                    " (a training run stopped before its first checkpoint: its recipe's command run again "
+                    "starts it)"
                 )
             raise BiasAwareError(f"{path} is not a model folder (no config.json or {ADAPTER_CONFIG}){hint}")
         return str(path)

@@ -136,6 +136,11 @@ def check(script_args: ScriptArguments, training_args: GRPOConfig, model_args: M
     )  # a device not here, named by this setting
     spec = JudgeSpec.create(name=script_args.judge, **judge_settings(script_args))
     resolve_judge(spec)  # a missing judge is named here
+    if spec.mode == "reward" and script_args.judge_against == "group":
+        raise BiasAwareError(
+            "judge_against: group is for a pairwise judge; a reward model scores each completion alone "
+            "(leave judge_against out)"
+        )
     if script_args.judge_preflight is not None:  # its record must be there to be read (the gate reads it)
         read_preflight(script_args.judge_preflight)
     check_causal_start(model_args.model_name_or_path, "a policy")

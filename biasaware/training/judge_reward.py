@@ -225,6 +225,11 @@ def reward_function(
         )
     if against not in AGAINST:
         raise BiasAwareError(f"against must be one of {', '.join(AGAINST)}; got {against!r}")
+    if against == "group" and judge.mode == "reward":  # it would be read as nothing
+        raise BiasAwareError(
+            "against='group' is for a pairwise judge; a reward model scores each completion alone (leave "
+            "against out)"
+        )
     if against == "group":
         check_count(group_size, "against='group' needs group_size, the trainer's num_generations", minimum=2)
     elif group_size is not None:  # read only against a group; checked wherever it is given

@@ -31,9 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
-from biasaware.io import data_files, files_sha256, read_json, read_whole, redacted, refuse_foreign
+from biasaware.io import RUN_MARK, data_files, files_sha256, read_json, read_whole, redacted, refuse_foreign
 
-RUN_MARK = "biasaware_run.json"
 # what a model card written before runs were marked is compared by: the training settings it records as
 # given (a card records the configs after the trainer filled in others, which a new command has not yet)
 CARD_TRAINING = (
