@@ -21,6 +21,11 @@ def number(x: float | None, digits: int = 1, percent: bool = False) -> str:
     return f"{100 * x:.{digits}f}" if percent else f"{x:.{digits}f}"
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural (an ``s``) unless ``n`` is 1: ``1 setting``, ``3 settings``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def pct(x: float | None, digits: int = 1) -> str:
     """A share as a percentage: ``0.125`` is ``12.5``."""
     return number(x, digits, percent=True)

@@ -85,9 +85,11 @@ def test_ctrl_c_while_libraries_load_is_no_traceback(monkeypatch, capsys):
     handler = signal.getsignal(signal.SIGINT)
     try:
         assert cli.main(["models", "list"]) == 130
+        assert capsys.readouterr().err == "interrupted\n"  # nothing kept to go on from
+        assert cli.main(["eval", "bias", "--judge", "x", "--data", "d", "--out", "o"]) == 130
     finally:  # the command leaves a second Ctrl-C to the default action; pytest keeps its own
         signal.signal(signal.SIGINT, handler)
-    assert capsys.readouterr().err == "interrupted\n"
+    assert capsys.readouterr().err == "interrupted: the same command resumes, keeping the work finished\n"
 
 
 SECOND_CTRL_C = """

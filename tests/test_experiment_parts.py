@@ -102,6 +102,19 @@ def test_a_launched_recipe_logs_everything_and_a_failure_quotes_its_tail(tmp_pat
         BiasAwareError, match=r"(?s)the test recipe failed \(exit 3\); its whole output is in .*it broke"
     ):
         launch_recipe(bad, "the test recipe", log)
+    capsys.readouterr()
+    said = [
+        sys.executable,
+        "-c",
+        "import sys; print('error: rows.jsonl:3: field chosen: is empty'); sys.exit(2)",
+    ]
+    with pytest.raises(BiasAwareError) as err:  # the recipe named the problem: that, said once
+        launch_recipe(said, "the test recipe", log)
+    assert (
+        str(err.value)
+        == f"the test recipe: rows.jsonl:3: field chosen: is empty (its whole output is in {log})"
+    )
+    assert "error:" not in capsys.readouterr().out
     assert launcher("python") == [sys.executable]
     assert launcher(cpu=True)[-1] == "--cpu" and "--config_file" in launcher(config=tmp_path / "c.yaml")
 

@@ -69,8 +69,14 @@ def test_sweep_config_file_errors_name_the_file(tmp_path, capsys):
     bad.write_text("grid: {augment: paper}\n")  # a string, not a list
     assert main(["sweep", "--config", str(bad), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
-    assert str(bad) in err and "grid" in err and "Traceback" not in err
+    assert f"{bad}: grid: grid key 'augment': a list of values, as augment: [paper]" in err
+    assert "Traceback" not in err and "dict[str" not in err  # not pydantic's union wording
     assert not (tmp_path / "o").exists()
+    bad.write_text("grid: 3\n")
+    assert main(["sweep", "--config", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert (
+        "grid: a map of settings to lists of values (augment: [paper, balanced])" in capsys.readouterr().err
+    )
     good = tmp_path / "good.yaml"
     good.write_text("seeds: [0]\n")  # a flag's repeat is the command line's, not the file's
     assert (
@@ -78,7 +84,7 @@ def test_sweep_config_file_errors_name_the_file(tmp_path, capsys):
         == 2
     )
     err = capsys.readouterr().err
-    assert "grid (command line): Value error, grid key 'loss' repeats a value" in err and str(good) not in err
+    assert "grid (command line): grid key 'loss' repeats a value" in err and str(good) not in err
     assert main(["sweep", "--out", str(tmp_path / "o"), "--recipe-config", "nope.yaml"]) == 2
     assert "nope.yaml: no such file" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
@@ -141,9 +147,14 @@ def test_killed_sweep_resumes_to_the_same_table(sweep_files, tmp_path):
     for key in ("acc_ori", "bsr", "overcorrection", "two_sided"):
         assert 0 <= row[key] <= 1
     assert (tmp_path / "whole" / "tradeoff.png").stat().st_size > 0
-    assert (
-        "| augment=paper, num_bias_negatives=0 (baseline) |" in (tmp_path / "whole" / "table.md").read_text()
+    table = (tmp_path / "whole" / "table.md").read_text()
+    assert "| augment=paper, num_bias_negatives=0 (baseline) |" in table
+    assert whole["biases"] == ["authority", "length"] and "pooled over biases: authority, length." in table
+    state = (
+        tmp_path / "whole" / "points" / "augment=paper,num_bias_negatives=0,seed=0" / "ckpt" / "checkpoint-2"
     )
+    state.mkdir()  # a trained point's resumable states (as a run stopped while evaluating leaves them)
+    assert run_sweep(SweepSpec(**spec), tmp_path / "whole") == whole and not state.exists()
 
     # the same sweep in its own process, killed (SIGKILL) once its first point is evaluated
     out = tmp_path / "killed"

@@ -84,24 +84,43 @@ def parse_command_line(argv: list[str]):
     return args
 
 
-def interrupted() -> int:
-    """Exit 130 after Ctrl-C. A second Ctrl-C while the interpreter waits for a judge's worker threads to
-    end (their requests in flight) stops the process at once, as a signal, not with a traceback from
-    that wait."""
+# the commands whose --out keeps finished work: the same command run again goes on from there
+RESUMING = {
+    "build",
+    "quickstart",
+    "sweep",
+    "preflight",
+    "eval bias",
+    "eval scoring",
+    "eval general",
+    "eval real",
+}
+
+
+def interrupted(args=None) -> int:
+    """Exit 130 after Ctrl-C, saying whether the same command resumes. A second Ctrl-C while the
+    interpreter waits for a judge's worker threads to end (their requests in flight) stops the process
+    at once, as a signal, not with a traceback from that wait."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-    print("interrupted", file=sys.stderr)
+    command = getattr(args, "command", None)
+    resumes = {command, f"{command} {getattr(args, 'stage', '')}"} & RESUMING
+    print(
+        "interrupted" + (": the same command resumes, keeping the work finished" if resumes else ""),
+        file=sys.stderr,
+    )
     return 130
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = None
     try:
         args = parse_command_line(sys.argv[1:] if argv is None else list(argv))
         if args is None:  # no command: the help was printed
             return 2
         quiet_libraries(args.verbose)  # imports transformers: seconds in which Ctrl-C is likely
     except KeyboardInterrupt:
-        return interrupted()
+        return interrupted(args)
     if args.progress:
         os.environ["BIASAWARE_PROGRESS"] = args.progress  # read by every bar, in launched processes too
         # the libraries' own bars in launched processes too (tqdm reads it on import)
@@ -124,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        return interrupted()
+        return interrupted(args)
     except BrokenPipeError:  # the reader went away (`| head`): the command did not finish, as a shell says it
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + signal.SIGPIPE  # 141, never 0: `validate bad.jsonl | true` must not pass under pipefail

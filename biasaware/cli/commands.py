@@ -11,6 +11,7 @@ from pathlib import Path
 
 from biasaware import options as o
 from biasaware.errors import BiasAwareError
+from biasaware.formatting import counted
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -464,7 +465,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print("\n" + (Path(args.out) / "table.md").read_text())
     print(
         f"[done] table: {Path(args.out) / 'table.md'}, {Path(args.out) / 'table.json'}; plot: "
-        f"{Path(args.out) / 'tradeoff.png'} ({len(result['rows'])} settings)"
+        f"{Path(args.out) / 'tradeoff.png'} ({counted(len(result['rows']), 'setting')})"
     )
     return 0
 

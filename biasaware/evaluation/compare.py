@@ -268,9 +268,8 @@ def compare_runs(
             "judge_check": summary["judge_check"],
             "p_vs": p_vs[name],
         }
-    return json_safe(
-        {"baseline": baseline, "biases": sorted(biases) if biases else "all", "policy": policy, "runs": rows}
-    )
+    pooled = sorted(biases) if biases else sorted({f["bias"] for fl in flags.values() for f in fl.values()})
+    return json_safe({"baseline": baseline, "biases": pooled, "policy": policy, "runs": rows})
 
 
 def compare_master_keys(

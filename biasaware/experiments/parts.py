@@ -249,6 +249,7 @@ class StageOutput(io.TextIOBase):
         self.what, self.sink, self.bar, self.pending = what, sink, None, ""
         self.console = sys.stdout  # taken before a stage in this process is redirected here
         self.tail: list[str] = []
+        self.said: list[str] = []  # the recipe's own "error: ..." lines: said once, by the failure
         self.step_line = re.compile(TRAIN_LINE)
         self.verbose = logging.getLogger("biasaware").isEnabledFor(logging.INFO)
 
@@ -274,7 +275,9 @@ class StageOutput(io.TextIOBase):
             self.bar.n = int(step[1])
             reward = {"reward": step[4]} if step[4] else {}
             self.bar.set_postfix({"loss": step[3], **reward}, refresh=True)
-        if line.startswith(("[train]", "error:")):
+        if line.startswith("error:"):
+            self.said.append(line.removeprefix("error:").strip())
+        elif line.startswith("[train]"):
             text = line.rstrip("\n")
             if self.bar is not None:
                 self.bar.write(text, file=self.console)
@@ -317,6 +320,8 @@ def launch_recipe(cmd: list[str], what: str, log: Path) -> float:
         ) as proc:
             for line in proc.stdout:
                 out.line(line)
+    if proc.returncode != 0 and out.said:  # the recipe said what was wrong: that, once
+        raise BiasAwareError(f"{what}: {out.said[-1]} (its whole output is in {log})")
     if proc.returncode != 0:
         raise BiasAwareError(
             f"{what} failed (exit {proc.returncode}); its whole output is in {log}:\n{''.join(out.tail)[-2000:]}"

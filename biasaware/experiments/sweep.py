@@ -26,7 +26,8 @@ The folder::
 Resuming: a point whose checkpoint carries its model card's load-back check is not trained again,
 and an evaluation whose summary records that checkpoint's weights hash is not run again; a point
 interrupted mid-training resumes from its newest ``checkpoint-*`` when the recipe saved one, else
-it starts over. A rerun whose fixed settings differ from ``sweep.json`` (the recipe config's
+it starts over; once trained, a point keeps its final model only (its ``checkpoint-*`` folders are
+removed before it is evaluated). A rerun whose fixed settings differ from ``sweep.json`` (the recipe config's
 content, the launch, the data, the benchmark's content, the evaluation) is refused, naming the
 keys; a changed grid extends the sweep (new points run, finished ones are reused) and the table
 covers the points of the grid given, so results of different settings never mix.
@@ -61,6 +62,7 @@ from biasaware.evaluation.plots import rate_plot
 from biasaware.evaluation.runner import NOTHING_TO_JUDGE, SCORED_KINDS, load_probes
 from biasaware.experiments.parts import (
     differing,
+    drop_checkpoints,
     recipe_flags,
     run_stage,
 )
@@ -131,6 +133,19 @@ class SweepSpec(BaseModel):
         """A path in the sweep file reads a leading ``~`` as a shell does (``bench: ~/bench``)."""
         return os.path.expanduser(value) if isinstance(value, str) else value
 
+    @field_validator("grid", mode="before")
+    @classmethod
+    def _grid_shape(cls, grid):
+        """The grid's shape said in its own words (pydantic would name both union members)."""
+        shape = "a map of settings to lists of values (augment: [paper, balanced]), or a list of such maps"
+        for g in grid if isinstance(grid, list) else [grid]:
+            if not isinstance(g, dict):
+                raise ValueError(shape)
+            for key, values in g.items():
+                if not isinstance(values, list):
+                    raise ValueError(f"grid key {key!r}: a list of values, as {key}: [{values}]")
+        return grid
+
     @field_validator("grid")
     @classmethod
     def _grid(cls, grid):
@@ -188,7 +203,8 @@ class SweepSpec(BaseModel):
 
             def problem(e: dict[str, Any]) -> str:
                 if e["type"] != "extra_forbidden" or len(e["loc"]) != 1:
-                    return f"{named(e['loc'])}: {e['msg']} (got {e.get('input')!r})"
+                    said = e["msg"].removeprefix("Value error, ")  # a check of ours, in its words
+                    return f"{named(e['loc'])}: {said} (got {e.get('input')!r})"
                 valid = list(cls.model_fields)  # an unknown top-level key: the closest valid one
                 close = difflib.get_close_matches(str(e["loc"][0]), valid, n=1)
                 hint = f"did you mean {close[0]}?" if close else f"valid: {', '.join(valid)}"
@@ -570,6 +586,7 @@ def run_point(
         if not trained(ckpt):
             raise BiasAwareError(f"the recipe finished without a checked final model in {ckpt}")
         print(f"{prefix}: trained in {time.time() - mark:.0f}s", flush=True)
+    drop_checkpoints(ckpt)  # also where a stopped run left them: a trained point is its final model
     weights = model_identity(str(ckpt), "reward" if p.mode == "reward" else "causal")["weights_sha256"]
     judge = JudgeSpec.create(
         name=str(ckpt), mode=p.mode, template=spec.template, device=spec.device, dtype=spec.dtype
@@ -640,11 +657,12 @@ def sweep_table(spec: SweepSpec, out: Path, names: list[tuple[dict, int, str]]) 
     grid = points(spec)
     baseline = slug(spec.baseline if spec.baseline is not None else grid[0])
     per_seed: dict[int, dict[str, Any]] = {}
+    pooled: set[str] = set()  # the biases the points were judged on
     for seed in spec.seeds:
         runs = {slug(s): out / "points" / n / "eval" for s, sd, n in names if sd == seed}
-        per_seed[seed] = compare_runs(runs, baseline, biases=spec.biases, policy=spec.policy, seed=seed)[
-            "runs"
-        ]
+        compared = compare_runs(runs, baseline, biases=spec.biases, policy=spec.policy, seed=seed)
+        per_seed[seed] = compared["runs"]
+        pooled |= set(compared["biases"])
     rows = []
     for setting in grid:
         key = slug(setting)
@@ -689,7 +707,7 @@ def sweep_table(spec: SweepSpec, out: Path, names: list[tuple[dict, int, str]]) 
         "config": spec.config,
         "seeds": spec.seeds,
         "baseline": label(spec.baseline if spec.baseline is not None else grid[0]),
-        "biases": spec.biases or "all",
+        "biases": sorted(pooled),
         "rows": rows,
     }
     write_json(out / "table.json", result)
