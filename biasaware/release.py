@@ -57,6 +57,7 @@ from biasaware.judging.parsers import parse_rule
 from biasaware.judging.prompts import get_template, judged_template
 from biasaware.recipes import load_recipe
 from biasaware.records import Judgment, View
+from biasaware.training.run_folder import jsonable
 
 DATASETS = {"helpsteer3": "nvidia/HelpSteer3", "gram": "NiuTrans/GRAM-fine-tuning-65k"}
 # what a release leaves out of a checkpoint folder (biasaware_run.json: the run's local settings, which the
@@ -266,8 +267,33 @@ def _training(card: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
+# chosen by a run whatever the library fills in: never dropped as the library's own value
+CHOSEN = ("bf16", "fp16", "use_cpu")
+
+
+def filled_in(cls: type, use_cpu: bool) -> dict[str, Any]:
+    """What ``cls`` (a recipe's config class) holds when nothing is set, as a card records it: the values
+    its ``__post_init__`` fills in (``report_to: []``, ``debug: []``, ``accelerator_config``, batch sizes
+    derived from others), which a run never chose. Empty when the class needs a setting to be made."""
+    given = {"output_dir": "x", "bf16": False, "use_cpu": use_cpu}
+    names = {f.name for f in fields(cls)}
+    try:  # a GPU-trained run released on a CPU is made here as a CPU run: only CHOSEN differ
+        return jsonable(cls(**{k: v for k, v in given.items() if k in names}))
+    except Exception:  # noqa: BLE001 (a library's own check on a machine unlike the run's: nothing dropped)
+        return {}
+
+
+def _within(value: Any, filled: Any) -> bool:
+    """``value`` is the ``filled`` one, or a mapping of some of its items (a trained run's card drops
+    accelerate's ``use_configured_state`` from ``accelerator_config``)."""
+    if isinstance(value, dict) and isinstance(filled, dict):
+        return all(k in filled and filled[k] == v for k, v in value.items())
+    return value == filled
+
+
 def recipe_config(card: dict[str, Any]) -> dict[str, Any]:
-    """The recipe settings that differ from the recipe's defaults (a config the recipe reads back)."""
+    """The recipe settings that differ from the recipe's defaults, and from what the libraries fill in
+    when nothing is set (:func:`filled_in`): a config the recipe reads back, of the run's choices."""
 
     args = {**(card.get("script_args") or {}), **(card.get("training_args") or {})}
     args["model_name_or_path"] = card.get("base_model")
@@ -277,6 +303,7 @@ def recipe_config(card: dict[str, Any]) -> dict[str, Any]:
         return args
     out = {}
     for cls in classes:
+        filled = filled_in(cls, bool(args.get("use_cpu")))
         for f in fields(cls):
             if f.name not in args or not f.init:
                 continue
@@ -284,6 +311,8 @@ def recipe_config(card: dict[str, Any]) -> dict[str, Any]:
             if f.default_factory is not MISSING:
                 default = f.default_factory()
             value = args[f.name]
+            if f.name in filled and f.name not in CHOSEN and _within(value, filled[f.name]):
+                continue
             # a credential is never a setting to reproduce: the card holds it hidden ("***"), which a recipe
             # would read back as the token itself; to_dict() hides every *_token field as "<NAME>"
             masked = f.name.endswith("_token") and value == f"<{f.name.upper()}>"

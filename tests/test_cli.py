@@ -89,7 +89,7 @@ def test_ctrl_c_while_libraries_load_is_no_traceback(monkeypatch, capsys):
         assert cli.main(["eval", "bias", "--judge", "x", "--data", "d", "--out", "o"]) == 130
     finally:  # the command leaves a second Ctrl-C to the default action; pytest keeps its own
         signal.signal(signal.SIGINT, handler)
-    assert capsys.readouterr().err == "interrupted: the same command resumes, keeping the work finished\n"
+    assert capsys.readouterr().err == "interrupted: the same command resumes from the work saved\n"
 
 
 SECOND_CTRL_C = """

@@ -115,6 +115,9 @@ def test_release_card_carries_the_reports_numbers(two_points, tmp_path):
     ).exists()
     recipe = yaml.safe_load((out / "reproduce" / "recipe.yaml").read_text())
     assert recipe["num_bias_negatives"] == 0 and recipe["max_steps"] == 2
+    assert recipe["use_cpu"] is True and recipe["bf16"] is False  # chosen, as the config gave them
+    for filled in ("report_to", "debug", "accelerator_config", "pad_to_multiple_of"):  # the libraries' own
+        assert filled not in recipe, recipe
     assert not [(k, v) for k, v in recipe.items() if str(v).startswith("<")]  # no masked placeholders
     # no credential, hidden or not: a recipe would read "***" back as the hub token itself
     assert "hub_token" not in recipe and "***" not in (out / "reproduce" / "recipe.yaml").read_text()

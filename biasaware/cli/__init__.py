@@ -106,10 +106,21 @@ def interrupted(args=None) -> int:
     command = getattr(args, "command", None)
     resumes = {command, f"{command} {getattr(args, 'stage', '')}"} & RESUMING
     print(
-        "interrupted" + (": the same command resumes, keeping the work finished" if resumes else ""),
+        "interrupted" + (": the same command resumes from the work saved" if resumes else ""),
         file=sys.stderr,
     )
     return 130
+
+
+def show_progress(progress: str | None) -> None:
+    """``--progress``, for every bar, in launched processes too."""
+    if progress:
+        os.environ["BIASAWARE_PROGRESS"] = progress  # read by every bar, in launched processes too
+        # the libraries' own bars in launched processes too (tqdm reads it on import)
+        if progress == "off":
+            os.environ["TQDM_DISABLE"] = "1"
+        elif progress == "on":
+            os.environ.pop("TQDM_DISABLE", None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,13 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         quiet_libraries(args.verbose)  # imports transformers: seconds in which Ctrl-C is likely
     except KeyboardInterrupt:
         return interrupted(args)
-    if args.progress:
-        os.environ["BIASAWARE_PROGRESS"] = args.progress  # read by every bar, in launched processes too
-        # the libraries' own bars in launched processes too (tqdm reads it on import)
-        if args.progress == "off":
-            os.environ["TQDM_DISABLE"] = "1"
-        elif args.progress == "on":
-            os.environ.pop("TQDM_DISABLE", None)
+    show_progress(args.progress)
     try:
         # the commands load the library when one runs: `biasaware --help` and a usage error stay fast
         from biasaware.cli.commands import COMMANDS
