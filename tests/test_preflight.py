@@ -346,6 +346,12 @@ def test_other_battery_settings_in_the_same_folder_are_refused_at_once(tmp_path,
         # a typo in the families claims nothing: the corrected command runs in that folder
         assert main([*argv, "--out", str(tmp_path / "q"), "--families", "nonsense"]) == 2
         assert not (tmp_path / "q").exists()
+        capsys.readouterr()
+        # a pair template or parse rule is the bias run's: the scoring run keeps its own prompts and rule
+        for extra in (["--template", "mtbench"], ["--parse", "native"]):
+            folder = str(tmp_path / f"t{len(extra[1])}")
+            assert main([*argv, "--out", folder, "--per-bias", "2", "--scoring-pairs", "1", *extra]) == 1
+            assert "error" not in capsys.readouterr().err
 
 
 def test_a_battery_nothing_was_judged_on_does_not_block_another(tmp_path, capsys):

@@ -571,7 +571,10 @@ def run_preflight(
         resolved, battery, out / "bias", biases=biases, seed=seed, limit_flag="a new --out with --per-bias"
     )
     templates = None if resolved.spec.mode == "reward" else list(PREFLIGHT_TEMPLATES)  # reward: baseline
-    scoring_judge = replace(resolved, spec=spec.model_copy(update={"max_tokens": scoring_max_tokens}))
+    # the scoring run shows each response in its own prompts and reads the score by its own rule: the
+    # pair template and parse rule are the bias run's
+    pointwise = {"max_tokens": scoring_max_tokens, "template": "default", "parse": "strict"}
+    scoring_judge = replace(resolved, spec=spec.model_copy(update=pointwise))
     scoring = evaluate_scoring(scoring_judge, items, out / "scoring", templates=templates, seed=seed)
     if not ranks().main:
         return None
