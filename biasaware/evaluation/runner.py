@@ -96,7 +96,8 @@ def judge_into(
 ) -> Path:
     """Judge ``(item id, view name, view, meta)`` jobs into a judgments JSONL, skipping those already
     there (resume); chunk by chunk, each record flushed as it is written and forced to the disk once a
-    chunk, so a kill loses no judged view and a power cut at most one chunk. Calls that failed after their
+    chunk, so a kill loses the chunk in progress only (judged again whole on resume: the same batches,
+    hence the same numbers; an endpoint's answers are in its cache) and a power cut at most one more. Calls that failed after their
     retries leave their views unjudged and raise at the end (a rerun judges only those).
 
     Several processes (``torchrun`` / ``accelerate launch``, see :func:`biasaware.devices.ranks`)
