@@ -106,6 +106,12 @@ def test_reward_model_and_cli(tmp_path, tiny_models, capsys):
     assert main(args) == 0 and "| **overall** | 4 |" in capsys.readouterr().out
     assert main(["eval", "general", "--out", str(out), "--rescore"]) == 0
     assert json.loads((out / "summary.json").read_text())["benchmark"] == path
+    lines = (out / "judgments.jsonl").read_text().splitlines()
+    row = json.loads(lines[0])
+    row["verdict"] = "B" if row["verdict"] == "A" else "A"  # against its own scores: an edit
+    (out / "judgments.jsonl").write_text("\n".join([json.dumps(row), *lines[1:]]) + "\n")
+    assert main(["eval", "general", "--out", str(out), "--rescore"]) == 2
+    assert "the file was edited: evaluate the checkpoint again" in capsys.readouterr().err
 
 
 def test_rows_that_are_not_pairs_are_said_and_kept_in_the_summary(tmp_path, tiny_models, capsys):

@@ -36,7 +36,7 @@ from biasaware.evaluation.baselines import general_baselines
 from biasaware.evaluation.reports import general_markdown
 from biasaware.evaluation.resume import input_records, judge_or_rescore
 from biasaware.evaluation.runner import run_general_eval
-from biasaware.evaluation.summaries import sample_record, summarize_general
+from biasaware.evaluation.summaries import sample_record, summarize_general, verdicts_agree
 from biasaware.io import check_out_folder, read_records, write_json
 from biasaware.records import PreferencePair
 
@@ -67,7 +67,10 @@ def sample_pairs(pairs: list[PreferencePair], limit: int, seed: int = 0) -> list
 
 
 def write_general_reports(judgments_path: Path, out: Path, benchmark: str, extra: dict | None = None) -> dict:
-    summary = summarize_general(read_records(judgments_path, "judgment"))
+    judgments = read_records(judgments_path, "judgment")
+    if "run" in (extra or {}):  # the judge's rule known: a rescore of edited verdicts is refused
+        verdicts_agree(out, judgments, extra["run"].get("spec"))
+    summary = summarize_general(judgments)
     summary.update({"benchmark": benchmark, **(extra or {})})
     write_json(out / "summary.json", summary)
     (out / "report.md").write_text(general_markdown(summary, benchmark))
