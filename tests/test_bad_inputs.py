@@ -17,6 +17,8 @@ import pytest
 
 from biasaware.cli import main
 
+FINISHED = '{"per_bias": {}, "policy": "symmetric"}'  # a finished eval bias run's summary, as far as read
+
 
 @dataclass
 class Case:
@@ -1333,16 +1335,28 @@ CASES = [
         fix=["build", "bench", "--n", "2", "--biases", "length", "--out", "{out}"],
     ),
     Case(
+        "compare-unfinished-run",
+        ["eval", "compare", "--runs", "{run}", "{d}/bad"],
+        "bad: an `eval bias` run that did not finish (no summary.json); run its command again",
+        {"bad/fingerprint.json": "{}", "bad/judgments.jsonl": ""},
+    ),
+    Case(
+        "compare-general-run",
+        ["eval", "compare", "--runs", "{run}", "{d}/bad"],
+        "bad is an `eval general` run; eval compare compares `eval bias` runs",
+        {"bad/judgments.jsonl": "", "bad/summary.json": '{"benchmark": "b.jsonl"}'},
+    ),
+    Case(
         "compare-corrupt-fingerprint",
         ["eval", "compare", "--runs", "{run}", "{d}/bad"],
         "bad/fingerprint.json: not valid JSON",
-        {"bad/fingerprint.json": '{"judge": 5', "bad/judgments.jsonl": ""},
+        {"bad/fingerprint.json": '{"judge": 5', "bad/judgments.jsonl": "", "bad/summary.json": FINISHED},
     ),
     Case(
         "compare-fingerprint-not-an-object",
         ["eval", "compare", "--runs", "{run}", "{d}/bad"],
         "a run fingerprint is a JSON object, got a JSON list",
-        {"bad/fingerprint.json": "[]", "bad/judgments.jsonl": ""},
+        {"bad/fingerprint.json": "[]", "bad/judgments.jsonl": "", "bad/summary.json": FINISHED},
     ),
     Case(
         "eval-base-url-without-the-openai-backend",

@@ -749,3 +749,17 @@ def test_runs_are_named_by_as_much_of_their_path_as_tells_them_apart():
     assert run_labels(["runs/a", "runs/b"]) == ["a", "b"]
     assert run_labels(["x/paper/probes", "x/baseline/probes"]) == ["paper/probes", "baseline/probes"]
     assert run_labels(["r/s0/eval/paper/probes", "q/s0/eval/paper/probes"])[0] == "r/s0/eval/paper/probes"
+
+
+def test_runs_counted_under_different_policies_are_not_compared(tmp_path):
+    """A comparison counts every run by one policy: the runs' own, when they agree (a run rescored with
+    `--policy judgebiasbench` was recounted as symmetric), else a refusal naming each run's."""
+    from biasaware.evaluation.compare import judged_runs
+
+    for name, policy in (("s", "symmetric"), ("j", "judgebiasbench"), ("j2", "judgebiasbench")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "judgments.jsonl").write_text("")
+        (tmp_path / name / "summary.json").write_text(json.dumps({"per_bias": {}, "policy": policy}))
+    assert judged_runs([tmp_path / "j", tmp_path / "j2"]) == "judgebiasbench"
+    with pytest.raises(BiasAwareError, match=r"different policies \(.*/s: symmetric; .*/j: judgebiasbench\)"):
+        judged_runs([tmp_path / "s", tmp_path / "j"])

@@ -64,13 +64,37 @@ def run_labels(folders: list[str]) -> list[str]:
     return [str(f) for f in folders]
 
 
-def judged_runs(folders: list) -> None:
-    """Refuse a run that is not a folder, or not an ``eval bias`` output folder (no ``judgments.jsonl``)."""
-    for folder in folders:
-        if not Path(folder).is_dir():
+def judged_runs(folders: list) -> str:
+    """Refuse a run that is not a folder, not an ``eval bias`` output folder (no ``judgments.jsonl``; an
+    ``eval general`` one), or one that did not finish (its ``fingerprint.json``, written as it starts,
+    without the ``summary.json`` it ends with; a folder of judgments alone is compared as it is), and
+    runs counted under different policies (a comparison counts every run by one). Returns that policy
+    (a folder of judgments alone records none: ``symmetric``)."""
+    policies = {}
+    for folder in map(Path, folders):
+        if not folder.is_dir():
             raise BiasAwareError(f"--runs {folder}: {not_a_folder(folder)}")
-        if not (Path(folder) / "judgments.jsonl").is_file():
+        if not (folder / "judgments.jsonl").is_file():
             raise BiasAwareError(f"--runs {folder} is not an `eval bias` output folder (no judgments.jsonl)")
+        if not (folder / "summary.json").is_file():
+            if (folder / FINGERPRINT).is_file():
+                raise BiasAwareError(
+                    f"--runs {folder}: an `eval bias` run that did not finish (no summary.json); run its "
+                    "command again to finish it"
+                )
+            continue
+        summary = read_json(folder / "summary.json", "the run's summary")
+        if "per_bias" not in summary:
+            what = "an `eval general` run" if "benchmark" in summary else "not an `eval bias` run"
+            raise BiasAwareError(f"--runs {folder} is {what}; eval compare compares `eval bias` runs")
+        policies[str(folder)] = summary.get("policy") or "symmetric"
+    if len(set(policies.values())) > 1:
+        raise BiasAwareError(
+            "the runs were counted under different policies ("
+            + "; ".join(f"{k}: {v}" for k, v in policies.items())
+            + "); rescore one with `eval bias --rescore --policy ...` so that they agree"
+        )
+    return next(iter(policies.values()), "symmetric")
 
 
 def compare_folders(folders: list[str], view: str = "injected", by_id: bool = False) -> dict[str, Any]:
@@ -273,7 +297,11 @@ def compare_runs(
 
 
 def compare_master_keys(
-    runs: dict[str, str | Path], baseline: str, seed: int = 0, paired: Paired | None = None
+    runs: dict[str, str | Path],
+    baseline: str,
+    seed: int = 0,
+    paired: Paired | None = None,
+    policy: str = "symmetric",
 ) -> dict[str, Any]:
     """Several judges on the same master-key probes (``bench --biases masterkey``), each against
     ``baseline``: its false positives overall and per key type, and over both answer orders where a
@@ -281,8 +309,8 @@ def compare_master_keys(
     Acc_ori on the probes' own pairs, the over-correction on the short-correct mirror probes, and
     McNemar's exact p against the baseline on paired per-probe indicators (a key view not decided for
     the real answer; a key not punished in both orders; a mirror flip; a wrong original). ``paired``
-    as in :func:`compare_runs`."""
-    judgments, flags = paired_runs(runs, baseline, ["masterkey"], "symmetric") if paired is None else paired
+    as in :func:`compare_runs`, read with ``policy``."""
+    judgments, flags = paired_runs(runs, baseline, ["masterkey"], policy) if paired is None else paired
     p_vs = paired_p_values(
         flags,
         {
@@ -294,7 +322,7 @@ def compare_master_keys(
     )
     rows: dict[str, Any] = {}
     for name, js in judgments.items():
-        s = summarize([j for j in js if j.probe_id in flags[name]], seed=seed)
+        s = summarize([j for j in js if j.probe_id in flags[name]], policy, seed=seed)
         entry = s["per_bias"]["masterkey"]
         mirror = entry.get("mirror") or {}
         rows[name] = {
@@ -310,7 +338,7 @@ def compare_master_keys(
             "judge_check": s["judge_check"],
             "p_vs": p_vs[name],
         }
-    return json_safe({"baseline": baseline, "policy": "symmetric", "runs": rows})
+    return json_safe({"baseline": baseline, "policy": policy, "runs": rows})
 
 
 def compare_against(
@@ -335,7 +363,7 @@ def compare_against(
         raise BiasAwareError(
             f"the baseline {baseline} is not one of the runs ({', '.join(map(str, folders))})"
         )
-    judged_runs(folders)
+    policy = judged_runs(folders)
     labels = labels or run_labels([str(f) for f in folders])
     runs = dict(zip(labels, folders, strict=True))
     base = labels[resolved.index(Path(baseline).resolve())]
@@ -346,14 +374,14 @@ def compare_against(
     keep = [*twelve, *(["masterkey"] if "masterkey" in present else [])]
     if not keep:
         raise BiasAwareError(f"{runs[base]} holds no probes of the 12 biases or master keys to compare")
-    paired = paired_runs(runs, base, keep, "symmetric")  # every run read once, for both tables
+    paired = paired_runs(runs, base, keep, policy)  # every run read once, for both tables
     if twelve:
         result["judges"] = compare_runs(
-            runs, base, biases=twelve, seed=seed, paired=paired_subset(paired, twelve)
+            runs, base, biases=twelve, policy=policy, seed=seed, paired=paired_subset(paired, twelve)
         )
     if "masterkey" in present:
         result["master_keys"] = compare_master_keys(
-            runs, base, seed=seed, paired=paired_subset(paired, ["masterkey"])
+            runs, base, seed=seed, paired=paired_subset(paired, ["masterkey"]), policy=policy
         )
     result["per_probe"] = per_probe(paired[1])
 
