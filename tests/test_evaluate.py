@@ -174,7 +174,7 @@ def test_limit_is_a_seeded_sample_per_bias_and_side_that_keeps_mirrors_with_thei
     assert sample["seed"] == 7 and sample["limit"] == 2 and "random.Random" in sample["rule"]
     assert sample["ids"] == [p.id for p in load_probes(bench, ["authority"], limit=2, seed=7)]
     with pytest.raises(
-        BiasAwareError, match=r"another sample of it \(--limit or --seed\)"
+        BiasAwareError, match=r"another sample of it \(--limit, --seed or --biases\)"
     ):  # a resumed run with another sample
         evaluate_bias(direct, bench, tmp_path / "r", biases=["authority"], limit=2, seed=8)
 

@@ -49,7 +49,11 @@ OWN_FILES = (FINGERPRINT, "judgments.jsonl", SHARDS)
 
 
 # the flags that choose a command's sample of its input: another value, other items
-SAMPLED_BY = {"eval scoring": "--limit, the first N items", "eval real": "--limit, --probe-limit or --seed"}
+SAMPLED_BY = {
+    "eval scoring": "--limit, the first N items",
+    "eval real": "--limit, --probe-limit or --seed",
+    "eval bias": "--limit, --seed or --biases",
+}
 
 
 def fingerprint(
