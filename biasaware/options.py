@@ -172,6 +172,8 @@ def argparse_settings(item: Declared, default: Any) -> dict[str, Any]:
             settings.setdefault("choices", list(choices))
         elif _type(item) is not None:
             settings["type"] = _type(item)
+    if item.settings.get("positional"):  # named in usage and errors as in the help: ACTION, PATH
+        settings.setdefault("metavar", item.name.upper())
     if not item.settings.get("positional"):
         settings["default"] = default
         settings.setdefault("dest", item.name)

@@ -1104,7 +1104,7 @@ CASES = [
         [*SCORE_RM, "{d}/s.jsonl", "--templates", "desc,dsc"],
         "scoring template 'dsc': unknown part 'dsc'",
         {"s.jsonl": line(ITEM)},
-        fix=[*SCORE_RM, "{d}/s.jsonl", "--templates", "desc"],
+        fix=[*SCORE_RM, "{d}/s.jsonl"],  # a reward model reads no scoring template
     ),
     Case(
         "scoring-without-data",

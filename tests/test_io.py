@@ -132,7 +132,7 @@ def test_validate_an_eval_folder_skips_biasawares_own_documents(tmp_path, judgme
     for name in ("summary.json", "fingerprint.json", "manifest.json"):
         (tmp_path / name).write_text(json.dumps({"judge": "x", "items": {}}))
     assert main(["validate", str(tmp_path)]) == 0
-    assert "1 valid judgment record(s), ok" in capsys.readouterr().err
+    assert "1 valid judgment record, ok" in capsys.readouterr().err
 
 
 def test_a_resumed_file_with_a_bad_line_names_its_file_and_line(tmp_path):

@@ -30,7 +30,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"{args.path}: no records (pass --allow-empty to accept that)", file=sys.stderr)
         return 2
     status = "ok" if not problems else f"{len(problems)} problem(s)"
-    print(f"{args.path}: {len(records)} valid {found or 'unknown'} record(s), {status}", file=sys.stderr)
+    what = f"valid {found} record" if found else "record"  # an empty file shows no kind
+    print(f"{args.path}: {counted(len(records), what)}, {status}", file=sys.stderr)
     return 2 if problems else 0
 
 
