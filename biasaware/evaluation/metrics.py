@@ -404,6 +404,8 @@ def judge_check(
     True
     >>> judge_check(["A"] * 19 + ["B"], 19, 20, fixed_order=True)["degenerate"]
     False
+    >>> judge_check(["invalid"] * 20, 0, 10)["reasons"][0]
+    "no verdict read in 100% of 20 views (replies cut short by max_tokens, or not in the template's answer format)"
     """
     counts = {k: 0 for k in ("A", "B", "tie", "invalid")}
     for v in verdicts:
@@ -415,6 +417,11 @@ def judge_check(
     reasons = []
     if n and share >= constant_share:
         reasons.append(f"constant verdict: {letter} in {pct(share, 0)}% of {n} views")
+    if n and counts["invalid"] / n >= constant_share:  # the likely cause said, not only its effect
+        reasons.append(
+            f"no verdict read in {pct(counts['invalid'] / n, 0)}% of {n} views (replies cut short by max_tokens, "
+            "or not in the template's answer format)"
+        )
     low, high = wilson_interval(ori_correct, ori_n)
     if ori_n and low <= 0.5:
         reasons.append(
