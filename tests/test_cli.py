@@ -38,6 +38,21 @@ def test_validate_reports_every_problem(tmp_path, pair_row, capsys):
     ]
 
 
+def test_validate_reads_another_tools_layout_as_the_command_that_reads_it(tmp_path, capsys):
+    """A benchmark in LLMBar's layout is what `eval general` reads, and BiGGen-style items what `eval
+    scoring` reads: validate says so (it listed every row's missing record fields); a bad row is named."""
+    rows = [{"input": f"q{i}", "output_1": "right", "output_2": "wrong", "label": 1} for i in range(3)]
+    path = write(tmp_path / "llmbar.jsonl", rows)
+    assert main(["validate", str(path)]) == 0
+    assert f"{path}: 3 pairs in the llmbar layout (not biasaware records;" in capsys.readouterr().err
+    write(path, [*rows, {**rows[0], "label": 7}])
+    assert main(["validate", str(path)]) == 2
+    assert f"{path}:4" in capsys.readouterr().err
+    items = write(tmp_path / "items.jsonl", [{"id": "a", "instruction": "Q", "response": "x", "gold": 4}])
+    assert main(["validate", str(items), "--kind", "scoring"]) == 0
+    assert f"{items}: 1 item to score, ok" in capsys.readouterr().err
+
+
 def test_validate_wrong_kind_and_empty(tmp_path, probe_row, capsys):
     path = write(tmp_path / "probe.jsonl", [probe_row])
     assert main(["validate", str(path)]) == 0

@@ -15,24 +15,14 @@ from biasaware.formatting import counted
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from biasaware.io import validate_rows
-    from biasaware.judging.judge_format import RECORD_CHECKS
+    from biasaware.data.validation import validate_file
 
-    if not str(args.path).strip():
-        raise BiasAwareError(
-            "validate: the path is empty; give a data file, a folder of them, or a hub dataset"
-        )
     kind = None if args.kind == "auto" else args.kind
-    found, records, problems = validate_rows(args.path, kind, split=args.split, checks=RECORD_CHECKS)
-    for line in problems:
+    checked = validate_file(args.path, kind, args.split, args.allow_empty)
+    for line in checked.problems:
         print(line)
-    if not problems and not records and not args.allow_empty:
-        print(f"{args.path}: no records (pass --allow-empty to accept that)", file=sys.stderr)
-        return 2
-    status = "ok" if not problems else f"{len(problems)} problem(s)"
-    what = f"valid {found} record" if found else "record"  # an empty file shows no kind
-    print(f"{args.path}: {counted(len(records), what)}, {status}", file=sys.stderr)
-    return 2 if problems else 0
+    print(checked.said, file=sys.stderr)
+    return checked.code
 
 
 def cmd_models(args: argparse.Namespace) -> int:

@@ -675,6 +675,18 @@ def load_upstream(
     return loaded
 
 
+def benchmark_layout(source: str | Path, split: str | None = None) -> str | None:
+    """The general-benchmark layout of ``source``'s first row (``llmbar``, ``judgebench``, ...; see
+    :data:`FORMATS`) when it is another tool's, not biasaware's own pair records; else ``None``."""
+    for row in iter_rows(source, split or "train"):
+        try:
+            layout = detect_format(row.data) if isinstance(row.data, dict) else None
+        except BiasAwareError:  # no layout, or one it is close to and malformed
+            return None
+        return None if layout == "pairs" else layout
+    return None
+
+
 def load_benchmark(name_or_path: str | Path, split: str | None = None) -> list[PreferencePair]:
     """Pairs of a general benchmark (see the module docstring); bad rows raise with their location."""
     return load_upstream(name_or_path, split).pairs
