@@ -30,9 +30,10 @@ from typing import Any
 
 from biasaware.data.card import built_files
 from biasaware.data.master_keys import swapped
+from biasaware.data.upstream import benchmark_layout
 from biasaware.devices import ranks
 from biasaware.devices import ranks as current_ranks
-from biasaware.errors import BiasAwareError
+from biasaware.errors import BiasAwareError, RecordError
 from biasaware.evaluation.summaries import ORDERS, REVERSED, VIEWS
 from biasaware.io import JsonlAppender, read_json, read_records, read_whole_lines, write_jsonl
 from biasaware.judging.judges import judge_chunks, last_error, load_judge
@@ -395,7 +396,15 @@ def load_probes(
         recorded = read_json(manifest, "build manifest")
         if isinstance(recorded, dict) and "outputs" in recorded:
             built_files(Path(data), recorded)
-    probes = read_records(data, "probe")
+    try:
+        probes = read_records(data, "probe")
+    except RecordError:
+        if layout := benchmark_layout(data):  # one line, not a missing field per row
+            raise BiasAwareError(
+                f"{data}: a general benchmark in the {layout} layout, not bias probes; `biasaware eval general "
+                "--benchmark` judges it (`biasaware build bench` writes probes)"
+            ) from None
+        raise
     if biases:
         there = sorted({p.bias for p in probes}, key=list(BIASES).index)
         probes = [p for p in probes if p.bias in biases]
