@@ -51,6 +51,9 @@ def test_validate_reads_another_tools_layout_as_the_command_that_reads_it(tmp_pa
     items = write(tmp_path / "items.jsonl", [{"id": "a", "instruction": "Q", "response": "x", "gold": 4}])
     assert main(["validate", str(items), "--kind", "scoring"]) == 0
     assert f"{items}: 1 item to score, ok" in capsys.readouterr().err
+    (tmp_path / "manifest.json").write_text("{}")  # a build's record, not data
+    assert main(["validate", str(tmp_path / "manifest.json")]) == 2
+    assert "manifest.json: a record biasaware keeps beside data, not data" in capsys.readouterr().err
 
 
 def test_validate_wrong_kind_and_empty(tmp_path, probe_row, capsys):

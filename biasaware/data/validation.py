@@ -10,12 +10,13 @@ reads its items (BiGGen's layout included): a bad row raises as it would there.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from biasaware.data.scoring_items import load_scoring_items
 from biasaware.data.upstream import benchmark_layout, load_upstream
 from biasaware.errors import BiasAwareError
 from biasaware.formatting import counted
-from biasaware.io import validate_rows
+from biasaware.io import NOT_RECORDS, validate_rows
 from biasaware.judging.judge_format import RECORD_CHECKS
 
 
@@ -35,6 +36,10 @@ def validate_file(
     if not str(path).strip():
         raise BiasAwareError(
             "validate: the path is empty; give a data file, a folder of them, or a hub dataset"
+        )
+    if Path(path).name in NOT_RECORDS and Path(path).is_file():  # a build's manifest, a run's summary
+        raise BiasAwareError(
+            f"{path}: a record biasaware keeps beside data, not data; give its folder's data files"
         )
     if kind == "scoring":
         return Checked(f"{path}: {counted(len(load_scoring_items(path)), 'item')} to score, ok")
