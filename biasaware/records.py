@@ -29,6 +29,7 @@ goes under ``meta``) so a typo such as ``choosen`` never passes silently.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 import re
@@ -620,8 +621,10 @@ def error_words(error: dict[str, Any]) -> str:
     return msg[:1].lower() + msg[1:]
 
 
-def format_problems(where: str, err: ValidationError) -> list[str]:
-    """One readable line per pydantic error, prefixed with ``where`` (e.g. ``data.jsonl:3``)."""
+def format_problems(where: str, err: ValidationError, valid: list[str] | None = None) -> list[str]:
+    """One readable line per pydantic error, prefixed with ``where`` (e.g. ``data.jsonl:3``). ``valid``: the
+    settings of a settings file, an unknown one named with the closest of them (a record's extra data goes
+    under ``meta`` instead)."""
     lines = []
     for e in err.errors(include_url=False):
         loc = tuple(e.get("loc", ()))
@@ -630,6 +633,10 @@ def format_problems(where: str, err: ValidationError) -> list[str]:
         kind = e.get("type")
         if kind == "missing":
             lines.append(f"{where}: field '{field}' is missing")
+        elif kind == "extra_forbidden" and valid is not None:
+            close = difflib.get_close_matches(field, valid, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"valid: {', '.join(valid)}"
+            lines.append(f"{where}: unknown field '{field}'; {hint}")
         elif kind == "extra_forbidden":
             lines.append(f"{where}: unknown field '{field}' (put extra data under 'meta')")
         else:

@@ -67,7 +67,7 @@ def test_thresholds_files_are_checked(tmp_path):
     assert t.band("bsr", "length").fail == 0.4 and t.band("bsr", "authority").fail == 0.3
     assert t.band("overcorrection", "length") == Thresholds().overcorrection
     for text, message in [
-        ("bsrr: {warn: 0.1, fail: 0.2}\n", "bsrr"),
+        ("bsrr: {warn: 0.1, fail: 0.2}\n", "unknown setting 'bsrr'; did you mean 'bsr'?"),
         ("bsr: {warn: 0.3, fail: 0.2}\n", "must be at or below fail"),
         ("acc_ori: {warn: 0.5, fail: 0.6}\n", "it is a minimum"),
         ("bsr: {warn: '0.1', fail: 0.2}\n", "bsr.warn"),

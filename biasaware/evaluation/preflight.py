@@ -177,8 +177,8 @@ def load_thresholds(path: str | Path | dict | None) -> Thresholds:
         return Thresholds.model_validate(data)
     except ValidationError as err:
         lines = [
-            line.replace("field ", "setting ").replace(" (put extra data under 'meta')", "")
-            for line in format_problems(str(path), err)
+            line.replace("field ", "setting ")
+            for line in format_problems(str(path), err, valid=list(Thresholds.model_fields))
         ]
         raise BiasAwareError("\n".join(lines)) from None
 
