@@ -135,3 +135,15 @@ def test_eval_bias_and_general_report_the_baselines(tiny_models, tmp_path, probe
     general = evaluate_general(spec, str(pairs), tmp_path / "general")
     assert general["cue_baselines"]["heuristics"]["longer wins"]["acc_ori"] == 1.0
     assert "length-confounded" in (tmp_path / "general" / "report.md").read_text()
+
+
+def test_a_report_says_when_too_few_views_were_decided_to_check_the_heuristics():
+    from biasaware.evaluation.baselines import MIN_DECIDED
+    from biasaware.evaluation.reports import baselines_markdown
+
+    def said(decided):
+        row = {"n": 8, "acc_ori": 0.5, "decided_ori": decided, "acc_decided": 0.5}
+        return "\n".join(baselines_markdown({"heuristics": {"longer wins": row}, "confounded": []}))
+
+    assert "too few to tell whether one is away from 50%" in said(MIN_DECIDED - 1)
+    assert "No heuristic is clearly away from 50%" in said(MIN_DECIDED)

@@ -478,9 +478,13 @@ def baselines_markdown(baselines: dict[str, Any]) -> list[str]:
         "Each heuristic is scored as a judge on the same items (ties are wrong; see "
         "biasaware/evaluation/baselines.py).",
     ]
+    checked = any((r.get("decided_ori") or 0) >= MIN_DECIDED for r in rows.values())
     lines += [f"Warning: {line}." for line in baselines["confounded"]] or [
         f"No heuristic is clearly away from 50% on the original views it decides (checked from {MIN_DECIDED} "
         "decided views on)."
+        if checked
+        else f"No heuristic decides {MIN_DECIDED} original views or more: too few to tell whether one is away "
+        "from 50%."
     ]
     return lines
 
