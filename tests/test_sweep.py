@@ -154,7 +154,9 @@ def test_killed_sweep_resumes_to_the_same_table(sweep_files, tmp_path):
         tmp_path / "whole" / "points" / "augment=paper,num_bias_negatives=0,seed=0" / "ckpt" / "checkpoint-2"
     )
     state.mkdir()  # a trained point's resumable states (as a run stopped while evaluating leaves them)
-    assert run_sweep(SweepSpec(**spec), tmp_path / "whole") == whole and not state.exists()
+    assert run_sweep(SweepSpec(**spec), tmp_path / "whole")["rows"] == whole["rows"] and not state.exists()
+    # a stage in this process or in its own trains the same point: the sweep is the same one
+    assert run_sweep(SweepSpec(**{**spec, "launch": "python"}), tmp_path / "whole")["rows"] == whole["rows"]
 
     # the same sweep in its own process, killed (SIGKILL) once its first point is evaluated
     out = tmp_path / "killed"

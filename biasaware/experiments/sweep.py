@@ -335,6 +335,10 @@ def fixed_settings(spec: SweepSpec, bench: Path | None) -> dict[str, Any]:
     """Everything that changes a point's result apart from its grid values and seed (``bench=None``:
     check the named files only)."""
     fixed = redacted(spec.model_dump(exclude={"grid", "seeds", "baseline"}))  # sweep.json holds no secret
+    if (
+        fixed["launch"] == "inline"
+    ):  # one process on one device either way: the same checkpoints (test_stages)
+        fixed["launch"] = "python"
     config = find_file(spec.config, "recipe config")
     fixed["config"] = {"path": spec.config, "content": redacted(_yaml(config))}
     if spec.launch not in ("python", "inline"):
