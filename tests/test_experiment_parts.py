@@ -112,7 +112,7 @@ def test_a_launched_recipe_logs_everything_and_a_failure_quotes_its_tail(tmp_pat
         launch_recipe(said, "the test recipe", log)
     assert (
         str(err.value)
-        == f"the test recipe: rows.jsonl:3: field chosen: is empty (its whole output is in {log})"
+        == f"the test recipe failed: rows.jsonl:3: field chosen: is empty (its whole output is in {log})"
     )
     assert "error:" not in capsys.readouterr().out
     assert launcher("python") == [sys.executable]

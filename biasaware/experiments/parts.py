@@ -321,7 +321,7 @@ def launch_recipe(cmd: list[str], what: str, log: Path) -> float:
             for line in proc.stdout:
                 out.line(line)
     if proc.returncode != 0 and out.said:  # the recipe said what was wrong: that, once
-        raise BiasAwareError(f"{what}: {out.said[-1]} (its whole output is in {log})")
+        raise BiasAwareError(f"{what} failed: {out.said[-1]} (its whole output is in {log})")
     if proc.returncode != 0:
         raise BiasAwareError(
             f"{what} failed (exit {proc.returncode}); its whole output is in {log}:\n{''.join(out.tail)[-2000:]}"
