@@ -434,6 +434,20 @@ def test_compare_against_a_baseline_gives_both_tables(tmp_path):
     assert len(result["per_probe"]["ids"]) == len(probes)
     with pytest.raises(BiasAwareError, match="not one of the runs"):
         compare_against(folders, tmp_path)
+    # a run not asked some biases (a reward model: position, bandwagon, reflection): compared on the
+    # biases every run was asked, the others named
+    folders.append(tmp_path / "keys-only")
+    run_bias_eval(AlwaysA(), [p for p in probes if p.bias == "masterkey"], folders[-1])
+    result = compare_against(folders, folders[0])
+    assert "judges" not in result and set(result["master_keys"]["runs"]) == {
+        "shorter-wins",
+        "always-a",
+        "keys-only",
+    }
+    assert result["not_compared"] == [
+        "length: judged by shorter-wins, not by every run compared",
+        "length: judged by always-a, not by every run compared",
+    ]
     # its tables read both views: a view given to it would go unread, so it is refused, even at its default
     for view in ("original", "injected"):
         with pytest.raises(

@@ -367,10 +367,18 @@ def compare_against(
     labels = labels or run_labels([str(f) for f in folders])
     runs = dict(zip(labels, folders, strict=True))
     base = labels[resolved.index(Path(baseline).resolve())]
-    present = {j.meta.get("bias") for j in read_records(Path(runs[base]) / "judgments.jsonl", "judgment")}
-    present &= biases if biases is not None else present
+    judged = {  # a reward model is not asked position, bandwagon or reflection: those are not compared
+        k: {j.meta.get("bias") for j in read_records(Path(v) / "judgments.jsonl", "judgment")}
+        for k, v in runs.items()
+    }
+    present = set.intersection(*judged.values()) & (biases if biases is not None else judged[base])
     twelve = [b for b in BIASES if b in present and BIASES[b].category != SECURITY]
     result: dict[str, Any] = {"baseline": base, "runs": {k: str(v) for k, v in runs.items()}}
+    left = {k: sorted(own - present, key=str) for k, own in judged.items() if biases is None and own - present}
+    if left:
+        result["not_compared"] = [
+            f"{', '.join(b)}: judged by {k}, not by every run compared" for k, b in left.items()
+        ]
     keep = [*twelve, *(["masterkey"] if "masterkey" in present else [])]
     if not keep:
         raise BiasAwareError(f"{runs[base]} holds no probes of the 12 biases or master keys to compare")
@@ -641,4 +649,5 @@ def compare_command(
     tables = [experiment_markdown(result["judges"])] if "judges" in result else []
     if "master_keys" in result:
         tables.append(master_key_markdown(result["master_keys"]))
+    tables += [f"Not compared: {line}." for line in result.get("not_compared", [])]
     return result, "\n".join(tables)
