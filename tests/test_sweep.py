@@ -357,6 +357,11 @@ def test_shipped_sweep_configs_are_valid(path):
     assert points(spec)
 
 
+def test_a_shipped_sweep_config_is_found_from_any_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # as the docs name it, outside a checkout
+    assert SweepSpec.from_sources("recipes/sweeps/minilm-l6-negatives.yaml", {}).grid
+
+
 def test_a_grpo_sweep_over_bias_ratio_evaluates_generative_judges(tiny_models, tmp_path):
     recipe = tmp_path / "grpo.yaml"
     recipe.write_text(

@@ -183,6 +183,7 @@ class SweepSpec(BaseModel):
         """The spec of a YAML file (if any) updated by command-line values (``None``: not given)."""
         data: dict[str, Any] = {}
         if path is not None:
+            path = str(find_file(path, "sweep config"))  # recipes/sweeps/... ship with the package
             data = read_config(path, "sweep config")
             if not data:  # a file cut or saved empty would otherwise run the whole built-in sweep
                 raise BiasAwareError(
