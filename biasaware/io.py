@@ -786,8 +786,8 @@ PACKAGE = Path(__file__).resolve().parent  # biasaware/: its recipes/configs and
 
 def find_file(name: str | Path, what: str) -> Path:
     """A file named as in the docs: as given (from the working folder), else in the package
-    (``recipes/configs/...``: the configs that ship with it, so the docs' paths work from any folder)
-    or, in a checkout, beside it (``accelerate_configs/...``)."""
+    (``recipes/configs/...``, ``recipes/sweeps/...``, ``accelerate_configs/...``: the configs that ship
+    with it, so the docs' paths work from any folder) or, in a checkout, beside it."""
     for candidate in (Path(name).expanduser(), PACKAGE / name, PACKAGE.parent / name):
         if candidate.is_file():
             return candidate

@@ -70,10 +70,12 @@ def test_an_installed_package_runs_its_recipes_outside_a_checkout(tmp_path):
     assert "--generative" in run(str(python), "-m", "biasaware.cli", "quickstart", "--generative", "--help")
     check = (
         "import biasaware.recipes.grpo as g; from biasaware.io import find_file; "
-        "print(g.main.__module__, find_file('recipes/configs/smollm2-135m-instruct/grpo.yaml', 'config'))"
+        "print(g.main.__module__, find_file('recipes/configs/smollm2-135m-instruct/grpo.yaml', 'config'), "
+        "find_file('recipes/sweeps/minilm-l6-negatives.yaml', 'sweep'), "
+        "find_file('accelerate_configs/cpu_ddp.yaml', 'accelerate config'))"
     )
-    module, config = run(str(python), "-c", check).split()
-    assert module == "biasaware.recipes.grpo" and config.startswith(site)
+    module, *configs = run(str(python), "-c", check).split()
+    assert module == "biasaware.recipes.grpo" and all(c.startswith(site) for c in configs), configs
     assert "--select_prompts" in run(str(python), "-m", "biasaware.recipes.grpo", "--help")
 
 

@@ -374,7 +374,9 @@ def compare_against(
     present = set.intersection(*judged.values()) & (biases if biases is not None else judged[base])
     twelve = [b for b in BIASES if b in present and BIASES[b].category != SECURITY]
     result: dict[str, Any] = {"baseline": base, "runs": {k: str(v) for k, v in runs.items()}}
-    left = {k: sorted(own - present, key=str) for k, own in judged.items() if biases is None and own - present}
+    left = {
+        k: sorted(own - present, key=str) for k, own in judged.items() if biases is None and own - present
+    }
     if left:
         result["not_compared"] = [
             f"{', '.join(b)}: judged by {k}, not by every run compared" for k, b in left.items()
