@@ -652,7 +652,10 @@ class Validate:
 @dataclass
 class Models(Where):
     action: Literal["list", "prepare"] = option(
-        "list: the built-in models; prepare: load each once (offline check)", positional=True
+        "list (default): the built-in models; prepare: load each once (offline check)",
+        positional=True,
+        nargs="?",
+        cli_default="list",
     )
     names: list[str] | None = option(
         "built-in names to list or prepare (default: all)", positional=True, nargs="*"

@@ -257,12 +257,12 @@ def test_models_list(capsys):
     assert "minilm-l6" in out and "smollm2" not in out
     assert main(["models", "list", "minilm"]) == 2
     assert "unknown built-in model 'minilm'" in capsys.readouterr().err
-    # the names are optional: a missing action is the one thing the usage error names
+    assert main(["models"]) == 0 and "minilm-l6" in capsys.readouterr().out  # list, the default action
     with pytest.raises(SystemExit) as stop:
-        main(["models"])
+        main(["models", "lst"])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and err.splitlines() == [
-        "biasaware models: error: the following arguments are required: ACTION",
+        "biasaware models: error: argument ACTION: invalid choice: 'lst' (choose from 'list', 'prepare')",
         "(`biasaware models --help` lists its options)",
     ]  # two lines: the whole usage block buried the error
     # every required option is named at once, the judge among them (not on the next try)
