@@ -77,6 +77,8 @@ NOT_COMPARED = {
     "do_train",
     "gradient_checkpointing",  # recomputes the same activations: the same steps, less memory
     "gradient_checkpointing_kwargs",
+    "activation_checkpointing",  # transformers' newer name for it
+    "activation_checkpointing_kwargs",
 }
 NOT_COMPARED_PREFIXES = (
     "logging_",
