@@ -142,7 +142,7 @@ class SweepSpec(BaseModel):
             if not isinstance(g, dict):
                 raise ValueError(shape)
             for key, values in g.items():
-                if not isinstance(values, list):
+                if not isinstance(values, list | tuple):  # a tuple from Python is a list of values too
                     raise ValueError(f"grid key {key!r}: a list of values, as {key}: [{values}]")
         return grid
 
@@ -336,9 +336,8 @@ def fixed_settings(spec: SweepSpec, bench: Path | None) -> dict[str, Any]:
     """Everything that changes a point's result apart from its grid values and seed (``bench=None``:
     check the named files only)."""
     fixed = redacted(spec.model_dump(exclude={"grid", "seeds", "baseline"}))  # sweep.json holds no secret
-    if (
-        fixed["launch"] == "inline"
-    ):  # one process on one device either way: the same checkpoints (test_stages)
+    # in this process or in its own: one process on one device either way, the same checkpoints (test_stages)
+    if fixed["launch"] == "inline":
         fixed["launch"] = "python"
     config = find_file(spec.config, "recipe config")
     fixed["config"] = {"path": spec.config, "content": redacted(_yaml(config))}
