@@ -53,7 +53,8 @@ def judgment(view="original", **changes) -> str:
 
 BOTH_VIEWS = judgment("original") + judgment("injected")
 BUILD = ["build", "bench", "--n", "2", "--out", "{out}"]
-RUN_RM = ["eval", "bias", "--judge", "{reward}", "--mode", "reward", "--data", "{bench}", "--out", "{out}"]
+EVAL_RM = ["eval", "bias", "--judge", "{reward}", "--mode", "reward", "--data"]
+RUN_RM = [*EVAL_RM, "{bench}", "--out", "{out}"]
 RECIPE_CONFIG = "model_name_or_path: minilm-l6\nuse_cpu: true\n"
 # a recipe's flags for a model that is not there and the training file t.jsonl
 NO_MODEL = [
@@ -556,18 +557,7 @@ CASES = [
     ),
     Case(
         "eval-out-not-writable",
-        [
-            "eval",
-            "bias",
-            "--judge",
-            "{reward}",
-            "--mode",
-            "reward",
-            "--data",
-            "{bench}",
-            "--out",
-            "/proc/biasaware-test",
-        ],
+        [*EVAL_RM, "{bench}", "--out", "/proc/biasaware-test"],
         "/proc/biasaware-test",
         out_may_exist=True,
     ),
@@ -720,18 +710,7 @@ CASES = [
     ),
     Case(
         "eval-data-a-general-benchmark",
-        [
-            "eval",
-            "bias",
-            "--judge",
-            "{reward}",
-            "--mode",
-            "reward",
-            "--data",
-            "{d}/llmbar.jsonl",
-            "--out",
-            "{out}",
-        ],
+        [*EVAL_RM, "{d}/llmbar.jsonl", "--out", "{out}"],
         "llmbar.jsonl: a general benchmark in the llmbar layout, not bias probes; `biasaware eval general",
         {"llmbar.jsonl": line({"input": "q", "output_1": "a", "output_2": "b", "label": 1})},
         fix=RUN_RM,

@@ -361,3 +361,24 @@ def test_a_list_of_numbers_with_a_nan_is_refused_as_a_number_is():
     with pytest.raises(BiasAwareError, match=r"reward_weights: a finite number; got \[nan, 1.0\]"):
         check_finite(SimpleNamespace(reward_weights=[float("nan"), 1.0]))
     check_finite(SimpleNamespace(reward_weights=[0.5, 1.0], name="x", steps=3))
+
+
+def test_a_run_recorded_before_rows_were_hashed_is_compared_by_its_files_hash(tmp_path):
+    from biasaware.io import files_sha256
+    from biasaware.training.run_folder import differences, rows_sha256
+
+    rows = tmp_path / "train.jsonl"
+    rows.write_text('{"a": 1}\n')
+    before = {
+        "recipe": "reward",
+        "script_args": {"train_file": str(rows)},
+        "data": {"train_file_sha256": files_sha256([rows])},
+    }
+    now = {
+        "recipe": "reward",
+        "script_args": {"train_file": str(rows)},
+        "data": {"train_rows_sha256": rows_sha256(rows)},
+    }
+    assert differences(before, now) == []
+    rows.write_text('{"a": 2}\n')  # rebuilt at the same path: other data
+    assert [d.split(":")[0] for d in differences(before, now)] == ["train_file_sha256"]

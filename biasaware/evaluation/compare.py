@@ -64,6 +64,13 @@ def run_labels(folders: list[str]) -> list[str]:
     return [str(f) for f in folders]
 
 
+def judged_biases(folder: Path) -> set[str]:
+    """The biases an ``eval bias`` run judged: its summary's, or its judgments' (a folder of judgments alone)."""
+    if (folder / "summary.json").is_file():
+        return set(read_json(folder / "summary.json", "the run's summary").get("per_bias") or {})
+    return {j.meta.get("bias") for j in read_records(folder / "judgments.jsonl", "judgment")}
+
+
 def judged_runs(folders: list) -> str:
     """Refuse a run that is not a folder, not an ``eval bias`` output folder (no ``judgments.jsonl``; an
     ``eval general`` one), or one that did not finish (its ``fingerprint.json``, written as it starts,
@@ -342,17 +349,14 @@ def compare_master_keys(
 
 
 def compare_against(
-    folders: list[str | Path],
-    baseline: str | Path,
-    seed: int = 0,
-    labels: list[str] | None = None,
-    biases: set[str] | None = None,
+    folders: list[str | Path], baseline: str | Path, seed: int = 0, labels: list[str] | None = None
 ) -> dict[str, Any]:
     """Two or more ``eval bias`` runs on the same probes, each against ``baseline`` (one of them), named
     by ``labels`` or :func:`run_labels`, each judge by its folder or model name (:func:`~biasaware.evaluation.reports.short_name`),
     runs as given: ``judges``, the two-sided table over the 12 biases judged
     (:func:`compare_runs`), and ``master_keys``, the master-key table (:func:`compare_master_keys`),
-    each present when the runs judged such probes. ``biases``: only these of the baseline's are compared."""
+    each present when the runs judged such probes; a bias not every run judged (:func:`judged_biases`) is
+    left out and named in ``not_compared``."""
 
     if len(folders) < 2:
         raise BiasAwareError(f"compare needs at least two runs; got {len(folders)}")
@@ -367,16 +371,12 @@ def compare_against(
     labels = labels or run_labels([str(f) for f in folders])
     runs = dict(zip(labels, folders, strict=True))
     base = labels[resolved.index(Path(baseline).resolve())]
-    judged = {  # a reward model is not asked position, bandwagon or reflection: those are not compared
-        k: {j.meta.get("bias") for j in read_records(Path(v) / "judgments.jsonl", "judgment")}
-        for k, v in runs.items()
-    }
-    present = set.intersection(*judged.values()) & (biases if biases is not None else judged[base])
+    # a reward model is not asked position, bandwagon or reflection: a bias some run lacks is not compared
+    judged = {k: judged_biases(Path(v)) for k, v in runs.items()}
+    present = set.intersection(*judged.values())
     twelve = [b for b in BIASES if b in present and BIASES[b].category != SECURITY]
     result: dict[str, Any] = {"baseline": base, "runs": {k: str(v) for k, v in runs.items()}}
-    left = {
-        k: sorted(own - present, key=str) for k, own in judged.items() if biases is None and own - present
-    }
+    left = {k: sorted(own - present, key=str) for k, own in judged.items() if own - present}
     if left:
         result["not_compared"] = [
             f"{', '.join(b)}: judged by {k}, not by every run compared" for k, b in left.items()
@@ -501,22 +501,10 @@ def compare_real(runs: list[str], baseline: str | None, view: str | None, by_id:
         compared = probes_compared(part, folders, drawn, base, result["not_compared"])
         if not compared:
             continue
-        judged = {
-            lab: set(read_json(folders[lab] / part / "summary.json", part).get("per_bias") or {})
-            for lab in compared
-        }
-        common = set.intersection(*judged.values())
-        for lab, own in judged.items():  # a reward model is not asked position, bandwagon or reflection
-            if own - common:
-                result["not_compared"].append(
-                    f"{part}/ {', '.join(sorted(own - common))}: judged by {lab}, not by every run compared"
-                )
         result[part] = compare_against(
-            [folders[label] / part for label in compared],
-            folders[base] / part,
-            labels=compared,
-            biases=common,
+            [folders[label] / part for label in compared], folders[base] / part, labels=compared
         )
+        result["not_compared"] += [f"{part}/ {line}" for line in result[part].pop("not_compared", [])]
     return json_safe(result)
 
 

@@ -24,7 +24,7 @@ from biasaware.data.upstream import RMBENCH_LEVELS
 from biasaware.evaluation.baselines import CUES, MIN_DECIDED
 from biasaware.evaluation.metrics import table4_cell
 from biasaware.evaluation.seeds import METRIC_NAMES, METRICS
-from biasaware.formatting import DASH, ci, number, p_value, pct, share, with_ci
+from biasaware.formatting import DASH, ci, counted, number, p_value, pct, share, with_ci
 from biasaware.training.judge_reward import MASTER_KEY_CHECK
 
 SIDE_NOTE = (
@@ -782,8 +782,8 @@ def probes_markdown(probes: dict[str, Any]) -> list[str]:
         lines += [
             "",
             f"Key battery against real reference answers (percent): false positives {with_ci(keys['false_positive'], keys['false_positive_ci'])} "
-            f"of {keys['n']} key{'s' * (keys['n'] != 1)} ({types}); a short reference against a long worse answer lost in "
-            f"{with_ci(keys['short_lost'])} of {keys['short_n']} pair{'s' * (keys['short_n'] != 1)}.",
+            f"of {counted(keys['n'], 'key')} ({types}); a short reference against a long worse answer lost in "
+            f"{with_ci(keys['short_lost'])} of {counted(keys['short_n'], 'pair')}.",
         ]
     return lines
 

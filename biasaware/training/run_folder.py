@@ -135,18 +135,24 @@ def settings_now(recipe: str, parsed: tuple) -> dict[str, Any]:
     data file holds (a file rebuilt at the same path is other data; a renamed copy, or the folder
     holding the file, is the same data: :func:`differences` compares the rows, not the path)."""
     script, training, model = parsed
-    data = Path(getattr(script, "train_file", "") or "").expanduser()
-    rows = rows_sha256(data)
-    # train_file_sha256 (the file's name and bytes) is what runs recorded before rows were: a resume of
-    # such a run compares it, and a newer one the rows alone
-    named = {"train_file_sha256": files_sha256([data])} if data.is_file() else {}
+    rows = rows_sha256(getattr(script, "train_file", "") or "")
     return {
         "recipe": recipe,
         "script_args": _resolved(jsonable(script)),
         "training_args": jsonable(training),
         "model_args": _resolved(jsonable(model)),
-        **({"data": {"train_rows_sha256": rows, **named}} if rows else {}),
+        **({"data": {"train_rows_sha256": rows}} if rows else {}),
     }
+
+
+def _as_recorded_before(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
+    """``now`` as a run recorded before rows were hashed recorded its data: the file's name and bytes
+    (``train_file_sha256``), hashed only for such a run."""
+    data = before.get("data") or {}
+    if "train_file_sha256" not in data or "train_rows_sha256" in data:
+        return now
+    path = Path(str((now.get("script_args") or {}).get("train_file") or "")).expanduser()
+    return {**now, "data": {"train_file_sha256": files_sha256([path]) if path.is_file() else None}}
 
 
 def differences(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
@@ -155,12 +161,13 @@ def differences(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     if before.get("recipe") != now.get("recipe"):
         return [f"recipe: {before.get('recipe')} there, {now.get('recipe')} now"]
     found = []
+    now = _as_recorded_before(before, now)
     by_rows = all((side.get("data") or {}).get("train_rows_sha256") for side in (before, now))
     for part in ("script_args", "training_args", "model_args", "data"):
         old, new = _comparable(before.get(part)), _comparable(now.get(part))
-        if by_rows:  # the rows decide, not where they lie nor the file's name
+        if by_rows and part == "script_args":  # the rows decide, not where they lie
             for side in (old, new):
-                side.pop("train_file" if part == "script_args" else "train_file_sha256", None)
+                side.pop("train_file", None)
         if part == "training_args" and min(_steps(old), _steps(new)) > 0:  # max_steps decides the length
             for side in (old, new):
                 side.pop("num_train_epochs", None)
