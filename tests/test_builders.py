@@ -76,6 +76,32 @@ def test_bench_has_all_biases_valid_and_balanced(bench):
                 assert Counter(p.original.correct for p in items) == {"A": 30, "B": 30}
 
 
+def test_an_odd_count_draws_its_extra_side_and_leaves_the_shuffle_as_it_was():
+    """An odd number of items per bias put the extra one on B every time (``--per-bias 1``: every original
+    in B); it now draws its side from the bias's seed, and the shuffle (so every other item's side, and any
+    draw after it) is the one the earlier rule made: an odd-sized build differs in at most one item a bias."""
+    from biasaware.data.builders import _balanced_orders, bias_seed
+
+    seeds = [bias_seed(0, b) for b in BIAS_NAMES] + list(range(200))
+    extra = Counter(_balanced_orders(1, random.Random(s), s)[0] for s in seeds)
+    assert extra["A"] > 60 and extra["B"] > 60
+    for s in seeds[:50]:
+        new, after = random.Random(s), random.Random(s)
+        orders = _balanced_orders(25, new, s)
+        assert Counter(orders) in ({"A": 13, "B": 12}, {"A": 12, "B": 13})
+        legacy = ["A"] * 12 + ["B"] * 13
+        after.shuffle(legacy)
+        assert sum(a != b for a, b in zip(orders, legacy)) <= 1
+        assert new.random() == after.random()
+    assert _balanced_orders(4, random.Random(1), 1).count("A") == 2
+
+
+def test_one_probe_per_bias_puts_the_better_answer_on_both_sides(tmp_path):
+    build_bench(BuildConfig(n_per_bias=1, corpus_size=200, direction="standard"), tmp_path)
+    sides = Counter(p.original.correct for p in read_records(tmp_path, "probe") if p.bias != "reflection")
+    assert sides["A"] >= 2 and sides["B"] >= 2, sides
+
+
 def test_injections_change_the_right_side(bench):
     out, _ = bench
     first = {b: read_records(out / f"{b}.jsonl", "probe")[0] for b in BIAS_NAMES}

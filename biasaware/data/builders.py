@@ -417,8 +417,12 @@ def item_rng(seed: int, *parts: str) -> random.Random:
     return random.Random(zlib.crc32(":".join([str(seed), *parts]).encode()))
 
 
-def _balanced_orders(n: int, rng: random.Random) -> list[str]:
-    orders = ["A"] * (n // 2) + ["B"] * (n - n // 2)
+def _balanced_orders(n: int, rng: random.Random, seed: int) -> list[str]:
+    """The better answer's place for ``n`` items: A and B alike, in ``rng``'s order. An odd ``n``'s extra
+    item takes a side drawn from its own stream of ``seed``, so a small build is not all one side
+    (``--per-bias 1``) and ``rng`` draws what it always drew: the shuffle, and every draw after it."""
+    extra = ["AB"[item_rng(seed, "odd side").getrandbits(1)]] if n % 2 else []
+    orders = ["A"] * (n // 2) + extra + ["B"] * (n // 2)
     rng.shuffle(orders)
     return orders
 
@@ -713,7 +717,7 @@ class _Build:
             else [p for p in self.pairs if len(p.rejected) <= cfg.max_length_ratio * len(p.chosen)]
         )
         sample = rng.sample(pool, min(n, len(pool)))
-        items = list(zip(sample, _balanced_orders(len(sample), rng), strict=True))
+        items = list(zip(sample, _balanced_orders(len(sample), rng, seed), strict=True))
         if bias == "masterkey" and not mirror:  # drawn after the orders: other biases' draws are unchanged
             types = _balanced_key_types(len(sample), rng, ctx.key_pool)
             ctx = replace(ctx, key_types={p.id: t for p, t in zip(sample, types, strict=True)})
