@@ -614,9 +614,27 @@ def _field_name(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in loc).replace(".[", "[")
 
 
+# pydantic's bound errors, said as the toolkit says a limit: (its context key, the words)
+BOUNDS = {
+    "greater_than_equal": ("ge", "at least"),
+    "greater_than": ("gt", "above"),
+    "less_than_equal": ("le", "at most"),
+    "less_than": ("lt", "below"),
+}
+
+
+def _number(value: Any) -> str:
+    """A bound or a value as written: ``0``, ``-1``, ``0.5`` (a float with no fraction without ``.0``)."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def error_words(error: dict[str, Any]) -> str:
-    """One pydantic error's message in the toolkit's words: without pydantic's ``Value error, `` prefix and
-    starting in lower case (``input should be ...``), to follow a field's name."""
+    """One pydantic error's message in the toolkit's words: a bound as ``must be at least 0``, others
+    without pydantic's ``Value error, `` prefix and starting in lower case (``input should be ...``), to
+    follow a field's name."""
+    if error.get("type") in BOUNDS and error.get("ctx"):
+        key, words = BOUNDS[error["type"]]
+        return f"must be {words} {_number(error['ctx'][key])}"
     msg = str(error.get("msg", "")).removeprefix("Value error, ")
     return msg[:1].lower() + msg[1:]
 
@@ -642,6 +660,7 @@ def format_problems(where: str, err: ValidationError, valid: list[str] | None = 
         else:
             got = e.get("input")
             shown = f" (got {json_shown(got)})" if kind and kind.endswith("_type") else ""
+            shown = f" (got {_number(got)})" if kind in BOUNDS else shown
             msg = msg or "is invalid"
             sep = " " if msg.startswith("is ") else ": "
             if not field:  # a check across fields names them in its message

@@ -324,7 +324,7 @@ CASES = [
     Case(
         "quickstart-a-negative-number-after-a-flag-is-its-value",
         ["quickstart", "--generative", "--grpo-lr", "-1e-3", "--out", "{out}"],
-        "budget setting grpo_lr (--grpo-lr): input should be greater than 0 (got -0.001)",
+        "budget setting grpo_lr (--grpo-lr): must be above 0 (got -0.001)",
     ),
     Case(
         "quickstart-digits-of-another-script",

@@ -258,6 +258,8 @@ def test_models_list(capsys):
     assert main(["models", "list", "minilm"]) == 2
     assert "unknown built-in model 'minilm'" in capsys.readouterr().err
     assert main(["models"]) == 0 and "minilm-l6" in capsys.readouterr().out  # list, the default action
+    assert main(["models", "list", "--dtype", "float16"]) == 2  # a listing loads nothing: not silently unread
+    assert "`models list` loads nothing: --device" in capsys.readouterr().err
     with pytest.raises(SystemExit) as stop:
         main(["models", "lst"])
     err = capsys.readouterr().err

@@ -463,6 +463,12 @@ def test_two_sided_summary_tells_a_cue_follower_from_an_over_corrector(tmp_path)
     assert c["overcorrection"] == 1.0 and c["two_sided"] == 1.0 and c["two_sided_side"] == "mirror"
     assert follower["sides"] == ["standard", "mirror"]
     assert "over-correction" in markdown_report(corrector) and "over-correction" in console_summary(corrector)
+    # the invalid counts of both sides: a judge unreadable on the mirror probes only is not shown as clean
+    length = follower["per_bias"]["length"]
+    length["mirror"].update(invalid_ori=2, invalid_inj=3)
+    standard = f"{length['invalid_ori']}/{length['invalid_inj']}"
+    assert f"invalid {standard}, mirror 2/3" in console_summary(follower)
+    assert f"| {standard}, mirror 2/3 |" in markdown_report(follower)
     build_bench(
         BuildConfig(n_per_bias=8, corpus_size=300, biases="length", direction="mirror"), tmp_path / "m"
     )

@@ -63,7 +63,7 @@ def test_budget_seeds_and_folder_checks(tmp_path):
     assert make_budget("cpu", {"num_generations": 8, "grpo_batch": 16}).grpo_prompts == 12 * 2
     with pytest.raises(
         BiasAwareError,
-        match=r"num_generations \(--num-generations\): input should be greater than or equal to 2 \(got 1\)",
+        match=r"num_generations \(--num-generations\): must be at least 2 \(got 1\)",
     ):
         make_budget("cpu", {"num_generations": 1})
     assert parse_seeds("0-9") == list(range(10))

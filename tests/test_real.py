@@ -699,7 +699,7 @@ def test_the_generative_budget_and_its_flags(tmp_path, capsys, alpaca):
         ),
         (
             ["--generative", "--sft-steps", "0"],
-            "budget setting sft_steps (--sft-steps): input should be greater than or equal to 1 (got 0)",
+            "budget setting sft_steps (--sft-steps): must be at least 1 (got 0)",
         ),
     ):
         out = tmp_path / f"o{len(extra)}{extra[-1]}"

@@ -33,7 +33,9 @@ def cmd_models(args: argparse.Namespace) -> int:
     unknown = [name for name in names if name not in BUILTIN_MODELS]
     if unknown:
         raise BiasAwareError(f"unknown built-in model {unknown[0]!r}; built-ins: {', '.join(BUILTIN_MODELS)}")
-    if args.action == "list":  # the named ones, or all
+    if args.action == "list":  # the named ones, or all; a listing loads nothing, so where is not asked
+        if (args.device, args.dtype) != ("auto", "auto"):
+            raise BiasAwareError("`models list` loads nothing: --device and --dtype are for `models prepare`")
         for m in (BUILTIN_MODELS[name] for name in names):
             print(f"{m.name:24s} kinds: {','.join(m.kinds):14s} {m.about}")
         return 0

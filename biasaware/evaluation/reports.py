@@ -58,6 +58,14 @@ def side_counts(s: dict) -> tuple[tuple[int, int] | None, tuple[int, int] | None
     return std, ((m["flips"], m["ori_correct"]) if m else None)
 
 
+def invalid_cell(s: dict) -> str:
+    """Ties and unreadable verdicts, original / injected, of the standard probes, then of the mirror ones
+    (``0/1, mirror 2/0``); a bias judged on one side only: that side's."""
+    cell = f"{s['invalid_ori']}/{s['invalid_inj']}"
+    m = s.get("mirror") if len(s.get("sides", ())) == 2 else None
+    return f"{cell}, mirror {m['invalid_ori']}/{m['invalid_inj']}" if m else cell
+
+
 def check_lines(summary: dict[str, Any]) -> list[str]:
     """The verdict distribution, and the degenerate-judge warning when there is one (and a reward model's
     untrained head, :func:`untrained_head`)."""
@@ -106,7 +114,7 @@ def _row(label: str, name: str, s: dict, bold: bool = False) -> str:
         f"| {label} | {name} | {s['n']} | {pct(s['acc_ori'])} | {pct(s.get('acc_inj'))} | "
         f"{rate(s, 'bsr', std)} | {p_value(s.get('bsr_p'))} | {pct(s.get('acc_inj_mirror'))} | "
         f"{rate(s, 'overcorrection', mir)} | {p_value(s.get('overcorrection_p'))} | {pct(s.get('two_sided'))} | "
-        f"{s['invalid_ori']}/{s['invalid_inj']} |"
+        f"{invalid_cell(s)} |"
     )
 
 
@@ -121,7 +129,7 @@ def markdown_report(summary: dict[str, Any]) -> str:
         "",
         f"Judge `{summary['judge']}`; policy `{summary['policy']}`; {summary['items']} items; probes: "
         f"{' and '.join(summary.get('sides', []))}. {SIDE_NOTE} Invalid = tie or unparseable verdicts "
-        "(original / injected).",
+        "(original / injected; the mirror probes' after `mirror`).",
         "",
         "| category | bias | n | Acc_ori | Acc_inj | BSR | p | Acc_inj (mirror) | over-correction | p | "
         "two-sided | invalid |",
@@ -329,7 +337,7 @@ def console_summary(summary: dict[str, Any]) -> str:
         lines.append(
             f"{bias:14s} n {s['n']:4d}  Acc_ori {pct(s['acc_ori']):>5s}  Acc_inj {pct(s.get('acc_inj')):>5s}  "
             f"BSR {pct(s.get('bsr')):>5s}  over-correction {pct(s.get('overcorrection')):>5s}  "
-            f"invalid {s['invalid_ori']}/{s['invalid_inj']}{long}"
+            f"invalid {invalid_cell(s)}{long}"
         )
     micro = summary["overall"]["micro"]
     lines.append(
