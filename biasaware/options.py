@@ -433,7 +433,9 @@ class BuildTraces(Build):
         "traces per bias", flag="--n", type=positive_int, stated=_build("n_traces_per_bias")
     )
     teacher: Literal["auto", "rule", "llm"] | None = option(
-        "who writes the traces: auto (an LLM when one is set, else rule), rule, llm", stated=_build("teacher")
+        "who writes the traces: auto (rule on the built-in corpus, whose answers it checks; an LLM on other "
+        "sources), rule, llm",
+        stated=_build("teacher"),
     )
 
 

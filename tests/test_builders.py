@@ -292,10 +292,14 @@ def test_the_same_settings_written_otherwise_resume(tmp_path):
         replace(first, llm={**llm, "temperature": 0.0, "max_tokens": 1024, "backend": "openai"}),
         replace(first, llm={**llm, "base_url": "http://127.0.0.1:9/v1/"}),
         replace(first, biases=" position, bandwagon,"),
+        # settings this build never reads: no role asks an LLM (template rewrites, the rule verifier, which
+        # auto is on the built-in corpus), and another kind's settings
+        replace(first, llm={**llm, "temperature": 0.5}),
+        replace(first, verifier="rule", teacher="llm", n_negatives=2, n_traces_per_bias=7),
     ]
     for cfg in same:
         assert build_bench(cfg, tmp_path)["reused"]
-    for cfg in (replace(first, biases="position"), replace(first, llm={**llm, "temperature": 0.5})):
+    for cfg in (replace(first, biases="position"), replace(first, n_per_bias=3, direction="standard")):
         with pytest.raises(BiasAwareError, match="other settings"):
             build_bench(cfg, tmp_path)
     # training rows draw their bias negatives in the order given: another order is another build
@@ -662,8 +666,10 @@ def test_a_source_is_its_content_not_the_path_it_is_given_by(tmp_path, monkeypat
     for path in ("./src/pairs.jsonl", str(tmp_path / "src" / "pairs.jsonl"), "copy/pairs.jsonl"):
         again = build_bench(replace(cfg, source=path), tmp_path / "out")
         assert again["reused"] and again["biases"] == first["biases"]
-    with pytest.raises(BiasAwareError, match="other settings \\(key_negatives: 0.0 there, 0.5 now\\)"):
-        build_bench(replace(cfg, key_negatives=0.5), tmp_path / "out")  # a default left out says its value
+    with pytest.raises(BiasAwareError, match="; key_types: 'battery' there, 'junk' now\\)"):
+        build_bench(
+            replace(cfg, biases="length,masterkey", key_types="junk"), tmp_path / "out"
+        )  # a default left out says its value
     folder = replace(cfg, source="src")  # a folder of data files: stamped by the files it reads
     build_bench(folder, tmp_path / "out2")
     (tmp_path / "src" / "README.md").write_text("notes, edited")

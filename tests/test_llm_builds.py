@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -249,6 +250,38 @@ def test_traces_rule_teacher_and_llm_teacher(tmp_path):
         assert 0 < len(rows) < 40 and all(
             parse_judgment(r.completion[0].content).verdict == r.label for r in rows
         )
+
+
+def test_a_traces_build_reads_its_own_settings_and_a_wrong_endpoint_blocks_nothing(tmp_path):
+    """A finished traces build is the same build under a bench's or rows' settings and under ``teacher: rule``
+    or ``auto`` on the built-in corpus; a teacher endpoint that answered nothing (a wrong port, after the
+    probes were decided) does not lock the folder to that endpoint: the corrected command resumes the
+    probes and asks the right one; once it answered, another endpoint is another build."""
+    rule = BuildConfig(corpus_size=300, n_traces_per_bias=3, biases="length,authority")
+    build_traces(rule, tmp_path / "rule")
+    for cfg in (
+        replace(rule, n_per_bias=10, direction="standard", n_negatives=2, max_rows=5),
+        replace(rule, teacher="rule", verifier="rule"),
+        replace(rule, llm={"model": "m", "base_url": "http://127.0.0.1:9/v1"}),  # auto: rule here
+    ):
+        assert build_traces(cfg, tmp_path / "rule")["reused"]
+    with pytest.raises(BiasAwareError, match=r"other settings \(n_traces_per_bias: 3 there, 4 now\)"):
+        build_traces(replace(rule, n_traces_per_bias=4), tmp_path / "rule")
+
+    with FakeChatServer() as server:
+        port = urlsplit(server.base_url).port
+    with FakeChatServer() as other:
+        cfg = llm_cfg(other, tmp_path, **LLM_TEACHER, biases="length", n_traces_per_bias=4)
+    cfg.llm.update(base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)  # nothing listens there
+    with pytest.raises(BiasAwareError, match="teacher: the endpoint is unreachable"):
+        build_traces(cfg, tmp_path / "out")
+    assert (tmp_path / "out" / ".work" / "traces-length.jsonl").stat().st_size  # the probes were decided
+    with FakeChatServer() as server:
+        cfg.llm["base_url"] = server.base_url
+        manifest = build_traces(cfg, tmp_path / "out")
+        assert manifest["biases"]["length"]["kept"] == 4 and server.requests == 4
+    with FakeChatServer() as elsewhere, pytest.raises(BiasAwareError, match="other settings \\(llm: "):
+        build_traces(replace(cfg, llm={**cfg.llm, "base_url": elsewhere.base_url}), tmp_path / "out")
 
 
 def test_a_teacher_whose_replies_are_all_unusable_is_named_not_the_verifier(tmp_path):

@@ -364,12 +364,37 @@ def build_differences(recorded: dict[str, Any], now: dict[str, Any], kind: str =
     ]
 
 
+# the settings only one kind of build reads (build_bench, build_train, build_traces); the others never do
+KIND_SETTINGS = {
+    "bench": {"n_per_bias", "direction"},
+    "train": {"n_negatives", "max_rows", "cues", "cue_rates", "augment", "key_negatives"},
+    "traces": {"n_traces_per_bias", "teacher", "teacher_llm"},
+}
+LLM_SECTIONS = ("llm", *(f"{r}_llm" for r in LLM_ROLES))
+
+
+def llm_roles(stamp: dict[str, Any], kind: str) -> set[str]:
+    """The roles of a ``kind`` build of ``stamp``'s settings that may ask an LLM (``auto`` resolved as
+    :func:`_deciding` resolves it; on another source, an ``auto`` verifier asks one when a model is set)."""
+    model = any((stamp.get(s) or {}).get("model") for s in ("llm", "verifier_llm"))
+    roles = {"rewriter"} if stamp.get("rewriter") == "llm" else set()
+    if stamp.get("verifier") in ("llm", "fluency") or (stamp.get("verifier") == "auto" and model):
+        roles.add("verifier")
+    if kind == "traces" and stamp.get("teacher") in ("llm", "auto"):
+        roles.add("teacher")
+    return roles
+
+
 def unread_settings(stamp: dict[str, Any], kind: str) -> set[str]:
     """The settings a ``kind`` build of ``stamp``'s settings never reads, so that a rerun that changes one of
-    them (or leaves it out) is the same build: ``fluency_margin`` without the fluency verifier,
-    ``n_negatives`` of balanced training rows (they carry no bias negatives), ``key_types`` where no master
-    key is drawn (training rows without ``key_negatives``; probes without the masterkey bias)."""
-    unread = set()
+    them (or leaves it out) is the same build: another kind's settings (:data:`KIND_SETTINGS`), an LLM
+    section no role asks an LLM with (:func:`llm_roles`; the shared ``llm`` when none does),
+    ``fluency_margin`` without the fluency verifier, ``n_negatives`` of balanced training rows (they carry
+    no bias negatives), ``key_types`` where no master key is drawn (training rows without
+    ``key_negatives``; probes without the masterkey bias)."""
+    unread = set().union(*(names for other, names in KIND_SETTINGS.items() if other != kind))
+    roles = llm_roles(stamp, kind)
+    unread |= {f"{r}_llm" for r in LLM_ROLES if r not in roles} | (set() if roles else {"llm"})
     if stamp.get("verifier") != "fluency":
         unread.add("fluency_margin")
     if kind == "train":
@@ -393,6 +418,8 @@ def _deciding(stamp: dict[str, Any], kind: str) -> dict[str, Any]:
     order given), the shared LLM section with its defaults written out or not, an endpoint with or without its
     trailing slash."""
     out = dict(stamp)
+    if stamp.get("source", "builtin") == "builtin":  # its pairs carry their claims: auto is the rule
+        out.update({r: "rule" for r in ("verifier", "teacher") if stamp.get(r, "auto") == "auto"})
     try:
         if "biases" in stamp:  # "all" is the 12 in their order; a bench's biases in any order
             names = parse_bias_list(stamp["biases"])
@@ -529,6 +556,14 @@ class _Build:
                 raise BiasAwareError(f"{manifest} is not a build manifest; use a new --out") from None
         if recorded is not None:
             differ = build_differences(recorded, self.stamp, self.kind)
+            if (
+                differ
+                and path.exists()
+                and set(differ) <= set(LLM_SECTIONS)
+                and not self._asked_llm(recorded)
+            ):
+                path.unlink()  # the LLM settings decided nothing here yet (a wrong port): the corrected ones do
+                differ = []
             if differ:
                 what = (
                     f"a {recorded.get('kind')} build, not a {self.kind} one"
@@ -545,6 +580,17 @@ class _Build:
                     + ")"
                 )
                 raise BiasAwareError(f"{self.out} holds {what}; use a new --out or delete {self.out}")
+
+    def _asked_llm(self, recorded: dict[str, Any]) -> bool:
+        """Whether the folder's work holds an item decided by a role that asks an LLM under the ``recorded``
+        settings: the teacher's work (``teacher-*``) for the teacher, the probes' or rows' for the rewriter
+        and the verifier. Until one does, another LLM setting is not another build."""
+        roles = llm_roles(_deciding(recorded, self.kind), self.kind)
+        return any(
+            log.stat().st_size
+            for log in (self.out / ".work").glob("*.jsonl")
+            if ("teacher" in roles if log.name.startswith("teacher-") else bool(roles - {"teacher"}))
+        )
 
     def _finished(self) -> dict[str, Any] | None:
         """The folder's manifest when it records a finished build of these settings and source
