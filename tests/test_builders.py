@@ -444,6 +444,19 @@ def test_config_errors(tmp_path):
         BuildConfig.from_file(str(cfg))
     with pytest.raises(BiasAwareError, match="n_negatives"):
         BuildConfig(n_negatives=0)
+    # the file's llm section is named with the file, whether or not flags add LLM settings to it
+    cfg.write_text("llm: {modle: m}\n")
+    for flags in ({}, {"llm": {"model": "m", "concurrency": None}}):
+        with pytest.raises(
+            BiasAwareError, match=f"^{re.escape(str(cfg))}: llm: unknown setting\\(s\\) modle"
+        ):
+            BuildConfig.from_file(str(cfg), **flags)
+    cfg.write_text("llm: {concurrency: 0}\n")
+    with pytest.raises(BiasAwareError, match=f"^{re.escape(str(cfg))}: setting llm.concurrency"):
+        BuildConfig.from_file(str(cfg), llm={"model": "m"})
+    cfg.write_text("seed: 1\n")  # a flag's bad LLM value is the flag's, not the file's
+    with pytest.raises(BiasAwareError, match="^setting llm.concurrency"):
+        BuildConfig.from_file(str(cfg), llm={"model": "m", "concurrency": 0})
 
 
 def gram_row(question="What is 2+2?", a="4", b="5", output="A"):

@@ -237,8 +237,10 @@ def test_a_server_that_quotes_the_credentials_back_does_not_show_them(tmp_path, 
         (400, {"message": "max_tokens is too large"}, "the request settings (max_tokens"),
     ],
 )
-def test_a_refusal_says_what_to_check_by_its_cause(status, body, says):
-    """An endpoint's refusal names what would fix it: a content filter's is not the key's or the model's."""
+def test_a_refusal_says_what_to_check_by_its_cause(status, body, says, monkeypatch):
+    """An endpoint's refusal names what would fix it: a content filter's is not the key's or the model's; a
+    key refused while its variable is not set says so (the endpoint was asked without a key)."""
+    monkeypatch.setenv("MY_KEY", "k")
 
     class Refused(Exception):  # what the hint reads of openai's APIStatusError
         status_code, code = status, body.get("code")
@@ -247,6 +249,9 @@ def test_a_refusal_says_what_to_check_by_its_cause(status, body, says):
     hint = refusal_hint(exc, "MY_KEY")
     assert says in hint
     assert ("MY_KEY" in hint) == (status not in (404,) and "content filter" not in says)
+    monkeypatch.delenv("MY_KEY")
+    if status == 401:
+        assert "check the key (MY_KEY, which is not set" in refusal_hint(exc, "MY_KEY")
 
 
 def test_spec_errors():

@@ -437,3 +437,32 @@ def test_a_build_whose_endpoint_is_gone_stops_and_its_calls_still_count(tmp_path
         total = manifest["llm_cumulative"]["rewriter"]
         assert total["runs"] == 2 and total["calls"] == tried + manifest["llm"]["rewriter"]["calls"]
     assert not seen[0].exists()  # the run under other settings, which kept nothing, counts in no build
+
+
+def test_the_fake_endpoint_runs_from_the_command_line(tmp_path):
+    """``python -m biasaware.judging.fake_server`` serves until Ctrl-C, printing its address; a build asks it."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "biasaware.judging.fake_server", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = server.stdout.readline()
+        base_url = re.search(r"serving (http://\S+)", line).group(1)
+        cfg = BuildConfig(
+            corpus_size=300,
+            biases="length",
+            n_per_bias=2,
+            rewriter="llm",
+            verifier="none",
+            llm={
+                "model": "any",
+                "base_url": base_url,
+                "cache_dir": str(tmp_path / "cache"),
+                "progress": False,
+            },
+        )
+        assert build_bench(cfg, tmp_path / "out")["llm"]["rewriter"]["calls"] > 0
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=10) == 0

@@ -298,20 +298,21 @@ class BuildConfig:
         if path is not None:
             data = read_config(path, "build config")
             cls._known(data, path)
+        llm = overrides.pop("llm", None) or {}
         from_file = set(data) - {k for k, v in overrides.items() if v is not None}
-        llm = overrides.pop("llm", None)
+        in_file = dict(data.get("llm") or {})  # the file's own LLM settings, named with it when wrong
         data.update({k: v for k, v in overrides.items() if v is not None})
-        if llm and any(v is not None for v in llm.values()):
-            LLMSpec.check_section(
-                data.get("llm", {}), "llm"
-            )  # command-line LLM settings update the file's llm section key by key
-            data["llm"] = {**data.get("llm", {}), **{k: v for k, v in llm.items() if v is not None}}
         try:
+            if any(v is not None for v in llm.values()):
+                LLMSpec.check_section(in_file, "llm")  # flags update the file's llm section key by key
+                data["llm"] = {**in_file, **{k: v for k, v in llm.items() if v is not None}}
             return cls(**data)
         except BiasAwareError as exc:  # its message starts with the setting's name ("setting seed: ...")
-            named = re.match(r"(?:setting |unknown )?([a-z_]+)", str(exc))
+            named = re.match(r"(?:setting |unknown )?([a-z_]+)(?:\.([a-z_]+))?", str(exc))
             setting = {"bias": "biases"}.get(named.group(1), named.group(1)) if named else None
-            if setting in from_file and not str(exc).startswith(str(path)):
+            key = named.group(2) if named else None
+            ours = setting in from_file and not (setting == "llm" and key and key not in in_file)
+            if ours and not str(exc).startswith(str(path)):
                 raise BiasAwareError(f"{path}: {exc}") from None
             raise
 

@@ -229,3 +229,44 @@ def _send(
         handler.send_header(k, v)
     handler.end_headers()
     handler.wfile.write(data)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m biasaware.judging.fake_server``: serve the fake endpoint until Ctrl-C, to rehearse an
+    LLM build or judge offline (``--llm-base-url`` / ``--base-url`` set to the address it prints)."""
+    import argparse
+    import os
+
+    parser = argparse.ArgumentParser(
+        prog="python -m biasaware.judging.fake_server",
+        description="A localhost OpenAI-compatible chat endpoint with latency and injected faults.",
+    )
+    parser.add_argument("--port", type=int, default=8000, help="the port (default 8000; 0: a free one)")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    parser.add_argument(
+        "--fault-rate", type=float, default=0.0, help=f"the share of tries failed ({', '.join(FAULTS)})"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="decides which tries fail")
+    parser.add_argument(
+        "--api-key-env", metavar="NAME", help="answer only requests with the key in this variable"
+    )
+    args = parser.parse_args(argv)
+    key = os.environ.get(args.api_key_env) if args.api_key_env else None
+    if args.api_key_env and not key:
+        parser.error(f"--api-key-env {args.api_key_env}: that environment variable is not set")
+    server = FakeChatServer(
+        latency=args.latency, fault_rate=args.fault_rate, seed=args.seed, api_key=key, port=args.port
+    )
+    try:
+        with server:
+            print(f"serving {server.base_url} (any model name; Ctrl-C stops)", flush=True)
+            threading.Event().wait()
+    except OSError as exc:  # the port is taken, or not ours to open
+        parser.error(f"cannot listen on port {args.port}: {exc.strerror}")
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

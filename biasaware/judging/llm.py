@@ -578,6 +578,8 @@ def refusal_hint(exc, key_env: str, url_auth: str | None = None) -> str:
         else f"the key in the base_url's query or in {key_env}"
         if url_auth == "query"
         else f"the key in {key_env}"
+        if os.environ.get(key_env)
+        else f"the key ({key_env}, which is not set: the endpoint was asked without one)"
     )
     if status == 401:
         return f"check {who}"
