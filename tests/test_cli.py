@@ -264,7 +264,7 @@ def test_models_list(capsys):
         main(["models", "lst"])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and err.splitlines() == [
-        "biasaware models: error: argument ACTION: invalid choice: 'lst' (choose from 'list', 'prepare')",
+        "biasaware models: error: argument ACTION: invalid choice: 'lst' (choose from 'list', 'prepare'); did you mean 'list'?",
         "(`biasaware models --help` lists its options)",
     ]  # two lines: the whole usage block buried the error
     # every required option is named at once, the judge among them (not on the next try)
@@ -549,3 +549,17 @@ def test_a_librarys_own_bars_in_this_process_follow_progress(monkeypatch):
             assert bar.disable is disabled
             bar.close()
     assert library.tqdm is tqdm
+
+
+@pytest.mark.parametrize(
+    "argv, meant",
+    [
+        (["buidl"], "build"),
+        (["build", "trace"], "traces"),
+        (["build", "bench", "--direction", "mirrror"], "mirror"),
+    ],
+)
+def test_a_mistyped_choice_is_said_with_the_closest(argv, meant, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2 and f"; did you mean '{meant}'?" in capsys.readouterr().err

@@ -297,6 +297,18 @@ def test_a_teacher_whose_replies_are_all_unusable_is_named_not_the_verifier(tmp_
     assert not (tmp_path / "out" / "traces.jsonl").exists()
 
 
+def test_a_traces_build_whose_verifier_dropped_every_item_does_not_speak_of_the_teacher(tmp_path):
+    with FakeChatServer(responder=lambda messages: "no idea") as server:
+        cfg = llm_cfg(
+            server, tmp_path, rewriter="template", teacher="llm", biases="length", n_traces_per_bias=2
+        )
+        with pytest.raises(BiasAwareError) as err:
+            build_traces(cfg, tmp_path / "out")
+    text = str(err.value)
+    assert "(length: 2 sampled, 2 dropped): the llm verifier dropped every item" in text, text
+    assert "teacher" not in text
+
+
 def test_a_rewriter_that_changes_no_text_is_named_not_the_verifier(tmp_path):
     """Every rewrite returns its text as it was: every probe is dropped as having no cue, and the error says
     so (it blamed the verifier, which never saw an item)."""

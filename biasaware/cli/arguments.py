@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import sys
 
 from biasaware import options as o
@@ -195,6 +196,11 @@ class Parser(argparse.ArgumentParser):
             ]
             if unknown:
                 message = f"{unrecognized(self, unknown)}; {message}"
+        choice = re.match(r"argument \S+: invalid choice: '(.*)' \(choose from (.*)\)$", message)
+        if choice:  # a mistyped command, stage or value: the closest one
+            valid = re.findall(r"'([^']*)'", choice.group(2))
+            close = difflib.get_close_matches(choice.group(1), valid, n=1, cutoff=0.6)
+            message += f"; did you mean '{close[0]}'?" if close else ""
         self.exit(2, f"{self.prog}: error: {message}\n(`{self.prog} --help` lists its options)\n")
 
 

@@ -872,7 +872,7 @@ class _Build:
                 + (
                     f", {c['kept']} kept but the teacher's replies gave {c['wrong_verdict']} wrong verdicts and "
                     f"{c['bad_format']} not in the judge format"
-                    if "bad_format" in c
+                    if "bad_format" in c and c["kept"]  # the teacher saw items: what its replies gave
                     else ""
                 )
                 for side in ("biases", "mirror")
