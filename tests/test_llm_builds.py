@@ -276,6 +276,11 @@ def test_a_traces_build_reads_its_own_settings_and_a_wrong_endpoint_blocks_nothi
     with pytest.raises(BiasAwareError, match="teacher: the endpoint is unreachable"):
         build_traces(cfg, tmp_path / "out")
     assert (tmp_path / "out" / ".work" / "traces-length.jsonl").stat().st_size  # the probes were decided
+    cfg.llm["base_url"] = f"http://127.0.0.1:{port}/v2"  # wrong again: the folder keeps a stamp, these settings
+    with pytest.raises(BiasAwareError, match="teacher: the endpoint is unreachable"):
+        build_traces(cfg, tmp_path / "out")
+    with pytest.raises(BiasAwareError, match=r"other settings \(seed: 0 there, 1 now\)"):
+        build_traces(replace(cfg, seed=1), tmp_path / "out")  # the decided probes are seed 0's
     with FakeChatServer() as server:
         cfg.llm["base_url"] = server.base_url
         manifest = build_traces(cfg, tmp_path / "out")

@@ -563,7 +563,7 @@ class _Build:
                 and set(differ) <= set(LLM_SECTIONS)
                 and not self._asked_llm(recorded)
             ):
-                path.unlink()  # the LLM settings decided nothing here yet (a wrong port): the corrected ones do
+                self._write_stamp(replace=True)  # those LLM settings decided nothing (a wrong port): these do
                 differ = []
             if differ:
                 what = (
@@ -641,12 +641,15 @@ class _Build:
                     role_totals[key] = role_totals.get(key, 0) + int(stats.get(key, 0))
         return totals
 
-    def _write_stamp(self) -> None:
+    def _write_stamp(self, replace: bool = False) -> None:
+        """The folder's settings, written with the first decided item (``replace``: over those of LLM settings
+        that decided nothing, so the folder's work is never without its stamp)."""
         path = self.out / ".work" / "settings.json"
-        if not path.exists():
+        if replace or not path.exists():
             mine = json_sha256(_deciding(self.stamp, self.kind))  # the settings however written
             for stale in (self.out / ".work" / "llm").glob("*.json"):  # counts of a build that kept nothing,
-                if stale.stem != self.run_id and json.loads(stale.read_text()).get("settings") != mine:
+                own = stale.stem == getattr(self, "run_id", None)
+                if not own and json.loads(stale.read_text()).get("settings") != mine:
                     stale.unlink()  # under other settings (a run of these settings killed early counts)
             write_json(path, self.stamp)
 
@@ -882,7 +885,8 @@ class _Build:
             if any(c.get("kept") and "bad_format" in c for c in sides):  # verified, then every reply unusable
                 cause, fix = (
                     "the teacher's replies gave no usable trace",
-                    "try another --teacher or its model.",
+                    "try another --teacher or its model (replies are cached by model and address: the same "
+                    "ones would come back; llm.cache: false asks again).",
                 )
             elif sides and all(c.get("dropped") and c.get("no_cue") == c["dropped"] for c in sides):
                 cause, fix = (  # the rewriter changed no text: nothing reached the verifier
