@@ -625,7 +625,7 @@ BOUNDS = {
 
 def _number(value: Any) -> str:
     """A bound or a value as written: ``0``, ``-1``, ``0.5`` (a float with no fraction without ``.0``)."""
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def error_words(error: dict[str, Any]) -> str:
