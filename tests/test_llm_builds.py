@@ -276,7 +276,9 @@ def test_a_traces_build_reads_its_own_settings_and_a_wrong_endpoint_blocks_nothi
     with pytest.raises(BiasAwareError, match="teacher: the endpoint is unreachable"):
         build_traces(cfg, tmp_path / "out")
     assert (tmp_path / "out" / ".work" / "traces-length.jsonl").stat().st_size  # the probes were decided
-    cfg.llm["base_url"] = f"http://127.0.0.1:{port}/v2"  # wrong again: the folder keeps a stamp, these settings
+    cfg.llm["base_url"] = (
+        f"http://127.0.0.1:{port}/v2"  # wrong again: the folder keeps a stamp, these settings
+    )
     with pytest.raises(BiasAwareError, match="teacher: the endpoint is unreachable"):
         build_traces(cfg, tmp_path / "out")
     with pytest.raises(BiasAwareError, match=r"other settings \(seed: 0 there, 1 now\)"):
@@ -287,6 +289,30 @@ def test_a_traces_build_reads_its_own_settings_and_a_wrong_endpoint_blocks_nothi
         assert manifest["biases"]["length"]["kept"] == 4 and server.requests == 4
     with FakeChatServer() as elsewhere, pytest.raises(BiasAwareError, match="other settings \\(llm: "):
         build_traces(replace(cfg, llm={**cfg.llm, "base_url": elsewhere.base_url}), tmp_path / "out")
+
+
+def test_a_model_that_turns_an_auto_verifier_into_the_llm_is_another_build(tmp_path):
+    """On a source without known answers, ``auto`` verifies with no one until a model is set, then with the
+    LLM: the probes decided unverified are not kept as if the LLM had passed them."""
+    from biasaware.data.corpus import builtin_pairs
+    from biasaware.io import write_jsonl
+
+    rows = [{**p.to_dict(), "meta": {}} for p in builtin_pairs(60)]  # no claims: no known answers
+    write_jsonl(tmp_path / "pairs.jsonl", rows[:20])
+    cfg = BuildConfig(
+        source=str(tmp_path / "pairs.jsonl"), biases="length", n_per_bias=3, direction="standard"
+    )
+    assert build_bench(cfg, tmp_path / "out")["verifier"] == "none"
+    with FakeChatServer() as server:
+        llm = {
+            "model": "m",
+            "base_url": server.base_url,
+            "cache_dir": str(tmp_path / "cache"),
+            "progress": False,
+        }
+        with pytest.raises(BiasAwareError, match="other settings \\(llm: "):
+            build_bench(replace(cfg, llm=llm), tmp_path / "out")
+        assert server.requests == 0
 
 
 def test_a_teacher_whose_replies_are_all_unusable_is_named_not_the_verifier(tmp_path):

@@ -377,7 +377,7 @@ LLM_SECTIONS = ("llm", *(f"{r}_llm" for r in LLM_ROLES))
 def llm_roles(stamp: dict[str, Any], kind: str) -> set[str]:
     """The roles of a ``kind`` build of ``stamp``'s settings that may ask an LLM (``auto`` resolved as
     :func:`_deciding` resolves it; on another source, an ``auto`` verifier asks one when a model is set)."""
-    model = any((stamp.get(s) or {}).get("model") for s in ("llm", "verifier_llm"))
+    model = (stamp.get("llm") or {}).get("model")  # what auto reads (_Build._verifier)
     roles = {"rewriter"} if stamp.get("rewriter") == "llm" else set()
     if stamp.get("verifier") in ("llm", "fluency") or (stamp.get("verifier") == "auto" and model):
         roles.add("verifier")
@@ -561,7 +561,7 @@ class _Build:
                 differ
                 and path.exists()
                 and set(differ) <= set(LLM_SECTIONS)
-                and not self._asked_llm(recorded)
+                and not self._asked_llm(recorded, self.stamp)
             ):
                 self._write_stamp(replace=True)  # those LLM settings decided nothing (a wrong port): these do
                 differ = []
@@ -582,11 +582,13 @@ class _Build:
                 )
                 raise BiasAwareError(f"{self.out} holds {what}; use a new --out or delete {self.out}")
 
-    def _asked_llm(self, recorded: dict[str, Any]) -> bool:
-        """Whether the folder's work holds an item decided by a role that asks an LLM under the ``recorded``
-        settings: the teacher's work (``teacher-*``) for the teacher, the probes' or rows' for the rewriter
-        and the verifier. Until one does, another LLM setting is not another build."""
-        roles = llm_roles(_deciding(recorded, self.kind), self.kind)
+    def _asked_llm(self, *stamps: dict[str, Any]) -> bool:
+        """Whether the folder's work holds an item decided by a role that asks an LLM under any of ``stamps``
+        (the recorded settings and these): the teacher's work (``teacher-*``) for the teacher, the probes' or
+        rows' for the rewriter and the verifier. Until one does, another LLM setting is not another build;
+        an item an LLM role would decide now, decided without one (an ``auto`` verifier that a model turns
+        into the LLM's), is."""
+        roles = set().union(*(llm_roles(_deciding(s, self.kind), self.kind) for s in stamps))
         return any(
             log.stat().st_size
             for log in (self.out / ".work").glob("*.jsonl")
