@@ -164,6 +164,18 @@ def test_bad_arguments_are_clear_errors(tiny_models):
             "concurrency is the number of calls in flight to an endpoint (backend 'openai'); backend "
             "'transformers' judges in batches",
         ),
+        (
+            lambda: biasaware.load_judge(
+                "m", backend="openai", base_url="http://localhost:1/v1", max_length=10
+            ),
+            "max_length, device and dtype say how a model runs here; backend 'openai' asks an endpoint",
+        ),
+        (
+            lambda: biasaware.load_judge(
+                "m", backend="openai", base_url="http://localhost:1/v1", device="cpu"
+            ),
+            "max_length, device and dtype say how a model runs here",
+        ),
         (lambda: biasaware.judge_pair(judge, "\u200b\u200b", "a", "b"), "a prompt is empty or whitespace"),
         (lambda: biasaware.judge_pair(judge, "q", "\u200b\u200b", "b"), "response_a is empty or whitespace"),
         (

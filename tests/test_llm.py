@@ -254,6 +254,26 @@ def test_a_refusal_says_what_to_check_by_its_cause(status, body, says, monkeypat
         assert "check the key (MY_KEY, which is not set" in refusal_hint(exc, "MY_KEY")
 
 
+@pytest.mark.parametrize(
+    "key, flaw",
+    [
+        ("sk-s3cret\n", "white space or a line ending"),
+        ("sk-s3cret\r", "white space or a line ending"),
+        ("sk-s\u00e9cret", "characters outside ASCII"),
+        ("sk-s3\tcret", "control characters"),
+    ],
+)
+def test_a_key_no_header_can_carry_is_refused_before_a_request_and_never_shown(key, flaw, monkeypatch):
+    """A key file's newline (or Windows' \\r), or a character outside ASCII, would fail in the request, whose
+    error shows the header, key included: it is named before any request, without the key."""
+    monkeypatch.setenv("MY_KEY", key)
+    with pytest.raises(BiasAwareError) as err:
+        LLMClient(LLMSpec(model="m", base_url="http://127.0.0.1:9/v1", api_key_env="MY_KEY")).backend  # noqa: B018
+    assert f"the key in MY_KEY holds {flaw}" in str(err.value) and key.strip()[3:7] not in str(err.value)
+    monkeypatch.setenv("MY_KEY", "sk good")  # a space inside: a header carries it
+    assert LLMClient(LLMSpec(model="m", base_url="http://127.0.0.1:9/v1", api_key_env="MY_KEY")).backend
+
+
 def test_spec_errors():
     with pytest.raises(BiasAwareError, match="unknown LLM backend 'ollama'"):
         LLMSpec(backend="ollama", model="x")

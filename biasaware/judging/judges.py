@@ -381,6 +381,13 @@ class JudgeSpec(BaseModel):
                 f"{backend!r} runs the model itself (leave them out)",
             ),
             (
+                backend == "openai"
+                and (self.max_length is not None or (self.device, self.dtype) != ("auto", "auto")),
+                "max_length, device and dtype say how a model runs here; backend 'openai' asks an endpoint, which "
+                "runs its model itself and says when a view is over its context (counted as not judged): leave "
+                "them out",
+            ),
+            (
                 mode != "generate" and backend != "transformers",
                 f"mode {mode!r} reads the model's outputs directly and needs backend 'transformers' (got "
                 f"{backend!r}); use mode 'generate' for an endpoint or vLLM",

@@ -389,6 +389,11 @@ class OpenAIBackend:
 
         self.spec = spec
         key = os.environ.get(spec.api_key_env)
+        if key and (flaw := key_flaw(key)):  # said before a request, whose error would show the key
+            raise BiasAwareError(
+                f"the key in {spec.api_key_env} holds {flaw}, which a request header cannot carry; set the "
+                "variable to the key alone"
+            )
         if not key:
             if spec.base_url is None:
                 raise BiasAwareError(
@@ -563,6 +568,19 @@ def _too_long(exc: BaseException) -> TooLong | None:
 
 
 CONTENT_FILTER = ("content_filter", "content_policy", "content management policy", "usage policy", "flagged")
+
+
+def key_flaw(key: str) -> str | None:
+    """What in an API key a request header cannot carry (never the key itself): white space or a line ending
+    around it (a key file read with its newline, or Windows' ``\\r``), control characters, or characters
+    outside ASCII; ``None`` for a key a header can carry."""
+    if key != key.strip():
+        return "white space or a line ending at its start or end"
+    if not key.isascii():
+        return "characters outside ASCII"
+    if not key.isprintable():
+        return "control characters"
+    return None
 
 
 def refusal_hint(exc, key_env: str, url_auth: str | None = None) -> str:
