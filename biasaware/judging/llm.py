@@ -170,11 +170,16 @@ def url_problem(url: str | None) -> str | None:
     try:
         parts = urlsplit(url)
         ok = parts.scheme in ("http", "https") and bool(parts.hostname)
-        parts.port  # noqa: B018 (a port that is not a number raises here)
     except ValueError:
         ok = False
     if ok:
-        return None
+        try:
+            parts.port  # noqa: B018 (a port that is not a number from 0 to 65535 raises here)
+            return None
+        except ValueError:  # the rest is readable: shown without credentials, the port as PORT
+            user = "***@" if parts.username is not None else ""
+            shown = urlunsplit((parts.scheme, f"{user}{parts.hostname}:PORT", parts.path, "", ""))
+            return f"the port of {shown!r} is not a number from 0 to 65535"
     return f"{public_url(url)!r} is not an http(s) address; give one such as http://localhost:8000/v1"
 
 
