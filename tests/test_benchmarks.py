@@ -111,7 +111,7 @@ def test_reward_model_and_cli(tmp_path, tiny_models, capsys):
     row["verdict"] = "B" if row["verdict"] == "A" else "A"  # against its own scores: an edit
     (out / "judgments.jsonl").write_text("\n".join([json.dumps(row), *lines[1:]]) + "\n")
     assert main(["eval", "general", "--out", str(out), "--rescore"]) == 2
-    assert "the file was edited: evaluate the checkpoint again" in capsys.readouterr().err
+    assert "the file was edited: judge the bench again into a new folder" in capsys.readouterr().err
 
 
 def test_rows_that_are_not_pairs_are_said_and_kept_in_the_summary(tmp_path, tiny_models, capsys):

@@ -412,7 +412,7 @@ def verdicts_agree(folder: Path, judgments: list[Judgment], spec: dict[str, Any]
         except (KeyError, ValueError):  # a settings record edited by hand: the judge's rule is not known
             raise BiasAwareError(
                 f"{folder}: the run's judge settings name template {spec.get('template')!r} and parse "
-                f"{spec.get('parse')!r}, which no parser reads; evaluate the checkpoint again"
+                f"{spec.get('parse')!r}, which no parser reads; judge the bench again into a new folder"
             ) from None
     template = spec.get("template") or "default"
     for j in judgments:
@@ -428,5 +428,5 @@ def verdicts_agree(folder: Path, judgments: list[Judgment], spec: dict[str, Any]
         if j.verdict != said:
             raise BiasAwareError(
                 f"{folder}/judgments.jsonl: {j.probe_id} ({j.view}) has verdict {j.verdict} but {rule}; the file "
-                "was edited: evaluate the checkpoint again"
+                "was edited: judge the bench again into a new folder"
             )
