@@ -663,6 +663,8 @@ def test_a_source_edited_in_place_is_not_resumed_and_a_failed_build_blocks_nothi
     source.write_text("\n".join([json.dumps(edited), *rows[1:]]) + "\n")
     with pytest.raises(BiasAwareError, match="source file's content changed"):
         build_bench(cfg, out)
+    with pytest.raises(BiasAwareError, match=r"\(seed: 0 there, 1 now; the source file's content changed\)"):
+        build_bench(replace(cfg, seed=1), out)  # both said
 
 
 def test_a_source_is_its_content_not_the_path_it_is_given_by(tmp_path, monkeypatch):

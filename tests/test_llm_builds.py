@@ -167,7 +167,7 @@ def test_failed_calls_leave_items_for_a_rerun(tmp_path):
         port = int(server.base_url.split(":")[2].split("/")[0])
     with FakeChatServer() as elsewhere:  # another server's replies would be mixed in: refused
         cfg.llm["base_url"] = elsewhere.base_url
-        with pytest.raises(BiasAwareError, match="other settings \\(llm: .*'endpoint': "):
+        with pytest.raises(BiasAwareError, match="other settings \\(llm.endpoint: "):
             build_bench(cfg, tmp_path / "out")
         assert elsewhere.requests == 0
     with FakeChatServer(port=port) as healthy:  # the server started again at its address
@@ -287,7 +287,10 @@ def test_a_traces_build_reads_its_own_settings_and_a_wrong_endpoint_blocks_nothi
         cfg.llm["base_url"] = server.base_url
         manifest = build_traces(cfg, tmp_path / "out")
         assert manifest["biases"]["length"]["kept"] == 4 and server.requests == 4
-    with FakeChatServer() as elsewhere, pytest.raises(BiasAwareError, match="other settings \\(llm: "):
+    with (
+        FakeChatServer() as elsewhere,
+        pytest.raises(BiasAwareError, match="other settings \\(llm.endpoint: "),
+    ):
         build_traces(replace(cfg, llm={**cfg.llm, "base_url": elsewhere.base_url}), tmp_path / "out")
 
 
@@ -310,7 +313,10 @@ def test_a_model_that_turns_an_auto_verifier_into_the_llm_is_another_build(tmp_p
             "cache_dir": str(tmp_path / "cache"),
             "progress": False,
         }
-        with pytest.raises(BiasAwareError, match="other settings \\(llm: "):
+        with pytest.raises(
+            BiasAwareError,
+            match="other settings \\(llm.endpoint: None there, .*; llm.model: .. there, .m. now\\)",
+        ):
             build_bench(replace(cfg, llm=llm), tmp_path / "out")
         assert server.requests == 0
 

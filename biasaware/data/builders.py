@@ -386,6 +386,30 @@ def llm_roles(stamp: dict[str, Any], kind: str) -> set[str]:
     return roles
 
 
+def differences_said(recorded: dict[str, Any], now: dict[str, Any], differ: list[str], kind: str) -> str:
+    """The settings of ``differ`` as ``name: A there, B now``; a section (``llm``, ``cue_rates``, ...) by the
+    keys that differ (``llm.model: 'a' there, 'b' now``); a source whose content changed, last."""
+    was, becomes = _deciding(recorded, kind), _deciding(now, kind)  # sections with their defaults written out
+    said = []
+    for k in differ:
+        a, b = was.get(k), becomes.get(k)
+        if k == "source_sha256":
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            said += [
+                f"{k}.{sub}: {a.get(sub)!r} there, {b.get(sub)!r} now"
+                for sub in sorted({*a, *b}, key=str)
+                if a.get(sub) != b.get(sub)
+            ]
+        else:  # as written (a bench's biases, sorted to be compared, are said as given)
+            said.append(
+                f"{k}: {recorded.get(k, ADDED_LATER.get(k))!r} there, {now.get(k, ADDED_LATER.get(k))!r} now"
+            )
+    if "source_sha256" in differ:
+        said.append("the source file's content changed")
+    return "; ".join(said)
+
+
 def unread_settings(stamp: dict[str, Any], kind: str) -> set[str]:
     """The settings a ``kind`` build of ``stamp``'s settings never reads, so that a rerun that changes one of
     them (or leaves it out) is the same build: another kind's settings (:data:`KIND_SETTINGS`), an LLM
@@ -571,14 +595,7 @@ class _Build:
                     if recorded.get("kind") != self.kind
                     else "a build with the source file's content changed"
                     if differ == ["source_sha256"]
-                    else "a build with other settings ("
-                    + "; ".join(
-                        f"{k}: {recorded.get(k, ADDED_LATER.get(k))!r} there, "
-                        f"{self.stamp.get(k, ADDED_LATER.get(k))!r} now"
-                        for k in differ
-                        if k != "source_sha256"
-                    )
-                    + ")"
+                    else f"a build with other settings ({differences_said(recorded, self.stamp, differ, self.kind)})"
                 )
                 raise BiasAwareError(f"{self.out} holds {what}; use a new --out or delete {self.out}")
 
