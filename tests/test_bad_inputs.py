@@ -55,6 +55,7 @@ BOTH_VIEWS = judgment("original") + judgment("injected")
 BUILD = ["build", "bench", "--n", "2", "--out", "{out}"]
 EVAL_RM = ["eval", "bias", "--judge", "{reward}", "--mode", "reward", "--data"]
 RUN_RM = [*EVAL_RM, "{bench}", "--out", "{out}"]
+EVAL_ENDPOINT = ["eval", "bias", "--judge", "m", "--backend", "openai", "--base-url"]
 RECIPE_CONFIG = "model_name_or_path: minilm-l6\nuse_cpu: true\n"
 # a recipe's flags for a model that is not there and the training file t.jsonl
 NO_MODEL = [
@@ -292,38 +293,12 @@ CASES = [
     ),
     Case(
         "eval-base-url-not-an-address",
-        [
-            "eval",
-            "bias",
-            "--judge",
-            "m",
-            "--backend",
-            "openai",
-            "--base-url",
-            "localhost:8000/v1",
-            "--data",
-            "{bench}",
-            "--out",
-            "{out}",
-        ],
+        [*EVAL_ENDPOINT, "localhost:8000/v1", "--data", "{bench}", "--out", "{out}"],
         "setting 'base_url': 'localhost:8000/v1' is not an http(s) address",
     ),
     Case(  # a port out of range: the address said without its credentials, not as '***'
         "eval-base-url-port-out-of-range",
-        [
-            "eval",
-            "bias",
-            "--judge",
-            "m",
-            "--backend",
-            "openai",
-            "--base-url",
-            "http://bob:pw@127.0.0.1:99999/v1",
-            "--data",
-            "{bench}",
-            "--out",
-            "{out}",
-        ],
+        [*EVAL_ENDPOINT, "http://bob:pw@127.0.0.1:99999/v1", "--data", "{bench}", "--out", "{out}"],
         "setting 'base_url': the port of 'http://***@127.0.0.1:PORT/v1' is not a number from 0 to 65535",
     ),
     Case(
