@@ -300,7 +300,7 @@ class BuildConfig:
             cls._known(data, path)
         llm = overrides.pop("llm", None) or {}
         from_file = set(data) - {k for k, v in overrides.items() if v is not None}
-        in_file = dict(data.get("llm") or {})  # the file's own LLM settings, named with it when wrong
+        in_file = data.get("llm") or {}  # the file's own LLM settings, named with it when wrong
         data.update({k: v for k, v in overrides.items() if v is not None})
         try:
             if any(v is not None for v in llm.values()):
@@ -311,7 +311,8 @@ class BuildConfig:
             named = re.match(r"(?:setting |unknown )?([a-z_]+)(?:\.([a-z_]+))?", str(exc))
             setting = {"bias": "biases"}.get(named.group(1), named.group(1)) if named else None
             key = named.group(2) if named else None
-            ours = setting in from_file and not (setting == "llm" and key and key not in in_file)
+            mine = in_file if isinstance(in_file, dict) else {}
+            ours = setting in from_file and not (setting == "llm" and key and key not in mine)
             if ours and not str(exc).startswith(str(path)):
                 raise BiasAwareError(f"{path}: {exc}") from None
             raise
