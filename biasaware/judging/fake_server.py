@@ -31,8 +31,10 @@ added-feature marker, flipping a deterministic ~10% of verdicts so verifiers hav
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
+import os
 import re
 import threading
 import time
@@ -234,9 +236,6 @@ def _send(
 def main(argv: list[str] | None = None) -> int:
     """``python -m biasaware.judging.fake_server``: serve the fake endpoint until Ctrl-C, to rehearse an
     LLM build or judge offline (``--llm-base-url`` / ``--base-url`` set to the address it prints)."""
-    import argparse
-    import os
-
     parser = argparse.ArgumentParser(
         prog="python -m biasaware.judging.fake_server",
         description="A localhost OpenAI-compatible chat endpoint with latency and injected faults.",
