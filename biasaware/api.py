@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
+from biasaware.folders import command
 from biasaware.io import check_out_folder, check_path
 from biasaware.records import View, chat_messages, text_problem
 
@@ -91,7 +92,8 @@ FLAG = re.compile(r"(?<![\w/.`-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
 def speaks_keywords(function):
     """The commands' refusals name their flags (``use a new --out``); raised through the Python API
     they name its keywords instead (``use a new `out```). A command line quoted in backticks (what
-    to run next) is left as written."""
+    to run next) is left as written. A call is a command's span: the folders it writes are held until it
+    returns (:func:`biasaware.folders.command`)."""
 
     def keyword(match: re.Match) -> str:
         return f"`{match.group(1).replace('-', '_')}`"
@@ -99,7 +101,8 @@ def speaks_keywords(function):
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return function(*args, **kwargs)
+            with command():
+                return function(*args, **kwargs)
         except BiasAwareError as exc:
             parts = str(exc).split("`")
             said = "`".join(FLAG.sub(keyword, p) if i % 2 == 0 else p for i, p in enumerate(parts))

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError, OtherKindError, RecordError
+from biasaware.folders import hold_folder
 from biasaware.hub import check_hub_name
 from biasaware.records import guess_kind, json_kind, json_shown, parse_record, resolve_kind
 
@@ -738,8 +739,9 @@ def check_path(path: object, what: str) -> None:
         raise BiasAwareError(f"{what} {text!r:.80}: not a usable path (a NUL character)")
 
 
-def check_out_folder(out: object, what: str = "out") -> Path:
-    """``out`` as a folder to write into: a non-empty path that is not a file and not under one."""
+def check_out_folder(out: object, what: str = "out", hold: bool = True) -> Path:
+    """``out`` as a folder to write into: a non-empty path that is not a file and not under one, and (``hold``)
+    not in use by another run; a command's scope holds it from here on (:func:`biasaware.folders.hold_folder`)."""
     if not isinstance(out, str | os.PathLike) or not str(out).strip():
         raise BiasAwareError(f"{what}: a folder path to write into; got {out!r:.80}")
     check_path(out, what)
@@ -756,6 +758,8 @@ def check_out_folder(out: object, what: str = "out") -> Path:
         raise BiasAwareError(
             f"{what} {out}: cannot write in {existing} ({exc.strerror or exc}); give a folder you can write to"
         ) from None
+    if hold:
+        hold_folder(path, what)
     return path
 
 

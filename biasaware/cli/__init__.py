@@ -25,6 +25,7 @@ from biasaware.cli.arguments import (
 )
 from biasaware.devices import before_group, shutdown
 from biasaware.errors import BiasAwareError, negative_values
+from biasaware.folders import command
 from biasaware.judging.llm import public_text
 
 __all__ = ["EPILOG", "all_parsers", "build_parser", "leaf_parsers", "main"]
@@ -138,8 +139,9 @@ def main(argv: list[str] | None = None) -> int:
         from biasaware.cli.commands import COMMANDS
 
         before_group()  # a launched run: what would hold the process group past shutdown is imported first
-        code = COMMANDS[args.command](args)
-        shutdown()  # a launched run's ranks leave the process group before the interpreter exits
+        with command():  # the folders the command writes are its own until it returns
+            code = COMMANDS[args.command](args)
+            shutdown()  # a launched run's ranks leave the process group before the interpreter exits
         return code
     except BiasAwareError as exc:
         shutdown(wait=False)

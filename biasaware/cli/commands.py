@@ -440,7 +440,8 @@ def check_out(out: str | None, file: bool = False) -> None:
 
         if file:
             check_table_path(out)
-        check_out_folder(Path(out).parent if file else out, "--out")
+        # a table file's folder is not held: other runs may be writing beside the file
+        check_out_folder(Path(out).parent if file else out, "--out", hold=not file)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

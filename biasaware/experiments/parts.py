@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from biasaware import options
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.evaluate import evaluate_bias
+from biasaware.folders import hold_folder
 from biasaware.formatting import pct
 from biasaware.io import public_command, refuse_foreign, write_json
 from biasaware.progress import progress_bar
@@ -84,7 +85,9 @@ def claim_folder(out: Path, stamp: str, mine: dict[str, Any], what: str) -> None
     """Refuse ``out`` when it holds ``what`` run with other settings (its data, checkpoints and
     judgments would be mixed with this run's), naming the settings that differ, or when it is not
     empty and holds no such run; record ``mine`` in ``out/stamp`` in a new or matching folder.
-    ``what`` names the run with its article ("a quickstart run")."""
+    ``what`` names the run with its article ("a quickstart run"). Held from here until the command ends
+    (:func:`biasaware.folders.hold_folder`)."""
+    hold_folder(out)
     path = out / stamp
     if path.exists():
         try:

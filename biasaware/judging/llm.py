@@ -55,8 +55,9 @@ from pydantic import TypeAdapter, ValidationError
 
 from biasaware.devices import check_device_name, check_dtype_name, resolve, where
 from biasaware.errors import BiasAwareError
+from biasaware.folders import cache_dir
 from biasaware.io import check_out_folder
-from biasaware.judging.models import adapter_base, cache_dir, chat_ids, load_model, resolve_model_path
+from biasaware.judging.models import adapter_base, chat_ids, load_model, resolve_model_path
 from biasaware.progress import advance, progress_bar
 
 log = logging.getLogger(__name__)
@@ -320,7 +321,7 @@ class ResponseCache:
     """A SQLite key-value file; every put is committed at once (a kill loses nothing stored)."""
 
     def __init__(self, path: Path):
-        check_out_folder(path.parent, "the reply cache")
+        check_out_folder(path.parent, "the reply cache", hold=False)  # shared by every run
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()

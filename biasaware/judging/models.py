@@ -34,6 +34,7 @@ from typing import Any
 
 from biasaware.devices import resolve_device
 from biasaware.errors import BiasAwareError
+from biasaware.folders import cache_dir
 from biasaware.hub import check_hub_name
 from biasaware.io import RUN_MARK, files_sha256
 from biasaware.progress import library_bars, progress_bar
@@ -46,22 +47,6 @@ PLAIN_CHAT_TEMPLATE = (
     "{% for message in messages %}{{ message['role'] | capitalize }}: {{ message['content'] }}\n{% endfor %}"
     "{% if add_generation_prompt %}Assistant:{% endif %}"
 )
-
-
-def cache_dir() -> Path:
-    """Where converted built-in models live: ``$BIASAWARE_CACHE`` or ``~/.cache/biasaware``."""
-    root = Path(
-        os.environ.get("BIASAWARE_CACHE")
-        or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "biasaware")
-    )
-    for place in (root, *root.parents):  # named before a model is converted into it
-        if place.exists() and not place.is_dir():
-            named = "BIASAWARE_CACHE" if os.environ.get("BIASAWARE_CACHE") else "the cache folder"
-            raise BiasAwareError(
-                f"{named} {root}: {place} is a file; it must be a folder (converted built-in models and "
-                "endpoint replies are kept there)"
-            )
-    return root
 
 
 def _package_folder(module: str, pip_cmd: str) -> Path:

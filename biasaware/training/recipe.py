@@ -57,6 +57,7 @@ from transformers.hf_argparser import string_to_bool
 
 from biasaware.devices import before_group, shutdown
 from biasaware.errors import BiasAwareError, OtherKindError, negative_values
+from biasaware.folders import command
 from biasaware.hub import hub_calls
 from biasaware.io import check_out_folder, find_file, read_config, read_json, read_records
 from biasaware.judging.judge_format import RECORD_CHECKS
@@ -1113,12 +1114,13 @@ def run_recipe(main, dataclass_types, check=None) -> None:
     out = None
     try:
         before_group()  # a launch: what would hold the process group past shutdown is imported first
-        parsed = parse_recipe(dataclass_types)
-        checked = {} if check is None else {"checked": check(*parsed)}
-        out = parsed[1].output_dir
-        if prepare_run(recipe_name(main), parsed):  # resumes, or refuses the folder
-            main(*parsed, **checked)
-        shutdown()  # every rank leaves the process group before the interpreter exits
+        with command():  # output_dir is this run's (its ranks') until it ends
+            parsed = parse_recipe(dataclass_types)
+            checked = {} if check is None else {"checked": check(*parsed)}
+            out = parsed[1].output_dir
+            if prepare_run(recipe_name(main), parsed):  # resumes, or refuses the folder
+                main(*parsed, **checked)
+            shutdown()  # every rank leaves the process group before the interpreter exits
     except BiasAwareError as exc:
         print(f"error: {exc}", file=sys.stderr)
         shutdown(wait=False)
