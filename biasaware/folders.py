@@ -270,7 +270,7 @@ def command() -> Iterator[None]:
     finally:
         scope.depth -= 1
         if not scope.depth:
-            root = _locks()
+            root = _locks() if scope.held else None
             for place in list(scope.held):
                 if root is not None:
                     _let_go(root, place)
