@@ -86,7 +86,7 @@ def owner() -> str:
         return inherited
     if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
         where = f"{os.environ.get('MASTER_ADDR', '')}:{os.environ.get('MASTER_PORT', '')}"
-        return f"launch:{socket.gethostname()}:{where}:{os.environ.get('TORCHELASTIC_RUN_ID', '')}"
+        return f"launch:{where}:{os.environ.get('TORCHELASTIC_RUN_ID', '')}"  # every node's ranks alike
     return f"run:{socket.gethostname()}:{os.getpid()}"
 
 
@@ -97,7 +97,10 @@ def _locks() -> Path | None:
         places = [cache_dir() / "locks"]
     except BiasAwareError:
         places = []
-    for root in (*places, Path(tempfile.gettempdir()) / f"biasaware-locks-{os.getuid()}"):
+    for root in (
+        *places,
+        Path(tempfile.gettempdir()) / f"biasaware-locks-{getattr(os, 'getuid', lambda: 'user')()}",
+    ):
         try:
             root.mkdir(parents=True, exist_ok=True)
             return root

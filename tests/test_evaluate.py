@@ -769,3 +769,39 @@ def test_runs_counted_under_different_policies_are_not_compared(tmp_path):
     assert judged_runs([tmp_path / "j", tmp_path / "j2"]) == "judgebiasbench"
     with pytest.raises(BiasAwareError, match=r"different policies \(.*/s: symmetric; .*/j: judgebiasbench\)"):
         judged_runs([tmp_path / "s", tmp_path / "j"])
+
+
+def test_an_endpoint_runs_calls_count_every_run_into_its_folder(bench, tmp_path, monkeypatch):
+    """``summary.json``'s calls, retries and failures are what every run into the folder cost: a run that
+    failed part-way (its calls kept in the folder's costs file), then the run that finished it; a rerun of the
+    finished folder adds nothing, and a judge that judged another folder first in this process counts only what
+    it did here."""
+    from urllib.parse import urlsplit
+
+    from biasaware.evaluation.evaluate import evaluate_bias
+    from biasaware.evaluation.resume import COSTS_FILE
+
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    out = tmp_path / "run"
+    common = {"biases": ["authority"], "limit": 3}
+    with FakeChatServer(fault_rate=0.5, faults=("500",), max_faults=99, seed=3) as bad:
+        spec = JudgeSpec(
+            name="m", backend="openai", base_url=bad.base_url, max_retries=0, cache_dir=str(tmp_path / "c")
+        )
+        with pytest.raises(BiasAwareError, match="failed"):
+            evaluate_bias(spec, bench, out, **common)
+        port, failed_run = urlsplit(bad.base_url).port, bad.requests
+    kept = json.loads((out / COSTS_FILE).read_text())
+    assert kept["calls"] == failed_run and 0 < kept["failures"] < failed_run
+    with FakeChatServer(port=port) as good:
+        judge = load_judge(spec)
+        evaluate_bias(spec, bench, tmp_path / "other", judge=judge, **common)  # another folder first
+        before = good.requests
+        summary = evaluate_bias(spec, bench, out, judge=judge, **common)
+        here = good.requests - before
+    run = summary["run"]
+    assert run["calls"] == failed_run + here and run["failures"] == kept["failures"]
+    again = evaluate_bias(spec, bench, out, **common)["run"]
+    assert {k: again[k] for k in ("calls", "failures", "retries")} == {
+        k: run[k] for k in ("calls", "failures", "retries")
+    }

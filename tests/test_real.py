@@ -434,7 +434,8 @@ def test_the_calls_of_a_failed_run_count_in_the_next_runs_costs(tmp_path, built,
     made, answered or failed, are kept and counted in real.json of the run that finishes the folder."""
     from urllib.parse import urlsplit
 
-    from biasaware.evaluation.real_text import COSTS_FILE, evaluate_real
+    from biasaware.evaluation.real_text import evaluate_real
+    from biasaware.evaluation.resume import COSTS_FILE
     from biasaware.judging.fake_server import FakeChatServer, default_responder
     from biasaware.judging.judges import JudgeSpec
 

@@ -52,7 +52,7 @@ from biasaware.evaluation.evaluate import evaluate_bias
 from biasaware.evaluation.general import evaluate_general, sample_pairs
 from biasaware.evaluation.metrics import wilson_interval
 from biasaware.evaluation.reports import real_markdown
-from biasaware.evaluation.resume import FINGERPRINT, check_fingerprint, fingerprint
+from biasaware.evaluation.resume import FINGERPRINT, check_fingerprint, costs_kept, fingerprint
 from biasaware.evaluation.runner import Unreadable, load_probes, start_judge
 from biasaware.evaluation.summaries import ORDERS
 from biasaware.io import (
@@ -65,7 +65,6 @@ from biasaware.io import (
     write_json,
 )
 from biasaware.judging.judges import resolve_judge
-from biasaware.judging.llm import COUNTS
 from biasaware.records import PreferencePair
 
 SETS = (  # (name in the report, file in the build folder, what it measures)
@@ -233,7 +232,10 @@ def evaluate_real(
         )
     judge = judge if judge is not None else start_judge(resolved)
     earlier = read_json(out / "real.json", "real.json") if (out / "real.json").exists() else {}
-    with unreadable_removes(out, list(samples)) as at, costs_kept(out, judge, earlier) as costs:
+    with (
+        unreadable_removes(out, list(samples)) as at,
+        costs_kept(out, judge, earlier.get("judge_summary")) as costs,
+    ):
         sets: dict[str, Any] = {}
         for name, file, what in present:
             at["set"] = name
@@ -326,40 +328,6 @@ def not_real(data: Path, manifest: dict[str, Any] | None) -> str:
             above = {"kind": None}
         hint = f" ({data.parent} is one)" if "kind" not in above else ""
     return f"{found}; --data is a folder written by `biasaware build real`{hint}"
-
-
-COSTS = COUNTS  # an endpoint judge's counts that every run into a folder adds to
-
-
-def run_costs(now: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Any]:
-    """The judge's summary for ``real.json``: its settings, and what every run into the folder cost (the
-    counts of calls and tokens of this run added to those an earlier run recorded, as a resumed run
-    judges only what was left, and a rerun of a finished one nothing)."""
-    before = before or {}
-    return {
-        k: v + before[k] if k in COSTS and isinstance(v, int) and isinstance(before.get(k), int) else v
-        for k, v in now.items()
-    }
-
-
-COSTS_FILE = ".judge-costs.json"  # what every run into an eval real folder cost, failed ones too
-
-
-@contextmanager
-def costs_kept(out: Path, judge, earlier: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The judge's summary with what every run into ``out`` cost (:func:`run_costs`), kept in
-    :data:`COSTS_FILE` when the run ends, however it ends: the calls of a run that fails or is stopped count
-    in the next run's ``real.json``. The dict yielded holds it (``"summary"``) once the block is left."""
-    kept = out / COSTS_FILE
-    before = read_json(kept, "the judge's costs") if kept.is_file() else earlier.get("judge_summary")
-    costs: dict[str, Any] = {}
-    try:
-        yield costs
-    finally:
-        if hasattr(judge, "summary") and ranks().main:
-            costs["summary"] = run_costs(judge.summary(), before)
-            if out.is_dir() and any(k in costs["summary"] for k in COSTS):  # an endpoint judge's calls
-                write_json(kept, costs["summary"])
 
 
 @contextmanager

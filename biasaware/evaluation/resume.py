@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from biasaware.evaluation.metrics import effective_policy
 from biasaware.evaluation.runner import SHARDS, start_judge
 from biasaware.io import json_sha256, read_json, read_whole_lines, refuse_foreign, write_json
 from biasaware.judging.judges import resolve_judge
-from biasaware.judging.llm import endpoint
+from biasaware.judging.llm import COUNTS, endpoint
 from biasaware.judging.prompts import judged_template
 from biasaware.judging.score_prompts import parse_template
 
@@ -311,14 +313,27 @@ def judge_or_rescore(
     check_fingerprint(out, mine, write=r.main)  # nothing is written by a run whose judge fails to load
     r.barrier()  # no process judges (and writes a shard) before process 0 has checked and recorded the folder
     t0 = time.time()
-    run(judge, items, out)
-    return run_record(resolved, judge, target, time.time() - t0)
+    with costs_kept(out, judge, earlier_run(out)) as costs:
+        run(judge, items, out)
+    return run_record(resolved, judge, target, time.time() - t0, costs)
 
 
-def run_record(resolved, judge, target: str | Path, seconds: float) -> dict[str, Any]:
-    """What ``summary.json`` records about the run: the spec, where it ran, the timing, and (a local
-    model) the model's identity (:func:`biasaware.judging.models.model_identity`: its path and a hash
-    of its weights), which ``biasaware release`` checks a checkpoint against."""
+def earlier_run(out: Path) -> dict[str, Any] | None:
+    """The run record of ``out``'s ``summary.json`` (a finished run's), if it holds one."""
+    try:
+        earlier = json.loads((out / "summary.json").read_text()).get("run")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return earlier if isinstance(earlier, dict) else None
+
+
+def run_record(
+    resolved, judge, target: str | Path, seconds: float, costs: dict | None = None
+) -> dict[str, Any]:
+    """What ``summary.json`` records about the run: the spec, where it ran, the timing, the judge's summary
+    (``costs``: with what every run into the folder cost, :func:`costs_kept`), and (a local model) the
+    model's identity (:func:`biasaware.judging.models.model_identity`: its path and a hash of its weights),
+    which ``biasaware release`` checks a checkpoint against."""
     spec = resolved.spec
     return {
         "run": {
@@ -328,10 +343,49 @@ def run_record(resolved, judge, target: str | Path, seconds: float) -> dict[str,
             "data": str(Path(target).resolve()) if Path(target).exists() else str(target),
             "seconds": round(seconds, 2),
             "spec": spec.model_dump(),
-            **judge.summary(),
+            **((costs or {}).get("summary") or judge.summary()),
             "model_identity": resolved.identity(),
         }
     }
+
+
+COSTS_FILE = ".judge-costs.json"  # what every run into a folder cost, failed and stopped ones too
+
+
+def run_costs(now: dict[str, Any], start: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Any]:
+    """The judge's summary (``now``) with its counts (:data:`biasaware.judging.llm.COUNTS`: calls, cache hits,
+    retries, failures, tokens) as what every run into a folder cost: what this run added since ``start`` (the
+    judge may have judged other folders before, in this process) plus what earlier runs recorded
+    (``before``), as a resumed run judges only what was left and a rerun of a finished one nothing."""
+    before = before or {}
+
+    def count(k: str, v: Any) -> Any:
+        if k not in COUNTS or not isinstance(v, int):
+            return v
+        earlier = before.get(k) if isinstance(before.get(k), int) else 0
+        return v - (start.get(k) or 0) + earlier
+
+    return {k: count(k, v) for k, v in now.items()}
+
+
+@contextmanager
+def costs_kept(out: Path, judge, before: dict[str, Any] | None) -> Iterator[dict[str, Any]]:
+    """The judge's summary with what every run into ``out`` cost (:func:`run_costs`; ``before``: what an
+    earlier run's summary recorded), kept in :data:`COSTS_FILE` when the run ends, however it ends: the calls
+    of a run that fails or is stopped count in the next run's summary. The dict yielded holds it
+    (``"summary"``) once the block is left; a judge with no summary (a test's) leaves it empty."""
+    kept = out / COSTS_FILE
+    if kept.is_file():
+        before = read_json(kept, "the judge's costs")
+    start = judge.summary() if hasattr(judge, "summary") else {}
+    costs: dict[str, Any] = {}
+    try:
+        yield costs
+    finally:
+        if hasattr(judge, "summary") and ranks().main:
+            costs["summary"] = run_costs(judge.summary(), start, before)
+            if out.is_dir() and any(k in costs["summary"] for k in COUNTS):  # an endpoint judge's calls
+                write_json(kept, costs["summary"])
 
 
 # summary entries computed from the input items

@@ -55,7 +55,14 @@ from biasaware.devices import ranks
 from biasaware.errors import BiasAwareError, check_seed
 from biasaware.evaluation.plots import plot_scoring
 from biasaware.evaluation.reports import scoring_markdown
-from biasaware.evaluation.resume import check_fingerprint, check_rescore_folder, fingerprint, run_record
+from biasaware.evaluation.resume import (
+    check_fingerprint,
+    check_rescore_folder,
+    costs_kept,
+    earlier_run,
+    fingerprint,
+    run_record,
+)
 from biasaware.evaluation.runner import judge_into, score_record, scoring_jobs, start_judge
 from biasaware.evaluation.summaries import summarize_scoring
 from biasaware.io import check_out_folder, read_records, read_whole_lines, write_json
@@ -255,16 +262,17 @@ def evaluate_scoring(
                     print(f"[scoring] {t.name} skipped: {why}", flush=True)
     t0 = time.time()
     jobs = scoring_jobs(items, chosen, seed)
-    judge_into(
-        Scorer(judge),
-        jobs,
-        out / "judgments.jsonl",
-        record=score_record,
-        limit=(len(items), "items", "--limit"),
-    )
+    with costs_kept(out, judge, earlier_run(out)) as costs:
+        judge_into(
+            Scorer(judge),
+            jobs,
+            out / "judgments.jsonl",
+            record=score_record,
+            limit=(len(items), "items", "--limit"),
+        )
     if not r.main:
         return None
-    extra = run_record(resolved, judge, data, time.time() - t0)
+    extra = run_record(resolved, judge, data, time.time() - t0, costs)
     extra["templates_requested"] = [t.name for t in chosen]
     if skipped:
         extra["skipped_templates"] = skipped
