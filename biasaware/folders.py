@@ -9,20 +9,22 @@ first run's. The command line's commands, the Python API's functions and a recip
 not block a terminal that resumes it. Called outside any scope, the check refuses a held folder and holds
 nothing.
 
-**How.** An operating-system file lock (``filelock``: ``flock`` on Unix), one a folder, kept in the cache
-(``locks/``, named by a hash of the folder's resolved path), so nothing is added to the folder itself: no
-folder's own rules ("not empty and holds no build") change, and a run that failed leaves nothing that
-blocks the corrected command. The system lets a lock go when its process ends, killed or not. Beside each
-held lock a small JSON file names its holder (process id, command words, start time, owner), for the
-message and for the holder's own processes:
+**How.** An operating-system file lock (``filelock``: ``flock`` on Unix), one a folder, kept in this user's
+lock folder (``biasaware-locks-UID`` in the temporary folder, else the cache's ``locks/``; named by a hash of the
+folder's resolved path), so nothing is added to the folder itself: no folder's own rules ("not empty and holds no
+build") change, and a run that failed leaves nothing that blocks the corrected command. The system lets a lock go
+when its process ends, killed or not. Runs look at the folders around theirs with a shared lock, so runs writing
+beside each other never stop each other. Beside each held lock a small JSON file names its holder (process id,
+program and command words, start time, owner), for the message and for the holder's own processes:
 
-* a run that holds a folder passes its owner to the processes it starts (``BIASAWARE_FOLDER_OWNER``): an
-  experiment's launched training stages write inside its folder;
-* the ranks of one ``accelerate launch`` (or torchrun) share an owner (the launch's rendezvous address), so
-  one of them holds the folder and the others write beside it.
+* a run passes its owner to the processes it launches (``BIASAWARE_FOLDER_OWNER``, :func:`child_environment`):
+  an experiment's launched training stages write inside its folder;
+* the ranks of one ``accelerate launch`` (or torchrun) share an owner (the launch's rendezvous address), so one
+  of them holds the folder and the others write beside it.
 
-The threads of one process count as one run. Locks are seen by the processes that share the cache folder
-(``BIASAWARE_CACHE``) on a file system with ``flock``: the processes of one machine, as a rule.
+Two commands run from two threads of one process are two runs. Locks are seen by one user's processes on one
+machine (the temporary folder is the machine's); when no lock folder can be made, a warning says that runs are
+not kept apart, and they run.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ import contextlib
 import datetime as _dt
 import hashlib
 import json
+import logging
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -44,9 +48,18 @@ from filelock import FileLock, Timeout
 
 from biasaware.errors import BiasAwareError
 
+try:  # a shared lock to look with (Unix); elsewhere a look takes the lock for a moment
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+log = logging.getLogger(__name__)
+
 OWNER_ENV = "BIASAWARE_FOLDER_OWNER"
-# how long a launched rank waits for the rank that took the lock to say whose it is
+# how long a run that found a folder held waits for its holder's note (the holder writes it right after)
 HOLDER_WAIT_S = 5.0
+# how long taking a folder waits out the runs looking at it (each looks for a moment)
+TAKE_WAIT_S = 1.0
 
 
 def cache_dir() -> Path:
@@ -69,43 +82,54 @@ def cache_dir() -> Path:
 class _Scope(threading.local):
     depth = 0
     held: dict[Path, FileLock]
-    env_set = False
 
     def __init__(self) -> None:
         self.held = {}
 
 
 _scope = _Scope()
+_warned: list[str] = []
 
 
 def owner() -> str:
-    """Who this process writes for: the run that started it (inherited), the launch its rank belongs to,
-    or itself."""
+    """Who this thread writes for: the run that started its process (inherited), the launch its rank
+    belongs to, or itself (its process and thread: two commands run from two threads are two runs)."""
     inherited = os.environ.get(OWNER_ENV)
     if inherited:
         return inherited
-    if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
-        where = f"{os.environ.get('MASTER_ADDR', '')}:{os.environ.get('MASTER_PORT', '')}"
+    if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1 and os.environ.get("MASTER_PORT"):
+        where = f"{os.environ.get('MASTER_ADDR', '')}:{os.environ['MASTER_PORT']}"
         return f"launch:{where}:{os.environ.get('TORCHELASTIC_RUN_ID', '')}"  # every node's ranks alike
-    return f"run:{socket.gethostname()}:{os.getpid()}"
+    return f"run:{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+
+
+def child_environment() -> dict[str, str]:
+    """What a process this thread starts is given, so that it writes for this thread's run (an experiment's
+    launched stages, inside the experiment's folder)."""
+    return {OWNER_ENV: owner()}
 
 
 def _locks() -> Path | None:
-    """The lock folder, made if needed: the cache's, else (a cache that cannot be made) the temporary folder's;
-    ``None`` when neither can be made (nothing is held then)."""
-    try:
-        places = [cache_dir() / "locks"]
-    except BiasAwareError:
-        places = []
-    for root in (
-        *places,
-        Path(tempfile.gettempdir()) / f"biasaware-locks-{getattr(os, 'getuid', lambda: 'user')()}",
-    ):
+    """The lock folder, made if needed (this user's alone): in the temporary folder, so that every process of
+    the user sees one whatever its HOME or cache; else in the cache. ``None`` (said once) when neither can be
+    made: nothing is held then."""
+    uid = getattr(os, "getuid", lambda: None)()
+    places = [Path(tempfile.gettempdir()) / f"biasaware-locks-{'user' if uid is None else uid}"]
+    with contextlib.suppress(BiasAwareError):
+        places.append(cache_dir() / "locks")
+    for root in places:
         try:
-            root.mkdir(parents=True, exist_ok=True)
-            return root
+            root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if (uid is None or root.stat().st_uid == uid) and os.access(root, os.W_OK | os.X_OK):
+                return root
         except OSError:
             continue
+    if not _warned:
+        _warned.append("said")
+        log.warning(
+            "no folder for run locks can be made (%s): two runs into one folder are not kept apart",
+            " or ".join(str(p) for p in places),
+        )
     return None
 
 
@@ -114,12 +138,16 @@ def _key(folder: Path) -> str:
 
 
 def _words() -> str:
-    """The command's words before its first flag (``biasaware build bench``): no value a flag carries (an
-    address with credentials) is written down."""
-    first = sys.argv[0] if sys.argv and sys.argv[0] else ""
-    words = [Path(first).name if first not in ("", "-c") else f"python {first}".strip()]
-    for word in sys.argv[1:4]:
-        if word.startswith("-") or "/" in word or "=" in word:
+    """The program's name, and for ``biasaware`` its command's words (``biasaware build bench``): no argument a
+    user gave (a token, an address with credentials) is written down."""
+    first = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
+    if first == "-c":
+        return "python -c"
+    if first not in ("biasaware", "__main__.py"):  # `python -m biasaware`: its __main__.py
+        return first
+    words = ["biasaware"]
+    for word in sys.argv[1:3]:
+        if not re.fullmatch(r"[a-z]+", word):
             break
         words.append(word)
     return " ".join(words)
@@ -135,23 +163,32 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _holder(root: Path, folder: Path) -> dict | None:
-    """Who holds ``folder``'s lock, when someone other than this thread's scope does (``None``: nobody)."""
+def _held_elsewhere(root: Path, folder: Path) -> bool:
+    """Whether a run holds ``folder``'s lock: looked at with a shared lock, which many runs can take at once
+    (runs writing beside each other look at their common parents together); a free lock's note, left by a
+    holder that was killed, is removed while looking."""
     lock_path = root / f"{_key(folder)}.lock"
-    if not lock_path.exists():
-        return None
-    probe = FileLock(str(lock_path), timeout=0)
     try:
-        probe.acquire()
-    except Timeout:
-        return _said(root, folder)
-    except OSError:
-        return None  # a lock file this user cannot open: not ours to judge
-    try:  # free: a holder killed before it let go left its note
+        fd = os.open(lock_path, os.O_RDONLY)
+    except OSError:  # no lock file: never held
+        return False
+    try:
+        if fcntl is None:  # pragma: no cover - Windows: take it for a moment
+            probe = FileLock(str(lock_path), timeout=0)
+            try:
+                probe.acquire()
+            except Timeout:
+                return True
+            probe.release()
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
         (root / f"{_key(folder)}.json").unlink(missing_ok=True)
+        return False
     finally:
-        probe.release()
-    return None
+        os.close(fd)
 
 
 def _said(root: Path, folder: Path) -> dict:
@@ -202,36 +239,37 @@ def _descendants(root: Path, place: Path) -> Iterator[Path]:
             yield folder
 
 
-def hold_folder(given: str | os.PathLike, what: str = "--out") -> None:
-    """Refuse ``given`` (a folder about to be written; ``what`` names the option that gave it) while another
-    run holds it, a folder it lies in, or a folder inside it; inside a :func:`command` scope, hold it until
-    the scope ends."""
+def hold_folder(given: str | os.PathLike, what: str = "--out", keep: bool = True) -> None:
+    """Refuse ``given`` (a folder about to be written, or with ``keep=False`` a file; ``what`` names the option
+    that gave it) while another run holds it, a folder it lies in, or a folder inside it; inside a
+    :func:`command` scope and with ``keep``, hold it until the scope ends."""
     root = _locks()
     if root is None:
         return
     place = Path(given).expanduser().resolve()
     mine = owner()
     scope, took = _scope, False
-    if scope.depth and place not in scope.held and not any(p in scope.held for p in place.parents):
-        lock = FileLock(str(root / f"{_key(place)}.lock"), timeout=0)
+    mine_already = place in scope.held or any(p in scope.held for p in place.parents)
+    if keep and scope.depth and not mine_already:
+        lock = FileLock(str(root / f"{_key(place)}.lock"), timeout=TAKE_WAIT_S)
         try:
             lock.acquire()
         except Timeout:
             said = _said(root, place)
             if said.get("owner") != mine:
                 raise _busy(given, what, place, place, said) from None
-        except OSError:
-            return  # a lock this user cannot open (another user's): the folder's own checks still apply
+        except OSError as exc:  # the lock folder turned unwritable under the run
+            log.warning("cannot hold %s (%s): a run into it at the same time is not kept out", place, exc)
         else:
             scope.held[place], took = lock, True
             _write_note(root, place, mine)
     for folder in (place, *place.parents, *_descendants(root, place)):
-        if folder in scope.held:
+        if folder in scope.held or not _held_elsewhere(root, folder):
             continue
-        said = _holder(root, folder)
-        if said is not None and said.get("owner") != mine:
+        said = _said(root, folder)
+        if said.get("owner") != mine:
             if took:
-                _let_go(root, place)
+                _let_go(place)
             raise _busy(given, what, folder, place, said)
 
 
@@ -244,20 +282,17 @@ def _write_note(root: Path, place: Path, mine: str) -> None:
         "command": _words(),
         "since": _dt.datetime.now().strftime("%Y-%m-%d %H:%M:%S"),
     }
-    part = root / f".{_key(place)}.{os.getpid()}.part"
+    part = root / f".{_key(place)}.{os.getpid()}.{threading.get_ident()}.part"
     part.write_text(json.dumps(note))
     os.replace(part, root / f"{_key(place)}.json")
-    if not os.environ.get(OWNER_ENV):  # what this run starts writes for it
-        os.environ[OWNER_ENV] = mine
-        _scope.env_set = True
 
 
-def _let_go(root: Path, place: Path) -> None:
+def _let_go(place: Path) -> None:
     lock = _scope.held.pop(place, None)
     if lock is None:
         return
     try:
-        (root / f"{_key(place)}.json").unlink(missing_ok=True)
+        Path(lock.lock_file).with_suffix(".json").unlink(missing_ok=True)
     finally:
         lock.release()
 
@@ -273,11 +308,5 @@ def command() -> Iterator[None]:
     finally:
         scope.depth -= 1
         if not scope.depth:
-            root = _locks() if scope.held else None
             for place in list(scope.held):
-                if root is not None:
-                    _let_go(root, place)
-            scope.held.clear()
-            if scope.env_set:
-                os.environ.pop(OWNER_ENV, None)
-                scope.env_set = False
+                _let_go(place)

@@ -749,6 +749,8 @@ def check_out_folder(out: object, what: str = "out", hold: bool = True) -> Path:
     for place in (path, *path.parents):
         if place.exists() and not place.is_dir():
             raise BiasAwareError(f"{what} {out}: {place} is a file; give a folder")
+    if hold:  # before anything is tried in it
+        hold_folder(path, what)
     # whether a folder can be made where the run will write: tried (permission bits do not say it
     # for root, nor for file systems such as /sys), and the trial folder removed again
     existing = next(place for place in (path.absolute(), *path.absolute().parents) if place.exists())
@@ -758,8 +760,6 @@ def check_out_folder(out: object, what: str = "out", hold: bool = True) -> Path:
         raise BiasAwareError(
             f"{what} {out}: cannot write in {existing} ({exc.strerror or exc}); give a folder you can write to"
         ) from None
-    if hold:
-        hold_folder(path, what)
     return path
 
 

@@ -11,14 +11,16 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 
 import biasaware
 from biasaware.cli import main
 from biasaware.errors import BiasAwareError
-from biasaware.folders import OWNER_ENV, command, hold_folder, owner
+from biasaware.folders import OWNER_ENV, child_environment, command, hold_folder, owner
 from biasaware.io import check_out_folder
+from biasaware.recipes import recipe_environment
 
 HOLD = textwrap.dedent(
     """
@@ -125,19 +127,70 @@ def test_the_api_refuses_a_held_folder_and_holds_its_own_only_while_it_runs(tmp_
 
 def test_a_run_holds_its_own_folders_again_and_inside_and_lets_go_at_the_end(tmp_path):
     out = tmp_path / "b"
-    before = os.environ.get(OWNER_ENV)
     with command():
         check_out_folder(out, "--out")
         check_out_folder(out, "--out")  # the same command again: its own
         with command():
             check_out_folder(out / "inner", "--out")
-        assert os.environ[OWNER_ENV] == owner()  # what it starts writes for it
+        assert OWNER_ENV not in os.environ  # nothing process-wide: another thread's command is another run
         probe = subprocess.run(
-            [sys.executable, "-c", HOLD, str(out / "stage")], input="", capture_output=True, text=True
+            [sys.executable, "-c", HOLD, str(out / "stage")],
+            input="",
+            capture_output=True,
+            text=True,
+            env={**os.environ, **child_environment()},
         )
-        assert probe.returncode == 0, probe.stderr  # a process it starts may write inside its folder
-    assert os.environ.get(OWNER_ENV) == before
+        assert probe.returncode == 0, probe.stderr  # a process it launches may write inside its folder
+        assert recipe_environment()[OWNER_ENV] == owner()  # an experiment's launched stages are given it
     Holder(out).stop()  # let go at the scope's end
+
+
+def test_two_threads_are_two_runs(tmp_path, capsys):
+    """A command in one thread holds its folder against a command run from another thread of the same
+    process (a notebook's background job), and what the first launches is not let into the second's."""
+    out, started, done = tmp_path / "b", threading.Event(), threading.Event()
+
+    def first():
+        with command():
+            check_out_folder(out, "--out")
+            started.set()
+            done.wait(60)
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    try:
+        assert started.wait(60)
+        code, text = run(
+            ["build", "bench", "--n", "2", "--biases", "length", "--out", str(out / "in")], capsys
+        )
+        assert code == 2 and "which another biasaware run is writing" in text, text
+    finally:
+        done.set()
+        thread.join()
+    assert run(["build", "bench", "--n", "2", "--biases", "length", "--out", str(out / "in")], capsys)[0] == 0
+
+
+def test_runs_writing_beside_each_other_never_stop_each_other(tmp_path):
+    """Runs look at their common parents with a shared lock: many siblings taken at once, from processes
+    looking at the same parents, are all let in."""
+    script = textwrap.dedent(
+        """
+        import sys
+        from biasaware.folders import command
+        from biasaware.io import check_out_folder
+        for i in range(40):
+            with command():
+                check_out_folder(f"{sys.argv[1]}/{sys.argv[2]}-{i}", "--out")
+        """
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(tmp_path / "sib"), name], stderr=subprocess.PIPE, text=True
+        )
+        for name in ("a", "b", "c")
+    ]
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0, proc.stderr.read()
 
 
 def test_outside_a_command_the_check_refuses_and_holds_nothing(tmp_path, holder):
@@ -163,17 +216,40 @@ def test_the_ranks_of_one_launch_share_the_folder_and_another_launch_is_refused(
         env={**os.environ, **launch, "MASTER_PORT": "29512"},
     )
     assert other.returncode == 1 and "is in use by another biasaware run" in other.stderr, other.stderr
+    # a shell that exports WORLD_SIZE (a cluster job) is no launch without a rendezvous address
+    bare = {k: v for k, v in os.environ.items() if k not in ("MASTER_ADDR", "MASTER_PORT")}
+    lone = subprocess.run(
+        [sys.executable, "-c", HOLD, str(out)],
+        input="",
+        capture_output=True,
+        text=True,
+        env={**bare, "WORLD_SIZE": "2"},
+    )
+    assert lone.returncode == 1 and "is in use by another biasaware run" in lone.stderr, lone.stderr
     first.stop()
 
 
-def test_a_cache_that_cannot_be_made_keeps_the_locks_in_the_temporary_folder(tmp_path, holder, monkeypatch):
+def test_the_locks_do_not_depend_on_the_cache_or_home(tmp_path, holder, monkeypatch):
+    """A notebook and a terminal with other HOME or cache settings still see each other's runs."""
+    held = holder(tmp_path / "b", env={"BIASAWARE_CACHE": str(tmp_path / "elsewhere"), "HOME": str(tmp_path)})
     (tmp_path / "cachefile").write_text("x")
     monkeypatch.setenv("BIASAWARE_CACHE", str(tmp_path / "cachefile" / "c"))
-    held = holder(tmp_path / "b")
     with pytest.raises(BiasAwareError, match="in use by another biasaware run"):
         with command():
             check_out_folder(tmp_path / "b", "--out")
     held.stop()
+
+
+def test_no_place_for_locks_is_said_and_the_run_goes_on(tmp_path, monkeypatch, caplog):
+    import biasaware.folders as folders
+
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setattr(folders.tempfile, "gettempdir", lambda: str(tmp_path / "file"))
+    monkeypatch.setenv("BIASAWARE_CACHE", str(tmp_path / "file" / "c"))
+    monkeypatch.setattr(folders, "_warned", [])
+    with command():
+        check_out_folder(tmp_path / "b", "--out")
+    assert "two runs into one folder are not kept apart" in caplog.text
 
 
 def test_a_table_file_does_not_hold_its_folder(tmp_path, holder, capsys, bench):
@@ -185,6 +261,19 @@ def test_a_table_file_does_not_hold_its_folder(tmp_path, holder, capsys, bench):
         capsys,
     )
     assert "another biasaware run" not in text, text
+    code, text = run(
+        [
+            "eval",
+            "compare",
+            "--runs",
+            "nope-a",
+            "nope-b",
+            "--out",
+            str(tmp_path / "results" / "run-b" / "t.json"),
+        ],
+        capsys,
+    )
+    assert code == 2 and "is inside" in text and "which another biasaware run is writing" in text, text
     held.stop()
 
 
@@ -245,8 +334,34 @@ def test_the_lock_note_says_no_flag_value(tmp_path, monkeypatch):
     credentials) is written to the cache."""
     from biasaware.folders import _key, _locks
 
-    monkeypatch.setattr(sys, "argv", ["biasaware", "eval", "bias", "--base-url", "http://u:secret@h/v1"])
-    with command():
-        check_out_folder(tmp_path / "b", "--out")
-        note = json.loads((_locks() / f"{_key((tmp_path / 'b').resolve())}.json").read_text())
-    assert note["command"] == "biasaware eval bias" and "secret" not in json.dumps(note)
+    for argv, said in (
+        (["biasaware", "eval", "bias", "--base-url", "http://u:secret@h/v1"], "biasaware eval bias"),
+        (["/x/biasaware/__main__.py", "build", "bench", "secret"], "biasaware build bench"),
+        (["nb.py", "hf_secret", "user:secret@db"], "nb.py"),
+    ):
+        monkeypatch.setattr(sys, "argv", argv)
+        with command():
+            check_out_folder(tmp_path / "b", "--out")
+            note = json.loads((_locks() / f"{_key((tmp_path / 'b').resolve())}.json").read_text())
+        assert note["command"] == said and "secret" not in json.dumps(note)
+
+
+def test_a_preflight_into_its_default_folder_touches_nothing_of_a_run_holding_it(
+    tmp_path, holder, capsys, monkeypatch
+):
+    """Without --out a preflight writes runs/preflight/NAME: held before its battery may be replaced."""
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "runs" / "preflight" / "J"
+    for part in ("battery", "bias", "scoring"):
+        (folder / part).mkdir(parents=True)
+    settings = {"per_bias": 2, "scoring_pairs": 10, "seed": 0, "families": "all", "scoring_max_tokens": 256}
+    (folder / "battery.json").write_text(json.dumps(settings))
+    (folder / "battery" / "length.jsonl").write_text("x\n")
+    before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
+    held = holder(folder)
+    argv = ["preflight", "--judge", "J", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1"]
+    code, text = run([*argv, "--per-bias", "3"], capsys)
+    assert code == 2 and "is in use by another biasaware run" in text, text
+    assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
+    assert json.loads((folder / "battery.json").read_text()) == settings
+    held.stop()

@@ -436,11 +436,14 @@ def check_out(out: str | None, file: bool = False) -> None:
             f"--out is empty: give {'a JSON file path' if file else 'a folder'} (or leave --out out)"
         )
     if out is not None:
+        from biasaware.folders import hold_folder
         from biasaware.io import check_out_folder
 
         if file:
             check_table_path(out)
-        # a table file's folder is not held: other runs may be writing beside the file
+            # a table file's folder is not held (other runs may be writing beside it), the file not written
+            # inside a folder another run holds
+            hold_folder(out, "--out", keep=False)
         check_out_folder(Path(out).parent if file else out, "--out", hold=not file)
 
 

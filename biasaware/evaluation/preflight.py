@@ -79,6 +79,7 @@ from biasaware.evaluation.reports import verdict_lines
 from biasaware.evaluation.scoring import evaluate_scoring
 from biasaware.evaluation.summaries import json_safe
 from biasaware.io import (
+    check_out_folder,
     read_config,
     read_json,
     read_records,
@@ -541,7 +542,7 @@ def run_preflight(
     check_count(scoring_pairs, "scoring_pairs")
     if fail_on not in ("fail", "warn"):
         raise BiasAwareError(f"fail_on: 'fail' or 'warn'; got {fail_on!r}")
-    out = Path(out)
+    out = check_out_folder(out, "--out")  # held before its battery may be replaced
     resolved = check_judge(spec)  # a typo in the judge fails before the battery is written
     families = families or default_families(spec.mode)
     # one spelling per battery: "facts,,facts" and "facts" are the same battery

@@ -18,6 +18,7 @@ import sys
 from types import ModuleType
 
 from biasaware.errors import BiasAwareError
+from biasaware.folders import child_environment
 from biasaware.io import PACKAGE
 
 NAMES = ("sft", "grpo", "reward", "policy_grpo")
@@ -87,4 +88,5 @@ def recipe_environment() -> dict[str, str]:
     ``python -m`` would otherwise put it first), so a recipe never runs another copy of biasaware
     than the command that launched it (a checkout in the working folder, say)."""
     path = [str(PACKAGE.parent), *filter(None, [os.environ.get("PYTHONPATH")])]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(path), "PYTHONSAFEPATH": "1"}
+    # and the run it writes for (one run a folder: its stages write inside the launching run's folder)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path), "PYTHONSAFEPATH": "1", **child_environment()}
