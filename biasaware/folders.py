@@ -79,9 +79,16 @@ def cache_dir() -> Path:
     return root
 
 
+class _Held:
+    """A held folder: its exclusive lock, and the shared locks on the folders above it."""
+
+    def __init__(self, lock: FileLock, marks: list[int]) -> None:
+        self.lock, self.marks = lock, marks
+
+
 class _Scope(threading.local):
     depth = 0
-    held: dict[Path, FileLock]
+    held: dict[Path, _Held]
 
     def __init__(self) -> None:
         self.held = {}
@@ -163,32 +170,39 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _held_elsewhere(root: Path, folder: Path) -> bool:
-    """Whether a run holds ``folder``'s lock: looked at with a shared lock, which many runs can take at once
-    (runs writing beside each other look at their common parents together); a free lock's note, left by a
-    holder that was killed, is removed while looking."""
-    lock_path = root / f"{_key(folder)}.lock"
+def _shared(root: Path, folder: Path) -> int | None:
+    """A descriptor holding a shared lock on ``folder``'s lock file (made if needed), or ``None`` when a run holds
+    it exclusively. Many runs share it: runs writing beside each other, each under its parents."""
+    if fcntl is None:  # pragma: no cover - Windows: no shared locks, the folders around a run go unmarked
+        return -1
+    fd = os.open(root / f"{_key(folder)}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fd = os.open(lock_path, os.O_RDONLY)
-    except OSError:  # no lock file: never held
-        return False
-    try:
-        if fcntl is None:  # pragma: no cover - Windows: take it for a moment
-            probe = FileLock(str(lock_path), timeout=0)
-            try:
-                probe.acquire()
-            except Timeout:
-                return True
-            probe.release()
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        (root / f"{_key(folder)}.json").unlink(missing_ok=True)
-        return False
-    finally:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
         os.close(fd)
+        return None
+    return fd
+
+
+def _close(fds: list[int]) -> None:
+    for fd in fds:
+        if fd >= 0:
+            os.close(fd)  # closing lets its lock go
+
+
+def _exclusively_held(root: Path, folder: Path) -> bool:
+    """Whether a run holds ``folder`` itself (not only a folder inside it); a free folder's note, left by a holder
+    that was killed, is removed while looking."""
+    if not (root / f"{_key(folder)}.lock").exists():
+        return False
+    fd = _shared(root, folder)
+    if fd is None:
+        return True
+    try:
+        (root / f"{_key(folder)}.json").unlink(missing_ok=True)
+    finally:
+        _close([fd])
+    return False
 
 
 def _said(root: Path, folder: Path) -> dict:
@@ -229,48 +243,81 @@ def _busy(given: object, what: str, folder: Path, place: Path, said: dict) -> Bi
     )
 
 
-def _descendants(root: Path, place: Path) -> Iterator[Path]:
+def _inside(root: Path, place: Path) -> list[tuple[Path, dict]]:
+    """The folders inside ``place`` that a run holds, each with its holder's note."""
+    found = []
     for note in root.glob("*.json"):
         try:
             folder = Path(json.loads(note.read_text())["folder"])
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if place in folder.parents:
-            yield folder
+        if place in folder.parents and _exclusively_held(root, folder):
+            found.append((folder, _said(root, folder)))
+    return found
 
 
 def hold_folder(given: str | os.PathLike, what: str = "--out", keep: bool = True) -> None:
     """Refuse ``given`` (a folder about to be written, or with ``keep=False`` a file; ``what`` names the option
     that gave it) while another run holds it, a folder it lies in, or a folder inside it; inside a
-    :func:`command` scope and with ``keep``, hold it until the scope ends."""
+    :func:`command` scope and with ``keep``, hold it until the scope ends.
+
+    A run holds its folder with an exclusive lock and each folder above it with a shared one, taken from the top
+    down: a run into a folder above fails to take its exclusive lock while a run inside holds the shared one, and
+    a run inside fails to take the shared lock while a run above holds the exclusive one, so of two runs started
+    at once one is let in. A folder this run (its launch, the run that launched it) holds is its own."""
     root = _locks()
     if root is None:
         return
     place = Path(given).expanduser().resolve()
-    mine = owner()
-    scope, took = _scope, False
-    mine_already = place in scope.held or any(p in scope.held for p in place.parents)
-    if keep and scope.depth and not mine_already:
-        lock = FileLock(str(root / f"{_key(place)}.lock"), timeout=TAKE_WAIT_S)
+    mine, scope = owner(), _scope
+    if place in scope.held or any(p in scope.held for p in place.parents):
+        return  # this command's own folder, or a folder inside it
+    marks: list[int] = []
+    try:
+        for folder in reversed(place.parents):  # the folders above, from the top down
+            fd = _shared(root, folder)
+            if fd is None:
+                said = _said(root, folder)
+                if said.get("owner") != mine:
+                    raise _busy(given, what, folder, place, said)
+                continue  # the launching run's folder: held for this one
+            marks.append(fd)
+        lock = _take(root, place, given, what, mine)
+        if lock is not None and keep and scope.depth:
+            scope.held[place] = _Held(lock, marks)
+            _write_note(root, place, mine)
+            marks = []
+        elif lock is not None:
+            lock.release()  # looked at only
+    finally:
+        _close(marks)
+
+
+def _take(root: Path, place: Path, given: object, what: str, mine: str) -> FileLock | None:
+    """``place``'s exclusive lock, taken (``None`` when this run's launch or the run that launched it holds it,
+    or holds a folder inside it); refused when another run holds it or a folder inside it. A run inside that has
+    marked the folders above it and not yet said which folder is its own is waited for (a moment)."""
+    lock = FileLock(str(root / f"{_key(place)}.lock"), timeout=TAKE_WAIT_S)
+    deadline = time.monotonic() + HOLDER_WAIT_S
+    while True:
         try:
             lock.acquire()
+            return lock
         except Timeout:
+            pass
+        if _exclusively_held(root, place):
             said = _said(root, place)
             if said.get("owner") != mine:
                 raise _busy(given, what, place, place, said) from None
-        except OSError as exc:  # the lock folder turned unwritable under the run
-            log.warning("cannot hold %s (%s): a run into it at the same time is not kept out", place, exc)
-        else:
-            scope.held[place], took = lock, True
-            _write_note(root, place, mine)
-    for folder in (place, *place.parents, *_descendants(root, place)):
-        if folder in scope.held or not _held_elsewhere(root, folder):
-            continue
-        said = _said(root, folder)
-        if said.get("owner") != mine:
-            if took:
-                _let_go(place)
-            raise _busy(given, what, folder, place, said)
+            return None
+        inside = _inside(root, place)
+        foreign = next(((f, said) for f, said in inside if said.get("owner") != mine), None)
+        if foreign is not None:
+            raise _busy(given, what, foreign[0], place, foreign[1]) from None
+        if inside:  # only this run's (its launch's) folders inside
+            return None
+        if time.monotonic() > deadline:
+            raise _busy(given, what, place, place, {}) from None
 
 
 def _write_note(root: Path, place: Path, mine: str) -> None:
@@ -288,13 +335,14 @@ def _write_note(root: Path, place: Path, mine: str) -> None:
 
 
 def _let_go(place: Path) -> None:
-    lock = _scope.held.pop(place, None)
-    if lock is None:
+    held = _scope.held.pop(place, None)
+    if held is None:
         return
     try:
-        Path(lock.lock_file).with_suffix(".json").unlink(missing_ok=True)
+        Path(held.lock.lock_file).with_suffix(".json").unlink(missing_ok=True)
     finally:
-        lock.release()
+        held.lock.release()
+        _close(held.marks)
 
 
 @contextlib.contextmanager
