@@ -13,8 +13,9 @@ nothing.
 lock folder (``biasaware-locks-UID`` in the temporary folder, else the cache's ``locks/``; named by a hash of the
 folder's resolved path), so nothing is added to the folder itself: no folder's own rules ("not empty and holds no
 build") change, and a run that failed leaves nothing that blocks the corrected command. The system lets a lock go
-when its process ends, killed or not. Runs look at the folders around theirs with a shared lock, so runs writing
-beside each other never stop each other. Beside each held lock a small JSON file names its holder (process id,
+when its process ends, killed or not. A run also marks every folder above its own with a shared lock (taken from
+the top down, :func:`hold_folder`): runs writing beside each other share those marks and never stop each other,
+and of two runs started at once into a folder and a folder inside it exactly one is let in. Beside each held lock a small JSON file names its holder (process id,
 program and command words, start time, owner), for the message and for the holder's own processes:
 
 * a run passes its owner to the processes it launches (``BIASAWARE_FOLDER_OWNER``, :func:`child_environment`):
@@ -49,7 +50,7 @@ from filelock import FileLock, Timeout
 from biasaware.errors import BiasAwareError
 
 try:  # a shared lock to look with (Unix); elsewhere a look takes the lock for a moment
-    import fcntl
+    import fcntl  # Unix only
 except ImportError:  # pragma: no cover - Windows
     fcntl = None
 
@@ -194,6 +195,14 @@ def _exclusively_held(root: Path, folder: Path) -> bool:
     """Whether a run holds ``folder`` itself (not only a folder inside it); a free folder's note, left by a holder
     that was killed, is removed while looking."""
     if not (root / f"{_key(folder)}.lock").exists():
+        return False
+    if fcntl is None:  # pragma: no cover - Windows: take it for a moment
+        probe = FileLock(str(root / f"{_key(folder)}.lock"), timeout=0)
+        try:
+            probe.acquire()
+        except Timeout:
+            return True
+        probe.release()
         return False
     fd = _shared(root, folder)
     if fd is None:
