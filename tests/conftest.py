@@ -46,6 +46,22 @@ def session_cache(tmp_path_factory):
 
 
 @pytest.fixture
+def cli(capsys):
+    """``cli(argv)``: ``biasaware ARGV`` in this process, as ``(exit status, what it printed)``."""
+    from biasaware.cli import main
+
+    def cli(argv: list[str]) -> tuple[int, str]:
+        try:
+            code = main(argv)
+        except SystemExit as stop:
+            code = stop.code
+        captured = capsys.readouterr()
+        return code, captured.out + captured.err
+
+    return cli
+
+
+@pytest.fixture
 def spy_on(monkeypatch):
     """``spy_on(function)``: record the calls to a library function wherever the package's modules
     hold it (each imports it at its top under its own name); returns the list of each call's

@@ -77,39 +77,30 @@ def bench(tmp_path_factory):
     return str(folder)
 
 
-def run(argv, capsys):
-    try:
-        code = main(argv)
-    except SystemExit as stop:
-        code = stop.code
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
-
-
-def test_a_held_folder_is_refused_naming_its_holder_and_is_free_once_it_returns(tmp_path, holder, capsys):
+def test_a_held_folder_is_refused_naming_its_holder_and_is_free_once_it_returns(tmp_path, holder, cli):
     out = tmp_path / "runs" / "b"
     held = holder(out)
-    code, text = run(["build", "bench", "--n", "2", "--biases", "length", "--out", str(out)], capsys)
+    code, text = cli(["build", "bench", "--n", "2", "--biases", "length", "--out", str(out)])
     assert code == 2 and "Traceback" not in text
     assert f"--out {out} is in use by another biasaware run (process {held.proc.pid}, " in text, text
     assert "wait for it to end, or give another --out" in text
     assert not out.exists(), "the refused run wrote into the folder"
     # a folder inside it, and one holding it
-    code, text = run(["build", "bench", "--n", "2", "--biases", "length", "--out", str(out / "in")], capsys)
+    code, text = cli(["build", "bench", "--n", "2", "--biases", "length", "--out", str(out / "in")])
     assert code == 2 and f"is inside {out}, which another biasaware run is writing" in text, text
-    code, text = run(["build", "bench", "--n", "2", "--biases", "length", "--out", str(out.parent)], capsys)
+    code, text = cli(["build", "bench", "--n", "2", "--biases", "length", "--out", str(out.parent)])
     assert code == 2 and f"holds {out}, which another biasaware run is writing" in text, text
     held.stop()
-    code, text = run(["build", "bench", "--n", "2", "--biases", "length", "--out", str(out)], capsys)
+    code, text = cli(["build", "bench", "--n", "2", "--biases", "length", "--out", str(out)])
     assert code == 0, text
 
 
-def test_a_killed_holder_blocks_nothing(tmp_path, holder, capsys):
+def test_a_killed_holder_blocks_nothing(tmp_path, holder, cli):
     out = tmp_path / "b"
     held = holder(out)
     held.proc.send_signal(signal.SIGKILL)
     held.proc.wait()
-    code, text = run(["build", "bench", "--n", "2", "--biases", "length", "--out", str(out)], capsys)
+    code, text = cli(["build", "bench", "--n", "2", "--biases", "length", "--out", str(out)])
     assert code == 0, text
 
 
@@ -145,7 +136,7 @@ def test_a_run_holds_its_own_folders_again_and_inside_and_lets_go_at_the_end(tmp
     Holder(out).stop()  # let go at the scope's end
 
 
-def test_two_threads_are_two_runs(tmp_path, capsys):
+def test_two_threads_are_two_runs(tmp_path, cli):
     """A command in one thread holds its folder against a command run from another thread of the same
     process (a notebook's background job), and what the first launches is not let into the second's."""
     out, started, done = tmp_path / "b", threading.Event(), threading.Event()
@@ -160,14 +151,12 @@ def test_two_threads_are_two_runs(tmp_path, capsys):
     thread.start()
     try:
         assert started.wait(60)
-        code, text = run(
-            ["build", "bench", "--n", "2", "--biases", "length", "--out", str(out / "in")], capsys
-        )
+        code, text = cli(["build", "bench", "--n", "2", "--biases", "length", "--out", str(out / "in")])
         assert code == 2 and "which another biasaware run is writing" in text, text
     finally:
         done.set()
         thread.join()
-    assert run(["build", "bench", "--n", "2", "--biases", "length", "--out", str(out / "in")], capsys)[0] == 0
+    assert cli(["build", "bench", "--n", "2", "--biases", "length", "--out", str(out / "in")])[0] == 0
 
 
 def test_runs_writing_beside_each_other_never_stop_each_other(tmp_path):
@@ -252,16 +241,15 @@ def test_no_place_for_locks_is_said_and_the_run_goes_on(tmp_path, monkeypatch, c
     assert "two runs into one folder are not kept apart" in caplog.text
 
 
-def test_a_table_file_does_not_hold_its_folder(tmp_path, holder, capsys, bench):
+def test_a_table_file_does_not_hold_its_folder(tmp_path, holder, cli, bench):
     """``eval compare --out t.json`` writes one file beside other runs: its folder is not held, so a run
     being written beside it does not stop it (nor it the run)."""
     held = holder(tmp_path / "results" / "run-b")
-    code, text = run(
-        ["eval", "compare", "--runs", "nope-a", "nope-b", "--out", str(tmp_path / "results" / "t.json")],
-        capsys,
+    code, text = cli(
+        ["eval", "compare", "--runs", "nope-a", "nope-b", "--out", str(tmp_path / "results" / "t.json")]
     )
     assert "another biasaware run" not in text, text
-    code, text = run(
+    code, text = cli(
         [
             "eval",
             "compare",
@@ -270,8 +258,7 @@ def test_a_table_file_does_not_hold_its_folder(tmp_path, holder, capsys, bench):
             "nope-b",
             "--out",
             str(tmp_path / "results" / "run-b" / "t.json"),
-        ],
-        capsys,
+        ]
     )
     assert code == 2 and "is inside" in text and "which another biasaware run is writing" in text, text
     held.stop()
@@ -293,16 +280,16 @@ HELD_CASES = {
 
 @pytest.mark.parametrize("name", list(HELD_CASES))
 def test_every_command_refuses_a_folder_inside_a_held_one_before_any_work(
-    name, tmp_path, holder, capsys, bench, tiny_models
+    name, tmp_path, holder, cli, bench, tiny_models
 ):
     places = {"bench": bench, "reward": str(tiny_models["reward"]), "run": str(tmp_path / "run")}
     if name == "release":
         argv = ["eval", "bias", "--judge", places["reward"], "--mode", "reward", "--data", bench]
         argv += ["--out", places["run"]]
-        assert run(argv, capsys)[0] == 0
+        assert cli(argv)[0] == 0
     held = holder(tmp_path / "runs")
     out = tmp_path / "runs" / "x"
-    code, text = run([a.format(**places) for a in HELD_CASES[name]] + ["--out", str(out)], capsys)
+    code, text = cli([a.format(**places) for a in HELD_CASES[name]] + ["--out", str(out)])
     assert code == 2 and "Traceback" not in text, text
     assert f"is inside {tmp_path / 'runs'}, which another biasaware run is writing" in text, text
     assert not out.exists()
@@ -347,7 +334,7 @@ def test_the_lock_note_says_no_flag_value(tmp_path, monkeypatch):
 
 
 def test_a_preflight_into_its_default_folder_touches_nothing_of_a_run_holding_it(
-    tmp_path, holder, capsys, monkeypatch
+    tmp_path, holder, cli, monkeypatch
 ):
     """Without --out a preflight writes runs/preflight/NAME: held before its battery may be replaced."""
     monkeypatch.chdir(tmp_path)
@@ -360,7 +347,7 @@ def test_a_preflight_into_its_default_folder_touches_nothing_of_a_run_holding_it
     before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
     held = holder(folder)
     argv = ["preflight", "--judge", "J", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1"]
-    code, text = run([*argv, "--per-bias", "3"], capsys)
+    code, text = cli([*argv, "--per-bias", "3"])
     assert code == 2 and "is in use by another biasaware run" in text, text
     assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
     assert json.loads((folder / "battery.json").read_text()) == settings
