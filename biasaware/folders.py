@@ -24,8 +24,11 @@ program and command words, start time, owner), for the message and for the holde
   of them holds the folder and the others write beside it.
 
 Two commands run from two threads of one process are two runs. Locks are seen by one user's processes on one
-machine (the temporary folder is the machine's); when no lock folder can be made, a warning says that runs are
-not kept apart, and they run.
+machine that share a temporary folder (``TMPDIR``: a batch system that gives each job its own keeps jobs apart
+from each other's locks); where that folder cannot hold them a warning says they are kept in the cache instead,
+and when no lock folder can be made at all, a warning says that runs are not kept apart, and they run. Left as
+known: the ranks of one launch other than the one that took its folder hold nothing themselves (they end
+together, at the launch's last barrier); lock files (empty, one a folder) stay in the lock folder.
 """
 
 from __future__ import annotations
@@ -83,7 +86,7 @@ def cache_dir() -> Path:
 class _Held:
     """A held folder: its exclusive lock, and the shared locks on the folders above it."""
 
-    def __init__(self, lock: FileLock, marks: list[int]) -> None:
+    def __init__(self, lock: FileLock, marks: dict[Path, int]) -> None:
         self.lock, self.marks = lock, marks
 
 
@@ -125,10 +128,18 @@ def _locks() -> Path | None:
     places = [Path(tempfile.gettempdir()) / f"biasaware-locks-{'user' if uid is None else uid}"]
     with contextlib.suppress(BiasAwareError):
         places.append(cache_dir() / "locks")
-    for root in places:
+    for i, root in enumerate(places):
         try:
             root.mkdir(mode=0o700, parents=True, exist_ok=True)
             if (uid is None or root.stat().st_uid == uid) and os.access(root, os.W_OK | os.X_OK):
+                if i and not _warned:
+                    _warned.append("said")
+                    log.warning(
+                        "%s cannot hold run locks (not a folder of this user's, or not writable): they are kept "
+                        "in %s, which runs with another cache folder do not see",
+                        places[0],
+                        root,
+                    )
                 return root
         except OSError:
             continue
@@ -154,7 +165,7 @@ def _words() -> str:
     if first not in ("biasaware", "__main__.py"):  # `python -m biasaware`: its __main__.py
         return first
     words = ["biasaware"]
-    for word in sys.argv[1:3]:
+    for word in [w for w in sys.argv[1:] if w not in ("-v", "--verbose", "--debug")][:2]:
         if not re.fullmatch(r"[a-z]+", word):
             break
         words.append(word)
@@ -214,8 +225,9 @@ def _exclusively_held(root: Path, folder: Path) -> bool:
     return False
 
 
-def _said(root: Path, folder: Path) -> dict:
-    """The held lock's note; a moment's wait when its holder has just taken it and not yet written it."""
+def _said(root: Path, folder: Path) -> dict | None:
+    """The held lock's note; a moment's wait when its holder has just taken it and not yet written it.
+    ``None`` when the folder is let go meanwhile (its holder removes the note, then lets go)."""
     note = root / f"{_key(folder)}.json"
     deadline = time.monotonic() + HOLDER_WAIT_S
     while True:
@@ -225,6 +237,8 @@ def _said(root: Path, folder: Path) -> dict:
                 return said
         except (OSError, ValueError, TypeError, AttributeError):
             pass
+        if not _exclusively_held(root, folder):
+            return None
         if time.monotonic() > deadline:
             return {"folder": str(folder)}
         time.sleep(0.05)
@@ -261,7 +275,9 @@ def _inside(root: Path, place: Path) -> list[tuple[Path, dict]]:
         except (OSError, ValueError, KeyError, TypeError):
             continue
         if place in folder.parents and _exclusively_held(root, folder):
-            found.append((folder, _said(root, folder)))
+            said = _said(root, folder)
+            if said is not None:
+                found.append((folder, said))
     return found
 
 
@@ -277,56 +293,86 @@ def hold_folder(given: str | os.PathLike, what: str = "--out", keep: bool = True
     root = _locks()
     if root is None:
         return
-    place = Path(given).expanduser().resolve()
+    try:
+        place = Path(given).expanduser().resolve()
+    except (OSError, RuntimeError) as exc:  # a symbolic link loop
+        raise BiasAwareError(f"{what} {given}: cannot be followed ({exc}); give a folder") from None
     mine, scope = owner(), _scope
     if place in scope.held or any(p in scope.held for p in place.parents):
         return  # this command's own folder, or a folder inside it
-    marks: list[int] = []
+    marks: dict[Path, int] = {}
     try:
         for folder in reversed(place.parents):  # the folders above, from the top down
-            fd = _shared(root, folder)
-            if fd is None:
-                said = _said(root, folder)
-                if said.get("owner") != mine:
-                    raise _busy(given, what, folder, place, said)
-                continue  # the launching run's folder: held for this one
-            marks.append(fd)
+            fd = _mark(root, folder, given, what, place, mine)
+            if fd is not None:
+                marks[folder] = fd
+        for held in scope.held.values():  # this command's own marks on it (a folder inside, held first) go
+            _close([held.marks.pop(place)] if place in held.marks else [])
         lock = _take(root, place, given, what, mine)
         if lock is not None and keep and scope.depth:
             scope.held[place] = _Held(lock, marks)
             _write_note(root, place, mine)
-            marks = []
+            marks = {}
         elif lock is not None:
             lock.release()  # looked at only
     finally:
-        _close(marks)
+        _close(list(marks.values()))
+
+
+def _mark(root: Path, folder: Path, given: object, what: str, place: Path, mine: str) -> int | None:
+    """A shared lock on ``folder`` (above ``place``): its descriptor, or ``None`` when this run's launch or the
+    run that launched it holds the folder; refused when another run does."""
+    while True:
+        fd = _shared(root, folder)
+        if fd is not None:
+            return fd
+        said = _said(root, folder)
+        if said is None:
+            continue  # let go meanwhile: look again
+        if said.get("owner") != mine:
+            raise _busy(given, what, folder, place, said)
+        return None
 
 
 def _take(root: Path, place: Path, given: object, what: str, mine: str) -> FileLock | None:
     """``place``'s exclusive lock, taken (``None`` when this run's launch or the run that launched it holds it,
-    or holds a folder inside it); refused when another run holds it or a folder inside it. A run inside that has
-    marked the folders above it and not yet said which folder is its own is waited for (a moment)."""
+    or holds a folder inside it); refused when another run holds it or a folder inside it (one whose shared
+    mark on ``place`` is gone: a launched stage whose launcher was killed). A run inside that has marked the
+    folders above it and not yet said which folder is its own is waited for (a moment)."""
     lock = FileLock(str(root / f"{_key(place)}.lock"), timeout=TAKE_WAIT_S)
     deadline = time.monotonic() + HOLDER_WAIT_S
     while True:
         try:
             lock.acquire()
-            return lock
         except Timeout:
             pass
+        else:
+            foreign = _foreign_inside(root, place, mine)
+            if foreign is None:
+                return lock
+            lock.release()
+            raise _busy(given, what, foreign[0], place, foreign[1])
         if _exclusively_held(root, place):
             said = _said(root, place)
+            if said is None:
+                continue  # let go meanwhile: take it
             if said.get("owner") != mine:
                 raise _busy(given, what, place, place, said) from None
             return None
         inside = _inside(root, place)
-        foreign = next(((f, said) for f, said in inside if said.get("owner") != mine), None)
+        foreign = _foreign_inside(root, place, mine, inside)
         if foreign is not None:
             raise _busy(given, what, foreign[0], place, foreign[1]) from None
         if inside:  # only this run's (its launch's) folders inside
             return None
         if time.monotonic() > deadline:
             raise _busy(given, what, place, place, {}) from None
+
+
+def _foreign_inside(root: Path, place: Path, mine: str, inside=None) -> tuple[Path, dict] | None:
+    return next(
+        ((f, said) for f, said in (inside or _inside(root, place)) if said.get("owner") != mine), None
+    )
 
 
 def _write_note(root: Path, place: Path, mine: str) -> None:
@@ -351,7 +397,7 @@ def _let_go(place: Path) -> None:
         Path(held.lock.lock_file).with_suffix(".json").unlink(missing_ok=True)
     finally:
         held.lock.release()
-        _close(held.marks)
+        _close(list(held.marks.values()))
 
 
 @contextlib.contextmanager

@@ -325,6 +325,7 @@ def test_the_lock_note_says_no_flag_value(tmp_path, monkeypatch):
         (["biasaware", "eval", "bias", "--base-url", "http://u:secret@h/v1"], "biasaware eval bias"),
         (["/x/biasaware/__main__.py", "build", "bench", "secret"], "biasaware build bench"),
         (["nb.py", "hf_secret", "user:secret@db"], "nb.py"),
+        (["biasaware", "-v", "build", "bench", "--out", "secret"], "biasaware build bench"),
     ):
         monkeypatch.setattr(sys, "argv", argv)
         with command():
@@ -352,3 +353,69 @@ def test_a_preflight_into_its_default_folder_touches_nothing_of_a_run_holding_it
     assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
     assert json.loads((folder / "battery.json").read_text()) == settings
     held.stop()
+
+
+LAUNCHER = textwrap.dedent(
+    """
+    import os, subprocess, sys
+    from biasaware.folders import child_environment, command
+    from biasaware.io import check_out_folder
+    stage = (
+        "import sys, time\\n"
+        "from biasaware.folders import command\\n"
+        "from biasaware.io import check_out_folder\\n"
+        "with command():\\n"
+        "    check_out_folder(sys.argv[1], '--out'); print('held', flush=True); time.sleep(60)\\n"
+    )
+    with command():
+        check_out_folder(sys.argv[1], "--out")
+        child = subprocess.Popen(
+            [sys.executable, "-c", stage, sys.argv[1] + "/stage"],
+            stdout=subprocess.PIPE, text=True, env={**os.environ, **child_environment()},
+        )
+        assert child.stdout.readline() == "held\\n"
+        print(child.pid, flush=True)
+        sys.stdin.read()
+    """
+)
+
+
+def test_a_launched_stage_left_running_by_a_killed_launcher_keeps_its_folder(tmp_path, cli):
+    """A stage writes inside its launcher's folder without marking it (the launcher holds it); killed, the
+    launcher lets go, and a new run into its folder is refused while the stage writes inside."""
+    out = tmp_path / "x"
+    launcher = subprocess.Popen(
+        [sys.executable, "-c", LAUNCHER, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    stage = int(launcher.stdout.readline())
+    try:
+        launcher.kill()
+        launcher.wait()
+        code, text = cli(["build", "bench", "--n", "2", "--biases", "length", "--out", str(out)])
+        assert code == 2 and f"holds {out / 'stage'}, which another biasaware run is writing" in text, text
+    finally:
+        os.kill(stage, signal.SIGKILL)
+
+
+def test_a_command_that_holds_a_folder_inside_and_then_the_folder_holds_both_at_once(tmp_path, holder):
+    import time
+
+    with command():
+        check_out_folder(tmp_path / "p" / "x", "--out")
+        t0 = time.monotonic()
+        check_out_folder(tmp_path / "p", "--out")
+        assert time.monotonic() - t0 < 0.5  # its own mark is no other run's
+        probe = subprocess.run(
+            [sys.executable, "-c", HOLD, str(tmp_path / "p" / "z")], input="", capture_output=True, text=True
+        )
+        assert probe.returncode == 1 and "which another biasaware run is writing" in probe.stderr, (
+            probe.stderr
+        )
+    holder(tmp_path / "p").stop()  # both let go
+
+
+def test_a_symbolic_link_loop_is_a_clear_error(tmp_path, cli):
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    code, text = cli(["build", "bench", "--n", "2", "--biases", "length", "--out", str(tmp_path / "a" / "x")])
+    assert code == 2 and "Traceback" not in text and text.startswith("error: --out"), text
