@@ -371,7 +371,12 @@ def _take(root: Path, place: Path, given: object, what: str, mine: str) -> FileL
 
 def _foreign_inside(root: Path, place: Path, mine: str, inside=None) -> tuple[Path, dict] | None:
     return next(
-        ((f, said) for f, said in (inside or _inside(root, place)) if said.get("owner") != mine), None
+        (
+            (f, said)
+            for f, said in (_inside(root, place) if inside is None else inside)
+            if said.get("owner") != mine
+        ),
+        None,
     )
 
 

@@ -494,6 +494,9 @@ def test_the_fake_endpoint_runs_from_the_command_line(tmp_path):
         [sys.executable, "-m", "biasaware.judging.fake_server", "--port", "0"],
         stdout=subprocess.PIPE,
         text=True,
+        # Ctrl-C as in a terminal: a shell's background job (CI started with `&`) ignores SIGINT, and so would
+        # the server it inherits that from
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         line = server.stdout.readline()
