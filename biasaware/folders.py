@@ -307,7 +307,8 @@ def hold_folder(given: str | os.PathLike, what: str = "--out", keep: bool = True
             if fd is not None:
                 marks[folder] = fd
         for held in scope.held.values():  # this command's own marks on it (a folder inside, held first) go
-            _close([held.marks.pop(place)] if place in held.marks else [])
+            if place in held.marks:
+                _close([held.marks.pop(place)])
         lock = _take(root, place, given, what, mine)
         if lock is not None and keep and scope.depth:
             scope.held[place] = _Held(lock, marks)
@@ -347,7 +348,7 @@ def _take(root: Path, place: Path, given: object, what: str, mine: str) -> FileL
         except Timeout:
             pass
         else:
-            foreign = _foreign_inside(root, place, mine)
+            foreign = _foreign(_inside(root, place), mine)
             if foreign is None:
                 return lock
             lock.release()
@@ -360,7 +361,7 @@ def _take(root: Path, place: Path, given: object, what: str, mine: str) -> FileL
                 raise _busy(given, what, place, place, said) from None
             return None
         inside = _inside(root, place)
-        foreign = _foreign_inside(root, place, mine, inside)
+        foreign = _foreign(inside, mine)
         if foreign is not None:
             raise _busy(given, what, foreign[0], place, foreign[1]) from None
         if inside:  # only this run's (its launch's) folders inside
@@ -369,15 +370,9 @@ def _take(root: Path, place: Path, given: object, what: str, mine: str) -> FileL
             raise _busy(given, what, place, place, {}) from None
 
 
-def _foreign_inside(root: Path, place: Path, mine: str, inside=None) -> tuple[Path, dict] | None:
-    return next(
-        (
-            (f, said)
-            for f, said in (_inside(root, place) if inside is None else inside)
-            if said.get("owner") != mine
-        ),
-        None,
-    )
+def _foreign(inside: list[tuple[Path, dict]], mine: str) -> tuple[Path, dict] | None:
+    """The first of the folders held inside (:func:`_inside`) that another run holds."""
+    return next(((folder, said) for folder, said in inside if said.get("owner") != mine), None)
 
 
 def _write_note(root: Path, place: Path, mine: str) -> None:

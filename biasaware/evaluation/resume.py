@@ -296,13 +296,10 @@ def judge_or_rescore(
     lost)."""
     if rescore:
         check_rescore_folder(out, command)
-        try:
-            summary = json.loads((out / "summary.json").read_text())
-        except (OSError, ValueError):
-            summary = None
-        check_finished(out, summary if isinstance(summary, dict) else None, command)
-        earlier = summary.get("run") if isinstance(summary, dict) else None
-        return {"run": {**earlier, "rescored": True}} if isinstance(earlier, dict) else {}
+        summary = saved_summary(out)
+        check_finished(out, summary, command)
+        earlier = earlier_run(out, summary)
+        return {"run": {**earlier, "rescored": True}} if earlier is not None else {}
 
     resolved = judge.resolved if judge is not None else resolve_judge(spec)
     items = load_items()
@@ -318,12 +315,18 @@ def judge_or_rescore(
     return run_record(resolved, judge, target, time.time() - t0, costs)
 
 
-def earlier_run(out: Path) -> dict[str, Any] | None:
-    """The run record of ``out``'s ``summary.json`` (a finished run's), if it holds one."""
+def saved_summary(out: Path) -> dict[str, Any] | None:
+    """``out``'s ``summary.json`` (a finished run's), or ``None`` when it has none that reads as one."""
     try:
-        earlier = json.loads((out / "summary.json").read_text()).get("run")
-    except (OSError, ValueError, AttributeError):
+        summary = json.loads((out / "summary.json").read_text())
+    except (OSError, ValueError):
         return None
+    return summary if isinstance(summary, dict) else None
+
+
+def earlier_run(out: Path, summary: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The run record of ``out``'s ``summary.json`` (``summary``: already read), if it holds one."""
+    earlier = (summary if summary is not None else saved_summary(out) or {}).get("run")
     return earlier if isinstance(earlier, dict) else None
 
 
