@@ -270,13 +270,25 @@ def test_a_setting_the_build_never_reads_does_not_lock_its_folder(tmp_path):
     assert build_bench(replace(bench, fluency_margin=MARGIN, key_types="battery"), tmp_path / "bench")[
         "reused"
     ]
+    # another bias's own settings, and a table's column names on the built-in corpus
+    unread = {"bandwagon_percent": 50, "reflection_phrase": "Hm.", "identities": {"gender": ["I am Sam."], "race": ["I am Ana."]}}
+    assert build_bench(replace(bench, columns={"prompt": "q"}, **unread), tmp_path / "bench")["reused"]
     with pytest.raises(BiasAwareError, match="other settings"):
         build_bench(replace(bench, biases="position,masterkey"), tmp_path / "bench")
+    with_them = replace(bench, biases="position,bandwagon,reflection,gender")
+    build_bench(with_them, tmp_path / "with")
+    for k, v in unread.items():  # once a bias of the build reads it, another value is another build
+        with pytest.raises(BiasAwareError, match=f"other settings.*{k}"):
+            build_bench(replace(with_them, **{k: v}), tmp_path / "with")
     rows = BuildConfig(
         corpus_size=60, biases="length,authority", max_rows=4, augment="balanced", n_negatives=2
     )
     build_train(rows, tmp_path / "rows")
     assert build_train(replace(rows, n_negatives=4), tmp_path / "rows")["reused"]
+    # training rows are not drawn by the probes' length ratio; cue rates are read with natural cues only
+    assert build_train(replace(rows, max_length_ratio=1.5, cue_rates={"length": 0.1}), tmp_path / "rows")[
+        "reused"
+    ]
     with pytest.raises(BiasAwareError, match="other settings"):
         build_train(replace(rows, augment="paper"), tmp_path / "rows")
 
@@ -657,6 +669,7 @@ def test_a_source_edited_in_place_is_not_resumed_and_a_failed_build_blocks_nothi
     cfg = BuildConfig(source=str(source), biases="length", n_per_bias=3, verifier="none")
     first = build_bench(cfg, out)  # the corrected command into the same folder
     assert first["source_sha256"] and build_bench(cfg, out)["biases"] == first["biases"]
+    assert build_bench(replace(cfg, corpus_size=99), out)["reused"]  # the built-in corpus's size: unread
     rows = source.read_text().splitlines()
     edited = json.loads(rows[0])
     edited["chosen"] += " (edited)"

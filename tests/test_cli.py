@@ -107,7 +107,7 @@ def test_ctrl_c_while_libraries_load_is_no_traceback(monkeypatch, capsys):
         assert cli.main(["eval", "bias", "--judge", "x", "--data", "d", "--out", "o"]) == 130
     finally:  # the command leaves a second Ctrl-C to the default action; pytest keeps its own
         signal.signal(signal.SIGINT, handler)
-    assert capsys.readouterr().err == "interrupted: the same command resumes from the work saved\n"
+    assert capsys.readouterr().err == "interrupted: the same command goes on from what was finished\n"
 
 
 SECOND_CTRL_C = """

@@ -107,7 +107,7 @@ def interrupted(args=None) -> int:
     command = getattr(args, "command", None)
     resumes = {command, f"{command} {getattr(args, 'stage', '')}"} & RESUMING
     print(
-        "interrupted" + (": the same command resumes from the work saved" if resumes else ""),
+        "interrupted" + (": the same command goes on from what was finished" if resumes else ""),
         file=sys.stderr,
     )
     return 130

@@ -86,7 +86,7 @@ from biasaware.judging.judge_format import judge_messages, parse_judgment
 from biasaware.judging.llm import COUNTS, LLMClient, LLMFailure, LLMSpec, public_url
 from biasaware.progress import progress_bar
 from biasaware.records import BiasProbe, PreferencePair, TraceRow, TrainingRow, text_problem
-from biasaware.taxonomy import parse_bias_list
+from biasaware.taxonomy import BIASES, parse_bias_list
 from biasaware.version import __version__
 
 log = logging.getLogger(__name__)
@@ -373,6 +373,12 @@ KIND_SETTINGS = {
     "traces": {"n_traces_per_bias", "teacher", "teacher_llm"},
 }
 LLM_SECTIONS = ("llm", *(f"{r}_llm" for r in LLM_ROLES))
+# the settings of one kind of injection, by the biases that read them
+BIAS_SETTINGS = {
+    "bandwagon_percent": {"bandwagon"},
+    "reflection_phrase": {"reflection"},
+    "identities": set(IDENTITY_BIASES),
+}
 
 
 def llm_roles(stamp: dict[str, Any], kind: str) -> set[str]:
@@ -415,26 +421,33 @@ def unread_settings(stamp: dict[str, Any], kind: str) -> set[str]:
     """The settings a ``kind`` build of ``stamp``'s settings never reads, so that a rerun that changes one of
     them (or leaves it out) is the same build: another kind's settings (:data:`KIND_SETTINGS`), an LLM
     section no role asks an LLM with (:func:`llm_roles`; the shared ``llm`` when none does),
-    ``fluency_margin`` without the fluency verifier, ``n_negatives`` of balanced training rows (they carry
-    no bias negatives), ``key_types`` where no master key is drawn (training rows without
-    ``key_negatives``; probes without the masterkey bias)."""
+    ``fluency_margin`` without the fluency verifier, the built-in corpus's ``corpus_size`` on another source
+    and a table's ``columns`` on the built-in corpus, a bias's own setting (:data:`BIAS_SETTINGS`) when the
+    build injects none of its biases, ``max_length_ratio`` of training rows (only probes are drawn by it),
+    ``cue_rates`` without ``cues: natural``, ``n_negatives`` of balanced training rows (they carry no bias
+    negatives), ``key_types`` where no master key is drawn (training rows without ``key_negatives``; probes
+    without the masterkey bias)."""
     unread = set().union(*(names for other, names in KIND_SETTINGS.items() if other != kind))
     roles = llm_roles(stamp, kind)
     unread |= {f"{r}_llm" for r in LLM_ROLES if r not in roles} | (set() if roles else {"llm"})
     if stamp.get("verifier") != "fluency":
         unread.add("fluency_margin")
+    unread.add("columns" if stamp.get("source", "builtin") == "builtin" else "corpus_size")
+    try:
+        names = set(parse_bias_list(stamp.get("biases", "all")))
+    except BiasAwareError:  # a record edited by hand: every bias's setting counted as read
+        names = set(BIASES)
+    unread |= {k for k, biases in BIAS_SETTINGS.items() if not names & biases}
     if kind == "train":
+        unread.add("max_length_ratio")
+        if stamp.get("cues", "none") != "natural":
+            unread.add("cue_rates")
         if stamp.get("augment") == "balanced":
             unread.add("n_negatives")
         if not stamp.get("key_negatives"):
             unread.add("key_types")
-    else:
-        try:
-            names = parse_bias_list(stamp.get("biases", "all"))
-        except BiasAwareError:  # a record edited by hand: counted as read
-            names = ["masterkey"]
-        if "masterkey" not in names:
-            unread.add("key_types")
+    elif "masterkey" not in names:
+        unread.add("key_types")
     return unread
 
 
