@@ -271,7 +271,11 @@ def test_a_setting_the_build_never_reads_does_not_lock_its_folder(tmp_path):
         "reused"
     ]
     # another bias's own settings, and a table's column names on the built-in corpus
-    unread = {"bandwagon_percent": 50, "reflection_phrase": "Hm.", "identities": {"gender": ["I am Sam."], "race": ["I am Ana."]}}
+    unread = {
+        "bandwagon_percent": 50,
+        "reflection_phrase": "Hm.",
+        "identities": {"gender": ["I am Sam."], "race": ["I am Ana."]},
+    }
     assert build_bench(replace(bench, columns={"prompt": "q"}, **unread), tmp_path / "bench")["reused"]
     with pytest.raises(BiasAwareError, match="other settings"):
         build_bench(replace(bench, biases="position,masterkey"), tmp_path / "bench")
