@@ -13,6 +13,7 @@ from biasaware.experiments.parts import (
     claim_folder,
     differing,
     drop_checkpoints,
+    evaluate_judge,
     launch_recipe,
     launcher,
     name_within,
@@ -166,3 +167,18 @@ def test_a_group_of_settings_that_differs_is_named_setting_by_setting():
     record = {"budget": {"pairs": 16, "grpo_lr": 5e-06}, "judge": "generative"}
     assert shown(record, "budget") == "(pairs 16, grpo_lr 5e-06)"
     assert shown(record, "judge") == "'generative'" and shown(record, "limit") == "its default"
+
+
+def test_a_judges_line_says_which_biases_it_pools(tmp_path, tiny_models, capsys):
+    """An experiment's per-judge line pools every bias judged, where its tables may pool fewer: it says
+    how many (one bias by name)."""
+    from biasaware.data.builders import BuildConfig, build_bench
+    from biasaware.judging.judges import JudgeSpec
+
+    build_bench(BuildConfig(n_per_bias=2, corpus_size=60, biases="length,authority,masterkey"), tmp_path / "b")
+    spec = JudgeSpec(name=str(tiny_models["reward"]), mode="reward")
+    evaluate_judge("rm", spec, tmp_path / "b", tmp_path / "e", biases=["length", "authority"])
+    evaluate_judge("rm, keys", spec, tmp_path / "b", tmp_path / "k", biases=["masterkey"])
+    out = capsys.readouterr().out
+    assert "[eval] rm (reward; 2 biases pooled: 4 standard + 4 mirror probes)" in out, out
+    assert "[eval] rm, keys (reward; masterkey: 2 standard + 2 mirror probes)" in out, out

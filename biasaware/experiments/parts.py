@@ -427,16 +427,19 @@ def beyond_steps(phases: Mapping[str, float], steps: float, seconds: float) -> d
 # ------------------------------------------------------------------------------------------ judging
 def evaluate_judge(label: str, spec, bench: Path, folder: Path, **options) -> dict[str, Any]:
     """``eval bias``'s own path for one judge of an experiment (a folder of another checkpoint's
-    judgments is refused, not mixed), then its line: the probes, Acc_ori, BSR, over-correction, its
-    verdicts and, for a degenerate judge, why."""
+    judgments is refused, not mixed), then its line: the biases pooled (every one judged: an experiment's
+    tables may pool fewer), the probes, Acc_ori, BSR, over-correction, its verdicts and, for a degenerate
+    judge, why."""
 
     summary = evaluate_bias(spec, bench, folder, **options)
     micro, check = summary["overall"]["micro"], summary["judge_check"]
     flag = f"  DEGENERATE: {'; '.join(check['reasons'])}" if check["degenerate"] else ""
     v = check["verdicts"]
+    biases = list(summary["per_bias"])
+    pooled = f"{len(biases)} biases pooled" if len(biases) > 1 else ", ".join(biases)
     print(
-        f"[eval] {label} ({spec.mode}, {micro['n']} standard + {(micro.get('mirror') or {}).get('n', 0)} mirror "
-        f"probes): Acc_ori {pct(micro['acc_ori'])}, BSR {pct(micro['bsr'])}, over-correction "
+        f"[eval] {label} ({spec.mode}; {pooled}: {micro['n']} standard + "
+        f"{(micro.get('mirror') or {}).get('n', 0)} mirror probes): Acc_ori {pct(micro['acc_ori'])}, BSR {pct(micro['bsr'])}, over-correction "
         f"{pct(micro['overcorrection'])}; verdicts over {sum(v.values())} views: A {v['A']} B {v['B']} tie "
         f"{v['tie']} invalid {v['invalid']}{flag}",
         flush=True,
