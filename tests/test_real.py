@@ -141,6 +141,11 @@ def test_sources_errors(tmp_path):
         BiasAwareError, match="no AlpacaEval annotations: expected .*alpaca_eval holding results/"
     ):
         resolve_sources(tmp_path)
+    with pytest.raises(  # sources by name without --real: either gives AlpacaEval
+        BiasAwareError,
+        match=r"no AlpacaEval annotations: expected alpaca-eval=PATH \(or --real PATH\) holding",
+    ):
+        resolve_sources(None, {"llmbar": tmp_path})
     for said, meant in (("lmbar", "llmbar"), ("alpaca_eval", "alpaca-eval"), ("OffsetBias", "evalbiasbench")):
         with pytest.raises(
             BiasAwareError, match=f"unknown real-text source '{said}' \\(did you mean '{meant}'"
