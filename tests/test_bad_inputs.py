@@ -1411,6 +1411,13 @@ CASES = [
         {"q/quickstart.json": '{"seed": 0}', "q/eval/x/judgments.jsonl": ""},
         out_may_exist=True,
     ),
+    Case(  # refused before anything is built: its judgments would be of another dtype
+        "quickstart-another-dtype",
+        ["quickstart", "--out", "{d}/q", "--dtype", "bfloat16"],
+        "holds a quickstart run with other settings (dtype: 'float32' (the default) there, 'bfloat16' now)",
+        {"q/quickstart.json": '{"seed": 0}', "q/eval/x/judgments.jsonl": ""},
+        out_may_exist=True,
+    ),
     Case(
         "quickstart-a-folder-of-other-things",
         ["quickstart", "--out", "{d}/q"],

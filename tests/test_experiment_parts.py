@@ -167,6 +167,7 @@ def test_a_group_of_settings_that_differs_is_named_setting_by_setting():
     record = {"budget": {"pairs": 16, "grpo_lr": 5e-06}, "judge": "generative"}
     assert shown(record, "budget") == "(pairs 16, grpo_lr 5e-06)"
     assert shown(record, "judge") == "'generative'" and shown(record, "limit") == "its default"
+    assert shown(record, "budget.steps", {"budget.steps": 2}) == "2 (the default)"  # its value, when known
 
 
 def test_a_judges_line_says_which_biases_it_pools(tmp_path, tiny_models, capsys):
@@ -175,7 +176,9 @@ def test_a_judges_line_says_which_biases_it_pools(tmp_path, tiny_models, capsys)
     from biasaware.data.builders import BuildConfig, build_bench
     from biasaware.judging.judges import JudgeSpec
 
-    build_bench(BuildConfig(n_per_bias=2, corpus_size=60, biases="length,authority,masterkey"), tmp_path / "b")
+    build_bench(
+        BuildConfig(n_per_bias=2, corpus_size=60, biases="length,authority,masterkey"), tmp_path / "b"
+    )
     spec = JudgeSpec(name=str(tiny_models["reward"]), mode="reward")
     evaluate_judge("rm", spec, tmp_path / "b", tmp_path / "e", biases=["length", "authority"])
     evaluate_judge("rm, keys", spec, tmp_path / "b", tmp_path / "k", biases=["masterkey"])

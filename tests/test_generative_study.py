@@ -84,7 +84,7 @@ def test_budget_seeds_and_folder_checks(tmp_path):
     here, other = ("cuda", "cpu") if torch.cuda.is_available() else ("cpu", "cuda")
     claim(tmp_path / "x", make_budget("cpu"), here, "m", ["baseline"])
     assert json.loads((tmp_path / "x" / "experiment.json").read_text())["device"] == "auto"
-    with pytest.raises(BiasAwareError, match="dtype: its default there, 'float16' now"):
+    with pytest.raises(BiasAwareError, match="dtype: 'auto' \\(the default\\) there, 'float16' now"):
         claim(tmp_path / "x", make_budget("cpu"), "auto", "m", ["baseline"], "float16")
     with pytest.raises(BiasAwareError, match=f"device: 'auto' there, '{other}' now"):
         claim(tmp_path / "x", make_budget("cpu"), other, "m", ["baseline"])
@@ -1011,7 +1011,7 @@ def test_a_bfloat16_study_trains_in_mixed_precision_and_judges_in_bfloat16(tiny_
     assert json.loads((out / "experiment.json").read_text())["precision"] == "bfloat16"
     seed = json.loads((out / "seed-0" / "generative.json").read_text())
     assert seed["machine"]["training_precision"] == "bfloat16" and seed["machine"]["dtype"] == "bfloat16"
-    with pytest.raises(BiasAwareError, match="precision: 'bfloat16' there, its default now"):
+    with pytest.raises(BiasAwareError, match="precision: 'bfloat16' there, 'float32' \\(the default\\) now"):
         run_generative(
             out, seeds=[0], overrides=TINY, arms=["baseline"], model=model, device="cpu", dtype="float32"
         )

@@ -398,7 +398,8 @@ def claim(
         # left out at float32, the precision of the folders made before the setting
         **({"precision": precision} if precision != "float32" else {}),
     }
-    parts.claim_folder(out, "experiment.json", mine, "a generative study")
+    defaults = {"dtype": "auto", "precision": "float32", **{f"budget.{k}": v for k, v in ADDED_LATER.items()}}
+    parts.claim_folder(out, "experiment.json", mine, "a generative study", defaults)
 
 
 def study_precision(out: Path, device, dtype: str) -> str:

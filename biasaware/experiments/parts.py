@@ -81,12 +81,15 @@ def preset_budget(model: type, presets: Mapping[str, Mapping[str, Any]], preset:
     return budget
 
 
-def claim_folder(out: Path, stamp: str, mine: dict[str, Any], what: str) -> None:
+def claim_folder(
+    out: Path, stamp: str, mine: dict[str, Any], what: str, defaults: dict[str, Any] | None = None
+) -> None:
     """Refuse ``out`` when it holds ``what`` run with other settings (its data, checkpoints and
     judgments would be mixed with this run's), naming the settings that differ, or when it is not
     empty and holds no such run; record ``mine`` in ``out/stamp`` in a new or matching folder.
-    ``what`` names the run with its article ("a quickstart run"). Held from here until the command ends
-    (:func:`biasaware.folders.hold_folder`)."""
+    ``what`` names the run with its article ("a quickstart run"); ``defaults``: the values of the
+    settings a record leaves out at their default, by dotted name, for the refusal to say. Held from here
+    until the command ends (:func:`biasaware.folders.hold_folder`)."""
     hold_folder(out)
     path = out / stamp
     if path.exists():
@@ -97,7 +100,8 @@ def claim_folder(out: Path, stamp: str, mine: dict[str, Any], what: str) -> None
         if not isinstance(earlier, dict):
             raise BiasAwareError(f"{path} is not {what} record; use a new --out")
         diff = [
-            f"{key}: {shown(earlier, key)} there, {shown(mine, key)} now" for key in differing(earlier, mine)
+            f"{key}: {shown(earlier, key, defaults)} there, {shown(mine, key, defaults)} now"
+            for key in differing(earlier, mine)
         ]
         if diff:
             raise BiasAwareError(
@@ -162,14 +166,14 @@ def differing(old: Any, new: Any, prefix: str = "") -> list[str]:
     return [] if old == new else [prefix.rstrip(".")]
 
 
-def shown(settings: dict[str, Any], dotted: str) -> str:
-    """A setting as a refusal names it: its value, or "its default" where the record leaves it out
-    (a record leaves out a setting added later while it is at its default)."""
+def shown(settings: dict[str, Any], dotted: str, defaults: dict[str, Any] | None = None) -> str:
+    """A setting as a refusal names it: its value, or where the record leaves it out (a record leaves out a
+    setting added later while it is at its default) its default's (``defaults``), else "its default"."""
     missing = object()
     for key in dotted.split("."):
         settings = settings.get(key, missing) if isinstance(settings, dict) else missing
     if settings is missing:
-        return "its default"
+        return f"{(defaults or {})[dotted]!r} (the default)" if dotted in (defaults or {}) else "its default"
     if isinstance(settings, dict):  # a group of settings (a budget): each as name and value
         return "(" + ", ".join(f"{k} {v!r}" for k, v in settings.items()) + ")"
     return repr(settings)

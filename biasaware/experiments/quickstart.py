@@ -251,7 +251,10 @@ def run_quickstart(
     GRPO steps (the reduced experiment the slow test runs)."""
     check_seed(seed, "seed")
     place = where(device, dtype)  # an unavailable device fails before anything is written
-    claim_folder(out, "quickstart.json", {"seed": seed}, "a quickstart run")
+    # the judges' dtype as it resolves, left out where it is auto's here (folders made before it resume)
+    usual = where(device)["dtype"]
+    mine = {"seed": seed, **({"dtype": place["dtype"]} if place["dtype"] != usual else {})}
+    claim_folder(out, "quickstart.json", mine, "a quickstart run", {"dtype": usual})
     t0 = time.time()
     stages = Stages(out / "stages.json")
     print(f"[models] judges run on {place['device']} in {place['dtype']}")
