@@ -102,7 +102,8 @@ def test_arms_that_cannot_be_compared_are_refused_before_any_work(tmp_path):
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
     from biasaware.experiments.generative import choose_arms
 
-    assert choose_arms(["baseline", "baseline"]) == ["baseline"]  # named twice, trained once
+    with pytest.raises(BiasAwareError, match="--arms names baseline twice"):  # a slip for another arm
+        choose_arms(["baseline", "baseline"])
     assert choose_arms(None) == ["baseline", "paper", "balanced", "balanced-acc"]
     with pytest.raises(BiasAwareError, match="names no arm"):
         run_generative(tmp_path / "d", arms=[], device="cpu")

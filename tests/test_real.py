@@ -559,10 +559,7 @@ def test_a_study_of_some_arms_runs_those_and_compares_them_with_the_baseline(tmp
 def test_the_arms_of_a_real_study_are_checked_before_anything_is_written(tmp_path, capsys, alpaca):
     from biasaware.experiments.real_study import ARMS, choose_arms
 
-    assert choose_arms(None) == list(ARMS) and choose_arms(["junk", "baseline", "junk"]) == [
-        "baseline",
-        "junk",
-    ]
+    assert choose_arms(None) == list(ARMS) and choose_arms(["junk", "baseline"]) == ["baseline", "junk"]
     root = study_folder(tmp_path / "real", alpaca)
     for arms, message in (
         ("paper,resampled", "add baseline to --arms"),
@@ -571,6 +568,7 @@ def test_the_arms_of_a_real_study_are_checked_before_anything_is_written(tmp_pat
             "unknown arm(s) jnuk; valid: baseline, paper, balanced, resampled, junk, junk-only, scrambled-only",
         ),
         (" ", "--arms names no arm"),
+        ("baseline,paper,paper", "--arms names paper twice; valid: baseline, paper"),
         (",", "an empty name between commas"),
         ("baseline,", "--arms 'baseline,': an empty name between commas"),  # a list left unfinished
     ):

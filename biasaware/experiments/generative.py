@@ -1130,14 +1130,9 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def choose_arms(arms: list[str] | None) -> list[str]:
-    """The arms to train (all when left out), each once, checked before any work: known names, and
+    """The arms to train (all when left out), checked before any work (:func:`parts.named_arms`), and
     what each is compared with or starts from among them."""
-    if arms is not None and not arms:
-        raise BiasAwareError(f"--arms names no arm; valid: {', '.join(ARMS)} (left out: all of them)")
-    chosen = list(dict.fromkeys(arms or ARMS))  # an arm named twice is trained once
-    unknown = [a for a in chosen if a not in ARMS]
-    if unknown:
-        raise BiasAwareError(f"unknown arm(s) {', '.join(unknown)}; valid: {', '.join(ARMS)}")
+    chosen = parts.named_arms(arms, ARMS) or list(ARMS)
     for name in chosen:
         needs = ARMS[name].sft_of
         if needs and needs not in chosen:

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -154,6 +154,23 @@ def folder_dtype(out: Path, dtype: str, stamp: str = "experiment.json") -> str:
     claim would refuse "its default now"; ``auto`` for a new folder."""
     earlier = claimed(out, stamp) if dtype == "auto" else None
     return str(earlier.get("dtype", "auto")) if earlier is not None else dtype
+
+
+def named_arms(arms: list[str] | None, valid: Iterable[str]) -> list[str] | None:
+    """``--arms`` checked against a study's ``valid`` arms before any work (``None``: left out): it names
+    one at least, each once (a name given twice is most likely a slip for another arm), all known."""
+    valid = list(valid)
+    if arms is None:
+        return None
+    if not arms:
+        raise BiasAwareError(f"--arms names no arm; valid: {', '.join(valid)} (left out: all of them)")
+    twice = [a for a in dict.fromkeys(arms) if arms.count(a) > 1]
+    if twice:
+        raise BiasAwareError(f"--arms names {twice[0]} twice; valid: {', '.join(valid)}")
+    unknown = [a for a in arms if a not in valid]
+    if unknown:
+        raise BiasAwareError(f"unknown arm(s) {', '.join(unknown)}; valid: {', '.join(valid)}")
+    return list(arms)
 
 
 def differing(old: Any, new: Any, prefix: str = "") -> list[str]:

@@ -77,6 +77,7 @@ from biasaware.experiments.parts import (
     claimed,
     first_claim,
     folder_dtype,
+    named_arms,
     preset_budget,
     run_stage,
 )
@@ -327,12 +328,9 @@ def finished(folder: Path, arms: list[str]) -> bool:
 
 def choose_arms(arms: list[str] | None) -> list[str]:
     """The arms a study trains (all of :data:`ARMS` when left out), in :data:`ARMS`' order, checked before any
-    work: known names, and the baseline among them (every comparison and the cue-only row are read against it)."""
-    if arms is not None and not arms:
-        raise BiasAwareError(f"--arms names no arm; valid: {', '.join(ARMS)} (left out: all of them)")
-    unknown = [a for a in dict.fromkeys(arms or ()) if a not in ARMS]
-    if unknown:
-        raise BiasAwareError(f"unknown arm(s) {', '.join(unknown)}; valid: {', '.join(ARMS)}")
+    work (:func:`~biasaware.experiments.parts.named_arms`), the baseline among them (every comparison and the
+    cue-only row are read against it)."""
+    arms = named_arms(arms, ARMS)
     if arms is not None and "baseline" not in arms:
         raise BiasAwareError("every arm is compared with the baseline arm: add baseline to --arms")
     return [a for a in ARMS if arms is None or a in arms]
