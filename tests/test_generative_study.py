@@ -919,7 +919,8 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
             and "weights changed" in report
             and "One seed is one draw" in report
             and "Seconds beyond the steps, per training stage: start SFT " in report
-            and "SFT checkpoint (`-sft`) was scored on a fixed sample of the benchmark, 1 probes" in report
+            and "SFT checkpoint (`-sft`) was scored on a fixed sample of the benchmark, 1 probe a cue"
+            in report
         )
     # the same fixed benchmark for both seeds: the per-probe outcomes line up
     a, b = (
@@ -929,6 +930,8 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
     printed = capsys.readouterr()
     for noise in noise_lines:
         assert noise not in printed.out and noise not in printed.err, noise
+    assert "1 step of 4 rows (natural pairs)" in printed.out  # one step, said as one
+    assert "seed 1 done in " in printed.out and f"(report: {out / 'seed-1' / 'report.md'})" in printed.out
 
     # seed 1 stopped during its GRPO stage: its checkpoint is unfinished and it has no results yet
     (out / "seed-1" / "generative.json").unlink()
@@ -939,7 +942,7 @@ def test_two_seeds_end_to_end_tiny_then_an_interrupted_seed_resumes(
     assert "seed 0: finished earlier" in printed
     for stage in ("build", "train start SFT", "train baseline SFT", "evaluate start"):
         assert f"seed 1: {stage}: finished earlier" in printed, stage
-    assert "seed 1: train baseline GRPO: 1 steps" in printed
+    assert "seed 1: train baseline GRPO: 1 step of" in printed
     stages = json.loads((out / "seed-1" / "stages.json").read_text())
     assert stages["seconds"]["train start SFT"] == first["train start SFT"]  # the first time is kept
     assert (out / "seed-1" / "generative.json").exists()

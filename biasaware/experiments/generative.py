@@ -79,7 +79,7 @@ from biasaware.evaluation.seeds import aggregate, bench_rates, load_seeds
 from biasaware.evaluation.summaries import flip_indicators
 from biasaware.experiments import parts
 from biasaware.experiments.parts import claimed
-from biasaware.formatting import pct
+from biasaware.formatting import counted, pct
 from biasaware.io import PACKAGE, check_out_folder, read_records, write_json, write_jsonl
 from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.models import load_config, model_identity
@@ -778,7 +778,7 @@ class SeedRun:
                 self, "train-start", ARMS[BASELINE], self.model, start, b.start_steps, "the starting judge"
             ),
             trained(start),
-            f"SFT of {self.model}, {b.start_steps} steps of {b.sft_batch} rows (natural pairs)",
+            f"SFT of {self.model}, {counted(b.start_steps, 'step')} of {b.sft_batch} rows (natural pairs)",
         )
         out: dict[str, tuple[Path, Path]] = {}
         for name in arms:
@@ -791,7 +791,7 @@ class SeedRun:
                         self, arm.rows, arm, start, tuned, b.sft_steps, name
                     ),
                     trained(tuned),
-                    f"{b.sft_steps} steps of {b.sft_batch} rows ({arm.what})",
+                    f"{counted(b.sft_steps, 'step')} of {b.sft_batch} rows ({arm.what})",
                 )
             elif not trained(tuned):
                 raise BiasAwareError(
@@ -802,7 +802,7 @@ class SeedRun:
                 f"train {name} GRPO",
                 lambda arm=arm, tuned=tuned, final=final, name=name: grpo(self, arm, tuned, final, name),
                 trained(final),
-                f"{b.grpo_steps} steps of {b.grpo_batch} completions on the {b.grpo_prompts} prompts of most signal "
+                f"{counted(b.grpo_steps, 'step')} of {b.grpo_batch} completions on the {b.grpo_prompts} prompts of most signal "
                 f"of {b.grpo_pool} (rewards {', '.join(b.grpo_rewards(arm))})",
             )
             out[name] = (tuned, final)
@@ -1043,7 +1043,11 @@ def run_seed(
     text = seed_markdown(result)
     (folder / "report.md").write_text(f"# The generative study, seed {seed}\n\n{text}")
     print("\n" + text)
-    print(f"[generative] seed {seed} done in {result['wall_minutes']} min: {result_file}", flush=True)
+    print(
+        f"[generative] seed {seed} done in {result['wall_minutes']} min: {result_file} "
+        f"(report: {folder / 'report.md'})",
+        flush=True,
+    )
     return result
 
 
