@@ -843,7 +843,7 @@ class Quickstart(Budget, Where):
         metavar="NAME=PATH",
     )
     budget: Literal["cpu", "gpu"] | None = option(
-        "budget preset of --generative, also with --real (default: gpu on a CUDA device, else cpu)"
+        "budget preset of --generative, with or without --real (default: gpu on a CUDA device, else cpu)"
     )
     dtype: str = option(
         DTYPE_HELP

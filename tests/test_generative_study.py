@@ -1183,3 +1183,15 @@ def test_a_grpo_stage_s_skipped_steps_reach_the_seed_record(tmp_path):
     assert grpo_signal(tmp_path)["nonfinite_steps"] == [34]
     (tmp_path / "biasaware_card.json").write_text(json.dumps({"log_history": log}))
     assert "nonfinite_steps" not in grpo_signal(tmp_path)
+
+
+def test_a_seed_says_the_pairs_its_verifier_dropped(tmp_path, capsys):
+    """Seed 1 of the default budget draws 1,200 pairs and its verifier drops one: the console says so, as
+    the seed's data record does, so 1,199 pairs is not a surprise."""
+    from biasaware.experiments.generative import Budget, build_data
+
+    record = build_data(tmp_path, 1, Budget())
+    assert record["dropped_by_verifier"] == 1 and record["pairs"] == Budget().train_pairs - 1
+    assert "1199 natural pairs (cue on the chosen answer at rate 0.7; 1 dropped by the verifier)" in (
+        capsys.readouterr().out
+    )

@@ -538,7 +538,13 @@ def build_data(folder: Path, seed: int, budget: Budget) -> dict[str, Any]:
     record["cue_rate"] = budget.cue_rate
     write_json(folder / "data.json", record)
     print(
-        f"[build] seed {seed}: {pairs} natural pairs (cue on the chosen answer at rate {budget.cue_rate}): "
+        f"[build] seed {seed}: {pairs} natural pairs (cue on the chosen answer at rate {budget.cue_rate}"
+        + (
+            f"; {record['dropped_by_verifier']} dropped by the verifier"
+            if record["dropped_by_verifier"]
+            else ""
+        )
+        + "): "
         f"{record['train-start']['rows']} for the starting judge, {record['train-arms']['rows']} for the arms "
         f"({record['train-balanced']['rows']} balanced rows)",
         flush=True,
