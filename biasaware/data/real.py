@@ -164,7 +164,8 @@ def resolve_sources(
     if "alpaca-eval" not in found:
         inner = base is not None and any(base.name in names for names in FOLDER_NAMES.values())
         raise BiasAwareError(
-            f"no AlpacaEval annotations: expected {base / 'alpaca_eval' if base else 'alpaca-eval=PATH (or --real PATH)'} holding "
+            "no AlpacaEval annotations: expected "
+            f"{base / 'alpaca_eval' if base else 'alpaca-eval=PATH (or --real PATH)'} holding "
             f"{UPSTREAM['alpaca-eval'].files}, from {UPSTREAM['alpaca-eval'].repo}"
             + (
                 f"; {base} is a source's own folder: --real is the folder above it, {base.parent}"

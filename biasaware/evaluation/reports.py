@@ -880,9 +880,9 @@ def sampled_note(budget: dict[str, Any]) -> str | None:
     if not sample or (every is not None and sample >= every):
         return None
     return (
-        f"Each arm's SFT checkpoint (`-sft`) was scored on a fixed sample of the benchmark, {counted(sample, 'probe')} a cue and "
-        "side; its rates, and every difference it is part of (its p against the baseline arm included), are on the "
-        "probes of that sample."
+        "Each arm's SFT checkpoint (`-sft`) was scored on a fixed sample of the benchmark, "
+        f"{counted(sample, 'probe')} a cue and side; its rates, and every difference it is part of (its p "
+        "against the baseline arm included), are on the probes of that sample."
     )
 
 

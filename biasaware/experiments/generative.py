@@ -808,8 +808,8 @@ class SeedRun:
                 f"train {name} GRPO",
                 lambda arm=arm, tuned=tuned, final=final, name=name: grpo(self, arm, tuned, final, name),
                 trained(final),
-                f"{counted(b.grpo_steps, 'step')} of {b.grpo_batch} completions on the {b.grpo_prompts} prompts of most signal "
-                f"of {b.grpo_pool} (rewards {', '.join(b.grpo_rewards(arm))})",
+                f"{counted(b.grpo_steps, 'step')} of {b.grpo_batch} completions on the {b.grpo_prompts} "
+                f"prompts of most signal of {b.grpo_pool} (rewards {', '.join(b.grpo_rewards(arm))})",
             )
             out[name] = (tuned, final)
         return out

@@ -460,9 +460,9 @@ def evaluate_judge(label: str, spec, bench: Path, folder: Path, **options) -> di
     pooled = f"{len(biases)} biases pooled" if len(biases) > 1 else ", ".join(biases)
     print(
         f"[eval] {label} ({spec.mode}; {pooled}: {micro['n']} standard + "
-        f"{(micro.get('mirror') or {}).get('n', 0)} mirror probes): Acc_ori {pct(micro['acc_ori'])}, BSR {pct(micro['bsr'])}, over-correction "
-        f"{pct(micro['overcorrection'])}; verdicts over {sum(v.values())} views: A {v['A']} B {v['B']} tie "
-        f"{v['tie']} invalid {v['invalid']}{flag}",
+        f"{(micro.get('mirror') or {}).get('n', 0)} mirror probes): Acc_ori {pct(micro['acc_ori'])}, "
+        f"BSR {pct(micro['bsr'])}, over-correction {pct(micro['overcorrection'])}; verdicts over "
+        f"{sum(v.values())} views: A {v['A']} B {v['B']} tie {v['tie']} invalid {v['invalid']}{flag}",
         flush=True,
     )
     return summary
