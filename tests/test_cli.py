@@ -108,6 +108,15 @@ def test_ctrl_c_while_libraries_load_is_no_traceback(monkeypatch, capsys):
     finally:  # the command leaves a second Ctrl-C to the default action; pytest keeps its own
         signal.signal(signal.SIGINT, handler)
     assert capsys.readouterr().err == "interrupted: the same command goes on from what was finished\n"
+    # SIGTERM is handled while a command runs, and given back after it
+    before = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(cli, "quiet_libraries", lambda verbose: os.kill(os.getpid(), signal.SIGTERM))
+    try:
+        assert cli.main(["eval", "bias", "--judge", "x", "--data", "d", "--out", "o"]) == 143
+    finally:
+        signal.signal(signal.SIGINT, handler)
+    assert capsys.readouterr().err == "terminated: the same command goes on from what was finished\n"
+    assert signal.getsignal(signal.SIGTERM) is before
 
 
 SECOND_CTRL_C = """

@@ -127,9 +127,15 @@ def test_llm_build_killed_three_times_equals_uninterrupted(tmp_path):
         assert json.loads((out / "manifest.json").read_text()) == manifest  # a no-op rerun rewrites nothing
 
 
-def test_ctrl_c_stops_a_build_and_keeps_every_answer_that_arrived(tmp_path):
-    """SIGINT mid-build: queued calls never start, and every answer that arrived (in flight at the
-    interrupt included) is in the cache, so the rerun asks only for the rest."""
+@pytest.mark.parametrize(
+    "stop, status, said",
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_ctrl_c_stops_a_build_and_keeps_every_answer_that_arrived(tmp_path, stop, status, said):
+    """SIGINT (or SIGTERM: `kill`, a batch system's time limit) mid-build: queued calls never start, and
+    every answer that arrived (in flight at the interrupt included) is in the cache, so the rerun asks only
+    for the rest."""
     settings = dict(biases="authority,length", n_per_bias=24)
     with FakeChatServer(latency=0.2) as server:
         cfg = llm_cfg(server, tmp_path, **settings)
@@ -141,8 +147,11 @@ def test_ctrl_c_stops_a_build_and_keeps_every_answer_that_arrived(tmp_path):
         deadline = time.time() + 60
         while sum(server.served.values()) < 12 and proc.poll() is None and time.time() < deadline:
             time.sleep(0.01)
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=120) == 130, proc.stderr.read().decode()
+        proc.send_signal(stop)
+        assert proc.wait(timeout=120) == status, proc.stderr.read().decode()
+        assert (
+            proc.stderr.read().decode().endswith(f"{said}: the same command goes on from what was finished\n")
+        )
         first = dict(server.served)
         assert _run_cli(config, tmp_path / "out").wait(timeout=120) == 0
         repeated = sum(n - 1 for n in server.served.values())

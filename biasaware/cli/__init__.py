@@ -98,19 +98,27 @@ RESUMING = {
 }
 
 
-def interrupted(args=None) -> int:
-    """Exit 130 after Ctrl-C, saying whether the same command resumes. A second Ctrl-C while the
-    interpreter waits for a judge's worker threads to end (their requests in flight) stops the process
-    at once, as a signal, not with a traceback from that wait."""
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill PID``, a batch system's time limit) as the command's main thread sees it: the command
+    stops as on Ctrl-C, what it finished kept and said (an endpoint's calls counted), and exits 143."""
+
+
+def _terminate(signum, frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM stops the process at once
+    raise Terminated
+
+
+def interrupted(args=None, stop: BaseException | None = None) -> int:
+    """Exit 130 after Ctrl-C (143 after SIGTERM, :class:`Terminated`), saying whether the same command
+    resumes. A second Ctrl-C while the interpreter waits for a judge's worker threads to end (their
+    requests in flight) stops the process at once, as a signal, not with a traceback from that wait."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_DFL)
     command = getattr(args, "command", None)
     resumes = {command, f"{command} {getattr(args, 'stage', '')}"} & RESUMING
-    print(
-        "interrupted" + (": the same command goes on from what was finished" if resumes else ""),
-        file=sys.stderr,
-    )
-    return 130
+    word = "terminated" if isinstance(stop, Terminated) else "interrupted"
+    print(word + (": the same command goes on from what was finished" if resumes else ""), file=sys.stderr)
+    return 128 + signal.SIGTERM if isinstance(stop, Terminated) else 130
 
 
 def show_progress(progress: str | None) -> None:
@@ -125,14 +133,30 @@ def show_progress(progress: str | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line (``argv``: ``sys.argv[1:]`` when left out); returns the exit status. SIGTERM stops
+    a command as Ctrl-C does (:class:`Terminated`), except in a launched process (``WORLD_SIZE`` above 1),
+    whose launcher stops its ranks with it and must see them go at once."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or int(os.environ.get("WORLD_SIZE") or 1) > 1
+    ):
+        return run(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return run(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run(argv: list[str] | None = None) -> int:
     args = None
     try:
         args = parse_command_line(sys.argv[1:] if argv is None else list(argv))
         if args is None:  # no command: the help was printed
             return 2
         quiet_libraries(args.verbose)  # imports transformers: seconds in which Ctrl-C is likely
-    except KeyboardInterrupt:
-        return interrupted(args)
+    except KeyboardInterrupt as stop:
+        return interrupted(args, stop)
     show_progress(args.progress)
     try:
         # the commands load the library when one runs: `biasaware --help` and a usage error stay fast
@@ -149,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        return interrupted(args)
+    except KeyboardInterrupt as stop:
+        return interrupted(args, stop)
     except BrokenPipeError:  # the reader went away (`| head`): the command did not finish, as a shell says it
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + signal.SIGPIPE  # 141, never 0: `validate bad.jsonl | true` must not pass under pipefail
