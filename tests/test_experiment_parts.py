@@ -185,3 +185,21 @@ def test_a_judges_line_says_which_biases_it_pools(tmp_path, tiny_models, capsys)
     out = capsys.readouterr().out
     assert "[eval] rm (reward; 2 biases pooled: 4 standard + 4 mirror probes)" in out, out
     assert "[eval] rm, keys (reward; masterkey: 2 standard + 2 mirror probes)" in out, out
+
+
+def test_a_launched_stage_goes_with_the_run_that_stops(tmp_path, monkeypatch):
+    """A run stopped by anything but a terminal's Ctrl-C (SIGTERM to it, an error while it reads the stage)
+    stops its launched stage too, rather than waiting for it or leaving it running."""
+    import time
+
+    from biasaware.experiments.parts import StageOutput
+
+    def broken(self, line):
+        raise RuntimeError("stopped")
+
+    monkeypatch.setattr(StageOutput, "line", broken)
+    slow = [sys.executable, "-c", "import time; print('started', flush=True); time.sleep(60)"]
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match="stopped"):
+        launch_recipe(slow, "the test recipe", tmp_path / "run.log")
+    assert time.monotonic() - t0 < 30

@@ -342,8 +342,15 @@ def launch_recipe(cmd: list[str], what: str, log: Path) -> float:
         with subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=recipe_environment()
         ) as proc:
-            for line in proc.stdout:
-                out.line(line)
+            try:
+                for line in proc.stdout:
+                    out.line(line)
+            except BaseException as stop:
+                # the stage goes with its run: Ctrl-C at a terminal reached it already, SIGTERM to this
+                # process or an error here did not (and the pipe's end waits for the stage to end)
+                if type(stop) is not KeyboardInterrupt:
+                    proc.terminate()
+                raise
     if proc.returncode != 0 and out.said:  # the recipe said what was wrong: that, once
         raise BiasAwareError(f"{what} failed: {out.said[-1]} (its whole output is in {log})")
     if proc.returncode != 0:
