@@ -279,6 +279,18 @@ def test_a_setting_the_build_never_reads_does_not_lock_its_folder(tmp_path):
     assert build_bench(replace(bench, columns={"prompt": "q"}, **unread), tmp_path / "bench")["reused"]
     with pytest.raises(BiasAwareError, match="other settings"):
         build_bench(replace(bench, biases="position,masterkey"), tmp_path / "bench")
+    lengths = BuildConfig(n_per_bias=2, corpus_size=60, biases="length")
+    build_bench(lengths, tmp_path / "lengths")  # length probes take pairs of any length ratio
+    assert build_bench(replace(lengths, max_length_ratio=1.1), tmp_path / "lengths")["reused"]
+    mirrors = BuildConfig(n_per_bias=2, corpus_size=60, biases="masterkey", direction="mirror")
+    build_bench(mirrors, tmp_path / "mirrors")  # a mirror probe draws no key
+    assert build_bench(replace(mirrors, key_types="junk"), tmp_path / "mirrors")["reused"]
+    for read in (
+        replace(mirrors, max_length_ratio=1.1),
+        replace(mirrors, direction="both", key_types="junk"),
+    ):
+        with pytest.raises(BiasAwareError, match="other settings"):
+            build_bench(read, tmp_path / "mirrors")
     with_them = replace(bench, biases="position,bandwagon,reflection,gender")
     build_bench(with_them, tmp_path / "with")
     for k, v in unread.items():  # once a bias of the build reads it, another value is another build

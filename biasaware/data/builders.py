@@ -423,10 +423,11 @@ def unread_settings(stamp: dict[str, Any], kind: str) -> set[str]:
     section no role asks an LLM with (:func:`llm_roles`; the shared ``llm`` when none does),
     ``fluency_margin`` without the fluency verifier, the built-in corpus's ``corpus_size`` on another source
     and a table's ``columns`` on the built-in corpus, a bias's own setting (:data:`BIAS_SETTINGS`) when the
-    build injects none of its biases, ``max_length_ratio`` of training rows (only probes are drawn by it),
+    build injects none of its biases, ``max_length_ratio`` of training rows and of length probes alone (the
+    other biases' probes are drawn by it),
     ``cue_rates`` without ``cues: natural``, ``n_negatives`` of balanced training rows (they carry no bias
     negatives), ``key_types`` where no master key is drawn (training rows without ``key_negatives``; probes
-    without the masterkey bias)."""
+    without the masterkey bias, or of the mirror direction only)."""
     unread = set().union(*(names for other, names in KIND_SETTINGS.items() if other != kind))
     roles = llm_roles(stamp, kind)
     unread |= {f"{r}_llm" for r in LLM_ROLES if r not in roles} | (set() if roles else {"llm"})
@@ -438,16 +439,19 @@ def unread_settings(stamp: dict[str, Any], kind: str) -> set[str]:
     except BiasAwareError:  # a record edited by hand: every bias's setting counted as read
         names = set(BIASES)
     unread |= {k for k, biases in BIAS_SETTINGS.items() if not names & biases}
-    if kind == "train":
+    if kind == "train" or not names - {"length"}:  # a length probe's pair may be of any length ratio
         unread.add("max_length_ratio")
+    if kind == "train":
         if stamp.get("cues", "none") != "natural":
             unread.add("cue_rates")
         if stamp.get("augment") == "balanced":
             unread.add("n_negatives")
         if not stamp.get("key_negatives"):
             unread.add("key_types")
-    elif "masterkey" not in names:
-        unread.add("key_types")
+    elif "masterkey" not in names or (kind == "bench" and stamp.get("direction") == "mirror"):
+        unread.add(
+            "key_types"
+        )  # a mirror probe puts the short correct answer, not a key, against the long one
     return unread
 
 
