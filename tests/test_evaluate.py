@@ -805,3 +805,41 @@ def test_an_endpoint_runs_calls_count_every_run_into_its_folder(bench, tmp_path,
     assert {k: again[k] for k in ("calls", "failures", "retries")} == {
         k: run[k] for k in ("calls", "failures", "retries")
     }
+
+
+def test_a_stopped_endpoint_run_counts_the_tokens_of_the_replies_in_flight(bench, tmp_path, monkeypatch):
+    """Ctrl-C while calls are in flight: their replies are cached as they arrive and their tokens counted in
+    the folder's costs, so the stopped run and the run that finishes it cost what one run does."""
+    import biasaware.judging.llm as llm
+    from biasaware.evaluation.evaluate import evaluate_bias
+
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    common = {"biases": ["authority", "length"], "limit": 4}
+    with FakeChatServer(latency=0.3) as server:
+
+        def spec(cache: str) -> JudgeSpec:
+            return JudgeSpec(
+                name="m",
+                backend="openai",
+                base_url=server.base_url,
+                concurrency=4,
+                cache_dir=str(tmp_path / cache),
+            )
+
+        whole = evaluate_bias(spec("c1"), bench, tmp_path / "whole", **common)["run"]
+        finished = []
+
+        def stop_after_one(done: int, total: int) -> None:  # Ctrl-C once the first reply is in
+            finished.append(done)
+            if len(finished) == 1:
+                raise KeyboardInterrupt
+
+        monkeypatch.setattr(llm, "advance", stop_after_one)
+        with pytest.raises(KeyboardInterrupt):
+            evaluate_bias(spec("c2"), bench, tmp_path / "run", **common)
+        monkeypatch.undo()
+        monkeypatch.setenv("OPENAI_API_KEY", "x")
+        run = evaluate_bias(spec("c2"), bench, tmp_path / "run", **common)["run"]
+    assert run["cache_hits"] > 0  # the replies in flight at the stop, found by the run that finished it
+    for key in ("calls", "prompt_tokens", "completion_tokens"):
+        assert run[key] == whole[key], key

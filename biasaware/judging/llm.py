@@ -44,7 +44,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, get_type_hints
@@ -384,6 +384,8 @@ class Stats:
 
 # what the runs into one folder add up: calls, retries, failures, tokens, ...
 COUNTS = tuple(f.name for f in fields(Stats) if f.name != "last_error")
+# how long a stopped run waits for the replies in flight, for their tokens to be counted
+IN_FLIGHT_WAIT_S = 5.0
 
 
 # ------------------------------------------------------------------------------------------- backends
@@ -858,6 +860,9 @@ class LLMClient:
         except BaseException:  # Ctrl-C or an error: queued batches never start, none is tried again; answers
             self._stop.set()  # in flight are cached by their workers as they arrive
             pool.shutdown(wait=False, cancel_futures=True)
+            # and are paid for: their tokens count as they arrive, so the run's counts wait for them a moment
+            # (a server that hangs is left to the interpreter's exit, which waits for its calls)
+            wait(futures, timeout=IN_FLIGHT_WAIT_S)
             raise
         pool.shutdown()
         bar.close()
