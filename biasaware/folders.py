@@ -25,7 +25,8 @@ program and command words, start time, owner), for the message and for the holde
 
 Two commands run from two threads of one process are two runs. Locks are seen by one user's processes on one
 machine that share a temporary folder (``TMPDIR``: a batch system that gives each job its own keeps jobs apart
-from each other's locks); where that folder cannot hold them a warning says they are kept in the cache instead,
+from each other's locks, unless ``BIASAWARE_LOCKS`` names one lock folder for them all); where that folder cannot
+hold them a warning says they are kept in the cache instead,
 and when no lock folder can be made at all, a warning says that runs are not kept apart, and they run. Left as
 known: the ranks of one launch other than the one that took its folder hold nothing themselves (they end
 together, at the launch's last barrier); lock files (empty, one a folder) stay in the lock folder.
@@ -60,6 +61,7 @@ except ImportError:  # pragma: no cover - Windows
 log = logging.getLogger(__name__)
 
 OWNER_ENV = "BIASAWARE_FOLDER_OWNER"
+LOCKS_ENV = "BIASAWARE_LOCKS"  # the lock folder, where runs that do not share a temporary folder meet
 # how long a run that found a folder held waits for its holder's note (the holder writes it right after)
 HOLDER_WAIT_S = 5.0
 # how long taking a folder waits out the runs looking at it (each looks for a moment)
@@ -121,11 +123,16 @@ def child_environment() -> dict[str, str]:
 
 
 def _locks() -> Path | None:
-    """The lock folder, made if needed (this user's alone): in the temporary folder, so that every process of
-    the user sees one whatever its HOME or cache; else in the cache. ``None`` (said once) when neither can be
-    made: nothing is held then."""
+    """The lock folder, made if needed (this user's alone): ``$BIASAWARE_LOCKS``, else in the temporary folder,
+    so that every process of the user sees one whatever its HOME or cache; else in the cache. ``None`` (said
+    once) when none can be made: nothing is held then."""
     uid = getattr(os, "getuid", lambda: None)()
-    places = [Path(tempfile.gettempdir()) / f"biasaware-locks-{'user' if uid is None else uid}"]
+    named = os.environ.get(LOCKS_ENV)
+    places = [
+        Path(named).expanduser()
+        if named
+        else Path(tempfile.gettempdir()) / f"biasaware-locks-{'user' if uid is None else uid}"
+    ]
     with contextlib.suppress(BiasAwareError):
         places.append(cache_dir() / "locks")
     for i, root in enumerate(places):

@@ -25,7 +25,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session", autouse=True)
 def session_cache(tmp_path_factory):
-    """The session's own cache root (``BIASAWARE_CACHE``), so the LLM replies tests cache never reach the user's
+    """The session's own cache root (``BIASAWARE_CACHE``) and lock folder, so the LLM replies tests cache never reach the user's
     cache, nor does a reply an earlier session cached count as a hit here; its ``models`` folder is the user's, so
     the built-in models are converted once per machine, as for a user."""
     import os
@@ -36,13 +36,16 @@ def session_cache(tmp_path_factory):
     models.mkdir(parents=True, exist_ok=True)
     root = tmp_path_factory.mktemp("cache")
     (root / "models").symlink_to(models, target_is_directory=True)
-    before = os.environ.get("BIASAWARE_CACHE")
-    os.environ["BIASAWARE_CACHE"] = str(root)
+    # and its own lock folder: the many folders tests hold leave no lock files in the user's
+    places = {"BIASAWARE_CACHE": root, "BIASAWARE_LOCKS": tmp_path_factory.mktemp("locks")}
+    before = {k: os.environ.get(k) for k in places}
+    os.environ.update({k: str(v) for k, v in places.items()})
     yield root
-    if before is None:
-        os.environ.pop("BIASAWARE_CACHE", None)
-    else:
-        os.environ["BIASAWARE_CACHE"] = before
+    for k, v in before.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
 
 
 @pytest.fixture

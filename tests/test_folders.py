@@ -233,6 +233,7 @@ def test_no_place_for_locks_is_said_and_the_run_goes_on(tmp_path, monkeypatch, c
     import biasaware.folders as folders
 
     (tmp_path / "file").write_text("x")
+    monkeypatch.delenv("BIASAWARE_LOCKS")
     monkeypatch.setattr(folders.tempfile, "gettempdir", lambda: str(tmp_path / "file"))
     monkeypatch.setenv("BIASAWARE_CACHE", str(tmp_path / "file" / "c"))
     monkeypatch.setattr(folders, "_warned", [])
@@ -419,3 +420,17 @@ def test_a_symbolic_link_loop_is_a_clear_error(tmp_path, cli):
     (tmp_path / "b").symlink_to(tmp_path / "a")
     code, text = cli(["build", "bench", "--n", "2", "--biases", "length", "--out", str(tmp_path / "a" / "x")])
     assert code == 2 and "Traceback" not in text and text.startswith("error: --out"), text
+
+
+def test_a_lock_folder_named_by_the_user_is_where_runs_meet(tmp_path, holder, monkeypatch):
+    """Jobs of a batch system with a temporary folder each meet in ``BIASAWARE_LOCKS``."""
+    monkeypatch.setenv("BIASAWARE_LOCKS", str(tmp_path / "locks"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "job-a"))
+    (tmp_path / "job-a").mkdir()
+    (tmp_path / "job-b").mkdir()
+    held = holder(tmp_path / "b", env={"TMPDIR": str(tmp_path / "job-b")})  # another job's temporary folder
+    with pytest.raises(BiasAwareError, match="in use by another biasaware run"):
+        with command():
+            check_out_folder(tmp_path / "b", "--out")
+    held.stop()
+    assert any((tmp_path / "locks").iterdir())
