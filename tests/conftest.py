@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from hypothesis import settings
 
@@ -49,13 +51,22 @@ def session_cache(tmp_path_factory):
 
 
 @pytest.fixture
-def cli(capsys):
-    """``cli(argv)``: ``biasaware ARGV`` in this process, as ``(exit status, what it printed)``."""
+def cli(capsys, monkeypatch):
+    """``cli(argv)``: ``biasaware ARGV`` (or, for ``recipe:NAME``, ``python recipes/NAME.py ARGV``) in this
+    process, as ``(exit status, what it printed)``."""
     from biasaware.cli import main
 
     def cli(argv: list[str]) -> tuple[int, str]:
         try:
-            code = main(argv)
+            if argv[0].startswith("recipe:"):
+                from biasaware.recipes import load_recipe
+
+                module = load_recipe(argv[0].split(":", 1)[1])
+                monkeypatch.setattr(sys, "argv", [f"{argv[0]}.py", *argv[1:]])
+                module.run_recipe(module.main, module.DATACLASSES, getattr(module, "check", None))
+                code = 0
+            else:
+                code = main(argv)
         except SystemExit as stop:
             code = stop.code
         captured = capsys.readouterr()

@@ -10,7 +10,6 @@ folder, ``{bench}`` a small built benchmark, ``{reward}`` a tiny reward model, `
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass, field
 
 import pytest
@@ -1656,24 +1655,6 @@ def world(tmp_path_factory, tiny_models):
     return places
 
 
-def run(argv: list[str], capsys, monkeypatch) -> tuple[int, str]:
-    """``biasaware ARGV`` (or, for ``recipe:NAME``, ``python recipes/NAME.py ARGV``) in this process."""
-    try:
-        if argv[0].startswith("recipe:"):
-            from biasaware.recipes import load_recipe
-
-            module = load_recipe(argv[0].split(":", 1)[1])
-            monkeypatch.setattr(sys, "argv", [f"{argv[0]}.py", *argv[1:]])
-            module.run_recipe(module.main, module.DATACLASSES, getattr(module, "check", None))
-            code = 0
-        else:
-            code = main(argv)
-    except SystemExit as stop:
-        code = stop.code
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
-
-
 def files_under(folder) -> list[str]:
     return (
         sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
@@ -1684,7 +1665,7 @@ def files_under(folder) -> list[str]:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_bad_input_exits_2_naming_where_and_leaves_nothing_in_the_way(
-    case, world, tmp_path, capsys, monkeypatch
+    case, world, tmp_path, monkeypatch, cli
 ):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # hub names are decided from the cache, at once
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -1693,28 +1674,28 @@ def test_bad_input_exits_2_naming_where_and_leaves_nothing_in_the_way(
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
         (path.write_bytes if isinstance(content, bytes) else path.write_text)(content)
-    code, text = run([a.format(**places) for a in case.argv], capsys, monkeypatch)
+    code, text = cli([a.format(**places) for a in case.argv])
     assert code == 2, text
     assert case.says.format(**places) in text, text
     assert "Traceback" not in text
     if not case.out_may_exist:
         assert files_under(tmp_path / "out") == [], "a failed command left files in --out"
     if case.fix:
-        code, text = run([a.format(**places) for a in case.fix], capsys, monkeypatch)
+        code, text = cli([a.format(**places) for a in case.fix])
         assert code == 0, text
 
 
-def test_an_unwritable_out_is_refused_before_the_built_in_model_is_converted(tmp_path, capsys, monkeypatch):
+def test_an_unwritable_out_is_refused_before_the_built_in_model_is_converted(tmp_path, monkeypatch, cli):
     """The generative study reads its model's configuration before it claims --out; on a first run that
     converts the built-in model (about 20 s on 2 cores), which a folder it cannot write must not cost."""
     monkeypatch.setenv("BIASAWARE_CACHE", str(tmp_path / "cache"))
-    code, text = run(["quickstart", "--generative", "--out", "/proc/biasaware-test/out"], capsys, monkeypatch)
+    code, text = cli(["quickstart", "--generative", "--out", "/proc/biasaware-test/out"])
     assert code == 2 and "--out /proc/biasaware-test/out: cannot write in /proc" in text, text
     assert not (tmp_path / "cache").exists(), "the model was converted before --out was checked"
 
 
 @pytest.mark.parametrize("cut", [0.5, 0.0])
-def test_damaged_weights_are_a_user_error_and_leave_nothing(world, tmp_path, cut, capsys, monkeypatch):
+def test_damaged_weights_are_a_user_error_and_leave_nothing(world, tmp_path, cut, cli):
     """A weight file cut short (an interrupted copy) or empty: exit 2 naming the cause, no folder left
     behind, and the command with whole weights then runs in the same --out."""
     import shutil
@@ -1724,14 +1705,14 @@ def test_damaged_weights_are_a_user_error_and_leave_nothing(world, tmp_path, cut
     weights = broken / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[: int(weights.stat().st_size * cut)])
     argv = [a.format(**{**world, "reward": broken, "out": tmp_path / "out"}) for a in RUN_RM]
-    code, text = run(argv, capsys, monkeypatch)
+    code, text = cli(argv)
     assert code == 2 and "weight files are damaged or incomplete" in text and "Traceback" not in text, text
     assert files_under(tmp_path / "out") == []
-    code, text = run([a.format(**{**world, "out": tmp_path / "out"}) for a in RUN_RM], capsys, monkeypatch)
+    code, text = cli([a.format(**{**world, "out": tmp_path / "out"}) for a in RUN_RM])
     assert code == 0, text
 
 
-def test_a_bench_changed_since_its_build_is_refused_before_judging(world, tmp_path, capsys, monkeypatch):
+def test_a_bench_changed_since_its_build_is_refused_before_judging(world, tmp_path, cli):
     """A split file emptied or deleted after the build would be read as a bias with nothing to measure."""
     import shutil
 
@@ -1741,7 +1722,7 @@ def test_a_bench_changed_since_its_build_is_refused_before_judging(world, tmp_pa
         target = bench / "length.jsonl"
         target.write_text("") if change == "emptied" else target.unlink()
         argv = [a.format(**{**world, "bench": bench, "out": tmp_path / f"out-{change}"}) for a in RUN_RM]
-        code, text = run(argv, capsys, monkeypatch)
+        code, text = cli(argv)
         says = (
             "is empty, yet its build wrote rows into it"
             if change == "emptied"
@@ -1751,9 +1732,7 @@ def test_a_bench_changed_since_its_build_is_refused_before_judging(world, tmp_pa
         assert not (tmp_path / f"out-{change}").exists()
 
 
-def test_a_setting_the_mode_does_not_read_is_refused_and_does_not_split_its_folder(
-    world, tmp_path, capsys, monkeypatch
-):
+def test_a_setting_the_mode_does_not_read_is_refused_and_does_not_split_its_folder(world, tmp_path, cli):
     """--max-tokens is a generation budget: given to a reward run it is refused (it would go unread), and a
     reward run's record holds none, so a resume is never split by it."""
     import shutil
@@ -1761,11 +1740,11 @@ def test_a_setting_the_mode_does_not_read_is_refused_and_does_not_split_its_fold
     shutil.copytree(world["run"], tmp_path / "run")
     before = (tmp_path / "run" / "fingerprint.json").read_text()
     argv = [a.format(**{**world, "out": tmp_path / "run"}) for a in RUN_RM]
-    code, text = run([*argv, "--max-tokens", "50"], capsys, monkeypatch)
+    code, text = cli([*argv, "--max-tokens", "50"])
     assert code == 2 and "--max-tokens 50: mode 'reward' writes no reply" in text, text
     assert (tmp_path / "run" / "fingerprint.json").read_text() == before
     assert "max_tokens" not in json.loads(before)["judge"]
-    code, text = run(argv, capsys, monkeypatch)
+    code, text = cli(argv)
     assert code == 0 and "found in" in text, text
 
 
@@ -1778,7 +1757,7 @@ def test_the_table_covers_every_entry_point():
     assert {"scoring", "preflight"} <= prefixes
 
 
-def test_a_build_that_keeps_nothing_fails_and_an_empty_bias_is_warned_about(tmp_path, capsys, monkeypatch):
+def test_a_build_that_keeps_nothing_fails_and_an_empty_bias_is_warned_about(tmp_path, monkeypatch, cli):
     """A verifier that drops every authority item (a judge answering "A" to both orders): alone,
     the build fails and leaves nothing; with another bias, it warns that authority's file is empty."""
     from biasaware.judging.fake_server import FakeChatServer
@@ -1788,21 +1767,21 @@ def test_a_build_that_keeps_nothing_fails_and_an_empty_bias_is_warned_about(tmp_
     with FakeChatServer(always_a) as server:
         argv = ["build", "bench", "--out", str(tmp_path / "out"), "--n", "4", "--verifier", "llm"]
         argv += ["--llm-model", "m", "--llm-base-url", server.base_url]
-        code, text = run([*argv, "--biases", "authority"], capsys, monkeypatch)
+        code, text = cli([*argv, "--biases", "authority"])
         assert code == 2 and "the build kept nothing (authority: 4 sampled, 4 dropped" in text
         assert files_under(tmp_path / "out") == []
-        code, text = run([*argv, "--biases", "authority,bandwagon"], capsys, monkeypatch)
+        code, text = cli([*argv, "--biases", "authority,bandwagon"])
     assert code == 0 and "warning: " in text and "authority.jsonl is empty" in text
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["empty"] == ["authority-mirror.jsonl", "authority.jsonl"]
 
 
-def test_compare_says_what_each_run_judged_when_their_probes_differ(world, tmp_path, capsys, monkeypatch):
+def test_compare_says_what_each_run_judged_when_their_probes_differ(world, tmp_path, cli):
     """Two runs of one benchmark, one a --limit and --biases subset: the refusal names each run's sample."""
     sub = str(tmp_path / "sub")
     argv = [a.format(out=sub, **world) for a in RUN_RM]
-    assert run([*argv, "--limit", "1", "--biases", "length"], capsys, monkeypatch)[0] == 0
+    assert cli([*argv, "--limit", "1", "--biases", "length"])[0] == 0
     compare = ["eval", "compare", "--runs", sub, world["run"], "--baseline", world["run"]]
-    code, text = run(compare, capsys, monkeypatch)
+    code, text = cli(compare)
     assert code == 2 and "Traceback" not in text, text
     assert "sub: --limit 1 --seed 0, biases length; run: every probe, biases authority, length" in text, text

@@ -572,3 +572,24 @@ def test_a_mistyped_choice_is_said_with_the_closest(argv, meant, capsys):
     with pytest.raises(SystemExit) as stop:
         main(argv)
     assert stop.value.code == 2 and f"; did you mean '{meant}'?" in capsys.readouterr().err
+
+
+def test_a_quickstart_rerun_without_dtype_keeps_the_folder_s_own(tmp_path, monkeypatch, capsys):
+    """A folder made with --dtype bfloat16, run again with --dtype left out, goes on in bfloat16 (as the studies
+    do), not refused as another dtype; another --dtype is refused."""
+    import biasaware.experiments.quickstart as quickstart
+    from biasaware.errors import BiasAwareError
+
+    class Reached(Exception):
+        pass
+
+    def loaded(*args, **kwargs):  # the first step after the folder's claim
+        raise Reached
+
+    monkeypatch.setattr(quickstart, "load_model", loaded)
+    (tmp_path / "quickstart.json").write_text('{"seed": 0, "dtype": "bfloat16"}')
+    with pytest.raises(Reached):
+        quickstart.run_quickstart(tmp_path, device="cpu")
+    assert "[models] judges run on cpu in bfloat16" in capsys.readouterr().out
+    with pytest.raises(BiasAwareError, match=r"dtype: 'bfloat16' there, 'float32' \(the default\) now"):
+        quickstart.run_quickstart(tmp_path, device="cpu", dtype="float32")

@@ -40,6 +40,7 @@ from biasaware.experiments.parts import (
     Stages,
     claim_folder,
     evaluate_judge,
+    folder_dtype,
     name_within,
     run_stage,
 )
@@ -250,7 +251,8 @@ def run_quickstart(
     """The main job (see the module docstring); ``generative=False`` leaves out the smollm2 SFT and
     GRPO steps (the reduced experiment the slow test runs)."""
     check_seed(seed, "seed")
-    place = where(device, dtype)  # an unavailable device fails before anything is written
+    # --dtype left out on a rerun keeps the folder's own, as the studies do
+    place = where(device, folder_dtype(out, dtype, "quickstart.json"))  # an unavailable device fails here
     # the judges' dtype as it resolves, left out where it is auto's here (folders made before it resume)
     usual = where(device)["dtype"]
     mine = {"seed": seed, **({"dtype": place["dtype"]} if place["dtype"] != usual else {})}
