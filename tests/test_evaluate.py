@@ -807,6 +807,30 @@ def test_an_endpoint_runs_calls_count_every_run_into_its_folder(bench, tmp_path,
     }
 
 
+def test_a_running_endpoint_run_keeps_its_costs_as_it_goes(bench, tmp_path, monkeypatch):
+    """The folder's costs file is written while the run judges, not only at its end: a run killed (no
+    `finally` runs) leaves what it had paid for, less at most its last second's."""
+    import biasaware.evaluation.resume as resume
+    import biasaware.judging.llm as llm
+    from biasaware.evaluation.evaluate import evaluate_bias
+
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    monkeypatch.setattr(resume, "COSTS_EVERY_S", 0.0)
+    out, seen = tmp_path / "run", []
+
+    def look(done: int, total: int) -> None:  # what the folder holds while the calls go on
+        kept = out / resume.COSTS_FILE
+        seen.append((done, json.loads(kept.read_text())["calls"] if kept.exists() else 0))
+
+    monkeypatch.setattr(llm, "advance", look)
+    with FakeChatServer(latency=0.05) as server:
+        spec = JudgeSpec(name="m", backend="openai", base_url=server.base_url, cache_dir=str(tmp_path / "c"))
+        run = evaluate_bias(spec, bench, out, biases=["authority"], limit=3)["run"]
+    assert len(seen) > 1 and all(calls >= done for done, calls in seen), seen
+    assert seen[0][0] < run["calls"]  # seen mid-run: more calls came after
+    assert json.loads((out / resume.COSTS_FILE).read_text())["calls"] == run["calls"]
+
+
 def test_a_stopped_endpoint_run_counts_the_tokens_of_the_replies_in_flight(bench, tmp_path, monkeypatch):
     """Ctrl-C while calls are in flight: their replies are cached as they arrive and their tokens counted in
     the folder's costs, so the stopped run and the run that finishes it cost what one run does."""

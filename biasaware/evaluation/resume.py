@@ -10,6 +10,7 @@ what is missing, and a different judge, setting or item content is refused, nami
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,7 +22,7 @@ from biasaware.errors import BiasAwareError
 from biasaware.evaluation.metrics import effective_policy
 from biasaware.evaluation.runner import SHARDS, start_judge
 from biasaware.io import json_sha256, read_json, read_whole_lines, refuse_foreign, write_json
-from biasaware.judging.judges import resolve_judge
+from biasaware.judging.judges import llm_client, resolve_judge
 from biasaware.judging.llm import COUNTS, endpoint
 from biasaware.judging.prompts import judged_template
 from biasaware.judging.score_prompts import parse_template
@@ -353,6 +354,9 @@ def run_record(
 
 
 COSTS_FILE = ".judge-costs.json"  # what every run into a folder cost, failed and stopped ones too
+# how often, at most, a run's costs so far are written while it judges (after a count: a call, a reply's tokens),
+# as a build writes its LLM counts: a killed run (no `finally` runs) loses at most its last second's counts
+COSTS_EVERY_S = 1.0
 
 
 def run_costs(now: dict[str, Any], start: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Any]:
@@ -374,21 +378,42 @@ def run_costs(now: dict[str, Any], start: dict[str, Any], before: dict[str, Any]
 @contextmanager
 def costs_kept(out: Path, judge, before: dict[str, Any] | None) -> Iterator[dict[str, Any]]:
     """The judge's summary with what every run into ``out`` cost (:func:`run_costs`; ``before``: what an
-    earlier run's summary recorded), kept in :data:`COSTS_FILE` when the run ends, however it ends: the calls
-    of a run that fails or is stopped count in the next run's summary. The dict yielded holds it
-    (``"summary"``) once the block is left; a judge with no summary (a test's) leaves it empty."""
+    earlier run's summary recorded), kept in :data:`COSTS_FILE` when the run ends, however it ends, and while
+    it judges (an LLM judge's counts, at most every :data:`COSTS_EVERY_S`): the calls of a run that fails, is
+    stopped or is killed count in the next run's summary. The dict yielded holds it (``"summary"``) once the
+    block is left; a judge with no summary (a test's) leaves it empty."""
     kept = out / COSTS_FILE
     if kept.is_file():
         before = read_json(kept, "the judge's costs")
     start = judge.summary() if hasattr(judge, "summary") else {}
     costs: dict[str, Any] = {}
+    if not (hasattr(judge, "summary") and ranks().main):
+        yield costs
+        return
+    lock, saved = threading.Lock(), [time.time()]
+
+    def keep() -> dict[str, Any]:
+        with lock:  # the client's worker threads count
+            saved[0] = time.time()
+            now = run_costs(judge.summary(), start, before)
+            if out.is_dir() and any(k in now for k in COUNTS):  # an endpoint judge's calls
+                write_json(kept, now)
+            return now
+
+    def soon() -> None:
+        if time.time() - saved[0] >= COSTS_EVERY_S:
+            keep()
+
+    client = llm_client(judge)
+    told = getattr(client, "on_count", None)
+    if client is not None:
+        client.on_count = soon
     try:
         yield costs
     finally:
-        if hasattr(judge, "summary") and ranks().main:
-            costs["summary"] = run_costs(judge.summary(), start, before)
-            if out.is_dir() and any(k in costs["summary"] for k in COUNTS):  # an endpoint judge's calls
-                write_json(kept, costs["summary"])
+        if client is not None:
+            client.on_count = told
+        costs["summary"] = keep()
 
 
 # summary entries computed from the input items

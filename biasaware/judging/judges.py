@@ -614,12 +614,18 @@ def load_judge(spec: JudgeSpec | ResolvedJudge):
     return judge
 
 
+def llm_client(judge: Any) -> LLMClient | None:
+    """The LLM client a judge calls (through a pointwise wrapper's ``inner`` judge: :class:`Scorer`,
+    :class:`PointwisePairJudge`), or ``None`` for a judge without one."""
+    while getattr(judge, "inner", None) is not None:
+        judge = judge.inner
+    return getattr(judge, "client", None)
+
+
 def last_error(judge: Any) -> str:
     """The last error a judge's endpoint client kept (scrubbed of secrets), ``""`` for a judge without one:
     what a refused connection and a missing key are told apart by when calls fail after all retries."""
-    while getattr(judge, "inner", None) is not None:  # a pointwise wrapper (Scorer, PointwisePairJudge)
-        judge = judge.inner
-    return getattr(getattr(getattr(judge, "client", None), "stats", None), "last_error", "") or ""
+    return getattr(getattr(llm_client(judge), "stats", None), "last_error", "") or ""
 
 
 def judge_chunks(judge, chunks: list[list[View]], within=None):
