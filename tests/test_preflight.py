@@ -340,6 +340,12 @@ def test_other_battery_settings_in_the_same_folder_are_refused_at_once(tmp_path,
         # the same battery spelt another way resumes it; a battery larger than the corpus is refused at once
         again = [*argv, "--out", str(tmp_path / "p"), "--per-bias", "2", "--scoring-pairs", "1"]
         assert main([*again, "--families", "all,,all"]) == 1
+        capsys.readouterr()
+        # another judge setting is refused by the run it would mix into, named as the preflight's folder
+        assert main([*again, "--max-tokens", "77"]) == 2
+        err = capsys.readouterr().err
+        assert f"the preflight in {tmp_path / 'p'} (--out): {tmp_path / 'p' / 'bias'} holds judgments" in err
+        assert "max_tokens: 128 there, 77 now" in err
         assert main([*argv, "--out", str(tmp_path / "r"), "--per-bias", "100000"]) == 2
         assert "at most 2500 probes per bias and side" in capsys.readouterr().err
         assert not (tmp_path / "r").exists()

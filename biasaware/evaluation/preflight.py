@@ -63,6 +63,8 @@ from __future__ import annotations
 import math
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -264,6 +266,18 @@ def claim_battery(out: Path, settings: dict[str, Any]) -> None:
     refuse_foreign(out, (BATTERY_SETTINGS,), "a preflight")  # an eval folder, or the user's files
     out.mkdir(parents=True, exist_ok=True)
     write_json(path, settings)
+
+
+@contextmanager
+def preflight_part(out: Path) -> Iterator[None]:
+    """A refusal of one of the preflight's runs (``out/bias``, ``out/scoring``: judgments of another judge or
+    other settings there) says it is the preflight's folder, whose ``--out`` the advice means."""
+    try:
+        yield
+    except BiasAwareError as exc:
+        if not str(exc).startswith(str(out)):
+            raise
+        raise BiasAwareError(f"the preflight in {out} (--out): {exc}") from None
 
 
 def default_families(mode: str) -> str:
@@ -568,15 +582,21 @@ def run_preflight(
     biases = [*BIAS_NAMES, *SECURITY_PROBES]
 
     # both runs are handed the judge resolved above: its device and files are looked up once
-    bias = evaluate_bias(
-        resolved, battery, out / "bias", biases=biases, seed=seed, limit_flag="a new --out with --per-bias"
-    )
-    templates = None if resolved.spec.mode == "reward" else list(PREFLIGHT_TEMPLATES)  # reward: baseline
-    # the scoring run shows each response in its own prompts and reads the score by its own rule: the
-    # pair template and parse rule are the bias run's
-    pointwise = {"max_tokens": scoring_max_tokens, "template": "default", "parse": "strict"}
-    scoring_judge = replace(resolved, spec=spec.model_copy(update=pointwise))
-    scoring = evaluate_scoring(scoring_judge, items, out / "scoring", templates=templates, seed=seed)
+    with preflight_part(out):
+        bias = evaluate_bias(
+            resolved,
+            battery,
+            out / "bias",
+            biases=biases,
+            seed=seed,
+            limit_flag="a new --out with --per-bias",
+        )
+        templates = None if resolved.spec.mode == "reward" else list(PREFLIGHT_TEMPLATES)  # reward: baseline
+        # the scoring run shows each response in its own prompts and reads the score by its own rule: the
+        # pair template and parse rule are the bias run's
+        pointwise = {"max_tokens": scoring_max_tokens, "template": "default", "parse": "strict"}
+        scoring_judge = replace(resolved, spec=spec.model_copy(update=pointwise))
+        scoring = evaluate_scoring(scoring_judge, items, out / "scoring", templates=templates, seed=seed)
     if not ranks().main:
         return None
     checks = grade_runs(bias, scoring, thresholds)
