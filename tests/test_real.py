@@ -581,6 +581,14 @@ def test_the_arms_of_a_real_study_are_checked_before_anything_is_written(tmp_pat
         f"--out {inside} is inside the --real folder {root}" in capsys.readouterr().err
         and not inside.exists()
     )
+    for folder in ("JudgeBench", "PandaLM"):  # copies without their files: both said at once
+        (root / folder).mkdir()
+    assert main(["quickstart", "--real", str(root), "--out", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err
+    assert "judgebench: no " in err and "pandalm: no " in err and not (tmp_path / "s").exists()
+    assert main(["build", "real", "--real", str(root), "--out", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert "judgebench: no " in err and "pandalm: no " in err and not (tmp_path / "b").exists()
 
 
 def test_a_study_whose_data_fails_to_read_leaves_nothing_that_refuses_the_corrected_command(

@@ -176,6 +176,21 @@ def resolve_sources(
     return found
 
 
+def source_files(sources: dict[str, Path]) -> dict[str, list[Path]]:
+    """Each source's files (:func:`biasaware.data.upstream.find_upstream`); every source without them is
+    said in one error, a line each."""
+    files: dict[str, list[Path]] = {}
+    unfound = []
+    for name, path in sources.items():
+        try:
+            files[name] = find_upstream(name, path)
+        except BiasAwareError as exc:
+            unfound.append(str(exc))
+    if unfound:
+        raise BiasAwareError("\n".join(unfound))
+    return files
+
+
 def unknown_folders(root: str | Path | None) -> list[str]:
     """Sub-folders of ``root`` that name no source (``rm_bench/``): said to the user, since the source they
     were meant for is then missing."""
@@ -278,7 +293,7 @@ def build_real(
     if real is not None:
         refuse_inside(out, real, "the --real folder")
     manifest_path = out / "manifest.json"
-    files = {name: find_upstream(name, path) for name, path in sources.items()}
+    files = source_files(sources)
     fingerprint = {name: files_sha256(fs) for name, fs in files.items()}
     copies: dict[str, Path] = {}
     for f in files["alpaca-eval"]:  # a model folder copied under another name would count its pairs twice

@@ -62,8 +62,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from biasaware.data.builders import BuildConfig, build_train
-from biasaware.data.real import build_real
-from biasaware.data.upstream import find_upstream
+from biasaware.data.real import build_real, source_files
 from biasaware.devices import resolve_device, where
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.metrics import mcnemar_exact
@@ -870,8 +869,8 @@ def run_real_study(
     place = where(device, dtype)
     if budget is not None:
         check_fits(settings["model"], budget.trainable_layers)
+    source_files(sources)  # every source without its files is said at once
     for name, path in sources.items():
-        find_upstream(name, path)
         refuse_inside(out, path, f"the {name} source")
     if real is not None:
         refuse_inside(out, real, "the --real folder")
