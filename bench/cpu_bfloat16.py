@@ -97,6 +97,8 @@ def main() -> None:
     ap = step_arguments(__doc__)
     add_json_argument(ap)
     args = ap.parse_args()
+    if args.device not in ("auto", "cpu"):
+        ap.error(f"--device {args.device}: this benchmark measures bfloat16 on the CPU (--device cpu)")
     compact_lm_head_on_cpu()  # what every recipe does (biasaware/training/recipe.py)
     budget = make_budget("cpu")
     work = Path(tempfile.mkdtemp(prefix="bench-bf16-"))

@@ -113,11 +113,17 @@ def bare_train_step(model, opt, ids: torch.Tensor, mask: torch.Tensor, keep: int
 def step_arguments(doc: str) -> argparse.ArgumentParser:
     """The options of a bench of the generative experiment's steps: the model, steps and views timed."""
     ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    ap.add_argument("--model", default="smollm2-135m-instruct")
-    ap.add_argument("--sft-steps", type=int, default=8)
-    ap.add_argument("--grpo-steps", type=int, default=5)
-    ap.add_argument("--views", type=int, default=128)
-    ap.add_argument("--device", default="auto", help="auto (a GPU when there is one), cpu, cuda, cuda:N")
+    ap.add_argument(
+        "--model", default="smollm2-135m-instruct", help="the judge trained (default smollm2-135m-instruct)"
+    )
+    ap.add_argument("--sft-steps", type=int, default=8, help="SFT steps timed (default 8)")
+    ap.add_argument("--grpo-steps", type=int, default=5, help="GRPO steps timed (default 5)")
+    ap.add_argument(
+        "--views", type=int, default=128, help="views judged for the evaluation rate (default 128)"
+    )
+    ap.add_argument(
+        "--device", default="auto", help="auto (a GPU when there is one; default), cpu, cuda, cuda:N"
+    )
     return ap
 
 

@@ -86,7 +86,8 @@ def reward_at(args, views, device, batch: int) -> None:
         with torch.inference_mode():
             for v in loop_views:
                 for response in (v.response_a, v.response_b):
-                    enc = judge.tokenizer(judge.texts(v.prompt, response), return_tensors="pt").to(device)
+                    text, _ = judge.texts(v.prompt, response)  # (text, cut)
+                    enc = judge.tokenizer(text, return_tensors="pt").to(device)
                     judge.model(**enc).logits[0, 0].item()
 
     path()  # warm-up: allocations and kernels outside the timing

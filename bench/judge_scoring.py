@@ -41,8 +41,14 @@ def clock(fns: dict, repeat: int = 3) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rm", default="minilm-l6")
-    parser.add_argument("--judge", default="smollm2-135m-instruct")
+    parser.add_argument(
+        "--rm", default="minilm-l6", help="the reward model (a built-in name or a folder; default minilm-l6)"
+    )
+    parser.add_argument(
+        "--judge",
+        default="smollm2-135m-instruct",
+        help="the generative judge for direct vs generation (default smollm2-135m-instruct)",
+    )
     parser.add_argument("--views", type=int, default=256, help="views for the reward-model benchmarks")
     parser.add_argument("--gen-views", type=int, default=16, help="views for direct vs generation")
     parser.add_argument("--gen-tokens", type=int, default=128, help="new tokens per view in generation mode")
@@ -68,7 +74,9 @@ def main() -> None:
     rm = load_judge(JudgeSpec(name=args.rm, mode="reward", batch_size=args.batch_size, device="cpu"))
     texts = list(
         dict.fromkeys(
-            t for v in views for t in (rm.texts(v.prompt, v.response_a), rm.texts(v.prompt, v.response_b))
+            rm.texts(v.prompt, r)[0]
+            for v in views
+            for r in (v.response_a, v.response_b)  # (text, cut)
         )
     )
 
@@ -76,7 +84,7 @@ def main() -> None:
         for v in views:
             for response in (v.response_a, v.response_b):
                 enc = rm.tokenizer(
-                    rm.texts(v.prompt, response),
+                    rm.texts(v.prompt, response)[0],
                     truncation=True,
                     max_length=rm.limit,
                     return_tensors="pt",

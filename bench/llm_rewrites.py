@@ -4,7 +4,7 @@ Starts the localhost OpenAI-compatible endpoint (:mod:`biasaware.judging.fake_se
 latency per request, then runs ``build_bench`` with the LLM rewriter on the built-in corpus
 (one superficial bias, ``--items`` items, two rewrites each: 1,000 rewrites by default) once per
 concurrency, each with a fresh cache, and prints the wall times, their ratio and the latency
-bound (rewrites x latency / concurrency).
+bound (calls x latency / concurrency: identical requests are sent once).
 
     .venv/bin/python bench/llm_rewrites.py            # 1,000 rewrites, 100 ms, concurrency 1 and 64
     .venv/bin/python bench/llm_rewrites.py --items 100

@@ -23,7 +23,8 @@ from pathlib import Path
 from record import add_json_argument, write_record
 
 from biasaware.devices import where
-from biasaware.experiments.real_study import METRICS, SeedRun, metric_value, outcomes
+from biasaware.evaluation.real_text import pair_outcomes
+from biasaware.experiments.real_study import METRICS, SeedRun, metric_value
 
 SHOWN = ("heldout", "human labels", "rm-bench hard", "rm-bench easy", "curated", "key false positives")
 
@@ -44,7 +45,7 @@ def bench_model(model: str, data: Path, pairs: int, limit: int, seed: int, work:
     t0 = time.perf_counter()
     run.evaluate("baseline", place)
     judged = time.perf_counter() - t0
-    per_pair = outcomes(run.out / "eval" / "baseline")
+    per_pair = pair_outcomes(run.out / "eval" / "baseline")
     return {
         "train_s": round(trained, 1),
         "eval_s": round(judged, 1),

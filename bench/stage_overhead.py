@@ -22,7 +22,7 @@ Goal (the stage runner's): at most 5 s of overhead per stage in this process, an
 within the judge's own rate per view.
 
     .venv/bin/python bench/stage_overhead.py
-    .venv/bin/python bench/stage_overhead.py --steps 8 --probes 8 --json docs/results/bench/stage-overhead.json
+    .venv/bin/python bench/stage_overhead.py --steps 4 --probes 12 --json docs/results/bench/stage-overhead.json
 """
 
 from __future__ import annotations
@@ -145,6 +145,12 @@ def main() -> None:
     parser.add_argument("--probes", type=int, default=6, help="probes per bias and side for eval (default 6)")
     add_json_argument(parser)
     args = parser.parse_args()
+    if args.steps < 2:  # the checkpoint figures need a step after a save
+        parser.error(
+            f"--steps {args.steps}: at least 2 (a checkpoint is saved after every step but the last)"
+        )
+    if args.probes < 1:
+        parser.error(f"--probes {args.probes}: at least 1")
     figures: dict = {"steps": args.steps, "stages": {}}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
