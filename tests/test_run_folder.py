@@ -315,6 +315,11 @@ def test_what_binds_a_folder_whatever_the_command_names(
     assert code == 0 and "nothing to train" in text
     argv = flags(tiny_models["reward"], train_file, done, gradient_checkpointing="false")
     assert "nothing to train" in run("reward", argv, monkeypatch, capsys)[1]  # same steps, less memory
+    argv = flags(tiny_models["reward"], train_file, done, dataloader_num_workers=0)
+    assert "nothing to train" in run("reward", argv, monkeypatch, capsys)[1]  # how rows are loaded
+    argv = flags(tiny_models["reward"], train_file, done, dataloader_drop_last="true")
+    code, text = run("reward", argv, monkeypatch, capsys)  # fewer steps, other rows seen
+    assert code == 2 and "dataloader_drop_last" in text
     copy.write_text("".join(lines[:-1]))
     code, text = run("reward", flags(tiny_models["reward"], str(copy), tmp_path / "c"), monkeypatch, capsys)
     assert code == 2 and "train_rows_sha256" in text and "train_file:" not in text, text

@@ -3,9 +3,10 @@
 Before a recipe loads its model, :func:`prepare_run` reads ``output_dir``:
 
 * **empty or new**: a fresh run. Process 0 marks the folder (``biasaware_run.json``: the recipe and
-  its settings) as training starts, before its first checkpoint, so a run stopped before that still
-  owns its folder and the same command starts it again; a run that fails before training starts (a
-  model that does not load, data with no rows) leaves nothing there.
+  its settings) as training starts, before its first checkpoint, so the folder of a run stopped before
+  that is known as a run's; it holds nothing trained, so any command (the same one, or one with corrected
+  settings) starts there from the first step, and its mark replaces the old. A run that fails before
+  training starts (a model that does not load, data with no rows) leaves nothing there.
 * **a finished run** (its model card records the load-back check, :func:`~biasaware.training.recipe.trained`)
   **of the same settings**: nothing to train; the recipe says so and exits 0 (``resume_from_checkpoint``
   included: there is no step left to take).
@@ -92,11 +93,15 @@ NOT_COMPARED_PREFIXES = (
 )
 
 
+# compared although their prefix is not: dropping a short last batch changes the steps and the rows seen
+COMPARED = {"dataloader_drop_last"}
+
+
 def _comparable(settings: dict[str, Any] | None) -> dict[str, Any]:
     return {
         k: v
         for k, v in (settings or {}).items()
-        if k not in NOT_COMPARED and not k.startswith(NOT_COMPARED_PREFIXES)
+        if k in COMPARED or (k not in NOT_COMPARED and not k.startswith(NOT_COMPARED_PREFIXES))
     }
 
 
