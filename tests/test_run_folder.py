@@ -204,6 +204,17 @@ def test_a_folder_of_other_files_is_refused_and_left_as_it_was(
             "load_in_4bit: true: the recipes load a model folder or hub name as it is",
         ),
         ("reward", {"model_revision": "v2"}, "model_revision: v2: the recipes load"),
+        ("grpo", {"num_generations": "4", "bias_ratio": "4"}, "bias_ratio must look like 'k:n'"),
+        (
+            "grpo",
+            {"num_generations": "4", "select_prompts": "4", "select_pool": "2"},
+            "select_pool (2) must be at least select_prompts (4)",
+        ),
+        (
+            "grpo",
+            {"num_generations": "4", "rewards": "accuracy,formatt"},
+            "rewards 'accuracy,formatt': reward names are separated by spaces (--rewards accuracy formatt)",
+        ),
     ],
 )
 def test_settings_a_run_would_fail_on_are_refused_before_training(
@@ -214,6 +225,11 @@ def test_settings_a_run_would_fail_on_are_refused_before_training(
     model = tiny_models["reward" if recipe == "reward" else "causal"]
     places = {"empty": str(empty), "reward": str(tiny_models["reward"])}
     more = {k: v.format(**places) for k, v in change.items()}
+
+    def loaded(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr("biasaware.training.recipe.load_model", loaded)
     code, text = run(recipe, flags(model, train_file, tmp_path / "out", **more), monkeypatch, capsys)
     assert code == 2 and says in text and "Traceback" not in text, text
     assert not (tmp_path / "out" / "model.safetensors").exists()
@@ -341,6 +357,30 @@ def test_bf16_on_a_machine_without_a_gpu_is_said_in_the_recipes_words(
     code, text = run("reward", argv, monkeypatch, capsys)
     assert code == 2 and "error: bf16 is on" in text and "set bf16: false (--bf16 false)" in text, text
     assert "Your setup" not in text
+    # launched by a DeepSpeed config with mixed_precision bf16 (zero3.yaml): that config is named too
+    monkeypatch.setenv("ACCELERATE_USE_DEEPSPEED", "true")
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "bf16")
+    code, text = run("reward", argv, monkeypatch, capsys)
+    assert code == 2 and "set bf16: false (--bf16 false) to train on the CPU and launch with" in text, text
+    assert "cpu_zero3.yaml" in text
+
+
+def test_a_deepspeed_launch_whose_precision_differs_from_the_runs_is_refused_before_the_model_loads(
+    tiny_models, train_file, tmp_path, monkeypatch, capsys
+):
+    """transformers refuses DeepSpeed's bf16 (the accelerate config's mixed_precision) against a run's
+    bf16 false only once every process has loaded the model: the recipe says so first, with the way out."""
+
+    def loaded(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr("biasaware.training.recipe.load_model", loaded)
+    monkeypatch.setenv("ACCELERATE_USE_DEEPSPEED", "true")
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "bf16")
+    code, text = run("reward", flags(tiny_models["reward"], train_file, tmp_path / "out"), monkeypatch, capsys)
+    assert code == 2 and "accelerate config sets mixed_precision: bf16" in text, text
+    assert "this run's is no (bf16: false, fp16: false)" in text and "cpu_zero3.yaml" in text
+    assert not (tmp_path / "out").exists()
 
 
 def test_the_number_of_epochs_is_no_setting_where_max_steps_decides_the_length():

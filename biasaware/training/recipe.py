@@ -64,6 +64,7 @@ from biasaware.judging.judge_format import RECORD_CHECKS
 from biasaware.judging.models import chat_ids, hub_base, load_config, load_model, weight_files, weights_bytes
 from biasaware.training.checkpoints import Checkpoints, check_minutes
 from biasaware.training.finite import FiniteGradients
+from biasaware.training.judge_data import parse_ratio
 from biasaware.training.run_folder import jsonable as _jsonable
 from biasaware.training.run_folder import newest_checkpoint, prepare_run, resume_arg, write_mark
 from biasaware.version import __version__
@@ -924,13 +925,14 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
             said = (
                 "bf16 is on (TRL's default where the config leaves it out), and this machine has no GPU "
                 "that trains in bf16: set bf16: false (--bf16 false) to train on the CPU"
-            )
+            ) + (f" and {CPU_DEEPSPEED}" if launch_precision() == "bf16" else "")
         hints = closest_flags(said, dataclass_types)
         unused = re.search(r"not used by the HfArgumentParser: (.*)", said)  # the parser's own words
         if unused:
             said = "unknown flag(s)" if hints else f"unexpected argument(s): {unused.group(1)}"
         raise BiasAwareError(said + hints) from None
     check_training_settings(*parsed)
+    check_launch_precision(parsed[1])
     flagged = any(a.split("=")[0] in ("--output_dir", "--output-dir") for a in args)
     if not (
         flagged or settings.get("output_dir") is not None
@@ -1008,6 +1010,11 @@ def check_training_settings(script_args: Any, training_args: Any, model_args: An
         raise BiasAwareError(
             f"select_prompts: a number of prompts, at least 1 (or 0: no selection); got {chosen}"
         )
+    pool = getattr(script_args, "select_pool", None)
+    if chosen and pool and pool < chosen:  # 0 or left out: 4 x select_prompts
+        raise BiasAwareError(f"select_pool ({pool}) must be at least select_prompts ({chosen})")
+    if getattr(script_args, "bias_ratio", None) is not None:
+        parse_ratio(script_args.bias_ratio)
     check_minutes(getattr(script_args, "save_minutes", 0.0))
     rows = getattr(script_args, "max_train_rows", None)
     if rows is not None and rows < 1:
@@ -1045,11 +1052,52 @@ def check_training_settings(script_args: Any, training_args: Any, model_args: An
             "remote code or another revision; leave these out (download a revision to a folder and name the folder)"
         )
     rewards, weights = getattr(script_args, "rewards", None), getattr(training_args, "reward_weights", None)
+    listed = [r for r in rewards or [] if "," in r]
+    if listed:
+        raise BiasAwareError(
+            f"rewards {listed[0]!r}: reward names are separated by spaces (--rewards "
+            f"{' '.join(x.strip() for x in listed[0].split(',') if x.strip())}), or a YAML list in a config"
+        )
     if rewards is not None and weights is not None and len(weights) != len(rewards):
         raise BiasAwareError(
             f"reward_weights: one weight per reward ({len(rewards)}: {', '.join(rewards)}); got {len(weights)}"
         )
     check_finite(script_args, training_args, model_args)
+
+
+# what a DeepSpeed launch on a CPU takes: an accelerate config without mixed precision
+CPU_DEEPSPEED = (
+    "launch with accelerate_configs/cpu_zero3.yaml (mixed_precision: no; DeepSpeed ZeRO-3 on a CPU)"
+)
+
+
+def launch_precision() -> str | None:
+    """The mixed precision a DeepSpeed launch's accelerate config set (``accelerate launch`` passes it to
+    every process), or ``None`` outside one."""
+    if os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() != "true":
+        return None
+    return os.environ.get("ACCELERATE_MIXED_PRECISION", "no").lower()
+
+
+def check_launch_precision(training_args: Any) -> None:
+    """Under DeepSpeed, the accelerate config's ``mixed_precision`` (bf16 or fp16) becomes DeepSpeed's, which
+    transformers refuses to train with when the run's ``bf16``/``fp16`` differ, after every process has
+    loaded the model: said before (:class:`BiasAwareError`)."""
+    launch = launch_precision()
+    run = "bf16" if training_args.bf16 else "fp16" if training_args.fp16 else "no"
+    if launch in ("bf16", "fp16") and run != launch:
+        import torch  # here: the recipes' arguments are checked before torch is imported
+
+        cpu = " on a CPU" if getattr(training_args, "use_cpu", False) or not torch.cuda.is_available() else ""
+        raise BiasAwareError(
+            f"this launch's accelerate config sets mixed_precision: {launch}, which DeepSpeed trains in, and this "
+            f"run's is {run} (bf16: {str(training_args.bf16).lower()}, fp16: {str(training_args.fp16).lower()}): "
+            + (
+                CPU_DEEPSPEED
+                if cpu
+                else f"set {launch}: true, or launch with a config whose mixed_precision is {run}"
+            )
+        )
 
 
 # what a setting's infinity was meant to say, and the finite value that says it
