@@ -30,7 +30,7 @@ from generative_steps import (  # bench/, next to this script
     step_arguments,
     train_grpo,
 )
-from record import add_json_argument, write_record  # bench/, next to this script
+from record import add_json_argument, run_main, write_record  # bench/, next to this script
 from training_steps import StepClock
 from trl import SFTConfig, SFTTrainer
 
@@ -168,4 +168,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import torch
 from datasets import Dataset
-from record import add_json_argument, write_record  # bench/, next to this script
+from record import add_json_argument, run_main, write_record  # bench/, next to this script
 from training_steps import StepClock, common, wait
 from trl import GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
 
@@ -276,4 +276,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

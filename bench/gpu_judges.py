@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import torch
+from record import run_main
 
 from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.devices import resolve
@@ -219,4 +220,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -38,8 +38,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from record import add_json_argument, write_record  # bench/, next to this script
+from record import add_json_argument, run_main, write_record  # bench/, next to this script
 
+from biasaware.errors import BiasAwareError
 from biasaware.experiments import parts
 from biasaware.experiments.generative import ARMS, Budget, claimed, grpo_flags, grpo_signal, make_budget
 from biasaware.recipes import grpo as grpo_recipe
@@ -193,6 +194,20 @@ def main() -> None:
     seed = args.seed_folder.resolve()
     # the study row's settings (the seed's budget), which each variant changes
     record = seed_record(args.seed_folder)  # read once: every variant's flags start from it
+    for arm in arms if variants else []:  # a missing arm or a bad setting is said before anything trains
+        start = args.seed_folder / "ckpt" / f"{ARMS[arm].sft_of or arm}-sft"
+        if not trained(start):
+            parser.error(
+                f"--arms {arm}: {start} holds no finished SFT checkpoint (the seed has not trained it)"
+            )
+        for name, settings in variants:
+            try:
+                parse_recipe(
+                    grpo_recipe.DATACLASSES,
+                    parts.recipe_flags(study_flags(args.seed_folder, record, arm, Path("-"), settings)),
+                )
+            except BiasAwareError as exc:
+                parser.error(f"--variant {name}: {exc}")
     figures: dict = {
         "seed_folder": f"{seed.parent.name}/{seed.name}",
         "seed_budget": record["budget"],
@@ -226,7 +241,12 @@ def main() -> None:
                 forget_scores()  # each variant scores its pool, so its seconds compare with the study's
                 earlier = trained(out)  # a stage finished under --work by an earlier run: read, not rerun
                 t0 = time.time()
-                parts.run_stage("grpo", flags, f"GRPO of {arm}, {name}", work / "run.log", cpu=True)
+                try:
+                    parts.run_stage("grpo", flags, f"GRPO of {arm}, {name}", work / "run.log", cpu=True)
+                except BiasAwareError as exc:  # a variant name reused under --work with other settings
+                    raise BiasAwareError(
+                        f"--variant {name}, arm {arm}: {exc} (here: another --work or variant name)"
+                    ) from None
                 row = {"settings": settings, **figures_of(out, None if earlier else time.time() - t0)}
                 if earlier:
                     row["finished_earlier"] = True
@@ -236,4 +256,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -21,7 +21,7 @@ import tempfile
 import time
 
 import torch
-from record import add_json_argument, write_record
+from record import add_json_argument, run_main, write_record
 
 from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.evaluation.runner import load_probes
@@ -177,4 +177,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

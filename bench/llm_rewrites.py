@@ -18,7 +18,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 
-from record import add_json_argument, write_record
+from record import add_json_argument, run_main, write_record
 
 from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.judging.fake_server import FakeChatServer
@@ -98,4 +98,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -27,6 +27,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from record import run_main
+
 from biasaware.judging.parsers import get_parser
 
 ORDERS = {"swap = False": {"A": "1", "B": "2"}, "swap = True": {"A": "2", "B": "1"}}
@@ -125,4 +127,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_main(main))

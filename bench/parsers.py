@@ -16,7 +16,7 @@ import argparse
 import time
 from functools import partial
 
-from record import add_json_argument, write_record
+from record import add_json_argument, run_main, write_record
 
 from biasaware.judging.parsers import PARSERS
 from biasaware.judging.score_prompts import parse_score, parse_template
@@ -105,4 +105,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_main(main))

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from record import add_json_argument, write_record
+from record import add_json_argument, run_main, write_record
 
 from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.data.fluency import DEFAULT_MODEL, MARGIN, FluencyScorer, natural_gaps
@@ -96,4 +96,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

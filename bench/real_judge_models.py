@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from record import add_json_argument, write_record
+from record import add_json_argument, run_main, write_record
 
 from biasaware.devices import where
 from biasaware.evaluation.real_text import pair_outcomes
@@ -91,4 +91,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -2,7 +2,7 @@
 
 The file holds the command that wrote it, the machine (cores, platform, torch threads when torch is
 loaded) and the figures the script printed, so a figure in the docs names its file and a test checks
-that the two agree (``tests/test_docs.py``).
+that the two agree (``tests/test_docs.py``). :func:`run_main` runs a script as the CLI runs a command.
 """
 
 from __future__ import annotations
@@ -32,3 +32,19 @@ def write_record(path: str | None, figures: dict) -> None:
         json.dumps({"command": command, "machine": machine, "figures": figures}, indent=2) + "\n"
     )
     print(f"wrote {path}")
+
+
+def run_main(main):
+    """A bench script's ``main()``, as the CLI runs a command: a refusal (a model that is not there, an option
+    value the library refuses, a folder of other settings) is one ``error:`` line and exit 2, Ctrl-C exit 130,
+    neither with a traceback. Returns what ``main`` returns."""
+    from biasaware.errors import BiasAwareError
+
+    try:
+        return main()
+    except BiasAwareError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        raise SystemExit(130) from None

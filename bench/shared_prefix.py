@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import torch
-from record import add_json_argument, write_record  # bench/, next to this script
+from record import add_json_argument, run_main, write_record  # bench/, next to this script
 
 from biasaware.devices import resolve_device
 from biasaware.experiments.generative import TRAINED_CUES, build_bench_once, make_budget, study_precision
@@ -150,4 +150,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 import torch
-from record import add_json_argument, write_record  # bench/, next to this script
+from record import add_json_argument, run_main, write_record  # bench/, next to this script
 from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
 
 from biasaware.data.builders import BuildConfig, build_bench, build_train
@@ -210,4 +210,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

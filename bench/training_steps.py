@@ -18,6 +18,7 @@ import time
 
 import torch
 from datasets import Dataset
+from record import run_main
 from transformers import (
     AutoModelForCausalLM,
     AutoModelForSequenceClassification,
@@ -28,7 +29,7 @@ from trl import GRPOConfig, GRPOTrainer, ModelConfig, RewardConfig, RewardTraine
 
 from biasaware.data.builders import BuildConfig, build_train
 from biasaware.io import read_records
-from biasaware.judging.models import prepare_tokenizer, resolve_model_path
+from biasaware.judging.models import load_config, prepare_tokenizer, resolve_model_path
 from biasaware.recipes import load_recipe
 from biasaware.tiny import build_tiny_models
 from biasaware.training.judge_data import grpo_rows
@@ -168,10 +169,15 @@ def grpo_bench(rows_file: str, steps: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rm", default="minilm-l6")
-    parser.add_argument("--steps", type=int, default=11)
-    parser.add_argument("--rows-per-step", type=int, default=8)
+    parser.add_argument(
+        "--rm",
+        default="minilm-l6",
+        help="the reward model trained (a built-in name or a folder; default minilm-l6)",
+    )
+    parser.add_argument("--steps", type=int, default=11, help="optimizer steps per run (default 11)")
+    parser.add_argument("--rows-per-step", type=int, default=8, help="training rows per step (default 8)")
     args = parser.parse_args()
+    load_config(args.rm, "reward")  # a model that is not there is said before anything is built
     with tempfile.TemporaryDirectory() as tmp:
         build_train(BuildConfig(corpus_size=600, max_rows=400, n_negatives=4), tmp)
         rows_file = f"{tmp}/train.jsonl"
@@ -180,4 +186,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

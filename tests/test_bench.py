@@ -62,3 +62,12 @@ def test_the_judge_benchmarks_run_on_the_tiny_models(tiny_models, monkeypatch, c
     ]
     assert run_script(BENCH / "gpu_judges.py", on_cpu, monkeypatch) == 0
     assert "reward" in capsys.readouterr().out
+
+
+def test_a_benchmark_given_a_model_that_is_not_there_says_so_in_one_line(monkeypatch, capsys, tmp_path):
+    """A refusal is an `error:` line and exit 2, as the CLI's; no traceback (bench/record.py's run_main)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    missing = str(tmp_path / "no-model")
+    assert run_script(BENCH / "training_steps.py", ["--rm", missing], monkeypatch) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "no-model" in err and "Traceback" not in err

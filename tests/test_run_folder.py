@@ -377,7 +377,9 @@ def test_a_deepspeed_launch_whose_precision_differs_from_the_runs_is_refused_bef
     monkeypatch.setattr("biasaware.training.recipe.load_model", loaded)
     monkeypatch.setenv("ACCELERATE_USE_DEEPSPEED", "true")
     monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "bf16")
-    code, text = run("reward", flags(tiny_models["reward"], train_file, tmp_path / "out"), monkeypatch, capsys)
+    code, text = run(
+        "reward", flags(tiny_models["reward"], train_file, tmp_path / "out"), monkeypatch, capsys
+    )
     assert code == 2 and "accelerate config sets mixed_precision: bf16" in text, text
     assert "this run's is no (bf16: false, fp16: false)" in text and "cpu_zero3.yaml" in text
     assert not (tmp_path / "out").exists()
