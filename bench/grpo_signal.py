@@ -146,6 +146,20 @@ def seed_row(folder: Path, arm: str) -> dict | None:
     return {"settings": {}, "from_seed": True, **figures_of(ckpt, seconds)}
 
 
+def against(row: dict, study: dict | None) -> dict:
+    """A variant's figures against the study row's of the same arm, from the same run: the share of groups
+    with signal as a difference, the seconds as a ratio (empty without a study row)."""
+    if not study or row is study:
+        return {}
+    out = {}
+    for k in ("nonuniform", "expected_nonuniform"):
+        if row.get(k) is not None and study.get(k) is not None:
+            out[f"{k}_minus_study"] = round(row[k] - study[k], 4)
+    if row.get("seconds") and study.get("seconds"):
+        out["seconds_vs_study"] = round(row["seconds"] / study["seconds"], 2)
+    return out
+
+
 def say(arm: str, name: str, row: dict) -> None:
     print(f"{arm:10} {name:16} " + ", ".join(f"{k} {v}" for k, v in row.items() if k != "settings"))
 
@@ -222,6 +236,7 @@ def main() -> None:
                     "settings": settings,
                     **expected_of(study_flags(args.seed_folder, record, arm, Path("-"), settings)),
                 }
+                row.update(against(row, figures["arms"][arm].get("study")))
                 figures["arms"][arm][name] = row
                 say(arm, name, row)
         write_record(args.json, figures)
@@ -250,6 +265,7 @@ def main() -> None:
                 row = {"settings": settings, **figures_of(out, None if earlier else time.time() - t0)}
                 if earlier:
                     row["finished_earlier"] = True
+                row.update(against(row, figures["arms"][arm].get("study")))
                 figures["arms"][arm][name] = row
                 say(arm, name, row)
     write_record(args.json, figures)
