@@ -189,6 +189,17 @@ def test_zero3_steps_whose_gradients_are_not_finite_are_said_and_stop_the_run(ti
     assert "exitcode  : 2" in log, log[-6000:]
 
 
+def test_a_launch_refused_before_training_says_so_once(tiny_models, rows, tmp_path):
+    """Every rank refuses the same settings; rank 0 alone says it (exit 2 each), not once per process."""
+    args = ["--model_name_or_path", str(tiny_models["reward"]), "--train_file", rows, "--use_cpu", "true"]
+    proc = start(command("cpu_ddp.yaml", "reward.py", tmp_path / "o", *args, "--learning_rate", "-1"), ENV)
+    log = finish(proc)
+    assert proc.returncode != 0 and log.count("error: learning_rate: a finite number above 0") == 1, log[
+        -6000:
+    ]
+    assert "[rank 1]" not in log and not (tmp_path / "o").exists()
+
+
 def test_sft_ddp_and_zero3_with_16bit_save(tiny_models, traces, tmp_path):
     """SFT of a causal judge with tied embeddings; ZeRO-3 here saves through its 16-bit gather."""
     args = ["--model_name_or_path", str(tiny_models["causal"]), "--train_file", traces]

@@ -1159,7 +1159,10 @@ def run_recipe(main, dataclass_types, check=None) -> None:
     missing or malformed config file and an unknown key (named, with the closest valid one) are printed
     without a traceback and exit 2."""
 
-    out = None
+    out, training = None, False
+    # a launch's other ranks: the settings, files and folder are the same for every rank, so what is refused
+    # before training is said once, by rank 0 (the env's rank: asking accelerate would form the group)
+    rank = int(os.environ.get("RANK", "0") or 0)
     try:
         before_group()  # a launch: what would hold the process group past shutdown is imported first
         with command():  # output_dir is this run's (its ranks') until it ends
@@ -1167,10 +1170,12 @@ def run_recipe(main, dataclass_types, check=None) -> None:
             checked = {} if check is None else {"checked": check(*parsed)}
             out = parsed[1].output_dir
             if prepare_run(recipe_name(main), parsed):  # resumes, or refuses the folder
+                training = True
                 main(*parsed, **checked)
             shutdown()  # every rank leaves the process group before the interpreter exits
     except BiasAwareError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        if rank == 0 or training:  # an error while training may be one rank's own: named by its rank
+            print(f"{f'[rank {rank}] ' if rank else ''}error: {exc}", file=sys.stderr)
         shutdown(wait=False)
         sys.exit(2)
     except KeyboardInterrupt:
@@ -1182,6 +1187,7 @@ def run_recipe(main, dataclass_types, check=None) -> None:
             if out
             else ""
         )
-        print(f"interrupted{where}", file=sys.stderr)
+        if rank == 0:  # Ctrl-C reaches every rank of a launch
+            print(f"interrupted{where}", file=sys.stderr)
         shutdown(wait=False)
         sys.exit(130)
