@@ -191,13 +191,26 @@ def main() -> None:
     parser.add_argument(
         "--device", help="run here even without a GPU (cpu, cuda:N, ...); default: GPU or skip"
     )
-    parser.add_argument("--views", type=int, default=1024)
-    parser.add_argument("--batch-sizes", type=lambda s: [int(x) for x in s.split(",")], default=[16, 64])
+    parser.add_argument(
+        "--views", type=int, default=1024, help="views for the reward-model rates (default 1024)"
+    )
+    parser.add_argument(
+        "--batch-sizes",
+        type=lambda s: [int(x) for x in s.split(",")],
+        default=[16, 64],
+        help="reward-model batch sizes, comma-separated (default 16,64)",
+    )
     parser.add_argument("--loop-views", type=int, default=128, help="views timed one at a time (scaled up)")
-    parser.add_argument("--gen-views", type=int, default=64)
-    parser.add_argument("--gen-tokens", type=int, default=128)
-    parser.add_argument("--gen-batch-size", type=int, default=16)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--gen-views", type=int, default=64, help="views for direct vs generation (default 64)"
+    )
+    parser.add_argument(
+        "--gen-tokens", type=int, default=128, help="new tokens per view when generating (default 128)"
+    )
+    parser.add_argument(
+        "--gen-batch-size", type=int, default=16, help="direct and generation batch size (default 16)"
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="timed rounds, the best kept (default 3)")
     parser.add_argument("--procs", type=int, help="processes for the 1-vs-N run (default: the GPU count)")
     args = parser.parse_args()
     if args.device is None and not torch.cuda.is_available():

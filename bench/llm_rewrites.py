@@ -68,7 +68,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=500, help="items; each needs 2 rewrites (default 500)")
     parser.add_argument("--latency", type=float, default=0.1, help="seconds per request (default 0.1)")
-    parser.add_argument("--concurrency", type=int, nargs=2, default=[1, 64], metavar=("LOW", "HIGH"))
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        nargs=2,
+        default=[1, 64],
+        metavar=("LOW", "HIGH"),
+        help="the two concurrencies compared (default 1 64)",
+    )
     add_json_argument(parser)
     args = parser.parse_args()
     rewrites = 2 * args.items

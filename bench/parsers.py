@@ -68,7 +68,9 @@ def read_once(text: str) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--repeat", type=int, default=3, help="timed rounds per parser, the best kept (default 3)"
+    )
     add_json_argument(ap)
     args = ap.parse_args()
     rows = {}

@@ -48,7 +48,9 @@ def main() -> None:
     parser.add_argument("--data", required=True, help="a build real folder")
     parser.add_argument("--n", type=int, default=20, help="probes per bias and side")
     parser.add_argument("--natural", type=int, default=100, help="answers for the natural reference")
-    parser.add_argument("--model", default=DEFAULT_MODEL)
+    parser.add_argument(
+        "--model", default=DEFAULT_MODEL, help=f"the language model scoring fluency (default {DEFAULT_MODEL})"
+    )
     parser.add_argument("--work", help="the probe folder (default: a temporary one)")
     add_json_argument(parser)
     args = parser.parse_args()
