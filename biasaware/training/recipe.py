@@ -1088,13 +1088,13 @@ def check_launch_precision(training_args: Any) -> None:
     if launch in ("bf16", "fp16") and run != launch:
         import torch  # here: the recipes' arguments are checked before torch is imported
 
-        cpu = " on a CPU" if getattr(training_args, "use_cpu", False) or not torch.cuda.is_available() else ""
+        on_cpu = getattr(training_args, "use_cpu", False) or not torch.cuda.is_available()
         raise BiasAwareError(
             f"this launch's accelerate config sets mixed_precision: {launch}, which DeepSpeed trains in, and this "
             f"run's is {run} (bf16: {str(training_args.bf16).lower()}, fp16: {str(training_args.fp16).lower()}): "
             + (
                 CPU_DEEPSPEED
-                if cpu
+                if on_cpu
                 else f"set {launch}: true, or launch with a config whose mixed_precision is {run}"
             )
         )
