@@ -208,20 +208,24 @@ def main() -> None:
     seed = args.seed_folder.resolve()
     # the study row's settings (the seed's budget), which each variant changes
     record = seed_record(args.seed_folder)  # read once: every variant's flags start from it
-    for arm in arms if variants else []:  # a missing arm or a bad setting is said before anything trains
-        start = args.seed_folder / "ckpt" / f"{ARMS[arm].sft_of or arm}-sft"
-        if not trained(start):
-            parser.error(
-                f"--arms {arm}: {start} holds no finished SFT checkpoint (the seed has not trained it)"
-            )
-        for name, settings in variants:
-            try:
-                parse_recipe(
-                    grpo_recipe.DATACLASSES,
-                    parts.recipe_flags(study_flags(args.seed_folder, record, arm, Path("-"), settings)),
+    # a missing arm or a bad setting is said before anything trains (the flags checked with an output folder of
+    # their own, in which nothing is written)
+    with tempfile.TemporaryDirectory() as scratch:
+        for arm in arms if variants else []:
+            start = args.seed_folder / "ckpt" / f"{ARMS[arm].sft_of or arm}-sft"
+            if not trained(start):
+                parser.error(
+                    f"--arms {arm}: {start} holds no finished SFT checkpoint (the seed has not trained it)"
                 )
-            except BiasAwareError as exc:
-                parser.error(f"--variant {name}: {exc}")
+            for name, settings in variants:
+                out = Path(scratch) / f"{arm}-{name}"
+                try:
+                    parse_recipe(
+                        grpo_recipe.DATACLASSES,
+                        parts.recipe_flags(study_flags(args.seed_folder, record, arm, out, settings)),
+                    )
+                except BiasAwareError as exc:
+                    parser.error(f"--variant {name}: {exc}")
     figures: dict = {
         "seed_folder": f"{seed.parent.name}/{seed.name}",
         "seed_budget": record["budget"],

@@ -831,6 +831,45 @@ def test_a_running_endpoint_run_keeps_its_costs_as_it_goes(bench, tmp_path, monk
     assert json.loads((out / resume.COSTS_FILE).read_text())["calls"] == run["calls"]
 
 
+def test_nested_runs_each_keep_their_costs_as_the_calls_come(tmp_path, monkeypatch):
+    """eval real judges each set in a run of its own inside its own run: a call counts in the set's costs file
+    and in the enclosing folder's, both written as it comes (a kill loses neither), and the enclosing run's
+    hook is the client's again once the set's run ends."""
+    import biasaware.evaluation.resume as resume
+
+    class Client:
+        on_count = None
+
+    class Judge:  # what costs_kept reads: the client it calls and its counts
+        def __init__(self):
+            self.client, self.calls = Client(), 0
+
+        def summary(self):
+            return {"model": "m", "calls": self.calls}
+
+        def call(self):
+            self.calls += 1
+            self.client.on_count()
+
+    monkeypatch.setattr(resume, "COSTS_EVERY_S", 0.0)
+    judge, outer, inner = Judge(), tmp_path / "real", tmp_path / "real" / "set"
+    inner.mkdir(parents=True)
+
+    def kept(folder):
+        return json.loads((folder / resume.COSTS_FILE).read_text())["calls"]
+
+    with resume.costs_kept(outer, judge, None):
+        judge.call()
+        with resume.costs_kept(inner, judge, None):
+            for _ in range(3):
+                judge.call()
+            assert kept(inner) == 3 and kept(outer) == 4  # as they came, before either run ended
+        outer_hook = judge.client.on_count
+        judge.call()
+        assert kept(outer) == 5 and kept(inner) == 3
+    assert judge.client.on_count is None and outer_hook is not None
+
+
 def test_a_stopped_endpoint_run_counts_the_tokens_of_the_replies_in_flight(bench, tmp_path, monkeypatch):
     """Ctrl-C while calls are in flight: their replies are cached as they arrive and their tokens counted in
     the folder's costs, so the stopped run and the run that finishes it cost what one run does."""

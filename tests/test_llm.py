@@ -567,3 +567,20 @@ def test_a_key_given_where_its_variables_name_goes_is_refused_unshown():
                 make(model="m", api_key_env=key) if make is LLMSpec else make(name="m", api_key_env=key)
             assert key not in str(said.value)
     assert LLMSpec(model="m", api_key_env="MY_KEY_2").api_key_env == "MY_KEY_2"
+
+
+def test_a_count_hook_that_fails_to_save_never_fails_the_call(tmp_path, caplog):
+    """What the client is told after each count (a build's or an eval run's saving of its counts) may fail (a
+    full disk): the reply that arrived is still cached and used, the failure logged."""
+
+    def full_disk():
+        raise OSError(28, "No space left on device")
+
+    with FakeChatServer() as server:
+        client = LLMClient(spec(server, tmp_path))
+        client.on_count = full_disk
+        with caplog.at_level(logging.WARNING):
+            assert client.complete_many([ask(i) for i in range(3)]) == ["OK"] * 3
+        assert "the counts could not be saved as they came" in caplog.text
+        again = LLMClient(spec(server, tmp_path))
+        assert again.complete_many([ask(i) for i in range(3)]) == ["OK"] * 3 and again.stats.cache_hits == 3

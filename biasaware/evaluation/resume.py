@@ -400,12 +400,15 @@ def costs_kept(out: Path, judge, before: dict[str, Any] | None) -> Iterator[dict
                 write_json(kept, now)
             return now
 
+    client = llm_client(judge)
+    told = getattr(client, "on_count", None)  # an enclosing run's (eval real's sets): told too
+
     def soon() -> None:
         if time.time() - saved[0] >= COSTS_EVERY_S:
             keep()
+        if told is not None:
+            told()
 
-    client = llm_client(judge)
-    told = getattr(client, "on_count", None)
     if client is not None:
         client.on_count = soon
     try:

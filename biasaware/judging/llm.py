@@ -662,14 +662,23 @@ class LLMClient:
         self._lock = threading.Lock()
         self._stop = threading.Event()  # set when a run stops (Ctrl-C, an error): no worker tries again
         self._unreachable = 0  # requests in a row that could not reach the endpoint after all retries
-        self.on_count: Callable[[], None] | None = None  # told after every count (a build saves them)
+        # told after every count, in the worker thread (a build and an eval run save them); what it raises
+        # while saving is logged, so a reply that arrived is still cached and used
+        self.on_count: Callable[[], None] | None = None
 
     def _count(self, **amounts: int) -> None:
         with self._lock:  # worker threads update the counts
             for name, n in amounts.items():
                 setattr(self.stats, name, getattr(self.stats, name) + n)
-        if self.on_count is not None:
-            self.on_count()
+        hook = self.on_count  # read once: the run that set it may put another back meanwhile
+        if hook is not None:
+            try:
+                hook()
+            except (
+                OSError,
+                BiasAwareError,
+            ) as exc:  # the counts' file (a full disk): never the call's failure
+                log.warning("%s: the counts could not be saved as they came (%s)", self.role, exc)
 
     @property
     def backend(self):

@@ -1084,7 +1084,10 @@ def check_launch_precision(training_args: Any) -> None:
     transformers refuses to train with when the run's ``bf16``/``fp16`` differ, after every process has
     loaded the model: said before (:class:`BiasAwareError`)."""
     launch = launch_precision()
-    run = "bf16" if training_args.bf16 else "fp16" if training_args.fp16 else "no"
+    # as transformers matches them: a run's bf16 (fp16) is its own or its evaluation's
+    bf16 = training_args.bf16 or getattr(training_args, "bf16_full_eval", False)
+    fp16 = training_args.fp16 or getattr(training_args, "fp16_full_eval", False)
+    run = "bf16" if bf16 else "fp16" if fp16 else "no"
     if launch in ("bf16", "fp16") and run != launch:
         import torch  # here: the recipes' arguments are checked before torch is imported
 
@@ -1160,9 +1163,11 @@ def run_recipe(main, dataclass_types, check=None) -> None:
     without a traceback and exit 2."""
 
     out, training = None, False
-    # a launch's other ranks: the settings, files and folder are the same for every rank, so what is refused
-    # before training is said once, by rank 0 (the env's rank: asking accelerate would form the group)
+    # a launch's other processes on a machine see its settings, files and folder as its first does, so what is
+    # refused before training is said once a machine, by its local rank 0 (a machine's own missing file is said
+    # there); the env's ranks: asking accelerate would form the group
     rank = int(os.environ.get("RANK", "0") or 0)
+    first_here = int(os.environ.get("LOCAL_RANK", "0") or 0) == 0
     try:
         before_group()  # a launch: what would hold the process group past shutdown is imported first
         with command():  # output_dir is this run's (its ranks') until it ends
@@ -1174,7 +1179,7 @@ def run_recipe(main, dataclass_types, check=None) -> None:
                 main(*parsed, **checked)
             shutdown()  # every rank leaves the process group before the interpreter exits
     except BiasAwareError as exc:
-        if rank == 0 or training:  # an error while training may be one rank's own: named by its rank
+        if first_here or training:  # an error while training may be one rank's own: named by its rank
             print(f"{f'[rank {rank}] ' if rank else ''}error: {exc}", file=sys.stderr)
         shutdown(wait=False)
         sys.exit(2)
@@ -1187,7 +1192,7 @@ def run_recipe(main, dataclass_types, check=None) -> None:
             if out
             else ""
         )
-        if rank == 0:  # Ctrl-C reaches every rank of a launch
+        if first_here:  # Ctrl-C reaches every process of a machine
             print(f"interrupted{where}", file=sys.stderr)
         shutdown(wait=False)
         sys.exit(130)
