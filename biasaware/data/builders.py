@@ -448,10 +448,9 @@ def unread_settings(stamp: dict[str, Any], kind: str) -> set[str]:
             unread.add("n_negatives")
         if not stamp.get("key_negatives"):
             unread.add("key_types")
+    # a mirror probe puts the short correct answer, not a key, against the long one
     elif "masterkey" not in names or (kind == "bench" and stamp.get("direction") == "mirror"):
-        unread.add(
-            "key_types"
-        )  # a mirror probe puts the short correct answer, not a key, against the long one
+        unread.add("key_types")
     return unread
 
 
