@@ -211,6 +211,7 @@ def test_cli_build_real(tmp_path, capsys, real_folder):
     (root / "rm-bench" / "data" / "chat_filtered.json").write_text("[]")
     assert parts_lacking("rm-bench", root / "rm-bench") == [
         "code_filtered.json",
+        "math_filtered.json",
         "safety-refuse_filtered.json",
         "safety-response_filtered.json",
     ]
@@ -218,6 +219,7 @@ def test_cli_build_real(tmp_path, capsys, real_folder):
     # a copy given as one of its files (--source rm-bench=.../chat_filtered.json) holds that part only
     assert parts_lacking("rm-bench", root / "rm-bench" / "data" / "chat_filtered.json") == [
         "code_filtered.json",
+        "math_filtered.json",
         "safety-refuse_filtered.json",
         "safety-response_filtered.json",
     ]
@@ -237,6 +239,28 @@ def rmbench_file(folder: Path) -> None:
         for k in range(4)
     ]
     (folder / "chat_filtered.json").write_text(json.dumps(rows))
+
+
+def test_build_real_reads_every_domain_of_a_whole_rm_bench_copy(tmp_path, real_folder, capsys):
+    """RM-Bench's data/ holds five domain files (chat, code, math, safety-refuse, safety-response) and
+    total_dataset.json, their union: every domain file is read, the union is not (its pairs would count twice)."""
+    root = real_folder(tmp_path / "real")
+    rmbench_file(root / "rm-bench" / "data")
+    data = root / "rm-bench" / "data"
+    everything = json.loads((data / "chat_filtered.json").read_text())
+    for domain in ("code", "math", "safety-refuse", "safety-response"):
+        mine = [{**r, "id": f"{domain}-{k}", "subset": domain} for k, r in enumerate(everything[:4])]
+        (data / f"{domain}_filtered.json").write_text(json.dumps(mine))
+        everything += mine
+    (data / "total_dataset.json").write_text(json.dumps(everything))
+    assert parts_lacking("rm-bench", root / "rm-bench") == []
+    assert main(["build", "real", "--real", str(root), "--out", str(tmp_path / "o")]) == 0
+    assert "partial: rm-bench" not in capsys.readouterr().out
+    pairs = read_records(tmp_path / "o" / "bench" / "rm-bench.jsonl", "pair")
+    assert sorted({p.meta["domain"] for p in pairs}) == ["chat", "code", "math", "safety-refuse", "safety-response"]
+    assert len(pairs) == 5 * 4 * 9  # 4 prompts a domain, 3 x 3 style pairs each, none twice
+    manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
+    assert "data/math_filtered.json" in manifest["sources"]["rm-bench"]["files"]
 
 
 @pytest.fixture

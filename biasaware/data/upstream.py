@@ -126,8 +126,8 @@ UPSTREAM: dict[str, Upstream] = {
     ),
     "rm-bench": Upstream(
         "THU-KEG/RM-Bench (commit 73c52d7)",
-        "data/{chat,code,safety-refuse,safety-response}_filtered.json",
-        tuple(f"**/{s}_filtered.json" for s in ("chat", "code", "safety-refuse", "safety-response")),
+        "data/{chat,code,math,safety-refuse,safety-response}_filtered.json",
+        tuple(f"**/{s}_filtered.json" for s in ("chat", "code", "math", "safety-refuse", "safety-response")),
         "rm-bench",
         parts=True,
     ),
