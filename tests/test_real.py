@@ -257,7 +257,13 @@ def test_build_real_reads_every_domain_of_a_whole_rm_bench_copy(tmp_path, real_f
     assert main(["build", "real", "--real", str(root), "--out", str(tmp_path / "o")]) == 0
     assert "partial: rm-bench" not in capsys.readouterr().out
     pairs = read_records(tmp_path / "o" / "bench" / "rm-bench.jsonl", "pair")
-    assert sorted({p.meta["domain"] for p in pairs}) == ["chat", "code", "math", "safety-refuse", "safety-response"]
+    assert sorted({p.meta["domain"] for p in pairs}) == [
+        "chat",
+        "code",
+        "math",
+        "safety-refuse",
+        "safety-response",
+    ]
     assert len(pairs) == 5 * 4 * 9  # 4 prompts a domain, 3 x 3 style pairs each, none twice
     manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
     assert "data/math_filtered.json" in manifest["sources"]["rm-bench"]["files"]
