@@ -44,6 +44,52 @@ def test_both_orders_protocol(tmp_path):
     assert "Degenerate judge" in general_markdown(s, "rb")
 
 
+class Scripted:
+    """A generative judge whose verdict in each order is scripted by the pair's prompt: (the verdict when the
+    better answer is A, the verdict when it is B), each "right", "wrong", "tie" or "invalid"."""
+
+    kind, name = "generative", "scripted"
+
+    def __init__(self, script):
+        self.script = script
+
+    def judge(self, views):
+        out = []
+        for v in views:
+            first = v.response_a == "good"
+            plan = self.script[v.prompt[-1].content][0 if first else 1]  # the chat's last user turn
+            right, wrong = ("A", "B") if first else ("B", "A")
+            verdict = {"right": right, "wrong": wrong}.get(plan, plan)
+            out.append(JudgeOutput(plan, verdict))
+        return out
+
+    def summary(self):
+        return {}
+
+
+def test_judgebench_rule_is_reported_beside_the_both_orders_accuracy(tmp_path):
+    """JudgeBench's utils/metrics.py counts a pair right when more of its two verdicts are right than wrong
+    (a tie or an unreadable verdict neither): one right verdict beside a tie or an unreadable one is right there
+    and wrong under the both-orders rule; the report counts those pairs."""
+    script = {
+        "q0": ("right", "right"),
+        "q1": ("right", "tie"),
+        "q2": ("invalid", "right"),
+        "q3": ("right", "wrong"),
+        "q4": ("tie", "tie"),
+        "q5": ("wrong", "invalid"),
+    }
+    path = tmp_path / "jb.jsonl"
+    jsonl(path, [{"prompt": q, "chosen": "good", "rejected": "bad", "subset": "s"} for q in script])
+    judged = run_general_eval(Scripted(script), load_benchmark(str(path)), tmp_path / "o")
+    s = summarize_general(read_records(judged, "judgment"))
+    o = s["overall"]
+    assert (o["pair_acc"]["k"], o["judgebench_acc"]["k"], o["judgebench_acc"]["n"]) == (1, 3, 6)
+    assert s["per_subset"]["s"]["judgebench_acc"]["value"] == 0.5
+    report = general_markdown(s, "jb")
+    assert "By JudgeBench's rule" in report and "2 pair(s) more than pair acc" in report
+
+
 class Scorer:
     """A reward model that scores each answer by ``score`` (the better answer always sits in place A)."""
 

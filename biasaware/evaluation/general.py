@@ -2,7 +2,8 @@
 
 Generative judges see every pair in both orders (views ``chosen_first`` and ``chosen_second``); a
 pair counts as correct only when both verdicts pick the chosen response (``pair_acc``). Also
-reported: single-order accuracy over all views (``single_acc``), the share of pairs whose two
+reported: JudgeBench's accuracy (``judgebench_acc``: more of the two verdicts right than wrong, a tie or an
+unreadable verdict neither; the report counts the pairs it calls right and ``pair_acc`` does not), single-order accuracy over all views (``single_acc``), the share of pairs whose two
 verdicts pick the same response (``consistency``, both verdicts valid), the share given the same letter
 in both orders, of the pairs with two readable verdicts (``same_letter``: picked by position), and invalid
 verdicts.

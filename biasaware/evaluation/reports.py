@@ -557,6 +557,21 @@ def master_key_markdown(table: dict[str, Any], labels: dict[str, str] | None = N
     return "\n".join(lines) + "\n"
 
 
+def judgebench_rule_lines(overall: dict[str, Any]) -> list[str]:
+    """A generative judge's accuracy by JudgeBench's rule beside the stricter pair accuracy, and the pairs
+    they differ on (:func:`biasaware.evaluation.summaries.general_score`)."""
+    rule = overall.get("judgebench_acc")
+    if not rule:  # a reward model's summary, or one written before the rule was reported
+        return []
+    more = rule["k"] - overall["pair_acc"]["k"]
+    return [
+        "",
+        f"By JudgeBench's rule (a pair is right when more of its two verdicts are right than wrong; a tie or "
+        f"unreadable verdict counts neither way): {share(rule)} overall, {more} pair(s) more than pair acc "
+        "(one verdict right, the other a tie or unreadable; pair acc counts them wrong).",
+    ]
+
+
 def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
     levels = [(f"{k} (every domain)", r) for k, r in summary.get("per_difficulty", {}).items()]
     rows = [*summary["per_subset"].items(), *levels, ("**overall**", summary["overall"])]
@@ -586,6 +601,7 @@ def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
             f"{summary['overall']['overlong']} view(s) did not fit the judge's context and were not judged "
             "(verdict `invalid`, counted as wrong).\n\n"
         )
+    lines += judgebench_rule_lines(summary["overall"])
     v = summary.get("verbosity")
     if v:
         rho = number(v["spearman"], 3)

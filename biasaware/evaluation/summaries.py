@@ -243,6 +243,11 @@ def wilson_rate(k: int, n: int) -> dict[str, Any]:
     return {"value": k / n if n else None, "ci": wilson_interval(k, n), "k": k, "n": n}
 
 
+def vote(j: Judgment) -> int:
+    """A verdict's vote under JudgeBench's rule: 1 right, -1 the other answer, 0 a tie or unreadable."""
+    return 1 if j.verdict == j.correct else -1 if j.verdict in ("A", "B") else 0
+
+
 def general_score(groups: list[dict[str, Judgment]]) -> dict[str, Any]:
     overlong = sum(bool(j.meta.get("overlong")) for g in groups for j in g.values())
     cut = sum(int(j.meta.get("cut", 0)) for g in groups for j in g.values())  # texts cut to fit the context
@@ -264,12 +269,16 @@ def general_score(groups: list[dict[str, Judgment]]) -> dict[str, Any]:
         and len({j.verdict == j.correct for j in g.values()}) == 1
         for g in groups
     )
+    # JudgeBench's rule (its utils/metrics.py): more of the two verdicts right than wrong, a tie or an unreadable
+    # verdict being neither, so one right verdict beside a tie or an unreadable one is right there, wrong here
+    net = sum(sum(vote(j) for j in g.values()) > 0 for g in groups)
     readable = [g for g in groups if all(j.verdict in ("A", "B") for j in g.values())]
     # of the pairs with two readable verdicts, the same letter in both orders: the answers' place decided
     by_place = sum(len({j.verdict for j in g.values()}) == 1 for g in readable)
     return {
         "n": len(groups),
         "pair_acc": wilson_rate(both, len(groups)),
+        "judgebench_acc": wilson_rate(net, len(groups)),
         "single_acc": wilson_rate(single, len(views)),
         "consistency": wilson_rate(same, len(groups)),
         "same_letter": wilson_rate(by_place, len(readable)),
