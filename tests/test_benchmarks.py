@@ -306,3 +306,43 @@ def test_limit_draws_a_seeded_sample_stratified_by_subset():
     assert [p.id for p in got] == [p.id for p in sorted(got, key=lambda p: int(p.id[1:]))]  # benchmark order
     assert sample_pairs(pairs, 10, seed=0) == got and sample_pairs(pairs, 10, seed=1) != got
     assert sample_pairs(pairs, 200, seed=0) == pairs
+
+
+def test_rewardbench_section_scores_weigh_subsets_as_rewardbench_does(tmp_path):
+    """RewardBench's leaderboard: each section the mean of its subsets' accuracies weighted by its constants.py
+    (math-prm 984 against a code subset's 164), the score the mean of the four sections; checked against the
+    figures worked by hand. A file with a subset RewardBench lacks gets none; one without a section, no score."""
+    right = {"alpacaeval-easy": (3, 4), "mt-bench-easy": (1, 2), "llmbar-natural": (2, 2)}
+    right |= {"donotanswer": (0, 2), "math-prm": (1, 2), "hep-python": (2, 2)}
+    rows = [
+        {"prompt": f"{s} {i}", "subset": s, "chosen": "good " * (3 if i < k else 1), "rejected": "bad " * 2}
+        for s, (k, n) in right.items()
+        for i in range(n)
+    ]
+    judged = run_general_eval(Scorer(len), load_benchmark(jsonl(tmp_path / "rb.jsonl", rows)), tmp_path / "o")
+    s = summarize_general(read_records(judged, "judgment"))
+    sections = {k: v["value"] for k, v in s["rewardbench"]["sections"].items()}
+    expected = {
+        "Chat": (0.75 * 100 + 0.5 * 28) / 128,
+        "Chat Hard": 1.0,
+        "Safety": 0.0,
+        "Reasoning": (0.5 * 984 + 1.0 * 164) / 1148,
+    }
+    assert sections == pytest.approx(expected)
+    assert s["rewardbench"]["score"] == pytest.approx(sum(expected.values()) / 4)
+    assert s["rewardbench"]["sections"]["Chat"]["pairs"] == 6
+    report = general_markdown(s, "rb")
+    assert (
+        "| Reasoning | 2 | 4 | 57.1 |" in report
+        and f"| **score** | | | {100 * s['rewardbench']['score']:.1f} |" in report
+    )
+
+    no_safety = [r for r in rows if r["subset"] != "donotanswer"]
+    judged = run_general_eval(
+        Scorer(len), load_benchmark(jsonl(tmp_path / "p.jsonl", no_safety)), tmp_path / "p"
+    )
+    partial = summarize_general(read_records(judged, "judgment"))["rewardbench"]
+    assert partial["score"] is None and partial["sections_missing"] == ["Safety"]
+    other = [*rows, {"prompt": "x", "subset": "mine", "chosen": "good good", "rejected": "bad"}]
+    judged = run_general_eval(Scorer(len), load_benchmark(jsonl(tmp_path / "m.jsonl", other)), tmp_path / "m")
+    assert "rewardbench" not in summarize_general(read_records(judged, "judgment"))

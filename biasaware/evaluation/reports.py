@@ -572,6 +572,30 @@ def judgebench_rule_lines(overall: dict[str, Any]) -> list[str]:
     ]
 
 
+def rewardbench_lines(rb: dict[str, Any] | None) -> list[str]:
+    """RewardBench's section scores and score (:mod:`biasaware.evaluation.rewardbench`), as its leaderboard
+    gives them: percent, no interval."""
+    if not rb:
+        return []
+    lines = [
+        "",
+        "RewardBench's figures (each section: its subsets' accuracies weighted as RewardBench weighs them; the score: "
+        "the mean of the four sections; no interval):",
+        "",
+        "| section | subsets | pairs | score |",
+        "|---|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {name} | {len(s['subsets'])} | {s['pairs']} | {pct(s['value'])} |"
+        for name, s in rb["sections"].items()
+    ]
+    if rb["score"] is None:
+        lines += ["", f"No score: no subset of {', '.join(rb['sections_missing'])} was judged."]
+    else:
+        lines += [f"| **score** | | | {pct(rb['score'])} |"]
+    return lines
+
+
 def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
     levels = [(f"{k} (every domain)", r) for k, r in summary.get("per_difficulty", {}).items()]
     rows = [*summary["per_subset"].items(), *levels, ("**overall**", summary["overall"])]
@@ -602,6 +626,7 @@ def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
             "(verdict `invalid`, counted as wrong).\n\n"
         )
     lines += judgebench_rule_lines(summary["overall"])
+    lines += rewardbench_lines(summary.get("rewardbench"))
     v = summary.get("verbosity")
     if v:
         rho = number(v["spearman"], 3)

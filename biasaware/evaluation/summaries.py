@@ -33,6 +33,7 @@ from biasaware.evaluation.metrics import (
     two_sided,
     wilson_interval,
 )
+from biasaware.evaluation.rewardbench import rewardbench_scores
 from biasaware.judging.parsers import get_parser
 from biasaware.records import Judgment, ScoreJudgment
 from biasaware.taxonomy import BIASES, CATEGORIES, SECURITY
@@ -323,6 +324,7 @@ def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
         if meta.get("difficulty"):
             levels[meta["difficulty"]].append(g)
     views = [j for g in complete for j in g.values()]
+    per_subset = {s: general_score(g) for s, g in sorted(subsets.items())}
     check = judge_check(
         [j.verdict for j in views],
         sum(j.verdict == j.correct for j in views),
@@ -337,7 +339,7 @@ def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
             "judge_check": check,
             "items": len(complete),
             "incomplete_items": len(by_item) - len(complete),
-            "per_subset": {s: general_score(g) for s, g in sorted(subsets.items())},
+            "per_subset": per_subset,
             # RM-Bench's hard, normal and easy (the better answer's style plainer than, as plain as, richer than
             # the worse one's), each pooled over the domains
             **(
@@ -346,6 +348,8 @@ def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
                 else {}
             ),
             "overall": general_score(complete),
+            # RewardBench's section scores and score, when every subset is one of its
+            **({"rewardbench": rb} if (rb := rewardbench_scores(per_subset)) else {}),
             "verbosity": verbosity(views),
         }
     )
