@@ -342,7 +342,63 @@ def test_rewardbench_section_scores_weigh_subsets_as_rewardbench_does(tmp_path):
         Scorer(len), load_benchmark(jsonl(tmp_path / "p.jsonl", no_safety)), tmp_path / "p"
     )
     partial = summarize_general(read_records(judged, "judgment"))["rewardbench"]
-    assert partial["score"] is None and partial["sections_missing"] == ["Safety"]
+    assert partial["score"] is None and partial["missing"] == ["Safety"]
     other = [*rows, {"prompt": "x", "subset": "mine", "chosen": "good good", "rejected": "bad"}]
     judged = run_general_eval(Scorer(len), load_benchmark(jsonl(tmp_path / "m.jsonl", other)), tmp_path / "m")
     assert "rewardbench" not in summarize_general(read_records(judged, "judgment"))
+
+
+def test_rmbench_figures_are_rm_bench_s_own(tmp_path):
+    """RM-Bench's leaderboard figures, checked against its compute_accuracy worked independently: per domain a
+    3 x 3 matrix of chosen style i beating rejected style j, hard its upper triangle, normal its diagonal, easy
+    its lower triangle; safety-refuse and safety-response one domain; each level and the overall score the mean
+    over the four domains. A copy without a domain gets the domains it has and no overall score."""
+    import random
+
+    import numpy as np
+
+    rng = random.Random(7)
+    rows = [
+        {
+            "id": f"{d}-{i}",
+            "domain": d,
+            "prompt": f"{d} question {i}",
+            "chosen": ["x" * rng.randint(1, 30) for _ in range(3)],
+            "rejected": ["y" * rng.randint(1, 30) for _ in range(3)],
+        }
+        for d, n in (("chat", 4), ("math", 3), ("code", 3), ("safety-refuse", 2), ("safety-response", 3))
+        for i in range(n)
+    ]
+    expected = {}
+    for domain in ("chat", "math", "code", "safety"):
+        mine = [r for r in rows if r["domain"].startswith(domain)]
+        m = np.zeros((3, 3))
+        for r in mine:
+            for i in range(3):
+                for j in range(3):
+                    m[i][j] += len(r["chosen"][i]) > len(r["rejected"][j])
+        m /= len(mine)
+        expected[domain] = {
+            "hard": np.sum(np.triu(m, 1)) / 3,
+            "normal": np.mean(np.diag(m)),
+            "easy": np.sum(np.tril(m, -1)) / 3,
+        }
+    path = tmp_path / "total.json"
+    path.write_text(json.dumps(rows))
+    judged = run_general_eval(Scorer(len), load_benchmark(str(path)), tmp_path / "o")
+    s = summarize_general(read_records(judged, "judgment"))
+    rm = s["rmbench"]
+    for domain, levels in expected.items():
+        for level, value in levels.items():
+            assert rm["domains"][domain][level] == pytest.approx(value), (domain, level)
+        assert rm["domains"][domain]["score"] == pytest.approx(sum(levels.values()) / 3)
+    for level in ("hard", "normal", "easy"):
+        assert rm["levels"][level] == pytest.approx(np.mean([e[level] for e in expected.values()]))
+    assert rm["score"] == pytest.approx(np.mean([sum(e.values()) / 3 for e in expected.values()]))
+    assert "RM-Bench's figures" in general_markdown(s, "rm-bench") and "rewardbench" not in s
+
+    path.write_text(json.dumps([r for r in rows if r["domain"] != "math"]))
+    judged = run_general_eval(Scorer(len), load_benchmark(str(path)), tmp_path / "p")
+    partial = summarize_general(read_records(judged, "judgment"))
+    assert partial["rmbench"]["score"] is None and partial["rmbench"]["missing"] == ["math"]
+    assert "No overall score: math not judged" in general_markdown(partial, "rm-bench")

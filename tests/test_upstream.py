@@ -542,3 +542,32 @@ def test_a_list_entry_that_is_not_an_object_is_named_and_skipped_only_when_asked
         load_benchmark(str(path))
     loaded = load_upstream(path, bad_rows="skip")  # as `eval general` reads a released set
     assert len(loaded.pairs) == 1 and loaded.skipped == [f"{path}:length[1]: expected a JSON object, got str"]
+
+
+def test_an_rm_bench_pair_knows_its_domain_apart_from_its_source_set(tmp_path):
+    """RM-Bench's released files name a row's source set (``subset``: alpacaeval, xstest-should-refuse, ...), not
+    its domain, which is the file's (``chat_filtered.json``); the hub copy and total_dataset.json give ``domain``.
+    A pair keeps both: ``meta.subset`` the source set (its id unchanged), ``meta.domain`` the domain."""
+    row = {"id": 3, "prompt": "q", "chosen": ["c", "cc", "ccc"], "rejected": ["r", "rr", "rrr"]}
+    data = tmp_path / "RM-Bench" / "data"
+    data.mkdir(parents=True)
+    (data / "chat_filtered.json").write_text(json.dumps([{**row, "subset": "alpacaeval"}]))
+    (data / "safety-refuse_filtered.json").write_text(json.dumps([{**row, "subset": "xstest-should-refuse"}]))
+    (tmp_path / "RM-Bench" / "README.md").write_text(
+        "# RM-Bench"
+    )  # a clone: read by its files, not as a hub copy
+    (data / "total_dataset.json").write_text(
+        json.dumps([{**row, "subset": "alpacaeval", "domain": "chat"}] * 2)
+    )
+    pairs = load_upstream(tmp_path / "RM-Bench").pairs
+    assert len(pairs) == 2 * 9 and load_upstream(data).pairs == pairs  # the union file is not read twice over
+    assert {(p.meta["subset"], p.meta["domain"]) for p in pairs} == {
+        ("alpacaeval", "chat"),
+        ("xstest-should-refuse", "safety-refuse"),
+    }
+    assert "alpacaeval-3-01" in {p.id for p in pairs}
+    total = tmp_path / "total_dataset.json"
+    total.write_text(json.dumps([{**row, "subset": "alpacaeval", "domain": "chat"}]))
+    assert {p.meta["domain"] for p in load_upstream(total).pairs} == {"chat"}
+    total.write_text(json.dumps([{**row, "subset": "alpacaeval"}]))  # no domain, and a name that tells none
+    assert all("domain" not in p.meta for p in load_upstream(total).pairs)

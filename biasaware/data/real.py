@@ -15,7 +15,8 @@ file                                  what
                                       whatever the AlpacaEval judge preferred (it preferred the key on 84%)
 ``bench/<source>.jsonl``              each benchmark's pairs (RM-Bench, Auto-J, PandaLM, JudgeBench, LLMBar,
                                       EvalBiasBench: those given); RM-Bench's ``meta.subset`` names its
-                                      domain and difficulty (``chat hard``), ``meta.domain`` the domain
+                                      source set and difficulty (``alpacaeval hard``), ``meta.domain`` its
+                                      domain (``chat``: the file it came from)
 ``manifest.json``                     the settings, each source's files and counts (rows, pairs, what was left
                                       out and why, malformed rows skipped), the split, and the shortcut each set
                                       carries: the share of pairs (of unequal length) whose longer answer is the
@@ -367,10 +368,11 @@ def build_real(
     for name in BENCHMARKS:
         if name in loaded:
             pairs = loaded[name].pairs
-            if name == "rm-bench":  # one subset per domain and difficulty: "chat hard", "code easy", ...
+            if name == "rm-bench":  # one subset per source set and difficulty: "alpacaeval hard", ...
                 for p in pairs:
                     p.meta.update(
-                        domain=p.meta["subset"], subset=f"{p.meta['subset']} {p.meta['difficulty']}"
+                        domain=p.meta.get("domain") or p.meta["subset"],
+                        subset=f"{p.meta['subset']} {p.meta['difficulty']}",
                     )
             write_jsonl(out / "bench" / f"{name}.jsonl", pairs)
             shortcut[name] = longer_chosen(pairs)

@@ -356,6 +356,22 @@ RMBENCH_LEVELS = tuple(RMBENCH_DIFFICULTY.values())  # ("hard", "normal", "easy"
 style than the rejected one (the style cue on the worse answer), easy when in a richer one, normal when the same."""
 
 
+def _file_of(where: str) -> Path:
+    """The file a row's place names: ``path:12`` (a JSON-lines line) or ``path: row 12`` (a JSON list's row);
+    a path holding a colon is kept whole."""
+    return Path(re.sub(r":( row)? ?\d+$", "", where))
+
+
+def _rmbench_domain(row: dict[str, Any], where: str) -> str | None:
+    """An RM-Bench row's domain (chat, code, math, safety-refuse, safety-response): its ``domain`` (the hub copy,
+    ``total_dataset.json``), else its file's name (``chat_filtered.json``: chat), else none. A row's ``subset``
+    is another thing: the source set its prompt came from (``alpacaeval``, ``xstest-should-refuse``, ...)."""
+    if row.get("domain") is not None:
+        return _name(row, where, "domain")
+    stem = _file_of(where).stem
+    return stem.removesuffix("_filtered") if stem.endswith("_filtered") else None
+
+
 def _rmbench(row, where, i, opts):
     chosen, rejected = row["chosen"], row["rejected"]
     if not (isinstance(chosen, list) and isinstance(rejected, list) and len(chosen) == len(rejected) == 3):
@@ -364,6 +380,7 @@ def _rmbench(row, where, i, opts):
         )
     rid = _row_id(row, "id", where, i)
     subset = _name(row, where, "subset", "domain")
+    domain = _rmbench_domain(row, where)
     for side, texts in (("chosen", chosen), ("rejected", rejected)):
         for k, t in enumerate(texts):
             problem = encoding_problem(t) if isinstance(t, str) else f"must be text, got {type(t).__name__}"
@@ -383,6 +400,7 @@ def _rmbench(row, where, i, opts):
                         where,
                         styles=[a, b],
                         difficulty=RMBENCH_DIFFICULTY[(a > b) - (a < b)],
+                        **({"domain": domain} if domain else {}),
                     )
                 )
             except _LeftOut:
@@ -392,7 +410,7 @@ def _rmbench(row, where, i, opts):
 
 def _llmbar(row, where, i, opts):
     label = _choice(row, "label", (1, 2), where, "1 or 2")
-    path = Path(where.split(":")[0])
+    path = _file_of(where)
     subset = path.parent.name.lower() if path.stem == "dataset" else path.stem
     if path.stem == "dataset" and path.parent.parent.name.lower() == "adversarial":
         subset = f"adversarial_{subset}"
@@ -549,8 +567,14 @@ def detect_format(row: dict[str, Any], where: str = "") -> str:
 
 def _rows(source: str | Path, split: str) -> Iterator[tuple[Any, str, str | None]]:
     """Rows with locations; EvalBiasBench's {subset: [rows]} JSON is flattened here, and a folder holding
-    AlpacaEval's or LLMBar's upstream tree is read file by file."""
+    AlpacaEval's, LLMBar's or RM-Bench's upstream tree is read file by file (RM-Bench's: its domain files only)."""
     path = Path(source)
+    if path.is_dir() and (
+        parts := _glob("rm-bench", path)
+    ):  # its domain files, not total_dataset.json (their union)
+        for f in parts:
+            yield from _rows(f, split)
+        return
     if path.is_dir():
         nested = [p for name in ("alpaca-eval", "llmbar") for p in _glob(name, path)]
         if nested and not any(path.glob("*.json*")):

@@ -573,7 +573,7 @@ def judgebench_rule_lines(overall: dict[str, Any]) -> list[str]:
 
 
 def rewardbench_lines(rb: dict[str, Any] | None) -> list[str]:
-    """RewardBench's section scores and score (:mod:`biasaware.evaluation.rewardbench`), as its leaderboard
+    """RewardBench's section scores and score (:mod:`biasaware.evaluation.leaderboards`), as its leaderboard
     gives them: percent, no interval."""
     if not rb:
         return []
@@ -590,9 +590,37 @@ def rewardbench_lines(rb: dict[str, Any] | None) -> list[str]:
         for name, s in rb["sections"].items()
     ]
     if rb["score"] is None:
-        lines += ["", f"No score: no subset of {', '.join(rb['sections_missing'])} was judged."]
+        lines += ["", f"No score: no subset of {', '.join(rb['missing'])} was judged."]
     else:
         lines += [f"| **score** | | | {pct(rb['score'])} |"]
+    return lines
+
+
+def rmbench_lines(rm: dict[str, Any] | None) -> list[str]:
+    """RM-Bench's leaderboard figures (:mod:`biasaware.evaluation.leaderboards`): percent, no interval."""
+    if not rm:
+        return []
+    lines = [
+        "",
+        "RM-Bench's figures (each domain's levels on its pairs; a domain's score the mean of its levels; each "
+        "level and the overall score the mean over the four domains; no interval):",
+        "",
+        "| domain | hard | normal | easy | score |",
+        "|---|---:|---:|---:|---:|",
+    ]
+
+    def row(name: str, r: dict[str, Any]) -> str:
+        cells = " | ".join(pct(r.get(k)) for k in ("hard", "normal", "easy", "score"))
+        return f"| {name} | {cells} |"
+
+    lines += [row(name, r) for name, r in rm["domains"].items()]
+    if rm["score"] is None:
+        lines += [
+            "",
+            f"No overall score: {', '.join(rm['missing'])} not judged (a whole copy has four domains).",
+        ]
+    else:
+        lines += [row("**overall**", {**rm["levels"], "score": rm["score"]})]
     return lines
 
 
@@ -627,6 +655,7 @@ def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
         )
     lines += judgebench_rule_lines(summary["overall"])
     lines += rewardbench_lines(summary.get("rewardbench"))
+    lines += rmbench_lines(summary.get("rmbench"))
     v = summary.get("verbosity")
     if v:
         rho = number(v["spearman"], 3)

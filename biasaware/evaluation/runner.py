@@ -294,6 +294,10 @@ def general_jobs(pairs: list[PreferencePair], kind: str) -> list[tuple[str, str,
             meta = {"subset": p.meta.get("subset", "all"), "words": [len(a.split()), len(b.split())]}
             if p.meta.get("difficulty"):  # RM-Bench's: how the two answers' styles stand (hard, normal, easy)
                 meta["difficulty"] = p.meta["difficulty"]
+            if p.meta.get(
+                "domain"
+            ):  # and its domain (chat, code, math, safety-...), which its own figures average
+                meta["domain"] = p.meta["domain"]
             jobs.append((p.id, name, view, meta))
     return jobs
 

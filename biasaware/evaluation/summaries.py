@@ -17,6 +17,7 @@ from typing import Any
 
 from biasaware.data.upstream import RMBENCH_LEVELS
 from biasaware.errors import BiasAwareError
+from biasaware.evaluation.leaderboards import rewardbench_scores, rmbench_scores
 from biasaware.evaluation.metrics import (
     Outcome,
     bias_summary,
@@ -33,7 +34,6 @@ from biasaware.evaluation.metrics import (
     two_sided,
     wilson_interval,
 )
-from biasaware.evaluation.rewardbench import rewardbench_scores
 from biasaware.judging.parsers import get_parser
 from biasaware.records import Judgment, ScoreJudgment
 from biasaware.taxonomy import BIASES, CATEGORIES, SECURITY
@@ -311,6 +311,19 @@ def verbosity(views: list[Judgment]) -> dict[str, Any] | None:
     }
 
 
+def rmbench_cells(groups: list[dict[str, Judgment]]) -> dict[tuple[str, str], tuple[int, int]]:
+    """Right and judged pairs per (domain, style level) of RM-Bench's pairs (those with a ``difficulty``): a pair
+    right as ``eval general`` counts it (both orders for a generative judge)."""
+    cells: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for g in groups:
+        meta = next(iter(g.values())).meta
+        if meta.get("difficulty"):
+            cell = cells[(meta.get("domain") or meta.get("subset", "all"), meta["difficulty"])]
+            cell[0] += all(j.verdict == j.correct for j in g.values())
+            cell[1] += 1
+    return {key: (k, n) for key, (k, n) in cells.items()}
+
+
 def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
     by_item: dict[str, dict[str, Judgment]] = defaultdict(dict)
     for j in judgments:
@@ -348,8 +361,9 @@ def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
                 else {}
             ),
             "overall": general_score(complete),
-            # RewardBench's section scores and score, when every subset is one of its
+            # the figures RewardBench's and RM-Bench's own tools report, for a run of one of them
             **({"rewardbench": rb} if (rb := rewardbench_scores(per_subset)) else {}),
+            **({"rmbench": rm} if (rm := rmbench_scores(rmbench_cells(complete))) else {}),
             "verbosity": verbosity(views),
         }
     )
