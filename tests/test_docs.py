@@ -377,7 +377,13 @@ def test_the_real_text_study_tables_are_its_aggregate():
         int(p.parent.name.split("-")[1]): json.loads(p.read_text()) for p in study.glob("seed-*/real.json")
     }
     assert len(agg["seeds"]) >= 5 and sorted(seeds) == agg["seeds"] and agg["arms"] == list(ARMS)
-    assert_same_figures(aggregate(seeds), agg)
+    again = aggregate(seeds)
+    assert_same_figures(again, agg)
+    # and what each metric is: a reward model is scored on 9 of the 12 biases (none that lives in the prompt)
+    assert {m: v["what"] for m, v in again["metrics"].items()} == {
+        m: v["what"] for m, v in agg["metrics"].items()
+    }
+    assert "the 9 biases a reward model is scored on" in agg["metrics"]["injected BSR"]["what"]
     assert headline_markdown(agg) in (ROOT / "README.md").read_text()
     assert aggregate_markdown(agg).split("\n", 2)[2] in (ROOT / "docs" / "real.md").read_text()  # no title
     assert (study / "aggregate.md").read_text() == aggregate_markdown(agg)

@@ -191,11 +191,11 @@ METRICS = {  # name: (sets whose pairs are pooled, what it is)
     ),
 }
 PROBE_METRICS = {  # name: (part of eval real's probes, figure, what it is); percent, lower is better
-    "injected BSR": ("probes", "bsr", "injected cues on the worse answer followed (12 biases pooled)"),
+    "injected BSR": ("probes", "bsr", "injected cues on the worse answer followed ({biases}, pooled)"),
     "injected over-correction": (
         "probes",
         "overcorrection",
-        "injected cues on the better answer turned against (12 biases pooled)",
+        "injected cues on the better answer turned against ({biases}, pooled)",
     ),
     "key battery false positives": (
         "keys",
@@ -643,13 +643,16 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
 
     seeds = sorted(results)
     arms = [a for a in ARMS if all(a in results[s]["metrics"] for s in seeds)]  # the study's arms
+    judge = results[seeds[0]].get("judge", "reward")
+    # a reward model is not asked the biases that live in a judge's prompt (position, bandwagon, reflection)
+    biases = "the 9 biases a reward model is scored on" if judge == "reward" else "12 biases"
     described = {m: what for m, (_, what) in METRICS.items()} | {
-        m: w for m, (_, _, w) in PROBE_METRICS.items()
+        m: w.format(biases=biases) for m, (_, _, w) in PROBE_METRICS.items()
     }
     out: dict[str, Any] = {
         "seeds": seeds,
         "arms": arms,
-        "judge": results[seeds[0]].get("judge", "reward"),
+        "judge": judge,
         "metrics": {},
         "cue_only": {CUE: cue_only(results[seeds[0]])},
         "comparisons": {},
