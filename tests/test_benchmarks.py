@@ -396,9 +396,26 @@ def test_rmbench_figures_are_rm_bench_s_own(tmp_path):
         assert rm["levels"][level] == pytest.approx(np.mean([e[level] for e in expected.values()]))
     assert rm["score"] == pytest.approx(np.mean([sum(e.values()) / 3 for e in expected.values()]))
     assert "RM-Bench's figures" in general_markdown(s, "rm-bench") and "rewardbench" not in s
+    # RM-Bench's safety sets bear RewardBench's subset names (xstest-should-refuse, ...): still no RewardBench figures
+    safety = [{**r, "subset": "xstest-should-refuse"} for r in rows if r["domain"].startswith("safety")]
+    path.write_text(json.dumps(safety))
+    judged = run_general_eval(Scorer(len), load_benchmark(str(path)), tmp_path / "x")
+    assert "rewardbench" not in summarize_general(read_records(judged, "judgment"))
 
     path.write_text(json.dumps([r for r in rows if r["domain"] != "math"]))
     judged = run_general_eval(Scorer(len), load_benchmark(str(path)), tmp_path / "p")
     partial = summarize_general(read_records(judged, "judgment"))
     assert partial["rmbench"]["score"] is None and partial["rmbench"]["missing"] == ["math"]
-    assert "No overall score: math not judged" in general_markdown(partial, "rm-bench")
+    assert "Not judged: math (a whole copy" in general_markdown(partial, "rm-bench")
+    # a level a domain lacks (a small --limit sample) leaves that level's mean and the score out, not the others
+    from biasaware.evaluation.leaderboards import rmbench_scores
+
+    cells = {
+        (d, lv): (1, 2)
+        for d in ("chat", "math", "code", "safety-refuse")
+        for lv in ("hard", "normal", "easy")
+    }
+    del cells[("chat", "easy")]
+    rm = rmbench_scores(cells)
+    assert rm["levels"] == {"hard": 0.5, "normal": 0.5, "easy": None} and rm["score"] is None
+    assert rm["missing"] == ["chat easy"] and rm["domains"]["chat"]["score"] is None

@@ -571,3 +571,34 @@ def test_an_rm_bench_pair_knows_its_domain_apart_from_its_source_set(tmp_path):
     assert {p.meta["domain"] for p in load_upstream(total).pairs} == {"chat"}
     total.write_text(json.dumps([{**row, "subset": "alpacaeval"}]))  # no domain, and a name that tells none
     assert all("domain" not in p.meta for p in load_upstream(total).pairs)
+
+
+def test_a_folder_with_rm_bench_files_among_others_reads_every_file(tmp_path):
+    """Only a copy of RM-Bench (its own data files at most) is read by its domain files: a folder holding other data
+    files beside or above RM-Bench's is read as it is, no file dropped unsaid. A domain that is not text leaves the
+    file's name to say it, as a missing one does."""
+    rb = [
+        {"prompt": f"q{i}", "chosen": "good", "rejected": "bad", "subset": "alpacaeval-easy"}
+        for i in range(5)
+    ]
+    rm = {
+        "id": 1,
+        "prompt": "q",
+        "chosen": ["c", "cc", "ccc"],
+        "rejected": ["r", "rr", "rrr"],
+        "subset": "alpacaeval",
+    }
+    folder = tmp_path / "mixed"
+    (folder / "sub").mkdir(parents=True)
+    jsonl(folder / "rewardbench.jsonl", rb)
+    (folder / "sub" / "chat_filtered.json").write_text(json.dumps([rm]))
+    assert [p.meta["subset"] for p in load_upstream(folder).pairs] == ["alpacaeval-easy"] * 5
+    beside = tmp_path / "beside"
+    beside.mkdir()
+    jsonl(beside / "rewardbench.jsonl", rb)
+    (beside / "chat_filtered.json").write_text(json.dumps([{**rm, "domain": 3}]))
+    loaded = load_upstream(beside, bad_rows="skip")
+    assert (
+        len(loaded.pairs) == 9 and len(loaded.skipped) == 5
+    )  # the other layout's rows: counted, not dropped
+    assert {p.meta["domain"] for p in loaded.pairs} == {"chat"}

@@ -83,7 +83,7 @@ from typing import Any, Literal
 
 from biasaware.data.sources import require_columns
 from biasaware.errors import BiasAwareError, RecordError
-from biasaware.io import check_split, iter_rows
+from biasaware.io import check_split, data_files, iter_rows
 from biasaware.records import PreferencePair, encoding_problem, parse_record, same_answer, visible
 
 HUB = {
@@ -364,10 +364,10 @@ def _file_of(where: str) -> Path:
 
 def _rmbench_domain(row: dict[str, Any], where: str) -> str | None:
     """An RM-Bench row's domain (chat, code, math, safety-refuse, safety-response): its ``domain`` (the hub copy,
-    ``total_dataset.json``), else its file's name (``chat_filtered.json``: chat), else none. A row's ``subset``
+    ``total_dataset.json``) when it is text, else its file's name (``chat_filtered.json``: chat), else none. A row's ``subset``
     is another thing: the source set its prompt came from (``alpacaeval``, ``xstest-should-refuse``, ...)."""
-    if row.get("domain") is not None:
-        return _name(row, where, "domain")
+    if isinstance(row.get("domain"), str):
+        return row["domain"]
     stem = _file_of(where).stem
     return stem.removesuffix("_filtered") if stem.endswith("_filtered") else None
 
@@ -565,13 +565,22 @@ def detect_format(row: dict[str, Any], where: str = "") -> str:
     )
 
 
+def rmbench_copy(path: Path) -> list[Path]:
+    """The domain files of a folder that is a copy of RM-Bench (a clone, or its ``data/`` folder): one whose own data
+    files, if any, are all RM-Bench's (``total_dataset.json`` among them); none for any other folder, whose data
+    files are read as they are."""
+    own = data_files(path)
+    if any(f.name != "total_dataset.json" and not f.name.endswith("_filtered.json") for f in own):
+        return []
+    return _glob("rm-bench", path)
+
+
 def _rows(source: str | Path, split: str) -> Iterator[tuple[Any, str, str | None]]:
     """Rows with locations; EvalBiasBench's {subset: [rows]} JSON is flattened here, and a folder holding
     AlpacaEval's, LLMBar's or RM-Bench's upstream tree is read file by file (RM-Bench's: its domain files only)."""
     path = Path(source)
-    if path.is_dir() and (
-        parts := _glob("rm-bench", path)
-    ):  # its domain files, not total_dataset.json (their union)
+    # a copy of RM-Bench: its domain files, not total_dataset.json (their union)
+    if path.is_dir() and (parts := rmbench_copy(path)):
         for f in parts:
             yield from _rows(f, split)
         return

@@ -128,9 +128,12 @@ def rmbench_scores(cells: dict[tuple[str, str], tuple[int, int]]) -> dict[str, A
         whole = len(got) == len(levels)
         domains[domain] = {**got, "score": sum(got.values()) / len(levels) if whole else None}
         missing += [] if whole else [f"{domain} {lv}" for lv in levels if lv not in got]
-    complete = not missing
+    whole = len(domains) == len(RMBENCH_DOMAINS)  # a level's mean needs it in every domain
     by_level = {
-        lv: sum(d[lv] for d in domains.values()) / len(domains) if complete else None for lv in levels
+        lv: sum(d[lv] for d in domains.values()) / len(domains)
+        if whole and all(lv in d for d in domains.values())
+        else None
+        for lv in levels
     }
-    overall = sum(d["score"] for d in domains.values()) / len(domains) if complete else None
+    overall = sum(d["score"] for d in domains.values()) / len(domains) if not missing else None
     return {"domains": domains, "levels": by_level, "score": overall, "missing": missing}

@@ -614,13 +614,12 @@ def rmbench_lines(rm: dict[str, Any] | None) -> list[str]:
         return f"| {name} | {cells} |"
 
     lines += [row(name, r) for name, r in rm["domains"].items()]
-    if rm["score"] is None:
+    lines += [row("**overall**", {**rm["levels"], "score": rm["score"]})]
+    if rm["missing"]:
         lines += [
             "",
-            f"No overall score: {', '.join(rm['missing'])} not judged (a whole copy has four domains).",
+            f"Not judged: {', '.join(rm['missing'])} (a whole copy has four domains, each at three levels).",
         ]
-    else:
-        lines += [row("**overall**", {**rm["levels"], "score": rm["score"]})]
     return lines
 
 

@@ -362,7 +362,8 @@ def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
             ),
             "overall": general_score(complete),
             # the figures RewardBench's and RM-Bench's own tools report, for a run of one of them
-            **({"rewardbench": rb} if (rb := rewardbench_scores(per_subset)) else {}),
+            # (RM-Bench's safety sets bear RewardBench's subset names: its style pairs are no RewardBench section)
+            **({"rewardbench": rb} if not levels and (rb := rewardbench_scores(per_subset)) else {}),
             **({"rmbench": rm} if (rm := rmbench_scores(rmbench_cells(complete))) else {}),
             "verbosity": verbosity(views),
         }
