@@ -318,6 +318,9 @@ def test_eval_real_scores_each_set_beside_the_cue_only_judges(tmp_path, built):
         mine = [j for j in judged if pairs[j.probe_id].meta["difficulty"] == level]
         right = sum(j.scores["A"] > j.scores["B"] for j in mine)
         assert (rm["levels"][level]["k"], rm["levels"][level]["n"]) == (right, len(mine))
+        # RM-Bench's own figures: the fixture's one domain (chat, its file's) holds every pair
+        assert rm["rmbench"]["domains"]["chat"][level] == pytest.approx(right / len(mine))
+    assert rm["rmbench"]["missing"] == ["math", "code", "safety"] and rm["rmbench"]["score"] is None
     # the cue-only judges per difficulty: the chosen answer is the plainer one on hard pairs
     assert rm["cue_only_levels"]["hard"]["longer wins (characters)"]["acc_decided"] == 0.0
     assert rm["cue_only_levels"]["easy"]["longer wins (characters)"]["acc_decided"] == 1.0

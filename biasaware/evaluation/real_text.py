@@ -115,8 +115,8 @@ def set_figures(name: str, summary: dict[str, Any], pairs: list[PreferencePair])
     (RM-Bench: per difficulty, pooled over domains, with the cue-only judges per difficulty computed from the
     judged ``pairs``), the cue-only judges' accuracy on the pairs they decide, and a generative judge's
     position consistency (``consistency``: the pairs whose two verdicts, one per order, pick the same answer;
-    RM-Bench's per difficulty too), the pairs given the same letter in both orders (``same_letter``) and the
-    texts cut to fit the judge's context (``truncated``)."""
+    RM-Bench's per difficulty too), the pairs given the same letter in both orders (``same_letter``), the
+    texts cut to fit the judge's context (``truncated``) and RM-Bench's own domain-averaged figures (``rmbench``)."""
     row: dict[str, Any] = {
         "pairs": summary["items"],
         "accuracy": _accuracy(summary["overall"]),
@@ -144,6 +144,8 @@ def set_figures(name: str, summary: dict[str, Any], pairs: list[PreferencePair])
             level: cue_rows(general_baselines([p for p in pairs if p.meta["difficulty"] == level]))
             for level in RMBENCH_LEVELS
         }
+        if "rmbench" in summary:  # RM-Bench's own figures, averaged over its domains (a build naming them)
+            row["rmbench"] = summary["rmbench"]
     if name == "masterkey-null":
         acc = row["accuracy"]
         row["false_positive"] = None if acc["value"] is None else 1 - acc["value"]
