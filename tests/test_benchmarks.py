@@ -419,3 +419,39 @@ def test_rmbench_figures_are_rm_bench_s_own(tmp_path):
     rm = rmbench_scores(cells)
     assert rm["levels"] == {"hard": 0.5, "normal": 0.5, "easy": None} and rm["score"] is None
     assert rm["missing"] == ["chat easy"] and rm["domains"]["chat"]["score"] is None
+
+
+def test_judgebench_categories_by_its_rule(tmp_path):
+    """JudgeBench's run_judge.py prints its categories (source prefixes mmlu-pro, livebench-reasoning,
+    livebench-math, livecodebench) and the whole, a generative judge's by its two-order rule."""
+    plan = {
+        "mmlu-pro-law": [("right", "right"), ("right", "tie")],
+        "mmlu-pro-physics": [("wrong", "wrong")],
+        "livebench-math": [("right", "wrong"), ("invalid", "right")],
+        "livecodebench": [("right", "right")],
+    }
+    rows, script = [], {}
+    for source, verdicts in plan.items():
+        for k, v in enumerate(verdicts):
+            q = f"{source} {k}"
+            script[q] = v
+            rows.append(
+                {
+                    "pair_id": q,
+                    "source": source,
+                    "question": q,
+                    "response_A": "good",
+                    "response_B": "bad",
+                    "label": "A>B",
+                }
+            )
+    judged = run_general_eval(
+        Scripted(script), load_benchmark(jsonl(tmp_path / "jb.jsonl", rows)), tmp_path / "o"
+    )
+    s = summarize_general(read_records(judged, "judgment"))
+    jb = {c: (r["judgebench_acc"]["k"], r["n"]) for c, r in s["judgebench"].items()}
+    assert jb == {"knowledge": (2, 3), "math": (1, 2), "coding": (1, 1)}  # no reasoning pair: no row
+    assert (s["overall"]["judgebench_acc"]["k"], s["overall"]["n"]) == (4, 6)
+    report = general_markdown(s, "jb")
+    assert "| knowledge | 3 | 66.7 [20.8, 93.9] |" in report and "| **overall** | 6 | 66.7" in report
+    assert "rewardbench" not in s and "rmbench" not in s

@@ -1,4 +1,4 @@
-"""The headline figures two benchmarks' own tools report, from ``eval general``'s judgments.
+"""The headline figures three benchmarks' own tools report, from ``eval general``'s judgments.
 
 ``eval general`` reports accuracy per subset and pooled over every pair. The benchmarks' leaderboards report
 other figures, so a judge compared with a leaderboard gets those too, computed as each tool computes them.
@@ -19,7 +19,12 @@ when every prompt is judged in every cell (a ``--limit`` sample or a pair left o
 cells unequal). ``eval general``'s own ``per_difficulty`` pools every domain's pairs instead, which weighs the
 domains by their sizes.
 
-The accuracy is ``eval general``'s: a reward model's strict accuracy (a tie is wrong, as in both tools), a
+**JudgeBench** (ScalerLab/JudgeBench) reports its four categories and the whole: each the accuracy over the pairs
+whose ``source`` starts with ``mmlu-pro`` (knowledge), ``livebench-reasoning``, ``livebench-math`` or
+``livecodebench`` (coding), a generative judge's by its two-order rule (``judgebench_acc``, its
+``utils/metrics.py``), a reward model's strict, as its ``run_judge.py`` prints them.
+
+The accuracy of RewardBench and RM-Bench is ``eval general``'s: a reward model's strict accuracy (a tie is wrong, as in both tools), a
 generative judge's accuracy in both orders (stricter than their generative scripts, which judge one order per
 pair). Where a tool gives a part with no judged pair a score of 0, here the part is left out and the score it
 feeds is not computed (``None``, the parts named in ``missing``). No interval is given: neither tool reports one,
@@ -137,3 +142,24 @@ def rmbench_scores(cells: dict[tuple[str, str], tuple[int, int]]) -> dict[str, A
     }
     overall = sum(d["score"] for d in domains.values()) / len(domains) if not missing else None
     return {"domains": domains, "levels": by_level, "score": overall, "missing": missing}
+
+
+JUDGEBENCH_CATEGORIES = {
+    "knowledge": "mmlu-pro",
+    "reasoning": "livebench-reasoning",
+    "math": "livebench-math",
+    "coding": "livecodebench",
+}
+"""JudgeBench's categories by the prefix of a pair's ``source`` (its ``run_judge.py``)."""
+
+
+def judgebench_categories(subsets: list[str]) -> dict[str, list[str]] | None:
+    """The subsets (JudgeBench's ``source`` values) of each of its categories; ``None`` unless every subset is one
+    of JudgeBench's."""
+    found: dict[str, list[str]] = {}
+    for subset in subsets:
+        category = next((c for c, p in JUDGEBENCH_CATEGORIES.items() if subset.startswith(p)), None)
+        if category is None:
+            return None
+        found.setdefault(category, []).append(subset)
+    return {c: found[c] for c in JUDGEBENCH_CATEGORIES if c in found} or None

@@ -623,6 +623,18 @@ def rmbench_lines(rm: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def judgebench_lines(categories: dict[str, Any] | None, overall: dict[str, Any]) -> list[str]:
+    """JudgeBench's categories and the whole (:mod:`biasaware.evaluation.leaderboards`), by its rule."""
+    if not categories:
+        return []
+    key = "judgebench_acc" if "judgebench_acc" in overall else "accuracy"
+    rule = "its two-order rule" if key == "judgebench_acc" else "strict accuracy"
+    lines = ["", f"JudgeBench's figures ({rule}; 95% Wilson intervals):", "", "| category | n | accuracy |"]
+    lines += ["|---|---:|---:|"]
+    lines += [f"| {c} | {r['n']} | {share(r[key])} |" for c, r in categories.items()]
+    return lines + [f"| **overall** | {overall['n']} | {share(overall[key])} |"]
+
+
 def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
     levels = [(f"{k} (every domain)", r) for k, r in summary.get("per_difficulty", {}).items()]
     rows = [*summary["per_subset"].items(), *levels, ("**overall**", summary["overall"])]
@@ -655,6 +667,7 @@ def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
     lines += judgebench_rule_lines(summary["overall"])
     lines += rewardbench_lines(summary.get("rewardbench"))
     lines += rmbench_lines(summary.get("rmbench"))
+    lines += judgebench_lines(summary.get("judgebench"), summary["overall"])
     v = summary.get("verbosity")
     if v:
         rho = number(v["spearman"], 3)

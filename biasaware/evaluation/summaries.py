@@ -17,7 +17,7 @@ from typing import Any
 
 from biasaware.data.upstream import RMBENCH_LEVELS
 from biasaware.errors import BiasAwareError
-from biasaware.evaluation.leaderboards import rewardbench_scores, rmbench_scores
+from biasaware.evaluation.leaderboards import judgebench_categories, rewardbench_scores, rmbench_scores
 from biasaware.evaluation.metrics import (
     Outcome,
     bias_summary,
@@ -365,6 +365,15 @@ def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
             # (RM-Bench's safety sets bear RewardBench's subset names: its style pairs are no RewardBench section)
             **({"rewardbench": rb} if not levels and (rb := rewardbench_scores(per_subset)) else {}),
             **({"rmbench": rm} if (rm := rmbench_scores(rmbench_cells(complete))) else {}),
+            **(
+                {
+                    "judgebench": {
+                        c: general_score([g for s in names for g in subsets[s]]) for c, names in jb.items()
+                    }
+                }
+                if not levels and (jb := judgebench_categories(list(subsets)))
+                else {}
+            ),
             "verbosity": verbosity(views),
         }
     )
