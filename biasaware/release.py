@@ -991,8 +991,9 @@ def _recount(recorded: dict[str, Any] | None, right: dict[str, int]) -> bool:
     return (recorded or {}).get("k") == k and (recorded or {}).get("n") == n and same_value
 
 
-# a generative judge's position figures of a set, which a folder judged by an earlier version lacks
-LATER_FIGURES = ("consistency", "consistency_levels", "same_letter")
+# figures of a set which a folder judged by an earlier version lacks: a generative judge's position figures, and
+# RM-Bench's own domain-averaged ones
+LATER_FIGURES = ("consistency", "consistency_levels", "same_letter", "rmbench")
 
 
 def check_real(

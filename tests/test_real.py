@@ -511,15 +511,21 @@ def test_a_generative_judge_of_real_text_is_released_with_its_position_figures(t
     for name, edit, refused in (
         (
             "edited",
-            lambda row: row["consistency"].update(k=row["consistency"]["k"] + 1),
+            lambda sets: sets["auto-j"]["consistency"].update(k=sets["auto-j"]["consistency"]["k"] + 1),
             "auto-j \\(consistency\\)",
         ),
-        ("earlier", lambda row: [row.pop(k) for k in ("consistency", "same_letter")], None),
+        ("earlier", lambda sets: [sets["auto-j"].pop(k) for k in ("consistency", "same_letter")], None),
+        (
+            "rmbench-edited",
+            lambda sets: sets["rm-bench"]["rmbench"]["domains"]["chat"].update(hard=2),
+            "rmbench",
+        ),
+        ("rmbench-earlier", lambda sets: sets["rm-bench"].pop("rmbench"), None),  # RM-Bench's own: kept later
     ):
         folder = tmp_path / name
         shutil.copytree(tmp_path / "eval", folder)
         real = json.loads((folder / "real.json").read_text())
-        edit(real["sets"]["auto-j"])
+        edit(real["sets"])
         (folder / "real.json").write_text(json.dumps(real))
         if refused:
             with pytest.raises(BiasAwareError, match=refused):

@@ -22,7 +22,8 @@ domains by their sizes.
 **JudgeBench** (ScalerLab/JudgeBench) reports its four categories and the whole: each the accuracy over the pairs
 whose ``source`` starts with ``mmlu-pro`` (knowledge), ``livebench-reasoning``, ``livebench-math`` or
 ``livecodebench`` (coding), a generative judge's by its two-order rule (``judgebench_acc``, its
-``utils/metrics.py``), a reward model's strict, as its ``run_judge.py`` prints them.
+``utils/metrics.py``), a reward model's strict (a tie wrong, where its reward-model script calls a tie B>A), as its
+``run_judge.py`` computes them.
 
 The accuracy of RewardBench and RM-Bench is ``eval general``'s: a reward model's strict accuracy (a tie is wrong, as in both tools), a
 generative judge's accuracy in both orders (stricter than their generative scripts, which judge one order per
