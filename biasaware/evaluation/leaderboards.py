@@ -25,9 +25,9 @@ whose ``source`` starts with ``mmlu-pro`` (knowledge), ``livebench-reasoning``, 
 ``utils/metrics.py``), a reward model's strict (a tie wrong, where its reward-model script calls a tie B>A), as its
 ``run_judge.py`` computes them.
 
-The accuracy of RewardBench and RM-Bench is ``eval general``'s: a reward model's strict accuracy (a tie is wrong, as in both tools), a
-generative judge's accuracy in both orders (stricter than their generative scripts, which judge one order per
-pair). Where a tool gives a part with no judged pair a score of 0, here the part is left out and the score it
+The accuracy of RewardBench and RM-Bench is ``eval general``'s: a reward model's strict accuracy (a tie is wrong,
+as in both tools), a generative judge's accuracy in both orders (stricter than their generative scripts, which
+judge one order per pair). Where a tool gives a part with no judged pair a score of 0, here the part is left out and the score it
 feeds is not computed (``None``, the parts named in ``missing``). No interval is given: neither tool reports one,
 and a mean of binomial rates has no Wilson interval.
 """
