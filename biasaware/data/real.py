@@ -16,7 +16,7 @@ file                                  what
 ``bench/<source>.jsonl``              each benchmark's pairs (RM-Bench, Auto-J, PandaLM, JudgeBench, LLMBar,
                                       EvalBiasBench: those given); RM-Bench's ``meta.subset`` names its
                                       source set and difficulty (``alpacaeval hard``), ``meta.domain`` its
-                                      domain (``chat``: the file it came from)
+                                      domain (``chat``: the file it came from), where the copy says it
 ``manifest.json``                     the settings, each source's files and counts (rows, pairs, what was left
                                       out and why, malformed rows skipped), the split, and the shortcut each set
                                       carries: the share of pairs (of unequal length) whose longer answer is the
@@ -370,9 +370,8 @@ def build_real(
             pairs = loaded[name].pairs
             if name == "rm-bench":  # one subset per source set and difficulty: "alpacaeval hard", ...
                 for p in pairs:
-                    p.meta.update(
-                        domain=p.meta.get("domain") or p.meta["subset"],
-                        subset=f"{p.meta['subset']} {p.meta['difficulty']}",
+                    p.meta["subset"] = (
+                        f"{p.meta['subset']} {p.meta['difficulty']}"  # meta.domain: the loader's
                     )
             write_jsonl(out / "bench" / f"{name}.jsonl", pairs)
             shortcut[name] = longer_chosen(pairs)

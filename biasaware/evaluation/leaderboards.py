@@ -36,6 +36,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from biasaware.data.upstream import RMBENCH_LEVELS
+
 EXAMPLE_COUNTS = {
     "alpacaeval-easy": 100,
     "alpacaeval-length": 95,
@@ -80,9 +82,10 @@ SECTIONS = {
 """RewardBench's four sections and their subsets (its ``SUBSET_MAPPING``)."""
 
 
-def subset_accuracy(row: dict[str, Any]) -> float | None:
-    """A subset's accuracy as ``eval general`` reports it: a reward model's, or a generative judge's in both orders."""
-    return (row.get("accuracy") or row.get("pair_acc") or {}).get("value")
+def judge_accuracy(part: dict[str, Any]) -> dict[str, Any]:
+    """The judge's accuracy record of an ``eval general`` summary part: a reward model's strict accuracy, or a
+    generative judge's in both orders."""
+    return part.get("accuracy") or part["pair_acc"]
 
 
 def rewardbench_scores(per_subset: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
@@ -92,7 +95,7 @@ def rewardbench_scores(per_subset: dict[str, dict[str, Any]]) -> dict[str, Any] 
         return None
     sections, missing = {}, []
     for section, subsets in SECTIONS.items():
-        accuracies = [(s, subset_accuracy(per_subset[s])) for s in subsets if s in per_subset]
+        accuracies = [(s, judge_accuracy(per_subset[s])["value"]) for s in subsets if s in per_subset]
         judged = [(s, acc) for s, acc in accuracies if acc is not None]
         if not judged:
             missing.append(section)
@@ -124,7 +127,7 @@ def rmbench_scores(cells: dict[tuple[str, str], tuple[int, int]]) -> dict[str, A
         k_n[1] += n
     if not pooled:
         return None
-    levels = ("hard", "normal", "easy")
+    levels = RMBENCH_LEVELS
     domains, missing = {}, []
     for domain in RMBENCH_DOMAINS:
         got = {lv: k / n for lv, (k, n) in pooled.get(domain, {}).items() if n}

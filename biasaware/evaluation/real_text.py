@@ -50,6 +50,7 @@ from biasaware.errors import BiasAwareError
 from biasaware.evaluation.baselines import CUES, general_baselines
 from biasaware.evaluation.evaluate import evaluate_bias
 from biasaware.evaluation.general import evaluate_general, sample_pairs
+from biasaware.evaluation.leaderboards import judge_accuracy
 from biasaware.evaluation.metrics import wilson_interval
 from biasaware.evaluation.reports import real_markdown
 from biasaware.evaluation.resume import FINGERPRINT, check_fingerprint, costs_kept, fingerprint
@@ -83,12 +84,7 @@ PROBE_PARTS = (  # (folder in the build folder and in --out, what it measures)
 )
 
 
-def _accuracy(part: dict[str, Any]) -> dict[str, Any]:
-    """The judge's accuracy record of a summary part: strict accuracy (reward) or both-orders (generative)."""
-    return part.get("accuracy") or part["pair_acc"]
-
-
-def pooled_accuracy(parts: list[dict[str, Any]], record=_accuracy) -> dict[str, Any]:
+def pooled_accuracy(parts: list[dict[str, Any]], record=judge_accuracy) -> dict[str, Any]:
     """The judge's accuracy over several summary parts or sets pooled: right of judged, with its Wilson interval
     (``record``: another count of the parts, such as their ``consistency``)."""
     k = sum(record(p)["k"] for p in parts)
@@ -119,8 +115,8 @@ def set_figures(name: str, summary: dict[str, Any], pairs: list[PreferencePair])
     texts cut to fit the judge's context (``truncated``) and RM-Bench's own domain-averaged figures (``rmbench``)."""
     row: dict[str, Any] = {
         "pairs": summary["items"],
-        "accuracy": _accuracy(summary["overall"]),
-        "per_subset": {s: _accuracy(r) for s, r in summary["per_subset"].items()},
+        "accuracy": judge_accuracy(summary["overall"]),
+        "per_subset": {s: judge_accuracy(r) for s, r in summary["per_subset"].items()},
         "cue_only": cue_rows(summary.get("cue_baselines") or {}),
         "judge_check": summary.get("judge_check"),
         "overlong": summary["overall"].get("overlong", 0),
