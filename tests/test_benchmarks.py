@@ -455,3 +455,53 @@ def test_judgebench_categories_by_its_rule(tmp_path):
     report = general_markdown(s, "jb")
     assert "| knowledge | 3 | 66.7 [20.8, 93.9] |" in report and "| **overall** | 6 | 66.7" in report
     assert "rewardbench" not in s and "rmbench" not in s
+
+
+def test_judgebench_figures_per_response_model_as_its_files_give_them(tmp_path):
+    """JudgeBench reports one response model's file at a time (its leaderboard: GPT-4o's): a folder of both files
+    gets each model's categories and overall apart, equal to a run on that file alone, beside the pooled ones; the
+    model is the row's ``response_model``, else the file's name."""
+    plan = {  # (file's model, source, verdicts in the two orders)
+        ("gpt-4o-2024-05-13", "mmlu-pro-law"): [("right", "right"), ("right", "wrong")],
+        ("gpt-4o-2024-05-13", "livecodebench"): [("right", "right")],
+        ("claude-3-5-sonnet-20240620", "mmlu-pro-law"): [("wrong", "wrong"), ("right", "tie")],
+        ("claude-3-5-sonnet-20240620", "livebench-math"): [("wrong", "right")],
+    }
+    folder, script, files = tmp_path / "data", {}, {}
+    folder.mkdir()
+    for (model, source), verdicts in plan.items():
+        for k, v in enumerate(verdicts):
+            q = f"{model} {source} {k}"
+            script[q] = v
+            row = {"pair_id": q, "source": source, "question": q, "response_A": "good", "response_B": "bad"}
+            row |= {"label": "A>B"} | ({"response_model": model} if model.startswith("gpt") else {})
+            files.setdefault(model, []).append(row)
+    for model, rows in files.items():
+        jsonl(folder / f"dataset=judgebench,response_model={model}.jsonl", rows)
+
+    def summary(path, out):
+        judged = run_general_eval(Scripted(script), load_benchmark(str(path)), tmp_path / out)
+        return summarize_general(read_records(judged, "judgment"))
+
+    both = summary(folder, "both")
+    by_model = both["judgebench_by_response_model"]
+    assert set(by_model) == set(files)
+    for model in files:
+        alone = summary(folder / f"dataset=judgebench,response_model={model}.jsonl", model)
+        assert "judgebench_by_response_model" not in alone  # one file: its figures are JudgeBench's
+        assert by_model[model] == {"categories": alone["judgebench"], "overall": alone["overall"]}
+    gpt = by_model["gpt-4o-2024-05-13"]
+    assert (gpt["overall"]["judgebench_acc"]["k"], gpt["overall"]["n"]) == (
+        2,
+        3,
+    )  # right-wrong is a tie: wrong
+    assert set(gpt["categories"]) == {"knowledge", "coding"}
+    claude = by_model["claude-3-5-sonnet-20240620"]
+    assert (claude["overall"]["judgebench_acc"]["k"], claude["overall"]["n"]) == (1, 3)  # right beside a tie
+    assert both["judgebench"]["knowledge"]["n"] == 4 and both["overall"]["n"] == 6  # the pooled figures stay
+    report = general_markdown(both, "jb")
+    assert "the responses of 2 models pooled" in report
+    assert "JudgeBench's figures for the responses of gpt-4o-2024-05-13" in report
+    assert "| coding | 1 | 100.0" in report and "| **overall** | 3 | 33.3" in report
+    flagged = general_markdown({**both, "run": {"untrained_head": ["score.weight"]}}, "jb")
+    assert "No trained reward head" in flagged and "\n\n\n" not in flagged  # one blank line between paragraphs

@@ -12,7 +12,8 @@ layout             columns                                               label c
 ``pairs``          biasaware's pair records: id, source, prompt,         chosen is better (``meta`` kept)
                    chosen, rejected, meta
 ``rewardbench``    prompt, chosen, rejected, subset                      chosen is better
-``judgebench``     question, response_A, response_B, label              ``A>B`` or ``B>A`` (correctness)
+``judgebench``     question, response_A, response_B, label,             ``A>B`` or ``B>A`` (correctness)
+                   response_model (or the file's name)
 ``rmb``            conversation_input, chosen.answer, reject.answer      chosen is better
 ``rm-bench``       prompt, chosen[3], rejected[3], subset or domain      any chosen beats any rejected: 3 x 3
                                                                          pairs, styles 0 concise, 1 detailed,
@@ -328,13 +329,25 @@ def _rewardbench(row, where, i, opts):
     ]
 
 
+def _judgebench_model(row: dict[str, Any], where: str) -> str | None:
+    """The model that wrote a JudgeBench pair's two responses: its ``response_model`` when the row gives one, else
+    the file's name (``dataset=judgebench,response_model=gpt-4o-2024-05-13.jsonl``), else none. JudgeBench's figures
+    are of one such file (its leaderboard: GPT-4o's)."""
+    if row.get("response_model") is not None:
+        return _name(row, where, "response_model")
+    found = re.search(r"response_model=([^,]+)$", _file_of(where).stem)
+    return found[1] if found else None
+
+
 def _judgebench(row, where, i, opts):
     label = _choice(row, "label", ("A>B", "B>A"), where, "'A>B' or 'B>A'")
     a, b = _text(row, "response_A", where), _text(row, "response_B", where)
     chosen, rejected = (a, b) if label == "A>B" else (b, a)
     subset = _name(row, where, "source")
     pid = _row_id(row, "pair_id", where, i)
-    return [_pair(pid, subset, row["question"], chosen, rejected, where, {"prompt": "question"})]
+    model = _judgebench_model(row, where)
+    meta = {"response_model": model} if model else {}
+    return [_pair(pid, subset, row["question"], chosen, rejected, where, {"prompt": "question"}, **meta)]
 
 
 def _rmb(row, where, i, opts):

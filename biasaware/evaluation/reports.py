@@ -623,16 +623,39 @@ def rmbench_lines(rm: dict[str, Any] | None) -> list[str]:
     return lines
 
 
-def judgebench_lines(categories: dict[str, Any] | None, overall: dict[str, Any]) -> list[str]:
-    """JudgeBench's categories and the whole (:mod:`biasaware.evaluation.leaderboards`), by its rule."""
-    if not categories:
+def judgebench_lines(summary: dict[str, Any]) -> list[str]:
+    """JudgeBench's categories and the whole (:mod:`biasaware.evaluation.leaderboards`), by its rule; each response
+    model's apart where the pairs are of several (JudgeBench reports one model's file at a time)."""
+    if not summary.get("judgebench"):
         return []
+    overall = summary["overall"]
     key = "judgebench_acc" if "judgebench_acc" in overall else "accuracy"
     rule = "its two-order rule" if key == "judgebench_acc" else "strict accuracy"
-    lines = ["", f"JudgeBench's figures ({rule}; 95% Wilson intervals):", "", "| category | n | accuracy |"]
-    lines += ["|---|---:|---:|"]
-    lines += [f"| {c} | {r['n']} | {share(r[key])} |" for c, r in categories.items()]
-    return lines + [f"| **overall** | {overall['n']} | {share(overall[key])} |"]
+
+    def table(categories: dict[str, Any], whole: dict[str, Any]) -> list[str]:
+        rows = [f"| {c} | {r['n']} | {share(r[key])} |" for c, r in categories.items()]
+        return [
+            "",
+            "| category | n | accuracy |",
+            "|---|---:|---:|",
+            *rows,
+            f"| **overall** | {whole['n']} | {share(whole[key])} |",
+        ]
+
+    by_model = summary.get("judgebench_by_response_model") or {}
+    pooled = f", the responses of {len(by_model)} models pooled" if by_model else ""
+    lines = [
+        "",
+        f"JudgeBench's figures ({rule}; 95% Wilson intervals{pooled}):",
+        *table(summary["judgebench"], overall),
+    ]
+    for model, part in by_model.items():
+        lines += [
+            "",
+            f"JudgeBench's figures for the responses of {model} (JudgeBench reports each model's file apart):",
+        ]
+        lines += table(part["categories"], part["overall"])
+    return lines
 
 
 def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
@@ -651,7 +674,7 @@ def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
             for s, r in rows
         ]
     head = f"# {benchmark}: {summary['judge']}\n\n{summary['items']} pairs; 95% Wilson intervals.\n\n"
-    head += "".join(f"{line}\n\n" for line in check_lines(summary))
+    head += "".join(f"{line}\n\n" for line in check_lines(summary) if line)  # a paragraph each
     if summary.get(
         "left_out"
     ):  # rows of the file that are not pairs to judge (ties, empty or identical answers)
@@ -667,7 +690,7 @@ def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
     lines += judgebench_rule_lines(summary["overall"])
     lines += rewardbench_lines(summary.get("rewardbench"))
     lines += rmbench_lines(summary.get("rmbench"))
-    lines += judgebench_lines(summary.get("judgebench"), summary["overall"])
+    lines += judgebench_lines(summary)
     v = summary.get("verbosity")
     if v:
         rho = number(v["spearman"], 3)

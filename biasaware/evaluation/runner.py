@@ -283,6 +283,12 @@ def _merge(jobs: list[tuple[str, str, View, dict]], path: Path) -> None:
 
 
 # ------------------------------------------------------------------- what each command asks the judge
+BENCHMARK_GROUPS = ("difficulty", "domain", "response_model")
+"""A pair's meta that a benchmark's own figures group by, kept in ``eval general``'s judgments: RM-Bench's style
+level (hard, normal, easy) and domain (chat, code, math, safety-...), which its figures average; JudgeBench's
+response model, whose file its figures are of."""
+
+
 def general_jobs(pairs: list[PreferencePair], kind: str) -> list[tuple[str, str, View, dict]]:
     names = ["pair"] if kind == "reward" else list(ORDERS)
     jobs = []
@@ -292,12 +298,7 @@ def general_jobs(pairs: list[PreferencePair], kind: str) -> list[tuple[str, str,
             a, b = (p.chosen, p.rejected) if correct == "A" else (p.rejected, p.chosen)
             view = View(prompt=p.prompt, response_a=a, response_b=b, correct=correct)
             meta = {"subset": p.meta.get("subset", "all"), "words": [len(a.split()), len(b.split())]}
-            if p.meta.get("difficulty"):  # RM-Bench's: how the two answers' styles stand (hard, normal, easy)
-                meta["difficulty"] = p.meta["difficulty"]
-            if p.meta.get(
-                "domain"
-            ):  # and its domain (chat, code, math, safety-...), which its own figures average
-                meta["domain"] = p.meta["domain"]
+            meta |= {key: p.meta[key] for key in BENCHMARK_GROUPS if p.meta.get(key)}
             jobs.append((p.id, name, view, meta))
     return jobs
 

@@ -324,6 +324,34 @@ def rmbench_cells(groups: list[dict[str, Judgment]]) -> dict[tuple[str, str], tu
     return {key: (k, n) for key, (k, n) in cells.items()}
 
 
+def judgebench_figures(groups: list[dict[str, Judgment]]) -> dict[str, Any]:
+    """JudgeBench's figures of its pairs (none unless every pair's subset is one of its sources): ``judgebench``, its
+    categories over every pair; and where the pairs' responses are of more than one model (a folder of both its
+    files), ``judgebench_by_response_model``: each model's categories and overall, the figures JudgeBench reports, one
+    response model's file at a time (its leaderboard: GPT-4o's)."""
+    meta = lambda g: next(iter(g.values())).meta  # noqa: E731
+    categories = judgebench_categories(list(dict.fromkeys(meta(g).get("subset", "all") for g in groups)))
+    if not categories:
+        return {}
+
+    def scores(part: list[dict[str, Judgment]]) -> dict[str, Any]:
+        found = {
+            c: [g for g in part if meta(g).get("subset", "all") in names] for c, names in categories.items()
+        }
+        return {c: general_score(found[c]) for c in found if found[c]}
+
+    models: dict[str, list] = defaultdict(list)
+    for g in groups:
+        models[meta(g).get("response_model") or "(none named)"].append(g)
+    by_model = {
+        m: {"categories": scores(models[m]), "overall": general_score(models[m])} for m in sorted(models)
+    }
+    return {
+        "judgebench": scores(groups),
+        **({"judgebench_by_response_model": by_model} if len(models) > 1 else {}),
+    }
+
+
 def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
     by_item: dict[str, dict[str, Judgment]] = defaultdict(dict)
     for j in judgments:
@@ -365,15 +393,7 @@ def summarize_general(judgments: list[Judgment]) -> dict[str, Any]:
             # (RM-Bench's safety sets bear RewardBench's subset names: its style pairs are no RewardBench section)
             **({"rewardbench": rb} if not levels and (rb := rewardbench_scores(per_subset)) else {}),
             **({"rmbench": rm} if (rm := rmbench_scores(rmbench_cells(complete))) else {}),
-            **(
-                {
-                    "judgebench": {
-                        c: general_score([g for s in names for g in subsets[s]]) for c, names in jb.items()
-                    }
-                }
-                if not levels and (jb := judgebench_categories(list(subsets)))
-                else {}
-            ),
+            **(judgebench_figures(complete) if not levels else {}),
             "verbosity": verbosity(views),
         }
     )
