@@ -2,12 +2,14 @@
 
 1. Time per sequence of an InfoNCE step (``SetRewardTrainer``: rows of 1 chosen + 1 rejected + 4 bias
    negatives) vs a Bradley-Terry step of TRL's own ``RewardTrainer`` (pairs) over the same number of
-   sequences per step (goal: at most 1.1x).
+   sequences per step (goal: at most 1.1x); and the InfoNCE step without gradient checkpointing (as the
+   minilm-l6 and smollm2 configs train) vs with it (TRL's default).
 2. The grpo recipe (``recipes/grpo.py``: data building, rewards, model card) vs a bare ``GRPOTrainer``
    on the same data, rewards and config (goal: overhead at most 5%).
 
     .venv/bin/python bench/training_steps.py                 # minilm-l6 for 1, a tiny Qwen2 for 2
     .venv/bin/python bench/training_steps.py --steps 20
+    .venv/bin/python bench/training_steps.py --json docs/results/bench/training-steps.json   # a results file
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import time
 
 import torch
 from datasets import Dataset
-from record import run_main
+from record import add_json_argument, run_main, write_record
 from transformers import (
     AutoModelForCausalLM,
     AutoModelForSequenceClassification,
@@ -77,7 +79,10 @@ def common(out: str, steps: int, bf16: bool = False, logging_steps: int = 10_000
     )
 
 
-def reward_bench(rows_file: str, model_name: str, steps: int, rows_per_step: int) -> None:
+NO_GC = {"gradient_checkpointing": False}
+
+
+def reward_bench(rows_file: str, model_name: str, steps: int, rows_per_step: int) -> dict:
     path = resolve_model_path(model_name, "reward")
     rows = read_records(rows_file, "train")
     k = 1 + 1 + 4  # candidates per InfoNCE row
@@ -106,16 +111,20 @@ def reward_bench(rows_file: str, model_name: str, steps: int, rows_per_step: int
     )
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, trainer_cls, cfg_cls, data, batch in (
-            ("InfoNCE", SetRewardTrainer, SetRewardConfig, set_data, rows_per_step),
-            ("Bradley-Terry (TRL)", RewardTrainer, RewardConfig, pair_data, rows_per_step * k // 2),
+        for name, trainer_cls, cfg_cls, data, batch, extra in (
+            ("InfoNCE", SetRewardTrainer, SetRewardConfig, set_data, rows_per_step, {}),
+            ("Bradley-Terry (TRL)", RewardTrainer, RewardConfig, pair_data, rows_per_step * k // 2, {}),
+            # as the small-model configs train: TRL's default recomputes activations in the backward pass
+            ("InfoNCE, no checkpointing", SetRewardTrainer, SetRewardConfig, set_data, rows_per_step, NO_GC),
         ):
             tok = prepare_tokenizer(AutoTokenizer.from_pretrained(path), "reward")
             model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
             model.config.pad_token_id = tok.pad_token_id
             clock = StepClock()
             args = cfg_cls(
-                **common(f"{tmp}/{len(results)}", steps, per_device_train_batch_size=batch, max_length=256)
+                **common(
+                    f"{tmp}/{len(results)}", steps, per_device_train_batch_size=batch, max_length=256, **extra
+                )
             )
             trainer_cls(
                 model=model, args=args, train_dataset=data, processing_class=tok, callbacks=[clock]
@@ -126,9 +135,23 @@ def reward_bench(rows_file: str, model_name: str, steps: int, rows_per_step: int
     print(
         f"  InfoNCE {1000 * a:.2f} ms/sequence | Bradley-Terry {1000 * b:.2f} ms/sequence | ratio {a / b:.3f} (goal <= 1.1)"
     )
+    c = results["InfoNCE, no checkpointing"]
+    print(
+        f"  InfoNCE without gradient checkpointing (the small-model configs) {1000 * c:.2f} ms/sequence | with it "
+        f"(TRL's default) {1000 * a:.2f} ms/sequence | ratio {c / a:.3f}"
+    )
+    ms = {name: round(1000 * t, 2) for name, t in results.items()}
+    return {
+        "model": model_name,
+        "sequences_per_step": rows_per_step * k,
+        "steps_timed": steps - 1,
+        "ms_per_sequence": ms,
+        "infonce_vs_bradley_terry": round(a / b, 3),
+        "no_checkpointing_vs_checkpointing": round(c / a, 3),
+    }
 
 
-def grpo_bench(rows_file: str, steps: int) -> None:
+def grpo_bench(rows_file: str, steps: int) -> dict:
     recipe = load_recipe("grpo")
     with tempfile.TemporaryDirectory() as tmp:
         models = build_tiny_models(f"{tmp}/models", seed=0)
@@ -165,6 +188,13 @@ def grpo_bench(rows_file: str, steps: int) -> None:
     print(
         f"  recipe {t_recipe:.2f}s | bare GRPOTrainer {t_bare:.2f}s | overhead {100 * (t_recipe / t_bare - 1):+.1f}% (goal <= 5%)"
     )
+    overhead = round(100 * (t_recipe / t_bare - 1), 1)
+    return {
+        "steps": steps,
+        "recipe_s": round(t_recipe, 2),
+        "bare_s": round(t_bare, 2),
+        "overhead_percent": overhead,
+    }
 
 
 def main() -> None:
@@ -176,13 +206,15 @@ def main() -> None:
     )
     parser.add_argument("--steps", type=int, default=11, help="optimizer steps per run (default 11)")
     parser.add_argument("--rows-per-step", type=int, default=8, help="training rows per step (default 8)")
+    add_json_argument(parser)
     args = parser.parse_args()
     load_config(args.rm, "reward")  # a model that is not there is said before anything is built
     with tempfile.TemporaryDirectory() as tmp:
         build_train(BuildConfig(corpus_size=600, max_rows=400, n_negatives=4), tmp)
         rows_file = f"{tmp}/train.jsonl"
-        reward_bench(rows_file, args.rm, args.steps, args.rows_per_step)
-        grpo_bench(rows_file, args.steps)
+        reward = reward_bench(rows_file, args.rm, args.steps, args.rows_per_step)
+        grpo = grpo_bench(rows_file, args.steps)
+    write_record(args.json, {"reward": reward, "grpo": grpo})
 
 
 if __name__ == "__main__":

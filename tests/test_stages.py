@@ -123,3 +123,37 @@ def test_a_stage_that_fails_in_this_process_is_named_even_when_the_device_cannot
             "reward", stage_flags("reward", tiny_models["reward"], rows, tmp_path / "out"), "reward", log
         )
     assert "Traceback" in log.read_text() and "probability tensor" in log.read_text()
+
+
+def test_gradient_checkpointing_off_trains_the_same_weights(tiny_models, rows, tmp_path):
+    """The small-model configs turn TRL's gradient checkpointing off (faster: ``bench/training_steps.py``). The
+    recompute replays each layer's dropout, so a model trained either way is the same to the byte (a BERT with
+    dropout, as minilm-l6)."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    bert = tmp_path / "bert"
+    tok = AutoTokenizer.from_pretrained(tiny_models["reward"])
+    tok.save_pretrained(bert)
+    torch.manual_seed(0)
+    shape = dict(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        initializer_range=0.2,
+    )
+    config = BertConfig(vocab_size=len(tok), num_labels=1, pad_token_id=tok.pad_token_id, **shape)
+    assert config.hidden_dropout_prob > 0 and config.attention_probs_dropout_prob > 0
+    BertForSequenceClassification(config).save_pretrained(bert)
+    folders = {on: tmp_path / f"checkpointing-{on}" for on in (True, False)}
+    for on, out in folders.items():
+        flags = {**stage_flags("reward", bert, rows, out), "gradient_checkpointing": on}
+        run_stage("reward", flags, f"reward (checkpointing {on})", tmp_path / "run.log", how="inline")
+    for on, out in folders.items():  # each run as asked
+        assert (
+            json.loads((out / "biasaware_card.json").read_text())["training_args"]["gradient_checkpointing"]
+            is on
+        )
+    assert weights(folders[True]) == weights(folders[False]) != weights(bert)  # trained, and the same
+    assert losses(folders[True]) == losses(folders[False])
