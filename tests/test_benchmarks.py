@@ -504,4 +504,6 @@ def test_judgebench_figures_per_response_model_as_its_files_give_them(tmp_path):
     assert "JudgeBench's figures for the responses of gpt-4o-2024-05-13" in report
     assert "| coding | 1 | 100.0" in report and "| **overall** | 3 | 33.3" in report
     flagged = general_markdown({**both, "run": {"untrained_head": ["score.weight"]}}, "jb")
-    assert "No trained reward head" in flagged and "\n\n\n" not in flagged  # one blank line between paragraphs
+    assert (
+        "No trained reward head" in flagged and "\n\n\n" not in flagged
+    )  # one blank line between paragraphs

@@ -186,6 +186,16 @@ def test_killed_sweep_resumes_to_the_same_table(sweep_files, tmp_path):
     assert before == {p: p.stat().st_mtime for p in out.glob("points/*/ckpt/model.safetensors")}
     with pytest.raises(BiasAwareError, match="bench_build.n_per_bias"):
         run_sweep(SweepSpec(**{**spec, "bench_build": {**spec["bench_build"], "n_per_bias": 4}}), out)
+    # the recipe config's settings that change no trained model (gradient checkpointing, logging) may change
+    recipe = Path(spec["config"])
+    settings = yaml.safe_load(recipe.read_text())
+    recipe.write_text(yaml.safe_dump({**settings, "gradient_checkpointing": False, "logging_steps": 5}))
+    assert run_sweep(SweepSpec(**spec), out)["rows"] == whole["rows"]
+    assert before == {p: p.stat().st_mtime for p in out.glob("points/*/ckpt/model.safetensors")}
+    recipe.write_text(yaml.safe_dump({**settings, "learning_rate": 0.02}))
+    with pytest.raises(BiasAwareError, match=r"differ: config\.content\.learning_rate\)"):
+        run_sweep(SweepSpec(**spec), out)
+    recipe.write_text(yaml.safe_dump(settings))
     grown = run_sweep(
         SweepSpec(**{**spec, "grid": {"augment": ["paper"], "num_bias_negatives": [0, 2, 1]}}), out
     )

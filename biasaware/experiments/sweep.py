@@ -29,7 +29,8 @@ interrupted mid-training resumes from its newest ``checkpoint-*`` when the recip
 it starts over; once trained, a point keeps its final model only (its ``checkpoint-*`` folders are
 removed before it is evaluated). A rerun whose fixed settings differ from ``sweep.json`` (the recipe config's
 content, the launch, the data, the benchmark's content, the evaluation) is refused, naming the
-keys; a changed grid extends the sweep (new points run, finished ones are reused) and the table
+keys (recipe settings that change no trained model aside: where logs go, gradient checkpointing, as a resumed
+recipe run does not compare them); a changed grid extends the sweep (new points run, finished ones are reused) and the table
 covers the points of the grid given, so results of different settings never mix.
 """
 
@@ -83,7 +84,7 @@ from biasaware.judging.models import model_identity
 from biasaware.recipes import load_recipe
 from biasaware.taxonomy import BIASES, parse_bias_list
 from biasaware.training.recipe import parse_recipe
-from biasaware.training.run_folder import trained
+from biasaware.training.run_folder import comparable, trained
 
 RECIPE_MODES = {"reward": "reward", "sft": "generate", "grpo": "generate"}
 QUICK_CUES = ",".join(NATURAL_CUES)
@@ -355,6 +356,18 @@ def fixed_settings(spec: SweepSpec, bench: Path | None) -> dict[str, Any]:
     return fixed
 
 
+def compared(fixed: dict[str, Any]) -> dict[str, Any]:
+    """Fixed settings as a rerun compares them: the recipe config's and ``recipe_args``' settings that change no
+    trained model (where logs go, gradient checkpointing: :func:`~biasaware.training.run_folder.comparable`) left
+    out, as a resumed recipe run leaves them out."""
+    out = dict(fixed)
+    if isinstance(out.get("config"), dict) and isinstance(out["config"].get("content"), dict):
+        out["config"] = {**out["config"], "content": comparable(out["config"]["content"])}
+    if isinstance(out.get("recipe_args"), dict):
+        out["recipe_args"] = comparable(out["recipe_args"])
+    return out
+
+
 # ---------------------------------------------------------------------------------------- running
 def recipe_fields(recipe: str) -> set[str]:
 
@@ -514,7 +527,7 @@ def open_folder(p: Plan) -> dict[str, Any]:
         ensure_built(build_bench, p.bench_cfg, bench)
     fixed = fixed_settings(spec, bench)
     if state is not None:
-        diff = differing(state["fixed"], fixed)
+        diff = differing(compared(state["fixed"]), compared(fixed))
         finished = [  # trained and evaluated: a point trained whose evaluation failed is not finished work
             f.parent.name
             for f in (out / "points").glob("*/ckpt")
@@ -536,6 +549,8 @@ def open_folder(p: Plan) -> dict[str, Any]:
             if not spec.bench:
                 ensure_built(build_bench, p.bench_cfg, bench)
             fixed = fixed_settings(spec, bench)
+        else:  # the same sweep, perhaps logged or checkpointed otherwise: its points stay the recorded settings'
+            fixed = state["fixed"]
     previous = set(state["points"]) if state else set()
     new = [n for _, _, n in p.names if n not in previous]
     if previous and new:

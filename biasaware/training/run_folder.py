@@ -97,7 +97,9 @@ NOT_COMPARED_PREFIXES = (
 COMPARED = {"dataloader_drop_last"}
 
 
-def _comparable(settings: dict[str, Any] | None) -> dict[str, Any]:
+def comparable(settings: dict[str, Any] | None) -> dict[str, Any]:
+    """The recipe settings that change the trained model: ``settings`` less where logs and checkpoints go and how
+    often, gradient checkpointing, and the rest of :data:`NOT_COMPARED`."""
     return {
         k: v
         for k, v in (settings or {}).items()
@@ -169,7 +171,7 @@ def differences(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     now = _as_recorded_before(before, now)
     by_rows = all((side.get("data") or {}).get("train_rows_sha256") for side in (before, now))
     for part in ("script_args", "training_args", "model_args", "data"):
-        old, new = _comparable(before.get(part)), _comparable(now.get(part))
+        old, new = comparable(before.get(part)), comparable(now.get(part))
         if by_rows and part == "script_args":  # the rows decide, not where they lie
             for side in (old, new):
                 side.pop("train_file", None)
