@@ -320,7 +320,7 @@ def test_smollm2_scoring_pointwise_and_preflight(tmp_path, capsys):
     assert set(json.loads((out / "summary.json").read_text())["per_bias"]) == {"length", "authority"}
     out = tmp_path / "preflight"
     argv = ["preflight", "--judge", "smollm2-135m-instruct", "--out", str(out), "--per-bias", "1"]
-    code = main([*argv, "--scoring-pairs", "1", "--max-tokens", "32"])
+    code = main([*argv, "--scoring-pairs", "1", "--max-tokens", "32", "--scoring-max-tokens", "48"])
     result = json.loads((out / "preflight.json").read_text())
     assert code == result["exit_code"] and result["outcome"] in ("pass", "cannot tell", "warn", "fail")
     assert {"length", "position", "injection", "degenerate judge"} <= {c["check"] for c in result["checks"]}
