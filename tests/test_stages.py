@@ -127,8 +127,8 @@ def test_a_stage_that_fails_in_this_process_is_named_even_when_the_device_cannot
 
 def test_gradient_checkpointing_off_trains_the_same_weights(tiny_models, rows, tmp_path):
     """The small-model configs turn TRL's gradient checkpointing off (faster: ``bench/training_steps.py``). The
-    recompute replays each layer's dropout, so a model trained either way is the same to the byte (a BERT with
-    dropout, as minilm-l6)."""
+    recompute replays each layer's dropout, so a model trained either way is the same to the byte: a BERT (as
+    minilm-l6) with its dropout kept on (TRL's reward trainer turns it off by default, ``disable_dropout``)."""
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
@@ -136,24 +136,27 @@ def test_gradient_checkpointing_off_trains_the_same_weights(tiny_models, rows, t
     tok = AutoTokenizer.from_pretrained(tiny_models["reward"])
     tok.save_pretrained(bert)
     torch.manual_seed(0)
-    shape = dict(
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        initializer_range=0.2,
+    shape = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+    config = BertConfig(
+        vocab_size=len(tok), num_labels=1, pad_token_id=tok.pad_token_id, initializer_range=0.2, **shape
     )
-    config = BertConfig(vocab_size=len(tok), num_labels=1, pad_token_id=tok.pad_token_id, **shape)
     assert config.hidden_dropout_prob > 0 and config.attention_probs_dropout_prob > 0
     BertForSequenceClassification(config).save_pretrained(bert)
-    folders = {on: tmp_path / f"checkpointing-{on}" for on in (True, False)}
-    for on, out in folders.items():
-        flags = {**stage_flags("reward", bert, rows, out), "gradient_checkpointing": on}
-        run_stage("reward", flags, f"reward (checkpointing {on})", tmp_path / "run.log", how="inline")
-    for on, out in folders.items():  # each run as asked
-        assert (
-            json.loads((out / "biasaware_card.json").read_text())["training_args"]["gradient_checkpointing"]
-            is on
+    runs = {(True, True): None, (False, True): None, (False, False): None}  # (checkpointing, dropout)
+    for checkpointing, dropout in runs:
+        out = tmp_path / f"checkpointing-{checkpointing}-dropout-{dropout}"
+        flags = {"gradient_checkpointing": checkpointing, "disable_dropout": not dropout}
+        run_stage(
+            "reward",
+            {**stage_flags("reward", bert, rows, out), **flags},
+            out.name,
+            tmp_path / "log",
+            how="inline",
         )
-    assert weights(folders[True]) == weights(folders[False]) != weights(bert)  # trained, and the same
-    assert losses(folders[True]) == losses(folders[False])
+        args = json.loads((out / "biasaware_card.json").read_text())["training_args"]
+        assert (args["gradient_checkpointing"], args["disable_dropout"]) == (checkpointing, not dropout)
+        runs[(checkpointing, dropout)] = (weights(out), losses(out))
+    assert runs[(True, True)] == runs[(False, True)]  # the same to the byte, the same losses
+    assert (
+        runs[(False, True)][0] != runs[(False, False)][0] != weights(bert)
+    )  # dropout was on; training moved
