@@ -507,3 +507,32 @@ def test_judgebench_figures_per_response_model_as_its_files_give_them(tmp_path):
     assert (
         "No trained reward head" in flagged and "\n\n\n" not in flagged
     )  # one blank line between paragraphs
+
+
+def test_a_response_model_is_read_however_the_file_gives_it(tmp_path):
+    """An empty ``response_model`` falls back to the file's name, wherever ``response_model=`` stands in it; a pairs
+    file's meta names a model in any type (its meta is free), and pairs naming none are their own group."""
+    row = {
+        "pair_id": "p",
+        "source": "livecodebench",
+        "question": "q",
+        "response_A": "good",
+        "response_B": "bad",
+    }
+    row |= {"label": "A>B", "response_model": ""}
+    name = tmp_path / "dataset=judgebench,response_model=gpt-4o,split=test.jsonl"
+    (pair,) = load_benchmark(jsonl(name, [row]))
+    assert pair.meta["response_model"] == "gpt-4o"
+    rows = [
+        {"id": f"p{i}", "source": "benchmark", "prompt": [{"role": "user", "content": f"q{i}"}]}
+        | {"chosen": "good", "rejected": "bad"}
+        | {"meta": {"subset": "mmlu-pro-law", **({"response_model": m} if m is not None else {})}}
+        for i, m in enumerate([7, "claude", None])
+    ]
+    script = {f"q{i}": ("right", "right") for i in range(3)}
+    judged = run_general_eval(
+        Scripted(script), load_benchmark(jsonl(tmp_path / "p.jsonl", rows)), tmp_path / "o"
+    )
+    s = summarize_general(read_records(judged, "judgment"))
+    assert set(s["judgebench_by_response_model"]) == {"7", "claude", "(none named)"}
+    assert "the responses of 2 models and pairs naming none pooled" in general_markdown(s, "p")

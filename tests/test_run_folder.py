@@ -399,6 +399,28 @@ def test_the_number_of_epochs_is_no_setting_where_max_steps_decides_the_length()
     ]
 
 
+def test_where_the_best_checkpoint_is_the_model_its_evaluation_and_saves_are_settings():
+    """Where and how often a run evaluates and saves changes no trained model, unless ``load_best_model_at_end``
+    makes the final model the best checkpoint's: then they decide which checkpoint that is."""
+    from biasaware.training.run_folder import differences
+
+    def run(best, every, eval_file="dev.jsonl"):
+        training = {
+            "load_best_model_at_end": best,
+            "eval_steps": every,
+            "save_steps": every,
+            "logging_steps": every,
+        }
+        return {"recipe": "reward", "training_args": training, "script_args": {"eval_file": eval_file}}
+
+    assert differences(run(False, 1), run(False, 3, "other.jsonl")) == []
+    assert differences(run(True, 1), run(True, 3, "other.jsonl")) == [
+        "eval_file: 'dev.jsonl' there, 'other.jsonl' now",
+        "eval_steps: 1 there, 3 now",
+        "save_steps: 1 there, 3 now",
+    ]
+
+
 def test_a_list_of_numbers_with_a_nan_is_refused_as_a_number_is():
     from types import SimpleNamespace
 

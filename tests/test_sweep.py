@@ -206,6 +206,23 @@ def test_killed_sweep_resumes_to_the_same_table(sweep_files, tmp_path):
     }
 
 
+def test_a_sweep_compares_the_recipe_settings_a_resumed_recipe_run_compares():
+    from biasaware.experiments.sweep import compared
+
+    def fixed(**content):
+        return {"config": {"path": "r.yaml", "content": content}, "recipe_args": {"logging_steps": 1}}
+
+    assert compared(fixed(learning_rate=0.1, eval_steps=2, gradient_checkpointing=True)) == {
+        "config": {"path": "r.yaml", "content": {"learning_rate": 0.1}},
+        "recipe_args": {},
+    }
+    # the best checkpoint as the model: when it evaluates and saves decides which one
+    assert compared(fixed(load_best_model_at_end=True, eval_steps=2))["config"]["content"] == {
+        "load_best_model_at_end": True,
+        "eval_steps": 2,
+    }
+
+
 def test_a_failed_sweep_does_not_block_the_corrected_one(sweep_files, tmp_path, capsys):
     path, spec = sweep_files
     broken = {**spec, "build": {**spec["build"], "n_negatives": 4}, "grid": {"augment": ["paper"]}}

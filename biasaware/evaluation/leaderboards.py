@@ -156,6 +156,9 @@ JUDGEBENCH_CATEGORIES = {
 }
 """JudgeBench's categories by the prefix of a pair's ``source`` (its ``run_judge.py``)."""
 
+UNNAMED_MODEL = "(none named)"
+"""``judgebench_by_response_model``'s key for the pairs that name no response model."""
+
 
 def judgebench_categories(subsets: list[str]) -> dict[str, list[str]] | None:
     """The subsets (JudgeBench's ``source`` values) of each of its categories; ``None`` unless every subset is one

@@ -22,6 +22,7 @@ from typing import Any
 
 from biasaware.data.upstream import RMBENCH_LEVELS
 from biasaware.evaluation.baselines import CUES, MIN_DECIDED
+from biasaware.evaluation.leaderboards import UNNAMED_MODEL
 from biasaware.evaluation.metrics import table4_cell
 from biasaware.evaluation.seeds import METRIC_NAMES, METRICS
 from biasaware.formatting import DASH, ci, counted, number, p_value, pct, share, with_ci
@@ -643,7 +644,9 @@ def judgebench_lines(summary: dict[str, Any]) -> list[str]:
         ]
 
     by_model = summary.get("judgebench_by_response_model") or {}
-    pooled = f", the responses of {len(by_model)} models pooled" if by_model else ""
+    named = [m for m in by_model if m != UNNAMED_MODEL]
+    unnamed = " and pairs naming none" if UNNAMED_MODEL in by_model else ""
+    pooled = f", the responses of {len(named)} models{unnamed} pooled" if by_model else ""
     lines = [
         "",
         f"JudgeBench's figures ({rule}; 95% Wilson intervals{pooled}):",

@@ -17,7 +17,12 @@ from typing import Any
 
 from biasaware.data.upstream import RMBENCH_LEVELS
 from biasaware.errors import BiasAwareError
-from biasaware.evaluation.leaderboards import judgebench_categories, rewardbench_scores, rmbench_scores
+from biasaware.evaluation.leaderboards import (
+    UNNAMED_MODEL,
+    judgebench_categories,
+    rewardbench_scores,
+    rmbench_scores,
+)
 from biasaware.evaluation.metrics import (
     Outcome,
     bias_summary,
@@ -342,7 +347,7 @@ def judgebench_figures(groups: list[dict[str, Judgment]]) -> dict[str, Any]:
 
     models: dict[str, list] = defaultdict(list)
     for g in groups:
-        models[meta(g).get("response_model") or "(none named)"].append(g)
+        models[str(meta(g).get("response_model") or UNNAMED_MODEL)].append(g)  # a pairs file's meta is free
     by_model = {
         m: {"categories": scores(models[m]), "overall": general_score(models[m])} for m in sorted(models)
     }

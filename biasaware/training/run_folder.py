@@ -97,13 +97,25 @@ NOT_COMPARED_PREFIXES = (
 COMPARED = {"dataloader_drop_last"}
 
 
-def comparable(settings: dict[str, Any] | None) -> dict[str, Any]:
+# with load_best_model_at_end the final model is the best checkpoint's: when and on what a run evaluates and saves
+# decide which one
+BEST_MODEL_PREFIXES = ("eval_", "save_")
+BEST_MODEL = {"eval_file", "per_device_eval_batch_size", "do_eval"}
+
+
+def comparable(settings: dict[str, Any] | None, best: bool | None = None) -> dict[str, Any]:
     """The recipe settings that change the trained model: ``settings`` less where logs and checkpoints go and how
-    often, gradient checkpointing, and the rest of :data:`NOT_COMPARED`."""
+    often, gradient checkpointing, and the rest of :data:`NOT_COMPARED`; where the final model is the best
+    checkpoint's (``best``; ``None``: the settings' own ``load_best_model_at_end``), the evaluation and save
+    settings stay."""
+    settings = settings or {}
+    best = bool(settings.get("load_best_model_at_end")) if best is None else best
     return {
         k: v
-        for k, v in (settings or {}).items()
-        if k in COMPARED or (k not in NOT_COMPARED and not k.startswith(NOT_COMPARED_PREFIXES))
+        for k, v in settings.items()
+        if k in COMPARED
+        or (k not in NOT_COMPARED and not k.startswith(NOT_COMPARED_PREFIXES))
+        or (best and (k in BEST_MODEL or k.startswith(BEST_MODEL_PREFIXES)))
     }
 
 
@@ -170,8 +182,9 @@ def differences(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     found = []
     now = _as_recorded_before(before, now)
     by_rows = all((side.get("data") or {}).get("train_rows_sha256") for side in (before, now))
+    best = any((side.get("training_args") or {}).get("load_best_model_at_end") for side in (before, now))
     for part in ("script_args", "training_args", "model_args", "data"):
-        old, new = comparable(before.get(part)), comparable(now.get(part))
+        old, new = comparable(before.get(part), best), comparable(now.get(part), best)
         if by_rows and part == "script_args":  # the rows decide, not where they lie
             for side in (old, new):
                 side.pop("train_file", None)
