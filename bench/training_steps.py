@@ -1,8 +1,10 @@
 """Benchmark training steps against baselines measured in the same run.
 
-1. Time per sequence of an InfoNCE step (``SetRewardTrainer``: rows of 1 chosen + 1 rejected + 4 bias
-   negatives) vs a Bradley-Terry step of TRL's own ``RewardTrainer`` (pairs) over the same number of
-   sequences per step (goal: at most 1.1x); and the InfoNCE step without gradient checkpointing (as the
+1. Time per token of an InfoNCE step (``SetRewardTrainer``: rows of 1 chosen + 1 rejected + 4 bias
+   negatives) vs a Bradley-Terry step of TRL's own ``RewardTrainer`` (pairs: the chosen answer against each
+   other candidate) over the same number of sequences per step (goal: at most 1.1x). Per token, as the two read
+   sequences of different lengths: a Bradley-Terry step repeats the short chosen answer once per pair, where an
+   InfoNCE row holds it once beside four longer bias negatives (the cue's words); per sequence too; and the InfoNCE step without gradient checkpointing (as the
    minilm-l6 and smollm2 configs train) vs with it (TRL's default).
 2. The grpo recipe (``recipes/grpo.py``: data building, rewards, model card) vs a bare ``GRPOTrainer``
    on the same data, rewards and config (goal: overhead at most 5%).
@@ -80,6 +82,19 @@ def common(out: str, steps: int, bf16: bool = False, logging_steps: int = 10_000
 
 
 NO_GC = {"gradient_checkpointing": False}
+TOKEN_COLUMNS = ("candidate_ids", "chosen_ids", "rejected_ids")  # SetRewardTrainer's, TRL's RewardTrainer's
+
+
+def tokens_per_sequence(dataset) -> float:
+    """The mean length in tokens of the sequences a trainer's tokenized dataset holds."""
+    lengths = [
+        len(ids)
+        for column in TOKEN_COLUMNS
+        if column in dataset.column_names
+        for row in dataset[column]
+        for ids in (row if column == "candidate_ids" else [row])
+    ]
+    return sum(lengths) / len(lengths)
 
 
 def reward_bench(rows_file: str, model_name: str, steps: int, rows_per_step: int) -> dict:
@@ -109,7 +124,7 @@ def reward_bench(rows_file: str, model_name: str, steps: int, rows_per_step: int
             for t in [r.rejected, *(n.text for n in r.bias_negatives)]
         ]
     )
-    results = {}
+    results, tokens = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, trainer_cls, cfg_cls, data, batch, extra in (
             ("InfoNCE", SetRewardTrainer, SetRewardConfig, set_data, rows_per_step, {}),
@@ -126,14 +141,19 @@ def reward_bench(rows_file: str, model_name: str, steps: int, rows_per_step: int
                     f"{tmp}/{len(results)}", steps, per_device_train_batch_size=batch, max_length=256, **extra
                 )
             )
-            trainer_cls(
+            trainer = trainer_cls(
                 model=model, args=args, train_dataset=data, processing_class=tok, callbacks=[clock]
-            ).train()
+            )
+            trainer.train()
             results[name] = clock.mean() / (rows_per_step * k)
+            tokens[name] = tokens_per_sequence(trainer.train_dataset)
     a, b = results["InfoNCE"], results["Bradley-Terry (TRL)"]
+    ta, tb = tokens["InfoNCE"], tokens["Bradley-Terry (TRL)"]
+    per_token = (a / ta) / (b / tb)
     print(f"reward model {model_name}: {rows_per_step * k} sequences per step, mean of {steps - 1} steps")
     print(
-        f"  InfoNCE {1000 * a:.2f} ms/sequence | Bradley-Terry {1000 * b:.2f} ms/sequence | ratio {a / b:.3f} (goal <= 1.1)"
+        f"  InfoNCE {1000 * a:.2f} ms/sequence ({ta:.1f} tokens) | Bradley-Terry {1000 * b:.2f} ms/sequence "
+        f"({tb:.1f} tokens) | ratio {a / b:.3f} per sequence, {per_token:.3f} per token (goal <= 1.1)"
     )
     c = results["InfoNCE, no checkpointing"]
     print(
@@ -146,7 +166,9 @@ def reward_bench(rows_file: str, model_name: str, steps: int, rows_per_step: int
         "sequences_per_step": rows_per_step * k,
         "steps_timed": steps - 1,
         "ms_per_sequence": ms,
+        "tokens_per_sequence": {name: round(n, 1) for name, n in tokens.items()},
         "infonce_vs_bradley_terry": round(a / b, 3),
+        "infonce_vs_bradley_terry_per_token": round(per_token, 3),
         "no_checkpointing_vs_checkpointing": round(c / a, 3),
     }
 
