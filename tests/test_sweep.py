@@ -221,6 +221,9 @@ def test_a_sweep_compares_the_recipe_settings_a_resumed_recipe_run_compares():
         "load_best_model_at_end": True,
         "eval_steps": 2,
     }
+    # the config asks for it, recipe_args sets when to evaluate: still compared
+    best = {"config": {"content": {"load_best_model_at_end": True}}, "recipe_args": {"eval_steps": 2}}
+    assert compared(best)["recipe_args"] == {"eval_steps": 2}
 
 
 def test_a_failed_sweep_does_not_block_the_corrected_one(sweep_files, tmp_path, capsys):

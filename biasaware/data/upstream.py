@@ -333,7 +333,7 @@ def _judgebench_model(row: dict[str, Any], where: str) -> str | None:
     """The model that wrote a JudgeBench pair's two responses: its ``response_model`` when the row gives one, else
     the file's name (``dataset=judgebench,response_model=gpt-4o-2024-05-13.jsonl``), else none. JudgeBench's figures
     are of one such file (its leaderboard: GPT-4o's)."""
-    if row.get("response_model") is not None and row.get("response_model") != "":
+    if row.get("response_model") not in (None, ""):
         return _name(row, where, "response_model")
     found = re.search(r"(?:^|,)response_model=([^,]+)", _file_of(where).stem)
     return found[1] if found else None

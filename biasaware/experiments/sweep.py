@@ -361,10 +361,15 @@ def compared(fixed: dict[str, Any]) -> dict[str, Any]:
     trained model (where logs go, gradient checkpointing: :func:`~biasaware.training.run_folder.comparable`) left
     out, as a resumed recipe run leaves them out."""
     out = dict(fixed)
-    if isinstance(out.get("config"), dict) and isinstance(out["config"].get("content"), dict):
-        out["config"] = {**out["config"], "content": comparable(out["config"]["content"])}
-    if isinstance(out.get("recipe_args"), dict):
-        out["recipe_args"] = comparable(out["recipe_args"])
+    config = out.get("config") if isinstance(out.get("config"), dict) else {}
+    content = config.get("content") if isinstance(config.get("content"), dict) else None
+    args = out.get("recipe_args") if isinstance(out.get("recipe_args"), dict) else None
+    # the points' settings are the config's with recipe_args over them: either may ask for the best checkpoint
+    best = bool({**(content or {}), **(args or {})}.get("load_best_model_at_end"))
+    if content is not None:
+        out["config"] = {**config, "content": comparable(content, best)}
+    if args is not None:
+        out["recipe_args"] = comparable(args, best)
     return out
 
 
