@@ -18,6 +18,8 @@ of 1 and needs no process group; several processes join one through accelerate's
 
 from __future__ import annotations
 
+import gc
+import importlib
 import os
 import platform
 import re
@@ -203,25 +205,34 @@ def ranks() -> Ranks:
     return Ranks(state.process_index, state.num_processes)
 
 
+# modules that bind the world group as a default argument when first imported: imported after the group
+# exists, each holds the group past ``destroy_process_group``. DeepSpeed's torch backend
+# (``TorchBackend.barrier(group=GroupMember.WORLD)``), imported by training; torch's autograd collectives
+# (``all_reduce(tensor, op, group=group.WORLD)``, ...), imported by torch._dynamo, which TRL and
+# transformers import during a run (torch 2.13: a DistributedDataParallel run kept gloo's threads)
+GROUP_HOLDERS = ("deepspeed.comm.torch", "torch.distributed.nn.functional")
+
+
 def before_group() -> None:
     """Called by a launched entry point (a recipe, the CLI) before anything forms the process group, so
-    that :func:`shutdown` can free it. DeepSpeed's torch backend binds the world group as a default
-    argument when it is first imported (``TorchBackend.barrier(group=GroupMember.WORLD)``); imported
-    after the group exists, as training does, it keeps the group alive past ``destroy_process_group``.
-    gloo's threads then live on into the interpreter's exit, where one of them, torn down, aborts a
-    finished run ("terminate called without an active exception"). Imported before, it binds None.
-    Nothing happens in a single process, once a group exists, or without DeepSpeed."""
+    that :func:`shutdown` can free it. Each module of :data:`GROUP_HOLDERS`, imported after the group
+    exists, binds the world group as a default argument and keeps it alive past
+    ``destroy_process_group``; gloo's threads then live on into the interpreter's exit, where one of
+    them, torn down, aborts a finished run ("terminate called without an active exception").
+    Imported before, they bind None. Nothing happens in a single process or once a group exists; a
+    module that is not installed (DeepSpeed) is skipped."""
 
-    if int(os.environ.get("WORLD_SIZE", "1") or 1) <= 1 or "deepspeed.comm.torch" in sys.modules:
+    if int(os.environ.get("WORLD_SIZE", "1") or 1) <= 1:
         return
     import torch.distributed as dist
 
-    if dist.is_available() and dist.is_initialized():
+    if not dist.is_available() or dist.is_initialized():
         return
-    try:
-        import deepspeed.comm.torch  # noqa: F401  (imported for its default arguments: see above)
-    except ImportError:
-        pass
+    for name in GROUP_HOLDERS:
+        try:
+            importlib.import_module(name)  # imported for its default arguments: see above
+        except ImportError:
+            pass
 
 
 def shutdown(wait: bool = True) -> None:
@@ -231,8 +242,8 @@ def shutdown(wait: bool = True) -> None:
     aborts the process after the work is done ("terminate called without an active exception"), and
     the launch reports a finished run as failed. Nothing happens in a single-process run. A group
     that something still holds outlives the destroy: NCCL's threads are stopped by it, gloo's are
-    not. DeepSpeed's holder is avoided by :func:`before_group`; DTensor's caches (FSDP2's device mesh)
-    still hold theirs."""
+    not. The modules that bind it as a default argument are imported before it forms
+    (:func:`before_group`); DTensor's caches (FSDP2's device mesh) still hold theirs."""
 
     if "torch" not in sys.modules:
         return
@@ -246,6 +257,10 @@ def shutdown(wait: bool = True) -> None:
     except RuntimeError:  # a rank that failed has left the group: there is no one to wait for
         pass
     finally:
+        # what nothing reaches any more but a reference cycle (a trainer and its model wrapped in
+        # DistributedDataParallel, whose reducer holds the group) is freed while the group still stands;
+        # left to the interpreter's exit, the group and gloo's threads outlived the destroy
+        gc.collect()
         dist.destroy_process_group()
 
 

@@ -165,13 +165,15 @@ def test_cli_with_an_unavailable_device_exits_2_and_writes_nothing(tmp_path):
 
 @pytest.mark.parametrize("world", ["1", "2"])
 def test_before_group_readies_a_launch_only(world):
-    """A launched process (WORLD_SIZE over 1, no group yet) imports DeepSpeed's torch backend before its
+    """A launched process (WORLD_SIZE over 1, no group yet) imports every module that would bind the
+    group as a default argument (DeepSpeed's torch backend, torch's autograd collectives) before its
     group forms, so that the group is freed at shutdown (tests/test_distributed.py shows the threads
     go); a single process pays nothing for it."""
     code = (
-        "import sys, biasaware.devices as d; d.before_group(); print('deepspeed.comm.torch' in sys.modules)"
+        "import sys, biasaware.devices as d; d.before_group(); "
+        "print(all(m in sys.modules for m in d.GROUP_HOLDERS), any(m in sys.modules for m in d.GROUP_HOLDERS))"
     )
     env = {**os.environ, "WORLD_SIZE": world}
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split()[-1] == ("True" if world == "2" else "False")
+    assert run.stdout.split()[-2:] == (["True", "True"] if world == "2" else ["False", "False"])

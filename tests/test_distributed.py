@@ -304,6 +304,19 @@ def test_a_launch_frees_its_process_group_at_shutdown(tmp_path):
     assert found["total"] == [2.0, 2.0] and found["during"] and found["after"] == []
 
 
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="threads are listed from /proc")
+def test_a_launched_recipe_run_leaves_no_gloo_thread(tiny_models, rows, tmp_path):
+    """The reward recipe under DistributedDataParallel, 2 steps (tests/workers/recipe_released.py): once
+    its entry point returns, neither rank has a gloo thread left to abort the interpreter's exit (the
+    rare "terminate called without an active exception" of test_reward_ddp_and_zero3 and
+    test_lora_reward_ddp_saves_a_loadable_adapter), and the group is gone."""
+    result = tmp_path / "result.json"
+    first = run_worker("recipe_released.py", tiny_models["reward"], rows, tmp_path / "out", result)
+    second = json.loads(Path(f"{result}.rank1").read_text())
+    for found in (first, second):
+        assert found["after"] == [] and not found["group"], found
+
+
 def test_two_machines_on_localhost_train_a_reward_model(tiny_models, rows, tmp_path):
     """accelerate_configs/multi_node.yaml as two 'machines' of one process each (machine ranks 0 and 1,
     the main node at 127.0.0.1, gloo on the CPU): two steps of a tiny reward model whose final folder

@@ -3,7 +3,9 @@ interpreter exits. An entry point calls :func:`biasaware.devices.before_group` f
 ``run_recipe`` and the CLI do); training then imports DeepSpeed's torch backend after the group
 exists. Before that call, the backend held the group past ``destroy_process_group`` and gloo's threads
 lived into the interpreter's exit, where a rare abort turned a finished launch into a failed one.
-(DeepSpeed 0.19.8: without the call, this worker's gloo threads were still alive after shutdown.)
+The same for torch's autograd collectives (torch.distributed.nn.functional, which torch._dynamo
+imports). (DeepSpeed 0.19.8, torch 2.13: without the call, or with only DeepSpeed's backend imported
+first, this worker's gloo threads were still alive after shutdown.)
 Run by tests/test_distributed.py: ``torchrun --nproc_per_node 2 group_released.py RESULT.json``.
 """
 
@@ -29,6 +31,7 @@ def main(result: str) -> None:
     import deepspeed.comm.torch  # noqa: F401  (as training does, once the group exists)
     import torch
     import torch.distributed as dist
+    import torch.distributed.nn.functional  # noqa: F401  (as torch._dynamo does, imported by a run)
 
     total = torch.ones(2)
     dist.all_reduce(total)
