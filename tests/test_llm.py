@@ -324,6 +324,34 @@ def test_transformers_backend_answers_and_caches(tmp_path):
     assert "Paris" in again.complete(question) and again.stats.calls == 0 and again.stats.cache_hits == 1
 
 
+def test_a_local_model_trained_again_under_the_same_path_is_asked_again(tiny_models, tmp_path):
+    """The reply cache keys a local model's weights, not only its path: replies of a folder whose
+    weights changed are not served from the cache (they were, and a judge's figures belonged to the
+    old weights), and unchanged weights still hit."""
+    import shutil
+
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    folder = tmp_path / "judge"
+    shutil.copytree(tiny_models["causal"], folder)
+    s = LLMSpec(backend="transformers", model=str(folder), max_tokens=4, cache_dir=str(tmp_path / "c"))
+    s = dataclasses.replace(s, device="cpu", progress=False)
+    first = LLMClient(s)
+    first.complete_many([ask(1)], check=lambda text: None)
+    again = LLMClient(s)
+    again.complete_many([ask(1)], check=lambda text: None)
+    assert (first.stats.calls, again.stats.calls, again.stats.cache_hits) == (1, 0, 1)
+    model = AutoModelForCausalLM.from_pretrained(folder)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.01)
+    model.save_pretrained(folder)  # trained again: same path, other weights
+    changed = LLMClient(s)
+    changed.complete_many([ask(1)], check=lambda text: None)
+    assert (changed.stats.calls, changed.stats.cache_hits) == (1, 0)
+
+
 def test_vllm_backend_wiring_with_a_stand_in_module(tmp_path, monkeypatch):
     """vLLM needs a GPU; a stand-in module with its documented surface checks our side of the calls."""
     import sys

@@ -708,7 +708,11 @@ class GenerativeJudge:
         spec = self.spec = resolved.spec
         self.resolved = resolved
         self.client = LLMClient(
-            spec.llm_spec(), role="judge", place=resolved.place, backend_factory=self._backend
+            spec.llm_spec(),
+            role="judge",
+            place=resolved.place,
+            backend_factory=self._backend,
+            identity=resolved.identity,
         )
         self.template = get_template(spec.template)
         self.parse = get_parser(spec.template, spec.parse)

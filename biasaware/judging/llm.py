@@ -13,8 +13,9 @@ Backends (``LLMSpec.backend``):
 * ``vllm``: ``vllm.LLM`` in-process, when vLLM is installed (``pip install 'biasaware[vllm]'``).
 
 :meth:`LLMClient.complete_many` is the one way in. It looks every request up in the cache (a
-SQLite file keyed by the SHA-256 of model, messages, sampling parameters and the server asked when
-``base_url`` names one, without its credentials), sends the misses
+SQLite file keyed by the SHA-256 of model, messages, sampling parameters, the server asked when
+``base_url`` names one, without its credentials, and a local model's weights hash: a folder trained
+again under the same path is asked again), sends the misses
 with at most ``concurrency`` calls in flight (threads; local backends run batches instead), and
 retries with exponential backoff and jitter (tenacity) on rate limits (honouring
 ``retry-after``), server errors, timeouts, dropped connections and malformed replies (a body that
@@ -57,7 +58,7 @@ from biasaware.devices import check_device_name, check_dtype_name, resolve, wher
 from biasaware.errors import BiasAwareError
 from biasaware.folders import cache_dir
 from biasaware.io import check_out_folder
-from biasaware.judging.models import adapter_base, chat_ids, load_model, resolve_model_path
+from biasaware.judging.models import adapter_base, chat_ids, load_model, model_identity, resolve_model_path
 from biasaware.progress import advance, progress_bar
 
 log = logging.getLogger(__name__)
@@ -306,15 +307,34 @@ class LLMSpec:
         return endpoint(self.backend, self.base_url)
 
 
-def cache_key(model: str, messages: Messages, params: dict[str, Any], endpoint: str | None = None) -> str:
+def cache_key(
+    model: str,
+    messages: Messages,
+    params: dict[str, Any],
+    endpoint: str | None = None,
+    weights: str | None = None,
+) -> str:
     """The cache's key of a request: model, messages, sampling parameters and, for a server of one's own
     (``endpoint``: its address without credentials, :func:`public_url`), where it was asked: two servers
-    may serve other weights under one model name."""
+    may serve other weights under one model name. ``weights``: a local model's weights hash
+    (:func:`local_weights`): a folder trained again, or a built-in model updated, under the same name
+    answers anew."""
     request = {"model": model, "messages": messages, "params": params}
     if endpoint is not None:  # left out for the default endpoint: keys cached before it still hit
         request["endpoint"] = endpoint
+    if weights is not None:  # left out where no weights are on this disk (an endpoint, a hub name)
+        request["weights"] = weights
     blob = json.dumps(request, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def local_weights(identity: dict[str, Any] | None) -> str | None:
+    """A local model's weights in a cache key: its SHA-256 and, for an adapter, its base's
+    (:func:`biasaware.judging.models.model_identity`); ``None`` when no weights are on this disk."""
+    if not identity or identity.get("weights_sha256") is None:
+        return None
+    base = (identity.get("base") or {}).get("weights_sha256")
+    return identity["weights_sha256"] + (f"+{base}" if base else "")
 
 
 class ResponseCache:
@@ -645,13 +665,20 @@ class LLMClient:
         backend: Any = None,
         place: dict[str, str] | None = None,
         backend_factory: Callable[[], Any] | None = None,
+        identity: Callable[[], dict[str, Any] | None] | None = None,
     ):
         """``place``: where a local model runs, as resolved (else resolved on the first
         ``summary()``); ``backend_factory``: builds the backend on the first call that misses the
-        cache (default: :func:`make_backend` from the spec alone)."""
+        cache (default: :func:`make_backend` from the spec alone); ``identity``: a local model's
+        identity for the cache key, asked once (default: the spec's model's, for a local backend;
+        an endpoint has none)."""
 
         self.spec, self.role, self.place = spec, role, place
         self._factory = backend_factory
+        if identity is None and spec.backend != "openai":
+            identity = lambda: model_identity(spec.model, "causal")  # noqa: E731
+        self._identity = identity
+        self._weights: list[str | None] = []  # the weights' part of the key, once asked
         self.stats = Stats()
         self._backend = backend
         folder = Path(spec.cache_dir) if spec.cache_dir else cache_dir() / "llm"
@@ -687,7 +714,9 @@ class LLMClient:
         return self._backend
 
     def key(self, messages: Messages) -> str:
-        return cache_key(self.spec.model, messages, self.spec.params(), self.spec.endpoint)
+        if not self._weights:  # hashed once a run (and once a process for unchanged files)
+            self._weights.append(local_weights(self._identity() if self._identity else None))
+        return cache_key(self.spec.model, messages, self.spec.params(), self.spec.endpoint, self._weights[0])
 
     def _scrub(self, text: str) -> str:
         for secret in sorted(getattr(self._backend, "secrets", []), key=len, reverse=True):
