@@ -32,10 +32,13 @@ import tempfile
 from dataclasses import MISSING, fields
 from importlib.metadata import PackageNotFoundError, metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError, model_validator
 
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.baselines import bias_baselines
+from biasaware.evaluation.metrics import POLICIES
 from biasaware.evaluation.plots import plot_report
 from biasaware.evaluation.real_text import (
     RMBENCH_LEVELS,
@@ -47,7 +50,7 @@ from biasaware.evaluation.real_text import (
 from biasaware.evaluation.reports import markdown_report, real_markdown
 from biasaware.evaluation.resume import FINGERPRINT
 from biasaware.evaluation.runner import applicable, run_bias_eval
-from biasaware.evaluation.summaries import VIEWS, json_safe, summarize, verdicts_agree
+from biasaware.evaluation.summaries import VIEWS, json_safe, summarize, summarize_general, verdicts_agree
 from biasaware.formatting import pct
 from biasaware.hub import check_license, check_repo_name, hub_calls
 from biasaware.io import check_out_folder, is_secret, json_sha256, read_json, read_records, write_json
@@ -56,7 +59,7 @@ from biasaware.judging.models import BUILTIN_MODELS, chat_ids, hub_base, load_to
 from biasaware.judging.parsers import parse_rule
 from biasaware.judging.prompts import get_template, judged_template
 from biasaware.recipes import load_recipe
-from biasaware.records import Judgment, View
+from biasaware.records import Judgment, View, format_problems
 from biasaware.training.run_folder import jsonable
 
 DATASETS = {"helpsteer3": "nvidia/HelpSteer3", "gram": "NiuTrans/GRAM-fine-tuning-65k"}
@@ -72,6 +75,51 @@ SKIP = (
     "reproduce",
     "release.json",
 )
+
+
+class _Identity(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    path: StrictStr | None = None
+    weights_sha256: StrictStr | None = None
+
+
+class _Run(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    spec: dict[str, Any]
+    mode: Literal["generate", "direct", "reward"] = "generate"
+    data: StrictStr | None = None
+    model_identity: _Identity | None = None
+
+    @model_validator(mode="after")
+    def _one_mode(self):
+        if self.spec.get("mode", self.mode) != self.mode:
+            raise ValueError(
+                f"run.mode {self.mode!r} is not the judge's (run.spec.mode {self.spec['mode']!r})"
+            )
+        return self
+
+
+class _Report(BaseModel):
+    """The fields of an ``eval bias`` summary a release reads (the rest is kept as it is)."""
+
+    model_config = ConfigDict(extra="allow")
+    run: _Run
+    per_bias: dict[str, dict[str, Any]]
+    overall: dict[str, Any]
+    policy: Literal[POLICIES] = "symmetric"
+    seed: StrictInt = 0
+
+
+def check_report_fields(report: Path, summary: dict[str, Any]) -> None:
+    """A report's ``summary.json`` holds what a release reads, each of its type: an edited or damaged
+    file is named by field, never a traceback."""
+    try:
+        _Report.model_validate(summary)
+    except ValidationError as err:
+        lines = format_problems(f"{report / 'summary.json'}", err)
+        raise BiasAwareError(
+            "\n".join(lines) + "\n(evaluate the checkpoint again with `biasaware eval bias`)"
+        ) from None
 
 
 def check_report(checkpoint: Path, summary: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -228,8 +276,7 @@ def check_summary(report: Path, summary: dict[str, Any], judgments: list[Judgmen
     for scope, mine, theirs in scopes:
         for k in ("acc_ori", "acc_inj", "bsr", "overcorrection", "two_sided"):
             a, b = mine.get(k), theirs.get(k)
-            same = a == b or (isinstance(a, float) and isinstance(b, float) and abs(a - b) < 1e-9)
-            if not same:
+            if not _same_figure(a, b):
                 raise BiasAwareError(
                     f"{report}/summary.json does not match its judgments.jsonl ({scope} {k}: {b} recorded, {a} "
                     "scored again); score the report again with `biasaware eval bias --rescore`"
@@ -243,6 +290,43 @@ def check_summary(report: Path, summary: dict[str, Any], judgments: list[Judgmen
     if again["judge_check"]["degenerate"] != (summary.get("judge_check") or {}).get("degenerate"):
         raise BiasAwareError(f"{report}/summary.json's degenerate-judge flag does not match its judgments")
     return {**summary, **again, "run": summary["run"]}  # what the file holds besides (a sample record) kept
+
+
+def check_general(folder: Path, summary: dict[str, Any]) -> dict[str, Any]:
+    """An ``eval general`` folder's summary scored again from its per-pair judgments, as
+    :func:`check_summary` checks a bias report's: its verdicts by the judge's own rule, and the agreement,
+    pair counts and degenerate-judge flag the card and the weak-general check read. A summary whose
+    figures differ (edited, or written for other judgments) is refused. Returns the recomputed summary
+    with the file's other records (benchmark, run)."""
+
+    judgments = read_records(folder / "judgments.jsonl", "judgment")
+    verdicts_agree(folder, judgments, (summary.get("run") or {}).get("spec"))
+    again = summarize_general(judgments)
+    recorded = summary.get("overall") if isinstance(summary.get("overall"), dict) else {}
+    for k in ("pair_acc", "accuracy"):
+        if k in again["overall"] or k in recorded:
+            mine, theirs = (again["overall"].get(k) or {}), (recorded.get(k) or {})
+            if not isinstance(theirs, dict) or any(
+                not _same_figure(mine.get(f), theirs.get(f)) for f in ("value", "n")
+            ):
+                raise BiasAwareError(
+                    f"{folder}/summary.json does not match its judgments.jsonl (overall {k}: "
+                    f"{theirs.get('value') if isinstance(theirs, dict) else theirs} recorded, {mine.get('value')} "
+                    "scored again); score it again with `biasaware eval general --rescore`"
+                )
+    for k in ("items", "incomplete_items"):
+        if again.get(k) != summary.get(k):
+            raise BiasAwareError(
+                f"{folder}/summary.json does not match its judgments.jsonl ({k}: {summary.get(k)} recorded, "
+                f"{again.get(k)} scored again)"
+            )
+    if again["judge_check"]["degenerate"] != (summary.get("judge_check") or {}).get("degenerate"):
+        raise BiasAwareError(f"{folder}/summary.json's degenerate-judge flag does not match its judgments")
+    return {**summary, **again}
+
+
+def _same_figure(a: Any, b: Any) -> bool:
+    return a == b or (isinstance(a, float) and isinstance(b, float) and abs(a - b) < 1e-9)
 
 
 def _training(card: dict[str, Any] | None) -> dict[str, Any]:
@@ -711,10 +795,35 @@ def _fit_lines(context: int, special: bool) -> list[str]:
     ]
 
 
-def _copy_model(checkpoint: Path, out: Path) -> None:
-    for item in checkpoint.iterdir():
+# what marks a folder as an evaluation's (eval bias, general, scoring, real), not a part of the model
+EVALUATION_FILES = ("summary.json", "judgments.jsonl", "real.json")
+
+
+def model_items(checkpoint: Path) -> tuple[list[Path], list[Path]]:
+    """What a release copies of a checkpoint folder, and the folders it leaves out: every item but
+    :data:`SKIP`'s and its README.md, less a folder that holds an evaluation (a report kept beside the
+    weights: its local paths and unchecked files are not published; the checked figures are written to
+    ``bias_report/``)."""
+    kept, left = [], []
+    for item in sorted(checkpoint.iterdir()):
         if item.name.startswith(SKIP) or item.name == "README.md":
             continue
+        if item.is_dir() and any(next(item.rglob(name), None) for name in EVALUATION_FILES):
+            left.append(item)
+        else:
+            kept.append(item)
+    return kept, left
+
+
+def _copy_model(checkpoint: Path, out: Path) -> None:
+    kept, left = model_items(checkpoint)
+    if left:
+        print(
+            f"[release] left out of the release: {', '.join(f'{p.name}/' for p in left)} (evaluation output "
+            "in the checkpoint folder; the card's figures are in bias_report/)",
+            flush=True,
+        )
+    for item in kept:
         if item.is_dir():
             shutil.copytree(item, out / item.name)
         else:
@@ -766,6 +875,7 @@ def release(
             f"--report {given}: not an evaluation's output folder{what}; give the --out of `eval bias` or "
             "`eval real`"
         )
+    check_report_fields(report, summary)
     mode = summary["run"].get("mode", "generate")
     kind = "reward" if mode == "reward" else "causal"
     out = Path(out).resolve() if out else checkpoint.with_name(checkpoint.name + "-release")
@@ -790,6 +900,7 @@ def release(
     if out.exists() and any(out.iterdir()):
         previous = out / "release.json"
         recorded = read_json(previous, "release record").get("identity", {}) if previous.exists() else {}
+        recorded = recorded if isinstance(recorded, dict) else {}  # an edited record: not taken for a release
         if not recorded.get("weights_sha256"):
             raise BiasAwareError(f"--out {out} exists and is not empty; remove it or give another folder")
         if recorded["weights_sha256"] != identity["weights_sha256"]:
@@ -799,9 +910,7 @@ def release(
             )
     # what a release writes: the model's files, its card and records; anything else there is the user's
     written = {"README.md", "release.json", "bias_report", "reproduce", "judge_prompt.json"} | {
-        item.name
-        for item in checkpoint.iterdir()
-        if not item.name.startswith(SKIP) and item.name != "README.md"
+        item.name for item in model_items(checkpoint)[0]
     }
     for folder, what in ((out, "a release of these weights"), (staging, "an unfinished release")):
         others = sorted(p.name for p in folder.iterdir() if p.name not in written) if folder.is_dir() else []
@@ -836,8 +945,20 @@ def release(
             raise BiasAwareError(
                 f"{g} evaluated another model than the report; give this checkpoint's general runs"
             )
+        s = check_general(Path(g), s)
         general_summaries.append({**s, "benchmark": s.get("benchmark") or Path(g).name})
     keys = check_real(given, real, identity, summary) if real else None
+    weak = weak_general(general_summaries, real)  # before the model loads to re-judge
+    if weak and not allow_weak_general:
+        fix = (
+            "Release it anyway"
+            if real or general_summaries
+            else "Measure it with `biasaware eval general` and pass --general FOLDER, or release anyway"
+        )
+        raise BiasAwareError(
+            f"{weak}: a low bias rate says nothing of a judge that cannot judge real text. {fix} with "
+            "--allow-weak-general (the card then says so)"
+        )
     print(
         f"[release] {checkpoint}: weights match the report ({identity['weights_sha256'][:12]}...)", flush=True
     )
@@ -858,17 +979,6 @@ def release(
         + (f", scores within {check['max_score_diff']:.2g}" if mode == "reward" else ""),
         flush=True,
     )
-    weak = weak_general(general_summaries, real)
-    if weak and not allow_weak_general:
-        fix = (
-            "Release it anyway"
-            if real
-            else "Measure it with `biasaware eval general` and pass --general FOLDER, or release anyway"
-        )
-        raise BiasAwareError(
-            f"{weak}: a low bias rate says nothing of a judge that cannot judge real text. {fix} with "
-            "--allow-weak-general (the card then says so)"
-        )
     if weak:
         print(f"[release] warning: {weak}; the card says so", flush=True)
     card_path = checkpoint / "biasaware_card.json"
@@ -1238,7 +1348,11 @@ def push(folder: Path, repo_id: str, private: bool) -> str:
     from huggingface_hub import HfApi
 
     api = HfApi(token=os.environ.get("HF_TOKEN") or None)
-    with hub_calls(repo_id):
+    kept = (
+        f"; the release is written in {folder}: the same command run again pushes it, or upload the folder with "
+        "huggingface_hub's own tools"
+    )
+    with hub_calls(repo_id, after=kept):
         url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
         api.upload_folder(
             folder_path=str(folder), repo_id=repo_id, repo_type="model", commit_message="biasaware release"

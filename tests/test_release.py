@@ -77,6 +77,72 @@ def two_points(tiny_models, tmp_path_factory):
     ]
 
 
+def test_an_edited_general_summary_is_refused(two_points, tmp_path):
+    """--general's figures are scored again from the folder's judgments, as --report's are: a summary
+    edited to show a judge at chance as accurate (and not degenerate) is refused, never put on the
+    card; the folder as it was written passes that check."""
+    ckpt, report = two_points[0]
+    general = tmp_path / "general"
+    shutil.copytree(next(report.parent.glob("general/*")), general)
+    summary = json.loads((general / "summary.json").read_text())
+    key = "pair_acc" if "pair_acc" in summary["overall"] else "accuracy"
+    edited = {**summary, "overall": {**summary["overall"], key: {**summary["overall"][key], "value": 0.972}}}
+    (general / "summary.json").write_text(json.dumps(edited))
+    with pytest.raises(BiasAwareError, match=f"does not match its judgments.jsonl \\(overall {key}"):
+        release(ckpt, report, tmp_path / "rel", general=[str(general)], allow_weak_general=True)
+    flag = {**summary, "judge_check": {**summary["judge_check"], "degenerate": False}}
+    (general / "summary.json").write_text(json.dumps(flag))
+    with pytest.raises(BiasAwareError, match="degenerate-judge flag does not match"):
+        release(ckpt, report, tmp_path / "rel", general=[str(general)], allow_weak_general=True)
+    assert not (tmp_path / "rel").exists()
+
+
+def test_an_evaluation_kept_in_the_checkpoint_folder_is_not_published(two_points, tmp_path, capsys):
+    """A report written inside the checkpoint (``eval bias --out CKPT/eval``) is the release's evidence,
+    not part of the model: the release leaves the folder out (it names local paths; its report.md is not
+    the checked one) and says so; the checked figures are in bias_report/."""
+    ckpt, report = two_points[0]
+    inside = tmp_path / "ckpt"
+    shutil.copytree(ckpt, inside)
+    shutil.copytree(report, inside / "eval")
+    out = release(inside, inside / "eval", tmp_path / "rel", allow_weak_general=True)
+    assert not (out / "eval").exists() and (out / "bias_report" / "judgments.jsonl").is_file()
+    model_files = {
+        p.name for p in ckpt.iterdir() if p.is_file() and p.name.endswith((".json", ".safetensors"))
+    }
+    assert model_files - {"biasaware_run.json"} <= {p.name for p in out.iterdir()}
+    assert "left out of the release: eval/" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "edit, named",
+    [
+        (lambda s: s["run"].update(spec="x"), "field 'run.spec': input should be a valid dictionary"),
+        (lambda s: s["run"].pop("spec"), "field 'run.spec' is missing"),
+        (lambda s: s.update(seed="x"), "field 'seed': input should be a valid integer"),
+        (lambda s: s.update(policy="bogus"), "field 'policy'"),
+        (lambda s: s["run"].update(mode="generate"), "is not the judge's"),
+        (
+            lambda s: s["run"]["model_identity"].update(weights_sha256=123),
+            "run.model_identity.weights_sha256",
+        ),
+    ],
+    ids=["spec-text", "spec-missing", "seed-text", "policy-unknown", "mode-not-the-judges", "hash-number"],
+)
+def test_a_damaged_report_summary_is_named_by_field(two_points, tmp_path, edit, named):
+    """A report's summary.json edited or damaged in a field the release reads is refused naming the
+    file and field (it was a traceback); a run.mode other than its judge's would have put a reward
+    model's card under a text-generation pipeline."""
+    ckpt, report = two_points[0]
+    shutil.copytree(report, tmp_path / "report")
+    summary = json.loads((report / "summary.json").read_text())
+    edit(summary)
+    (tmp_path / "report" / "summary.json").write_text(json.dumps(summary))
+    with pytest.raises(BiasAwareError, match=re.escape(named)) as err:
+        release(ckpt, tmp_path / "report", tmp_path / "rel", allow_weak_general=True)
+    assert str(tmp_path / "report" / "summary.json") in str(err.value)
+
+
 def test_release_card_carries_the_reports_numbers(two_points, tmp_path):
     from huggingface_hub import ModelCard
 
@@ -184,7 +250,9 @@ def test_a_report_the_checkpoint_does_not_reproduce_is_refused(two_points, tmp_p
                 json.dumps({**summary, "run": run})
             )  # not scored as a reward's
             with pytest.raises(BiasAwareError, match=said):
-                release(ckpt, forged, tmp_path / "rel", probes=len(rows))  # every probe: drawn at random
+                release(
+                    ckpt, forged, tmp_path / "rel", probes=len(rows), allow_weak_general=True
+                )  # every probe: drawn at random
             assert not (tmp_path / "rel").exists()
             flip(rows[i], swap_scores)
 
@@ -376,9 +444,12 @@ def test_a_failed_push_can_be_retried_into_the_same_folder(two_points, tmp_path,
 
     monkeypatch.setattr(huggingface_hub, "HfApi", Down)
     ckpt, report = two_points[0]
-    with pytest.raises(BiasAwareError, match="pushing to me/judge failed: the hub is unreachable"):
+    with pytest.raises(BiasAwareError, match="pushing to me/judge failed: the hub is unreachable") as err:
         release(ckpt, report, tmp_path / "rel", push_to_hub="me/judge", allow_weak_general=True)
     assert (tmp_path / "rel" / "README.md").exists()
+    assert f"the release is written in {tmp_path / 'rel'}: the same command run again pushes it" in str(
+        err.value
+    )
     with pytest.raises(BiasAwareError, match="pushing to me/judge failed"):
         release(
             ckpt, report, tmp_path / "rel", push_to_hub="me/judge", allow_weak_general=True
