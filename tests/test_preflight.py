@@ -411,3 +411,17 @@ def test_bad_preflight_arguments_are_refused_before_the_folder_is_claimed(
     with pytest.raises(BiasAwareError, match=re.escape(message)):
         biasaware.preflight(judge, tmp_path / "p", **options)
     assert not (tmp_path / "p").exists()
+
+
+def test_the_default_folder_is_named_after_the_judge_wherever_it_is_named_from(tmp_path, monkeypatch):
+    """`preflight --judge .` inside a model folder writes runs/preflight/FOLDER, not runs/preflight
+    itself (where every later default run would land inside this one's folder)."""
+    from biasaware.cli.commands import judge_label
+
+    model = tmp_path / "my-judge"
+    model.mkdir()
+    monkeypatch.chdir(model)
+    assert judge_label(".") == "my-judge" and judge_label("./") == "my-judge"
+    assert judge_label(str(model) + "/") == "my-judge"
+    assert judge_label("someone/judge-7b") == "judge-7b" and judge_label("minilm-l6") == "minilm-l6"
+    assert judge_label("/") == "judge"

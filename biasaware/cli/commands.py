@@ -311,6 +311,14 @@ def reference_llm(args: argparse.Namespace, model: str):
     )
 
 
+def judge_label(judge: str) -> str:
+    """A folder name for a judge: a model folder's own name (``.`` too), a hub name's last part, a
+    built-in model's name."""
+    path = Path(judge)
+    name = (path.resolve() if path.exists() else Path(judge.rstrip("/"))).name
+    return name or "judge"
+
+
 def cmd_preflight(args: argparse.Namespace) -> int:
     from biasaware.evaluation.preflight import load_thresholds, run_preflight
     from biasaware.evaluation.reports import verdict_lines
@@ -318,7 +326,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     check_out(args.out)
     spec = eval_judge(args, budgets=(o.Preflight,))
     thresholds = load_thresholds(args.thresholds)  # a bad file fails before anything runs
-    out = Path(args.out) if args.out else Path("runs/preflight") / Path(args.judge.rstrip("/")).name
+    out = Path(args.out) if args.out else Path("runs/preflight") / judge_label(args.judge)
     options = o.values(o.Preflight, args, skip=("out", "thresholds"))
     result = run_preflight(spec, out, thresholds=thresholds, **options)
     if result is None:  # another process of a multi-process launch: process 0 grades and reports
