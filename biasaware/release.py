@@ -270,7 +270,10 @@ def check_summary(report: Path, summary: dict[str, Any], judgments: list[Judgmen
     summary with the file's run record."""
 
     verdicts_agree(report, judgments, summary["run"].get("spec"))
-    again = summarize(judgments, summary.get("policy", "symmetric"), summary.get("seed", 0))
+    try:
+        again = summarize(judgments, summary.get("policy", "symmetric"), summary.get("seed", 0))
+    except BiasAwareError as exc:  # nothing to score: named by its file
+        raise BiasAwareError(f"{report}/judgments.jsonl: {exc}") from None
     scopes = [("overall", again["overall"]["micro"], (summary.get("overall") or {}).get("micro") or {})]
     scopes += [(b, s, (summary.get("per_bias") or {}).get(b) or {}) for b, s in again["per_bias"].items()]
     for scope, mine, theirs in scopes:

@@ -143,6 +143,14 @@ def test_a_damaged_report_summary_is_named_by_field(two_points, tmp_path, edit, 
     assert str(tmp_path / "report" / "summary.json") in str(err.value)
 
 
+def test_a_report_with_no_judgments_is_named_by_its_file(two_points, tmp_path):
+    ckpt, report = two_points[0]
+    shutil.copytree(report, tmp_path / "report")
+    (tmp_path / "report" / "judgments.jsonl").write_text("")
+    with pytest.raises(BiasAwareError, match=re.escape(f"{tmp_path / 'report'}/judgments.jsonl: no probe")):
+        release(ckpt, tmp_path / "report", tmp_path / "rel", allow_weak_general=True)
+
+
 def test_release_card_carries_the_reports_numbers(two_points, tmp_path):
     from huggingface_hub import ModelCard
 
