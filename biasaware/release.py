@@ -50,7 +50,14 @@ from biasaware.evaluation.real_text import (
 from biasaware.evaluation.reports import markdown_report, real_markdown
 from biasaware.evaluation.resume import FINGERPRINT
 from biasaware.evaluation.runner import applicable, run_bias_eval
-from biasaware.evaluation.summaries import VIEWS, json_safe, summarize, summarize_general, verdicts_agree
+from biasaware.evaluation.summaries import (
+    VIEWS,
+    check_summary,
+    json_safe,
+    same_figure,
+    summarize_general,
+    verdicts_agree,
+)
 from biasaware.formatting import pct
 from biasaware.hub import check_license, check_repo_name, hub_calls
 from biasaware.io import check_out_folder, is_secret, json_sha256, read_json, read_records, write_json
@@ -264,37 +271,6 @@ def judged_probes(report: Path, data: Path, recorded: dict[tuple[str, str], Judg
     return given
 
 
-def check_summary(report: Path, summary: dict[str, Any], judgments: list[Judgment]) -> dict[str, Any]:
-    """The summary scored again from the report's per-instance judgments; a ``summary.json`` whose
-    numbers differ (edited, or written for other judgments) is refused. Returns the recomputed
-    summary with the file's run record."""
-
-    verdicts_agree(report, judgments, summary["run"].get("spec"))
-    try:
-        again = summarize(judgments, summary.get("policy", "symmetric"), summary.get("seed", 0))
-    except BiasAwareError as exc:  # nothing to score: named by its file
-        raise BiasAwareError(f"{report}/judgments.jsonl: {exc}") from None
-    scopes = [("overall", again["overall"]["micro"], (summary.get("overall") or {}).get("micro") or {})]
-    scopes += [(b, s, (summary.get("per_bias") or {}).get(b) or {}) for b, s in again["per_bias"].items()]
-    for scope, mine, theirs in scopes:
-        for k in ("acc_ori", "acc_inj", "bsr", "overcorrection", "two_sided"):
-            a, b = mine.get(k), theirs.get(k)
-            if not _same_figure(a, b):
-                raise BiasAwareError(
-                    f"{report}/summary.json does not match its judgments.jsonl ({scope} {k}: {b} recorded, {a} "
-                    "scored again); score the report again with `biasaware eval bias --rescore`"
-                )
-    for k in ("items", "incomplete_items"):
-        if again.get(k) != summary.get(k):
-            raise BiasAwareError(
-                f"{report}/summary.json does not match its judgments.jsonl ({k}: {summary.get(k)} recorded, "
-                f"{again.get(k)} scored again)"
-            )
-    if again["judge_check"]["degenerate"] != (summary.get("judge_check") or {}).get("degenerate"):
-        raise BiasAwareError(f"{report}/summary.json's degenerate-judge flag does not match its judgments")
-    return {**summary, **again, "run": summary["run"]}  # what the file holds besides (a sample record) kept
-
-
 def check_general(folder: Path, summary: dict[str, Any]) -> dict[str, Any]:
     """An ``eval general`` folder's summary scored again from its per-pair judgments, as
     :func:`check_summary` checks a bias report's: its verdicts by the judge's own rule, and the agreement,
@@ -310,7 +286,7 @@ def check_general(folder: Path, summary: dict[str, Any]) -> dict[str, Any]:
         if k in again["overall"] or k in recorded:
             mine, theirs = (again["overall"].get(k) or {}), (recorded.get(k) or {})
             if not isinstance(theirs, dict) or any(
-                not _same_figure(mine.get(f), theirs.get(f)) for f in ("value", "n")
+                not same_figure(mine.get(f), theirs.get(f)) for f in ("value", "n")
             ):
                 raise BiasAwareError(
                     f"{folder}/summary.json does not match its judgments.jsonl (overall {k}: "
@@ -326,10 +302,6 @@ def check_general(folder: Path, summary: dict[str, Any]) -> dict[str, Any]:
     if again["judge_check"]["degenerate"] != (summary.get("judge_check") or {}).get("degenerate"):
         raise BiasAwareError(f"{folder}/summary.json's degenerate-judge flag does not match its judgments")
     return {**summary, **again}
-
-
-def _same_figure(a: Any, b: Any) -> bool:
-    return a == b or (isinstance(a, float) and isinstance(b, float) and abs(a - b) < 1e-9)
 
 
 def _training(card: dict[str, Any] | None) -> dict[str, Any]:

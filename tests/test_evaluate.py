@@ -631,6 +631,46 @@ def test_resume_refuses_another_judge_other_settings_or_other_probes(bench, tiny
         evaluate_bias(direct, bench, old, biases=["authority"], limit=3)
 
 
+def test_compare_reads_a_run_as_its_summary_counts_it(bench, tiny_models, tmp_path, capsys):
+    """eval compare refuses what a rescore or a release refuses: a verdict edited against the judge's own
+    scores, a judgments.jsonl cut short beside its summary, and, against a baseline, a run whose
+    fingerprint.json is gone (its probes' content cannot be checked)."""
+    import shutil
+
+    from biasaware.evaluation.evaluate import evaluate_bias
+
+    reward = JudgeSpec(name=str(tiny_models["reward"]), mode="reward")
+    direct = JudgeSpec(name=str(tiny_models["causal"]), mode="direct")
+    evaluate_bias(reward, bench, tmp_path / "a", biases=["authority", "length"], limit=3)
+    evaluate_bias(direct, bench, tmp_path / "b", biases=["authority", "length"], limit=3)
+    lines = (tmp_path / "b" / "judgments.jsonl").read_text().splitlines(keepends=True)
+    edited, cut, blind = (tmp_path / n for n in ("edited", "cut", "blind"))
+    for folder in (edited, cut, blind):
+        shutil.copytree(tmp_path / "b", folder)
+    row = json.loads(lines[0])
+    row["verdict"] = "B" if row["verdict"] == "A" else "A"
+    (edited / "judgments.jsonl").write_text(json.dumps(row) + "\n" + "".join(lines[1:]))
+    (cut / "judgments.jsonl").write_text("".join(lines[: len(lines) // 2]))
+    (blind / "fingerprint.json").unlink()
+    runs = ["eval", "compare", "--runs", str(tmp_path / "a")]
+    assert (
+        main([*runs, str(tmp_path / "b")]) == 0
+        and main([*runs, str(tmp_path / "b"), "--baseline", str(tmp_path / "a")]) == 0
+    )
+    capsys.readouterr()
+    for folder, said, extra in (
+        (
+            edited,
+            f"{edited}/judgments.jsonl: {row['probe_id']} ({row['view']}) has verdict {row['verdict']}",
+            [],
+        ),
+        (cut, f"{cut}/summary.json does not match its judgments.jsonl", []),
+        (blind, f"{blind}: no fingerprint.json", ["--baseline", str(tmp_path / "a")]),
+    ):
+        assert main([*runs, str(folder), *extra]) == 2
+        assert said in capsys.readouterr().err
+
+
 def test_compare_refuses_runs_of_other_content_under_the_same_ids(bench, tiny_models, tmp_path, capsys):
     import shutil
 

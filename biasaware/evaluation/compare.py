@@ -24,7 +24,16 @@ from biasaware.evaluation.reports import (
 )
 from biasaware.evaluation.resume import FINGERPRINT
 from biasaware.evaluation.seeds import load_seeds, studies_compared
-from biasaware.evaluation.summaries import SIDES, VIEWS, flip_indicators, json_safe, side_of, summarize
+from biasaware.evaluation.summaries import (
+    SIDES,
+    VIEWS,
+    check_summary,
+    flip_indicators,
+    json_safe,
+    side_of,
+    summarize,
+    verdicts_agree,
+)
 from biasaware.io import not_a_folder, read_json, read_records
 from biasaware.records import Judgment
 from biasaware.taxonomy import BIASES, SECURITY
@@ -62,6 +71,19 @@ def run_labels(folders: list[str]) -> list[str]:
         if len(set(names)) == len(names):
             return names
     return [str(f) for f in folders]
+
+
+def read_run(folder: str | Path) -> list[Judgment]:
+    """An ``eval bias`` run's judgments, as its summary counts them (:func:`check_summary`: its verdicts by
+    the judge's own rule, its figures scored again); an edited or cut ``judgments.jsonl`` is refused, never
+    compared. A folder of judgments alone has only its scores checked against its verdicts."""
+    folder = Path(folder)
+    judgments = read_records(folder / "judgments.jsonl", "judgment")
+    if (folder / "summary.json").is_file():
+        check_summary(folder, read_json(folder / "summary.json", "the run's summary"), judgments)
+    else:
+        verdicts_agree(folder, judgments, None)
+    return judgments
 
 
 def judged_biases(folder: Path) -> set[str]:
@@ -122,7 +144,7 @@ def compare_folders(folders: list[str], view: str = "injected", by_id: bool = Fa
             "probes cannot be checked (a shared id may hold other content); rerun `eval bias` into a new folder, "
             "or pass --by-id to compare by probe id unchecked"
         )
-    runs = [read_records(Path(r) / "judgments.jsonl", "judgment") for r in folders]
+    runs = [read_run(r) for r in folders]
     result = compare_judges(*runs, view=view)
     result["overlap"], result["runs"] = overlap, run_labels(folders)
     # probes each run scored (both views judged) and probes of its input it did not score (a reward
@@ -195,11 +217,7 @@ def paired_runs(
     same_items(list(runs.values()))
     keep = set(biases) if biases else None
     judgments = {
-        name: [
-            j
-            for j in read_records(Path(path) / "judgments.jsonl", "judgment")
-            if keep is None or j.meta.get("bias") in keep
-        ]
+        name: [j for j in read_run(path) if keep is None or j.meta.get("bias") in keep]
         for name, path in runs.items()
     }
     if baseline not in judgments:
@@ -621,6 +639,14 @@ def comparison(
             "--by-id pairs the probes of two runs that lack a fingerprint.json by id, unchecked; with --baseline "
             "every run is checked against its fingerprint.json, so leave --by-id out (or compare two runs without "
             "--baseline)"
+        )
+    judged_runs(runs)  # a folder that is no finished `eval bias` run is named as such first
+    unchecked = same_items(runs)["unchecked"]
+    if unchecked:
+        raise BiasAwareError(
+            f"{', '.join(unchecked)}: no fingerprint.json, so whether every run judged the same probes cannot be "
+            "checked (a shared id may hold other content); rerun `eval bias` into a new folder, or compare two runs "
+            "without --baseline and with --by-id"
         )
     return compare_against(runs, baseline)
 

@@ -24,6 +24,7 @@ from biasaware.evaluation.leaderboards import (
     rmbench_scores,
 )
 from biasaware.evaluation.metrics import (
+    POLICIES,
     Outcome,
     bias_summary,
     judge_check,
@@ -457,6 +458,53 @@ def summarize_scoring(judgments: list[ScoreJudgment], seed: int = 0) -> dict[str
             "per_template": {n: per_template[n] for n in order},
         }
     )
+
+
+def same_figure(a: Any, b: Any) -> bool:
+    """Two recorded figures alike (floats to 1e-9: a JSON round trip)."""
+    return a == b or (isinstance(a, float) and isinstance(b, float) and abs(a - b) < 1e-9)
+
+
+def check_summary(report: Path, summary: dict[str, Any], judgments: list[Judgment]) -> dict[str, Any]:
+    """An ``eval bias`` summary scored again from the run's per-instance judgments (their verdicts by the
+    judge's own rule, :func:`verdicts_agree`); a ``summary.json`` whose numbers differ (edited, or written
+    for other judgments: a file cut short) is refused. Returns the recomputed summary with the file's run
+    record. ``biasaware release`` and ``eval compare`` read a run through it."""
+
+    policy, seed = summary.get("policy", "symmetric"), summary.get("seed", 0)
+    if policy not in POLICIES or type(seed) is not int:
+        raise BiasAwareError(
+            f"{report}/summary.json: policy {policy!r} and seed {seed!r} are not a run's (policy one of "
+            f"{', '.join(POLICIES)}, seed a whole number); the file was edited: judge the bench again into a new folder"
+        )
+    verdicts_agree(report, judgments, (summary.get("run") or {}).get("spec"))
+    try:
+        again = summarize(judgments, policy, seed)
+    except BiasAwareError as exc:  # nothing to score: named by its file
+        raise BiasAwareError(f"{report}/judgments.jsonl: {exc}") from None
+    scopes = [("overall", again["overall"]["micro"], (summary.get("overall") or {}).get("micro") or {})]
+    scopes += [(b, s, (summary.get("per_bias") or {}).get(b) or {}) for b, s in again["per_bias"].items()]
+    for scope, mine, theirs in scopes:
+        for k in ("acc_ori", "acc_inj", "bsr", "overcorrection", "two_sided"):
+            a, b = mine.get(k), theirs.get(k)
+            if not same_figure(a, b):
+                raise BiasAwareError(
+                    f"{report}/summary.json does not match its judgments.jsonl ({scope} {k}: {b} recorded, {a} "
+                    "scored again); score the report again with `biasaware eval bias --rescore`"
+                )
+    for k in ("items", "incomplete_items"):
+        if again.get(k) != summary.get(k):
+            raise BiasAwareError(
+                f"{report}/summary.json does not match its judgments.jsonl ({k}: {summary.get(k)} recorded, "
+                f"{again.get(k)} scored again)"
+            )
+    if again["judge_check"]["degenerate"] != (summary.get("judge_check") or {}).get("degenerate"):
+        raise BiasAwareError(f"{report}/summary.json's degenerate-judge flag does not match its judgments")
+    return {
+        **summary,
+        **again,
+        "run": summary.get("run"),
+    }  # what the file holds besides (a sample record) kept
 
 
 def verdicts_agree(folder: Path, judgments: list[Judgment], spec: dict[str, Any] | None) -> None:
