@@ -448,6 +448,23 @@ def test_eval_scoring_measures_a_reference_anchored_judge_exactly(tmp_path, caps
     assert main(["eval", "scoring", "--out", str(out), "--rescore"]) == 0
     again = json.loads((out / "summary.json").read_text())
     assert again["per_template"]["ref-1"]["flip_rate"] == 0.5
+    # a rescore counts what a run wrote: a score off its template's scale, a view that is no template and
+    # a run that stopped (no summary.json) are refused, as `eval bias --rescore` refuses an edited folder
+    rows = [json.loads(line) for line in first.splitlines()]
+    for edit, said in (
+        (lambda r: r.update(score=9.0), "which its template's 1-5 scale does not give"),
+        (lambda r: r.update(view="bogus"), "has view 'bogus', which is no scoring template"),
+    ):
+        row = dict(rows[0])
+        edit(row)
+        (out / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [row, *rows[1:]]))
+        assert main(["eval", "scoring", "--out", str(out), "--rescore"]) == 2
+        assert said in capsys.readouterr().err
+    (out / "judgments.jsonl").write_text(first[: first.index("\n", len(first) // 4) + 1])
+    (out / "summary.json").unlink()
+    assert main(["eval", "scoring", "--out", str(out), "--rescore"]) == 2
+    assert "holds an unfinished run (no summary.json" in capsys.readouterr().err
+    (out / "judgments.jsonl").write_text(first)
     # another seed changes the random rubric order: refused in the same folder
     argv_seed = [*argv[:-2], "--templates", "random", "--seed", "1"]
     with FakeChatServer(reference_anchored) as server:

@@ -57,11 +57,13 @@ from biasaware.evaluation.plots import plot_scoring
 from biasaware.evaluation.reports import scoring_markdown
 from biasaware.evaluation.resume import (
     check_fingerprint,
+    check_finished,
     check_rescore_folder,
     costs_kept,
     earlier_run,
     fingerprint,
     run_record,
+    saved_summary,
 )
 from biasaware.evaluation.runner import judge_into, score_record, scoring_jobs, start_judge
 from biasaware.evaluation.summaries import summarize_scoring
@@ -130,9 +132,53 @@ REWARD_NOTE = (
 )
 
 
+def check_scores(out: Path, judgments: list) -> None:
+    """Every judgment is of a scoring template (its ``view``) and, on a template's scale, holds a score the
+    template can give (1..scale) or none (invalid); a reward model's scores (not whole numbers) are its
+    own. An edited or foreign ``judgments.jsonl`` is refused before it is counted."""
+    scales: dict[str, int] = {}
+    for j in judgments:
+        if j.view not in scales:
+            try:
+                scales[j.view] = parse_template(j.view).scale
+            except BiasAwareError:
+                raise BiasAwareError(
+                    f"{out}/judgments.jsonl: {j.probe_id} has view {j.view!r}, which is no scoring template; the "
+                    "file was edited or is another command's"
+                ) from None
+    if any(
+        j.score is not None and not float(j.score).is_integer() for j in judgments if j.view == "baseline"
+    ):
+        return  # a reward model's scores
+    for j in judgments:
+        if j.score is not None and not (float(j.score).is_integer() and 1 <= j.score <= scales[j.view]):
+            raise BiasAwareError(
+                f"{out}/judgments.jsonl: {j.probe_id} ({j.view}) has score {j.score}, which its template's 1-"
+                f"{scales[j.view]} scale does not give; the file was edited"
+            )
+
+
+def references_record(out: Path) -> dict[str, Any] | None:
+    """What the reference answers generated into ``out`` were: the writer's settings and the counts, from
+    ``references.jsonl`` (``None`` when no reference was generated there)."""
+    if not ((out / REFERENCES).exists() and (out / REFERENCE_SETTINGS).exists()):
+        return None
+    rows = read_whole_lines(out / REFERENCES)
+    accepted = {(row["id"], row["level"]) for row in rows if row["accepted"]}
+    tried = {(row["id"], row["level"]) for row in rows}
+    return {
+        **json.loads((out / REFERENCE_SETTINGS).read_text()),
+        "accepted": len(accepted),
+        "given_up": len(tried - accepted),
+        "drafts_reviewed": len(rows),
+    }
+
+
 def write_scoring_reports(out: Path, seed: int, extra: dict | None = None) -> dict[str, Any]:
     """summary.json, report.md and the plots; ``summary["files"]`` lists what was written."""
-    summary = summarize_scoring(read_records(out / "judgments.jsonl", "score"), seed)
+    judgments = read_records(out / "judgments.jsonl", "score")
+    check_scores(out, judgments)
+    summary = summarize_scoring(judgments, seed)
     summary.update(extra or {})
     note = REWARD_NOTE if summary.get("continuous") else ""
     if note:
@@ -169,6 +215,7 @@ def evaluate_scoring(
     out = check_out_folder(out)  # a file, or a place it cannot write: named before the model loads
     if rescore:
         check_rescore_folder(out, "eval scoring")
+        check_finished(out, saved_summary(out), "eval scoring")  # a run that stopped, or lost lines
         return write_scoring_reports(out, _recorded_seed(out, seed), _earlier_run(out))
     if data and out.resolve() == Path(data).resolve():
         raise BiasAwareError(f"--out {out} is the data file {data}; write elsewhere")
@@ -276,16 +323,9 @@ def evaluate_scoring(
     extra["templates_requested"] = [t.name for t in chosen]
     if skipped:
         extra["skipped_templates"] = skipped
-    if (out / REFERENCES).exists() and (out / REFERENCE_SETTINGS).exists():
-        rows = read_whole_lines(out / REFERENCES)
-        accepted = {(row["id"], row["level"]) for row in rows if row["accepted"]}
-        tried = {(row["id"], row["level"]) for row in rows}
-        extra["references"] = {
-            **json.loads((out / REFERENCE_SETTINGS).read_text()),
-            "accepted": len(accepted),
-            "given_up": len(tried - accepted),
-            "drafts_reviewed": len(rows),
-        }
+    references = references_record(out)
+    if references is not None:
+        extra["references"] = references
     return write_scoring_reports(out, seed, extra)
 
 
@@ -295,7 +335,10 @@ def _earlier_run(out: Path) -> dict[str, Any]:
         earlier = json.loads((out / "summary.json").read_text())
     except (OSError, ValueError):
         return {}
-    keep = {k: earlier[k] for k in ("templates_requested", "skipped_templates", "references") if k in earlier}
+    keep = {k: earlier[k] for k in ("templates_requested", "skipped_templates") if k in earlier}
+    references = references_record(out)  # counted again from its file, as a run counts them
+    if references is not None:
+        keep["references"] = references
     if isinstance(earlier.get("run"), dict):
         keep["run"] = {**earlier["run"], "rescored": True}
     return keep
