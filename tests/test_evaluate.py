@@ -435,6 +435,19 @@ def test_compare_two_judges(bench, tmp_path, capsys):
     length = result["per_bias"]["length"]
     assert length["acc_2"] == 1.0 and length["only_1"] == 0 and length["only_2"] == length["n"]
     assert result["overall"]["mcnemar_p"] < 1e-6
+    assert set(result["degenerate"]) == {"a"}  # longer-wins is wrong on most originals: below chance
+
+    class AlwaysA(ScriptedJudge):
+        name = "always-a"
+
+        def judge(self, views):
+            return [JudgeOutput("x", "A") for _ in views]
+
+    run_bias_eval(
+        AlwaysA(), probes, tmp_path / "d"
+    )  # a judge that does not read: flagged, not ranked silently
+    assert main(["eval", "compare", "--runs", str(tmp_path / "b"), str(tmp_path / "d"), "--by-id"]) == 0
+    assert "[compare] DEGENERATE judge d (" in capsys.readouterr().out
     # --runs takes two folders, or more with --baseline
     assert main(["eval", "compare", "--runs", str(tmp_path / "a")]) == 2
 

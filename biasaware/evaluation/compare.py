@@ -147,6 +147,9 @@ def compare_folders(folders: list[str], view: str = "injected", by_id: bool = Fa
     runs = [read_run(r) for r in folders]
     result = compare_judges(*runs, view=view)
     result["overlap"], result["runs"] = overlap, run_labels(folders)
+    # a degenerate judge's accuracies are no judgment of the text: said beside the table, never silently ranked
+    checks = {label: summarize(run)["judge_check"] for label, run in zip(result["runs"], runs, strict=True)}
+    result["degenerate"] = {label: c["reasons"] for label, c in checks.items() if c["degenerate"]}
     # probes each run scored (both views judged) and probes of its input it did not score (a reward
     # model is not scored on prompt-level biases; an interrupted run), counted apart
     scored = [

@@ -387,6 +387,11 @@ def compare_lines(result: dict[str, Any], folders: list[str]) -> list[str]:
     ]
     for label, folder, judge in zip(result["runs"], folders, result["judges"], strict=True):
         lines.append(f"[compare] {label}: {folder} (judge {judge})")
+    for label, reasons in (result.get("degenerate") or {}).items():
+        lines.append(
+            f"[compare] DEGENERATE judge {label} ({'; '.join(reasons)}): its accuracies and p values are not "
+            "interpretable"
+        )
     return lines
 
 
