@@ -448,6 +448,15 @@ def test_compare_two_judges(bench, tmp_path, capsys):
     )  # a judge that does not read: flagged, not ranked silently
     assert main(["eval", "compare", "--runs", str(tmp_path / "b"), str(tmp_path / "d"), "--by-id"]) == 0
     assert "[compare] DEGENERATE judge d (" in capsys.readouterr().out
+    # runs of mirror probes alone: their table says so (it was titled standard probes)
+    mirrors = [p for p in probes if p.meta.get("mirror")]
+    assert mirrors
+    for name, judge in (("ma", ScriptedJudge()), ("mb", Oracle())):
+        run_bias_eval(judge, mirrors, tmp_path / name)
+    assert main(["eval", "compare", "--runs", str(tmp_path / "ma"), str(tmp_path / "mb"), "--by-id"]) == 0
+    out = capsys.readouterr().out
+    assert f"compared on both: {len(mirrors)} mirror probes" in out
+    assert "mirror probes (cue on the better answer), injected view:" in out and "standard probes" not in out
     # --runs takes two folders, or more with --baseline
     assert main(["eval", "compare", "--runs", str(tmp_path / "a")]) == 2
 

@@ -169,7 +169,8 @@ def compare_folders(folders: list[str], view: str = "injected", by_id: bool = Fa
 def compare_judges(first: list[Judgment], second: list[Judgment], view: str = "injected") -> dict[str, Any]:
     """Two judges on the same probes: per bias and overall, each one's accuracy on ``view`` and
     McNemar's exact test on the items where exactly one of them is right; standard probes at the
-    top level, mirror probes (over-correction side) under ``mirror`` when both runs have them."""
+    top level, mirror probes (over-correction side) under ``mirror`` when both runs have them; runs of
+    mirror probes alone have theirs at the top level (``side``: which ones are there)."""
 
     a = {j.probe_id: j for j in first if j.view == view}
     b = {j.probe_id: j for j in second if j.view == view}
@@ -192,7 +193,13 @@ def compare_judges(first: list[Judgment], second: list[Judgment], view: str = "i
         }
 
     split = {k: [i for i in shared if side_of(a[i]) == k] for k in SIDES}
-    result = {"judges": [first[0].judge, second[0].judge], "view": view, **side(split["standard"] or shared)}
+    top = "mirror" if split["mirror"] and not split["standard"] else "standard"  # runs of mirror probes only
+    result = {
+        "judges": [first[0].judge, second[0].judge],
+        "view": view,
+        "side": top,
+        **side(split[top] or shared),
+    }
     if split["standard"] and split["mirror"]:
         result["mirror"] = side(split["mirror"])
     return json_safe(result)

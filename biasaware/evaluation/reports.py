@@ -383,7 +383,7 @@ def compare_lines(result: dict[str, Any], folders: list[str]) -> list[str]:
     mirror = f", {result['mirror']['overall']['n']} mirror probes" if result.get("mirror") else ""
     lines = [
         f"[compare] probes {counts}; probe ids shared with the same content: {shared}; compared on both: "
-        f"{result['overall']['n']} standard probes{mirror}"
+        f"{result['overall']['n']} {result.get('side', 'standard')} probes{mirror}"
     ]
     for label, folder, judge in zip(result["runs"], folders, result["judges"], strict=True):
         lines.append(f"[compare] {label}: {folder} (judge {judge})")
@@ -395,14 +395,20 @@ def compare_lines(result: dict[str, Any], folders: list[str]) -> list[str]:
     return lines
 
 
+SIDE_TITLES = {
+    "standard": "standard probes (cue on the worse answer)",
+    "mirror": "mirror probes (cue on the better answer)",
+}
+
+
 def compare_table(result: dict[str, Any]) -> str:
     """``eval compare``: both judges' accuracy on the compared view and McNemar's p, per bias; the
     standard probes first, then the mirror probes (over-correction side) when there are any."""
     a, b = result.get("runs") or [short_name(j) for j in result["judges"]]  # columns named by run
     lines = []
     for title, part in (
-        ("standard probes (cue on the worse answer)", result),
-        ("mirror probes (cue on the better answer)", result.get("mirror")),
+        (SIDE_TITLES[result.get("side", "standard")], result),
+        (SIDE_TITLES["mirror"], result.get("mirror")),
     ):
         if not part:
             continue
