@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationErro
 
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.baselines import bias_baselines
-from biasaware.evaluation.metrics import POLICIES
+from biasaware.evaluation.metrics import RULES
 from biasaware.evaluation.plots import plot_report
 from biasaware.evaluation.real_text import (
     RMBENCH_LEVELS,
@@ -113,7 +113,7 @@ class _Report(BaseModel):
     run: _Run
     per_bias: dict[str, dict[str, Any]]
     overall: dict[str, Any]
-    policy: Literal[POLICIES] = "symmetric"
+    policy: Literal[RULES] = "symmetric"  # as applied: judgebiasbench:autoj for an Auto-J judge
     seed: StrictInt = 0
 
 

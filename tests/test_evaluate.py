@@ -687,7 +687,7 @@ def test_compare_reads_a_run_as_its_summary_counts_it(bench, tiny_models, tmp_pa
             [],
         ),
         (cut, f"{cut}/summary.json does not match its judgments.jsonl", []),
-        (blind, f"{blind}: no fingerprint.json", ["--baseline", str(tmp_path / "a")]),
+        (blind, f"{blind} holds no fingerprint.json", ["--baseline", str(tmp_path / "a")]),
     ):
         assert main([*runs, str(folder), *extra]) == 2
         assert said in capsys.readouterr().err
@@ -822,15 +822,29 @@ def test_runs_are_named_by_as_much_of_their_path_as_tells_them_apart():
 def test_runs_counted_under_different_policies_are_not_compared(tmp_path):
     """A comparison counts every run by one policy: the runs' own, when they agree (a run rescored with
     `--policy judgebiasbench` was recounted as symmetric), else a refusal naming each run's."""
-    from biasaware.evaluation.compare import judged_runs
+    from biasaware.evaluation.compare import judged_runs, rule_of
 
-    for name, policy in (("s", "symmetric"), ("j", "judgebiasbench"), ("j2", "judgebiasbench")):
+    runs = (
+        ("s", "symmetric"),
+        ("j", "judgebiasbench"),
+        ("j2", "judgebiasbench"),
+        ("a", "judgebiasbench:autoj"),
+    )
+    for name, policy in runs:
         (tmp_path / name).mkdir()
         (tmp_path / name / "judgments.jsonl").write_text("")
         (tmp_path / name / "summary.json").write_text(json.dumps({"per_bias": {}, "policy": policy}))
     assert judged_runs([tmp_path / "j", tmp_path / "j2"]) == "judgebiasbench"
     with pytest.raises(BiasAwareError, match=r"different policies \(.*/s: symmetric; .*/j: judgebiasbench\)"):
         judged_runs([tmp_path / "s", tmp_path / "j"])
+    # an Auto-J judge counted under judgebiasbench (its own rule for an undecided reply) beside another judge
+    # counted under it: one policy, each run by its own rule (it was refused, and no rescore could help)
+    assert judged_runs([tmp_path / "j", tmp_path / "a"]) == "judgebiasbench"
+    assert rule_of(tmp_path / "a", "judgebiasbench") == "judgebiasbench:autoj"
+    assert rule_of(tmp_path / "j", "judgebiasbench") == "judgebiasbench"
+    assert rule_of(tmp_path / "a", "symmetric") == "symmetric"  # another policy asked: its own
+    with pytest.raises(BiasAwareError, match="different policies"):
+        judged_runs([tmp_path / "s", tmp_path / "a"])
 
 
 def test_an_endpoint_runs_calls_count_every_run_into_its_folder(bench, tmp_path, monkeypatch):

@@ -865,3 +865,18 @@ def test_a_rescore_refuses_a_reward_verdict_its_scores_disagree_with(two_points,
     capsys.readouterr()
     assert main(["eval", "bias", "--rescore", "--out", str(edited)]) == 2
     assert f"{rows[0]['probe_id']} ({rows[0]['view']}) has verdict" in capsys.readouterr().err
+
+
+def test_an_auto_j_report_counted_under_judgebiasbench_is_a_report():
+    """A summary records the rule as applied (judgebiasbench:autoj for an Auto-J judge): its fields pass
+    the release's check and the recount's, where an edited policy does not."""
+    from biasaware.evaluation.summaries import check_summary
+    from biasaware.release import check_report_fields
+
+    run = {"spec": {"mode": "generate", "template": "autoj"}, "mode": "generate"}
+    summary = {"run": run, "per_bias": {}, "overall": {}, "policy": "judgebiasbench:autoj", "seed": 0}
+    check_report_fields(Path("r"), summary)
+    with pytest.raises(BiasAwareError, match="nothing to score"):  # past the policy's check
+        check_summary(Path("r"), summary, [])
+    with pytest.raises(BiasAwareError, match="policy 'bogus' and seed 0 are not a run's"):
+        check_summary(Path("r"), {**summary, "policy": "bogus"}, [])

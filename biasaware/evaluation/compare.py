@@ -117,13 +117,22 @@ def judged_runs(folders: list) -> str:
             what = "an `eval general` run" if "benchmark" in summary else "not an `eval bias` run"
             raise BiasAwareError(f"--runs {folder} is {what}; eval compare compares `eval bias` runs")
         policies[str(folder)] = summary.get("policy") or "symmetric"
-    if len(set(policies.values())) > 1:
+    families = {k: v.split(":")[0] for k, v in policies.items()}  # judgebiasbench:autoj is judgebiasbench
+    if len(set(families.values())) > 1:
         raise BiasAwareError(
             "the runs were counted under different policies ("
-            + "; ".join(f"{k}: {v}" for k, v in policies.items())
+            + "; ".join(f"{k}: {v}" for k, v in families.items())
             + "); rescore one with `eval bias --rescore --policy ...` so that they agree"
         )
-    return next(iter(policies.values()), "symmetric")
+    return next(iter(families.values()), "symmetric")
+
+
+def rule_of(folder: str | Path, policy: str) -> str:
+    """The rule ``policy`` is for the run in ``folder``: the one its summary records when it is of that
+    policy (``judgebiasbench:autoj`` for an Auto-J judge counted under ``judgebiasbench``), else ``policy``."""
+    path = Path(folder) / "summary.json"
+    recorded = read_json(path, "the run's summary").get("policy") if path.is_file() else None
+    return recorded if isinstance(recorded, str) and recorded.split(":")[0] == policy else policy
 
 
 def compare_folders(folders: list[str], view: str = "injected", by_id: bool = False) -> dict[str, Any]:
@@ -232,7 +241,7 @@ def paired_runs(
     }
     if baseline not in judgments:
         raise BiasAwareError(f"the baseline {baseline!r} is not one of the runs ({', '.join(runs)})")
-    flags = {name: flip_indicators(js, policy) for name, js in judgments.items()}
+    flags = {name: flip_indicators(js, rule_of(runs[name], policy)) for name, js in judgments.items()}
     if common:
         shared = set.intersection(*(set(f) for f in flags.values()))
         flags = {name: {i: v for i, v in f.items() if i in shared} for name, f in flags.items()}
@@ -319,7 +328,7 @@ def compare_runs(
     )
     rows: dict[str, Any] = {}
     for name, js in judgments.items():
-        summary = summarize([j for j in js if j.probe_id in flags[name]], policy, seed)
+        summary = summarize([j for j in js if j.probe_id in flags[name]], rule_of(runs[name], policy), seed)
         rows[name] = {
             "run": str(runs[name]),
             "judge": summary["judge"],
@@ -357,7 +366,7 @@ def compare_master_keys(
     )
     rows: dict[str, Any] = {}
     for name, js in judgments.items():
-        s = summarize([j for j in js if j.probe_id in flags[name]], policy, seed=seed)
+        s = summarize([j for j in js if j.probe_id in flags[name]], rule_of(runs[name], policy), seed=seed)
         entry = s["per_bias"]["masterkey"]
         mirror = entry.get("mirror") or {}
         rows[name] = {
@@ -644,19 +653,14 @@ def comparison(
             "--view picks the view of a two-run comparison; with --baseline every run's Acc_ori, BSR and "
             "over-correction read both views, so leave --view out"
         )
-    if by_id:
-        raise BiasAwareError(
-            "--by-id pairs the probes of two runs that lack a fingerprint.json by id, unchecked; with --baseline "
-            "every run is checked against its fingerprint.json, so leave --by-id out (or compare two runs without "
-            "--baseline)"
-        )
     judged_runs(runs)  # a folder that is no finished `eval bias` run is named as such first
     unchecked = same_items(runs)["unchecked"]
-    if unchecked:
+    if unchecked and not by_id:  # as two runs are: refused unless asked to pair by id
+        verb = "holds" if len(unchecked) == 1 else "hold"
         raise BiasAwareError(
-            f"{', '.join(unchecked)}: no fingerprint.json, so whether every run judged the same probes cannot be "
-            "checked (a shared id may hold other content); rerun `eval bias` into a new folder, or compare two runs "
-            "without --baseline and with --by-id"
+            f"{', '.join(unchecked)} {verb} no fingerprint.json, so whether every run judged the same probes "
+            "cannot be checked (a shared id may hold other content); rerun `eval bias` into a new folder, or pass "
+            "--by-id to compare by probe id unchecked"
         )
     return compare_against(runs, baseline)
 

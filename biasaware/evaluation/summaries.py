@@ -24,7 +24,7 @@ from biasaware.evaluation.leaderboards import (
     rmbench_scores,
 )
 from biasaware.evaluation.metrics import (
-    POLICIES,
+    RULES,
     Outcome,
     bias_summary,
     judge_check,
@@ -472,10 +472,10 @@ def check_summary(report: Path, summary: dict[str, Any], judgments: list[Judgmen
     record. ``biasaware release`` and ``eval compare`` read a run through it."""
 
     policy, seed = summary.get("policy", "symmetric"), summary.get("seed", 0)
-    if policy not in POLICIES or type(seed) is not int:
+    if policy not in RULES or type(seed) is not int:
         raise BiasAwareError(
             f"{report}/summary.json: policy {policy!r} and seed {seed!r} are not a run's (policy one of "
-            f"{', '.join(POLICIES)}, seed a whole number); the file was edited: judge the bench again into a new folder"
+            f"{', '.join(RULES)}, seed a whole number); the file was edited: judge the bench again into a new folder"
         )
     verdicts_agree(report, judgments, (summary.get("run") or {}).get("spec"))
     try:
