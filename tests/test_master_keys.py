@@ -251,7 +251,9 @@ def test_both_orders_are_scored_as_a_reward_against_a_reference_asks(bench, tmp_
     folders = [str(runs[k]) for k in ("shorter-wins", "always-a", "key-picker")]
     written = tmp_path / "keys.json"
     compared = ["eval", "compare", "--runs", *folders, "--baseline", folders[0], "--out", str(written)]
-    assert main(compared) == 2  # folders of the lower-level call hold no fingerprint.json: refused unless by id
+    assert (
+        main(compared) == 2
+    )  # folders of the lower-level call hold no fingerprint.json: refused unless by id
     assert main([*compared, "--by-id"]) == 0
     saved = json.loads(written.read_text())
     assert saved["master_keys"]["runs"]["key-picker"]["reference"]["key_rewarded"] == n
