@@ -567,6 +567,22 @@ def test_a_local_writer_that_ignores_the_request_is_named_not_retried(tiny_model
     )
 
 
+def test_a_reward_model_that_scored_few_items_is_flagged_degenerate():
+    """A reward model's scores (not whole numbers) are checked as a template's are: most items over its
+    context (no score) flag it, as docs/evaluation.md says; varied scores do not."""
+    scores = [0.31, -1.2, None, None, None, None, None, None]
+    judgments = [
+        ScoreJudgment(
+            probe_id=f"i{k}", view="baseline", judge="rm", raw="", score=s, meta={"gold": k % 5 + 1}
+        )
+        for k, s in enumerate(scores)
+    ]
+    check = summarize_scoring(judgments)["judge_check"]
+    assert check["degenerate"] and "75% of 8 replies hold no readable score" in check["reasons"][0]
+    varied = [j.model_copy(update={"score": 0.1 * k + 0.05}) for k, j in enumerate(judgments)]
+    assert not summarize_scoring(varied)["judge_check"]["degenerate"]
+
+
 def test_summaries_need_a_baseline():
     j = ScoreJudgment(probe_id="a", view="desc", judge="j", raw="", score=3, meta={})
     with pytest.raises(BiasAwareError, match="no baseline"):

@@ -451,9 +451,8 @@ def summarize_scoring(judgments: list[ScoreJudgment], seed: int = 0) -> dict[str
             "scale": scale,
             "continuous": continuous,
             "has_gold": any(x is not None for x in gold),
-            "judge_check": score_check(base_scores, scale)
-            if not continuous
-            else {"degenerate": False, "reasons": []},
+            # a reward model's scores too: mostly over its context (no score), or one value throughout
+            "judge_check": score_check(base_scores, scale),
             "templates": order,
             "per_template": {n: per_template[n] for n in order},
         }
