@@ -680,7 +680,18 @@ def test_compare_reads_a_run_as_its_summary_counts_it(bench, tiny_models, tmp_pa
         and main([*runs, str(tmp_path / "b"), "--baseline", str(tmp_path / "a")]) == 0
     )
     capsys.readouterr()
+    damaged = {n: tmp_path / n for n in ("per-bias", "policy", "items")}
+    for folder in damaged.values():
+        shutil.copytree(tmp_path / "b", folder)
+    for name, field, value in (("per-bias", "per_bias", [1]), ("policy", "policy", "bogus")):
+        summary = json.loads((damaged[name] / "summary.json").read_text())
+        (damaged[name] / "summary.json").write_text(json.dumps({**summary, field: value}))
+    record = json.loads((damaged["items"] / "fingerprint.json").read_text())
+    (damaged["items"] / "fingerprint.json").write_text(json.dumps({**record, "items": [1, 2]}))
     for folder, said, extra in (
+        (damaged["per-bias"], "summary.json: its per_bias is not a table of biases", []),
+        (damaged["policy"], "its policy 'bogus' is none of", ["--baseline", str(tmp_path / "a")]),
+        (damaged["items"], "fingerprint.json: its items are not a table", []),
         (
             edited,
             f"{edited}/judgments.jsonl: {row['probe_id']} ({row['view']}) has verdict {row['verdict']}",

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.errors import BiasAwareError
-from biasaware.evaluation.metrics import mcnemar_exact, two_judge_mcnemar
+from biasaware.evaluation.metrics import RULES, mcnemar_exact, two_judge_mcnemar
 from biasaware.evaluation.real_text import RMBENCH_LEVELS, SETS, pair_outcomes
 from biasaware.evaluation.reports import (
     compare_lines,
@@ -47,6 +47,11 @@ def same_items(folders: list[str | Path]) -> dict[str, Any]:
     for folder in folders:
         path = Path(folder) / FINGERPRINT
         hashes[str(folder)] = read_json(path, "run fingerprint").get("items") if path.exists() else None
+        if hashes[str(folder)] is not None and not isinstance(hashes[str(folder)], dict):
+            raise BiasAwareError(
+                f"{path}: its items are not a table of probe ids and content hashes; the file was edited: judge the "
+                "bench again into a new folder"
+            )
     known = {k: v for k, v in hashes.items() if v is not None}
     shared = set.intersection(*(set(v) for v in known.values())) if known else set()
     differing = sorted(i for i in shared if len({v[i] for v in known.values()}) > 1)
@@ -116,7 +121,13 @@ def judged_runs(folders: list) -> str:
         if "per_bias" not in summary:
             what = "an `eval general` run" if "benchmark" in summary else "not an `eval bias` run"
             raise BiasAwareError(f"--runs {folder} is {what}; eval compare compares `eval bias` runs")
-        policies[str(folder)] = summary.get("policy") or "symmetric"
+        policy = summary.get("policy") or "symmetric"
+        if not isinstance(summary["per_bias"], dict) or policy not in RULES:
+            raise BiasAwareError(
+                f"{folder}/summary.json: its per_bias is not a table of biases or its policy {policy!r} is none of "
+                f"{', '.join(RULES)}; the file was edited: judge the bench again into a new folder"
+            )
+        policies[str(folder)] = policy
     families = {k: v.split(":")[0] for k, v in policies.items()}  # judgebiasbench:autoj is judgebiasbench
     if len(set(families.values())) > 1:
         raise BiasAwareError(
