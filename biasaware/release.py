@@ -54,6 +54,7 @@ from biasaware.evaluation.summaries import (
     VIEWS,
     check_summary,
     json_safe,
+    same_counts,
     same_figure,
     summarize_general,
     verdicts_agree,
@@ -293,14 +294,7 @@ def check_general(folder: Path, summary: dict[str, Any]) -> dict[str, Any]:
                     f"{theirs.get('value') if isinstance(theirs, dict) else theirs} recorded, {mine.get('value')} "
                     "scored again); score it again with `biasaware eval general --rescore`"
                 )
-    for k in ("items", "incomplete_items"):
-        if again.get(k) != summary.get(k):
-            raise BiasAwareError(
-                f"{folder}/summary.json does not match its judgments.jsonl ({k}: {summary.get(k)} recorded, "
-                f"{again.get(k)} scored again)"
-            )
-    if again["judge_check"]["degenerate"] != (summary.get("judge_check") or {}).get("degenerate"):
-        raise BiasAwareError(f"{folder}/summary.json's degenerate-judge flag does not match its judgments")
+    same_counts(folder, summary, again)
     return {**summary, **again}
 
 

@@ -464,6 +464,18 @@ def same_figure(a: Any, b: Any) -> bool:
     return a == b or (isinstance(a, float) and isinstance(b, float) and abs(a - b) < 1e-9)
 
 
+def same_counts(folder: Path, summary: dict[str, Any], again: dict[str, Any]) -> None:
+    """A summary's item counts and degenerate-judge flag are those scored ``again`` from its judgments."""
+    for k in ("items", "incomplete_items"):
+        if again.get(k) != summary.get(k):
+            raise BiasAwareError(
+                f"{folder}/summary.json does not match its judgments.jsonl ({k}: {summary.get(k)} recorded, "
+                f"{again.get(k)} scored again)"
+            )
+    if again["judge_check"]["degenerate"] != (summary.get("judge_check") or {}).get("degenerate"):
+        raise BiasAwareError(f"{folder}/summary.json's degenerate-judge flag does not match its judgments")
+
+
 def check_summary(report: Path, summary: dict[str, Any], judgments: list[Judgment]) -> dict[str, Any]:
     """An ``eval bias`` summary scored again from the run's per-instance judgments (their verdicts by the
     judge's own rule, :func:`verdicts_agree`); a ``summary.json`` whose numbers differ (edited, or written
@@ -491,14 +503,7 @@ def check_summary(report: Path, summary: dict[str, Any], judgments: list[Judgmen
                     f"{report}/summary.json does not match its judgments.jsonl ({scope} {k}: {b} recorded, {a} "
                     "scored again); score the report again with `biasaware eval bias --rescore`"
                 )
-    for k in ("items", "incomplete_items"):
-        if again.get(k) != summary.get(k):
-            raise BiasAwareError(
-                f"{report}/summary.json does not match its judgments.jsonl ({k}: {summary.get(k)} recorded, "
-                f"{again.get(k)} scored again)"
-            )
-    if again["judge_check"]["degenerate"] != (summary.get("judge_check") or {}).get("degenerate"):
-        raise BiasAwareError(f"{report}/summary.json's degenerate-judge flag does not match its judgments")
+    same_counts(report, summary, again)
     return {
         **summary,
         **again,
