@@ -85,7 +85,7 @@ def read_run(folder: str | Path) -> list[Judgment]:
     folder = Path(folder)
     judgments = read_records(folder / "judgments.jsonl", "judgment")
     if (folder / "summary.json").is_file():
-        check_summary(folder, read_json(folder / "summary.json", "the run's summary"), judgments)
+        check_summary(folder, read_json(folder / "summary.json", "run summary"), judgments)
     else:
         verdicts_agree(folder, judgments, None)
     return judgments
@@ -94,7 +94,7 @@ def read_run(folder: str | Path) -> list[Judgment]:
 def judged_biases(folder: Path) -> set[str]:
     """The biases an ``eval bias`` run judged: its summary's, or its judgments' (a folder of judgments alone)."""
     if (folder / "summary.json").is_file():
-        return set(read_json(folder / "summary.json", "the run's summary").get("per_bias") or {})
+        return set(read_json(folder / "summary.json", "run summary").get("per_bias") or {})
     return {j.meta.get("bias") for j in read_records(folder / "judgments.jsonl", "judgment")}
 
 
@@ -117,7 +117,7 @@ def judged_runs(folders: list) -> str:
                     "command again to finish it"
                 )
             continue
-        summary = read_json(folder / "summary.json", "the run's summary")
+        summary = read_json(folder / "summary.json", "run summary")
         if "per_bias" not in summary:
             what = "an `eval general` run" if "benchmark" in summary else "not an `eval bias` run"
             raise BiasAwareError(f"--runs {folder} is {what}; eval compare compares `eval bias` runs")
@@ -142,7 +142,7 @@ def rule_of(folder: str | Path, policy: str) -> str:
     """The rule ``policy`` is for the run in ``folder``: the one its summary records when it is of that
     policy (``judgebiasbench:autoj`` for an Auto-J judge counted under ``judgebiasbench``), else ``policy``."""
     path = Path(folder) / "summary.json"
-    recorded = read_json(path, "the run's summary").get("policy") if path.is_file() else None
+    recorded = read_json(path, "run summary").get("policy") if path.is_file() else None
     return recorded if isinstance(recorded, str) and recorded.split(":")[0] == policy else policy
 
 
