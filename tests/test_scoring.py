@@ -460,6 +460,10 @@ def test_eval_scoring_measures_a_reference_anchored_judge_exactly(tmp_path, caps
         (out / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [row, *rows[1:]]))
         assert main(["eval", "scoring", "--out", str(out), "--rescore"]) == 2
         assert said in capsys.readouterr().err
+    no_baseline = "".join(json.dumps(r) + "\n" for r in rows if r["view"] != "baseline")
+    (out / "judgments.jsonl").write_text(no_baseline)
+    assert main(["eval", "scoring", "--out", str(out), "--rescore"]) == 2
+    assert f"{out}/judgments.jsonl: no baseline scores" in capsys.readouterr().err
     (out / "judgments.jsonl").write_text(first[: first.index("\n", len(first) // 4) + 1])
     (out / "summary.json").unlink()
     assert main(["eval", "scoring", "--out", str(out), "--rescore"]) == 2

@@ -178,7 +178,10 @@ def write_scoring_reports(out: Path, seed: int, extra: dict | None = None) -> di
     """summary.json, report.md and the plots; ``summary["files"]`` lists what was written."""
     judgments = read_records(out / "judgments.jsonl", "score")
     check_scores(out, judgments)
-    summary = summarize_scoring(judgments, seed)
+    try:
+        summary = summarize_scoring(judgments, seed)
+    except BiasAwareError as exc:  # no baseline scores: named by its file
+        raise BiasAwareError(f"{out}/judgments.jsonl: {exc}") from None
     summary.update(extra or {})
     note = REWARD_NOTE if summary.get("continuous") else ""
     if note:
