@@ -851,9 +851,10 @@ def test_runs_counted_under_different_policies_are_not_compared(tmp_path):
     # an Auto-J judge counted under judgebiasbench (its own rule for an undecided reply) beside another judge
     # counted under it: one policy, each run by its own rule (it was refused, and no rescore could help)
     assert judged_runs([tmp_path / "j", tmp_path / "a"]) == "judgebiasbench"
-    assert rule_of(tmp_path / "a", "judgebiasbench") == "judgebiasbench:autoj"
-    assert rule_of(tmp_path / "j", "judgebiasbench") == "judgebiasbench"
-    assert rule_of(tmp_path / "a", "symmetric") == "symmetric"  # another policy asked: its own
+    summary = {name: json.loads((tmp_path / name / "summary.json").read_text()) for name in ("a", "j")}
+    assert rule_of(summary["a"], "judgebiasbench") == "judgebiasbench:autoj"
+    assert rule_of(summary["j"], "judgebiasbench") == "judgebiasbench"
+    assert rule_of(summary["a"], "symmetric") == "symmetric"  # another policy asked: its own
     with pytest.raises(BiasAwareError, match="different policies"):
         judged_runs([tmp_path / "s", tmp_path / "a"])
 

@@ -67,6 +67,17 @@ def same_items(folders: list[str | Path]) -> dict[str, Any]:
     }
 
 
+def refuse_unchecked(unchecked: list, runs: str) -> None:
+    """Refuse runs without ``fingerprint.json`` (``same_items``' ``unchecked``) unless ``--by-id`` asked for them."""
+    if unchecked:
+        verb = "holds" if len(unchecked) == 1 else "hold"
+        raise BiasAwareError(
+            f"{', '.join(map(str, unchecked))} {verb} no fingerprint.json, so whether {runs} judged the same probes "
+            "cannot be checked (a shared id may hold other content); rerun `eval bias` into a new folder, or pass "
+            "--by-id to compare by probe id unchecked"
+        )
+
+
 def run_labels(folders: list[str]) -> list[str]:
     """Column names for runs: their folder names, or as many of their paths' last parts as tell them apart
     (``paper/probes`` and ``baseline/probes``), or their paths."""
@@ -78,17 +89,17 @@ def run_labels(folders: list[str]) -> list[str]:
     return [str(f) for f in folders]
 
 
-def read_run(folder: str | Path) -> list[Judgment]:
+def read_run(folder: str | Path) -> tuple[list[Judgment], dict[str, Any] | None]:
     """An ``eval bias`` run's judgments, as its summary counts them (:func:`check_summary`: its verdicts by
-    the judge's own rule, its figures scored again); an edited or cut ``judgments.jsonl`` is refused, never
-    compared. A folder of judgments alone has only its scores checked against its verdicts."""
+    the judge's own rule, its figures scored again), and that summary scored again; an edited or cut
+    ``judgments.jsonl`` is refused, never compared. A folder of judgments alone has only its scores checked
+    against its verdicts (no summary: ``None``)."""
     folder = Path(folder)
     judgments = read_records(folder / "judgments.jsonl", "judgment")
     if (folder / "summary.json").is_file():
-        check_summary(folder, read_json(folder / "summary.json", "run summary"), judgments)
-    else:
-        verdicts_agree(folder, judgments, None)
-    return judgments
+        return judgments, check_summary(folder, read_json(folder / "summary.json", "run summary"), judgments)
+    verdicts_agree(folder, judgments, None)
+    return judgments, None
 
 
 def judged_biases(folder: Path) -> set[str]:
@@ -138,11 +149,10 @@ def judged_runs(folders: list) -> str:
     return next(iter(families.values()), "symmetric")
 
 
-def rule_of(folder: str | Path, policy: str) -> str:
-    """The rule ``policy`` is for the run in ``folder``: the one its summary records when it is of that
-    policy (``judgebiasbench:autoj`` for an Auto-J judge counted under ``judgebiasbench``), else ``policy``."""
-    path = Path(folder) / "summary.json"
-    recorded = read_json(path, "run summary").get("policy") if path.is_file() else None
+def rule_of(summary: dict[str, Any] | None, policy: str) -> str:
+    """The rule ``policy`` is for a run of this ``summary``: the one it records when it is of that policy
+    (``judgebiasbench:autoj`` for an Auto-J judge counted under ``judgebiasbench``), else ``policy``."""
+    recorded = (summary or {}).get("policy")
     return recorded if isinstance(recorded, str) and recorded.split(":")[0] == policy else policy
 
 
@@ -157,18 +167,17 @@ def compare_folders(folders: list[str], view: str = "injected", by_id: bool = Fa
         raise BiasAwareError(f"--runs names {folders[0]} twice; compare two different `eval bias` folders")
     judged_runs(folders)
     overlap = same_items(folders)
-    if overlap["unchecked"] and not by_id:
-        verb = "holds" if len(overlap["unchecked"]) == 1 else "hold"
-        raise BiasAwareError(
-            f"{', '.join(overlap['unchecked'])} {verb} no fingerprint.json, so whether both runs judged the same "
-            "probes cannot be checked (a shared id may hold other content); rerun `eval bias` into a new folder, "
-            "or pass --by-id to compare by probe id unchecked"
-        )
-    runs = [read_run(r) for r in folders]
+    if not by_id:
+        refuse_unchecked(overlap["unchecked"], "both runs")
+    read = [read_run(r) for r in folders]
+    runs = [judgments for judgments, _ in read]
     result = compare_judges(*runs, view=view)
     result["overlap"], result["runs"] = overlap, run_labels(folders)
     # a degenerate judge's accuracies are no judgment of the text: said beside the table, never silently ranked
-    checks = {label: summarize(run)["judge_check"] for label, run in zip(result["runs"], runs, strict=True)}
+    checks = {
+        label: (summary or summarize(judgments))["judge_check"]
+        for label, (judgments, summary) in zip(result["runs"], read, strict=True)
+    }
     result["degenerate"] = {label: c["reasons"] for label, c in checks.items() if c["degenerate"]}
     # probes each run scored (both views judged) and probes of its input it did not score (a reward
     # model is not scored on prompt-level biases; an interrupted run), counted apart
@@ -236,23 +245,37 @@ def judged_subset(folder: Path) -> str:
     return f"{limit}, biases {', '.join(biases) or '(no summary)'}"
 
 
+# each run's judgments, per-probe indicators and rule (:func:`paired_runs`)
+Paired = tuple[dict[str, list[Judgment]], dict[str, dict[str, dict[str, Any]]], dict[str, str]]
+
+
 def paired_runs(
-    runs: dict[str, str | Path], baseline: str, biases: list[str] | None, policy: str, common: bool = False
-) -> tuple[dict[str, list[Judgment]], dict[str, dict[str, dict[str, Any]]]]:
-    """Each run's judgments (of ``biases``) and per-probe indicators
-    (:func:`~biasaware.evaluation.summaries.flip_indicators`), checked to pair up: the same content
+    runs: dict[str, str | Path],
+    baseline: str,
+    biases: list[str] | None,
+    policy: str,
+    common: bool = False,
+    by_id: bool = True,
+) -> Paired:
+    """Each run's judgments (of ``biases``), per-probe indicators
+    (:func:`~biasaware.evaluation.summaries.flip_indicators`) and the rule ``policy`` is for it
+    (:func:`rule_of`), checked to pair up: the same content
     under shared ids, the baseline among the runs, every run judged on the same complete probes. With
     ``common``, runs judged on different probes are paired on the complete probes every run judged
-    (a judge scored on a fixed sample beside judges scored on the whole benchmark)."""
-    same_items(list(runs.values()))
+    (a judge scored on a fixed sample beside judges scored on the whole benchmark). ``by_id`` false: a run
+    without ``fingerprint.json`` is refused."""
+    unchecked = same_items(list(runs.values()))["unchecked"]
+    if not by_id:  # as two runs are: refused unless asked to pair by id
+        refuse_unchecked(unchecked, "every run")
     keep = set(biases) if biases else None
+    read = {name: read_run(path) for name, path in runs.items()}
     judgments = {
-        name: [j for j in read_run(path) if keep is None or j.meta.get("bias") in keep]
-        for name, path in runs.items()
+        name: [j for j in js if keep is None or j.meta.get("bias") in keep] for name, (js, _) in read.items()
     }
     if baseline not in judgments:
         raise BiasAwareError(f"the baseline {baseline!r} is not one of the runs ({', '.join(runs)})")
-    flags = {name: flip_indicators(js, rule_of(runs[name], policy)) for name, js in judgments.items()}
+    rules = {name: rule_of(summary, policy) for name, (_, summary) in read.items()}
+    flags = {name: flip_indicators(js, rules[name]) for name, js in judgments.items()}
     if common:
         shared = set.intersection(*(set(f) for f in flags.values()))
         flags = {name: {i: v for i, v in f.items() if i in shared} for name, f in flags.items()}
@@ -272,20 +295,18 @@ def paired_runs(
         )
     if not flags[baseline]:
         raise BiasAwareError(f"no complete probes of {', '.join(sorted(keep or []))} in {runs[baseline]}")
-    return judgments, flags
-
-
-Paired = tuple[dict[str, list[Judgment]], dict[str, dict[str, dict[str, Any]]]]
+    return judgments, flags, rules
 
 
 def paired_subset(paired: Paired, biases: list[str]) -> Paired:
     """The part of :func:`paired_runs`' output that concerns ``biases``, so that one reading of the
     runs serves several tables."""
     keep = set(biases)
-    judgments, flags = paired
+    judgments, flags, rules = paired
     return (
         {name: [j for j in js if j.meta.get("bias") in keep] for name, js in judgments.items()},
         {name: {i: f for i, f in fl.items() if f["bias"] in keep} for name, fl in flags.items()},
+        rules,
     )
 
 
@@ -328,7 +349,9 @@ def compare_runs(
     mirror probes (over-correction). Probes are paired by id and must be judged by every run, or with
     ``common`` every run is summarised on the probes all of them judged (:func:`paired_runs`).
     ``paired``: the runs as :func:`paired_runs` already read them (with ``policy``), to read them once."""
-    judgments, flags = paired_runs(runs, baseline, biases, policy, common) if paired is None else paired
+    judgments, flags, rules = (
+        paired_runs(runs, baseline, biases, policy, common) if paired is None else paired
+    )
     p_vs = paired_p_values(
         flags,
         {
@@ -339,7 +362,7 @@ def compare_runs(
     )
     rows: dict[str, Any] = {}
     for name, js in judgments.items():
-        summary = summarize([j for j in js if j.probe_id in flags[name]], rule_of(runs[name], policy), seed)
+        summary = summarize([j for j in js if j.probe_id in flags[name]], rules[name], seed)
         rows[name] = {
             "run": str(runs[name]),
             "judge": summary["judge"],
@@ -365,7 +388,7 @@ def compare_master_keys(
     McNemar's exact p against the baseline on paired per-probe indicators (a key view not decided for
     the real answer; a key not punished in both orders; a mirror flip; a wrong original). ``paired``
     as in :func:`compare_runs`, read with ``policy``."""
-    judgments, flags = paired_runs(runs, baseline, ["masterkey"], policy) if paired is None else paired
+    judgments, flags, rules = paired_runs(runs, baseline, ["masterkey"], policy) if paired is None else paired
     p_vs = paired_p_values(
         flags,
         {
@@ -377,7 +400,7 @@ def compare_master_keys(
     )
     rows: dict[str, Any] = {}
     for name, js in judgments.items():
-        s = summarize([j for j in js if j.probe_id in flags[name]], rule_of(runs[name], policy), seed=seed)
+        s = summarize([j for j in js if j.probe_id in flags[name]], rules[name], seed=seed)
         entry = s["per_bias"]["masterkey"]
         mirror = entry.get("mirror") or {}
         rows[name] = {
@@ -397,14 +420,19 @@ def compare_master_keys(
 
 
 def compare_against(
-    folders: list[str | Path], baseline: str | Path, seed: int = 0, labels: list[str] | None = None
+    folders: list[str | Path],
+    baseline: str | Path,
+    seed: int = 0,
+    labels: list[str] | None = None,
+    by_id: bool = True,
 ) -> dict[str, Any]:
     """Two or more ``eval bias`` runs on the same probes, each against ``baseline`` (one of them), named
     by ``labels`` or :func:`run_labels`, each judge by its folder or model name (:func:`~biasaware.evaluation.reports.short_name`),
     runs as given: ``judges``, the two-sided table over the 12 biases judged
     (:func:`compare_runs`), and ``master_keys``, the master-key table (:func:`compare_master_keys`),
     each present when the runs judged such probes; a bias not every run judged (:func:`judged_biases`) is
-    left out and named in ``not_compared``."""
+    left out and named in ``not_compared``. ``by_id`` false: a run without ``fingerprint.json`` is refused
+    (``eval compare --baseline`` without ``--by-id``)."""
 
     if len(folders) < 2:
         raise BiasAwareError(f"compare needs at least two runs; got {len(folders)}")
@@ -432,7 +460,7 @@ def compare_against(
     keep = [*twelve, *(["masterkey"] if "masterkey" in present else [])]
     if not keep:
         raise BiasAwareError(f"{runs[base]} holds no probes of the 12 biases or master keys to compare")
-    paired = paired_runs(runs, base, keep, policy)  # every run read once, for both tables
+    paired = paired_runs(runs, base, keep, policy, by_id=by_id)  # every run read once, for both tables
     if twelve:
         result["judges"] = compare_runs(
             runs, base, biases=twelve, policy=policy, seed=seed, paired=paired_subset(paired, twelve)
@@ -664,16 +692,7 @@ def comparison(
             "--view picks the view of a two-run comparison; with --baseline every run's Acc_ori, BSR and "
             "over-correction read both views, so leave --view out"
         )
-    judged_runs(runs)  # a folder that is no finished `eval bias` run is named as such first
-    unchecked = same_items(runs)["unchecked"]
-    if unchecked and not by_id:  # as two runs are: refused unless asked to pair by id
-        verb = "holds" if len(unchecked) == 1 else "hold"
-        raise BiasAwareError(
-            f"{', '.join(unchecked)} {verb} no fingerprint.json, so whether every run judged the same probes "
-            "cannot be checked (a shared id may hold other content); rerun `eval bias` into a new folder, or pass "
-            "--by-id to compare by probe id unchecked"
-        )
-    return compare_against(runs, baseline)
+    return compare_against(runs, baseline, by_id=by_id)
 
 
 def compare_command(

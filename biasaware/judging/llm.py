@@ -47,6 +47,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass, fields
+from functools import cached_property
 from pathlib import Path
 from typing import Any, get_type_hints
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlencode, urlsplit, urlunsplit
@@ -678,7 +679,6 @@ class LLMClient:
         if identity is None and spec.backend != "openai":
             identity = lambda: model_identity(spec.model, "causal")  # noqa: E731
         self._identity = identity
-        self._weights: list[str | None] = []  # the weights' part of the key, once asked
         self.stats = Stats()
         self._backend = backend
         folder = Path(spec.cache_dir) if spec.cache_dir else cache_dir() / "llm"
@@ -714,9 +714,13 @@ class LLMClient:
         return self._backend
 
     def key(self, messages: Messages) -> str:
-        if not self._weights:  # hashed once a run (and once a process for unchanged files)
-            self._weights.append(local_weights(self._identity() if self._identity else None))
-        return cache_key(self.spec.model, messages, self.spec.params(), self.spec.endpoint, self._weights[0])
+        return cache_key(self.spec.model, messages, self.spec.params(), self.spec.endpoint, self.weights)
+
+    @cached_property
+    def weights(self) -> str | None:
+        """The weights' part of the cache key (:func:`local_weights`), hashed once a client (and once a
+        process for unchanged files)."""
+        return local_weights(self._identity() if self._identity else None)
 
     def _scrub(self, text: str) -> str:
         for secret in sorted(getattr(self._backend, "secrets", []), key=len, reverse=True):
