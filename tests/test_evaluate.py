@@ -457,6 +457,33 @@ def test_compare_two_judges(bench, tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"compared on both: {len(mirrors)} mirror probes" in out
     assert "mirror probes (cue on the better answer), injected view:" in out and "standard probes" not in out
+    # against a baseline: no BSR p from standard probes nobody judged; Acc_ori's p on the mirror probes
+    ma, mb = str(tmp_path / "ma"), str(tmp_path / "mb")
+    assert (
+        main(
+            [
+                "eval",
+                "compare",
+                "--runs",
+                ma,
+                mb,
+                "--baseline",
+                ma,
+                "--by-id",
+                "--out",
+                str(tmp_path / "m.json"),
+            ]
+        )
+        == 0
+    )
+    p = json.loads((tmp_path / "m.json").read_text())["judges"]["runs"]["mb"]["p_vs"]["ma"]
+    wrong = sum(
+        j["view"] == "original" and j["verdict"] != j["correct"]
+        for j in map(json.loads, (tmp_path / "ma" / "judgments.jsonl").read_text().splitlines())
+    )
+    assert wrong and p["acc_ori"] == pytest.approx(min(1.0, 2 / 2**wrong))  # the oracle is never wrong
+    assert p["bsr"] is None and p["overcorrection"] is not None
+    assert "| mb | " in capsys.readouterr().out
     # --runs takes two folders, or more with --baseline
     assert main(["eval", "compare", "--runs", str(tmp_path / "a")]) == 2
 

@@ -312,13 +312,19 @@ def paired_subset(paired: Paired, biases: list[str]) -> Paired:
 
 def paired_p_values(
     flags: dict[str, dict[str, dict[str, Any]]], tests: dict[str, tuple[str, str]]
-) -> dict[str, dict[str, dict[str, float]]]:
+) -> dict[str, dict[str, dict[str, float | None]]]:
     """McNemar's exact p of every run against every other on paired per-probe indicators: ``tests``
     maps a result name to (indicator, side); an indicator that is ``None`` (not measured on a
-    probe) leaves that probe out."""
+    probe) leaves that probe out. Side ``original`` is Acc_ori's: the standard probes, the mirror
+    ones where a run judged no standard probe (as :func:`~biasaware.evaluation.summaries.bias_entry`
+    pools). A test with no probe on its side (mirror probes alone have no BSR) is ``None``, not a p of 1."""
 
-    def p(mine: dict, other: dict, key: str, side: str) -> float:
+    def p(mine: dict, other: dict, key: str, side: str) -> float | None:
+        if side == "original":
+            side = "standard" if any(f["side"] == "standard" for f in mine.values()) else "mirror"
         ids = [i for i in mine if mine[i]["side"] == side and None not in (mine[i][key], other[i][key])]
+        if not ids:
+            return None
         return mcnemar_exact(
             sum(mine[i][key] and not other[i][key] for i in ids),
             sum(other[i][key] and not mine[i][key] for i in ids),
@@ -355,7 +361,7 @@ def compare_runs(
     p_vs = paired_p_values(
         flags,
         {
-            "acc_ori": ("wrong_ori", "standard"),
+            "acc_ori": ("wrong_ori", "original"),
             "bsr": ("flip", "standard"),
             "overcorrection": ("flip", "mirror"),
         },

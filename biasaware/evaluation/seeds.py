@@ -523,6 +523,7 @@ def _learned(result: dict[str, Any]) -> dict[str, Any] | None:
         "learned": base["bsr"] is not None
         and start["bsr"] is not None
         and base["bsr"] > start["bsr"]
+        and p is not None
         and p < 0.05,
     }
 

@@ -400,7 +400,7 @@ def experiment_checks(result: dict) -> list[str]:
     base, paper, bal = r["baseline"], r["paper"], r["balanced"]
 
     def line(text, a, b, key, p):
-        return f"{text}: {pct(a[key])} -> {pct(b[key])} (McNemar p {p:.3g})"
+        return f"{text}: {pct(a[key])} -> {pct(b[key])} (McNemar p {p_value(p)})"
 
     return [
         line("paper vs baseline, BSR", base, paper, "bsr", paper["p_vs"]["baseline"]["bsr"]),
