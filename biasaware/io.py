@@ -255,6 +255,15 @@ def saved_dataset(folder: Path) -> bool:
     return (folder / "dataset_info.json").exists() or (folder / "state.json").exists()
 
 
+def missing_local(source: str | os.PathLike) -> bool:
+    """``source`` is written as a local path (a data file's suffix, or from ``.``, ``/`` or ``~``) and nothing
+    is there: a typo, not a hub name."""
+    path = Path(source).expanduser()
+    return not path.exists() and (
+        data_suffix(path) in DATA_SUFFIXES or str(source).startswith((".", "/", "~"))
+    )
+
+
 def iter_rows(source: str | os.PathLike, split: str = "train") -> Iterator[RawRow]:
     """Yield every raw row of ``source`` with its location; see the module docstring."""
     path = Path(source).expanduser()  # "~/data" as a shell would (quoted, or from a config file)
@@ -289,7 +298,7 @@ def iter_rows(source: str | os.PathLike, split: str = "train") -> Iterator[RawRo
         raise BiasAwareError(
             f"{source}: not a file or folder; give a data file (.jsonl, .json, .parquet) or folder"
         )
-    elif data_suffix(path) in DATA_SUFFIXES or str(source).startswith((".", "/", "~")):
+    elif missing_local(source):
         raise BiasAwareError(f"{source}: no such file or folder")
     else:
         check_hub_name(

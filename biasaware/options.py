@@ -455,7 +455,11 @@ class BuildReal:
         action="append",
         metavar="NAME=PATH",
     )
-    seed: int = option("seed of the split by instruction", 0, type=seed_value)
+    seed: int = option(
+        "seed of the split by instruction and of the injected probes and master keys (probes/, keys/)",
+        0,
+        type=seed_value,
+    )
     heldout: float = option("share of AlpacaEval instructions held out, never trained on", HELDOUT)
     margin: float = option(
         "an AlpacaEval preference is a pair only this far from 1.5 or further; nearer (and 1.5 itself) is a tie, left out",

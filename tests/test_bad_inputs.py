@@ -638,6 +638,17 @@ CASES = [
         {"c.yaml": "max_rows: -3\n"},
     ),
     Case(
+        "build-train-negatives-out-of-range",
+        ["build", "train", "--out", "{d}/o", "--negatives", "13"],
+        "setting n_negatives (--negatives): must be between 1 and 9, got 13",
+    ),
+    Case(
+        "build-traces-rule-teacher-on-a-file",
+        ["build", "traces", "--out", "{d}/o", "--source", "{d}/src.jsonl", "--teacher", "rule"],
+        "ask a model: --teacher llm --llm-model NAME",
+        {"src.jsonl": line(PAIR)},
+    ),
+    Case(
         "build-config-bad-rate",
         [*BUILD, "--config", "{d}/c.yaml"],
         "cue_rates",

@@ -690,10 +690,31 @@ def test_a_source_edited_in_place_is_not_resumed_and_a_failed_build_blocks_nothi
     edited = json.loads(rows[0])
     edited["chosen"] += " (edited)"
     source.write_text("\n".join([json.dumps(edited), *rows[1:]]) + "\n")
-    with pytest.raises(BiasAwareError, match="source file's content changed"):
+    with pytest.raises(BiasAwareError, match=r"source file changed \(its content"):
         build_bench(cfg, out)
-    with pytest.raises(BiasAwareError, match=r"\(seed: 0 there, 1 now; the source file's content changed\)"):
+    with pytest.raises(
+        BiasAwareError, match=r"\(seed: 0 there, 1 now; the source file changed \(its content"
+    ):
         build_bench(replace(cfg, seed=1), out)  # both said
+    # a typo in the source is named as such, not as a build with other settings
+    with pytest.raises(BiasAwareError, match=r"^nothere.jsonl: no such file or folder$"):
+        build_bench(replace(cfg, source="nothere.jsonl"), out)
+    # the built-in corpus's folder: a file source is no content change, and a setting written alike but read
+    # otherwise (auto: the rule on the built-in corpus) says both readings
+    builtin = tmp_path / "builtin"
+    build_bench(BuildConfig(biases="length", n_per_bias=3, corpus_size=60), builtin)
+    with pytest.raises(BiasAwareError) as err:
+        build_bench(BuildConfig(source=str(source), biases="length", n_per_bias=3, corpus_size=60), builtin)
+    said = str(err.value)
+    assert "verifier: 'auto' both times, read as 'rule' there and 'auto' now" in said
+    assert "source file changed" not in said and f"source: 'builtin' there, '{source}' now" in said
+    # a real-text folder is named for what it holds
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "manifest.json").write_text(
+        json.dumps({"settings": {"seed": 0}, "sources_sha256": {}})
+    )
+    with pytest.raises(BiasAwareError, match=r"holds real-text data \(`build real`\), not a bench build"):
+        build_bench(cfg, tmp_path / "real")
 
 
 def test_a_source_is_its_content_not_the_path_it_is_given_by(tmp_path, monkeypatch):
@@ -860,6 +881,11 @@ def test_an_empty_bias_says_why(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "sycophancy.jsonl is empty: no pair has a rejected answer at most 2.0 times as long" in err
     assert "length.jsonl" not in err and "length-mirror.jsonl" not in err
+    assert "fewer items than --n" not in err  # 3 pairs, 2 asked for
+    args[args.index("--n") + 1], args[-1] = "5", str(tmp_path / "o5")
+    assert main(["build", "bench", "--biases", "length,sycophancy", *args]) == 0
+    short = "fewer items than --n 5 could be sampled (the source holds no more that fit): length 3, length (mirror) 3"
+    assert short in capsys.readouterr().err  # said once, the empty file apart
 
 
 def test_negatives_given_with_balanced_augmentation_are_said_to_be_unread(tmp_path, capsys):

@@ -184,6 +184,10 @@ def test_cli_build_real(tmp_path, capsys, real_folder):
     (root / "rm_bench").mkdir()
     assert main(["build", "real", "--real", str(root), "--out", str(tmp_path / "o1")]) == 0
     assert "rm_bench/ names no source" in capsys.readouterr().err
+    bench = tmp_path / "bench"  # another kind of build's folder is named for what it holds
+    assert main(["build", "bench", "--out", str(bench), "--n", "2", "--biases", "length"]) == 0
+    assert main(["build", "real", "--real", str(root), "--out", str(bench)]) == 2
+    assert f"{bench} holds a bench build, not real-text data" in capsys.readouterr().err
     assert main(["build", "real", "--real", str(tmp_path / "typo"), "--out", str(tmp_path / "o2")]) == 2
     assert "no such folder" in capsys.readouterr().err and not (tmp_path / "o2").exists()
     with pytest.raises(SystemExit) as stop:

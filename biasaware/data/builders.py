@@ -75,6 +75,7 @@ from biasaware.io import (
     data_files,
     files_sha256,
     json_sha256,
+    missing_local,
     read_config,
     refuse_foreign,
     refuse_inside,
@@ -172,7 +173,7 @@ class BuildConfig:
             )
         if not 1 <= self.n_negatives <= len(RESPONSE_BIASES):
             raise BiasAwareError(
-                f"n_negatives must be between 1 and {len(RESPONSE_BIASES)}, got {self.n_negatives}"
+                f"setting n_negatives (--negatives): must be between 1 and {len(RESPONSE_BIASES)}, got {self.n_negatives}"
             )
         for role, value, valid in (
             ("direction", self.direction, DIRECTIONS),
@@ -393,6 +394,10 @@ def llm_roles(stamp: dict[str, Any], kind: str) -> set[str]:
     return roles
 
 
+# a local source is stamped by its bytes and, for a single file, its name (source_sha256)
+SOURCE_CHANGED = "the source file changed (its content, or a single file's name)"
+
+
 def differences_said(recorded: dict[str, Any], now: dict[str, Any], differ: list[str], kind: str) -> str:
     """The settings of ``differ`` as ``name: A there, B now``; a section (``llm``, ``cue_rates``, ...) by the
     keys that differ (``llm.model: 'a' there, 'b' now``); a source whose content changed, last."""
@@ -402,18 +407,19 @@ def differences_said(recorded: dict[str, Any], now: dict[str, Any], differ: list
         a, b = was.get(k), becomes.get(k)
         if k == "source_sha256":
             continue
+        given = recorded.get(k, ADDED_LATER.get(k)), now.get(k, ADDED_LATER.get(k))
         if isinstance(a, dict) and isinstance(b, dict):
             said += [
                 f"{k}.{sub}: {a.get(sub)!r} there, {b.get(sub)!r} now"
                 for sub in sorted({*a, *b}, key=str)
                 if a.get(sub) != b.get(sub)
             ]
+        elif given[0] == given[1]:  # written alike, decided otherwise (auto: the rule on the built-in corpus)
+            said.append(f"{k}: {given[0]!r} both times, read as {a!r} there and {b!r} now")
         else:  # as written (a bench's biases, sorted to be compared, are said as given)
-            said.append(
-                f"{k}: {recorded.get(k, ADDED_LATER.get(k))!r} there, {now.get(k, ADDED_LATER.get(k))!r} now"
-            )
-    if "source_sha256" in differ:
-        said.append("the source file's content changed")
+            said.append(f"{k}: {given[0]!r} there, {given[1]!r} now")
+    if "source_sha256" in differ and None not in (recorded.get("source_sha256"), now.get("source_sha256")):
+        said.append(SOURCE_CHANGED)
     return "; ".join(said)
 
 
@@ -576,6 +582,10 @@ class _Build:
         if self.out.exists() and not self.out.is_dir():
             raise BiasAwareError(f"--out {self.out} is a file; give a folder")
         refuse_foreign(self.out, (".work", "manifest.json"), "a build")  # a model's or the user's files
+        if missing_local(
+            self.cfg.source
+        ):  # a typo is named as such, before any comparison with a build there
+            raise BiasAwareError(f"{self.cfg.source}: no such file or folder")
         if Path(self.cfg.source).expanduser().is_dir():
             refuse_inside(self.out, self.cfg.source, "the source folder")
         self.source_sha256 = source_sha256(self.cfg.source)
@@ -595,7 +605,15 @@ class _Build:
                     "source_sha256": done.get("source_sha256"),
                 }
             except (ValueError, KeyError, TypeError):
-                raise BiasAwareError(f"{manifest} is not a build manifest; use a new --out") from None
+                real = (
+                    "real-text data (`build real`)" if "sources_sha256" in str(manifest.read_text()) else ""
+                )
+                what = (
+                    f"{self.out} holds {real}, not a {self.kind} build"
+                    if real
+                    else f"{manifest} is not a build manifest"
+                )
+                raise BiasAwareError(f"{what}; use a new --out") from None
         if recorded is not None:
             differ = build_differences(recorded, self.stamp, self.kind)
             if (
@@ -610,7 +628,7 @@ class _Build:
                 what = (
                     f"a {recorded.get('kind')} build, not a {self.kind} one"
                     if recorded.get("kind") != self.kind
-                    else "a build with the source file's content changed"
+                    else f"a build with {SOURCE_CHANGED}"
                     if differ == ["source_sha256"]
                     else f"a build with other settings ({differences_said(recorded, self.stamp, differ, self.kind)})"
                 )
@@ -726,7 +744,10 @@ class _Build:
         if name == "auto":
             name = "rule" if claims else "llm"
         if name == "rule" and not claims:
-            raise BiasAwareError("teacher 'rule' needs the built-in corpus; set teacher: llm and llm.model")
+            raise BiasAwareError(
+                "teacher 'rule' needs the built-in corpus; ask a model: --teacher llm --llm-model NAME (in a config "
+                "file, teacher: llm and llm.model)"
+            )
         if name == "llm" and not (self.cfg.llm.get("model") or self.cfg.teacher_llm.get("model")):
             raise BiasAwareError("traces from this source need a teacher model: set llm.model (--llm-model)")
         return RuleTeacher() if name == "rule" else LLMTeacher(self.client("teacher"))
@@ -1271,4 +1292,15 @@ def manifest_report(manifest: dict[str, Any], stage: str, out: str | Path) -> tu
         f"{out}/{name} is empty: {why(name)}; evaluations will have nothing to report for it"
         for name in manifest.get("empty", [])
     ]
+    asked = manifest["config"].get("n_traces_per_bias" if stage == "traces" else "n_per_bias")
+    short = [
+        f"{bias}{' (mirror)' if side == 'mirror' else ''} {m['sampled']}"
+        for side in ("biases", "mirror")
+        for bias, m in manifest.get(side, {}).items()
+        if stage != "train" and asked and 0 < m["sampled"] < asked
+    ]
+    if short:
+        warnings.append(
+            f"fewer items than --n {asked} could be sampled (the source holds no more that fit): {', '.join(short)}"
+        )
     return lines, warnings

@@ -306,6 +306,10 @@ def build_real(
             )
     if manifest_path.exists():
         earlier = read_json(manifest_path, "real-text manifest")
+        if "kind" in earlier and "settings" not in earlier:  # a bench, train or traces build's
+            raise BiasAwareError(
+                f"{out} holds a {earlier['kind']} build, not real-text data; use a new --out"
+            )
         if earlier.get("settings") == settings and earlier.get("sources_sha256") == fingerprint:
             check_outputs(out, earlier, "build again into a new --out")
             if "probes" not in earlier:  # a folder built before the probes were part of it
