@@ -502,6 +502,13 @@ def test_eval_scoring_runs_with_every_tiny_judge(mode, tiny_models, tmp_path, ca
             expected.discard("roman")
         assert set(summary["templates"]) == expected
         assert all(r["score"] is None or r["score"] in (1, 2, 3, 4, 5) for r in rows)
+        # a rescore counts each score as the judge's output gives it: an edited one, on the scale, is refused
+        assert main(["eval", "scoring", "--out", str(out), "--rescore"]) == 0
+        edited = dict(rows[0], score=1.0 if rows[0]["score"] != 1.0 else 2.0)
+        (out / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [edited, *rows[1:]]))
+        assert main(["eval", "scoring", "--out", str(out), "--rescore"]) == 2
+        said = "reply gives" if mode == "generate" else "recorded probabilities give"
+        assert f"has score {edited['score']} but its {said} {rows[0]['score']}" in capsys.readouterr().err
     assert len(rows) == 4 * len(summary["templates"])
 
 

@@ -37,6 +37,7 @@ raw reply next to it), ``fingerprint.json``, ``summary.json``, ``report.md``, ``
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -70,7 +71,7 @@ from biasaware.evaluation.summaries import summarize_scoring
 from biasaware.io import check_out_folder, read_records, read_whole_lines, write_json
 from biasaware.judging.judges import Scorer, resolve_judge
 from biasaware.judging.llm import LLMClient
-from biasaware.judging.score_prompts import BASELINE, ScoringTemplate, parse_template
+from biasaware.judging.score_prompts import BASELINE, ScoringTemplate, parse_score, parse_template
 from biasaware.records import ScoringItem
 
 DEFAULT_TEMPLATES = ("desc", "random", "letter", "roman", "ref-1", "ref-2", "ref-3", "ref-4", "ref-5")
@@ -156,6 +157,45 @@ def check_scores(out: Path, judgments: list) -> None:
                 f"{out}/judgments.jsonl: {j.probe_id} ({j.view}) has score {j.score}, which its template's 1-"
                 f"{scales[j.view]} scale does not give; the file was edited"
             )
+    mode = _recorded_judge(out).get("mode")
+    for j in judgments:
+        if mode in ("generate", "direct") and not j.meta.get("overlong"):
+            said = _reply_score(j.raw, parse_template(j.view), mode, j.score)
+            if said != j.score:
+                raise BiasAwareError(
+                    f"{out}/judgments.jsonl: {j.probe_id} ({j.view}) has score {j.score} but its "
+                    f"{'reply gives' if mode == 'generate' else 'recorded probabilities give'} {said}; the file was edited"
+                )
+
+
+_PROBABILITY = re.compile(r"P\((?P<id>[^)]*)\)=(?P<p>\S+)")
+
+
+def _reply_score(raw: str, template: ScoringTemplate, mode: str, score: float | None) -> float | None:
+    """The score a judge's recorded output gives, by the judge's rule: a generated reply read by
+    :func:`~biasaware.judging.score_prompts.parse_score`; a direct judge's probabilities (``P(id)=p`` per
+    score id, rounded as written) the most probable id's, ``score`` itself where it shares the top."""
+    if mode == "generate":
+        said = parse_score(raw, template)
+        return None if said is None else float(said)
+    try:
+        probs = {m["id"]: float(m["p"]) for m in _PROBABILITY.finditer(raw)}
+    except ValueError:
+        return None
+    if list(probs) != list(template.score_ids):
+        return None
+    top = max(probs.values())
+    best = [k + 1 for k, p in enumerate(probs.values()) if p == top]
+    return float(score if score in best else best[0])
+
+
+def _recorded_judge(out: Path) -> dict[str, Any]:
+    """The run's judge settings (``fingerprint.json``), or none where it is unreadable."""
+    try:
+        judge = json.loads((out / "fingerprint.json").read_text())["judge"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return judge if isinstance(judge, dict) else {}
 
 
 def references_record(out: Path) -> dict[str, Any] | None:
@@ -350,6 +390,6 @@ def _earlier_run(out: Path) -> dict[str, Any]:
 def _recorded_seed(out: Path, seed: int) -> int:
     """The seed the run's random rubric orders used (``fingerprint.json``), else ``seed``."""
     try:
-        return int(json.loads((out / "fingerprint.json").read_text())["judge"]["scoring_seed"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return int(_recorded_judge(out)["scoring_seed"])
+    except (ValueError, KeyError, TypeError):
         return seed
