@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from biasaware.cli import main
+from biasaware.devices import resolve_device
 from biasaware.errors import BiasAwareError
 from biasaware.experiments.sweep import (
     SweepSpec,
@@ -25,6 +26,7 @@ from biasaware.experiments.sweep import (
     slug,
     split_keys,
 )
+from biasaware.io import json_sha256
 
 
 def test_grid_is_a_product_or_a_union_of_products():
@@ -155,6 +157,18 @@ def test_killed_sweep_resumes_to_the_same_table(sweep_files, tmp_path):
     )
     state.mkdir()  # a trained point's resumable states (as a run stopped while evaluating leaves them)
     assert run_sweep(SweepSpec(**spec), tmp_path / "whole")["rows"] == whole["rows"] and not state.exists()
+    # the device the points are evaluated on as it resolves: auto here is this machine's device named, and a
+    # sweep recorded with an unresolved auto is resumed as this machine resolves it
+    here = resolve_device("auto").type
+    assert run_sweep(SweepSpec(**{**spec, "device": here}), tmp_path / "whole")["rows"] == whole["rows"]
+    state_file = tmp_path / "whole" / "sweep.json"
+    recorded = json.loads(state_file.read_text())
+    assert recorded["fixed"]["device"] == here
+    old = {**recorded["fixed"], "device": "auto"}
+    state_file.write_text(json.dumps({**recorded, "fixed": old}))
+    for point in (tmp_path / "whole" / "points").glob("*/point.json"):  # its points, recorded alike
+        point.write_text(json.dumps({**json.loads(point.read_text()), "fixed_sha256": json_sha256(old)}))
+    assert run_sweep(SweepSpec(**spec), tmp_path / "whole")["rows"] == whole["rows"]
     # a stage in this process or in its own trains the same point: the sweep is the same one
     assert run_sweep(SweepSpec(**{**spec, "launch": "python"}), tmp_path / "whole")["rows"] == whole["rows"]
 
@@ -328,6 +342,7 @@ def test_setting_errors_before_anything_is_written(sweep_files, tmp_path, capsys
         ),
         ({"grid": {"learning_rate": ["abc"]}}, "refuses the point's settings"),
         ({"template": "nope"}, "nope"),
+        ({"device": "cuda:99"}, "--device cuda:99: "),  # a device this machine lacks: before any point trains
         ({"bench": str(empty)}, "no probes to evaluate"),  # a bench is read before any point trains
         ({"bench": str(pairs)}, "a pair record, not a probe record"),
     ]

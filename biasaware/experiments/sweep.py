@@ -54,6 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from biasaware.data.builders import NATURAL_CUES, BuildConfig, build_bench, build_train, source_sha256
 from biasaware.data.upstream import load_benchmark
+from biasaware.devices import resolve_device
 from biasaware.errors import SEED_MAX, BiasAwareError
 from biasaware.evaluation.compare import compare_runs
 from biasaware.evaluation.evaluate import evaluate_bias
@@ -337,6 +338,9 @@ def fixed_settings(spec: SweepSpec, bench: Path | None) -> dict[str, Any]:
     """Everything that changes a point's result apart from its grid values and seed (``bench=None``:
     check the named files only)."""
     fixed = redacted(spec.model_dump(exclude={"grid", "seeds", "baseline"}))  # sweep.json holds no secret
+    # the device the points are evaluated on, as resolved here (an unavailable one fails before any point
+    # trains): auto and cpu on a machine without a GPU are one setting, auto here and on a GPU machine two
+    fixed["device"] = resolve_device(spec.device, "--device").type
     # in this process or in its own: one process on one device either way, the same checkpoints (test_stages)
     if fixed["launch"] == "inline":
         fixed["launch"] = "python"
@@ -361,6 +365,10 @@ def compared(fixed: dict[str, Any]) -> dict[str, Any]:
     trained model (where logs go, gradient checkpointing: :func:`~biasaware.training.run_folder.comparable`) left
     out, as a resumed recipe run leaves them out."""
     out = dict(fixed)
+    if (
+        out.get("device") == "auto"
+    ):  # a sweep recorded before its device was resolved: as this machine resolves it
+        out["device"] = resolve_device("auto").type
     config = out.get("config") if isinstance(out.get("config"), dict) else {}
     content = config.get("content") if isinstance(config.get("content"), dict) else None
     args = out.get("recipe_args") if isinstance(out.get("recipe_args"), dict) else None
