@@ -40,6 +40,7 @@ class RawRow:
     where: str  # "file:line" or "file: row N"
     data: Any = None
     error: str | None = None  # a problem found before validation (bad JSON, not an object)
+    whole: bool = False  # the error is the whole file's (a .json file is one value): no row of it was read
 
     @property
     def file(self) -> str:
@@ -141,7 +142,7 @@ def _iter_json(path: Path) -> Iterator[RawRow]:
         text = raw.decode("utf-8-sig")  # a BOM some editors write
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        yield RawRow(f"{path}:{line}", error=f"{path}:{line}: not UTF-8 text")
+        yield RawRow(f"{path}:{line}", whole=True, error=f"{path}:{line}: not UTF-8 text")
         return
     try:
         data = json.loads(text, object_pairs_hook=_unique)
@@ -150,20 +151,23 @@ def _iter_json(path: Path) -> Iterator[RawRow]:
         where = f"{path}:{exc.lineno}"
         yield RawRow(
             where,
+            whole=True,
             error=f"{where}: invalid JSON ({exc.msg}{at} column {exc.colno}; the whole file is one value)",
         )
         return
     except _RepeatedKey as exc:
-        yield RawRow(str(path), error=f"{path}: {exc}")
+        yield RawRow(str(path), whole=True, error=f"{path}: {exc}")
         return
     except RecursionError:
-        yield RawRow(str(path), error=f"{path}: invalid JSON (nested too deeply)")
+        yield RawRow(str(path), whole=True, error=f"{path}: invalid JSON (nested too deeply)")
         return
     if isinstance(data, dict):  # one record, or {split_name: [records]}
         lists = [v for v in data.values() if isinstance(v, list)]
         data = [row for rows in lists for row in rows] if lists and len(lists) == len(data) else [data]
     if not isinstance(data, list):
-        yield RawRow(str(path), error=f"{path}: expected a list of objects, got {type(data).__name__}")
+        yield RawRow(
+            str(path), whole=True, error=f"{path}: expected a list of objects, got {type(data).__name__}"
+        )
         return
     yield from _iter_table(data, str(path))
 

@@ -44,7 +44,25 @@ def test_validate_reads_another_tools_layout_as_the_command_that_reads_it(tmp_pa
     rows = [{"input": f"q{i}", "output_1": "right", "output_2": "wrong", "label": 1} for i in range(3)]
     path = write(tmp_path / "llmbar.jsonl", rows)
     assert main(["validate", str(path)]) == 0
-    assert f"{path}: 3 pairs in the llmbar layout (not biasaware records;" in capsys.readouterr().err
+    assert (
+        f"{path}: 3 pairs in the llmbar layout, ok for `eval general --benchmark`; not biasaware records"
+        in (capsys.readouterr().err)
+    )
+    # rows asked for as records are checked as records, never passed as a benchmark layout
+    extra = write(
+        tmp_path / "extra.jsonl", [{"id": "p1", "prompt": "q", "chosen": "a", "rejected": "b", "x": 1}]
+    )
+    assert main(["validate", str(extra)]) == 0 and "rewardbench layout" in capsys.readouterr().err
+    assert main(["validate", str(extra), "--kind", "pair"]) == 2
+    assert f"{extra}:1: unknown field 'x'" in capsys.readouterr().out
+    # a folder whose first file is unreadable: named, its other files' layout still read as theirs
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    write(folder / "b.jsonl", rows)
+    (folder / "a.json").write_text(json.dumps(rows)[:-20])
+    assert main(["validate", str(folder)]) == 2
+    said = capsys.readouterr().err.strip()  # one line: the file, not its rows read as pair records
+    assert said.startswith(f"error: {folder}/a.json:1: invalid JSON (") and "\n" not in said
     write(path, [*rows, {**rows[0], "label": 7}])
     assert main(["validate", str(path)]) == 2
     assert f"{path}:4" in capsys.readouterr().err

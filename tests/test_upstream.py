@@ -296,6 +296,14 @@ def test_pandalm_majority_ties_and_boolean_responses(tmp_path):
         f"no benchmark pairs (2 malformed row(s) skipped, the first: {path}: row 1: field 'response1' must be "
         "text, got bool True)"
     )
+    # a file of a folder that is not JSON at all is no malformed row: skipping it would read half the source
+    folder = tmp_path / "pandalm"
+    folder.mkdir()
+    rows = json.dumps([pandalm_row(0, (1, 1, 2)), pandalm_row(1, (2, 2, 0))])
+    (folder / "a.json").write_text(rows)
+    (folder / "b.json").write_text(rows[:-25])
+    with pytest.raises(BiasAwareError, match=r"b\.json:1: invalid JSON \(.*; the whole file is one value\)$"):
+        load_upstream(folder, bad_rows="skip")
 
 
 @pytest.mark.parametrize("vote", [3, "x", True, None, 1.0])

@@ -618,6 +618,10 @@ def _rows(source: str | Path, split: str) -> Iterator[tuple[Any, str, str | None
                         yield None, where, f"{where}: expected a JSON object, got {type(row).__name__}"
             return
     for raw in iter_rows(source, split):
+        if (
+            raw.whole
+        ):  # a file of a folder unread, as a .json file given alone: never half a source read as whole
+            raise BiasAwareError(raw.error)
         yield raw.data, raw.where, raw.error
 
 
@@ -722,9 +726,11 @@ def load_upstream(
 
 
 def benchmark_layout(source: str | Path, split: str | None = None) -> str | None:
-    """The general-benchmark layout of ``source``'s first row (``llmbar``, ``judgebench``, ...; see
+    """The general-benchmark layout of ``source``'s first well-formed row (``llmbar``, ``judgebench``, ...; see
     :data:`FORMATS`) when it is another tool's, not biasaware's own pair records; else ``None``."""
     for row in iter_rows(source, split or "train"):
+        if row.error:  # a malformed row (or a file of a folder) says nothing of the layout: the next decides
+            continue
         try:
             layout = detect_format(row.data) if isinstance(row.data, dict) else None
         except BiasAwareError:  # no layout, or one it is close to and malformed

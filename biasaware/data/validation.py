@@ -2,8 +2,8 @@
 
 A file of biasaware's records is checked against the record contract (:func:`biasaware.io.validate_rows`:
 every problem one line, with its file, line and field). A file in another tool's benchmark layout
-(LLMBar, JudgeBench, RM-Bench, ...: :data:`biasaware.data.upstream.FORMATS`), where no row is a record,
-is read as ``eval general --benchmark`` reads it, and ``--kind scoring`` as ``eval scoring --data``
+(LLMBar, JudgeBench, RM-Bench, ...: :data:`biasaware.data.upstream.FORMATS`), where no row is a record and no
+``--kind`` is named, is read as ``eval general --benchmark`` reads it (and said to be no records), and ``--kind scoring`` as ``eval scoring --data``
 reads its items (BiGGen's layout included): a bad row raises as it would there.
 """
 
@@ -44,11 +44,12 @@ def validate_file(
     if kind == "scoring":
         return Checked(f"{path}: {counted(len(load_scoring_items(path)), 'item')} to score, ok")
     found, records, problems = validate_rows(path, kind, split=split, checks=RECORD_CHECKS)
-    if problems and not records and kind in (None, "pair") and (layout := benchmark_layout(path, split)):
+    if problems and not records and kind is None and (layout := benchmark_layout(path, split)):
         pairs = load_upstream(path, split).pairs
         return Checked(
-            f"{path}: {counted(len(pairs), 'pair')} in the {layout} layout (not biasaware records; `eval general "
-            "--benchmark` reads this layout), ok"
+            f"{path}: {counted(len(pairs), 'pair')} in the {layout} layout, ok for `eval general --benchmark`; not "
+            "biasaware records (`--kind pair` or `--kind train` checks the rows as the records `build` and the "
+            "recipes read)"
         )
     if not problems and not records and not allow_empty:
         return Checked(f"{path}: no records (pass --allow-empty to accept that)", 2)
