@@ -380,6 +380,19 @@ def test_eval_real_scores_each_set_beside_the_cue_only_judges(tmp_path, built):
     assert text.count("auto-j 3, probes") == 1
     assert "**Degenerate judge: its BSR and over-correction are not interpretable** (one verdict)" in text
     assert text.index("**Degenerate judge") < text.index("| bias | Acc_ori |")
+    # a set the judge is degenerate on is flagged beside the sets' table, not ranked unmarked
+    assert "**Degenerate judge on" not in real_markdown(result) or any(
+        (r.get("judge_check") or {}).get("degenerate") for r in result["sets"].values()
+    )
+    flagged["sets"]["auto-j"]["judge_check"].update(degenerate=True, reasons=["not above chance"])
+    flagged["sets"]["masterkey-null"]["overlong"] = 2
+    text = real_markdown(flagged)
+    line = next(x for x in text.splitlines() if x.startswith("**Degenerate judge on "))
+    assert "auto-j (not above chance)" in line and line.endswith(
+        ": its accuracy there is not evidence of judging.**"
+    )
+    assert text.index("| auto-j |") < text.index(line)
+    assert "2 of its views over the judge's context (not judged, counted as false positives)" in text
     again = evaluate_real(spec, tmp_path / "data", tmp_path / "eval", limit=30, seed=1)  # resumes
     assert again["sets"] == result["sets"] and again["probes"] == result["probes"]
 

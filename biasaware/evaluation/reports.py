@@ -772,14 +772,31 @@ def real_markdown(result: dict[str, Any], injected: bool = True) -> str:
             + (f" {share(row.get('consistency'))} |" if orders else "")
             + f" {_cue(row, CUES[0])} | {_cue(row, CUES[1])} | {_cue(row, CUES[2])} |"
         )
+    flagged = {
+        n: c["reasons"] for n, r in result["sets"].items() if (c := r.get("judge_check") or {}).get("degenerate")
+    }
+    if flagged:  # a judge that gives nearly one verdict, or is right no more often than chance, is not ranked
+        lines += [
+            "",
+            "**Degenerate judge on "
+            + "; ".join(f"{n} ({', '.join(why)})" for n, why in flagged.items())
+            + ": its accuracy there is not evidence of judging.**",
+        ]
     if orders:
         lines += position_locked(result)
     key = result["sets"].get("masterkey-null")
     if key and key.get("false_positive") is not None:
+        unjudged = key.get("overlong") or 0
         lines += [
             "",
             f"Master key (NullModel's non-answer against the reference output): false positives "
-            f"{pct(key['false_positive'])}% of {key['accuracy']['n']} pairs.",
+            f"{pct(key['false_positive'])}% of {key['accuracy']['n']} pairs"
+            + (
+                f", {unjudged} of its views over the judge's context (not judged, counted as false positives)"
+                if unjudged
+                else ""
+            )
+            + ".",
         ]
     probes = result.get("probes") or {}
     lines += probes_markdown(probes if injected else {"keys": probes.get("keys")})
