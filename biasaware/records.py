@@ -431,6 +431,10 @@ class TrainingRow(_HasMeta):
         return self
 
 
+# a judge's score as written: a number (a model's NaN included), never true or the text "0.5"
+Number = Annotated[float, Field(strict=True)]
+
+
 class Judgment(_HasMeta):
     """One per-instance prediction of a judge on one view of one item."""
 
@@ -439,7 +443,7 @@ class Judgment(_HasMeta):
     judge: NonEmpty
     raw: str
     verdict: Verdict
-    scores: dict[str, float] | None = None
+    scores: dict[str, Number] | None = None
     correct: Literal["A", "B"] | None = None
 
     def key(self) -> Any:
@@ -567,7 +571,7 @@ class ScoreJudgment(_HasMeta):
     view: NonEmpty
     judge: NonEmpty
     raw: str
-    score: float | None = None
+    score: Number | None = None
 
     def key(self) -> Any:
         return (self.probe_id, self.view)

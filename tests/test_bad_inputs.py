@@ -461,6 +461,23 @@ CASES = [
         {"j.jsonl": judgment(scores={"A": 1.0})},
     ),
     Case(
+        "validate-score-written-as-a-boolean",
+        ["validate", "{d}/j.jsonl"],
+        "j.jsonl:1: field 'scores.A': input should be a valid number (got true)",
+        {"j.jsonl": judgment(scores={"A": True, "B": 2.0})},
+    ),
+    Case(
+        "validate-score-written-as-text",
+        ["validate", "{d}/s.jsonl"],
+        "s.jsonl:1: field 'score': input should be a valid number (got a string '4')",
+        {
+            "s.jsonl": json.dumps(
+                {"probe_id": "i1", "view": "baseline", "judge": "j", "raw": "", "score": "4"}
+            )
+            + "\n"
+        },
+    ),
+    Case(
         "validate-unknown-bias",
         ["validate", "{d}/j.jsonl"],
         "j.jsonl:1: field 'meta': meta.bias 'lenght' is not one of the 12 biases",
