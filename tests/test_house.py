@@ -77,6 +77,50 @@ def test_modules_import_without_a_circle():
             assert loop is None, " -> ".join(loop)
 
 
+# docs/overview.md's layers, top down, and the modules (or packages) each holds
+LAYERS = {
+    "commands": ("biasaware.cli", "biasaware.__main__"),
+    "experiments": ("biasaware.experiments", "biasaware.release"),
+    "recipes": ("biasaware.recipes",),
+    "Python API": ("biasaware.api", "biasaware"),  # the package's __init__ exports the API
+    "options": ("biasaware.options",),
+    "evaluation": ("biasaware.evaluation",),
+    "training, data": ("biasaware.training", "biasaware.data"),
+    "judging": ("biasaware.judging",),
+    "records, I/O": ("biasaware.io", "biasaware.records", "biasaware.folders"),
+    "ground": tuple(
+        f"biasaware.{m}"
+        for m in ("taxonomy", "devices", "hub", "errors", "progress", "version", "formatting", "tiny")
+    ),
+}
+
+
+def layer_of(module: str) -> int:
+    """The index in :data:`LAYERS` of the longest name that holds ``module``."""
+    held = [
+        (len(name), i)
+        for i, names in enumerate(LAYERS.values())
+        for name in names
+        if module == name or module.startswith(name + ".")
+    ]
+    assert held, f"{module} is in no layer of docs/overview.md"
+    return max(held)[1]
+
+
+def test_modules_import_only_from_their_layer_or_below_as_the_overview_draws_them():
+    text = (ROOT / "docs" / "overview.md").read_text()
+    block = next(b for b in text.split("```")[1::2] if b.lstrip("\n").startswith("commands "))
+    drawn = [line.split("  ")[0] for line in block.splitlines() if line and not line.startswith(" ")]
+    assert drawn == list(LAYERS), "the overview's layers, top down"
+    upward = [
+        f"{mod} ({list(LAYERS)[layer_of(mod)]}) imports {source} ({list(LAYERS)[layer_of(source)]})"
+        for mod, rows in imports().items()
+        for source, _ in rows
+        if source != "biasaware" and layer_of(source) < layer_of(mod)
+    ]
+    assert not upward, upward
+
+
 def test_each_command_is_a_few_lines_that_call_the_library():
     tree = ast.parse((PACKAGE / "cli" / "commands.py").read_text())
     long = [
