@@ -388,6 +388,16 @@ class BiasProbe(_HasMeta):
             view = getattr(self, side)
             if (but := same_answer(view.response_a, view.response_b)) is not None:
                 raise ValueError(f"{side}.response_b is identical to {side}.response_a{but}")
+        o, i = self.original, self.injected
+        answers = {o.response_a: "A", o.response_b: "B"}
+        placed = (answers.get(i.response_a), answers.get(i.response_b))
+        if placed in (("A", "B"), ("B", "A")):  # the original's two answers, in either order: one is right
+            right = placed[0] if i.correct == "A" else placed[1]
+            if right != o.correct:
+                raise ValueError(
+                    f"injected.correct is {i.correct!r}, the answer that is wrong in the original view (its "
+                    f"response_{right.lower()}): the two views disagree on which answer is better"
+                )
         return self
 
 

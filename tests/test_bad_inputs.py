@@ -234,6 +234,15 @@ CASES = [
         {"latin.jsonl": b"\xff\xfe{}\n"},
     ),
     Case("validate-empty-path", ["validate", ""], "validate: the path is empty"),
+    Case(  # the original's answers, correct flipped: the views disagree (swapped, correct kept: the same)
+        "validate-probe-views-disagree",
+        ["validate", "{d}/p.jsonl"],
+        "p.jsonl:2: injected.correct is 'A', the answer that is wrong in the original view (its response_b)",
+        {
+            "p.jsonl": line(PROBE, injected={**VIEW, "response_a": "1", "response_b": "9", "correct": "B"})
+            + line(PROBE, id="q2", injected={**VIEW, "response_a": "1", "response_b": "9", "correct": "A"})
+        },
+    ),
     *(
         Case(  # a trace teaches its reply: one that contradicts its label, or gives no verdict, is refused
             f"validate-trace-{name}",

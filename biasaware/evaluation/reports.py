@@ -773,7 +773,9 @@ def real_markdown(result: dict[str, Any], injected: bool = True) -> str:
             + f" {_cue(row, CUES[0])} | {_cue(row, CUES[1])} | {_cue(row, CUES[2])} |"
         )
     flagged = {
-        n: c["reasons"] for n, r in result["sets"].items() if (c := r.get("judge_check") or {}).get("degenerate")
+        n: c["reasons"]
+        for n, r in result["sets"].items()
+        if (c := r.get("judge_check") or {}).get("degenerate")
     }
     if flagged:  # a judge that gives nearly one verdict, or is right no more often than chance, is not ranked
         lines += [
