@@ -1525,6 +1525,49 @@ CASES = [
         "eval_file is evaluated every eval_steps with eval_strategy steps",
         {"r.yaml": RECIPE_CONFIG},
     ),
+    *(  # values a recipe took and then trained nothing with, or failed on after the model loaded
+        Case(
+            f"recipe-{recipe}-{flag}-{value}",
+            [
+                f"recipe:{recipe}",
+                "--config",
+                "{d}/r.yaml",
+                "--output_dir",
+                "{out}",
+                f"--{flag}",
+                value,
+                *more,
+            ],
+            said,
+            {"r.yaml": RECIPE_CONFIG},
+        )
+        for recipe, flag, value, more, said in (
+            (
+                "grpo",
+                "temperature",
+                "0",
+                [],
+                "temperature: above 0 (GRPO samples its completions at it); got 0.0",
+            ),
+            ("grpo", "max_completion_length", "0", [], "max_completion_length: at least 1 token; got 0"),
+            ("sft", "max_length", "-5", [], "max_length: at least 1 token; got -5"),
+            (
+                "grpo",
+                "rewards",
+                "swap_consistency",
+                ["--reward_weights", "1.0"],
+                "only both_orders: true puts",
+            ),
+            (
+                "reward",
+                "center_rewards_coefficient",
+                "0.5",
+                [],
+                "center_rewards_coefficient: 0.5: TRL's settings",
+            ),
+            ("reward", "label_smoothing_factor", "0.3", [], "label_smoothing_factor: 0.3: TRL's settings"),
+        )
+    ),
     Case(  # it named select_pool's derived -12, a value never given
         "recipe-grpo-negative-select-prompts",
         ["recipe:grpo", "--config", "{d}/r.yaml", "--output_dir", "{out}", "--select_prompts", "-3"],

@@ -1062,8 +1062,37 @@ def check_training_settings(script_args: Any, training_args: Any, model_args: An
         raise BiasAwareError(
             f"reward_weights: one weight per reward ({len(rewards)}: {', '.join(rewards)}); got {len(weights)}"
         )
+    if "swap_consistency" in (rewards or []) and not getattr(script_args, "both_orders", False):
+        raise BiasAwareError(
+            "rewards swap_consistency: it rewards a verdict that agrees with its pair's other answer order, which "
+            "only both_orders: true puts in the batch (without it every reward is None and GRPO learns nothing); "
+            "set both_orders: true (--both_orders true), or leave swap_consistency out"
+        )
+    temperature = getattr(training_args, "temperature", None)  # GRPO samples its completions at it
+    if temperature is not None and not temperature > 0:
+        raise BiasAwareError(
+            f"temperature: above 0 (GRPO samples its completions at it); got {temperature!r}"
+        )
+    for name in ("max_length", "max_prompt_length", "max_completion_length"):
+        tokens = getattr(training_args, name, None)  # None: no limit, where TRL allows it
+        if tokens is not None and tokens < 1:
+            raise BiasAwareError(f"{name}: at least 1 token; got {tokens!r}")
+    own_loss = hasattr(training_args, "tau") or hasattr(training_args, "num_generations")  # reward's, GRPO's
+    ignored = [
+        f"{k}: {getattr(training_args, k)}"
+        for k in LOSS_UNREAD
+        if own_loss and getattr(training_args, k, None)
+    ]
+    if ignored:
+        raise BiasAwareError(
+            f"{', '.join(ignored)}: TRL's settings for its own losses, which this recipe's loss (the set losses "
+            "infonce, hinge and bt; GRPO's) does not read; leave them out"
+        )
     check_finite(script_args, training_args, model_args)
 
+
+# settings of transformers' and TRL's own losses: the reward recipe's set losses and GRPO's never read them
+LOSS_UNREAD = ("center_rewards_coefficient", "label_smoothing_factor")
 
 # what a DeepSpeed launch on a CPU takes: an accelerate config without mixed precision
 CPU_DEEPSPEED = (
