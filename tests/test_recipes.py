@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from biasaware.data.builders import BuildConfig, build_train
+from biasaware.io import read_records
 from biasaware.recipes import load_recipe
 
 
@@ -226,6 +227,8 @@ def test_checkpoints_by_step_or_by_time_and_never_at_the_last_step(tiny_models, 
         ]
         card = json.loads((tmp_path / name / "biasaware_card.json").read_text())
         assert card["checkpoints"]["saved"] == 2 and card["checkpoints"]["seconds"] > 0
+        rows = len(read_records(train_rows, "train"))  # every row fits: all trained on, counted in the card
+        assert card["train_rows"] == {"trained": rows, "over_max_length": 0}
     # by time and by epoch together: a step's checkpoint once, none at the end of the last epoch
     script = r.ScriptArguments(train_file=train_rows, save_minutes=1e-9)
     by_epoch = reward_args(
@@ -437,13 +440,15 @@ def test_reward_rows_over_max_length_are_counted_and_none_left_is_an_error(tiny_
         for n in (2, 300, 3)
     ]
     args = SimpleNamespace(num_bias_negatives=-1, max_length=64, truncation="none")
-    kept = SetRewardTrainer._prepare_dataset(None, Dataset.from_list(rows), tok, args, "train")
+    trainer = SimpleNamespace()
+    kept = SetRewardTrainer._prepare_dataset(trainer, Dataset.from_list(rows), tok, args, "train")
     assert (
         len(kept) == 2 and "1 of 3 train rows have a candidate over max_length 64" in capsys.readouterr().out
     )
+    assert trainer.rows_over_max_length == 1  # the run's card counts it (train_rows)
     with pytest.raises(BiasAwareError, match="every train row has a candidate over max_length 3 tokens"):
         short = SimpleNamespace(**{**vars(args), "max_length": 3})
-        SetRewardTrainer._prepare_dataset(None, Dataset.from_list(rows), tok, short, "train")
+        SetRewardTrainer._prepare_dataset(trainer, Dataset.from_list(rows), tok, short, "train")
 
 
 def test_a_new_reward_head_is_drawn_with_the_training_seed(tiny_models):
@@ -743,6 +748,9 @@ def test_a_step_whose_gradients_are_not_finite_is_skipped_said_and_recorded(
     # without the skip, clipping by a NaN norm writes NaN into every weight
     assert all(torch.isfinite(p).all() for p in trainer.model.parameters())
     card = json.loads((tmp_path / "biasaware_card.json").read_text())
+    assert card["train_rows"]["trained"] + card["train_rows"]["over_max_length"] == len(
+        read_records(traces, "trace")
+    )
     names = [n for n, p in trainer.model.named_parameters() if p.requires_grad]
     # gradient clipping (on by default) spreads the one NaN to every parameter
     skipped = {"step": 2, "parameters": len(names), "of": len(names), "named": names[:3]}

@@ -82,10 +82,11 @@ def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: Mod
         )
     else:
         rows = sft_rows(records)
-    rows = drop_overlong(rows, tokenizer, training_args.max_length)
+    kept = drop_overlong(rows, tokenizer, training_args.max_length)
     phases.lap("data")
     configs = (script_args, training_args, model_args)
-    return train_recipe("sft", SFTTrainer, rows, model, tokenizer, configs, phases=phases)
+    notes = {"train_rows": {"over_max_length": len(rows) - len(kept)}}
+    return train_recipe("sft", SFTTrainer, kept, model, tokenizer, configs, phases=phases, card_notes=notes)
 
 
 # what the config and flags fill (biasaware sweep checks keys against them)

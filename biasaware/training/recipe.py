@@ -586,6 +586,10 @@ def train_recipe(recipe: str, trainer_class, rows: list, model, tokenizer, confi
             callbacks=card_callbacks(recipe, model_args, script_args),
             **extra,
         )
+    # the rows trained on: a row over max_length is left out, by the recipe or its trainer (a [train] line says so)
+    dropped = (notes.pop("train_rows", None) or {}).get("over_max_length", 0)
+    over = getattr(trainer, "rows_over_max_length", 0)
+    notes["train_rows"] = {"trained": len(rows) - over, "over_max_length": dropped + over}
     for key, value in notes.items():
         note_in_cards(trainer, key, value)
     for callback in trainer.callback_handler.callbacks:

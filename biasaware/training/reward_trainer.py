@@ -108,6 +108,8 @@ class SetRewardTrainer(RewardTrainer):
         if args.max_length is not None:
             before = len(dataset)
             dataset = dataset.filter(lambda row: max(len(c) for c in row["candidate_ids"]) <= args.max_length)
+            if dataset_name == "train":  # the run's card counts them (train_recipe)
+                self.rows_over_max_length = before - len(dataset)
             if (
                 len(dataset) < before
             ):  # said, as the SFT recipe says it: a row goes whole for one long candidate
