@@ -1568,6 +1568,20 @@ CASES = [
             ("reward", "label_smoothing_factor", "0.3", [], "label_smoothing_factor: 0.3: TRL's settings"),
         )
     ),
+    Case(  # a build's record beside its data: read as rows, it gave a line per field
+        "recipe-train-file-a-manifest",
+        [
+            "recipe:reward",
+            "--config",
+            "{d}/r.yaml",
+            "--output_dir",
+            "{out}",
+            "--train_file",
+            "{d}/manifest.json",
+        ],
+        "manifest.json: a record biasaware keeps beside data, not training rows; give the data file beside it",
+        {"r.yaml": RECIPE_CONFIG, "manifest.json": json.dumps({"kind": "train", "rows": 8})},
+    ),
     Case(  # it named select_pool's derived -12, a value never given
         "recipe-grpo-negative-select-prompts",
         ["recipe:grpo", "--config", "{d}/r.yaml", "--output_dir", "{out}", "--select_prompts", "-3"],

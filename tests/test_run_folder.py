@@ -355,7 +355,11 @@ def test_bf16_on_a_machine_without_a_gpu_is_said_in_the_recipes_words(
 ):
     argv = flags(tiny_models["reward"], train_file, tmp_path / "out", use_cpu="false", bf16="true")
     code, text = run("reward", argv, monkeypatch, capsys)
-    assert code == 2 and "error: bf16 is on" in text and "set bf16: false (--bf16 false)" in text, text
+    assert (
+        code == 2
+        and "error: bf16 is on (given as --bf16)" in text
+        and "set bf16: false (--bf16 false)" in text
+    )
     assert "Your setup" not in text
     # launched by a DeepSpeed config with mixed_precision bf16 (zero3.yaml): that config is named too
     monkeypatch.setenv("ACCELERATE_USE_DEEPSPEED", "true")

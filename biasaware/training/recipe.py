@@ -59,7 +59,7 @@ from biasaware.devices import before_group, shutdown
 from biasaware.errors import BiasAwareError, OtherKindError, negative_values
 from biasaware.folders import command
 from biasaware.hub import hub_calls
-from biasaware.io import check_out_folder, find_file, read_config, read_json, read_records
+from biasaware.io import NOT_RECORDS, check_out_folder, find_file, read_config, read_json, read_records
 from biasaware.judging.judge_format import RECORD_CHECKS
 from biasaware.judging.models import chat_ids, hub_base, load_config, load_model, weight_files, weights_bytes
 from biasaware.training.checkpoints import Checkpoints, check_minutes
@@ -338,6 +338,10 @@ def training_rows(path: str, kind: str, n: int | None = None, seed: int = 0) -> 
         raise BiasAwareError(
             f"no train_file: its default, {path}, is written by `biasaware quickstart` and is not here; set "
             "train_file (biasaware build train writes training rows)"
+        )
+    if Path(path).name in NOT_RECORDS and Path(path).is_file():  # a build's manifest.json, a run's summary
+        raise BiasAwareError(
+            f"{path}: a record biasaware keeps beside data, not {BUILT_BY[kind][0]}; give the data file beside it"
         )
     try:
         rows = read_records(path, kind, checks=RECORD_CHECKS)  # a trace's reply gives its label
@@ -926,9 +930,16 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
         if bad and "--config" in args and f"--{bad.group(1)}" not in args:  # the value came from the file
             said = f"{args[args.index('--config') + 1]}: {bad.group(1)}: {said.split(': ', 1)[-1]}"
         if "doesn't support bf16/gpu" in said:  # transformers' words for TRL's bf16 default on a CPU
+            why = (
+                "given as --bf16"
+                if any(a.split("=")[0] == "--bf16" for a in args)
+                else "set in the config"
+                if settings.get("bf16")
+                else "TRL's default where the config leaves it out"
+            )
             said = (
-                "bf16 is on (TRL's default where the config leaves it out), and this machine has no GPU "
-                "that trains in bf16: set bf16: false (--bf16 false) to train on the CPU"
+                f"bf16 is on ({why}), and this machine has no GPU that trains in bf16: set bf16: false "
+                "(--bf16 false) to train on the CPU"
             ) + (f" and {CPU_DEEPSPEED}" if launch_precision() == "bf16" else "")
         hints = closest_flags(said, dataclass_types)
         unused = re.search(r"not used by the HfArgumentParser: (.*)", said)  # the parser's own words
