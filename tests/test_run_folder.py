@@ -215,6 +215,11 @@ def test_a_folder_of_other_files_is_refused_and_left_as_it_was(
             {"num_generations": "4", "rewards": "accuracy,formatt"},
             "rewards 'accuracy,formatt': reward names are separated by spaces (--rewards accuracy formatt)",
         ),
+        (  # a YAML list written on the command line: its brackets are no part of a name
+            "grpo",
+            {"num_generations": "4", "rewards": "[accuracy,format]"},
+            "rewards '[accuracy,format]': reward names are separated by spaces (--rewards accuracy format)",
+        ),
     ],
 )
 def test_settings_a_run_would_fail_on_are_refused_before_training(

@@ -1071,7 +1071,7 @@ def check_training_settings(script_args: Any, training_args: Any, model_args: An
     if listed:
         raise BiasAwareError(
             f"rewards {listed[0]!r}: reward names are separated by spaces (--rewards "
-            f"{' '.join(x.strip() for x in listed[0].split(',') if x.strip())}), or a YAML list in a config"
+            f"{' '.join(x.strip(' []') for x in listed[0].split(',') if x.strip(' []'))}), or a YAML list in a config"
         )
     if rewards is not None and weights is not None and len(weights) != len(rewards):
         raise BiasAwareError(
