@@ -582,9 +582,8 @@ class _Build:
         if self.out.exists() and not self.out.is_dir():
             raise BiasAwareError(f"--out {self.out} is a file; give a folder")
         refuse_foreign(self.out, (".work", "manifest.json"), "a build")  # a model's or the user's files
-        if missing_local(
-            self.cfg.source
-        ):  # a typo is named as such, before any comparison with a build there
+        # a typo in the source is named as such, before any comparison with the build there
+        if missing_local(self.cfg.source):
             raise BiasAwareError(f"{self.cfg.source}: no such file or folder")
         if Path(self.cfg.source).expanduser().is_dir():
             refuse_inside(self.out, self.cfg.source, "the source folder")

@@ -618,9 +618,8 @@ def _rows(source: str | Path, split: str) -> Iterator[tuple[Any, str, str | None
                         yield None, where, f"{where}: expected a JSON object, got {type(row).__name__}"
             return
     for raw in iter_rows(source, split):
-        if (
-            raw.whole
-        ):  # a file of a folder unread, as a .json file given alone: never half a source read as whole
+        # a file of a folder that is no JSON fails as a .json file given alone: half a source is never read as whole
+        if raw.whole:
             raise BiasAwareError(raw.error)
         yield raw.data, raw.where, raw.error
 

@@ -365,9 +365,8 @@ def compared(fixed: dict[str, Any]) -> dict[str, Any]:
     trained model (where logs go, gradient checkpointing: :func:`~biasaware.training.run_folder.comparable`) left
     out, as a resumed recipe run leaves them out."""
     out = dict(fixed)
-    if (
-        out.get("device") == "auto"
-    ):  # a sweep recorded before its device was resolved: as this machine resolves it
+    # a sweep recorded before its device was resolved: as this machine resolves it
+    if out.get("device") == "auto":
         out["device"] = resolve_device("auto").type
     config = out.get("config") if isinstance(out.get("config"), dict) else {}
     content = config.get("content") if isinstance(config.get("content"), dict) else None

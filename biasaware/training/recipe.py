@@ -1084,9 +1084,8 @@ def check_training_settings(script_args: Any, training_args: Any, model_args: An
             "set both_orders: true (--both_orders true), or leave swap_consistency out"
         )
     temperature = getattr(training_args, "temperature", None)  # GRPO samples its completions at it
-    if (
-        temperature is not None and math.isfinite(temperature) and not temperature > 0
-    ):  # NaN, inf: check_finite
+    # (NaN and the infinities are check_finite's)
+    if temperature is not None and math.isfinite(temperature) and not temperature > 0:
         raise BiasAwareError(
             f"temperature: above 0 (GRPO samples its completions at it); got {temperature!r}"
         )
