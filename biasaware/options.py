@@ -851,8 +851,8 @@ class Quickstart(Budget, Where):
     )
     dtype: str = option(
         DTYPE_HELP
-        + " (default auto: bfloat16 on a GPU that supports it, float32 on the CPU); --generative: also "
-        "the precision it trains in (bfloat16: mixed precision), and auto is bfloat16 where the hardware computes it "
+        + " (default auto: bfloat16 on a GPU that supports it, float32 on the CPU); --generative (without --real, "
+        "whose configs train in float32): also the precision it trains in (bfloat16: mixed precision), and auto is bfloat16 where the hardware computes it "
         "(a recent GPU; a CPU with AMX or AVX512-BF16, where a training step or a judged view runs 1.4 to 2.6 times "
         "as fast) and float32 elsewhere; a study's folder keeps the precision it was made with",
         "auto",

@@ -707,6 +707,21 @@ def test_a_folder_of_the_other_judge_kind_is_named_as_such(tmp_path, alpaca, tin
     ):
         run_real_study(sources, out, seeds=[1], model=str(tiny_models["reward"]), device="cpu")
     assert sorted(p.name for p in out.iterdir()) == ["experiment.json"]
+    # the synthetic generative study's folder, to either preset: named for what it holds, before any model is read
+    from biasaware.experiments.generative import run_generative
+
+    (out / "experiment.json").write_text(json.dumps({"experiment": "generative-seeds", "model": "m"}))
+    said = r"holds a generative study \(`quickstart --generative`\), not a real-text experiment \(`quickstart --real`\)"
+    with pytest.raises(BiasAwareError, match=said):
+        run_real_study(sources, out, seeds=[1], **kw)
+    (out / "experiment.json").write_text(json.dumps({"experiment": "real-text", "model": "m"}))
+    said = r"holds a real-text experiment \(`quickstart --real`\), not a generative study \(`quickstart --generative`\)"
+    with pytest.raises(BiasAwareError, match=said):
+        run_generative(out, model="no-such-model", device="cpu")
+    (out / "experiment.json").unlink()
+    (out / "notes.txt").write_text("mine")  # a foreign folder: refused before the model is read
+    with pytest.raises(BiasAwareError, match=r"is not empty and holds no generative study \(notes.txt\)"):
+        run_generative(out, model="no-such-model", device="cpu")
 
 
 @pytest.mark.slow  # eight training processes (tiny models): about two minutes

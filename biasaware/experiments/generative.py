@@ -80,7 +80,7 @@ from biasaware.evaluation.summaries import flip_indicators
 from biasaware.experiments import parts
 from biasaware.experiments.parts import claimed
 from biasaware.formatting import counted, pct
-from biasaware.io import PACKAGE, check_out_folder, read_records, write_json, write_jsonl
+from biasaware.io import PACKAGE, check_out_folder, read_records, refuse_foreign, write_json, write_jsonl
 from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.models import load_config, model_identity
 from biasaware.recipes import CONFIGS
@@ -1204,6 +1204,9 @@ def run_generative(
     budget = make_budget(preset, folder_sample(out, overrides))
     chosen = choose_arms(arms)
     seeds = seeds if seeds is not None else [0]
+    # another run's folder is refused before the model is read (a first run converts it: seconds)
+    refuse_foreign(out, ("experiment.json",), "generative study")
+    parts.refuse_other_experiment(out, claimed(out) or {}, {"experiment": "generative-seeds"})
     check_fits(model, budget.trainable_layers)
     claim(out, budget, device, model, chosen, dtype, precision)
     print(

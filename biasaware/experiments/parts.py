@@ -81,6 +81,20 @@ def preset_budget(model: type, presets: Mapping[str, Mapping[str, Any]], preset:
     return budget
 
 
+# the experiments whose settings are recorded in experiment.json, by the name each records
+EXPERIMENTS = {
+    "generative-seeds": "a generative study (`quickstart --generative`)",
+    "real-text": "a real-text experiment (`quickstart --real`)",
+}
+
+
+def refuse_other_experiment(out: Path, earlier: dict[str, Any], mine: dict[str, Any]) -> None:
+    """A folder that holds another experiment is named for what it holds, not by every setting that differs."""
+    was, now = earlier.get("experiment"), mine.get("experiment")
+    if was != now and was in EXPERIMENTS and now in EXPERIMENTS:
+        raise BiasAwareError(f"{out} holds {EXPERIMENTS[was]}, not {EXPERIMENTS[now]}; use a new --out")
+
+
 def claim_folder(
     out: Path, stamp: str, mine: dict[str, Any], what: str, defaults: dict[str, Any] | None = None
 ) -> None:
@@ -99,6 +113,7 @@ def claim_folder(
             earlier = None
         if not isinstance(earlier, dict):
             raise BiasAwareError(f"{path} is not {what} record; use a new --out")
+        refuse_other_experiment(out, earlier, mine)
         diff = [
             f"{key}: {shown(earlier, key, defaults)} there, {shown(mine, key, defaults)} now"
             for key in differing(earlier, mine)

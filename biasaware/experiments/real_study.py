@@ -78,6 +78,7 @@ from biasaware.experiments.parts import (
     folder_dtype,
     named_arms,
     preset_budget,
+    refuse_other_experiment,
     run_stage,
 )
 from biasaware.formatting import DASH, ci, number, p_value
@@ -861,6 +862,8 @@ def run_real_study(
     if dtype != "auto":  # left out at auto, so folders made before the setting resume; another one would mix
         settings["dtype"] = dtype
     earlier = claimed(out)  # the other kind of judge's experiment is named as such, before any model is read
+    if earlier is not None:
+        refuse_other_experiment(out, earlier, settings)
     if earlier is not None and earlier.setdefault("judge", "reward") != settings.get("judge", "reward"):
         kinds = {"reward": "reward-model judges", "generative": "generative judges (--generative)"}
         raise BiasAwareError(
