@@ -598,21 +598,20 @@ class _Build:
         elif manifest.exists():  # a finished build whose work folder was deleted: its outputs are still here
             try:
                 done = json.loads(manifest.read_text())
+            except ValueError:
+                done = None
+            if isinstance(done, dict) and "sources_sha256" in done:  # `build real`'s
+                raise BiasAwareError(
+                    f"{self.out} holds real-text data (`build real`), not a {self.kind} build; use a new --out"
+                )
+            try:
                 recorded = {
                     "kind": done["kind"],
                     **done["config"],
                     "source_sha256": done.get("source_sha256"),
                 }
-            except (ValueError, KeyError, TypeError):
-                real = (
-                    "real-text data (`build real`)" if "sources_sha256" in str(manifest.read_text()) else ""
-                )
-                what = (
-                    f"{self.out} holds {real}, not a {self.kind} build"
-                    if real
-                    else f"{manifest} is not a build manifest"
-                )
-                raise BiasAwareError(f"{what}; use a new --out") from None
+            except (KeyError, TypeError):
+                raise BiasAwareError(f"{manifest} is not a build manifest; use a new --out") from None
         if recorded is not None:
             differ = build_differences(recorded, self.stamp, self.kind)
             if (

@@ -37,7 +37,6 @@ raw reply next to it), ``fingerprint.json``, ``summary.json``, ``report.md``, ``
 from __future__ import annotations
 
 import json
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -69,7 +68,7 @@ from biasaware.evaluation.resume import (
 from biasaware.evaluation.runner import judge_into, score_record, scoring_jobs, start_judge
 from biasaware.evaluation.summaries import summarize_scoring
 from biasaware.io import check_out_folder, read_records, read_whole_lines, write_json
-from biasaware.judging.judges import Scorer, resolve_judge
+from biasaware.judging.judges import Scorer, read_probability_line, resolve_judge
 from biasaware.judging.llm import LLMClient
 from biasaware.judging.score_prompts import BASELINE, ScoringTemplate, parse_score, parse_template
 from biasaware.records import ScoringItem
@@ -135,13 +134,14 @@ REWARD_NOTE = (
 
 def check_scores(out: Path, judgments: list) -> None:
     """Every judgment is of a scoring template (its ``view``) and, on a template's scale, holds a score the
-    template can give (1..scale) or none (invalid); a reward model's scores (not whole numbers) are its
-    own. An edited or foreign ``judgments.jsonl`` is refused before it is counted."""
-    scales: dict[str, int] = {}
+    template can give (1..scale) or none (invalid), the one the judge's recorded output gives (the run's
+    mode, :func:`_reply_score`); a reward model's scores (not whole numbers) are its own. An edited or
+    foreign ``judgments.jsonl`` is refused before it is counted."""
+    templates: dict[str, ScoringTemplate] = {}
     for j in judgments:
-        if j.view not in scales:
+        if j.view not in templates:
             try:
-                scales[j.view] = parse_template(j.view).scale
+                templates[j.view] = parse_template(j.view)
             except BiasAwareError:
                 raise BiasAwareError(
                     f"{out}/judgments.jsonl: {j.probe_id} has view {j.view!r}, which is no scoring template; the "
@@ -151,16 +151,16 @@ def check_scores(out: Path, judgments: list) -> None:
         j.score is not None and not float(j.score).is_integer() for j in judgments if j.view == "baseline"
     ):
         return  # a reward model's scores
-    for j in judgments:
-        if j.score is not None and not (float(j.score).is_integer() and 1 <= j.score <= scales[j.view]):
-            raise BiasAwareError(
-                f"{out}/judgments.jsonl: {j.probe_id} ({j.view}) has score {j.score}, which its template's 1-"
-                f"{scales[j.view]} scale does not give; the file was edited"
-            )
     mode = _recorded_judge(out).get("mode")
     for j in judgments:
+        template = templates[j.view]
+        if j.score is not None and not (float(j.score).is_integer() and 1 <= j.score <= template.scale):
+            raise BiasAwareError(
+                f"{out}/judgments.jsonl: {j.probe_id} ({j.view}) has score {j.score}, which its template's 1-"
+                f"{template.scale} scale does not give; the file was edited"
+            )
         if mode in ("generate", "direct") and not j.meta.get("overlong"):
-            said = _reply_score(j.raw, parse_template(j.view), mode, j.score)
+            said = _reply_score(j.raw, template, mode, j.score)
             if said != j.score:
                 raise BiasAwareError(
                     f"{out}/judgments.jsonl: {j.probe_id} ({j.view}) has score {j.score} but its "
@@ -168,24 +168,19 @@ def check_scores(out: Path, judgments: list) -> None:
                 )
 
 
-_PROBABILITY = re.compile(r"P\((?P<id>[^)]*)\)=(?P<p>\S+)")
-
-
 def _reply_score(raw: str, template: ScoringTemplate, mode: str, score: float | None) -> float | None:
     """The score a judge's recorded output gives, by the judge's rule: a generated reply read by
-    :func:`~biasaware.judging.score_prompts.parse_score`; a direct judge's probabilities (``P(id)=p`` per
-    score id, rounded as written) the most probable id's, ``score`` itself where it shares the top."""
+    :func:`~biasaware.judging.score_prompts.parse_score`; a direct judge's probabilities
+    (:func:`~biasaware.judging.judges.read_probability_line`, rounded as written) the most probable id's,
+    ``score`` itself where it shares the top."""
     if mode == "generate":
         said = parse_score(raw, template)
         return None if said is None else float(said)
-    try:
-        probs = {m["id"]: float(m["p"]) for m in _PROBABILITY.finditer(raw)}
-    except ValueError:
+    probs = read_probability_line(raw, template.score_ids)
+    if probs is None:
         return None
-    if list(probs) != list(template.score_ids):
-        return None
-    top = max(probs.values())
-    best = [k + 1 for k, p in enumerate(probs.values()) if p == top]
+    top = max(probs)
+    best = [k + 1 for k, p in enumerate(probs) if p == top]
     return float(score if score in best else best[0])
 
 

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import sys
 import typing
 from contextlib import nullcontext
@@ -1071,9 +1072,26 @@ class DirectVerdictJudge(_ForwardJudge):
                     continue
                 probs = per_unit[j]
                 best = max(range(len(ids)), key=lambda k: probs[k])
-                raw = " ".join(f"P({x})={p:.6f}" for x, p in zip(ids, probs, strict=True))
+                raw = probability_line(ids, probs)
                 results[i] = ScoreOutput(raw, float(best + 1))
         return [results[i] for i in range(len(units))]
+
+
+def probability_line(ids: tuple[str, ...], probs) -> str:
+    """A direct scorer's recorded output: every score id's probability, ``P(id)=p`` rounded to 6 places."""
+    return " ".join(f"P({x})={p:.6f}" for x, p in zip(ids, probs, strict=True))
+
+
+def read_probability_line(raw: str, ids: tuple[str, ...]) -> list[float] | None:
+    """The probabilities :func:`probability_line` wrote for ``ids``, in their order; ``None`` when ``raw`` is
+    no such line."""
+    found = re.findall(r"P\(([^)]*)\)=(\S+)", raw)
+    if [x for x, _ in found] != list(ids):
+        return None
+    try:
+        return [float(p) for _, p in found]
+    except ValueError:
+        return None
 
 
 class RewardModelJudge(_ForwardJudge):
