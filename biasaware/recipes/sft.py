@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields
 from trl import ModelConfig, SFTConfig, SFTTrainer
 
 from biasaware.errors import BiasAwareError
+from biasaware.judging.models import load_tokenizer
 from biasaware.training.judge_data import sft_rows, verdict_rows
 from biasaware.training.recipe import (
     JudgeDataArguments,
@@ -66,11 +67,8 @@ def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: Mod
     kind = "train" if verdicts else "trace"
     phases = Phases()
     records = training_rows(script_args.train_file, kind, script_args.max_train_rows, training_args.seed)
-    phases.lap("data")
-    model, tokenizer = load_for_training(
-        model_args, "causal", training_args.seed, training_args, script_args.trainable_layers
-    )
-    phases.lap("load")
+    # the tokenizer before the weights: rows none of which fit max_length are refused before the model loads
+    tokenizer = load_tokenizer(model_args.model_name_or_path, "causal")
     if verdicts:
         rows = verdict_rows(
             records,
@@ -84,6 +82,10 @@ def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: Mod
         rows = sft_rows(records)
     kept = drop_overlong(rows, tokenizer, training_args.max_length)
     phases.lap("data")
+    model, tokenizer = load_for_training(
+        model_args, "causal", training_args.seed, training_args, script_args.trainable_layers, tokenizer
+    )
+    phases.lap("load")
     configs = (script_args, training_args, model_args)
     notes = {"train_rows": {"over_max_length": len(rows) - len(kept)}}
     return train_recipe("sft", SFTTrainer, kept, model, tokenizer, configs, phases=phases, card_notes=notes)

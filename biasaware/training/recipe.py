@@ -423,12 +423,18 @@ def check_causal_start(name: str, what: str = "a generative judge") -> None:
 
 
 def load_for_training(
-    model_args: Any, kind: str, seed: int = 0, training_args: Any = None, trainable_layers: int | None = None
+    model_args: Any,
+    kind: str,
+    seed: int = 0,
+    training_args: Any = None,
+    trainable_layers: int | None = None,
+    tokenizer: Any = None,
 ):
     """``(model, tokenizer)`` for a recipe (:func:`biasaware.judging.models.load_model`); weights missing
     from the checkpoint (a new reward head) are drawn with ``seed``, the training seed. With
     ``training_args``, first refuses a launch whose processes would not train together, then sets the
-    CPU threads and TRL's compact LM head. ``trainable_layers``: :func:`freeze_lower_layers`."""
+    CPU threads and TRL's compact LM head. ``trainable_layers``: :func:`freeze_lower_layers`;
+    ``tokenizer``: the model's, when the recipe read it first (:func:`biasaware.judging.models.load_tokenizer`)."""
 
     if training_args is not None:
         check_processes(training_args)
@@ -441,6 +447,7 @@ def load_for_training(
         kind,
         dtype=model_args.dtype,
         seed=seed,
+        tokenizer=tokenizer,
         attn_implementation=getattr(model_args, "attn_implementation", None),  # a config's sdpa, ...
     )
     freeze_lower_layers(model, trainable_layers)
