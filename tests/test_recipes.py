@@ -418,7 +418,9 @@ def test_sft_rows_over_max_length_are_left_out_and_counted(tiny_models, capsys):
         drop_overlong(rows, tok, min(lengths) - 1)
 
 
-def test_sft_refuses_rows_none_of_which_fit_before_the_weights_load(tiny_models, traces, tmp_path, monkeypatch):
+def test_sft_refuses_rows_none_of_which_fit_before_the_weights_load(
+    tiny_models, traces, tmp_path, monkeypatch
+):
     """Only the tokenizer is needed to see that no row fits max_length: the weights are never read."""
     from trl import ModelConfig, SFTConfig
 
@@ -433,7 +435,11 @@ def test_sft_refuses_rows_none_of_which_fit_before_the_weights_load(tiny_models,
     r = load_recipe("sft")
     args = cpu_args(SFTConfig, tmp_path, per_device_train_batch_size=2, max_length=4)
     with pytest.raises(BiasAwareError, match="every training row is over max_length 4"):
-        r.main(r.ScriptArguments(train_file=traces), args, ModelConfig(model_name_or_path=str(tiny_models["causal"])))
+        r.main(
+            r.ScriptArguments(train_file=traces),
+            args,
+            ModelConfig(model_name_or_path=str(tiny_models["causal"])),
+        )
 
 
 def test_reward_rows_over_max_length_are_counted_and_none_left_is_an_error(tiny_models, capsys):

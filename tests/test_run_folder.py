@@ -3,6 +3,7 @@ one resumes with the same command, another run's or other files are refused befo
 and settings a run would fail on halfway (or train nothing with) are refused up front."""
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -130,6 +131,19 @@ def test_an_interrupted_run_resumes_with_the_same_command_as_if_never_stopped(
     code, text = run("reward", [*argv, "--learning_rate", "0.5"], monkeypatch, capsys)
     assert code == 2 and "holds an interrupted reward run with other settings" in text
     assert "learning_rate: 0.01 there, 0.5 now" in text and "the same settings to resume it" in text
+    # a checkpoint whose weights were cut short (a copy, a full disk) is named, with what to do: no traceback
+    damaged = tmp_path / "damaged"
+    shutil.copytree(out, damaged)
+    weight = damaged / "checkpoint-2" / "model.safetensors"
+    weight.write_bytes(weight.read_bytes()[:100])
+    code, text = run("reward", flags(tiny_models["reward"], train_file, damaged), monkeypatch, capsys)
+    assert code == 2 and "Traceback" not in text, text
+    assert f"{damaged / 'checkpoint-2'}: its saved state is damaged or incomplete" in text, text
+    shutil.rmtree(
+        damaged / "checkpoint-2"
+    )  # as the message says: the run then starts again, nothing blocks it
+    code, text = run("reward", flags(tiny_models["reward"], train_file, damaged), monkeypatch, capsys)
+    assert code == 0 and (damaged / "model.safetensors").exists(), text
 
     code, text = run("reward", argv, monkeypatch, capsys)
     assert code == 0 and f"resuming the interrupted run in {out} from checkpoint-2" in text, text

@@ -23,6 +23,7 @@ from biasaware.training.judge_data import sft_rows, verdict_rows
 from biasaware.training.recipe import (
     JudgeDataArguments,
     Phases,
+    check_causal_start,
     drop_overlong,
     load_for_training,
     run_recipe,
@@ -68,6 +69,7 @@ def main(script_args: ScriptArguments, training_args: SFTConfig, model_args: Mod
     phases = Phases()
     records = training_rows(script_args.train_file, kind, script_args.max_train_rows, training_args.seed)
     # the tokenizer before the weights: rows none of which fit max_length are refused before the model loads
+    check_causal_start(model_args.model_name_or_path)
     tokenizer = load_tokenizer(model_args.model_name_or_path, "causal")
     if verdicts:
         rows = verdict_rows(

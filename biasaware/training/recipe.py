@@ -61,7 +61,15 @@ from biasaware.folders import command
 from biasaware.hub import hub_calls
 from biasaware.io import NOT_RECORDS, check_out_folder, find_file, read_config, read_json, read_records
 from biasaware.judging.judge_format import RECORD_CHECKS
-from biasaware.judging.models import chat_ids, hub_base, load_config, load_model, weight_files, weights_bytes
+from biasaware.judging.models import (
+    chat_ids,
+    damaged_weights,
+    hub_base,
+    load_config,
+    load_model,
+    weight_files,
+    weights_bytes,
+)
 from biasaware.training.checkpoints import Checkpoints, check_minutes
 from biasaware.training.finite import FiniteGradients
 from biasaware.training.judge_data import parse_ratio
@@ -391,6 +399,21 @@ def drop_overlong(rows: list[dict[str, Any]], tokenizer, max_length: int | None)
     return kept
 
 
+def resume_from_checkpoint(trainer, checkpoint: str | bool | None) -> None:
+    """``trainer.train`` from ``checkpoint`` (``None``: from the first step); a checkpoint whose saved state
+    cannot be read (weights, optimizer or random states cut short by a copy or a full disk) is named, with
+    what to do, rather than failing with the reader's traceback."""
+    try:
+        trainer.train(resume_from_checkpoint=checkpoint)
+    except Exception as exc:
+        if not checkpoint or not damaged_weights(exc):
+            raise
+        raise BiasAwareError(
+            f"{checkpoint}: its saved state is damaged or incomplete ({type(exc).__name__}: {str(exc)[:200]}); "
+            "remove that folder and the same command resumes from the checkpoint before it (or the first step)"
+        ) from None
+
+
 def check_processes(training_args: Any) -> None:
     """Refuse a launch whose processes would not train together.
 
@@ -545,7 +568,7 @@ def train_and_save(trainer, training_args, kind: str, load_check: bool, phases: 
     for card in _cards(trainer):
         card.card["launch"] = describe_launch(trainer.accelerator)
     write_mark(training_args, trainer.accelerator.is_main_process)
-    trainer.train(resume_from_checkpoint=resume_arg(training_args.resume_from_checkpoint))
+    resume_from_checkpoint(trainer, resume_arg(training_args.resume_from_checkpoint))
     phases.lap("train")
     save_final(trainer, training_args.output_dir)
     # README.md (ModelCardCallback.readme), as TRL's checkpoint saves write it
