@@ -88,6 +88,15 @@ def test_budget_seeds_and_folder_checks(tmp_path):
         claim(tmp_path / "x", make_budget("cpu"), "auto", "m", ["baseline"], "float16")
     with pytest.raises(BiasAwareError, match=f"device: 'auto' there, '{other}' now"):
         claim(tmp_path / "x", make_budget("cpu"), other, "m", ["baseline"])
+    # a folder of the other preset (a CPU study rerun on a GPU, where gpu is the default) is named by its preset
+    with pytest.raises(
+        BiasAwareError, match="study of the cpu budget preset, and this command's is gpu: --budget cpu"
+    ):
+        claim(tmp_path / "x", make_budget("gpu", {"sft_bench_probes": 28}), "auto", "m", ["baseline"])
+    with pytest.raises(
+        BiasAwareError, match="sft_steps: 80 there, 3 now"
+    ):  # a preset changed: its settings named
+        claim(tmp_path / "x", make_budget("gpu", {"sft_steps": 3}), "auto", "m", ["baseline"])
 
 
 def test_arms_that_cannot_be_compared_are_refused_before_any_work(tmp_path):
@@ -987,6 +996,16 @@ def test_the_study_s_precision_follows_the_hardware_unless_given_and_stays_with_
     (old / "experiment.json").write_text(json.dumps({"experiment": "generative-seeds", "dtype": "float32"}))
     assert parts.folder_dtype(old, "auto") == "float32"
     assert parts.folder_dtype(old, "bfloat16") == "bfloat16"  # given: the claim then refuses it
+    # a dtype given on a folder made at auto (which records none) where auto trained and judged in it is auto
+    (old / "experiment.json").write_text(
+        json.dumps({"experiment": "generative-seeds", "precision": "bfloat16"})
+    )
+    assert generative.as_folder_made(old, cpu, "bfloat16") == "auto"
+    assert generative.as_folder_made(old, cpu, "float32") == "float32"  # another study: the claim refuses it
+    (old / "experiment.json").write_text(json.dumps({"experiment": "generative-seeds"}))  # float32 on a CPU
+    assert generative.as_folder_made(old, cpu, "float32") == "auto"
+    assert generative.as_folder_made(old, cpu, "bfloat16") == "bfloat16"
+    assert generative.as_folder_made(tmp_path / "new", cpu, "bfloat16") == "bfloat16"
 
 
 def test_a_bfloat16_study_trains_in_mixed_precision_and_judges_in_bfloat16(tiny_models, tmp_path, capsys):

@@ -398,8 +398,24 @@ def claim(
         # left out at float32, the precision of the folders made before the setting
         **({"precision": precision} if precision != "float32" else {}),
     }
+    earlier = claimed(out) or {}
+    was, now = preset_of(out, earlier.get("budget")), preset_of(out, mine["budget"])
+    if earlier.get("experiment") == "generative-seeds" and was and now and was != now:
+        raise BiasAwareError(  # named by its preset, not by every setting the two presets differ on
+            f"{out} holds a generative study of the {was} budget preset, and this command's is {now}: "
+            f"--budget {was} resumes it; use a new --out for the {now} preset"
+        )
     defaults = {"dtype": "auto", "precision": "float32", **{f"budget.{k}": v for k, v in ADDED_LATER.items()}}
     parts.claim_folder(out, "experiment.json", mine, "a generative study", defaults)
+
+
+def preset_of(out: Path, budget: Any) -> str | None:
+    """The budget preset whose budget ``budget`` (a recorded one) is, as ``out`` would run it (its SFT
+    sample: :func:`folder_sample`); ``None`` when it is none of them (a preset with overrides)."""
+    for name in PRESETS:
+        if budget == make_budget(name, folder_sample(out, None)).record():
+            return name
+    return None
 
 
 def study_precision(out: Path, device, dtype: str) -> str:
@@ -420,6 +436,24 @@ def study_precision(out: Path, device, dtype: str) -> str:
     if earlier is not None:
         return str(earlier.get("precision", "float32"))
     return "bfloat16" if native_bfloat16(device) else "float32"
+
+
+def evaluation_dtype(device, dtype: str, precision: str):
+    """The evaluations' dtype on ``device``: ``dtype`` as given, else the study's ``precision`` where it is
+    lower than float32 (else the device's own, :func:`biasaware.devices.resolve_dtype`)."""
+    return resolve_dtype(dtype if dtype != "auto" or precision == "float32" else precision, device)
+
+
+def as_folder_made(out: Path, device, dtype: str) -> str:
+    """``auto`` for a ``dtype`` given on a folder made at ``auto`` (which records none) where its auto trained
+    and judges in that very dtype (``--dtype bfloat16`` on a folder whose auto meant bfloat16): the same
+    study, resumed, not another study's settings. Else ``dtype``."""
+    earlier = claimed(out)
+    if dtype == "auto" or earlier is None or "dtype" in earlier:
+        return dtype
+    precision = study_precision(out, device, "auto")
+    judged = describe(device, evaluation_dtype(device, "auto", precision))["dtype"]
+    return "auto" if precision == judged == dtype else dtype
 
 
 def folder_sample(out: Path, overrides: dict[str, Any] | None) -> dict[str, Any]:
@@ -1193,12 +1227,9 @@ def run_generative(
         check_seed(seed, "seed")
     out = check_out_folder(out, "--out")  # before the model is read (a first run converts it)
     here = resolve_device(device)
-    dtype = parts.folder_dtype(out, check_dtype_name(dtype))
+    dtype = as_folder_made(out, here, parts.folder_dtype(out, check_dtype_name(dtype)))
     precision = study_precision(out, here, dtype)
-    # the evaluations' dtype: as given, else the study's precision where it is lower than float32
-    place = describe(
-        here, resolve_dtype(dtype if dtype != "auto" or precision == "float32" else precision, here)
-    )
+    place = describe(here, evaluation_dtype(here, dtype, precision))
     named = preset
     preset = preset or ("gpu" if here.type == "cuda" else "cpu")
     budget = make_budget(preset, folder_sample(out, overrides))
