@@ -294,8 +294,10 @@ def test_subprocess_launch_writes_the_recipes_log(sweep_files, tmp_path):
     with pytest.raises(BiasAwareError, match="refuses the point's settings.*learning_rate"):
         run_sweep(SweepSpec(**bad), tmp_path / "o2")  # parsed before anything runs
     assert not (tmp_path / "o2").exists()
-    broken = {**one, "recipe_args": {"model_name_or_path": str(tmp_path / "no-model")}}
-    with pytest.raises(BiasAwareError, match="(?s)training failed.*no-model"):
+    broken = {**one, "recipe_args": {"max_length": 3}}  # a refusal only training meets: its reason comes back
+    with pytest.raises(
+        BiasAwareError, match="(?s)training failed.*every train row has a candidate over max_length 3"
+    ):
         run_sweep(SweepSpec(**broken), tmp_path / "o3")
 
 
@@ -345,6 +347,11 @@ def test_setting_errors_before_anything_is_written(sweep_files, tmp_path, capsys
         ({"device": "cuda:99"}, "--device cuda:99: "),  # a device this machine lacks: before any point trains
         ({"bench": str(empty)}, "no probes to evaluate"),  # a bench is read before any point trains
         ({"bench": str(pairs)}, "a pair record, not a probe record"),
+        # a model a point starts from that is not there: before the data is built
+        (
+            {"grid": {"model_name_or_path": [str(tmp_path / "nosuchmodel")]}},
+            "nosuchmodel: no such model folder",
+        ),
     ]
     for change, message in cases:
         with pytest.raises(BiasAwareError, match=message):

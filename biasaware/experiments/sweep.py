@@ -84,7 +84,7 @@ from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.models import model_identity
 from biasaware.recipes import load_recipe
 from biasaware.taxonomy import BIASES, parse_bias_list
-from biasaware.training.recipe import parse_recipe
+from biasaware.training.recipe import check_start, parse_recipe
 from biasaware.training.run_folder import comparable, trained
 
 RECIPE_MODES = {"reward": "reward", "sft": "generate", "grpo": "generate"}
@@ -409,10 +409,10 @@ def parse_recipe_args(spec: SweepSpec, args: list[str]):
         raise BiasAwareError(f"recipes/{spec.recipe}.py refuses the point's settings: {exc}") from None
 
 
-def check_recipe_args(spec: SweepSpec, args: list[str]) -> None:
-
+def check_recipe_args(spec: SweepSpec, args: list[str]) -> str:
+    """The recipe's parse of one point's ``args``; returns the model the point starts from."""
     with tempfile.TemporaryDirectory() as nowhere:
-        parse_recipe_args(
+        _, parsed = parse_recipe_args(
             spec,
             [
                 "--config",
@@ -424,6 +424,7 @@ def check_recipe_args(spec: SweepSpec, args: list[str]) -> None:
                 *args,
             ],
         )
+    return next(a.model_name_or_path for a in parsed if hasattr(a, "model_name_or_path"))
 
 
 def train_point(spec: SweepSpec, flags: dict[str, Any], log: Path) -> None:
@@ -500,8 +501,9 @@ def plan(spec: SweepSpec, out: str | Path) -> Plan:
     if spec.bench:  # another kind of file, or no probe of the judged biases, fails now too
         load_probes(spec.bench, spec.biases or None)
     config_content = find_file(spec.config, "recipe config").read_text()
-    for setting in grid:
-        check_recipe_args(spec, recipe_point_args(spec, setting, build_keys))
+    starts = {check_recipe_args(spec, recipe_point_args(spec, setting, build_keys)) for setting in grid}
+    for model in sorted(starts, key=str):  # a model that is not there fails now, not after the data is built
+        check_start(model, "reward" if spec.recipe == "reward" else "causal")
     bench = Path(spec.bench) if spec.bench else out / "bench"
     return Plan(spec, out, build_keys, names, bench, bench_cfg, mode, config_content)
 

@@ -434,6 +434,15 @@ def check_processes(training_args: Any) -> None:
         )
 
 
+def check_start(name: str, kind: str) -> None:
+    """Refuse a model a recipe of ``kind`` (causal or reward) cannot start from, reading its configuration
+    only (:func:`check_causal_start` for a causal one)."""
+    if kind == "causal":
+        check_causal_start(name)
+    else:
+        load_config(name, kind)
+
+
 def check_causal_start(name: str, what: str = "a generative judge") -> None:
     """Refuse a model a causal recipe cannot start from, reading its configuration only: one that is
     not there, or a reward model (its head would be dropped without a word, its body trained on)."""
