@@ -109,7 +109,7 @@ COMMANDS = {  # the commands without stages: help, description, options
     "preflight": (
         "a small fixed battery before trusting a judge: pass, warn or fail per bias; exit 1 on a fail",
         "Judge a fixed, seeded battery from the built-in corpus (the 12 biases and the injection probe in both "
-        "directions, position in both orders, scoring-bias templates), grade every check against thresholds "
+        "directions, master-key probes, position in both orders, scoring-bias templates), grade every check against thresholds "
         "(defaults in biasaware/evaluation/preflight.py, overridable with --thresholds) and exit 0 (pass, warn or "
         "cannot tell), 1 (a fail threshold crossed) or 2 (usage error). Resumable: rerun the same command.",
         o.Preflight,
