@@ -44,6 +44,23 @@ def test_every_fault_is_retried_and_answers_are_cached(tmp_path):
         assert again.stats.calls == 0 and again.stats.cache_hits == 40 and server.requests == s.calls
 
 
+@pytest.mark.parametrize(
+    "usage", [{"prompt_tokens": "12.0", "completion_tokens": 2.5}, "n/a", {"prompt_tokens": {}}]
+)
+def test_a_json_reply_sent_as_text_is_read_and_odd_token_counts_count_as_none(usage, tmp_path):
+    """Token counts are the run's tally, never a verdict: counts of another type are 0, not a crash; a JSON
+    body sent as text/plain (as the openai SDK reads it) is an answer, not a malformed reply."""
+    with FakeChatServer(content_type="text/plain; charset=utf-8", usage=usage) as server:
+        client = LLMClient(spec(server, tmp_path))
+        assert client.complete_many([ask(i) for i in range(3)]) == ["OK"] * 3
+        s = client.stats
+        assert (s.calls, s.retries, s.failures, s.prompt_tokens, s.completion_tokens) == (3, 0, 0, 0, 0)
+    with FakeChatServer(usage={"prompt_tokens": 7, "completion_tokens": True}) as server:
+        client = LLMClient(spec(server, tmp_path / "b"))
+        client.complete_many([ask(0)])
+        assert (client.stats.prompt_tokens, client.stats.completion_tokens) == (7, 0)
+
+
 def test_cache_key_covers_model_messages_and_params():
     k = cache_key("m", ask(1), {"temperature": 0.0})
     assert k == cache_key("m", ask(1), {"temperature": 0.0})
@@ -72,6 +89,14 @@ def test_failures_are_reported_not_cached_and_retried_later(tmp_path):
         client = LLMClient(spec(server, tmp_path, max_retries=1))
         assert client.complete_many([ask(3)]) == [None]
         assert client.stats.last_error.startswith("the endpoint's reply is not JSON (Expecting")
+        # an error whose text runs over lines (httpx's status errors) is kept as one line, as messages quote it
+        client._note_failure(
+            RuntimeError("Server error '503'\nFor more information check: https://x.org/503")
+        )
+        assert (
+            client.stats.last_error
+            == "RuntimeError: Server error '503' For more information check: https://x.org/503"
+        )
 
 
 def test_an_unreachable_endpoint_is_named_with_its_cause(tmp_path):
@@ -402,6 +427,21 @@ def test_public_url_keeps_the_address_and_hides_every_credential():
     assert public_url("http://key@[::1]:8000/v1") == "http://***@[::1]:8000/v1"
     assert public_url("http://h/v1?token=abc&token=def") == "http://h/v1?token=***&token=***"
     assert public_url("http://[::1/v1") == "***"  # unreadable: nothing of it shown
+    # a server is its address and its query's parameters other than credentials (as a digest): never a value
+    from biasaware.judging.llm import endpoint
+
+    one, two = (
+        endpoint("openai", f"http://h/v1?deployment={d}&api-version=1&api_key=sk-{d}9999") for d in "ab"
+    )
+    assert one != two and "sk-" not in one + two and "deployment=***" in one
+    assert endpoint("openai", "http://h/v1?deployment=a&api-version=1&api_key=sk-new") == endpoint(
+        "openai", "http://h/v1?deployment=a&api-version=1&api_key=sk-old"
+    )  # a rotated key: the same server
+    assert (
+        endpoint("openai", "http://h/v1?key=k1")
+        == endpoint("openai", "http://h/v1?key=k2")
+        == "http://h/v1?key=***"
+    )
 
 
 def test_a_reply_is_cached_and_judged_for_the_server_that_gave_it(tmp_path, monkeypatch, capsys):
@@ -498,7 +538,10 @@ def test_a_stopped_run_tries_no_request_again(tmp_path):
     import signal
     import time
 
+    at = []
+
     def interrupt(*_):
+        at.append(time.monotonic())
         raise KeyboardInterrupt
 
     with FakeChatServer(fault_rate=1.0, faults=("500",), max_faults=10**6) as server:
@@ -509,10 +552,12 @@ def test_a_stopped_run_tries_no_request_again(tmp_path):
         signal.setitimer(signal.ITIMER_REAL, 2.0)  # the client starts (openai imported) and calls
         try:
             with pytest.raises(KeyboardInterrupt):
-                client.complete_many([ask(i) for i in range(4)])
+                client.complete_many([ask(i) for i in range(12)])  # more than run at once: some never start
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, before)
+        # the calls in flight end within a retry's wait; the requests never started are not waited for
+        assert time.monotonic() - at[0] < 2.0
         time.sleep(0.5)  # a call in flight may still arrive
         sent = server.requests
         time.sleep(1.0)

@@ -145,6 +145,10 @@ TABLE = {
         ("final decision is Response 2; final decision is response 2", "B"),
         ("the final decision is TIE.", "tie"),
         ("The final decision is tied to the user's goal; Response 1 is shorter.", "invalid"),
+        ("the final decision is Response 1 or Response 2", "invalid"),  # a hedge is no verdict
+        ("the final decision is Response 1/Response 2.", "invalid"),
+        ("So, the final decision is **Response 2** or a tie.", "invalid"),
+        ("So the final decision is Response 2 because it is more accurate than Response 1.", "B"),
     ],
     "selene": [
         ("**Reasoning:** B is off by one.\n\n**Result:** A", "A"),

@@ -22,7 +22,8 @@ OpenAI and ``vllm serve`` send for a prompt over the model's context (``context_
 ``served`` counts the answers delivered per request key (not the late ones after a timeout fault),
 ``requests`` all requests received, ``queries`` each chat request's query string. A request to
 another path gets a 404, as from a real server. ``port`` (default: a free one) lets a server start
-again at the address of one that stopped.
+again at the address of one that stopped. ``content_type`` is the answers' (some servers send JSON as
+``text/plain``); ``usage``, when given, replaces every answer's token counts (a server's odd ones).
 
 The default :func:`default_responder` understands the builders' rewrite prompts (returns the text
 with a visible marker per direction) and pairwise judge prompts (prefers the response without an
@@ -97,6 +98,8 @@ class FakeChatServer:
         api_key: str | None = None,
         context_words: int | None = None,
         port: int = 0,
+        content_type: str = "application/json",
+        usage: Any = None,
     ):
         unknown = set(faults) - set(FAULTS)
         if unknown:
@@ -104,6 +107,7 @@ class FakeChatServer:
         self.responder, self.latency, self.fault_rate = responder, latency, fault_rate
         self.faults, self.max_faults, self.hang, self.seed = faults, max_faults, hang, seed
         self.api_key, self.context_words, self.port = api_key, context_words, port
+        self.content_type, self.usage = content_type, usage
         self.requests = 0
         self.attempts: Counter[str] = Counter()
         self.served: Counter[str] = Counter()
@@ -166,6 +170,11 @@ class FakeChatServer:
         if fault != "timeout":  # the client gave up waiting: not an answer it received
             with self._lock:
                 self.served[key] += 1
+        counted = {
+            "prompt_tokens": words,
+            "completion_tokens": len((text or "").split()),
+            "total_tokens": words + len((text or "").split()),
+        }
         _send(
             handler,
             200,
@@ -181,12 +190,9 @@ class FakeChatServer:
                         "finish_reason": "stop" if text is not None else "content_filter",
                     }
                 ],
-                "usage": {
-                    "prompt_tokens": words,
-                    "completion_tokens": len((text or "").split()),
-                    "total_tokens": words + len((text or "").split()),
-                },
+                "usage": counted if self.usage is None else self.usage,
             },
+            content_type=self.content_type,
         )
 
     def __enter__(self) -> FakeChatServer:
@@ -221,11 +227,15 @@ class _Server(ThreadingHTTPServer):
 
 
 def _send(
-    handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str] | None = None
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    payload: Any,
+    headers: dict[str, str] | None = None,
+    content_type: str = "application/json",
 ) -> None:
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     handler.send_response(status)
-    handler.send_header("content-type", "application/json")
+    handler.send_header("content-type", content_type)
     handler.send_header("content-length", str(len(data)))
     for k, v in (headers or {}).items():
         handler.send_header(k, v)

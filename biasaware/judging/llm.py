@@ -152,10 +152,37 @@ def url_secrets(url: str | None) -> list[str]:
 
 
 def endpoint(backend: str, base_url: str | None) -> str | None:
-    """The server a ``backend`` asks at ``base_url``, without its credentials (:func:`public_url`): part of
-    what decides its replies, since two servers may serve other weights under one model name. ``None``:
-    the default endpoint, or a backend that runs the model itself."""
-    return public_url(base_url) if backend == "openai" and base_url else None
+    """The server a ``backend`` asks at ``base_url`` (:func:`server`): part of what decides its replies,
+    since two servers may serve other weights under one model name. ``None``: the default endpoint, or a
+    backend that runs the model itself."""
+    return server(base_url) if backend == "openai" and base_url else None
+
+
+# query parameters that carry a credential: a new key asks the same server, so they are no part of its identity
+CREDENTIAL = re.compile(r"key|token|sig|secret|pass|auth|code|credential", re.IGNORECASE)
+
+
+def server(url: str) -> str:
+    """``url`` as it identifies a server in a run's records and the reply cache: without its credentials
+    (:func:`public_url`, which hides every query value), and, where its query has parameters that are not
+    credentials (a deployment, an API version), a digest of them, so that ``?deployment=a`` and
+    ``?deployment=b`` are two servers, yet no value is written out. A credential's value (a parameter named
+    like ``api_key``, ``token``, ``sig``, ``code``) is left out: a rotated key asks the same server.
+
+    >>> server("http://h/v1?api_key=sk-1")
+    'http://h/v1?api_key=***'
+    >>> server("http://h/v1?deployment=a") != server("http://h/v1?deployment=b")
+    True
+    """
+    shown = public_url(url) or ""
+    try:
+        query = parse_qsl(urlsplit(url).query, keep_blank_values=True)
+    except ValueError:
+        return shown
+    kept = sorted((k, v) for k, v in query if not CREDENTIAL.search(k))
+    if not kept:
+        return shown
+    return f"{shown} (query {hashlib.sha256(json.dumps(kept).encode()).hexdigest()[:16]})"
 
 
 def url_problem(url: str | None) -> str | None:
@@ -454,10 +481,14 @@ class OpenAIBackend:
             body={"model": self.spec.model, "messages": messages, **self.spec.params()},
             cast_to=object,
         )
+        if isinstance(data, str):  # a JSON body sent with another content type comes back as its text
+            try:
+                data = json.loads(data)
+            except ValueError:
+                raise MalformedReply(f"the reply is not JSON ({data[:80]!r})") from None
         try:
             message = data["choices"][0]["message"]
             text = message["content"]
-            usage = data.get("usage") or {}
         except (KeyError, IndexError, TypeError, AttributeError):
             raise MalformedReply("the reply has no choices[0].message.content") from None
         if text is None:  # no text (a refusal, a content filter): an empty reply, or the refusal's text
@@ -465,7 +496,19 @@ class OpenAIBackend:
             text = refusal if isinstance(refusal, str) else ""
         if not isinstance(text, str):
             raise MalformedReply("the reply's message content is not text")
-        return [Reply(text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))]
+        usage = data.get("usage")
+        return [Reply(text, token_count(usage, "prompt_tokens"), token_count(usage, "completion_tokens"))]
+
+
+def token_count(usage: Any, key: str) -> int:
+    """A reply's ``usage[key]``, a count the run adds up (never a verdict): a whole number 0 or more, else 0
+    (a server that sends none, or a count of another type: ``"12"``, ``12.5``, a mapping).
+
+    >>> token_count({"prompt_tokens": 12}, "prompt_tokens"), token_count({"prompt_tokens": "12.0"}, "prompt_tokens")
+    (12, 0)
+    """
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 class TransformersBackend:
@@ -819,7 +862,7 @@ class LLMClient:
             text += f" ({type(inner).__name__}: {inner})"
         if "Connection" in type(exc).__name__ and self.spec.base_url:
             text += f" at {self.spec.base_url}"  # credentials in it are cut by _scrub
-        self.stats.last_error = self._scrub(text)[:300]
+        self.stats.last_error = " ".join(self._scrub(text).split())[:300]  # one line, as messages quote it
 
     def complete_many(
         self, requests: list[Messages], *, check: Callable[[str], Any] = not_empty, desc: str = ""
@@ -904,7 +947,9 @@ class LLMClient:
             pool.shutdown(wait=False, cancel_futures=True)
             # and are paid for: their tokens count as they arrive, so the run's counts wait for them a moment
             # (a server that hangs is left to the interpreter's exit, which waits for its calls)
-            wait(futures, timeout=IN_FLIGHT_WAIT_S)
+            wait(
+                [f for f in futures if not f.cancelled()], timeout=IN_FLIGHT_WAIT_S
+            )  # a cancelled one never ends
             raise
         pool.shutdown()
         bar.close()

@@ -17,7 +17,7 @@ format          what decides
                 are ``Assistant 1: s1`` and ``Assistant 2: s2``; higher wins, equal is a tie
 ``prometheus``  ``[RESULT] A`` / ``[RESULT]: (B)`` / ``[RESULT] Response A`` ending the reply
 ``autoj``       "final decision is Response 1 / Response 2 / Tie" (or "Final decision: ..."), every
-                such marker naming the same
+                such marker naming the same, none joined to another ("Response 1 or Response 2")
 ``selene``      ``**Result:** A`` (bold optional, the colon required, "Response B" allowed) ending
                 the reply; a "Result:" marker anywhere naming the other answer: invalid
 ``llmbar``      "Output (a)" / "Output (b)": conclusion sentences "Output (x) is better" all naming
@@ -52,7 +52,8 @@ format          native tool, file                    its rule                   
                 parser.py (_parse_output_relative)   "Result:", ...) followed by A or B, any   markers naming both: invalid
                                                      case
 ``autoj``       Auto-J, codes/usage/example.py       the last "final decision is " (this       every marker must name the
-                (extract_pariwise_result)            case), then response 1 / 2 / tie          same; any case; "Final
+                (extract_pariwise_result)            case), then response 1 / 2 / tie          same, none joined to another
+                                                                                               ("1 or 2"); any case; "Final
                                                                                                decision:" read too
 ==============  ===================================  ========================================  ==============================
 
@@ -163,13 +164,24 @@ _AUTOJ = re.compile(
 )
 
 
+# a marker's verdict joined to another ("Response 1 or Response 2", "Response 1/Response 2"): a hedge, no verdict
+_AUTOJ_HEDGE = re.compile(
+    _AUTOJ.pattern
+    + r"[ \t*]{0,3}(?:/|,|\bor\b|\band\b|\bvs\.?)[ \t*]{0,3}(?:response[ \t]{0,3}[12](?!\d)|(?:a[ \t]{1,3})?tie\b)",
+    re.I,
+)
+
+
 def parse_autoj(reply: object) -> str:
     """
     >>> parse_autoj("... So, the final decision is Response 2.")
     'B'
+    >>> parse_autoj("So, the final decision is Response 1 or Response 2.")
+    'invalid'
     """
-    found = {re.sub(r"\s+", "", f).lower() for f in _AUTOJ.findall(_text(reply) or "")}
-    if len(found) != 1:
+    text = _text(reply) or ""
+    found = {re.sub(r"\s+", "", f).lower() for f in _AUTOJ.findall(text)}
+    if len(found) != 1 or _AUTOJ_HEDGE.search(text):
         return "invalid"
     return {"response1": "A", "response2": "B", "tie": "tie"}[found.pop()]
 
