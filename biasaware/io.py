@@ -465,8 +465,20 @@ def read_json(path: str | os.PathLike, what: str = "file") -> dict[str, Any]:
     return data
 
 
+# YAML 1.2's floats: PyYAML follows YAML 1.1, where ``1e-5`` (no dot) is text, not the number a user (and JSON) means
+_FLOAT = re.compile(
+    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+    |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+
+
 def _unique_keys_loader():
-    """PyYAML's safe loader, refusing a mapping that gives one key twice (it would keep the last unsaid)."""
+    """PyYAML's safe loader, refusing a mapping that gives one key twice (it would keep the last unsaid), and
+    reading ``1e-5`` as a number (:data:`_FLOAT`), as YAML 1.2 and JSON do."""
     import yaml
 
     class Loader(yaml.SafeLoader):
@@ -481,6 +493,7 @@ def _unique_keys_loader():
                 seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))
     return Loader
 
 

