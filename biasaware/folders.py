@@ -71,10 +71,10 @@ TAKE_WAIT_S = 1.0
 def cache_dir() -> Path:
     """Where converted built-in models, endpoint replies and folder locks live: ``$BIASAWARE_CACHE`` or
     ``~/.cache/biasaware``."""
-    root = Path(
+    root = Path(  # a "~" a shell left unexpanded (a quoted value) is the home folder, as it would be there
         os.environ.get("BIASAWARE_CACHE")
-        or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "biasaware")
-    )
+        or os.path.join(os.environ.get("XDG_CACHE_HOME") or "~/.cache", "biasaware")
+    ).expanduser()
     for place in (root, *root.parents):  # named before a model is converted into it
         if place.exists() and not place.is_dir():
             named = "BIASAWARE_CACHE" if os.environ.get("BIASAWARE_CACHE") else "the cache folder"

@@ -283,7 +283,11 @@ def test_models_list(capsys):
     out = capsys.readouterr().out
     assert "minilm-l6" in out and "smollm2" not in out
     assert main(["models", "list", "minilm"]) == 2
-    assert "unknown built-in model 'minilm'" in capsys.readouterr().err
+    assert "unknown built-in model 'minilm'; did you mean 'minilm-l6'?" in capsys.readouterr().err
+    assert main(["models", "list", "minilm-16"]) == 2
+    assert "did you mean 'minilm-l6'?" in capsys.readouterr().err
+    assert main(["models", "list", "minilm-l6", "minilm-l6"]) == 0  # a name given twice is listed once
+    assert capsys.readouterr().out.count("minilm-l6") == 1
     assert main(["models"]) == 0 and "minilm-l6" in capsys.readouterr().out  # list, the default action
     assert main(["models", "list", "--dtype", "float16"]) == 2  # a listing loads nothing: not silently unread
     assert "`models list` loads nothing: --device" in capsys.readouterr().err

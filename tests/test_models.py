@@ -1,6 +1,8 @@
 """Model loading: tiny models in the fast tests, the built-in names under --slow."""
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -269,11 +271,13 @@ def test_an_unknown_model_name_fails_fast_listing_the_built_in_names(tmp_path, m
     assert resolve_model_path("no-such-model", "reward") == "no-such-model"  # naming it asks nothing
     with pytest.raises(BiasAwareError, match="not reachable from here.*smollm2-135m-instruct, minilm-l6"):
         load_model("no-such-model", "reward")
-    assert calls == [("no-such-model", 5.0)]  # loading asks once, with a short timeout
+    with pytest.raises(BiasAwareError, match="did you mean the built-in 'smollm2-135m-instruct'"):
+        load_model("smollm2", "reward")  # the start of a built-in's name
+    assert calls == [("no-such-model", 5.0), ("smollm2", 5.0)]  # loading asks once, with a short timeout
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(BiasAwareError):  # offline: the library reads its cache, which has nothing
         load_model("owner/model", "reward")
-    assert len(calls) == 1
+    assert len(calls) == 2
 
 
 def test_eval_with_an_unknown_judge_writes_nothing(tmp_path, capsys, monkeypatch):
@@ -365,6 +369,8 @@ def test_a_cache_folder_that_is_a_file_is_named_before_any_conversion(tmp_path, 
             cache_dir()
     monkeypatch.setenv("BIASAWARE_CACHE", str(tmp_path / "c"))
     assert cache_dir() == tmp_path / "c"
+    monkeypatch.setenv("BIASAWARE_CACHE", "~/c")  # a quoted ~, which no shell expanded: the home folder
+    assert str(cache_dir()) == os.path.expanduser("~/c")
 
 
 def test_a_converted_built_in_that_is_not_whole_is_converted_again(tiny_models, tmp_path, monkeypatch):
@@ -393,6 +399,19 @@ def test_a_converted_built_in_that_is_not_whole_is_converted_again(tiny_models, 
         assert not models.prepared(target)
         assert models._prepare_smollm2() == target and models.prepared(target)
     assert [p.name for p in target.parent.iterdir()] == [target.name]  # nothing set aside is left
+    umask = os.umask(0)
+    os.umask(umask)
+    modes = {f.stat().st_mode & 0o777 for f in (target / "model.safetensors", target / "config.json")}
+    assert modes == {0o666 & ~umask} and target.stat().st_mode & 0o777 == 0o777 & ~umask  # as the umask says
+    if Path(
+        "/proc/self"
+    ).is_dir():  # a cache no folder can be made in is named before the conversion's seconds
+        monkeypatch.setenv("BIASAWARE_CACHE", "/proc/biasaware-nope")
+        monkeypatch.setattr(models, "_package_folder", lambda *a: pytest.fail("converted first"))
+        with pytest.raises(
+            models.BiasAwareError, match="the cache folder /proc/biasaware-nope .* cannot hold"
+        ):
+            models._prepare_smollm2()
 
 
 def test_a_built_in_whose_files_do_not_load_says_how_to_make_it_whole(tmp_path, monkeypatch):

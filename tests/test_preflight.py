@@ -211,7 +211,9 @@ def test_exit_codes_follow_the_thresholds(tmp_path, capsys, monkeypatch):
         )
         capsys.readouterr()
         lenient = tmp_path / "pass.yaml"
-        lenient.write_text("master_key_fpr: &band {warn: 1.0, fail: 1.0}\nper_bias: {masterkey: {bsr: *band}}\n")
+        lenient.write_text(
+            "master_key_fpr: &band {warn: 1.0, fail: 1.0}\nper_bias: {masterkey: {bsr: *band}}\n"
+        )
         assert _preflight(server, "key-lover", tmp_path / "key-lover", "--thresholds", str(lenient)) == 0
         assert "result: PASS" in capsys.readouterr().out
         assert sum(server.served.values()) == calls

