@@ -27,16 +27,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_models(args: argparse.Namespace) -> int:
     from biasaware.devices import describe, resolve
-    from biasaware.judging.models import BUILTIN_MODELS, closest_builtin, load_model
+    from biasaware.judging.models import BUILTIN_MODELS, builtin_names, load_model
 
-    names = list(dict.fromkeys(args.names or BUILTIN_MODELS))  # each once
-    unknown = [name for name in names if name not in BUILTIN_MODELS]
-    if unknown:
-        close = closest_builtin(unknown[0])
-        hint = f"did you mean {close!r}? " if close else ""
-        raise BiasAwareError(
-            f"unknown built-in model {unknown[0]!r}; {hint}built-ins: {', '.join(BUILTIN_MODELS)}"
-        )
+    names = builtin_names(args.names)
     if args.action == "list":  # the named ones, or all; a listing loads nothing, so where is not asked
         if (args.device, args.dtype) != ("auto", "auto"):
             raise BiasAwareError("`models list` loads nothing: --device and --dtype are for `models prepare`")

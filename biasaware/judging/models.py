@@ -198,6 +198,20 @@ def closest_builtin(name: str) -> str | None:
     return (starts or difflib.get_close_matches(given, list(BUILTIN_MODELS), n=1, cutoff=0.6) or [None])[0]
 
 
+def builtin_names(names: list[str] | None) -> list[str]:
+    """``names`` checked as built-in models' (each once; ``None`` or none: all of them); an unknown one is refused
+    with the closest."""
+    names = list(dict.fromkeys(names or BUILTIN_MODELS))
+    unknown = [name for name in names if name not in BUILTIN_MODELS]
+    if unknown:
+        close = closest_builtin(unknown[0])
+        hint = f"did you mean {close!r}? " if close else ""
+        raise BiasAwareError(
+            f"unknown built-in model {unknown[0]!r}; {hint}built-ins: {', '.join(BUILTIN_MODELS)}"
+        )
+    return names
+
+
 def hub_base(name: str) -> str | None:
     """The hub name a model was trained from, for a card's ``base_model``: a built-in's hub repository, or a
     hub name as given; None for a local folder (a path is not a hub name)."""
