@@ -20,6 +20,7 @@ same way.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib.util
 import json
@@ -127,7 +128,8 @@ def _prepare_smollm2() -> Path:
         ):  # as made the usual way (mkdtemp and saves: owner only): a shared cache
             made.chmod((0o777 if made.is_dir() else 0o666) & ~umask)
         if target.exists() and not prepared(target):  # not whole: set aside, then replaced at once
-            os.replace(target, old)
+            with contextlib.suppress(FileNotFoundError):  # another process set it aside first
+                os.replace(target, old)
         os.replace(tmp, target)
     except OSError:
         if not prepared(target):  # not a lost race with another process
