@@ -388,7 +388,7 @@ def test_bf16_on_a_machine_without_a_gpu_is_said_in_the_recipes_words(
     assert "cpu_zero3.yaml" in text
 
 
-def test_a_deepspeed_launch_whose_precision_differs_from_the_runs_is_refused_before_the_model_loads(
+def test_a_launch_whose_precision_differs_from_the_runs_or_fsdp_on_a_cpu_is_refused_before_the_model_loads(
     tiny_models, train_file, tmp_path, monkeypatch, capsys
 ):
     """transformers refuses DeepSpeed's bf16 (the accelerate config's mixed_precision) against a run's
@@ -405,6 +405,23 @@ def test_a_deepspeed_launch_whose_precision_differs_from_the_runs_is_refused_bef
     )
     assert code == 2 and "accelerate config sets mixed_precision: bf16" in text, text
     assert "this run's is no (bf16: false, fp16: false)" in text and "cpu_zero3.yaml" in text
+    assert not (tmp_path / "out").exists()
+    # without DeepSpeed (multi_gpu.yaml on a CPU) the trainer would train in bf16 while the run says bf16: false
+    monkeypatch.setenv("ACCELERATE_USE_DEEPSPEED", "false")
+    code, text = run(
+        "reward", flags(tiny_models["reward"], train_file, tmp_path / "out"), monkeypatch, capsys
+    )
+    assert code == 2 and "sets mixed_precision: bf16, which the trainer trains in" in text, text
+    if not torch.cuda.is_available():
+        assert "launch with accelerate_configs/cpu_ddp.yaml (mixed_precision: no) and --use_cpu true" in text
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "no")  # as cpu_ddp.yaml launches: no refusal for it
+    monkeypatch.setenv(
+        "ACCELERATE_USE_FSDP", "true"
+    )  # fsdp.yaml on a CPU: its processes would fail in the trainer
+    code, text = run(
+        "reward", flags(tiny_models["reward"], train_file, tmp_path / "out"), monkeypatch, capsys
+    )
+    assert code == 2 and "is FSDP, which accelerate runs only on GPUs" in text, text
     assert not (tmp_path / "out").exists()
 
 

@@ -979,14 +979,14 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
             said = (
                 f"bf16 is on ({why}), and this machine has no GPU that trains in bf16: set bf16: false "
                 "(--bf16 false) to train on the CPU"
-            ) + (f" and {CPU_DEEPSPEED}" if launch_precision() == "bf16" else "")
+            ) + (f" and {cpu_launch()}" if launch_precision() == "bf16" else "")
         hints = closest_flags(said, dataclass_types)
         unused = re.search(r"not used by the HfArgumentParser: (.*)", said)  # the parser's own words
         if unused:
             said = "unknown flag(s)" if hints else f"unexpected argument(s): {unused.group(1)}"
         raise BiasAwareError(said + hints) from None
     check_training_settings(*parsed)
-    check_launch_precision(parsed[1])
+    check_launch(parsed[1])
     flagged = any(a.split("=")[0] in ("--output_dir", "--output-dir") for a in args)
     if not (
         flagged or settings.get("output_dir") is not None
@@ -1149,38 +1149,56 @@ def check_training_settings(script_args: Any, training_args: Any, model_args: An
 # settings of transformers' and TRL's own losses: the reward recipe's set losses and GRPO's never read them
 LOSS_UNREAD = ("center_rewards_coefficient", "label_smoothing_factor")
 
-# what a DeepSpeed launch on a CPU takes: an accelerate config without mixed precision
-CPU_DEEPSPEED = (
-    "launch with accelerate_configs/cpu_zero3.yaml (mixed_precision: no; DeepSpeed ZeRO-3 on a CPU)"
-)
+
+def deepspeed_launch() -> bool:
+    """Whether ``accelerate launch`` started this process with a DeepSpeed config."""
+    return os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true"
+
+
+def cpu_launch() -> str:
+    """What a launch on a CPU takes: an accelerate config without mixed precision, of this launch's kind."""
+    if deepspeed_launch():
+        return (
+            "launch with accelerate_configs/cpu_zero3.yaml (mixed_precision: no; DeepSpeed ZeRO-3 on a CPU)"
+        )
+    return "launch with accelerate_configs/cpu_ddp.yaml (mixed_precision: no) and --use_cpu true"
 
 
 def launch_precision() -> str | None:
-    """The mixed precision a DeepSpeed launch's accelerate config set (``accelerate launch`` passes it to
-    every process), or ``None`` outside one."""
-    if os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() != "true":
-        return None
-    return os.environ.get("ACCELERATE_MIXED_PRECISION", "no").lower()
+    """The mixed precision an ``accelerate launch`` config set (passed to every process, where the trainer reads
+    it), or ``None`` outside a launch."""
+    value = os.environ.get("ACCELERATE_MIXED_PRECISION", "").strip().lower()
+    return value or None
 
 
-def check_launch_precision(training_args: Any) -> None:
-    """Under DeepSpeed, the accelerate config's ``mixed_precision`` (bf16 or fp16) becomes DeepSpeed's, which
-    transformers refuses to train with when the run's ``bf16``/``fp16`` differ, after every process has
-    loaded the model: said before (:class:`BiasAwareError`)."""
+def check_launch(training_args: Any) -> None:
+    """Refuse a launch that would not train as the run's settings say, before any process loads the model.
+
+    * **Its precision.** The accelerate config's ``mixed_precision`` (bf16 or fp16) is what a run whose own
+      ``bf16``/``fp16`` are off trains in (transformers reads it), while its card says ``bf16: false``; under
+      DeepSpeed transformers refuses any difference, after every process has loaded the model.
+    * **FSDP on a CPU.** accelerate shards only on accelerators: on a CPU its processes fail deep in the trainer.
+    """
+    import torch  # here: the recipes' arguments are checked before torch is imported
+
+    on_cpu = getattr(training_args, "use_cpu", False) or not torch.cuda.is_available()
+    if os.environ.get("ACCELERATE_USE_FSDP", "").lower() == "true" and on_cpu:
+        raise BiasAwareError(
+            "this launch's accelerate config is FSDP, which accelerate runs only on GPUs: on a CPU launch "
+            "accelerate_configs/cpu_ddp.yaml with --use_cpu true, or cpu_zero3.yaml with --ddp_backend gloo"
+        )
     launch = launch_precision()
     # as transformers matches them: a run's bf16 (fp16) is its own or its evaluation's
     bf16 = training_args.bf16 or getattr(training_args, "bf16_full_eval", False)
     fp16 = training_args.fp16 or getattr(training_args, "fp16_full_eval", False)
     run = "bf16" if bf16 else "fp16" if fp16 else "no"
     if launch in ("bf16", "fp16") and run != launch:
-        import torch  # here: the recipes' arguments are checked before torch is imported
-
-        on_cpu = getattr(training_args, "use_cpu", False) or not torch.cuda.is_available()
+        trains = "which DeepSpeed trains in" if deepspeed_launch() else "which the trainer trains in"
         raise BiasAwareError(
-            f"this launch's accelerate config sets mixed_precision: {launch}, which DeepSpeed trains in, and this "
+            f"this launch's accelerate config sets mixed_precision: {launch}, {trains}, and this "
             f"run's is {run} (bf16: {str(training_args.bf16).lower()}, fp16: {str(training_args.fp16).lower()}): "
             + (
-                CPU_DEEPSPEED
+                cpu_launch()
                 if on_cpu
                 else f"set {launch}: true, or launch with a config whose mixed_precision is {run}"
             )
