@@ -26,6 +26,15 @@ class OtherKindError(BiasAwareError):
         super().__init__(message)
 
 
+def closest_named(name: str, valid: list[str]) -> str:
+    """What follows "unknown X 'name';" in a message: the closest of ``valid`` (``did you mean 'x'?``), else
+    every valid name."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), list(valid), n=1)
+    return f"did you mean {close[0]!r}?" if close else f"valid: {', '.join(map(str, valid))}"
+
+
 SEED_MAX = 2**32 - 1  # numpy's and torch's seeds; Python's random takes any integer, the others do not
 
 

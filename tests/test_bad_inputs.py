@@ -601,8 +601,8 @@ CASES = [
     Case(
         "build-config-unknown-key",
         [*BUILD, "--config", "{d}/c.yaml"],
-        "c.yaml: unknown setting(s) temprature",
-        {"c.yaml": "temprature: 0.5\n"},
+        "c.yaml: unknown setting(s) n_per_biass, temprature; did you mean 'n_per_bias'?",
+        {"c.yaml": "temprature: 0.5\nn_per_biass: 3\n"},
     ),
     Case(
         "build-config-invalid-yaml",

@@ -343,6 +343,10 @@ def test_setting_errors_before_anything_is_written(sweep_files, tmp_path, capsys
             "biases bandwagon: no probes to judge",
         ),
         ({"grid": {"learning_rate": ["abc"]}}, "refuses the point's settings"),
+        (
+            {"grid": {"num_bias_negativs": [0]}},
+            "nor an argument of recipes/reward.py; did you mean 'num_bias_negatives'",
+        ),
         ({"template": "nope"}, "nope"),
         ({"device": "cuda:99"}, "--device cuda:99: "),  # a device this machine lacks: before any point trains
         ({"bench": str(empty)}, "no probes to evaluate"),  # a bench is read before any point trains

@@ -67,7 +67,7 @@ from biasaware.data.master_keys import key_types
 from biasaware.data.sources import default_split, load_pairs
 from biasaware.data.teachers import LLMTeacher, RuleTeacher
 from biasaware.data.verifiers import Check, LLMVerifier, NoVerifier, RuleVerifier
-from biasaware.errors import BiasAwareError, check_seed
+from biasaware.errors import BiasAwareError, check_seed, closest_named
 from biasaware.io import (
     JsonlAppender,
     check_out_folder,
@@ -288,7 +288,8 @@ class BuildConfig:
         unknown = sorted(set(settings) - set(cls.__dataclass_fields__))
         if unknown:
             raise BiasAwareError(
-                f"{where}: unknown setting(s) {', '.join(unknown)}; valid: {', '.join(cls.__dataclass_fields__)}"
+                f"{where}: unknown setting(s) {', '.join(unknown)}; "
+                + closest_named(unknown[0], list(cls.__dataclass_fields__))
             )
 
     @classmethod
