@@ -30,7 +30,7 @@ from pathlib import Path
 
 import torch
 from datasets import Dataset
-from record import add_json_argument, run_main, write_record  # bench/, next to this script
+from record import add_json_argument, at_least, run_main, write_record  # bench/, next to this script
 from training_steps import StepClock, common, wait
 from trl import GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
 
@@ -116,10 +116,10 @@ def step_arguments(doc: str) -> argparse.ArgumentParser:
     ap.add_argument(
         "--model", default="smollm2-135m-instruct", help="the judge trained (default smollm2-135m-instruct)"
     )
-    ap.add_argument("--sft-steps", type=int, default=8, help="SFT steps timed (default 8)")
-    ap.add_argument("--grpo-steps", type=int, default=5, help="GRPO steps timed (default 5)")
+    ap.add_argument("--sft-steps", type=at_least(1), default=8, help="SFT steps timed (default 8)")
+    ap.add_argument("--grpo-steps", type=at_least(1), default=5, help="GRPO steps timed (default 5)")
     ap.add_argument(
-        "--views", type=int, default=128, help="views judged for the evaluation rate (default 128)"
+        "--views", type=at_least(1), default=128, help="views judged for the evaluation rate (default 128)"
     )
     ap.add_argument(
         "--device", default="auto", help="auto (a GPU when there is one; default), cpu, cuda, cuda:N"

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 import torch
-from record import run_main
+from record import add_json_argument, at_least, run_main, write_record
 
 from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.devices import resolve
@@ -56,12 +56,12 @@ def timed(fn, device, repeat: int) -> float:
     return best
 
 
-def reward_path(args, views, device) -> None:
-    for batch in args.batch_sizes:
-        reward_at(args, views, device, batch)  # each batch size's model is freed before the next
+def reward_path(args, views, device) -> dict:
+    # each batch size's model is freed before the next
+    return {str(batch): reward_at(args, views, device, batch) for batch in args.batch_sizes}
 
 
-def reward_at(args, views, device, batch: int) -> None:
+def reward_at(args, views, device, batch: int) -> dict:
     judge = load_judge(JudgeSpec(name=args.rm, mode="reward", batch_size=batch, device=args.device or "auto"))
     chunks = [views[i : i + judge.chunk_views] for i in range(0, len(views), judge.chunk_views)]
     prepared = [judge.prepare(c) for c in chunks]  # the bare baseline: the same batches, on the device
@@ -99,9 +99,15 @@ def reward_at(args, views, device, batch: int) -> None:
         f"{tokens / t_path:.0f} tokens/s ({tokens} tokens, {len(ids)} batches); overhead vs bare forward "
         f"{100 * (t_path / t_bare - 1):+.1f}% (goal <= 10%); vs one view at a time {t_loop / t_path:.1f}x"
     )
+    return {
+        "views_per_s": round(len(views) / t_path, 1),
+        "tokens_per_s": round(tokens / t_path),
+        "overhead_vs_bare_pct": round(100 * (t_path / t_bare - 1), 1),
+        "x_vs_one_at_a_time": round(t_loop / t_path, 2),
+    }
 
 
-def direct_and_generate(args, views, device) -> None:
+def direct_and_generate(args, views, device) -> dict:
     views = views[: args.gen_views]
     direct = load_judge(
         JudgeSpec(name=args.lm, mode="direct", batch_size=args.gen_batch_size, device=args.device or "auto")
@@ -131,13 +137,19 @@ def direct_and_generate(args, views, device) -> None:
             f"{new / t_gen:.0f} new tokens/s ({new / len(views):.0f} per view); direct is {t_gen / t_direct:.1f}x faster"
         )
         gen.client.close()
+    return {
+        "direct_views_per_s": round(len(views) / t_direct, 1),
+        "generate_views_per_s": round(len(views) / t_gen, 2),
+        "new_tokens_per_view": round(new / len(views), 1),
+        "direct_x_vs_generate": round(t_gen / t_direct, 2),
+    }
 
 
-def processes(args, bench: str) -> None:
+def processes(args, bench: str) -> dict | None:
     n = args.procs or (torch.cuda.device_count() if torch.cuda.is_available() else 1)
     if n < 2:
         print("processes: one GPU here; 1 vs N processes needs 2 or more (--procs N on a CPU)")
-        return
+        return None
     with tempfile.TemporaryDirectory() as tmp:
         times = {}
         for k in (1, n):
@@ -172,7 +184,7 @@ def processes(args, bench: str) -> None:
             times[k] = time.perf_counter() - t0
             if run.returncode != 0:
                 print(f"processes: the {k}-process run failed:\n{run.stderr[-2000:]}")
-                return
+                return {"failed": k}
         same = (
             Path(f"{tmp}/1/judgments.jsonl").read_bytes() == Path(f"{tmp}/{n}/judgments.jsonl").read_bytes()
         )
@@ -180,6 +192,7 @@ def processes(args, bench: str) -> None:
             f"processes: eval bias (reward) 1 process {times[1]:.1f}s, {n} processes {times[n]:.1f}s "
             f"({times[1] / times[n]:.2f}x, start-up included); judgments identical: {same}"
         )
+    return {"processes": n, "seconds": {str(k): round(t, 1) for k, t in times.items()}, "identical": same}
 
 
 def main() -> None:
@@ -192,26 +205,36 @@ def main() -> None:
         "--device", help="run here even without a GPU (cpu, cuda:N, ...); default: GPU or skip"
     )
     parser.add_argument(
-        "--views", type=int, default=1024, help="views for the reward-model rates (default 1024)"
+        "--views", type=at_least(1), default=1024, help="views for the reward-model rates (default 1024)"
     )
     parser.add_argument(
         "--batch-sizes",
-        type=lambda s: [int(x) for x in s.split(",")],
+        type=lambda s: [at_least(1)(x) for x in s.split(",")],
         default=[16, 64],
         help="reward-model batch sizes, comma-separated (default 16,64)",
     )
-    parser.add_argument("--loop-views", type=int, default=128, help="views timed one at a time (scaled up)")
     parser.add_argument(
-        "--gen-views", type=int, default=64, help="views for direct vs generation (default 64)"
+        "--loop-views", type=at_least(1), default=128, help="views timed one at a time (scaled up)"
     )
     parser.add_argument(
-        "--gen-tokens", type=int, default=128, help="new tokens per view when generating (default 128)"
+        "--gen-views", type=at_least(1), default=64, help="views for direct vs generation (default 64)"
     )
     parser.add_argument(
-        "--gen-batch-size", type=int, default=16, help="direct and generation batch size (default 16)"
+        "--gen-tokens",
+        type=at_least(1),
+        default=128,
+        help="new tokens per view when generating (default 128)",
     )
-    parser.add_argument("--repeat", type=int, default=3, help="timed rounds, the best kept (default 3)")
-    parser.add_argument("--procs", type=int, help="processes for the 1-vs-N run (default: the GPU count)")
+    parser.add_argument(
+        "--gen-batch-size", type=at_least(1), default=16, help="direct and generation batch size (default 16)"
+    )
+    parser.add_argument(
+        "--repeat", type=at_least(1), default=3, help="timed rounds, the best kept (default 3)"
+    )
+    parser.add_argument(
+        "--procs", type=at_least(1), help="processes for the 1-vs-N run (default: the GPU count)"
+    )
+    add_json_argument(parser)
     args = parser.parse_args()
     if args.device is None and not torch.cuda.is_available():
         print("gpu_judges: no GPU here; skipped (pass --device cpu to run the script on the CPU)")
@@ -227,9 +250,14 @@ def main() -> None:
             if p.bias not in ("bandwagon", "reflection", "position")
             for v in (p.original, p.injected)
         ][: args.views]
-        reward_path(args, views, device)
-        direct_and_generate(args, views, device)
-        processes(args, tmp)
+        figures = {
+            "device": str(device),
+            "dtype": str(dtype).removeprefix("torch."),
+            "reward": reward_path(args, views, device),
+            "direct_and_generate": direct_and_generate(args, views, device),
+            "processes": processes(args, tmp),
+        }
+    write_record(args.json, figures)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import tempfile
 import time
 
 import torch
-from record import add_json_argument, run_main, write_record
+from record import add_json_argument, at_least, run_main, write_record
 
 from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.evaluation.runner import load_probes
@@ -49,13 +49,22 @@ def main() -> None:
         default="smollm2-135m-instruct",
         help="the generative judge for direct vs generation (default smollm2-135m-instruct)",
     )
-    parser.add_argument("--views", type=int, default=256, help="views for the reward-model benchmarks")
-    parser.add_argument("--gen-views", type=int, default=16, help="views for direct vs generation")
-    parser.add_argument("--gen-tokens", type=int, default=128, help="new tokens per view in generation mode")
-    parser.add_argument("--batch-size", type=int, default=16, help="reward-model batch size")
-    parser.add_argument("--repeat", type=int, default=5, help="rounds for the reward-model timings (best of)")
     parser.add_argument(
-        "--gen-batch-size", type=int, default=8, help="direct and generation batch size (CLI default 8)"
+        "--views", type=at_least(1), default=256, help="views for the reward-model benchmarks"
+    )
+    parser.add_argument("--gen-views", type=at_least(1), default=16, help="views for direct vs generation")
+    parser.add_argument(
+        "--gen-tokens", type=at_least(1), default=128, help="new tokens per view in generation mode"
+    )
+    parser.add_argument("--batch-size", type=at_least(1), default=16, help="reward-model batch size")
+    parser.add_argument(
+        "--repeat", type=at_least(1), default=5, help="rounds for the reward-model timings (best of)"
+    )
+    parser.add_argument(
+        "--gen-batch-size",
+        type=at_least(1),
+        default=8,
+        help="direct and generation batch size (CLI default 8)",
     )
     add_json_argument(parser)
     args = parser.parse_args()

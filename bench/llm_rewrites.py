@@ -18,7 +18,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 
-from record import add_json_argument, run_main, write_record
+from record import add_json_argument, at_least, run_main, write_record
 
 from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.judging.fake_server import FakeChatServer
@@ -66,11 +66,15 @@ def run(base_url: str, items: int, concurrency: int) -> tuple[float, dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--items", type=int, default=500, help="items; each needs 2 rewrites (default 500)")
-    parser.add_argument("--latency", type=float, default=0.1, help="seconds per request (default 0.1)")
+    parser.add_argument(
+        "--items", type=at_least(1), default=500, help="items; each needs 2 rewrites (default 500)"
+    )
+    parser.add_argument(
+        "--latency", type=at_least(0, float), default=0.1, help="seconds per request (default 0.1)"
+    )
     parser.add_argument(
         "--concurrency",
-        type=int,
+        type=at_least(1),
         nargs=2,
         default=[1, 64],
         metavar=("LOW", "HIGH"),

@@ -16,7 +16,7 @@ import argparse
 import time
 from functools import partial
 
-from record import add_json_argument, run_main, write_record
+from record import add_json_argument, at_least, run_main, write_record
 
 from biasaware.judging.parsers import PARSERS
 from biasaware.judging.score_prompts import parse_score, parse_template
@@ -69,7 +69,7 @@ def read_once(text: str) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
-        "--repeat", type=int, default=3, help="timed rounds per parser, the best kept (default 3)"
+        "--repeat", type=at_least(1), default=3, help="timed rounds per parser, the best kept (default 3)"
     )
     add_json_argument(ap)
     args = ap.parse_args()

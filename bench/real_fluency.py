@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from record import add_json_argument, run_main, write_record
+from record import add_json_argument, at_least, run_main, write_record
 
 from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.data.fluency import DEFAULT_MODEL, MARGIN, FluencyScorer, natural_gaps
@@ -46,8 +46,8 @@ def summary(gaps: list[float]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", required=True, help="a build real folder")
-    parser.add_argument("--n", type=int, default=20, help="probes per bias and side")
-    parser.add_argument("--natural", type=int, default=100, help="answers for the natural reference")
+    parser.add_argument("--n", type=at_least(1), default=20, help="probes per bias and side")
+    parser.add_argument("--natural", type=at_least(1), default=100, help="answers for the natural reference")
     parser.add_argument(
         "--model", default=DEFAULT_MODEL, help=f"the language model scoring fluency (default {DEFAULT_MODEL})"
     )

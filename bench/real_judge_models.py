@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from record import add_json_argument, run_main, write_record
+from record import add_json_argument, at_least, run_main, write_record
 
 from biasaware.devices import where
 from biasaware.evaluation.real_text import pair_outcomes
@@ -60,9 +60,9 @@ def main() -> None:
     parser.add_argument(
         "--models", default="minilm-l6,smollm2-135m-instruct", help="comma list; the first is the baseline"
     )
-    parser.add_argument("--pairs", type=int, default=96, help="natural training pairs (default 96)")
-    parser.add_argument("--limit", type=int, default=40, help="pairs judged per set (default 40)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--pairs", type=at_least(1), default=96, help="natural training pairs (default 96)")
+    parser.add_argument("--limit", type=at_least(1), default=40, help="pairs judged per set (default 40)")
+    parser.add_argument("--seed", type=at_least(0), default=0)
     add_json_argument(parser)
     args = parser.parse_args()
     models = [m.strip() for m in args.models.split(",") if m.strip()]

@@ -7,6 +7,7 @@ that the two agree (``tests/test_docs.py``). :func:`run_main` runs a script as t
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -15,7 +16,43 @@ from pathlib import Path
 
 
 def add_json_argument(parser) -> None:
-    parser.add_argument("--json", metavar="PATH", help="also write the figures to PATH (a results file)")
+    parser.add_argument(
+        "--json", metavar="PATH", type=results_path, help="also write the figures to PATH (a results file)"
+    )
+
+
+def results_path(text: str) -> str:
+    """``--json PATH`` checked before the benchmark runs (its figures are written only at the end): not a
+    folder, and its folder can be made."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(
+            f"{text} is a folder; give a file name, e.g. {path / 'results.json'}"
+        )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(
+            f"{text}: its folder cannot be made ({exc.strerror or exc})"
+        ) from None
+    return text
+
+
+def at_least(minimum: float, kind: type = int):
+    """An argparse type: a number (``kind``) of at least ``minimum``, else the option's usage error (exit 2)."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a {'whole ' if kind is int else ''}number"
+            ) from None
+        if not value >= minimum:  # NaN too
+            raise argparse.ArgumentTypeError(f"{text} is below {minimum:g}: at least {minimum:g}")
+        return value
+
+    return parse
 
 
 def write_record(path: str | None, figures: dict) -> None:

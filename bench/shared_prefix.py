@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import torch
-from record import add_json_argument, run_main, write_record  # bench/, next to this script
+from record import add_json_argument, at_least, run_main, write_record  # bench/, next to this script
 
 from biasaware.devices import resolve_device
 from biasaware.experiments.generative import TRAINED_CUES, build_bench_once, make_budget, study_precision
@@ -50,7 +50,7 @@ def timed(judge: DirectVerdictJudge, views, shared: bool, cache_arg) -> tuple[fl
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="smollm2-135m-instruct", help="a built-in name or a checkpoint folder")
-    ap.add_argument("--views", type=int, default=0, help="the first N views only (0: all)")
+    ap.add_argument("--views", type=at_least(0), default=0, help="the first N views only (0: all)")
     ap.add_argument(
         "--dtype",
         default="auto",

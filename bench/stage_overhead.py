@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 import torch
-from record import add_json_argument, run_main, write_record  # bench/, next to this script
+from record import add_json_argument, at_least, run_main, write_record  # bench/, next to this script
 from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
 
 from biasaware.data.builders import BuildConfig, build_bench, build_train
@@ -141,8 +141,10 @@ def checkpoint_cost(tmp: Path, steps: int, without: float) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=4, help="optimizer steps per stage (default 4)")
-    parser.add_argument("--probes", type=int, default=6, help="probes per bias and side for eval (default 6)")
+    parser.add_argument("--steps", type=at_least(1), default=4, help="optimizer steps per stage (default 4)")
+    parser.add_argument(
+        "--probes", type=at_least(1), default=6, help="probes per bias and side for eval (default 6)"
+    )
     add_json_argument(parser)
     args = parser.parse_args()
     if args.steps < 2:  # the checkpoint figures need a step after a save

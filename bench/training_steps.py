@@ -22,7 +22,7 @@ import time
 
 import torch
 from datasets import Dataset
-from record import add_json_argument, run_main, write_record
+from record import add_json_argument, at_least, run_main, write_record
 from transformers import (
     AutoModelForCausalLM,
     AutoModelForSequenceClassification,
@@ -226,8 +226,15 @@ def main() -> None:
         default="minilm-l6",
         help="the reward model trained (a built-in name or a folder; default minilm-l6)",
     )
-    parser.add_argument("--steps", type=int, default=11, help="optimizer steps per run (default 11)")
-    parser.add_argument("--rows-per-step", type=int, default=8, help="training rows per step (default 8)")
+    parser.add_argument(
+        "--steps",
+        type=at_least(2),
+        default=11,
+        help="optimizer steps per run, 2 or more: the first is a warm-up (default 11)",
+    )
+    parser.add_argument(
+        "--rows-per-step", type=at_least(1), default=8, help="training rows per step (default 8)"
+    )
     add_json_argument(parser)
     args = parser.parse_args()
     load_config(args.rm, "reward")  # a model that is not there is said before anything is built

@@ -1,6 +1,7 @@
 """The benchmarks under bench/ keep working as the library changes: each one's help, and the judge benchmarks
 on the tiny models (their figures are not checked here: speed is measured by running them, not in tests)."""
 
+import json
 import runpy
 import sys
 from pathlib import Path
@@ -29,7 +30,7 @@ def test_each_benchmark_imports_and_explains_its_options(path, monkeypatch, caps
     assert "usage:" in capsys.readouterr().out
 
 
-def test_the_judge_benchmarks_run_on_the_tiny_models(tiny_models, monkeypatch, capsys):
+def test_the_judge_benchmarks_run_on_the_tiny_models(tiny_models, monkeypatch, capsys, tmp_path):
     rm, lm = str(tiny_models["reward"]), str(tiny_models["causal"])
     scoring = ["--rm", rm, "--judge", lm, "--views", "8", "--gen-views", "2", "--gen-tokens", "4"]
     assert run_script(BENCH / "judge_scoring.py", [*scoring, "--repeat", "1"], monkeypatch) == 0
@@ -60,8 +61,38 @@ def test_the_judge_benchmarks_run_on_the_tiny_models(tiny_models, monkeypatch, c
         "--procs",
         "1",
     ]
-    assert run_script(BENCH / "gpu_judges.py", on_cpu, monkeypatch) == 0
+    assert (
+        run_script(BENCH / "gpu_judges.py", [*on_cpu, "--json", str(tmp_path / "g.json")], monkeypatch) == 0
+    )
     assert "reward" in capsys.readouterr().out
+    figures = json.loads((tmp_path / "g.json").read_text())["figures"]
+    assert (
+        set(figures["reward"]["4"]) >= {"views_per_s", "overhead_vs_bare_pct"}
+        and figures["processes"] is None
+    )
+    assert figures["direct_and_generate"]["direct_x_vs_generate"] > 0
+
+
+@pytest.mark.parametrize(
+    "script, argv, said",
+    [
+        ("judge_scoring.py", ["--repeat", "0"], "--repeat: 0 is below 1"),
+        ("judge_scoring.py", ["--views", "x"], "--views: 'x' is not a whole number"),
+        ("parsers.py", ["--repeat", "-1"], "--repeat: -1 is below 1"),
+        ("training_steps.py", ["--steps", "1"], "--steps: 1 is below 2"),
+        ("llm_rewrites.py", ["--latency", "-1"], "--latency: -1 is below 0"),
+        ("gpu_judges.py", ["--batch-sizes", "16,0"], "--batch-sizes"),
+        ("parsers.py", ["--json", "{tmp}"], "is a folder; give a file name"),
+    ],
+)
+def test_a_benchmark_refuses_settings_that_measure_nothing_before_it_runs(
+    script, argv, said, tmp_path, monkeypatch, capsys
+):
+    """A count of 0 (a mean of no rounds, a division by no views) and a --json that cannot be written are usage
+    errors, exit 2, before the benchmark's minutes are spent."""
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert run_script(BENCH / script, argv, monkeypatch) == 2
+    assert said in capsys.readouterr().err
 
 
 def test_a_benchmark_given_a_model_that_is_not_there_says_so_in_one_line(monkeypatch, capsys, tmp_path):
