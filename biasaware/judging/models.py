@@ -97,7 +97,8 @@ def _prepare_smollm2() -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     log.info("converting %s to safetensors in %s (once)", SMOLLM2_GGUF, target)
-    again = " again: the folder there is not whole" if target.exists() else " once"
+    again = " again: the copy there is not whole (a file missing or cut short, or no record of them)"
+    again = again if target.exists() else " once"
     print(f"[models] smollm2-135m-instruct: converting {SMOLLM2_GGUF}{again} into {target}", flush=True)
     steps = progress_bar(3, desc="convert smollm2-135m-instruct", unit="step", leave=False)
     from transformers import modeling_gguf_pytorch_utils as gguf_loading
@@ -122,10 +123,8 @@ def _prepare_smollm2() -> Path:
         (tmp / PREPARED).write_text(json.dumps({"sizes": sizes}, indent=1))
         umask = os.umask(0)
         os.umask(umask)
-        for made in (
-            tmp,
-            *tmp.iterdir(),
-        ):  # as made the usual way (mkdtemp and saves: owner only): a shared cache
+        # as made the usual way (mkdtemp and the saves are owner-only): a shared cache is read by its users
+        for made in (tmp, *tmp.iterdir()):
             made.chmod((0o777 if made.is_dir() else 0o666) & ~umask)
         if target.exists() and not prepared(target):  # not whole: set aside, then replaced at once
             with contextlib.suppress(FileNotFoundError):  # another process set it aside first
