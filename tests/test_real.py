@@ -353,6 +353,17 @@ def test_eval_real_scores_each_set_beside_the_cue_only_judges(tmp_path, built):
     assert keys["n"] == len(standard) > 0
     assert keys["false_positive"] == pytest.approx(sum(not f["inj"] for f in standard) / len(standard))
     assert "Injected probes" in report and "Key battery against real reference answers" in report
+    key_check = json.loads((tmp_path / "eval" / "keys" / "summary.json").read_text())["judge_check"]
+    assert ("Degenerate judge on the key battery" in report) == key_check[
+        "degenerate"
+    ]  # as keys/report.md says
+    from biasaware.evaluation.reports import probes_markdown
+
+    flagged = {
+        **result["probes"],
+        "keys": {**result["probes"]["keys"], "judge_check": {"degenerate": True, "reasons": ["r"]}},
+    }
+    assert "**Degenerate judge on the key battery (r)" in "\n".join(probes_markdown(flagged))
     # the caveats of the sets' and probes' own reports reach this one: answers cut, a degenerate judge
     parts = {**result["sets"], **result["probes"]}
     cut = {n: r["truncated"] for n, r in parts.items() if r.get("truncated")}
@@ -1274,6 +1285,23 @@ def test_two_eval_real_runs_are_compared_set_by_set_on_the_same_pairs(tmp_path, 
         assert f"| {name} | {row['n']} |" in text
     levels = [n for n in result["sets"]["b"] if n.startswith("rm-bench")]
     assert levels == ["rm-bench hard", "rm-bench normal", "rm-bench easy"]  # the report's order
+    # a degenerate judge is named beside the tables, part by part, as each part's own summary flags it
+    for label, folder in (("a", a), ("b", b)):
+        flagged = {
+            p.parent.name
+            for p in folder.glob("*/summary.json")
+            if (json.loads(p.read_text()).get("judge_check") or {}).get("degenerate")
+        }
+        assert set(result["degenerate"].get(label, {})) == flagged
+        assert (f"DEGENERATE judge {label} on" in text) == bool(flagged)
+    e = tmp_path / "e"
+    shutil.copytree(a, e)
+    real = json.loads((e / "real.json").read_text())
+    real["sets"]["auto-j"]["judge_check"] = {"degenerate": True, "reasons": ["constant verdict"]}
+    (e / "real.json").write_text(json.dumps(real))
+    assert main(["eval", "compare", "--runs", str(b), str(e), "--out", str(tmp_path / "e.json")]) == 0
+    assert re.search(r"\*\*DEGENERATE judge e on .*auto-j \(constant verdict\)", capsys.readouterr().out)
+    assert json.loads((tmp_path / "e.json").read_text())["degenerate"]["e"]["auto-j"] == ["constant verdict"]
     assert result["probes"]["judges"]["baseline"] == "a" and "Injected probes" in text
     # the same pair id with other content: not the same benchmark
     c = tmp_path / "c"

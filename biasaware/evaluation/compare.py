@@ -579,6 +579,8 @@ def compare_real(runs: list[str], baseline: str | None, view: str | None, by_id:
             elif right and other:  # both judged the set, on samples that share no pair (other --limit)
                 result["not_compared"].append(f"{name}: no pair judged by both {base} and {label}")
     drawn = {label: read_json(folder / "real.json", "eval real result") for label, folder in folders.items()}
+    # a degenerate judge's accuracies are no judgment of the text: named beside the tables, never silently ranked
+    result["degenerate"] = {label: flagged for label in labels if (flagged := degenerate_parts(drawn[label]))}
     for part in ("probes", "keys"):
         compared = probes_compared(part, folders, drawn, base, result["not_compared"])
         if not compared:
@@ -588,6 +590,18 @@ def compare_real(runs: list[str], baseline: str | None, view: str | None, by_id:
         )
         result["not_compared"] += [f"{part}/ {line}" for line in result[part].pop("not_compared", [])]
     return json_safe(result)
+
+
+def degenerate_parts(real: dict[str, Any]) -> dict[str, list[str]]:
+    """The parts of an ``eval real`` result (its sets, its probes, its key battery) on which the judge was
+    degenerate, with the reasons its ``real.json`` records."""
+    parts = {name: row for name, row in (real.get("sets") or {}).items() if isinstance(row, dict)}
+    parts.update({part: row for part, row in (real.get("probes") or {}).items() if isinstance(row, dict)})
+    return {
+        name: list(check.get("reasons") or [])
+        for name, row in parts.items()
+        if isinstance(check := row.get("judge_check"), dict) and check.get("degenerate")
+    }
 
 
 def probes_compared(

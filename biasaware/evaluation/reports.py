@@ -858,6 +858,12 @@ def real_compare_markdown(result: dict[str, Any]) -> str:
     pairs both judged with McNemar's p; then the injected probes' and the key battery's tables."""
     base = result["baseline"]
     lines = [f"Not compared: {note}." for note in result.get("not_compared", [])]
+    lines += [
+        f"**DEGENERATE judge {label} on "
+        + "; ".join(f"{part} ({', '.join(why)})" for part, why in parts.items())
+        + ": its accuracies and p values there are not interpretable.**"
+        for label, parts in (result.get("degenerate") or {}).items()
+    ]
     lines += [""] if lines else []
     for label, rows in result["sets"].items():
         lines += [
@@ -931,6 +937,12 @@ def probes_markdown(probes: dict[str, Any]) -> list[str]:
             f"of {counted(keys['n'], 'key')} ({types}); a short reference against a long worse answer lost in "
             f"{with_ci(keys['short_lost'])} of {counted(keys['short_n'], 'pair')}.",
         ]
+        check = (probes.get("keys") or {}).get("judge_check") or {}
+        if check.get("degenerate"):  # as its own report says
+            lines.append(
+                f"**Degenerate judge on the key battery ({', '.join(check.get('reasons') or [])}): these rates are "
+                "not interpretable.**"
+            )
     return lines
 
 
