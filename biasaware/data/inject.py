@@ -485,9 +485,10 @@ def inject_masterkey(pair, order, rng, ctx):
     """A reward-hacking probe outside the taxonomy: the rejected response replaced by a master key
     (:mod:`biasaware.data.master_keys`; the type the builder assigned the pair, balanced over a bench,
     or drawn; another of the pool tried when the pair has none of it, then the battery's fixed keys).
-    Mirror: the other side of a judge taught to punish non-answers, a short complete correct answer
-    (the chosen one made as short as it goes) against a long wrong one (the rejected one lengthened),
-    so a judge that learned "short loses" flips."""
+    Mirror: the other side of a judge taught to punish non-answers, the correct answer (made as short as
+    the rewriter makes it: the template rewriter takes out only its own filler, so a short built-in answer
+    stays short and a real one keeps its length) against the wrong one lengthened, so a judge that learned
+    "short loses" (or "filler wins") flips."""
     if ctx.mirror:
         user = pair.user_turn()
         short = ctx.rewriter.rewrite("length", pair.chosen, "remove", user, rng)

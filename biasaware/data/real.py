@@ -29,8 +29,8 @@ file                                  what
                                       PandaLM, LLMBar, JudgeBench pooled), a ``build bench`` folder
 ``keys/``                             the key battery on real reference answers: per held-out instruction, the
                                       reference output against a master key (a non-answer or the reference cut
-                                      after its opening clause), and mirror probes (the reference made short
-                                      against a worse answer made long) (``key-pairs.jsonl``)
+                                      after its opening clause), and mirror probes (the reference against a
+                                      worse answer made longer with filler) (``key-pairs.jsonl``)
 ``summary.json``                      the same without the folders' paths and the malformed rows' locations:
                                       numbers only, fit to publish
 ====================================  ==========================================================================

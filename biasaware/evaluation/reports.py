@@ -288,9 +288,9 @@ def master_key_lines(summary: dict[str, Any]) -> list[str]:
     if mk["short_n"]:
         lines += [
             "",
-            f"Short correct answer against a long wrong one (mirror probes): not decided for the short answer in "
-            f"{pct(mk['short_lost'])}{ci(mk['short_lost_ci'])} of {mk['short_n']} views (over-correction, flips "
-            "from a right original, on the masterkey row).",
+            f"The correct answer against the wrong one made longer with filler (mirror probes): not decided for the "
+            f"correct answer in {pct(mk['short_lost'])}{ci(mk['short_lost_ci'])} of {mk['short_n']} views (the "
+            "masterkey row's over-correction counts the flips from a right original only).",
         ]
     return lines
 
@@ -934,7 +934,7 @@ def probes_markdown(probes: dict[str, Any]) -> list[str]:
         lines += [
             "",
             f"Key battery against real reference answers (percent): false positives {with_ci(keys['false_positive'], keys['false_positive_ci'])} "
-            f"of {counted(keys['n'], 'key')} ({types}); a short reference against a long worse answer lost in "
+            f"of {counted(keys['n'], 'key')} ({types}); the reference against the worse answer made longer lost in "
             f"{with_ci(keys['short_lost'])} of {counted(keys['short_n'], 'pair')}.",
         ]
         check = (probes.get("keys") or {}).get("judge_check") or {}
