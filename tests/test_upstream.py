@@ -428,6 +428,22 @@ def test_another_sources_file_is_refused_at_its_first_row(tmp_path):
     assert {u.layout for u in UPSTREAM.values()} <= set(FORMATS)
 
 
+def test_a_folder_of_two_layouts_is_refused_not_read_half(tmp_path):
+    """A RewardBench file beside LLMBar's in one folder is no set of malformed LLMBar rows to skip: refused
+    at its first row, naming both layouts, whatever bad_rows says."""
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    (mixed / "natural.json").write_text(
+        json.dumps([{"input": "q", "output_1": "a", "output_2": "b", "label": 1}])
+    )
+    jsonl(mixed / "rb.jsonl", [{"prompt": "p", "chosen": "x", "rejected": "y", "subset": "chat", "id": 1}])
+    for bad_rows in ("error", "skip"):
+        with pytest.raises(
+            BiasAwareError, match=r"rb.jsonl:1: a row in the \w+ layout, where the source's rows are llmbar's"
+        ):
+            load_upstream(str(mixed), bad_rows=bad_rows)
+
+
 @pytest.mark.parametrize("name", list(UPSTREAM))
 def test_a_folder_without_the_files_names_them_and_their_repository(tmp_path, name):
     with pytest.raises(BiasAwareError) as err:

@@ -544,12 +544,20 @@ FORMATS: dict[str, tuple[set[str], Callable]] = {
 }
 
 
-def detect_format(row: dict[str, Any], where: str = "") -> str:
-    """The layout of a source, from the columns of its first row. A row that lacks a column of the layout
-    it is closest to (at least half its columns) is named with that column, as a later row would be."""
+def layout_of(row: dict[str, Any]) -> str | None:
+    """The layout whose columns ``row`` has (the first of :data:`FORMATS` that fits), else ``None``."""
     for name, (cols, _) in FORMATS.items():
         if cols <= set(row) and (name != "rm-bench" or isinstance(row.get("chosen"), list)):
             return name
+    return None
+
+
+def detect_format(row: dict[str, Any], where: str = "") -> str:
+    """The layout of a source, from the columns of its first row. A row that lacks a column of the layout
+    it is closest to (at least half its columns) is named with that column, as a later row would be."""
+    found = layout_of(row)
+    if found is not None:
+        return found
     near = max(
         FORMATS, key=lambda n: (len(FORMATS[n][0] & set(row)) / len(FORMATS[n][0]), -len(FORMATS[n][0]))
     )
@@ -676,15 +684,21 @@ def load_upstream(
     loaded = Loaded(layout="")
     problems: list[str] = []
     first_at: dict[str, str] = {}  # pair id -> the row that gave it
+    layout_at = ""  # the row that fixed the layout
     for i, (row, where, error) in enumerate(_rows(source, split or default_split)):
         loaded.rows += 1
         if error:
             problems.append(error)
             continue
         try:
-            loaded.layout = loaded.layout or detect_format(
-                row, where
-            )  # a malformed first row: the next decides
+            if not loaded.layout:  # a malformed first row: the next decides
+                loaded.layout, layout_at = detect_format(row, where), where
+            other = layout_of(row) if not FORMATS[loaded.layout][0] <= set(row) else None
+            if other is not None and other != loaded.layout:  # a file of another benchmark: no bad row of this one
+                raise BiasAwareError(
+                    f"{where}: a row in the {other} layout, where the source's rows are {loaded.layout}'s (from "
+                    f"{layout_at}): a benchmark holds one layout; give a file of another on its own"
+                )
             if layout and loaded.layout != layout:
                 raise BiasAwareError(
                     f"{where}: the rows are in the {loaded.layout} layout ({sorted(FORMATS[loaded.layout][0])}), "
