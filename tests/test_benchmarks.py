@@ -158,6 +158,9 @@ def test_reward_model_and_cli(tmp_path, tiny_models, capsys):
     (out / "judgments.jsonl").write_text("\n".join([json.dumps(row), *lines[1:]]) + "\n")
     assert main(["eval", "general", "--out", str(out), "--rescore"]) == 2
     assert "the file was edited: judge the bench again into a new folder" in capsys.readouterr().err
+    (out / "judgments.jsonl").write_text("\n".join(lines[:-1]) + "\n")  # a line lost
+    assert main(["eval", "general", "--out", str(out), "--rescore"]) == 2
+    assert "(lines were lost or deleted)" in capsys.readouterr().err
 
 
 def test_rows_that_are_not_pairs_are_said_and_kept_in_the_summary(tmp_path, tiny_models, capsys):

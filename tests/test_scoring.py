@@ -462,6 +462,20 @@ def test_eval_scoring_measures_a_reference_anchored_judge_exactly(tmp_path, caps
         assert said in capsys.readouterr().err
     no_baseline = "".join(json.dumps(r) + "\n" for r in rows if r["view"] != "baseline")
     (out / "judgments.jsonl").write_text(no_baseline)
+    assert main(["eval", "scoring", "--out", str(out), "--rescore"]) == 2  # lines lost: every line is counted
+    assert (
+        f"holds {len(no_baseline.splitlines())} judgment(s), fewer than the {len(rows)}"
+        in capsys.readouterr().err
+    )
+    (out / "judgments.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in rows[:-1])
+    )  # one line of an item
+    assert main(["eval", "scoring", "--out", str(out), "--rescore"]) == 2
+    assert "(lines were lost or deleted)" in capsys.readouterr().err
+    summary = json.loads((out / "summary.json").read_text())
+    del summary["judgments"]  # a summary written before the lines were counted: the baseline's check
+    (out / "summary.json").write_text(json.dumps(summary))
+    (out / "judgments.jsonl").write_text(no_baseline)
     assert main(["eval", "scoring", "--out", str(out), "--rescore"]) == 2
     assert f"{out}/judgments.jsonl: no baseline scores" in capsys.readouterr().err
     (out / "judgments.jsonl").write_text(first[: first.index("\n", len(first) // 4) + 1])

@@ -694,7 +694,9 @@ def load_upstream(
             if not loaded.layout:  # a malformed first row: the next decides
                 loaded.layout, layout_at = detect_format(row, where), where
             other = layout_of(row) if not FORMATS[loaded.layout][0] <= set(row) else None
-            if other is not None and other != loaded.layout:  # a file of another benchmark: no bad row of this one
+            if (
+                other is not None and other != loaded.layout
+            ):  # a file of another benchmark: no bad row of this one
                 raise BiasAwareError(
                     f"{where}: a row in the {other} layout, where the source's rows are {loaded.layout}'s (from "
                     f"{layout_at}): a benchmark holds one layout; give a file of another on its own"

@@ -54,6 +54,7 @@ def write_reports(judgments_path: Path, out: Path, policy: str, seed: int, extra
         verdicts_agree(out, judgments, extra["run"].get("spec"))
     summary = summarize(judgments, policy, seed)
     summary.update(extra or {})
+    summary["judgments"] = len(judgments)  # every line: a rescore of a file that lost one is refused
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "summary.json", summary)
     (out / "report.md").write_text(markdown_report(summary))

@@ -73,6 +73,7 @@ def write_general_reports(judgments_path: Path, out: Path, benchmark: str, extra
         verdicts_agree(out, judgments, extra["run"].get("spec"))
     summary = summarize_general(judgments)
     summary.update({"benchmark": benchmark, **(extra or {})})
+    summary["judgments"] = len(judgments)  # every line: a rescore of a file that lost one is refused
     write_json(out / "summary.json", summary)
     (out / "report.md").write_text(general_markdown(summary, benchmark))
     return summary

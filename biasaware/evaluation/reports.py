@@ -701,6 +701,8 @@ def general_markdown(summary: dict[str, Any], benchmark: str) -> str:
             f"{summary['overall']['overlong']} view(s) did not fit the judge's context and were not judged "
             "(verdict `invalid`, counted as wrong).\n\n"
         )
+    if summary.get("incomplete_items"):  # a pair judged in one order only: not in the pair figures
+        head += f"Pairs judged in one order only (left out of the table): {summary['incomplete_items']}.\n\n"
     lines += judgebench_rule_lines(summary["overall"])
     lines += rewardbench_lines(summary.get("rewardbench"))
     lines += rmbench_lines(summary.get("rmbench"))

@@ -269,20 +269,29 @@ def check_finished(out: Path, summary: dict[str, Any] | None, command: str) -> N
                 "the summary"
             )
         return
-    counted = summary.get("items")
-    if isinstance(counted, int) and not isinstance(counted, bool):
-        judged = judged_items(out)
-        if len(judged) < counted:
+    rows = judged_rows(out)
+    # the items counted, and every judgment line (a summary written before it was counted: the items alone)
+    for key, have, what in (
+        ("items", len({row["probe_id"] for row in rows}), "judgments of {} item(s)"),
+        ("judgments", len(rows), "{} judgment(s)"),
+    ):
+        counted = summary.get(key)
+        if isinstance(counted, int) and not isinstance(counted, bool) and have < counted:
             raise BiasAwareError(
-                f"{out}/judgments.jsonl holds judgments of {len(judged)} item(s), fewer than the {counted} its "
-                f"summary.json counted (lines were lost or deleted): {rerun}"
+                f"{out}/judgments.jsonl holds {what.format(have)}, fewer than the {counted} its summary.json "
+                f"counted (lines were lost or deleted): {rerun}"
             )
+
+
+def judged_rows(out: Path) -> list[dict[str, Any]]:
+    """The judgment lines a folder holds (``judgments.jsonl`` and the shards of a launch)."""
+    files = (out / "judgments.jsonl", *(out / SHARDS).glob("*.jsonl"))
+    return [row for f in files if f.exists() for row in read_whole_lines(f)]
 
 
 def judged_items(out: Path) -> set[str]:
     """The ids of the items a folder holds judgments of (``judgments.jsonl`` and the shards of a launch)."""
-    files = (out / "judgments.jsonl", *(out / SHARDS).glob("*.jsonl"))
-    return {row["probe_id"] for f in files if f.exists() for row in read_whole_lines(f)}
+    return {row["probe_id"] for row in judged_rows(out)}
 
 
 def judge_or_rescore(

@@ -218,6 +218,7 @@ def write_scoring_reports(out: Path, seed: int, extra: dict | None = None) -> di
     except BiasAwareError as exc:  # no baseline scores: named by its file
         raise BiasAwareError(f"{out}/judgments.jsonl: {exc}") from None
     summary.update(extra or {})
+    summary["judgments"] = len(judgments)  # every line: a rescore of a file that lost one is refused
     note = REWARD_NOTE if summary.get("continuous") else ""
     if note:
         summary["note"] = note
