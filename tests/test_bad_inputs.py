@@ -1075,6 +1075,13 @@ CASES = [
         {"s.jsonl": line(ITEM) + line(ITEM, id="b", gold=9), "good.jsonl": line(ITEM)},
         fix=[*SCORE_RM, "{d}/good.jsonl"],
     ),
+    Case(  # a typo of a field would be read as no value: the gold or the references lost unsaid
+        "scoring-item-with-an-unknown-field",
+        [*SCORE_RM, "{d}/s.jsonl"],
+        "s.jsonl:2: unknown field 'glod'; did you mean 'gold'? (put extra data under 'meta')",
+        {"s.jsonl": line(ITEM) + line(ITEM, id="b", gold=None, glod=3), "good.jsonl": line(ITEM)},
+        fix=[*SCORE_RM, "{d}/good.jsonl"],
+    ),
     Case(  # named as missing, not as a null value
         "scoring-item-without-a-response",
         [*SCORE_RM, "{d}/s.jsonl"],

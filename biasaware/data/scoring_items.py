@@ -17,11 +17,29 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.data.upstream import detect_format
-from biasaware.errors import BiasAwareError, RecordError
+from biasaware.errors import BiasAwareError, RecordError, closest_named
 from biasaware.io import iter_rows, refuse_other_kind
 from biasaware.records import RUBRIC_KEYS, ScoringItem, parse_record, renamed_fields
 
 GOLD_KEYS = ("gold", "human_score", "gold_score", "gpt4_score")
+# the generic layout's fields: any other is refused (a typo of one of these would be read as no value)
+GENERIC_FIELDS = (
+    "id",
+    "prompt",
+    "instruction",
+    "question",
+    "input",
+    "system_prompt",
+    "response",
+    "output",
+    "answer",
+    "rubric",
+    *RUBRIC_KEYS,
+    "references",
+    "reference_answer",
+    *GOLD_KEYS,
+    "meta",
+)
 
 
 def _first(row: dict, *keys: str) -> Any:
@@ -79,6 +97,15 @@ def to_scoring_row(row: dict, index: int, where: str = "<row>") -> dict:
             "references": {"5": ref} if isinstance(ref, str) and ref.strip() else {},
             "gold": _gold(row),
         }
+    unknown = [k for k in row if k not in GENERIC_FIELDS]
+    if unknown:
+        raise RecordError(
+            [
+                f"{where}: unknown field {unknown[0]!r}; "
+                + closest_named(str(unknown[0]), list(GENERIC_FIELDS))
+                + " (put extra data under 'meta')"
+            ]
+        )
     rubric = row.get("rubric")
     if rubric is None and any(k in row for k in RUBRIC_KEYS[1:]):
         rubric = {k: row.get(k) for k in RUBRIC_KEYS}
