@@ -255,8 +255,9 @@ def check_split(source: str | os.PathLike, split: str | None, name: str | None =
 
 
 def saved_dataset(folder: Path) -> bool:
-    """Whether ``folder`` is a dataset saved by ``datasets`` (``save_to_disk``)."""
-    return (folder / "dataset_info.json").exists() or (folder / "state.json").exists()
+    """Whether ``folder`` is a dataset saved by ``datasets`` (``save_to_disk``): a ``Dataset``, or a
+    ``DatasetDict`` (its splits in sub-folders, named in ``dataset_dict.json``)."""
+    return any((folder / name).exists() for name in ("dataset_info.json", "state.json", "dataset_dict.json"))
 
 
 def missing_local(source: str | os.PathLike) -> bool:

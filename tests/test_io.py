@@ -70,6 +70,10 @@ def test_hf_dataset_saved_and_loaded_by_name(tmp_path, pair_row):
     ds = datasets.Dataset.from_list([pair_row, {**pair_row, "id": "p2"}])
     ds.save_to_disk(str(tmp_path / "saved"))
     assert [r.id for r in read_records(tmp_path / "saved", "pair")] == ["p1", "p2"]
+    # a DatasetDict saved (its splits in sub-folders): read by split, as a hub dataset is
+    datasets.DatasetDict({"train": ds, "test": ds.select([1])}).save_to_disk(str(tmp_path / "dict"))
+    assert [r.id for r in read_records(tmp_path / "dict", "pair", split="test")] == ["p2"]
+    assert len(read_records(tmp_path / "dict", "pair")) == 2
     # load_dataset on a local folder: the same code path a hub name takes
     folder = tmp_path / "hubstyle" / "data"
     folder.mkdir(parents=True)
