@@ -1,5 +1,6 @@
 """Errors a user can cause and fix. The CLI prints them without a traceback and exits non-zero."""
 
+import difflib
 import re
 
 
@@ -29,8 +30,6 @@ class OtherKindError(BiasAwareError):
 def closest_named(name: str, valid: list[str]) -> str:
     """What follows "unknown X 'name';" in a message: the closest of ``valid`` (``did you mean 'x'?``), else
     every valid name."""
-    import difflib
-
     close = difflib.get_close_matches(str(name), list(valid), n=1)
     return f"did you mean {close[0]!r}?" if close else f"valid: {', '.join(map(str, valid))}"
 

@@ -183,7 +183,7 @@ def test_cli_build_real(tmp_path, capsys, real_folder):
     )
     (root / "rm_bench").mkdir()
     assert main(["build", "real", "--real", str(root), "--out", str(tmp_path / "o1")]) == 0
-    assert "rm_bench/ names no source" in capsys.readouterr().err
+    assert "rm_bench/ names no source; did you mean 'rm-bench'?" in capsys.readouterr().err
     bench = tmp_path / "bench"  # another kind of build's folder is named for what it holds
     assert main(["build", "bench", "--out", str(bench), "--n", "2", "--biases", "length"]) == 0
     assert main(["build", "real", "--real", str(root), "--out", str(bench)]) == 2

@@ -74,20 +74,16 @@ def cmd_build(args: argparse.Namespace) -> int:
 def build_real(args: argparse.Namespace) -> int:
     check_out(args.out)
     from biasaware.data.real import (
-        FOLDER_NAMES,
         build_real,
         named_paths,
         real_report,
         resolve_sources,
-        unknown_folders,
+        unknown_folder_lines,
     )
 
     sources = resolve_sources(args.real, named_paths(args.source or [], "--source"))
-    for name in unknown_folders(args.real):
-        print(
-            f"warning: {args.real}/{name}/ names no source; sources: {', '.join(FOLDER_NAMES)}",
-            file=sys.stderr,
-        )
+    for line in unknown_folder_lines(args.real):
+        print(f"warning: {line}", file=sys.stderr)
     manifest = build_real(
         sources, args.out, seed=args.seed, heldout=args.heldout, margin=args.margin, real=args.real
     )

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import difflib
 import random
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -133,11 +134,8 @@ def resolve_sources(
     overrides = dict(overrides or {})
     unknown = sorted(set(overrides) - set(FOLDER_NAMES))
     if unknown:
-        # a source's folder name (alpaca_eval, offsetbias) is the likeliest slip, then a typo
-        folders = {folder.lower(): name for name, names in FOLDER_NAMES.items() for folder in names}
-        said = unknown[0].lower()
-        close = [folders[said]] if said in folders else difflib.get_close_matches(said, FOLDER_NAMES, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        close = closest_source(unknown[0])
+        hint = f" (did you mean {close!r}?)" if close else ""
         raise BiasAwareError(
             f"unknown real-text source {unknown[0]!r}{hint}; valid: {', '.join(FOLDER_NAMES)}"
         )
@@ -192,6 +190,19 @@ def source_files(sources: dict[str, Path]) -> dict[str, list[Path]]:
     return files
 
 
+def closest_source(said: str) -> str | None:
+    """The source a mistyped name most likely meant: a source's folder name (``alpaca_eval``, ``offsetbias``) is
+    the likeliest slip, then a typo (``autoj`` for ``auto-j``)."""
+    folders = {folder.lower(): name for name, names in FOLDER_NAMES.items() for folder in names}
+    said = said.lower()
+    if said in folders:
+        return folders[said]
+    squeezed = {re.sub(r"[-_]", "", name): name for name in FOLDER_NAMES}
+    if re.sub(r"[-_]", "", said) in squeezed:
+        return squeezed[re.sub(r"[-_]", "", said)]
+    return next(iter(difflib.get_close_matches(said, FOLDER_NAMES, n=1)), None)
+
+
 def unknown_folders(root: str | Path | None) -> list[str]:
     """Sub-folders of ``root`` that name no source (``rm_bench/``): said to the user, since the source they
     were meant for is then missing."""
@@ -199,6 +210,16 @@ def unknown_folders(root: str | Path | None) -> list[str]:
         return []
     known = {n for names in FOLDER_NAMES.values() for n in names}
     return sorted(p.name for p in Path(root).expanduser().iterdir() if p.is_dir() and p.name not in known)
+
+
+def unknown_folder_lines(root: str | Path | None) -> list[str]:
+    """What to say of each sub-folder of ``root`` that names no source (:func:`unknown_folders`)."""
+    lines = []
+    for name in unknown_folders(root):
+        close = closest_source(name)
+        hint = f"did you mean {close!r}? " if close else ""
+        lines.append(f"{root}/{name}/ names no source; {hint}sources: {', '.join(FOLDER_NAMES)}")
+    return lines
 
 
 def load_files(
