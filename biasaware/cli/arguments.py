@@ -91,7 +91,7 @@ EVAL_STAGES = {
         "Compare two judges on the probes both runs judged with the same content (standard and mirror "
         "probes separately); print the overlap and a table of per-bias McNemar tests. With --baseline, compare "
         "two or more judges against one of them, as the quickstart's tables do: one row per judge with Acc_ori, "
-        "BSR and over-correction pooled over the 12 biases judged, and, where the runs judged master-key "
+        "BSR and over-correction pooled over the biases both judged, and, where the runs judged master-key "
         "probes, false positives per key type and over both answer orders; p = McNemar exact against the "
         "baseline on the same probes. Two `quickstart --generative` studies are compared seed by seed; two or "
         "more `eval real` runs set by set on the pairs both judged, then on their probes.",
