@@ -79,6 +79,9 @@ PARSE_CASES = [
     ("[RESULT] four", NUMERIC, None),
     ("Feedback: ok [RESULT] 3.5", NUMERIC, None),
     ("Feedback: ok [RESULT] -3", NUMERIC, None),
+    ('Feedback: ok [RESULT] "4"', NUMERIC, 4),  # quoted on both sides, as a closing quote alone is read
+    ("Feedback: ok [RESULT] `4`", NUMERIC, 4),
+    ("Feedback: ok [RESULT] '4", NUMERIC, 4),
     # letters E-A (E is 1, A is 5), any case
     ("Feedback: excellent. [RESULT] A", LETTER, 5),
     ("Feedback: poor. [RESULT] E", LETTER, 1),

@@ -24,7 +24,7 @@ Every graded text (instruction, response, reference, rubric) sits inside delimit
 pairwise prompts are (:func:`biasaware.judging.judge_format.fence`), and the judge is told it is
 material, not instructions.
 
-**The parser** (:func:`parse_score`) reads the last ``[RESULT]`` marker, in any case, bold or with a
+**The parser** (:func:`parse_score`) reads the last ``[RESULT]`` marker, in any case, bold, quoted or with a
 colon allowed, followed by one score id of the template's set (letters and roman numerals in any
 case, optionally "Score", brackets or "/5", "out of 5"), then only whitespace and punctuation to
 the end of the reply. Anything else is ``None`` (invalid): no marker, an id of another set (``B``
@@ -300,7 +300,7 @@ class ScoreOutput:
 _MARKERS = re.compile(r"\[result\]", re.IGNORECASE)
 _AFTER = 60  # characters after a marker where its score is read
 _SCORE = re.compile(
-    r"\A[\s*:]{0,8}(?:score[\s:]{0,3})?[(\[]?\s{0,2}([0-9]{1,2}|[a-e]|i{1,3}|iv|v)(?![a-z0-9])\s{0,2}[)\]]?"
+    r"\A[\s*:\"'`]{0,8}(?:score[\s:]{0,3})?[(\[]?\s{0,2}([0-9]{1,2}|[a-e]|i{1,3}|iv|v)(?![a-z0-9])\s{0,2}[)\]]?"
     r"(?:\s{0,2}(?:/|out\s+of)\s{0,2}(5|10)(?![0-9]))?",
     re.IGNORECASE,
 )
