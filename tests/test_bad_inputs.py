@@ -1082,6 +1082,13 @@ CASES = [
         {"s.jsonl": line(ITEM) + line(ITEM, id="b", gold=None, glod=3), "good.jsonl": line(ITEM)},
         fix=[*SCORE_RM, "{d}/good.jsonl"],
     ),
+    Case(  # true made text would be an id the file never wrote
+        "scoring-item-id-that-is-no-id",
+        [*SCORE_RM, "{d}/s.jsonl"],
+        "s.jsonl:2: field 'id' is True: an item's id is text or a whole number",
+        {"s.jsonl": line(ITEM) + line(ITEM, id=True), "good.jsonl": line(ITEM)},
+        fix=[*SCORE_RM, "{d}/good.jsonl"],
+    ),
     Case(  # named as missing, not as a null value
         "scoring-item-without-a-response",
         [*SCORE_RM, "{d}/s.jsonl"],
@@ -1119,7 +1126,7 @@ CASES = [
     Case(
         "scoring-biggen-rubric-lacks-a-level",
         [*SCORE_RM, "{d}/b.json"],
-        "b.json: record 'x': field 'rubric' is missing score3_description",
+        "b.json: record 'x': field 'score_rubric' is missing score3_description",
         {
             "b.json": json.dumps(
                 {"x": {"input": "Q", "response": "r", "score_rubric": {**RUBRIC, "score3_description": ""}}}

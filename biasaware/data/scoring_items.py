@@ -61,6 +61,19 @@ def _gold(row: dict) -> Any:
     return value  # anything else is checked as the record's gold (a list with a non-number is refused)
 
 
+def _item_id(value: Any, index: int, where: str, field: str = "id") -> str:
+    """An item's id as its row gives it: text, or a whole number (written as text); the row's place when it
+    gives none. Another value (``true``, ``1.5``, a list) or blank text is refused: made text, it would
+    name no item the user wrote."""
+    if value is None:
+        return str(index)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str) and value.strip():
+        return value
+    raise RecordError([f"{where}: field '{field}' is {value!r}: an item's id is text or a whole number"])
+
+
 def _prompt(instruction: Any, system: Any = None) -> Any:
     if isinstance(instruction, list):
         return instruction
@@ -74,7 +87,7 @@ def to_scoring_row(row: dict, index: int, where: str = "<row>") -> dict:
         rubric = row["score_rubric"]
         ref = row.get("reference_answer")
         return {
-            "id": str(_first(row, "id") if _first(row, "id") is not None else index),
+            "id": _item_id(_first(row, "id"), index, where),
             "prompt": _prompt(row.get("input"), row.get("system_prompt")),
             "response": row.get("response"),
             "rubric": rubric,
@@ -88,8 +101,11 @@ def to_scoring_row(row: dict, index: int, where: str = "<row>") -> dict:
         }
         ref = row.get("orig_reference_answer")
         return {
-            "id": str(
-                _first(row, "id", "question_id") if _first(row, "id", "question_id") is not None else index
+            "id": _item_id(
+                _first(row, "id", "question_id"),
+                index,
+                where,
+                "id" if row.get("id") is not None else "question_id",
             ),
             "prompt": _prompt(row.get("orig_instruction")),
             "response": row.get("orig_response"),
@@ -119,7 +135,7 @@ def to_scoring_row(row: dict, index: int, where: str = "<row>") -> dict:
     if instruction is None:
         raise RecordError([f"{where}: no instruction: give 'instruction' (or 'prompt', 'question', 'input')"])
     out = {
-        "id": str(row.get("id") if row.get("id") is not None else index),
+        "id": _item_id(row.get("id"), index, where),
         "prompt": _prompt(instruction, row.get("system_prompt")),
         "response": _first(row, "response", "output", "answer"),
         "rubric": rubric,
@@ -143,6 +159,7 @@ def source_fields(row: dict) -> dict[str, str]:
     if "score_rubric" in row:
         instruction, response = "input", "response"
         names.update({f"rubric.{k}": f"score_rubric.{k}" for k in RUBRIC_KEYS})
+        names["rubric"] = "score_rubric"
     elif "orig_instruction" in row:
         instruction, response = "orig_instruction", "orig_response"
         names.update({f"rubric.{k}": f"orig_{k}" for k in RUBRIC_KEYS})

@@ -79,7 +79,10 @@ SETS = (  # (name in the report, file in the build folder, what it measures)
     ("masterkey-null", "masterkey-null.jsonl", "master key (false positive = 1 - accuracy)"),
 )
 PROBE_PARTS = (  # (folder in the build folder and in --out, what it measures)
-    ("probes", "injected cues, the biases judged (a reward model: 9 of 12), both sides (human- and correctness-labelled pairs)"),
+    (
+        "probes",
+        "injected cues, the biases judged (a reward model: 9 of 12), both sides (human- and correctness-labelled pairs)",
+    ),
     ("keys", "key battery against real reference answers"),
 )
 
