@@ -428,6 +428,15 @@ def test_another_sources_file_is_refused_at_its_first_row(tmp_path):
     assert {u.layout for u in UPSTREAM.values()} <= set(FORMATS)
 
 
+def test_a_mistyped_benchmark_name_is_answered_with_the_closest(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(
+        BiasAwareError,
+        match="'judgebnch': no such file or folder, nor a benchmark name; did you mean 'judgebench'",
+    ):
+        load_upstream("judgebnch")
+
+
 def test_a_folder_of_two_layouts_is_refused_not_read_half(tmp_path):
     """A RewardBench file beside LLMBar's in one folder is no set of malformed LLMBar rows to skip: refused
     at its first row, naming both layouts, whatever bad_rows says."""

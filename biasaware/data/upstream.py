@@ -70,6 +70,7 @@ commits :data:`UPSTREAM` names.)
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import glob
 import hashlib
@@ -673,6 +674,13 @@ def load_upstream(
         raise BiasAwareError(f"bad_rows is 'error' or 'skip', got {bad_rows!r}")
     name = str(name_or_path)
     source, default_split = HUB.get(name, (name, "train"))
+    named = [*HUB, *LOCAL_ONLY]
+    if name not in named and "/" not in name and not Path(name).expanduser().exists():
+        close = difflib.get_close_matches(name.lower(), named, n=1)
+        if close:  # a benchmark's name mistyped, not a hub dataset's (owner/name)
+            raise BiasAwareError(
+                f"{name!r}: no such file or folder, nor a benchmark name; did you mean {close[0]!r}?"
+            )
     if name in LOCAL_ONLY and not Path(name).exists():
         raise BiasAwareError(f"{name} has no hub copy; pass the path of {LOCAL_ONLY[name]}")
     if name in HUB and Path(name).exists():  # a copy in the working folder: which one is meant is not guessed
