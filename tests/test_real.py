@@ -58,6 +58,17 @@ def test_build_real_splits_by_instruction_and_records_the_shortcut(tmp_path, rea
     held_keys = {p.meta["instruction_key"] for p in held}
     assert len(held_keys) == 3 and len(train_keys) == 7 and not train_keys & held_keys
     assert len(train) + len(held) == 19  # 20 model pairs, one tie left out
+    from biasaware.data.real import real_report
+
+    assert any(
+        line.startswith("injected probes (the 12 biases): ") and "in probes/" in line
+        for line in real_report(m)
+    )
+    lacking = {**m, "probes": {k: v for k, v in m["probes"].items() if k != "probes"}}  # no labelled source
+    assert (
+        "injected probes (the 12 biases): not built: none of auto-j, pandalm, llmbar, judgebench"
+        in "\n".join(real_report(lacking))
+    )
     assert all(p.meta["model"] != "NullModel" for p in train + held)
     keys = read_records(out / "masterkey-null.jsonl", "pair")
     assert {p.meta["instruction_key"] for p in keys} == held_keys  # every held-out instruction, tie or not

@@ -568,6 +568,8 @@ def real_report(manifest: dict[str, Any]) -> list[str]:
         if name in probes:
             std, mirror = (sum(probes[name][side].values()) for side in ("biases", "mirror"))
             lines.append(f"{what}: {std} standard and {mirror} mirror probes in {name}/")
+        elif name == "probes":  # said here, not first met as a part eval real lacks
+            lines.append(f"{what}: not built: none of {', '.join(PROBE_SOURCES)} is among the sources")
     lines.append("longer answer chosen (characters; pairs of equal length left out):")
     for name, row in manifest["shortcut"].items():
         share = "n/a" if row["share"] is None else f"{pct(row['share'])}%"
