@@ -27,8 +27,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from record import run_main
+from record import results_path, run_main
 
+from biasaware.errors import BiasAwareError
 from biasaware.judging.parsers import get_parser
 
 ORDERS = {"swap = False": {"A": "1", "B": "2"}, "swap = True": {"A": "2", "B": "1"}}
@@ -42,8 +43,16 @@ def count(path: Path, counts: Counter) -> None:
     prompt = path.parent.name
     template = template_of(prompt)
     native, strict = get_parser(template, "native"), get_parser(template, "strict")
-    for item in json.loads(path.read_text()):
-        for result in item.get("results", []):
+    try:
+        items = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise BiasAwareError(f"{path}: not a readable JSON file ({exc})") from None
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise BiasAwareError(f"{path}: not LLMBar's result.json (a list of items, each with its results)")
+    for item in items:
+        for result in item.get("results") or []:
+            if not isinstance(result, dict):
+                raise BiasAwareError(f"{path}: an item's results are not LLMBar's (a list of objects)")
             for order, letters in ORDERS.items():
                 run = result.get(order)
                 if not isinstance(run, dict):
@@ -88,7 +97,7 @@ def rates(c: Counter) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--released", required=True, help="a folder of LLMBar's released result.json files")
-    ap.add_argument("--json", help="write the counts and rates here")
+    ap.add_argument("--json", type=results_path, help="write the counts and rates here")
     args = ap.parse_args()
     root = Path(args.released)
     files = sorted(root.rglob("result.json"))

@@ -83,6 +83,7 @@ def test_the_judge_benchmarks_run_on_the_tiny_models(tiny_models, monkeypatch, c
         ("llm_rewrites.py", ["--latency", "-1"], "--latency: -1 is below 0"),
         ("gpu_judges.py", ["--batch-sizes", "16,0"], "--batch-sizes"),
         ("parsers.py", ["--json", "{tmp}"], "is a folder; give a file name"),
+        ("llmbar_agreement.py", ["--released", "{tmp}"], "not LLMBar's result.json"),
     ],
 )
 def test_a_benchmark_refuses_settings_that_measure_nothing_before_it_runs(
@@ -91,6 +92,7 @@ def test_a_benchmark_refuses_settings_that_measure_nothing_before_it_runs(
     """A count of 0 (a mean of no rounds, a division by no views) and a --json that cannot be written are usage
     errors, exit 2, before the benchmark's minutes are spent."""
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    (tmp_path / "result.json").write_text('"not results"')  # a result.json of another tool
     assert run_script(BENCH / script, argv, monkeypatch) == 2
     assert said in capsys.readouterr().err
 
