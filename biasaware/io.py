@@ -477,9 +477,9 @@ _FLOAT = re.compile(
 )
 
 
-def _unique_keys_loader():
+def _unique_keys_loader(floats_12: bool = True):
     """PyYAML's safe loader, refusing a mapping that gives one key twice (it would keep the last unsaid), and
-    reading ``1e-5`` as a number (:data:`_FLOAT`), as YAML 1.2 and JSON do."""
+    (``floats_12``) reading ``1e-5`` as a number (:data:`_FLOAT`), as YAML 1.2 and JSON do."""
     import yaml
 
     class Loader(yaml.SafeLoader):
@@ -494,7 +494,8 @@ def _unique_keys_loader():
                 seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
-    Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))
+    if floats_12:
+        Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))
     return Loader
 
 
@@ -549,9 +550,10 @@ def public_command(argv: list[str]) -> str:
     return " ".join(shown)
 
 
-def read_config(path: str | os.PathLike, what: str = "config") -> dict[str, Any]:
+def read_config(path: str | os.PathLike, what: str = "config", floats_12: bool = True) -> dict[str, Any]:
     """A YAML settings file as a mapping (empty file: ``{}``); a missing file, bad YAML (with its
-    line and column) or a non-mapping is a :class:`BiasAwareError` naming the file."""
+    line and column) or a non-mapping is a :class:`BiasAwareError` naming the file. ``floats_12``: ``1e-5``
+    is a number (YAML 1.2, JSON), not text (YAML 1.1, PyYAML's)."""
     import yaml
 
     if not str(path).strip():
@@ -563,7 +565,7 @@ def read_config(path: str | os.PathLike, what: str = "config") -> dict[str, Any]
     except (OSError, UnicodeDecodeError) as exc:
         raise BiasAwareError(f"{what} {path}: cannot read it ({exc})") from None
     try:
-        data = yaml.load(text, Loader=_unique_keys_loader())
+        data = yaml.load(text, Loader=_unique_keys_loader(floats_12))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""

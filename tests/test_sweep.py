@@ -365,6 +365,9 @@ def test_setting_errors_before_anything_is_written(sweep_files, tmp_path, capsys
         SweepSpec.from_sources(None, {**spec, "seeds": [0, 0]})
     with pytest.raises(BiasAwareError, match="empty list of grids"):
         SweepSpec.from_sources(None, {"grid": []})
+    # a sweep's values as PyYAML reads them, as --grid's: its points are named by them, so one begun before resumes
+    (tmp_path / "lr.yaml").write_text("grid: {learning_rate: [1e-5, 2.0e-5]}\n")
+    assert SweepSpec.from_sources(str(tmp_path / "lr.yaml"), {}).grid == {"learning_rate": ["1e-5", 2e-5]}
     (tmp_path / "typo.yaml").write_text("gird: {augment: [paper]}\n")
     with pytest.raises(BiasAwareError, match=r"typo.yaml: gird: unknown setting; did you mean grid\?"):
         SweepSpec.from_sources(str(tmp_path / "typo.yaml"), {})

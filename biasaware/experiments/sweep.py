@@ -186,7 +186,9 @@ class SweepSpec(BaseModel):
         data: dict[str, Any] = {}
         if path is not None:
             path = str(find_file(path, "sweep config"))  # recipes/sweeps/... ship with the package
-            data = read_config(path, "sweep config")
+            # its values as PyYAML reads them, as the --grid flags are: a sweep's points are named and recorded by
+            # them (1e-5 is the text "1e-5"), so that a sweep begun before resumes into the same folders
+            data = read_config(path, "sweep config", floats_12=False)
             if not data:  # a file cut or saved empty would otherwise run the whole built-in sweep
                 raise BiasAwareError(
                     f"sweep config {path} holds no settings; give its grid (and any settings), or leave "
