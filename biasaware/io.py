@@ -467,10 +467,10 @@ def read_json(path: str | os.PathLike, what: str = "file") -> dict[str, Any]:
 
 
 # YAML 1.2's floats: PyYAML follows YAML 1.1, where ``1e-5`` (no dot) is text, not the number a user (and JSON) means
-_FLOAT = re.compile(
-    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-    |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+_FLOAT = re.compile(  # an exponent of up to 3 digits: "4e91234" (a run name, say) stays text, not inf
+    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]{1,3})?
+    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]{1,3})
+    |\.[0-9_]+(?:[eE][-+]?[0-9]{1,3})?
     |[-+]?\.(?:inf|Inf|INF)
     |\.(?:nan|NaN|NAN))$""",
     re.X,

@@ -158,6 +158,8 @@ def test_reward_model_and_cli(tmp_path, tiny_models, capsys):
     (out / "judgments.jsonl").write_text("\n".join([json.dumps(row), *lines[1:]]) + "\n")
     assert main(["eval", "general", "--out", str(out), "--rescore"]) == 2
     assert "the file was edited: judge the bench again into a new folder" in capsys.readouterr().err
+    (out / "judgments.jsonl").write_text("\n".join(lines))  # every line, the last without its line end: whole
+    assert main(["eval", "general", "--out", str(out), "--rescore"]) == 0
     (out / "judgments.jsonl").write_text("\n".join(lines[:-1]) + "\n")  # a line lost
     assert main(["eval", "general", "--out", str(out), "--rescore"]) == 2
     assert "(lines were lost or deleted)" in capsys.readouterr().err

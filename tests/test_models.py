@@ -393,12 +393,20 @@ def test_a_converted_built_in_that_is_not_whole_is_converted_again(tiny_models, 
     for damage in (
         lambda: (target / "config.json").unlink(),
         lambda: (target / "model.safetensors").write_bytes(b""),
-        lambda: (target / models.PREPARED).unlink(),
+        lambda: (target / models.PREPARED).unlink() or (target / "model.safetensors").unlink(),
     ):
         damage()
         assert not models.prepared(target)
         assert models._prepare_smollm2() == target and models.prepared(target)
     assert [p.name for p in target.parent.iterdir()] == [target.name]  # nothing set aside is left
+    (
+        target / models.PREPARED
+    ).unlink()  # a copy converted before the record: taken as it is, not converted again
+    assert (
+        models.prepared(target)
+        and models._prepare_smollm2() == target
+        and not (target / models.PREPARED).exists()
+    )
     umask = os.umask(0)
     os.umask(umask)
     modes = {f.stat().st_mode & 0o777 for f in (target / "model.safetensors", target / "config.json")}

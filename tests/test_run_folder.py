@@ -403,7 +403,9 @@ def test_a_launch_whose_precision_differs_from_the_runs_or_fsdp_on_a_cpu_is_refu
     code, text = run(
         "reward", flags(tiny_models["reward"], train_file, tmp_path / "out"), monkeypatch, capsys
     )
-    assert code == 2 and "accelerate config sets mixed_precision: bf16" in text, text
+    assert (
+        code == 2 and "accelerate config (or ACCELERATE_MIXED_PRECISION) sets mixed_precision: bf16" in text
+    ), text
     assert "this run's is no (bf16: false, fp16: false)" in text and "cpu_zero3.yaml" in text
     assert not (tmp_path / "out").exists()
     # without DeepSpeed (multi_gpu.yaml on a CPU) the trainer would train in bf16 while the run says bf16: false
@@ -414,6 +416,14 @@ def test_a_launch_whose_precision_differs_from_the_runs_or_fsdp_on_a_cpu_is_refu
     assert code == 2 and "sets mixed_precision: bf16, which the trainer trains in" in text, text
     if not torch.cuda.is_available():
         assert "launch with accelerate_configs/cpu_ddp.yaml (mixed_precision: no) and --use_cpu true" in text
+    from trl import RewardConfig
+
+    from biasaware.training.recipe import check_launch
+
+    monkeypatch.setenv(
+        "ACCELERATE_MIXED_PRECISION", "fp16"
+    )  # a run's own bf16 wins outside DeepSpeed: no refusal
+    check_launch(RewardConfig(output_dir=str(tmp_path / "x"), bf16=True, use_cpu=True, report_to="none"))
     monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "no")  # as cpu_ddp.yaml launches: no refusal for it
     monkeypatch.setenv(
         "ACCELERATE_USE_FSDP", "true"

@@ -84,7 +84,7 @@ from biasaware.io import (
     write_jsonl,
 )
 from biasaware.judging.judge_format import judge_messages, parse_judgment
-from biasaware.judging.llm import COUNTS, LLMClient, LLMFailure, LLMSpec, server
+from biasaware.judging.llm import COUNTS, LLMClient, LLMFailure, LLMSpec, public_url
 from biasaware.progress import progress_bar
 from biasaware.records import BiasProbe, PreferencePair, TraceRow, TrainingRow, text_problem
 from biasaware.taxonomy import BIASES, parse_bias_list
@@ -340,7 +340,7 @@ class BuildConfig:
             section = data[key]
             data[key] = {k: v for k, v in section.items() if k not in LLMSpec.RUNTIME}
             if section.get("base_url"):  # the server asked decides the replies; its credentials do not
-                data[key]["endpoint"] = server(section["base_url"])
+                data[key]["endpoint"] = public_url(section["base_url"])
         return data
 
 

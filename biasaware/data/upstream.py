@@ -702,9 +702,10 @@ def load_upstream(
             if not loaded.layout:  # a malformed first row: the next decides
                 loaded.layout, layout_at = detect_format(row, where), where
             other = layout_of(row) if not FORMATS[loaded.layout][0] <= set(row) else None
-            if (
-                other is not None and other != loaded.layout
-            ):  # a file of another benchmark: no bad row of this one
+            # a row of another file in another layout: a file of another benchmark, no bad row of this one (a row
+            # of the file that set the layout is one of its own, malformed)
+            elsewhere = where.rsplit(":", 1)[0] != layout_at.rsplit(":", 1)[0]
+            if other is not None and other != loaded.layout and elsewhere:
                 raise BiasAwareError(
                     f"{where}: a row in the {other} layout, where the source's rows are {loaded.layout}'s (from "
                     f"{layout_at}): a benchmark holds one layout; give a file of another on its own"

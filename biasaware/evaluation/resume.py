@@ -21,7 +21,7 @@ from biasaware.devices import ranks
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.metrics import effective_policy
 from biasaware.evaluation.runner import SHARDS, start_judge
-from biasaware.io import json_sha256, read_json, read_whole_lines, refuse_foreign, write_json
+from biasaware.io import iter_rows, json_sha256, read_json, read_whole_lines, refuse_foreign, write_json
 from biasaware.judging.judges import llm_client, resolve_judge
 from biasaware.judging.llm import COUNTS, endpoint
 from biasaware.judging.prompts import judged_template
@@ -269,7 +269,7 @@ def check_finished(out: Path, summary: dict[str, Any] | None, command: str) -> N
                 "the summary"
             )
         return
-    rows = judged_rows(out)
+    rows = judged_rows(out, ends=True)
     # the items counted, and every judgment line (a summary written before it was counted: the items alone)
     for key, have, what in (
         ("items", len({row["probe_id"] for row in rows}), "judgments of {} item(s)"),
@@ -283,9 +283,13 @@ def check_finished(out: Path, summary: dict[str, Any] | None, command: str) -> N
             )
 
 
-def judged_rows(out: Path) -> list[dict[str, Any]]:
-    """The judgment lines a folder holds (``judgments.jsonl`` and the shards of a launch)."""
+def judged_rows(out: Path, ends: bool = False) -> list[dict[str, Any]]:
+    """The judgment lines a folder holds (``judgments.jsonl`` and the shards of a launch); with ``ends``, a
+    whole last line without its line end too, as a summary reads it (a process appending to the file has
+    none such: :func:`~biasaware.io.read_whole_lines`)."""
     files = (out / "judgments.jsonl", *(out / SHARDS).glob("*.jsonl"))
+    if ends:
+        return [row.data for f in files if f.exists() for row in iter_rows(f) if not row.error]
     return [row for f in files if f.exists() for row in read_whole_lines(f)]
 
 

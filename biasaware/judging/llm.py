@@ -152,37 +152,10 @@ def url_secrets(url: str | None) -> list[str]:
 
 
 def endpoint(backend: str, base_url: str | None) -> str | None:
-    """The server a ``backend`` asks at ``base_url`` (:func:`server`): part of what decides its replies,
-    since two servers may serve other weights under one model name. ``None``: the default endpoint, or a
-    backend that runs the model itself."""
-    return server(base_url) if backend == "openai" and base_url else None
-
-
-# query parameters that carry a credential: a new key asks the same server, so they are no part of its identity
-CREDENTIAL = re.compile(r"key|token|sig|secret|pass|auth|code|credential", re.IGNORECASE)
-
-
-def server(url: str) -> str:
-    """``url`` as it identifies a server in a run's records and the reply cache: without its credentials
-    (:func:`public_url`, which hides every query value), and, where its query has parameters that are not
-    credentials (a deployment, an API version), a digest of them, so that ``?deployment=a`` and
-    ``?deployment=b`` are two servers, yet no value is written out. A credential's value (a parameter named
-    like ``api_key``, ``token``, ``sig``, ``code``) is left out: a rotated key asks the same server.
-
-    >>> server("http://h/v1?api_key=sk-1")
-    'http://h/v1?api_key=***'
-    >>> server("http://h/v1?deployment=a") != server("http://h/v1?deployment=b")
-    True
-    """
-    shown = public_url(url) or ""
-    try:
-        query = parse_qsl(urlsplit(url).query, keep_blank_values=True)
-    except ValueError:
-        return shown
-    kept = sorted((k, v) for k, v in query if not CREDENTIAL.search(k))
-    if not kept:
-        return shown
-    return f"{shown} (query {hashlib.sha256(json.dumps(kept).encode()).hexdigest()[:16]})"
+    """The server a ``backend`` asks at ``base_url``, without its credentials (:func:`public_url`): part of
+    what decides its replies, since two servers may serve other weights under one model name. ``None``:
+    the default endpoint, or a backend that runs the model itself."""
+    return public_url(base_url) if backend == "openai" and base_url else None
 
 
 def url_problem(url: str | None) -> str | None:

@@ -69,7 +69,10 @@ PREPARED = "biasaware_prepared.json"  # a converted model's files and their size
 def prepared(folder: Path) -> bool:
     """Whether ``folder`` holds a whole converted model: its record of the files it wrote (:data:`PREPARED`)
     is there and every file has the size recorded (a file deleted, emptied or cut short is seen without
-    reading it)."""
+    reading it). A copy converted before the record was kept is taken as it is when its configuration and
+    weights are there (a damaged one is named when it loads, with how to convert it again)."""
+    if not (folder / PREPARED).exists():
+        return (folder / "config.json").is_file() and (folder / "model.safetensors").is_file()
     try:
         sizes = json.loads((folder / PREPARED).read_text())["sizes"]
         return bool(sizes) and all((folder / name).stat().st_size == size for name, size in sizes.items())
@@ -79,13 +82,13 @@ def prepared(folder: Path) -> bool:
 
 def _prepare_smollm2() -> Path:
     """Dequantize the GGUF file once into a safetensors folder; later loads take seconds. A folder that is
-    not whole (:func:`prepared`: a file deleted or cut short, a folder from before the record) is converted
-    again and replaced."""
+    not whole (:func:`prepared`: a file deleted or cut short) is converted again and replaced."""
     target = cache_dir() / "models" / "smollm2-135m-instruct"
     if prepared(target):
         return target
-    try:  # where the copy goes, before the conversion's seconds
+    try:  # where the copy goes, and that it can be written there, before the conversion's seconds
         target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(tempfile.mkdtemp(prefix=".smollm2-probe-", dir=target.parent))
     except OSError as exc:
         raise BiasAwareError(
             f"the cache folder {cache_dir()} (BIASAWARE_CACHE, else ~/.cache/biasaware) cannot hold the converted "
@@ -97,7 +100,7 @@ def _prepare_smollm2() -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     log.info("converting %s to safetensors in %s (once)", SMOLLM2_GGUF, target)
-    again = " again: the copy there is not whole (a file missing or cut short, or no record of them)"
+    again = " again: the copy there is not whole (a file missing or cut short)"
     again = again if target.exists() else " once"
     print(f"[models] smollm2-135m-instruct: converting {SMOLLM2_GGUF}{again} into {target}", flush=True)
     steps = progress_bar(3, desc="convert smollm2-135m-instruct", unit="step", leave=False)

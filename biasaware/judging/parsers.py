@@ -167,7 +167,7 @@ _AUTOJ = re.compile(
 # a marker's verdict joined to another ("Response 1 or Response 2", "Response 1/Response 2"): a hedge, no verdict
 _AUTOJ_HEDGE = re.compile(
     _AUTOJ.pattern
-    + r"[ \t*]{0,3}(?:/|,|\bor\b|\band\b|\bvs\.?)[ \t*]{0,3}(?:response[ \t]{0,3}[12](?!\d)|(?:a[ \t]{1,3})?tie\b)",
+    + r"[ \t*]{0,3}(?:/|\bor\b|\bvs\.?)[ \t*]{0,3}(?:response[ \t]{0,3}[12](?!\d)|(?:a[ \t]{1,3})?tie\b)",
     re.I,
 )
 

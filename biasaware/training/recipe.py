@@ -1174,14 +1174,17 @@ def launch_precision() -> str | None:
 def check_launch(training_args: Any) -> None:
     """Refuse a launch that would not train as the run's settings say, before any process loads the model.
 
-    * **Its precision.** The accelerate config's ``mixed_precision`` (bf16 or fp16) is what a run whose own
-      ``bf16``/``fp16`` are off trains in (transformers reads it), while its card says ``bf16: false``; under
+    * **Its precision.** The accelerate config's ``mixed_precision`` (bf16 or fp16; or the variable
+      ``ACCELERATE_MIXED_PRECISION`` set by hand) is what a run whose own ``bf16``/``fp16`` are off trains in
+      (transformers reads it; a run's own bf16 or fp16 wins), while its card says ``bf16: false``; under
       DeepSpeed transformers refuses any difference, after every process has loaded the model.
     * **FSDP on a CPU.** accelerate shards only on accelerators: on a CPU its processes fail deep in the trainer.
     """
     import torch  # here: the recipes' arguments are checked before torch is imported
 
-    on_cpu = getattr(training_args, "use_cpu", False) or not torch.cuda.is_available()
+    accelerator = getattr(torch, "accelerator", None)  # CUDA, XPU, ...: torch's own question
+    present = accelerator.is_available() if accelerator is not None else torch.cuda.is_available()
+    on_cpu = getattr(training_args, "use_cpu", False) or not present
     if os.environ.get("ACCELERATE_USE_FSDP", "").lower() == "true" and on_cpu:
         raise BiasAwareError(
             "this launch's accelerate config is FSDP, which accelerate runs only on GPUs: on a CPU launch "
@@ -1192,10 +1195,11 @@ def check_launch(training_args: Any) -> None:
     bf16 = training_args.bf16 or getattr(training_args, "bf16_full_eval", False)
     fp16 = training_args.fp16 or getattr(training_args, "fp16_full_eval", False)
     run = "bf16" if bf16 else "fp16" if fp16 else "no"
-    if launch in ("bf16", "fp16") and run != launch:
+    # outside DeepSpeed the run's own bf16 or fp16 is what the trainer trains in: only a run of neither differs
+    if launch in ("bf16", "fp16") and run != launch and (deepspeed_launch() or run == "no"):
         trains = "which DeepSpeed trains in" if deepspeed_launch() else "which the trainer trains in"
         raise BiasAwareError(
-            f"this launch's accelerate config sets mixed_precision: {launch}, {trains}, and this "
+            f"this launch's accelerate config (or ACCELERATE_MIXED_PRECISION) sets mixed_precision: {launch}, {trains}, and this "
             f"run's is {run} (bf16: {str(training_args.bf16).lower()}, fp16: {str(training_args.fp16).lower()}): "
             + (
                 cpu_launch()
