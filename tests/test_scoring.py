@@ -82,6 +82,9 @@ PARSE_CASES = [
     ('Feedback: ok [RESULT] "4"', NUMERIC, 4),  # quoted on both sides, as a closing quote alone is read
     ("Feedback: ok [RESULT] `4`", NUMERIC, 4),
     ("Feedback: ok [RESULT] '4", NUMERIC, 4),
+    ("Feedback: the [RESULT] I give is below. [RESULT] 4", NUMERIC, 4),  # "I" of a sentence, not roman one
+    ("Feedback: [RESULT] A solid answer. [RESULT] 4", NUMERIC, 4),
+    ("Feedback: [RESULT] B then. [RESULT] 4", NUMERIC, None),  # a letter alone: a score of another set
     # letters E-A (E is 1, A is 5), any case
     ("Feedback: excellent. [RESULT] A", LETTER, 5),
     ("Feedback: poor. [RESULT] E", LETTER, 1),

@@ -29,8 +29,8 @@ colon allowed, followed by one score id of the template's set (letters and roman
 case, optionally "Score", brackets or "/5", "out of 5"), then only whitespace and punctuation to
 the end of the reply. Anything else is ``None`` (invalid): no marker, an id of another set (``B``
 under numeric ids: never guessed), text after the score, an earlier marker with another score or
-with a score-like token outside the set (``[RESULT] 1/10 ... [RESULT] 4``). It never raises and
-runs in linear time.
+with a score-like token outside the set (``[RESULT] 1/10 ... [RESULT] 4``; the words "I" and "A" opening a
+sentence after an earlier marker are words, not scores). It never raises and runs in linear time.
 """
 
 from __future__ import annotations
@@ -305,6 +305,7 @@ _SCORE = re.compile(
     re.IGNORECASE,
 )
 _END = re.compile(r"[.!*\"'`]{0,12}\Z")
+_PROSE = re.compile(r"[ \t]{0,3}[a-z]{2}", re.IGNORECASE)  # a word after a token: it was a word of a sentence
 
 
 UNREADABLE = 0  # a marker followed by a score-like token that is not one of the template's ids
@@ -343,6 +344,13 @@ def parse_score(reply: object, template: ScoringTemplate = BASELINE) -> int | No
     rest = reply[starts[-1] + end :]
     if not last or len(rest) > 200 or not _END.match(rest.rstrip()):
         return None
-    # an earlier marker with another score, or with a score-like token that is none of the ids, is a conflict
-    earlier = {_read(reply[s : s + _AFTER], ids, scale)[0] for s in starts[:-1]} - {None}
+    # an earlier marker with another score, or with a score-like token that is none of the ids, is a conflict;
+    # the words "I" and "A" opening a sentence after one ("the [RESULT] I give is below") are no score
+    earlier = set()
+    for s in starts[:-1]:
+        value, end = _read(reply[s : s + _AFTER], ids, scale)
+        word = reply[s : s + end].strip(" \t*:").lower() in ("i", "a") and _PROSE.match(reply, s + end)
+        if value != UNREADABLE or not word:
+            earlier.add(value)
+    earlier -= {None}
     return last if earlier <= {last} else None
