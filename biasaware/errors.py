@@ -27,11 +27,16 @@ class OtherKindError(BiasAwareError):
         super().__init__(message)
 
 
-def closest_named(name: str, valid: list[str]) -> str:
+def closest(name: str, valid) -> str | None:
+    """The one of ``valid`` a mistyped ``name`` most likely meant (difflib's closest), else ``None``."""
+    return next(iter(difflib.get_close_matches(str(name), [str(v) for v in valid], n=1)), None)
+
+
+def closest_named(name: str, valid) -> str:
     """What follows "unknown X 'name';" in a message: the closest of ``valid`` (``did you mean 'x'?``), else
     every valid name."""
-    close = difflib.get_close_matches(str(name), list(valid), n=1)
-    return f"did you mean {close[0]!r}?" if close else f"valid: {', '.join(map(str, valid))}"
+    close = closest(name, valid)
+    return f"did you mean {close!r}?" if close else f"valid: {', '.join(map(str, valid))}"
 
 
 SEED_MAX = 2**32 - 1  # numpy's and torch's seeds; Python's random takes any integer, the others do not

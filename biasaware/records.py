@@ -29,7 +29,6 @@ goes under ``meta``) so a typo such as ``choosen`` never passes silently.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import re
@@ -47,7 +46,7 @@ from pydantic import (
     model_validator,
 )
 
-from biasaware.errors import BiasAwareError, RecordError
+from biasaware.errors import BiasAwareError, RecordError, closest_named
 from biasaware.taxonomy import BIAS_NAMES, BIASES, SECURITY_PROBES
 
 Verdict = Literal["A", "B", "tie", "invalid"]
@@ -688,9 +687,9 @@ def format_problems(
             lines.append(f"{where}: field '{field}' is missing")
         elif kind == "extra_forbidden" and valid is not None:
             names = valid if isinstance(valid, list) else settings_at(valid, loc)
-            close = difflib.get_close_matches(str(loc[-1]) if loc else field, names, n=1)
-            hint = f"did you mean '{close[0]}'?" if close else f"valid: {', '.join(names)}"
-            lines.append(f"{where}: unknown field '{field}'; {hint}")
+            lines.append(
+                f"{where}: unknown field '{field}'; {closest_named(str(loc[-1]) if loc else field, names)}"
+            )
         elif kind == "extra_forbidden":
             lines.append(f"{where}: unknown field '{field}' (put extra data under 'meta')")
         else:

@@ -50,7 +50,6 @@ locations in ``manifest.json``: these are other people's released files, so one 
 
 from __future__ import annotations
 
-import difflib
 import random
 import re
 import shutil
@@ -68,7 +67,7 @@ from biasaware.data.upstream import (
     load_upstream,
     parts_lacking,
 )
-from biasaware.errors import BiasAwareError
+from biasaware.errors import BiasAwareError, closest
 from biasaware.formatting import DASH, pct
 from biasaware.io import (
     check_out_folder,
@@ -195,12 +194,8 @@ def closest_source(said: str) -> str | None:
     the likeliest slip, then a typo (``autoj`` for ``auto-j``)."""
     folders = {folder.lower(): name for name, names in FOLDER_NAMES.items() for folder in names}
     said = said.lower()
-    if said in folders:
-        return folders[said]
     squeezed = {re.sub(r"[-_]", "", name): name for name in FOLDER_NAMES}
-    if re.sub(r"[-_]", "", said) in squeezed:
-        return squeezed[re.sub(r"[-_]", "", said)]
-    return next(iter(difflib.get_close_matches(said, FOLDER_NAMES, n=1)), None)
+    return folders.get(said) or squeezed.get(re.sub(r"[-_]", "", said)) or closest(said, FOLDER_NAMES)
 
 
 def unknown_folders(root: str | Path | None) -> list[str]:

@@ -70,7 +70,6 @@ commits :data:`UPSTREAM` names.)
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import glob
 import hashlib
@@ -84,7 +83,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from biasaware.data.sources import require_columns
-from biasaware.errors import BiasAwareError, RecordError
+from biasaware.errors import BiasAwareError, RecordError, closest
 from biasaware.io import check_split, data_files, iter_rows
 from biasaware.records import PreferencePair, encoding_problem, parse_record, same_answer, visible
 
@@ -676,10 +675,10 @@ def load_upstream(
     source, default_split = HUB.get(name, (name, "train"))
     named = [*HUB, *LOCAL_ONLY]
     if name not in named and "/" not in name and not Path(name).expanduser().exists():
-        close = difflib.get_close_matches(name.lower(), named, n=1)
+        close = closest(name.lower(), named)
         if close:  # a benchmark's name mistyped, not a hub dataset's (owner/name)
             raise BiasAwareError(
-                f"{name!r}: no such file or folder, nor a benchmark name; did you mean {close[0]!r}?"
+                f"{name!r}: no such file or folder, nor a benchmark name; did you mean {close!r}?"
             )
     if name in LOCAL_ONLY and not Path(name).exists():
         raise BiasAwareError(f"{name} has no hub copy; pass the path of {LOCAL_ONLY[name]}")

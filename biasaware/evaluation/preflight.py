@@ -60,7 +60,6 @@ either fail), 1 when a fail threshold is crossed, 2 for a usage error. ``OUT/pre
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import shutil
@@ -75,7 +74,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from biasaware.data.builders import BuildConfig, build_bench
 from biasaware.data.corpus import split_families
 from biasaware.devices import ranks
-from biasaware.errors import BiasAwareError, check_count, check_seed
+from biasaware.errors import BiasAwareError, check_count, check_seed, closest_named
 from biasaware.evaluation.evaluate import evaluate_bias
 from biasaware.evaluation.metrics import wilson_interval
 from biasaware.evaluation.reports import verdict_lines
@@ -159,9 +158,9 @@ class Thresholds(BaseModel):
                 raise ValueError(f"{name}: warn ({band.warn}) must be at or below fail ({band.fail})")
         unknown = [b for b in self.per_bias if b not in BIASES]
         if unknown:
-            close = difflib.get_close_matches(unknown[0].lower(), list(BIASES), n=1)
-            hint = f"did you mean {close[0]!r}?" if close else f"valid: {', '.join(BIASES)}"
-            raise ValueError(f"per_bias: unknown bias {unknown[0]!r}; {hint}")
+            raise ValueError(
+                f"per_bias: unknown bias {unknown[0]!r}; {closest_named(unknown[0].lower(), BIASES)}"
+            )
         for bias, bands in self.per_bias.items():
             for key in ("bsr", "overcorrection"):
                 band = getattr(bands, key)

@@ -55,7 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from biasaware.data.builders import NATURAL_CUES, BuildConfig, build_bench, build_train, source_sha256
 from biasaware.data.upstream import load_benchmark
 from biasaware.devices import resolve_device
-from biasaware.errors import SEED_MAX, BiasAwareError, closest_named
+from biasaware.errors import SEED_MAX, BiasAwareError, closest
 from biasaware.evaluation.compare import compare_runs
 from biasaware.evaluation.evaluate import evaluate_bias
 from biasaware.evaluation.general import evaluate_general
@@ -278,11 +278,10 @@ def split_keys(spec: SweepSpec, recipe_fields: set[str]) -> tuple[set[str], set[
     build = {k for k in keys if k in build_fields and k not in recipe_fields}
     unknown = sorted(keys - build - recipe_fields)
     if unknown:
-        close = closest_named(unknown[0], sorted(build_fields | recipe_fields))
+        close = closest(unknown[0], sorted(build_fields | recipe_fields))
         raise BiasAwareError(
             f"unknown sweep key(s) {', '.join(unknown)}: neither a build setting (biasaware/data/builders.py) "
-            f"nor an argument of recipes/{spec.recipe}.py"
-            + (f"; {close}" if close.startswith("did you mean") else "")
+            f"nor an argument of recipes/{spec.recipe}.py" + (f"; did you mean {close!r}?" if close else "")
         )
     if build & set(spec.recipe_args):
         raise BiasAwareError(

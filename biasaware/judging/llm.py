@@ -920,9 +920,8 @@ class LLMClient:
             pool.shutdown(wait=False, cancel_futures=True)
             # and are paid for: their tokens count as they arrive, so the run's counts wait for them a moment
             # (a server that hangs is left to the interpreter's exit, which waits for its calls)
-            wait(
-                [f for f in futures if not f.cancelled()], timeout=IN_FLIGHT_WAIT_S
-            )  # a cancelled one never ends
+            # (a cancelled one never ends: not waited for)
+            wait([f for f in futures if not f.cancelled()], timeout=IN_FLIGHT_WAIT_S)
             raise
         pool.shutdown()
         bar.close()

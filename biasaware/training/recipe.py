@@ -414,6 +414,12 @@ def resume_from_checkpoint(trainer, checkpoint: str | bool | None) -> None:
         ) from None
 
 
+# the launches that train together on a CPU
+CPU_CONFIGS = (
+    "launch accelerate_configs/cpu_ddp.yaml with --use_cpu true, or cpu_zero3.yaml with --ddp_backend gloo"
+)
+
+
 def check_processes(training_args: Any) -> None:
     """Refuse a launch whose processes would not train together.
 
@@ -429,8 +435,7 @@ def check_processes(training_args: Any) -> None:
         raise BiasAwareError(
             f"{world} processes were started, but they would train separately, each on all the data "
             f"(no accelerator for this launch configuration; accelerate runs FSDP only on GPUs). "
-            "On a CPU launch accelerate_configs/cpu_ddp.yaml with --use_cpu true, or cpu_zero3.yaml "
-            "with --ddp_backend gloo"
+            f"On a CPU {CPU_CONFIGS}"
         )
 
 
@@ -1187,8 +1192,7 @@ def check_launch(training_args: Any) -> None:
     on_cpu = getattr(training_args, "use_cpu", False) or not present
     if os.environ.get("ACCELERATE_USE_FSDP", "").lower() == "true" and on_cpu:
         raise BiasAwareError(
-            "this launch's accelerate config is FSDP, which accelerate runs only on GPUs: on a CPU launch "
-            "accelerate_configs/cpu_ddp.yaml with --use_cpu true, or cpu_zero3.yaml with --ddp_backend gloo"
+            f"this launch's accelerate config is FSDP, which accelerate runs only on GPUs: on a CPU {CPU_CONFIGS}"
         )
     launch = launch_precision()
     # as transformers matches them: a run's bf16 (fp16) is its own or its evaluation's
