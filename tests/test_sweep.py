@@ -329,6 +329,14 @@ def test_setting_errors_before_anything_is_written(sweep_files, tmp_path, capsys
     empty, pairs = tmp_path / "empty.jsonl", tmp_path / "pairs.jsonl"
     empty.write_text("")
     pairs.write_text(json.dumps({"id": "p1", "prompt": "q", "chosen": "a", "rejected": "b"}) + "\n")
+    traces = tmp_path / "traces.jsonl"
+    reply = [{"role": "assistant", "content": "<think>\nx\n</think>\n<answer>B</answer>"}]
+    traces.write_text(
+        json.dumps(
+            {"id": "t1", "bias": "length", "prompt": "q", "completion": reply, "label": "B", "meta": {}}
+        )
+        + "\n"
+    )
     cases = [
         ({"build": {**spec["build"], "bogus": 1}}, "build: unknown setting"),
         (
@@ -355,6 +363,11 @@ def test_setting_errors_before_anything_is_written(sweep_files, tmp_path, capsys
         (
             {"grid": {"model_name_or_path": [str(tmp_path / "nosuchmodel")]}},
             "nosuchmodel: no such model folder",
+        ),
+        # fixed rows of another kind than the recipe trains on: before the data is built, not at training
+        (
+            {"train_file": str(traces), "grid": {"learning_rate": [0.01]}},
+            "holds SFT traces .* this recipe reads training rows",
         ),
     ]
     for change, message in cases:

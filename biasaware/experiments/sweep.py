@@ -84,7 +84,7 @@ from biasaware.judging.judges import JudgeSpec
 from biasaware.judging.models import model_identity
 from biasaware.recipes import load_recipe
 from biasaware.taxonomy import BIASES, parse_bias_list
-from biasaware.training.recipe import check_start, parse_recipe
+from biasaware.training.recipe import check_start, parse_recipe, training_rows
 from biasaware.training.run_folder import comparable, trained
 
 RECIPE_MODES = {"reward": "reward", "sft": "generate", "grpo": "generate"}
@@ -412,8 +412,9 @@ def parse_recipe_args(spec: SweepSpec, args: list[str]):
         raise BiasAwareError(f"recipes/{spec.recipe}.py refuses the point's settings: {exc}") from None
 
 
-def check_recipe_args(spec: SweepSpec, args: list[str]) -> str:
-    """The recipe's parse of one point's ``args``; returns the model the point starts from."""
+def check_recipe_args(spec: SweepSpec, args: list[str]) -> tuple[str, str]:
+    """The recipe's parse of one point's ``args``; returns the model the point starts from and the kind of
+    rows it trains on (``train``, or ``trace`` for SFT on traces: :func:`~biasaware.training.recipe.training_rows`)."""
     with tempfile.TemporaryDirectory() as nowhere:
         _, parsed = parse_recipe_args(
             spec,
@@ -427,7 +428,9 @@ def check_recipe_args(spec: SweepSpec, args: list[str]) -> str:
                 *args,
             ],
         )
-    return next(a.model_name_or_path for a in parsed if hasattr(a, "model_name_or_path"))
+    model = next(a.model_name_or_path for a in parsed if hasattr(a, "model_name_or_path"))
+    targets = next((a.targets for a in parsed if hasattr(a, "targets")), "verdicts")
+    return model, "train" if spec.recipe != "sft" or targets == "verdicts" else "trace"
 
 
 def train_point(spec: SweepSpec, flags: dict[str, Any], log: Path) -> None:
@@ -505,8 +508,11 @@ def plan(spec: SweepSpec, out: str | Path) -> Plan:
         load_probes(spec.bench, spec.biases or None)
     config_content = find_file(spec.config, "recipe config").read_text()
     starts = {check_recipe_args(spec, recipe_point_args(spec, setting, build_keys)) for setting in grid}
-    for model in sorted(starts, key=str):  # a model that is not there fails now, not after the data is built
+    for model in sorted({m for m, _ in starts}, key=str):  # a model not there fails now, not after the build
         check_start(model, "reward" if spec.recipe == "reward" else "causal")
+    if spec.train_file:  # fixed rows of another kind than a point trains on fail now, not at its training
+        for kind in sorted({k for _, k in starts}):
+            training_rows(spec.train_file, kind)
     bench = Path(spec.bench) if spec.bench else out / "bench"
     return Plan(spec, out, build_keys, names, bench, bench_cfg, mode, config_content)
 
