@@ -11,7 +11,7 @@ need a teacher model. See biasaware/data/builders.py and biasaware/data/teachers
 
 import sys
 
-from biasaware.cli import main
+from biasaware.cli import script
 
 if __name__ == "__main__":
-    sys.exit(main(["build", "traces", *sys.argv[1:]]))
+    sys.exit(script("build", "traces"))

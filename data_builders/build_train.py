@@ -7,7 +7,7 @@ The same as ``biasaware build train``; see biasaware/data/builders.py for the de
 
 import sys
 
-from biasaware.cli import main
+from biasaware.cli import script
 
 if __name__ == "__main__":
-    sys.exit(main(["build", "train", *sys.argv[1:]]))
+    sys.exit(script("build", "train"))

@@ -9,7 +9,7 @@ The same as ``biasaware eval bias``; see biasaware/evaluation/evaluate.py (and t
 
 import sys
 
-from biasaware.cli import main
+from biasaware.cli import script
 
 if __name__ == "__main__":
-    sys.exit(main(["eval", "bias", *sys.argv[1:]]))
+    sys.exit(script("eval", "bias"))

@@ -8,7 +8,7 @@ The same as ``biasaware eval general``; see biasaware/data/upstream.py and biasa
 
 import sys
 
-from biasaware.cli import main
+from biasaware.cli import script
 
 if __name__ == "__main__":
-    sys.exit(main(["eval", "general", *sys.argv[1:]]))
+    sys.exit(script("eval", "general"))

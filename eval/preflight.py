@@ -8,7 +8,7 @@ The same as ``biasaware preflight``; see biasaware/evaluation/preflight.py.
 
 import sys
 
-from biasaware.cli import main
+from biasaware.cli import script
 
 if __name__ == "__main__":
-    sys.exit(main(["preflight", *sys.argv[1:]]))
+    sys.exit(script("preflight"))

@@ -8,7 +8,7 @@ The same as ``biasaware eval scoring``; see biasaware/evaluation/scoring.py and 
 
 import sys
 
-from biasaware.cli import main
+from biasaware.cli import script
 
 if __name__ == "__main__":
-    sys.exit(main(["eval", "scoring", *sys.argv[1:]]))
+    sys.exit(script("eval", "scoring"))

@@ -615,3 +615,30 @@ def test_a_quickstart_rerun_without_dtype_keeps_the_folder_s_own(tmp_path, monke
     assert "[models] judges run on cpu in bfloat16" in capsys.readouterr().out
     with pytest.raises(BiasAwareError, match=r"dtype: 'bfloat16' there, 'float32' \(the default\) now"):
         quickstart.run_quickstart(tmp_path, device="cpu", dtype="float32")
+
+
+@pytest.mark.parametrize(
+    "script, command",
+    [
+        ("eval/bias_sensitivity.py", "eval bias"),
+        ("eval/general_benchmarks.py", "eval general"),
+        ("eval/preflight.py", "preflight"),
+        ("eval/scoring_bias.py", "eval scoring"),
+        ("data_builders/build_bench.py", "build bench"),
+        ("data_builders/build_sft_traces.py", "build traces"),
+        ("data_builders/build_train.py", "build train"),
+    ],
+)
+def test_a_script_of_one_command_speaks_under_its_own_name(script, command):
+    """`python eval/bias_sensitivity.py --bogus`: the script's name in its usage and errors, not the CLI's."""
+    proc = subprocess.run(
+        [sys.executable, script, "--bogus"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"python {script}: error: unrecognized arguments: --bogus" in proc.stderr
+    assert f"(`python {script} --help` lists its options)" in proc.stderr
+    assert f"biasaware {command}" not in proc.stderr
+    usage = subprocess.run(
+        [sys.executable, script, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert usage.returncode == 0 and usage.stdout.startswith(f"usage: python {script} "), usage.stdout[:200]

@@ -20,6 +20,7 @@ from biasaware.cli.arguments import (
     all_parsers,
     build_parser,
     leaf_parsers,
+    parser_named,
     refuse_unknown,
     typed_dests,
 )
@@ -70,10 +71,13 @@ def quiet_libraries(verbose: bool) -> None:
             pass
 
 
-def parse_command_line(argv: list[str]):
+def parse_command_line(argv: list[str], prog: str | None = None):
     """The parsed arguments, with the flags typed on the command line (``typed_flags``), or ``None``
-    after printing the help when no command is given; a usage error exits 2."""
+    after printing the help when no command is given; a usage error exits 2. ``prog``: the name the
+    usage and errors of the command ``argv`` opens with give it (a script that runs one command)."""
     parser = build_parser()
+    if prog:
+        parser_named(parser, argv).prog = prog
     argv = negative_values(argv)
     args, unknown = parser.parse_known_args(argv)
     if unknown:
@@ -132,26 +136,32 @@ def show_progress(progress: str | None) -> None:
             os.environ.pop("TQDM_DISABLE", None)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     """The command line (``argv``: ``sys.argv[1:]`` when left out); returns the exit status. SIGTERM stops
     a command as Ctrl-C does (:class:`Terminated`), except in a launched process (``WORLD_SIZE`` above 1),
-    whose launcher stops its ranks with it and must see them go at once."""
+    whose launcher stops its ranks with it and must see them go at once. ``prog``: :func:`parse_command_line`."""
     if (
         threading.current_thread() is not threading.main_thread()
         or int(os.environ.get("WORLD_SIZE") or 1) > 1
     ):
-        return run(argv)
+        return run(argv, prog)
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        return run(argv)
+        return run(argv, prog)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
-def run(argv: list[str] | None = None) -> int:
+def script(*words: str) -> int:
+    """A script that runs one command (``python eval/bias_sensitivity.py ...`` is ``biasaware eval bias ...``):
+    its arguments after the command's ``words``, its usage and errors under the script's own name."""
+    return main([*words, *sys.argv[1:]], prog=f"python {sys.argv[0]}")
+
+
+def run(argv: list[str] | None = None, prog: str | None = None) -> int:
     args = None
     try:
-        args = parse_command_line(sys.argv[1:] if argv is None else list(argv))
+        args = parse_command_line(sys.argv[1:] if argv is None else list(argv), prog)
         if args is None:  # no command: the help was printed
             return 2
         quiet_libraries(args.verbose)  # imports transformers: seconds in which Ctrl-C is likely

@@ -273,14 +273,19 @@ def all_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser
     return [p for child in _children(parser) for p in (child, *all_parsers(child))]
 
 
+def parser_named(parser: argparse.ArgumentParser, words: list[str]) -> argparse.ArgumentParser:
+    """The parser of the command (and stage) the leading ``words`` name (``["eval", "bias", ...]``)."""
+    for word in words:
+        action = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if action is None or word not in action.choices:
+            break
+        parser = action.choices[word]
+    return parser
+
+
 def parser_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
     """The command's or stage's own parser for parsed ``args``: the one whose usage an error shows."""
-    for dest in ("command", "stage"):
-        action = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
-        if action is None or getattr(args, dest, None) not in action.choices:
-            break
-        parser = action.choices[getattr(args, dest)]
-    return parser
+    return parser_named(parser, [str(getattr(args, dest, None)) for dest in ("command", "stage")])
 
 
 def typed_dests(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]) -> set[str]:
