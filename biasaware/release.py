@@ -29,6 +29,7 @@ import random
 import re
 import shutil
 import tempfile
+from fnmatch import fnmatch
 from dataclasses import MISSING, fields
 from importlib.metadata import PackageNotFoundError, metadata
 from pathlib import Path
@@ -71,18 +72,34 @@ from biasaware.records import Judgment, View, format_problems
 from biasaware.training.run_folder import jsonable
 
 DATASETS = {"helpsteer3": "nvidia/HelpSteer3", "gram": "NiuTrans/GRAM-fine-tuning-65k"}
-# what a release leaves out of a checkpoint folder (biasaware_run.json: the run's local settings, which the
-# card holds as published)
-SKIP = (
-    "checkpoint-",
-    "runs",
-    "training_args.bin",
-    "biasaware_run.json",
-    ".work",
-    "bias_report",
-    "reproduce",
-    "release.json",
+# what a release publishes of a checkpoint folder: the files transformers and peft read to load the model and its
+# tokenizer, and biasaware's training card; anything else there (a log, a `.env`, a run's `biasaware_run.json` with
+# its local settings, an optimizer's state, a user's notes) is left out and named, never copied unread
+MODEL_FILES = (
+    "config.json",
+    "generation_config.json",
+    "*.safetensors",
+    "*.safetensors.index.json",
+    "pytorch_model*.bin",
+    "adapter_config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "vocab.json",
+    "vocab.txt",
+    "merges.txt",
+    "*.model",  # sentencepiece: tokenizer.model, spiece.model, sentencepiece.bpe.model
+    "chat_template.jinja",
+    "chat_template.json",
+    "biasaware_card.json",
+    "biasaware_card.md",
 )
+# what a release writes itself, from checked sources (a rerun over a release finds them in the checkpoint only when
+# it is released into itself, which is refused): never reported as left out
+WRITTEN = ("README.md", "bias_report", "reproduce", "release.json", "judge_prompt.json")
+# what a recipe writes beside the model, left out without a word: its checkpoints, logs and local settings
+SILENT = ("checkpoint-", "runs", "training_args.bin", "biasaware_run.json", ".work")
 
 
 class _Identity(BaseModel):
@@ -768,35 +785,43 @@ def _fit_lines(context: int, special: bool) -> list[str]:
 EVALUATION_FILES = ("summary.json", "judgments.jsonl", "real.json")
 
 
-def model_items(checkpoint: Path) -> tuple[list[Path], list[Path]]:
-    """What a release copies of a checkpoint folder, and the folders it leaves out: every item but
-    :data:`SKIP`'s and its README.md, less a folder that holds an evaluation (a report kept beside the
-    weights: its local paths and unchecked files are not published; the checked figures are written to
-    ``bias_report/``)."""
-    kept, left = [], []
+def model_items(checkpoint: Path) -> tuple[list[Path], list[Path], list[Path]]:
+    """What a release copies of a checkpoint folder (its files named by :data:`MODEL_FILES`), the folders it
+    leaves out that hold an evaluation (a report kept beside the weights: its local paths and unchecked files are
+    not published; the checked figures are written to ``bias_report/``), and everything else it leaves out
+    (hidden files, logs, other folders, the run's own records) but what a release writes itself."""
+    kept, evaluations, other = [], [], []
     for item in sorted(checkpoint.iterdir()):
-        if item.name.startswith(SKIP) or item.name == "README.md":
-            continue
-        if item.is_dir() and any(next(item.rglob(name), None) for name in EVALUATION_FILES):
-            left.append(item)
-        else:
+        if (
+            item.is_file()
+            and not item.name.startswith(".")
+            and any(fnmatch(item.name, m) for m in MODEL_FILES)
+        ):
             kept.append(item)
-    return kept, left
+        elif item.is_dir() and any(next(item.rglob(name), None) for name in EVALUATION_FILES):
+            evaluations.append(item)
+        elif item.name not in WRITTEN:
+            other.append(item)
+    return kept, evaluations, other
 
 
 def _copy_model(checkpoint: Path, out: Path) -> None:
-    kept, left = model_items(checkpoint)
-    if left:
+    kept, evaluations, other = model_items(checkpoint)
+    if evaluations:
         print(
-            f"[release] left out of the release: {', '.join(f'{p.name}/' for p in left)} (evaluation output "
-            "in the checkpoint folder; the card's figures are in bias_report/)",
+            f"[release] left out of the release: {', '.join(f'{p.name}/' for p in evaluations)} (evaluation "
+            "output in the checkpoint folder; the card's figures are in bias_report/)",
+            flush=True,
+        )
+    shown = [f"{p.name}/" if p.is_dir() else p.name for p in other if not p.name.startswith(SILENT)]
+    if shown:
+        print(
+            f"[release] left out of the release: {', '.join(shown[:8])}{' ...' if len(shown) > 8 else ''} "
+            "(not model files: a release publishes the model, its tokenizer and its training card)",
             flush=True,
         )
     for item in kept:
-        if item.is_dir():
-            shutil.copytree(item, out / item.name)
-        else:
-            shutil.copy2(item, out / item.name)
+        shutil.copy2(item, out / item.name)
 
 
 def release(
@@ -878,9 +903,7 @@ def release(
                 f"these are {identity['weights_sha256'][:12]}...); remove it or give another folder"
             )
     # what a release writes: the model's files, its card and records; anything else there is the user's
-    written = {"README.md", "release.json", "bias_report", "reproduce", "judge_prompt.json"} | {
-        item.name for item in model_items(checkpoint)[0]
-    }
+    written = set(WRITTEN) | {item.name for item in model_items(checkpoint)[0]}
     for folder, what in ((out, "a release of these weights"), (staging, "an unfinished release")):
         others = sorted(p.name for p in folder.iterdir() if p.name not in written) if folder.is_dir() else []
         if others:

@@ -100,18 +100,33 @@ def test_an_edited_general_summary_is_refused(two_points, tmp_path):
 def test_an_evaluation_kept_in_the_checkpoint_folder_is_not_published(two_points, tmp_path, capsys):
     """A report written inside the checkpoint (``eval bias --out CKPT/eval``) is the release's evidence,
     not part of the model: the release leaves the folder out (it names local paths; its report.md is not
-    the checked one) and says so; the checked figures are in bias_report/."""
+    the checked one) and says so; the checked figures are in bias_report/. Nor is anything else that is not
+    a model file published (a `.env` with a token, a logger's folder with local paths, notes): left out, named."""
     ckpt, report = two_points[0]
     inside = tmp_path / "ckpt"
     shutil.copytree(ckpt, inside)
     shutil.copytree(report, inside / "eval")
+    (inside / ".env").write_text("HF_TOKEN=hf_SECRETMARKER123\n")
+    (inside / "wandb").mkdir()
+    (inside / "wandb" / "debug.log").write_text(f"{tmp_path}/private/path\n")
+    (inside / "notes.txt").write_text("mine\n")
     out = release(inside, inside / "eval", tmp_path / "rel", allow_weak_general=True)
     assert not (out / "eval").exists() and (out / "bias_report" / "judgments.jsonl").is_file()
     model_files = {
         p.name for p in ckpt.iterdir() if p.is_file() and p.name.endswith((".json", ".safetensors"))
     }
     assert model_files - {"biasaware_run.json"} <= {p.name for p in out.iterdir()}
-    assert "left out of the release: eval/" in capsys.readouterr().out
+    assert not {".env", "wandb", "notes.txt", "biasaware_run.json", "training_args.bin"} & {
+        p.name for p in out.iterdir()
+    }
+    published = [f.read_bytes() for f in out.rglob("*") if f.is_file()]
+    assert not any(b"SECRETMARKER" in b or b"private/path" in b for b in published)
+    said = capsys.readouterr().out
+    assert "left out of the release: eval/" in said
+    assert "left out of the release: .env, notes.txt, wandb/ (not model files" in said
+    # released again into the same folder (a push that failed): the same files, nothing left over taken for the user's
+    again = release(inside, inside / "eval", tmp_path / "rel", allow_weak_general=True)
+    assert sorted(p.name for p in again.iterdir()) == sorted(p.name for p in out.iterdir())
 
 
 @pytest.mark.parametrize(
