@@ -29,8 +29,8 @@ import random
 import re
 import shutil
 import tempfile
-from fnmatch import fnmatch
 from dataclasses import MISSING, fields
+from fnmatch import fnmatch
 from importlib.metadata import PackageNotFoundError, metadata
 from pathlib import Path
 from typing import Any, Literal
@@ -64,7 +64,14 @@ from biasaware.formatting import pct
 from biasaware.hub import check_license, check_repo_name, hub_calls
 from biasaware.io import check_out_folder, is_secret, json_sha256, read_json, read_records, write_json
 from biasaware.judging.judges import JudgeSpec, load_judge
-from biasaware.judging.models import BUILTIN_MODELS, chat_ids, hub_base, load_tokenizer, model_identity
+from biasaware.judging.models import (
+    BUILTIN_MODELS,
+    chat_ids,
+    damaged_files,
+    hub_base,
+    load_tokenizer,
+    model_identity,
+)
 from biasaware.judging.parsers import parse_rule
 from biasaware.judging.prompts import get_template, judged_template
 from biasaware.recipes import load_recipe
@@ -160,6 +167,19 @@ def check_report(checkpoint: Path, summary: dict[str, Any], kind: str) -> dict[s
             "judge); evaluate the checkpoint again with `biasaware eval bias`"
         )
     mine = model_identity(str(checkpoint), kind)
+    if (
+        mine["weights_sha256"] is None and checkpoint.is_dir()
+    ):  # a save that did not finish: not another model
+        raise BiasAwareError(
+            f"{checkpoint} holds no weight files (model*.safetensors, pytorch_model*.bin, adapter_model.*): a save "
+            "that did not finish, or not a model's folder; release the folder the report evaluated"
+        )
+    damaged = damaged_files(checkpoint)
+    if damaged:
+        raise BiasAwareError(
+            f"{checkpoint}: weight file(s) {', '.join(f.name for f in damaged)} damaged or incomplete (cut short by "
+            "an interrupted copy or save?); copy or save them again"
+        )
     if mine["weights_sha256"] != recorded["weights_sha256"]:
         raise BiasAwareError(
             f"the report was made from another model: it evaluated {recorded.get('path')} (weights sha256 "

@@ -38,6 +38,26 @@ def test_tiny_reward_model_scores_one_scalar(tiny_models):
     assert torch.allclose(alone[0], scores[0], atol=1e-5)
 
 
+@pytest.mark.parametrize("kind", ["causal", "reward"])
+def test_a_folder_without_its_tokenizer_files_is_refused_not_loaded_with_a_stub_tokenizer(
+    tiny_models, kind, tmp_path
+):
+    """With its tokenizer files deleted, transformers builds a tokenizer of a few special tokens from config.json
+    and every text scores wrong; the folder is refused, named, and told what to copy."""
+    import shutil
+
+    from biasaware.judging.models import load_tokenizer
+
+    copy = tmp_path / "m"
+    shutil.copytree(tiny_models[kind], copy)
+    for f in copy.iterdir():
+        if f.name.startswith(("tokenizer", "vocab", "merges", "special_tokens")):
+            f.unlink()
+    for load in (load_model, load_tokenizer):
+        with pytest.raises(BiasAwareError, match=f"{copy} holds no tokenizer files .* copy the base model's"):
+            load(str(copy), kind)
+
+
 def test_causal_checkpoint_loads_as_reward_with_fresh_head(tiny_models):
     model, _ = load_model(str(tiny_models["causal"]), "reward")
     assert model.config.num_labels == 1 and model.config.pad_token_id is not None

@@ -246,6 +246,38 @@ def test_a_report_of_other_weights_is_refused(two_points, tmp_path, capsys):
     assert code == 2 and "another model" in capsys.readouterr().err
 
 
+def _cut_short(folder: Path) -> None:
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+
+
+@pytest.mark.parametrize(
+    "damage, named",
+    [
+        (lambda f: (f / "model.safetensors").unlink(), "holds no weight files .* a save that did not finish"),
+        (_cut_short, "weight file\\(s\\) model.safetensors damaged or incomplete"),
+        (
+            lambda f: [
+                (f / n).unlink()
+                for n in ("tokenizer.json", "tokenizer_config.json", "vocab.txt")
+                if (f / n).exists()
+            ],
+            "holds no tokenizer files",
+        ),
+    ],
+)
+def test_a_half_written_checkpoint_is_named_as_such_not_as_another_model(two_points, tmp_path, damage, named):
+    """Weights deleted or cut short, tokenizer files missing: the checkpoint's own damage is named (a folder
+    without a tokenizer would load a tokenizer of a few special tokens and score every text wrong)."""
+    ckpt, report = two_points[0]
+    copy = tmp_path / "ckpt"
+    shutil.copytree(ckpt, copy)
+    damage(copy)
+    with pytest.raises(BiasAwareError, match=named):
+        release(copy, report, tmp_path / "rel", allow_weak_general=True)
+    assert not (tmp_path / "rel").exists()
+
+
 def test_a_report_the_checkpoint_does_not_reproduce_is_refused(two_points, tmp_path):
     ckpt, report = two_points[0]
     forged = tmp_path / "forged"

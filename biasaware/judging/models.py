@@ -568,14 +568,47 @@ def fit_chat(tokenizer, prompt: list[dict], response: str, limit: int) -> tuple[
     return prompt, response, False
 
 
-def load_tokenizer(name_or_path: str | ModelFolders, kind: str = "causal"):
-    """The tokenizer alone, prepared as :func:`load_model` prepares it (no weights are read)."""
+# the files that hold a tokenizer's vocabulary: a local folder with none of them is refused, never loaded (transformers
+# would build a tokenizer of a handful of special tokens from config.json alone, and every text would score wrong)
+VOCABULARY_FILES = ("tokenizer.json", "vocab.*", "*.model", "*.tiktoken")
+
+
+def read_tokenizer(folders: ModelFolders):
+    """``AutoTokenizer`` of a model's tokenizer folder, unprepared; a local folder that holds no vocabulary
+    (:data:`VOCABULARY_FILES`: its tokenizer files deleted, or never copied beside the weights) is refused."""
     from transformers import AutoTokenizer
 
+    folder = Path(folders.tokenizer)
+    if folder.is_dir() and not any(next(folder.glob(p), None) for p in VOCABULARY_FILES):
+        raise BiasAwareError(
+            f"{folder} holds no tokenizer files ({', '.join(VOCABULARY_FILES)}): a model saved by the recipes or "
+            "save_pretrained holds them; copy the base model's tokenizer files beside the weights"
+        )
+    return AutoTokenizer.from_pretrained(folders.tokenizer)
+
+
+def damaged_files(folder: str | Path) -> list[Path]:
+    """The safetensors weight files of ``folder`` whose header does not cover the file (cut short, empty or
+    foreign), read without loading a tensor."""
+    from safetensors import SafetensorError, safe_open
+
+    damaged = []
+    for f in weight_files(folder):
+        if f.suffix != ".safetensors":
+            continue
+        try:
+            with safe_open(str(f), "pt"):
+                pass
+        except (SafetensorError, OSError):
+            damaged.append(f)
+    return damaged
+
+
+def load_tokenizer(name_or_path: str | ModelFolders, kind: str = "causal"):
+    """The tokenizer alone, prepared as :func:`load_model` prepares it (no weights are read)."""
     folders = folders_of(name_or_path, kind)
-    folder = folders.tokenizer
     try:
-        return prepare_tokenizer(AutoTokenizer.from_pretrained(folder), kind)
+        return prepare_tokenizer(read_tokenizer(folders), kind)
     except (OSError, ValueError) as exc:
         raise BiasAwareError(f"could not load the tokenizer of {str(name_or_path)!r}: {exc}") from None
 
@@ -648,7 +681,7 @@ def load_model(
     folders = folders_of(name_or_path, kind)
     name_or_path = str(name_or_path)  # as the user named it
     try:
-        from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
+        from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
     except ImportError as exc:
         raise BiasAwareError(
             f"loading models needs transformers and torch: pip install biasaware ({exc})"
@@ -662,7 +695,7 @@ def load_model(
         kwargs["attn_implementation"] = attn_implementation
     try:
         given = tokenizer is not None
-        tokenizer = tokenizer if given else AutoTokenizer.from_pretrained(folders.tokenizer)
+        tokenizer = tokenizer if given else read_tokenizer(folders)
         with torch.random.fork_rng(devices=[]):  # the caller's random state stays as it was
             torch.manual_seed(seed)
             if kind == "causal":
