@@ -546,7 +546,7 @@ def model_card(
         "biasaware build train --config reproduce/build.yaml --out data/train"
         if card
         else "# training data: unknown",
-        f"accelerate launch recipes/{recipe}.py --config reproduce/recipe.yaml --train_file data/train/train.jsonl "
+        f"accelerate launch -m biasaware.recipes.{recipe} --config reproduce/recipe.yaml --train_file data/train/train.jsonl "
         "--output_dir ckpt"
         if card
         else "# training: unknown",

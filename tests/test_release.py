@@ -233,6 +233,11 @@ def test_release_card_carries_the_reports_numbers(two_points, tmp_path):
     again = release(out, report, tmp_path / "rel2", license="mit", allow_weak_general=True)
     assert ModelCard.load(again / "README.md").data.license == "mit"
     assert "evaluated at" in (again / "README.md").read_text()  # another path, the same weights
+    # the card's training command runs without a checkout (from the installed package)
+    assert (
+        "accelerate launch -m biasaware.recipes.reward --config reproduce/recipe.yaml"
+        in (out / "README.md").read_text()
+    )
 
 
 def test_a_report_of_other_weights_is_refused(two_points, tmp_path, capsys):
