@@ -192,9 +192,15 @@ def test_cli_build_real(tmp_path, capsys, real_folder):
         and "standard and" in out
         and "mirror probes in keys/" in out
     )
-    (root / "rm_bench").mkdir()
+    (
+        root / "rm_bench"
+    ).mkdir()  # a slip for a source that is not there: refused (a build without it is no choice)
+    assert main(["build", "real", "--real", str(root), "--out", str(tmp_path / "o1")]) == 2
+    assert "rm_bench/ names no source, and rm-bench is not there" in capsys.readouterr().err
+    (root / "rm_bench").rmdir()
+    (root / "auto_j").mkdir()  # one beside the source it resembles: said, and the build goes on
     assert main(["build", "real", "--real", str(root), "--out", str(tmp_path / "o1")]) == 0
-    assert "rm_bench/ names no source; did you mean 'rm-bench'?" in capsys.readouterr().err
+    assert "auto_j/ names no source; did you mean 'auto-j'?" in capsys.readouterr().err
     bench = tmp_path / "bench"  # another kind of build's folder is named for what it holds
     assert main(["build", "bench", "--out", str(bench), "--n", "2", "--biases", "length"]) == 0
     assert main(["build", "real", "--real", str(root), "--out", str(bench)]) == 2
@@ -659,6 +665,13 @@ def test_the_arms_of_a_real_study_are_checked_before_anything_is_written(tmp_pat
         f"--out {inside} is inside the --real folder {root}" in capsys.readouterr().err
         and not inside.exists()
     )
+    (root / "judge_bench").mkdir()  # a slip for a source that is not there: refused, not left out unsaid
+    for command in (["quickstart", "--real"], ["build", "real", "--real"]):
+        assert main([*command, str(root), "--out", str(tmp_path / "t")]) == 2
+        err = capsys.readouterr().err
+        assert "judge_bench/ names no source, and judgebench is not there: did you mean 'judgebench'?" in err
+        assert "--source judgebench=" in err and not (tmp_path / "t").exists()
+    (root / "judge_bench").rmdir()
     for folder in ("JudgeBench", "PandaLM"):  # copies without their files: both said at once
         (root / folder).mkdir()
     assert main(["quickstart", "--real", str(root), "--out", str(tmp_path / "s")]) == 2
@@ -681,7 +694,13 @@ def test_a_study_whose_data_fails_to_read_leaves_nothing_that_refuses_the_correc
     annotations.write_text(whole[: len(whole) // 2])  # cut off mid-JSON
     out = tmp_path / "study"
     assert main(["quickstart", "--real", str(root), "--arms", "baseline,paper", "--out", str(out)]) == 2
-    assert "invalid JSON" in capsys.readouterr().err and not out.exists()
+    said = capsys.readouterr()
+    assert "invalid JSON" in said.err and not out.exists()
+    # the benchmarks not there are said before any work, not in a seed's report only
+    assert (
+        "[real] missing: pandalm (no --source pandalm=PATH" in said.out
+        and "missing: rm-bench" not in said.out
+    )
     mine = tmp_path / "mine"  # a folder of the user's, with a hidden entry the claim ignores
     mine.mkdir()
     (mine / ".DS_Store").write_text("x")

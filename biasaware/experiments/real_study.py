@@ -55,6 +55,7 @@ and the Wilcoxon test across seeds (``aggregate.json``, ``aggregate.md``). Every
 from __future__ import annotations
 
 import random
+import sys
 import time
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -62,7 +63,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from biasaware.data.builders import BuildConfig, build_train
-from biasaware.data.real import build_real, source_files
+from biasaware.data.real import BENCHMARKS, build_real, missing_lines, source_files, unknown_folder_lines
 from biasaware.devices import resolve_device, where
 from biasaware.errors import BiasAwareError
 from biasaware.evaluation.metrics import mcnemar_exact
@@ -880,6 +881,10 @@ def run_real_study(
         refuse_inside(out, path, f"the {name} source")
     if real is not None:
         refuse_inside(out, real, "the --real folder")
+    for line in unknown_folder_lines(real):  # said before hours of work, not in a seed's report only
+        print(f"warning: {line}", file=sys.stderr, flush=True)
+    for line in missing_lines([name for name in BENCHMARKS if name not in sources]):
+        print(f"[real] {line}: its sets are not judged", flush=True)
     data = out / "data"
     with first_claim(out, "experiment.json", settings, "a real-text experiment"):
         reused = build_real(sources, data, seed=0, real=real).get("reused")
