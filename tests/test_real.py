@@ -584,6 +584,7 @@ def test_a_generative_judge_of_real_text_is_released_with_its_position_figures(t
 
 @pytest.mark.slow  # three training processes (tiny models): about a minute
 def test_the_real_text_study_runs_a_seed_end_to_end(tmp_path, alpaca, tiny_models):
+    from biasaware.evaluation.compare import degenerate_parts
     from biasaware.experiments.real_study import ALL_METRICS, ARMS, expand, run_real_study
 
     sources = resolve_sources(study_folder(tmp_path / "real", alpaca))
@@ -604,6 +605,9 @@ def test_the_real_text_study_runs_a_seed_end_to_end(tmp_path, alpaca, tiny_model
         assert seed["metrics"][arm]["key false positives"] == pytest.approx(100 - 100 * sum(key) / len(key))
         assert (out / "seed-3" / "eval" / arm / "probes" / "judgments.jsonl").exists()
         assert (out / "seed-3" / "ckpt" / arm / "config.json").exists()
+        # the parts its judge was degenerate on, beside the seed's figures (tiny judges: some are)
+        arm_real = json.loads((out / "seed-3" / "eval" / arm / "real.json").read_text())
+        assert seed["degenerate"].get(arm, {}) == degenerate_parts(arm_real)
     assert {"pairs natural", "pairs resampled", "train baseline", "eval resampled"} <= set(seed["seconds"])
     # a rerun skips the finished seed; other settings in the same folder are refused
     assert run_real_study(sources, out, seeds=[3], **kw) is None
@@ -847,6 +851,7 @@ def test_the_aggregate_is_seed_level_paired_tests(tmp_path):
         aggregate,
         aggregate_markdown,
         compact,
+        degenerate_words,
         expand,
         headline_markdown,
         metric_value,
@@ -943,6 +948,21 @@ def test_the_aggregate_is_seed_level_paired_tests(tmp_path):
     assert one["metrics"]["curated"]["sets"] == ["judgebench"]
     assert one["metrics"]["curated"]["what"].endswith("(LLMBar, EvalBiasBench: not in the data folder)")
     assert "| JudgeBench ↑ |" in headline_markdown(one)
+    assert "degenerate" not in one and "egenerate" not in aggregate_markdown(one) + headline_markdown(one)
+    # a judge degenerate on a part at some seeds: said beside the tables, by arm, seed and part
+    reason = ["original accuracy 47.3% (95% interval 39.5-55.3) is not above chance"]
+    flagged = aggregate(
+        {
+            s: {**r, "degenerate": {"baseline": {"rm-bench": reason}} if s != 1 else {}}
+            for s, r in results.items()
+        }
+    )
+    assert flagged["degenerate"] == {"baseline": {"0": {"rm-bench": reason}, "2": {"rm-bench": reason}}}
+    said = "Degenerate-judge check flagged (original accuracy not above chance, or a constant verdict; each arm's report.md gives the reasons)"
+    for text in (aggregate_markdown(flagged), headline_markdown(flagged)):
+        assert f"{said}: baseline on seed 0 rm-bench; seed 2 rm-bench" in text
+    one_seed = degenerate_words({"baseline": {"rm-bench": reason, "judgebench": reason}}, by_seed=False)
+    assert one_seed.endswith("reasons): baseline on rm-bench, judgebench")
     # a set missing altogether (no NullModel in the copy) keeps its column's name, and says so in `what`
     assert "| NullModel key FP ↓ |" in headline_markdown(one)
     assert one["metrics"]["key false positives"]["what"].endswith(

@@ -66,6 +66,7 @@ from biasaware.data.builders import BuildConfig, build_train
 from biasaware.data.real import BENCHMARKS, build_real, missing_lines, source_files, unknown_folder_lines
 from biasaware.devices import resolve_device, where
 from biasaware.errors import BiasAwareError
+from biasaware.evaluation.compare import degenerate_parts
 from biasaware.evaluation.metrics import mcnemar_exact
 from biasaware.evaluation.plots import forest_plot
 from biasaware.evaluation.real_text import PROBE_PARTS, evaluate_real, pair_outcomes
@@ -531,6 +532,8 @@ class SeedRun:
             "probe_outcomes": compact({a: probe_outcomes(self.out / "eval" / a) for a in arms}),
             "seconds": seconds,
             "load": self.stages.data.get("load", {}),
+            # the parts each arm's judge was degenerate on (no evidence of judging there), said beside its figures
+            "degenerate": {a: parts for a in arms if (parts := degenerate_parts(evals[a]))},
         }
         result["metrics"] = {
             a: {
@@ -662,6 +665,12 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
             str(s): {"seconds": results[s].get("seconds"), "load": results[s].get("load")} for s in seeds
         },
     }
+    flagged = {  # arm -> seed -> the parts its judge was degenerate on (seeds evaluated before the record: none)
+        a: {str(s): results[s]["degenerate"][a] for s in seeds if a in (results[s].get("degenerate") or {})}
+        for a in arms
+    }
+    if any(flagged.values()):
+        out["degenerate"] = {a: by_seed for a, by_seed in flagged.items() if by_seed}
     found = results[seeds[0]].get("figures", {}).get(arms[0]) if arms else None  # the sets judged
     for metric, what in described.items():
         per_arm = {a: [results[s]["metrics"][a][metric] for s in seeds] for a in arms}
@@ -704,6 +713,22 @@ def mean_ci(s: dict[str, Any] | None) -> str:
     return DASH if not s or s.get("mean") is None else number(s["mean"]) + ci(s.get("ci"), percent=False)
 
 
+def degenerate_words(flagged: dict[str, Any], by_seed: bool = True) -> str:
+    """Degenerate judges in words: ``{arm: {seed: {part: reasons}}}`` (across seeds), or ``{arm: {part:
+    reasons}}`` for one seed (``by_seed=False``)."""
+
+    def parts(found: dict[str, Any]) -> str:
+        if by_seed:
+            return "; ".join(f"seed {s} {', '.join(p)}" for s, p in found.items())
+        return ", ".join(found)
+
+    return (
+        "degenerate-judge check flagged (original accuracy not above chance, or a constant verdict; each arm's "
+        "report.md gives the reasons): "
+        + "; ".join(f"{arm} on {parts(found)}" for arm, found in flagged.items())
+    )
+
+
 def aggregate_markdown(agg: dict[str, Any]) -> str:
     lines = [
         f"# Real-text experiment, {len(agg['seeds'])} seeds",
@@ -711,6 +736,7 @@ def aggregate_markdown(agg: dict[str, Any]) -> str:
         "Percent; mean across seeds [95% t interval]. Accuracies: higher is better; BSR, over-correction and "
         "false positives: lower is better.",
         "",
+        *([f"**{degenerate_words(agg['degenerate']).capitalize()}.**", ""] if agg.get("degenerate") else []),
         "| metric | " + " | ".join(agg["arms"]) + " |",
     ]
     lines.append("|---|" + "---:|" * len(agg["arms"]))
@@ -812,6 +838,8 @@ def headline_markdown(agg: dict[str, Any]) -> str:
                 + (" **shown**" if r["shown"] else "")
             )
         lines.append(f"| {name} (points; seed-level t test) | " + " | ".join(cells) + " |")
+    if agg.get("degenerate"):
+        lines += ["", f"{degenerate_words(agg['degenerate']).capitalize()}."]
     return "\n".join(lines) + "\n"
 
 
@@ -895,7 +923,8 @@ def run_real_study(
             print(f"[real] seed {seed}: finished earlier", flush=True)
             continue
         print(f"[real] seed {seed} ...", flush=True)
-        m = SeedRun(out, seed, data, settings).run(place)["metrics"]
+        result = SeedRun(out, seed, data, settings).run(place)
+        m = result["metrics"]
         print(
             f"[real] seed {seed} (percent; RM-Bench hard and easy, human labels: accuracy; each arm's report: "
             f"{out / f'seed-{seed}' / 'eval' / 'ARM' / 'report.md'}): "
@@ -907,6 +936,8 @@ def run_real_study(
             ),
             flush=True,
         )
+        if result.get("degenerate"):
+            print(f"[real] seed {seed}: {degenerate_words(result['degenerate'], by_seed=False)}", flush=True)
     done = {
         int(p.name.split("-")[1]): read_json(p / "real.json")
         for p in out.glob("seed-*")
