@@ -317,6 +317,15 @@ def test_the_reward_function_warns_or_refuses_without_a_passing_preflight(tmp_pa
         reward_function(judge, preflight=passing, require_preflight=True)
     failing = _record(tmp_path / "fail.json", {"mode": "direct", "weights_sha256": "abc"}, "fail")
     assert "is FAIL" in preflight_gap(judge, failing)
+    # this judge's own record: what its verdict asks for, not to pass the record just passed
+    for verdict, remedy in (
+        ("fail", "Train with a judge that passes it"),
+        ("cannot tell", "with a larger --per-bias"),
+    ):
+        given = _record(tmp_path / "given.json", {"mode": "direct", "weights_sha256": "abc"}, verdict)
+        with pytest.warns(UserWarning, match=f"is {verdict.upper()}\\).*{remedy}") as said:
+            reward_function(judge, preflight=given)
+        assert "pass its DIR/preflight.json" not in str(said[0].message)
     other = _record(tmp_path / "other.json", {"mode": "direct", "weights_sha256": "xyz"}, "pass")
     assert "another judge" in preflight_gap(judge, other)
     folder = tmp_path / "run"

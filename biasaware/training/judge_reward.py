@@ -162,33 +162,47 @@ def preflight_gap(judge: Any, record: str | Path | None) -> str | None:
     or the folder holding it), or ``None`` when it has one: the record's check passed (or only
     warned) and the record is of this judge (:meth:`~biasaware.judging.judges.ResolvedJudge.fingerprint`:
     the same weights or endpoint, mode and prompt settings). An unreadable record is an error."""
+    return _gap(judge, record)[0]
+
+
+def _gap(judge: Any, record: str | Path | None) -> tuple[str | None, str | None]:
+    """:func:`preflight_gap`'s reason, and the verdict of this judge's master-key check where the record has
+    one that did not pass (``None`` otherwise)."""
     if record is None:
-        return "no preflight record was given"
+        return "no preflight record was given", None
     path, result, checks = read_preflight(record)
     resolved = getattr(getattr(judge, "impl", judge), "resolved", None)
     mine = resolved.fingerprint() if resolved is not None else None
     if mine is None or result.get("fingerprint") != json.loads(json.dumps(mine)):
-        return f"{path} is the record of another judge, or of this one under other settings"
+        return f"{path} is the record of another judge, or of this one under other settings", None
     check = checks.get(MASTER_KEY_CHECK)
     if check is None:
-        return f"{path} has no master-key check (a preflight from before the check existed)"
-    if check.get("verdict") not in PASSING:
-        return f"its master-key check in {path} is {str(check.get('verdict')).upper()}"
-    return None
+        return f"{path} has no master-key check (a preflight from before the check existed)", None
+    verdict = str(check.get("verdict"))
+    if verdict not in PASSING:
+        return f"its master-key check in {path} is {verdict.upper()}", verdict
+    return None, None
 
 
 def gate(judge: Any, preflight: str | Path | None, require: bool) -> None:
     """Warn, or with ``require`` refuse, when ``judge`` has no passing master-key check
     (:func:`preflight_gap`): a judge that scores non-answers such as ":" as answers pays a policy for
     saying nothing, and the policy learns to say it."""
-    gap = preflight_gap(judge, preflight)
+    gap, verdict = _gap(judge, preflight)
     if gap is None:
         return
     name = getattr(judge, "name", "the judge")
+    remedy = (  # the record given is this judge's: what its verdict asks for, not the record again
+        f"Run `biasaware preflight --judge {name} --out DIR` with a larger --per-bias: too few probes to tell"
+        if verdict == "cannot tell"
+        else "Train with a judge that passes it"
+        if verdict is not None
+        else f"Run `biasaware preflight --judge {name} --out DIR` with the same judge settings and pass its "
+        "DIR/preflight.json"
+    )
     message = (
         f"judge {name!r} has no passing master-key check ({gap}). A judge that scores non-answers (':', "
-        "'Let's solve this problem step by step.') as answers pays a policy for saying nothing. Run "
-        f"`biasaware preflight --judge {name} --out DIR` with the same judge settings and pass its DIR/preflight.json"
+        f"'Let's solve this problem step by step.') as answers pays a policy for saying nothing. {remedy}"
     )
     if require:
         raise BiasAwareError(message)
