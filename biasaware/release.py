@@ -29,6 +29,7 @@ import random
 import re
 import shutil
 import tempfile
+import warnings
 from dataclasses import MISSING, fields
 from fnmatch import fnmatch
 from importlib.metadata import PackageNotFoundError, metadata
@@ -76,6 +77,7 @@ from biasaware.judging.parsers import parse_rule
 from biasaware.judging.prompts import get_template, judged_template
 from biasaware.recipes import load_recipe
 from biasaware.records import Judgment, View, format_problems
+from biasaware.training.recipe import ignore_config_notices
 from biasaware.training.run_folder import jsonable
 
 DATASETS = {"helpsteer3": "nvidia/HelpSteer3", "gram": "NiuTrans/GRAM-fine-tuning-65k"}
@@ -368,7 +370,9 @@ def filled_in(cls: type, use_cpu: bool) -> dict[str, Any]:
     given = {"output_dir": "x", "bf16": False, "use_cpu": use_cpu}
     names = {f.name for f in fields(cls)}
     try:  # a GPU-trained run released on a CPU is made here as a CPU run: only CHOSEN differ
-        return jsonable(cls(**{k: v for k, v in given.items() if k in names}))
+        with warnings.catch_warnings():
+            ignore_config_notices()
+            return jsonable(cls(**{k: v for k, v in given.items() if k in names}))
     except Exception:  # noqa: BLE001 (a library's own check on a machine unlike the run's: nothing dropped)
         return {}
 

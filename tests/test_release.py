@@ -932,3 +932,18 @@ def test_an_auto_j_report_counted_under_judgebiasbench_is_a_report():
         check_summary(Path("r"), summary, [])
     with pytest.raises(BiasAwareError, match="policy 'bogus' and seed 0 are not a run's"):
         check_summary(Path("r"), {**summary, "policy": "bogus"}, [])
+
+
+def test_the_recipe_defaults_are_read_without_a_library_deprecation_notice():
+    """Reading a recipe config class's defaults (the card's recipe settings) says nothing a user cannot change:
+    transformers' notice for a field TRL's configs still set is left out, as the recipes leave it out."""
+    import warnings
+
+    from trl import GRPOConfig
+
+    from biasaware.release import filled_in
+
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert filled_in(GRPOConfig, True)
+    assert not [w for w in said if "gradient_checkpointing" in str(w.message)]

@@ -936,6 +936,14 @@ def _plain_type(hint) -> type | None:
     return args[0] if len(args) == 1 and args[0] in (int, float, bool) else None
 
 
+def ignore_config_notices() -> None:
+    """Leave out transformers' own deprecation notice for a field TRL's configs still set (``gradient_checkpointing``):
+    nothing a user can change."""
+    warnings.filterwarnings(
+        "ignore", message=".*gradient_checkpointing.* is deprecated", category=FutureWarning
+    )
+
+
 def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
     """A recipe's configs from ``args`` (default: the command line): the ``--config`` file checked
     (readable YAML, only known keys, each unknown one named with the closest), then TrlParser's own
@@ -943,10 +951,7 @@ def parse_recipe(dataclass_types, args: list[str] | None = None) -> tuple:
 
     from trl import TrlParser
 
-    # transformers' own deprecation notice for a field TRL's configs still set; nothing a user can change
-    warnings.filterwarnings(
-        "ignore", message=".*gradient_checkpointing.* is deprecated", category=FutureWarning
-    )
+    ignore_config_notices()
     args = recipe_arguments(sys.argv[1:] if args is None else list(args))
     settings = {}
     if "--config" in args:  # recipe_arguments put the file found after it
