@@ -752,6 +752,16 @@ def test_a_folder_of_the_other_judge_kind_is_named_as_such(tmp_path, alpaca, tin
     ):
         run_real_study(sources, out, seeds=[1], model=str(tiny_models["reward"]), device="cpu")
     assert sorted(p.name for p in out.iterdir()) == ["experiment.json"]
+    # generative judges of the other budget preset: named by the preset, not by the settings the presets differ on
+    record = {
+        "experiment": "real-text",
+        "judge": "generative",
+        "budget": generative_budget("gpu").model_dump(),
+    }
+    (out / "experiment.json").write_text(json.dumps(record))
+    said = "of generative judges on the gpu budget preset, and this command's is cpu: --budget gpu resumes it"
+    with pytest.raises(BiasAwareError, match=said):
+        run_real_study(sources, out, seeds=[1], **{**kw, "budget": generative_budget("cpu")})
     # the synthetic generative study's folder, to either preset: named for what it holds, before any model is read
     from biasaware.experiments.generative import run_generative
 

@@ -268,6 +268,15 @@ def generative_budget(
     return preset_budget(GenerativeBudget, GENERATIVE_PRESETS, preset, overrides)
 
 
+def preset_of(budget: Any) -> str | None:
+    """The preset of :data:`GENERATIVE_PRESETS` a recorded generative ``budget`` is (``None``: none of them, a
+    preset with overrides, or no budget)."""
+    for name in GENERATIVE_PRESETS if isinstance(budget, dict) else ():
+        if budget == generative_budget(name).model_dump():
+            return name
+    return None
+
+
 def sample_pairs(pool: list, n: int, seed: int, balanced: bool) -> list:
     """``n`` pairs of ``pool`` drawn by ``seed``; ``balanced``: half whose chosen answer is the longer one and
     half whose chosen answer is the shorter one (pairs of equal length are never drawn)."""
@@ -898,6 +907,12 @@ def run_real_study(
         raise BiasAwareError(
             f"{out} holds the real-text experiment of {kinds.get(earlier['judge'], earlier['judge'])}, not of "
             f"{kinds[settings.get('judge', 'reward')]}; use a new --out"
+        )
+    was, now = preset_of(earlier and earlier.get("budget")), preset_of(settings.get("budget"))
+    if was and now and was != now:  # named by its preset, not by every setting the two presets differ on
+        raise BiasAwareError(
+            f"{out} holds the real-text experiment of generative judges on the {was} budget preset, and this "
+            f"command's is {now}: --budget {was} resumes it; use a new --out for the {now} preset"
         )
     # an unavailable device, a budget the model cannot take, and a copy without its files fail before
     # anything is written
