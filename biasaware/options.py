@@ -268,9 +268,9 @@ def keyword_value(item: Declared, value: Any, what: str) -> Any:
             raise BiasAwareError(f"{what}: {item.name} is True or False; got {value!r:.80}")
     elif (choices := item.settings.get("choices") or _choices(item.annotation)) is not None:
         if value not in choices:
-            raise BiasAwareError(f"{item.name} {value!r:.80}: one of {', '.join(map(str, choices))}")
+            raise BiasAwareError(f"{what}: {item.name} {value!r:.80}: one of {', '.join(map(str, choices))}")
     elif kind is seed_value:
-        check_seed(value, item.name)
+        check_seed(value, f"{what}: {item.name}")
     elif kind is positive_int:
         check_count(value, f"{what}: {item.name}")
     elif kind in (whole_int, finite_float):

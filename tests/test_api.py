@@ -210,7 +210,9 @@ def test_a_bad_seed_is_refused_before_any_work(tiny_models, tmp_path, seed):
     """One seed rule for the API and every command: 0 to 2**32 - 1, checked before a file is written."""
     judge = biasaware.load_judge(str(tiny_models["reward"]))
     out = tmp_path / "eval"
-    with pytest.raises(BiasAwareError, match="a seed is a whole number from 0 to 4294967295"):
+    with pytest.raises(
+        BiasAwareError, match=r"^evaluate\(\): seed .*: a seed is a whole number from 0 to 4294967295"
+    ):
         biasaware.evaluate(judge, tmp_path / "no-bench", out, seed=seed)
     with pytest.raises(BiasAwareError, match="a seed is a whole number"):
         biasaware.build_bench(tmp_path / "bench", seed=seed)
@@ -336,7 +338,7 @@ def test_bad_reward_arguments_are_clear_errors_before_any_judge_call(call, messa
         ({"limit": -1}, "limit: a whole number of at least 1"),
         ({"limit": "2"}, "limit: a whole number of at least 1"),
         ({"limit": 1.5}, "limit: a whole number of at least 1"),
-        ({"policy": "bogus"}, "policy 'bogus': one of symmetric, judgebiasbench"),
+        ({"policy": "bogus"}, "evaluate(): policy 'bogus': one of symmetric, judgebiasbench"),
         ({"bogus": 1}, "evaluate() takes no bogus"),
         ({"out": None}, "out: a folder path"),
         ({"out": "FILE"}, "is a file; give a folder"),
