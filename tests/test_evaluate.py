@@ -2,6 +2,7 @@
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -1024,3 +1025,36 @@ def test_a_stopped_endpoint_run_counts_the_tokens_of_the_replies_in_flight(bench
     assert run["cache_hits"] > 0  # the replies in flight at the stop, found by the run that finished it
     for key in ("calls", "prompt_tokens", "completion_tokens"):
         assert run[key] == whole[key], key
+
+
+def test_a_verdict_without_the_scores_its_judge_records_is_refused():
+    """A judge that scores every view it judges (reward, direct) has no verdict without scores but a view over its
+    context; a pointwise judge's view without scores is invalid: any other verdict there was written by hand."""
+    from biasaware.evaluation.summaries import verdicts_agree
+    from biasaware.records import Judgment
+
+    def row(verdict, scores=None, **meta):
+        return Judgment(
+            probe_id="p",
+            view="original",
+            judge="j",
+            raw="x",
+            verdict=verdict,
+            scores=scores,
+            correct="A",
+            meta=meta,
+        )
+
+    folder = Path("run")
+    for spec in ({"mode": "reward"}, {"mode": "direct"}):
+        verdicts_agree(folder, [row("A", {"A": 1.0, "B": 0.0}), row("invalid", overlong=[9, 8])], spec)
+        for bad in (row("A"), row("invalid")):
+            with pytest.raises(
+                BiasAwareError, match=f"has verdict {bad.verdict} but no scores, which its judge"
+            ):
+                verdicts_agree(folder, [bad], spec)
+    pointwise = {"mode": "generate", "pointwise": True}
+    verdicts_agree(folder, [row("invalid"), row("B", {"A": 2, "B": 3})], pointwise)
+    with pytest.raises(BiasAwareError, match="has verdict A but no scores, which makes it invalid"):
+        verdicts_agree(folder, [row("A")], pointwise)
+    verdicts_agree(folder, [row("A")], {})  # without the run's settings: only scores are checked

@@ -917,6 +917,31 @@ def test_a_rescore_refuses_a_reward_verdict_its_scores_disagree_with(two_points,
     capsys.readouterr()
     assert main(["eval", "bias", "--rescore", "--out", str(edited)]) == 2
     assert f"{rows[0]['probe_id']} ({rows[0]['view']}) has verdict" in capsys.readouterr().err
+    # the scores taken away with the verdict edited (or made invalid): a reward model scores every view it judges
+    rows[0]["verdict"] = "B" if rows[0]["verdict"] == "A" else "A"
+    for verdict in (rows[1]["correct"], "invalid"):
+        forged = {**rows[1], "scores": None, "verdict": verdict, "raw": "made up"}
+        (edited / "judgments.jsonl").write_text(
+            "".join(json.dumps(r) + "\n" for r in [rows[0], forged, *rows[2:]])
+        )
+        assert main(["eval", "bias", "--rescore", "--out", str(edited)]) == 2
+        err = capsys.readouterr().err
+        assert (
+            f"{rows[1]['probe_id']} ({rows[1]['view']}) has verdict {verdict} but no scores, which its judge"
+            in err
+        )
+    forged = {
+        **rows[1],
+        "scores": None,
+        "verdict": "invalid",
+        "meta": {**rows[1]["meta"], "overlong": [300, 256]},
+    }
+    (edited / "judgments.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in [rows[0], forged, *rows[2:]])
+    )
+    assert (
+        main(["eval", "bias", "--rescore", "--out", str(edited)]) == 0
+    )  # a view over the context: not judged
 
 
 def test_an_auto_j_report_counted_under_judgebiasbench_is_a_report():

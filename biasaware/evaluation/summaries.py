@@ -529,6 +529,10 @@ def verdicts_agree(folder: Path, judgments: list[Judgment], spec: dict[str, Any]
                 f"{spec.get('parse')!r}, which no parser reads; judge the bench again into a new folder"
             ) from None
     template = spec.get("template") or "default"
+    # a judge that scores every view it judges (a reward model, direct's P(A) and P(B)); a pointwise judge scores
+    # each answer, and a view whose score was not read is invalid without scores
+    always = spec.get("mode") in ("reward", "direct") and not spec.get("pointwise")
+    scored = always or bool(spec.get("pointwise"))
     for j in judgments:
         a, b = (j.scores or {}).get("A"), (j.scores or {}).get("B")
         if isinstance(a, (int, float)) and isinstance(b, (int, float)):
@@ -537,6 +541,14 @@ def verdicts_agree(folder: Path, judgments: list[Judgment], spec: dict[str, Any]
         elif parse is not None and not j.meta.get("overlong"):
             said = parse(j.raw)
             rule = f"its reply reads {said} by the {template} template's parser"
+        elif scored and (j.verdict != "invalid" or (always and not j.meta.get("overlong"))):
+            said = "invalid" if not always else "a score for each answer"
+            rule = (
+                "no scores, which its judge records for every view it judges (one over the context: "
+                "meta.overlong)"
+                if always
+                else "no scores, which makes it invalid"
+            )
         else:
             continue
         if j.verdict != said:
