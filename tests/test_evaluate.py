@@ -1058,3 +1058,17 @@ def test_a_verdict_without_the_scores_its_judge_records_is_refused():
     with pytest.raises(BiasAwareError, match="has verdict A but no scores, which makes it invalid"):
         verdicts_agree(folder, [row("A")], pointwise)
     verdicts_agree(folder, [row("A")], {})  # without the run's settings: only scores are checked
+
+
+def test_a_rescore_keeps_the_biases_a_reward_model_was_not_scored_on(bench, tiny_models, tmp_path):
+    """The biases a reward model is not scored on (those that live in the prompt) are found in the bench, which a
+    rescore does not read: the rescored summary and report still name them."""
+    from biasaware.evaluation.evaluate import evaluate_bias
+
+    out = tmp_path / "rm"
+    spec = JudgeSpec(name=str(tiny_models["reward"]), mode="reward")
+    first = evaluate_bias(spec, bench, out, biases=["length", "bandwagon", "position"], limit=1)
+    assert first["not_scored"] == ["bandwagon", "position"]
+    again = evaluate_bias(spec, None, out, rescore=True, policy="judgebiasbench")
+    assert again["not_scored"] == ["bandwagon", "position"]
+    assert "Not scored: bandwagon, position." in (out / "report.md").read_text()

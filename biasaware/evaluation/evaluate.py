@@ -28,7 +28,7 @@ from biasaware.evaluation.baselines import bias_baselines
 from biasaware.evaluation.metrics import POLICIES
 from biasaware.evaluation.plots import plot_report
 from biasaware.evaluation.reports import markdown_report
-from biasaware.evaluation.resume import input_records, judge_or_rescore, judge_policy
+from biasaware.evaluation.resume import input_records, judge_or_rescore, judge_policy, saved_summary
 from biasaware.evaluation.runner import (
     NOTHING_TO_JUDGE,
     SAMPLE_RULE,
@@ -42,7 +42,7 @@ from biasaware.evaluation.summaries import sample_record, summarize, verdicts_ag
 from biasaware.io import check_out_folder, check_path, read_records, refuse_inside, write_json
 from biasaware.judging.judges import spec_of
 from biasaware.records import BiasProbe
-from biasaware.taxonomy import parse_bias_list
+from biasaware.taxonomy import BIASES, parse_bias_list
 
 
 def write_reports(judgments_path: Path, out: Path, policy: str, seed: int, extra: dict | None = None) -> dict:
@@ -142,4 +142,9 @@ def evaluate_bias(
             extra["sample"] = sample_record(limit, seed, "probes per bias and side", SAMPLE_RULE, loaded[0])
     else:
         extra.update(input_records(out))
+        # the biases the judge did not score (a reward model: those in the prompt), as the run found them in its
+        # bench, which a rescore does not read
+        earlier = (saved_summary(out) or {}).get("not_scored")
+        if isinstance(earlier, list) and all(isinstance(b, str) and b in BIASES for b in earlier):
+            extra["not_scored"] = earlier
     return write_reports(out / "judgments.jsonl", out, applied, seed, extra)
