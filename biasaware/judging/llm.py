@@ -576,6 +576,9 @@ def make_backend(spec: LLMSpec):
 # ------------------------------------------------------------------------------------------- retries
 # requests in a row that failed to connect after their retries: the endpoint is taken for gone
 UNREACHABLE = 4
+# requests in a row that got a server error (5xx) after their retries: gone behind a proxy (a 502 on every try),
+# more of them, as a flaky server run without retries fails some in a row too
+FAILING = 16
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -705,6 +708,7 @@ class LLMClient:
         self._lock = threading.Lock()
         self._stop = threading.Event()  # set when a run stops (Ctrl-C, an error): no worker tries again
         self._unreachable = 0  # requests in a row that could not reach the endpoint after all retries
+        self._gone_how, self._gone_limit = "failed to connect", UNREACHABLE  # how the last failed; the stop
         # told after every count, in the worker thread (a build and an eval run save them); what it raises
         # while saving is logged, so a reply that arrived is still cached and used
         self.on_count: Callable[[], None] | None = None
@@ -802,24 +806,33 @@ class LLMClient:
                     f"{refusal_hint(exc, self.spec.api_key_env, getattr(self._backend, 'url_auth', None))}"
                 ) from None
             self._note_failure(exc)
+            # a server error on every try (a proxy's 502 before a stopped server): as gone as no connection
+            self._gone(exc.status_code >= 500, "failed with a server error (5xx)", FAILING)
         except Exception as exc:  # noqa: BLE001 -- counted and reported, never a crash of the build
             if not _retryable(exc):
                 raise
             self._note_failure(exc)
-            with self._lock:  # a refused or dropped connection; a timeout is a slow server, not a gone one
-                gone = isinstance(exc, openai.APIConnectionError) and not isinstance(
-                    exc, openai.APITimeoutError
-                )
-                self._unreachable = self._unreachable + 1 if gone else 0
+            # a refused or dropped connection; a timeout is a slow server, not a gone one
+            gone = isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
+            self._gone(gone, "failed to connect", UNREACHABLE)
         return [None] * len(batch)
+
+    def _gone(self, gone: bool, how: str, limit: int) -> None:
+        """Count a request that failed after all its retries toward :meth:`_check_reachable` (``gone``: as an
+        endpoint that is not there fails; ``how``: in words; ``limit``: how many in a row stop the run), or
+        start the count again."""
+        with self._lock:
+            self._unreachable = self._unreachable + 1 if gone else 0
+            self._gone_how, self._gone_limit = how, limit
 
     def _check_reachable(self) -> None:
         """Stop a run whose endpoint is gone (stopped, crashed, a wrong address): after
-        :data:`UNREACHABLE` requests in a row (at least as many as are in flight at once) could not connect
-        after all their retries, the rest would each wait out their retries too."""
-        if self._unreachable >= max(UNREACHABLE, self.backend.parallel):
+        :data:`UNREACHABLE` requests in a row (at least as many as are in flight at once) could not connect, or
+        :data:`FAILING` got a server error (5xx: a proxy before a stopped server), after all their retries, the
+        rest would each wait out their retries too."""
+        if self._unreachable >= max(self._gone_limit, self.backend.parallel):
             raise BiasAwareError(
-                f"{self.role}: the endpoint is unreachable: {self._unreachable} requests in a row failed to connect "
+                f"{self.role}: the endpoint is unreachable: {self._unreachable} requests in a row {self._gone_how} "
                 f"after all retries (last error: {self.stats.last_error}); the answers received are kept: rerun the "
                 "same command once the endpoint is back"
             )
