@@ -125,9 +125,22 @@ def test_check_rejects_malformed_text_and_retries(tmp_path):
         parse_rewrite("<rewritten>  </rewritten>")
 
 
-def test_credentials_in_the_base_url_reach_no_file_and_no_message(tmp_path, capsys, monkeypatch):
-    """A key in the URL (``user:pass@``, or a query parameter) is written nowhere: not in the run's
-    files, not in the console, not in the error of a refused connection."""
+@pytest.mark.parametrize(
+    "query, sent, shown",
+    [
+        ("api_key=sk-URL-SECRET-9", "api_key=sk-URL-SECRET-9", "api_key=***"),
+        (
+            "sk-URL-SECRET-9",
+            "sk-URL-SECRET-9=",
+            "?***",
+        ),  # the key itself as the query: no value to hide but it
+    ],
+)
+def test_credentials_in_the_base_url_reach_no_file_and_no_message(
+    tmp_path, capsys, monkeypatch, query, sent, shown
+):
+    """A key in the URL (``user:pass@``, or a query parameter, or the query itself) is written nowhere: not in
+    the run's files, not in the console, not in the error of a refused connection."""
     from biasaware.cli import main
     from biasaware.data.builders import BuildConfig, build_bench
 
@@ -138,7 +151,7 @@ def test_credentials_in_the_base_url_reach_no_file_and_no_message(tmp_path, caps
     secrets = ("u53r", "pa55w0rd", "sk-URL-SECRET-9")
     with FakeChatServer() as server:
         host = server.base_url.split("//", 1)[1]
-        url = f"http://u53r:pa55w0rd@{host}?api_key=sk-URL-SECRET-9"
+        url = f"http://u53r:pa55w0rd@{host}?{query}"
         argv = [
             "eval",
             "bias",
@@ -160,17 +173,19 @@ def test_credentials_in_the_base_url_reach_no_file_and_no_message(tmp_path, caps
         assert "8 views judged in" in (again := capsys.readouterr().out)
         assert "replies from the reply cache (no call made)" in again, again
         # the key in the query reached the server as a query, and the request its path
-        assert server.queries and set(server.queries) == {"api_key=sk-URL-SECRET-9"}
+        assert server.queries and set(server.queries) == {sent}
     out = capsys.readouterr()
-    dead = type("Dead", (), {"base_url": "http://u53r:pa55w0rd@127.0.0.1:9/v1?api_key=sk-URL-SECRET-9"})()
+    dead = type("Dead", (), {"base_url": f"http://u53r:pa55w0rd@127.0.0.1:9/v1?{query}"})()
     client = LLMClient(spec(dead, tmp_path, max_retries=0))
     assert client.complete_many([ask(1)]) == [None]
     error = client.stats.last_error
-    assert "APIConnectionError" in error and "http://***@127.0.0.1:9/v1?api_key=***" in error
+    assert (
+        "APIConnectionError" in error and f"http://***@127.0.0.1:9/v1{shown.replace('api', '?api')}" in error
+    )
     written = "".join(
         f.read_text() for f in tmp_path.rglob("*") if f.is_file() and f.suffix in (".json", ".jsonl", ".md")
     )
-    assert '"base_url": "http://***@' in written and "api_key=***" in written
+    assert '"base_url": "http://***@' in written and shown in written
     for secret in secrets:
         assert secret not in out.out + out.err + error and secret not in written
 

@@ -50,7 +50,7 @@ from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any, get_type_hints
-from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_plus, urlencode, urlsplit, urlunsplit
 
 import tenacity
 from pydantic import TypeAdapter, ValidationError
@@ -94,6 +94,8 @@ def public_url(url: str | None) -> str | None:
     'http://***@127.0.0.1:8000/v1?api_key=***&x=***'
     >>> public_url("http://localhost:8000/v1")
     'http://localhost:8000/v1'
+    >>> public_url("http://h/v1?sk-1234&x=2")  # a part without '=' may be the key itself
+    'http://h/v1?***&x=***'
     """
 
     if not url:
@@ -109,7 +111,14 @@ def public_url(url: str | None) -> str | None:
         + (f"[{host}]" if ":" in host else host)
         + (f":{port}" if port else "")
     )
-    query = urlencode([(k, "***") for k, _ in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
+    # every value hidden, and a part without one (`?sk-123`, sent as `?sk-123=`: the key itself) whole
+    query = "&".join(
+        urlencode([(unquote_plus(kv.split("=", 1)[0]), "***")], safe="*")
+        if kv.split("=", 1)[1:] != [""] and "=" in kv
+        else "***"
+        for kv in parts.query.split("&")
+        if kv
+    )
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
@@ -148,6 +157,12 @@ def url_secrets(url: str | None) -> list[str]:
     for _, value in parse_qsl(parts.query, keep_blank_values=True):  # as sent: an HTTP client encodes it
         found += [value, quote_plus(value), *(quote(value, safe=keep) for keep in ("", "+", "/", "+/"))]
     found += [v for kv in parts.query.split("&") for v in kv.split("=", 1)[1:]]  # as written
+    for kv in parts.query.split(
+        "&"
+    ):  # a part without a value (`?sk-123`): the key itself, as written and sent
+        if kv and kv.split("=", 1)[1:] in ([], [""]):
+            bare = kv.split("=", 1)[0]
+            found += [bare, unquote_plus(bare), quote_plus(unquote_plus(bare))]
     return [s for s in dict.fromkeys(found) if len(s) >= 4]
 
 
