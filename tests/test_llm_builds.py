@@ -344,15 +344,30 @@ def test_a_teacher_whose_replies_are_all_unusable_is_named_not_the_verifier(tmp_
 
 
 def test_a_traces_build_whose_verifier_dropped_every_item_does_not_speak_of_the_teacher(tmp_path):
-    with FakeChatServer(responder=lambda messages: "no idea") as server:
-        cfg = llm_cfg(
-            server, tmp_path, rewriter="template", teacher="llm", biases="length", n_traces_per_bias=2
-        )
-        with pytest.raises(BiasAwareError) as err:
-            build_traces(cfg, tmp_path / "out")
-    text = str(err.value)
-    assert "(length: 2 sampled, 2 dropped): the llm verifier dropped every item" in text, text
-    assert "teacher" not in text
+    """A verifier that judged and dropped every item is named as such; one none of whose replies reads as a verdict
+    is named for its replies (not the data: other biases would not help)."""
+    for reply, said in (
+        ("<answer>A</answer>", "(length: 2 sampled, 2 dropped): the llm verifier dropped every item"),
+        (
+            "no idea",
+            "(length: 2 sampled, 2 dropped): the llm verifier's replies gave no readable verdict (4 of 4 not",
+        ),
+    ):
+        with FakeChatServer(responder=lambda messages, reply=reply: reply) as server:
+            cfg = llm_cfg(
+                server,
+                tmp_path,
+                name=reply,
+                rewriter="template",
+                teacher="llm",
+                biases="length",
+                n_traces_per_bias=2,
+            )
+            with pytest.raises(BiasAwareError) as err:
+                build_traces(cfg, tmp_path / "out")
+        text = str(err.value)
+        assert said in text, text
+        assert "teacher" not in text
 
 
 def test_a_rewriter_that_changes_no_text_is_named_not_the_verifier(tmp_path):

@@ -944,6 +944,15 @@ class _Build:
                     "try another --teacher or its model (replies are cached by model and address: the same "
                     "ones would come back; llm.cache: false asks again).",
                 )
+            elif (
+                isinstance(self.verifier, LLMVerifier) and self.verifier.invalid == self.verifier.verdicts > 0
+            ):
+                cause, fix = (  # the verifier's replies, not the data: every one unreadable
+                    f"the llm verifier's replies gave no readable verdict ({self.verifier.invalid} of "
+                    f"{self.verifier.verdicts} not in the judge format)",
+                    "check the verifier's model (--llm-model, its endpoint's replies; replies are cached by model "
+                    "and address: the same ones would come back, llm.cache: false asks again).",
+                )
             elif sides and all(c.get("dropped") and c.get("no_cue") == c["dropped"] for c in sides):
                 cause, fix = (  # the rewriter changed no text: nothing reached the verifier
                     "no cue could be written into any item (every rewrite left its text as it was)",
@@ -1277,7 +1286,12 @@ def manifest_report(manifest: dict[str, Any], stage: str, out: str | Path) -> tu
         total = manifest.get("llm_cumulative", {}).get(role, {})
         if total.get("runs", 1) > 1:
             lines.append(f"llm {role}: {total['calls']} calls over the {total['runs']} runs into this folder")
-    lines.append(f"verifier: {manifest['verifier']}; wrote {out} in {manifest['seconds']}s")
+    invalid = manifest.get("verifier_invalid_verdicts")
+    lines.append(
+        f"verifier: {manifest['verifier']}"
+        + (f" ({invalid} verdicts not in the judge format: their items dropped)" if invalid else "")
+        + f"; wrote {out} in {manifest['seconds']}s"
+    )
 
     def why(name: str) -> str:  # bench files are named by bias ("length.jsonl", "length-mirror.jsonl")
         bias = name.removesuffix(".jsonl")

@@ -65,7 +65,8 @@ class LLMVerifier:
 
     def __init__(self, client):
         self.client = client
-        self.invalid = 0
+        self.invalid = 0  # verdicts read as invalid (not in the judge format), of ``verdicts`` read
+        self.verdicts = 0
 
     @staticmethod
     def views(check: Check) -> list[View]:
@@ -94,5 +95,6 @@ class LLMVerifier:
                 continue
             verdicts = [parse_judgment(r).verdict for r in got]
             self.invalid += sum(v == "invalid" for v in verdicts)
+            self.verdicts += len(verdicts)
             out.append(all(v == view.correct for v, view in zip(verdicts, vs, strict=True)))
         return out
