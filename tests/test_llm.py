@@ -108,9 +108,11 @@ def test_an_unreachable_endpoint_is_named_with_its_cause(tmp_path):
         port = s.getsockname()[1]
     dead = type("Dead", (), {"base_url": f"http://127.0.0.1:{port}/v1"})()
     client = LLMClient(spec(dead, tmp_path, max_retries=0))
-    assert client.complete_many([ask(1)]) == [None]
+    with pytest.raises(BiasAwareError, match="and it has answered none .is the address right") as said:
+        client.complete_many([ask(1)])  # never answered: stopped at the first request that could not connect
     error = client.stats.last_error
     assert "APIConnectionError" in error and "refused" in error.lower() and f"127.0.0.1:{port}" in error
+    assert error in str(said.value)
 
 
 def test_check_rejects_malformed_text_and_retries(tmp_path):
@@ -177,8 +179,9 @@ def test_credentials_in_the_base_url_reach_no_file_and_no_message(
     out = capsys.readouterr()
     dead = type("Dead", (), {"base_url": f"http://u53r:pa55w0rd@127.0.0.1:9/v1?{query}"})()
     client = LLMClient(spec(dead, tmp_path, max_retries=0))
-    assert client.complete_many([ask(1)]) == [None]
-    error = client.stats.last_error
+    with pytest.raises(BiasAwareError) as said:
+        client.complete_many([ask(1)])
+    error = client.stats.last_error + str(said.value)
     assert (
         "APIConnectionError" in error and f"http://***@127.0.0.1:9/v1{shown.replace('api', '?api')}" in error
     )
@@ -610,12 +613,20 @@ def test_an_endpoint_that_goes_away_stops_the_run_instead_of_waiting_out_every_r
         up = LLMClient(s)
         assert all(up.complete_many([ask(i) for i in range(3)]))
     gone = LLMClient(s)  # the same address, nobody listening
+    gone._answered = (
+        True  # as a client the endpoint answered before it went (a kept-alive client is still served)
+    )
     with pytest.raises(
-        BiasAwareError, match="the endpoint is unreachable: 4 requests in a row failed to connect"
+        BiasAwareError,
+        match=r"the endpoint is unreachable: 4 request\(s\) in a row failed to connect after all retries \(",
     ):
         gone.complete_many([ask(i) for i in range(200)])
     assert gone.stats.cache_hits == 3 and gone.stats.failures < 20  # stopped after about 4, not 197
     assert "APIConnectionError" in gone.stats.last_error
+    gone = LLMClient(s)  # a client the address never answered (a wrong port?): stopped at its first failure
+    with pytest.raises(BiasAwareError, match="failed to connect after all retries, and it has answered none"):
+        gone.complete_many([ask(i) for i in range(500, 700)])
+    assert gone.stats.failures <= 2  # the requests in flight at once
     # a live server too slow for the timeout is not taken for gone: its requests fail one by one
     with FakeChatServer(latency=0.4) as slow:
         client = LLMClient(spec(slow, tmp_path, concurrency=2, max_retries=0, timeout=0.1))
@@ -632,7 +643,7 @@ def test_an_endpoint_that_goes_away_stops_the_run_instead_of_waiting_out_every_r
         client = LLMClient(spec(failing, tmp_path, concurrency=2, max_retries=1))
         with pytest.raises(
             BiasAwareError,
-            match="unreachable: 16 requests in a row failed with a server error .5xx. after all",
+            match=r"unreachable: 16 request\(s\) in a row failed with a server error .5xx. after all",
         ):
             client.complete_many([ask(i) for i in range(200, 400)])
     assert client.stats.failures < 40

@@ -857,7 +857,8 @@ def test_a_scoring_run_whose_calls_fail_names_the_cause(tmp_path, capsys, monkey
     argv += ["--max-retries", "0", "--data", str(_items(tmp_path, n=1)), "--out", str(tmp_path / "out")]
     assert main([*argv, "--templates", "desc"]) == 2
     err = capsys.readouterr().err
-    assert "unjudged because calls failed after all retries (last error: APIConnectionError" in err
+    assert "failed to connect after all retries, and it has answered none" in err
+    assert "(last error: APIConnectionError" in err and "127.0.0.1:1/v1" in err
 
 
 def test_pairwise_judge_options_are_not_taken_by_eval_scoring(tiny_models, tmp_path, capsys):

@@ -724,6 +724,9 @@ class LLMClient:
         self._stop = threading.Event()  # set when a run stops (Ctrl-C, an error): no worker tries again
         self._unreachable = 0  # requests in a row that could not reach the endpoint after all retries
         self._gone_how, self._gone_limit = "failed to connect", UNREACHABLE  # how the last failed; the stop
+        self._answered = (
+            False  # whether the endpoint answered this client once: one that never did stops at once
+        )
         # told after every count, in the worker thread (a build and an eval run save them); what it raises
         # while saving is logged, so a reply that arrived is still cached and used
         self.on_count: Callable[[], None] | None = None
@@ -770,6 +773,7 @@ class LLMClient:
         self._count(calls=len(batch))
         replies = self.backend.generate(batch)
         self._unreachable = 0  # the endpoint answered
+        self._answered = True
         out: list[Reply | None] = []
         for reply in replies:
             self._count(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
@@ -844,12 +848,17 @@ class LLMClient:
         """Stop a run whose endpoint is gone (stopped, crashed, a wrong address): after
         :data:`UNREACHABLE` requests in a row (at least as many as are in flight at once) could not connect, or
         :data:`FAILING` got a server error (5xx: a proxy before a stopped server), after all their retries, the
-        rest would each wait out their retries too."""
-        if self._unreachable >= max(self._gone_limit, self.backend.parallel):
+        rest would each wait out their retries too. An endpoint this client never reached (a wrong address) stops it
+        at its first request that failed to connect."""
+        never = (
+            not self._answered and self._gone_limit == UNREACHABLE
+        )  # no connection, ever: a wrong address?
+        if self._unreachable >= (1 if never else max(self._gone_limit, self.backend.parallel)):
+            hint = ", and it has answered none (is the address right?)" if never else ""
             raise BiasAwareError(
-                f"{self.role}: the endpoint is unreachable: {self._unreachable} requests in a row {self._gone_how} "
-                f"after all retries (last error: {self.stats.last_error}); the answers received are kept: rerun the "
-                "same command once the endpoint is back"
+                f"{self.role}: the endpoint is unreachable: {self._unreachable} request(s) in a row {self._gone_how} "
+                f"after all retries{hint} (last error: {self.stats.last_error}); the answers received are kept: "
+                "rerun the same command once the endpoint is back"
             )
 
     def _note_failure(self, exc: BaseException) -> None:
