@@ -89,6 +89,7 @@ def test_failures_are_reported_not_cached_and_retried_later(tmp_path):
         client = LLMClient(spec(server, tmp_path, max_retries=1))
         assert client.complete_many([ask(3)]) == [None]
         assert client.stats.last_error.startswith("the endpoint's reply is not JSON (Expecting")
+        assert client.stats.malformed == 2  # each try's body that is no reply is counted (1 try + 1 retry)
         # an error whose text runs over lines (httpx's status errors) is kept as one line, as messages quote it
         client._note_failure(
             RuntimeError("Server error '503'\nFor more information check: https://x.org/503")
@@ -324,6 +325,11 @@ def test_spec_errors():
         LLMSpec()
     with pytest.raises(BiasAwareError, match="unknown setting\\(s\\) modle"):
         LLMSpec.from_dict({"modle": "x"})
+    for timeout in (0, 0.0):  # every call would fail as a refused connection after its retries
+        with pytest.raises(
+            BiasAwareError, match="llm.timeout: the seconds one call may take, above 0; got 0"
+        ):
+            LLMSpec.from_dict({"model": "x", "timeout": timeout})
 
 
 def test_vllm_backend_says_how_to_install(tmp_path, monkeypatch):

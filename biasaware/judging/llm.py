@@ -264,6 +264,8 @@ class LLMSpec:
             raise BiasAwareError("an LLM needs a model name: set llm.model (or --llm-model)")
         if self.concurrency < 1 or self.batch_size < 1 or self.max_retries < 0:
             raise BiasAwareError("llm.concurrency and llm.batch_size must be >= 1, llm.max_retries >= 0")
+        if not self.timeout > 0:  # 0 would fail every call, as a refused connection after its retries
+            raise BiasAwareError(f"llm.timeout: the seconds one call may take, above 0; got {self.timeout}")
 
         check_device_name(self.device)
         check_dtype_name(self.dtype)
@@ -770,8 +772,14 @@ class LLMClient:
         local model's reply is ``None``: it would decode the same text again). Every such reply is counted."""
         if self._stop.is_set():  # the run stopped while this request waited to try again
             raise LLMFailure("the run stopped")
+        import openai
+
         self._count(calls=len(batch))
-        replies = self.backend.generate(batch)
+        try:
+            replies = self.backend.generate(batch)
+        except (MalformedReply, json.JSONDecodeError, openai.APIResponseValidationError):
+            self._count(malformed=1)  # a body that is no reply (HTML, not JSON, no choices): counted as one
+            raise
         self._unreachable = 0  # the endpoint answered
         self._answered = True
         out: list[Reply | None] = []
