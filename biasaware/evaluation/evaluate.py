@@ -39,7 +39,7 @@ from biasaware.evaluation.runner import (
     unscored,
 )
 from biasaware.evaluation.summaries import sample_record, summarize, verdicts_agree
-from biasaware.io import check_out_folder, check_path, read_records, refuse_inside, write_json
+from biasaware.io import check_out_folder, check_path, read_records, write_json
 from biasaware.judging.judges import spec_of
 from biasaware.records import BiasProbe
 from biasaware.taxonomy import BIASES, parse_bias_list
@@ -116,8 +116,6 @@ def evaluate_bias(
         raise BiasAwareError(
             f"--out {out} is the benchmark folder {data}: judgments there would break it; write elsewhere"
         )
-    if data and not rescore and Path(data).is_dir():  # a run's files among the probes it reads
-        refuse_inside(out, data, "the benchmark folder")
 
     loaded: list[list[BiasProbe]] = []
 
