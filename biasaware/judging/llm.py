@@ -272,11 +272,6 @@ class LLMSpec:
         problem = url_problem(self.base_url)
         if problem:
             raise BiasAwareError(f"setting llm.base_url: {problem}")
-        if self.base_url and self.backend != "openai":  # as a judge's: never silently left unused
-            raise BiasAwareError(
-                f"llm.base_url is the address of an OpenAI-compatible server, and backend {self.backend!r} loads "
-                "the model itself; use backend 'openai' (--llm-backend openai) with it, or leave base_url out"
-            )
         check_env_name(self.api_key_env, "llm.api_key_env")
 
     @classmethod
