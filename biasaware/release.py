@@ -72,6 +72,7 @@ from biasaware.judging.models import (
     hub_base,
     load_tokenizer,
     model_identity,
+    weight_files,
 )
 from biasaware.judging.parsers import parse_rule
 from biasaware.judging.prompts import get_template, judged_template
@@ -98,12 +99,17 @@ MODEL_FILES = (
     "vocab.json",
     "vocab.txt",
     "merges.txt",
+    "*.bin.index.json",  # sharded pytorch_model-*.bin
+    "adapter_model.*",
     "*.model",  # sentencepiece: tokenizer.model, spiece.model, sentencepiece.bpe.model
+    "*.tiktoken",
     "chat_template.jinja",
     "chat_template.json",
     "biasaware_card.json",
     "biasaware_card.md",
 )
+# folders save_pretrained writes beside the model files (a tokenizer's other chat templates)
+MODEL_FOLDERS = ("additional_chat_templates",)
 # what a release writes itself, from checked sources (a rerun over a release finds them in the checkpoint only when
 # it is released into itself, which is refused): never reported as left out
 WRITTEN = ("README.md", "bias_report", "reproduce", "release.json", "judge_prompt.json")
@@ -815,12 +821,10 @@ def model_items(checkpoint: Path) -> tuple[list[Path], list[Path], list[Path]]:
     not published; the checked figures are written to ``bias_report/``), and everything else it leaves out
     (hidden files, logs, other folders, the run's own records) but what a release writes itself."""
     kept, evaluations, other = [], [], []
+    weights = set(weight_files(checkpoint))  # every file the weights' hash covers, whatever its name
     for item in sorted(checkpoint.iterdir()):
-        if (
-            item.is_file()
-            and not item.name.startswith(".")
-            and any(fnmatch(item.name, m) for m in MODEL_FILES)
-        ):
+        model_file = item.is_file() and any(fnmatch(item.name, m) for m in MODEL_FILES)
+        if item in weights or (not item.name.startswith(".") and model_file) or item.name in MODEL_FOLDERS:
             kept.append(item)
         elif item.is_dir() and any(next(item.rglob(name), None) for name in EVALUATION_FILES):
             evaluations.append(item)
@@ -845,7 +849,10 @@ def _copy_model(checkpoint: Path, out: Path) -> None:
             flush=True,
         )
     for item in kept:
-        shutil.copy2(item, out / item.name)
+        if item.is_dir():
+            shutil.copytree(item, out / item.name)
+        else:
+            shutil.copy2(item, out / item.name)
 
 
 def release(
@@ -1325,6 +1332,9 @@ def write_release(
     import yaml
 
     _copy_model(checkpoint, staging)
+    left = sorted({f.name for f in weight_files(checkpoint)} - {f.name for f in weight_files(staging)})
+    if left:  # a weight file the copy left out: the release would not load as the checked model
+        raise BiasAwareError(f"the release left out weight file(s) {', '.join(left)} of {checkpoint}")
     # the per-instance judgments (checked: re-scored, a sample re-judged) and what is written from them here, not
     # copied: a report.md or plot edited after the run would otherwise be published beside the checked numbers
     shown = staging / "bias_report"

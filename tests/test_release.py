@@ -972,3 +972,31 @@ def test_the_recipe_defaults_are_read_without_a_library_deprecation_notice():
         warnings.simplefilter("always")
         assert filled_in(GRPOConfig, True)
     assert not [w for w in said if "gradient_checkpointing" in str(w.message)]
+
+
+def test_a_release_keeps_every_file_a_model_loads_from(tmp_path):
+    """Every weight file the identity hashes (an older adapter's .bin, sharded .bin with its index) and the
+    tokenizer files of every kind are model files; what else the folder holds is left out."""
+    from biasaware.release import model_items
+
+    names = [
+        "config.json",
+        "adapter_config.json",
+        "adapter_model.bin",
+        "pytorch_model-00001-of-00002.bin",
+        "pytorch_model-00002-of-00002.bin",
+        "pytorch_model.bin.index.json",
+        "tokenizer.tiktoken",
+        "spiece.model",
+        "tokenizer_config.json",
+        ".env",
+        "notes.txt",
+        "training_args.bin",
+    ]
+    for name in names:
+        (tmp_path / name).write_text("x")
+    (tmp_path / "additional_chat_templates").mkdir()
+    (tmp_path / "additional_chat_templates" / "tool_use.jinja").write_text("x")
+    kept, evaluations, other = model_items(tmp_path)
+    assert {p.name for p in kept} == set(names[:9]) | {"additional_chat_templates"}
+    assert {p.name for p in other} == {".env", "notes.txt", "training_args.bin"} and not evaluations
