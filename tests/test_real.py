@@ -1464,3 +1464,15 @@ def test_the_card_snippet_of_a_judge_scored_with_cut_texts_cuts_them_as_biasawar
         )
         assert done.returncode == 0, done.stderr
         assert float(done.stdout.strip()) == pytest.approx(judge.score(prompt, response), abs=1e-5)
+
+
+def test_only_a_source_name_spelt_otherwise_is_taken_for_a_slip(tmp_path):
+    """`rm_bench/` without `rm-bench/` is the source spelt otherwise: refused; `reward-bench/` or `mt-bench/` are
+    only close to its name and may be other benchmarks: the sources are found and they are left to a warning."""
+    (tmp_path / "alpaca_eval").mkdir()
+    for other in ("reward-bench", "mt-bench"):
+        (tmp_path / other).mkdir()
+    assert set(resolve_sources(tmp_path)) == {"alpaca-eval"}
+    (tmp_path / "RM_Bench").mkdir()
+    with pytest.raises(BiasAwareError, match="RM_Bench/ names no source, and rm-bench is not there"):
+        resolve_sources(tmp_path)

@@ -171,10 +171,9 @@ def resolve_sources(
                 else ""
             )
         )
-    for name in unknown_folders(
-        base
-    ):  # `rmbench/` for a missing rm-bench: a slip, not a choice to leave it out
-        close = closest_source(name)
+    # `rm_bench/` for a missing rm-bench: a slip, not a choice to leave it out
+    for name in unknown_folders(base):
+        close = slip_of(name)
         if close and close not in found:
             raise BiasAwareError(
                 f"{base}/{name}/ names no source, and {close} is not there: did you mean {close!r}? rename the "
@@ -205,6 +204,23 @@ def closest_source(said: str) -> str | None:
     said = said.lower()
     squeezed = {re.sub(r"[-_]", "", name): name for name in FOLDER_NAMES}
     return folders.get(said) or squeezed.get(re.sub(r"[-_]", "", said)) or closest(said, FOLDER_NAMES)
+
+
+def slip_of(said: str) -> str | None:
+    """The source a folder name spells but for case and separators (``rm_bench``, ``RMBench``, ``auto_j``): a
+    slip, where a name that is only close (``reward-bench``, ``mt-bench``) may be another benchmark."""
+
+    def squeeze(text: str) -> str:
+        return re.sub(r"[-_ .]", "", text.lower())
+
+    return next(
+        (
+            name
+            for name, names in FOLDER_NAMES.items()
+            if squeeze(said) in {squeeze(n) for n in (name, *names)}
+        ),
+        None,
+    )
 
 
 def unknown_folders(root: str | Path | None) -> list[str]:
