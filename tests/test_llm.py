@@ -443,6 +443,11 @@ def test_public_url_keeps_the_address_and_hides_every_credential():
     import doctest
 
     from biasaware.judging import llm
+
+    # the key itself as a query part is a secret; an empty parameter's name is not (scrubbing "token" from every
+    # message would garble "max_tokens")
+    assert llm.url_secrets("http://h/v1?token=&sk-12345") == ["sk-12345"]
+    assert llm.public_url("http://h/v1?token=&sk-12345&x=1") == "http://h/v1?***&***&x=***"
     from biasaware.judging.llm import public_url
 
     assert doctest.testmod(llm).failed == 0

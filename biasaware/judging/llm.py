@@ -157,12 +157,9 @@ def url_secrets(url: str | None) -> list[str]:
     for _, value in parse_qsl(parts.query, keep_blank_values=True):  # as sent: an HTTP client encodes it
         found += [value, quote_plus(value), *(quote(value, safe=keep) for keep in ("", "+", "/", "+/"))]
     found += [v for kv in parts.query.split("&") for v in kv.split("=", 1)[1:]]  # as written
-    for kv in parts.query.split(
-        "&"
-    ):  # a part without a value (`?sk-123`): the key itself, as written and sent
-        if kv and kv.split("=", 1)[1:] in ([], [""]):
-            bare = kv.split("=", 1)[0]
-            found += [bare, unquote_plus(bare), quote_plus(unquote_plus(bare))]
+    for kv in parts.query.split("&"):  # a part without '=' (`?sk-123`): the key itself, as written and sent
+        if kv and "=" not in kv:
+            found += [kv, unquote_plus(kv), quote_plus(unquote_plus(kv))]
     return [s for s in dict.fromkeys(found) if len(s) >= 4]
 
 
