@@ -321,6 +321,7 @@ def test_the_reward_function_warns_or_refuses_without_a_passing_preflight(tmp_pa
     for verdict, remedy in (
         ("fail", "Train with a judge that passes it"),
         ("cannot tell", "with a larger --per-bias"),
+        ("n/a", "Its check measured nothing"),
     ):
         given = _record(tmp_path / "given.json", {"mode": "direct", "weights_sha256": "abc"}, verdict)
         with pytest.warns(UserWarning, match=f"is {verdict.upper()}\\).*{remedy}") as said:

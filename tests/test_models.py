@@ -58,6 +58,20 @@ def test_a_folder_without_its_tokenizer_files_is_refused_not_loaded_with_a_stub_
             load(str(copy), kind)
 
 
+def test_an_adapter_saved_without_its_vocabulary_reads_its_base_models_tokenizer(tiny_models, tmp_path):
+    from biasaware.judging.models import ModelFolders
+
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text(
+        json.dumps({"base_model_name_or_path": str(tiny_models["causal"])})
+    )
+    (adapter / "tokenizer_config.json").write_text("{}")  # a config without a vocabulary
+    assert ModelFolders.of(str(adapter), "causal").tokenizer == str(tiny_models["causal"])
+    (adapter / "tokenizer.json").write_text("{}")
+    assert ModelFolders.of(str(adapter), "causal").tokenizer == str(adapter)
+
+
 def test_causal_checkpoint_loads_as_reward_with_fresh_head(tiny_models):
     model, _ = load_model(str(tiny_models["causal"]), "reward")
     assert model.config.num_labels == 1 and model.config.pad_token_id is not None

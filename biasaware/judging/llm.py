@@ -252,7 +252,7 @@ class LLMSpec:
         "progress",
     )
 
-    MINIMUMS = {"concurrency": 1, "batch_size": 1, "max_tokens": 1, "max_retries": 0, "timeout": 0}
+    MINIMUMS = {"concurrency": 1, "batch_size": 1, "max_tokens": 1, "max_retries": 0}  # timeout: above 0
 
     def __post_init__(self):
         if self.backend not in BACKENDS:

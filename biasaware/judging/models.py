@@ -366,7 +366,9 @@ class ModelFolders:
         if adapter is None:
             return cls(path, path, path, None, name_or_path)
         base = resolve_model_path(str(adapter["base_model_name_or_path"]), kind)
-        tokenizer = path if (Path(path) / "tokenizer_config.json").exists() else base
+        tokenizer = (
+            path if has_vocabulary(path) else base
+        )  # an adapter saved without its tokenizer: the base's
         return cls(path, base, tokenizer, adapter, name_or_path)
 
     def __str__(self) -> str:
@@ -573,13 +575,18 @@ def fit_chat(tokenizer, prompt: list[dict], response: str, limit: int) -> tuple[
 VOCABULARY_FILES = ("tokenizer.json", "vocab.*", "*.model", "*.tiktoken")
 
 
+def has_vocabulary(folder: str | Path) -> bool:
+    """Whether ``folder`` holds a tokenizer's vocabulary (:data:`VOCABULARY_FILES`)."""
+    return any(next(Path(folder).glob(p), None) for p in VOCABULARY_FILES)
+
+
 def read_tokenizer(folders: ModelFolders):
     """``AutoTokenizer`` of a model's tokenizer folder, unprepared; a local folder that holds no vocabulary
     (:data:`VOCABULARY_FILES`: its tokenizer files deleted, or never copied beside the weights) is refused."""
     from transformers import AutoTokenizer
 
     folder = Path(folders.tokenizer)
-    if folder.is_dir() and not any(next(folder.glob(p), None) for p in VOCABULARY_FILES):
+    if folder.is_dir() and not has_vocabulary(folder):
         raise BiasAwareError(
             f"{folder} holds no tokenizer files ({', '.join(VOCABULARY_FILES)}): a model saved by the recipes or "
             "save_pretrained holds them; copy the base model's tokenizer files beside the weights"

@@ -195,6 +195,9 @@ def gate(judge: Any, preflight: str | Path | None, require: bool) -> None:
     remedy = (  # the record given is this judge's: what its verdict asks for, not the record again
         f"Run `biasaware preflight --judge {name} --out DIR` with a larger --per-bias: too few probes to tell"
         if verdict == "cannot tell"
+        else f"Its check measured nothing: run `biasaware preflight --judge {name} --out DIR` with master-key probes "
+        "it can score"
+        if verdict == "n/a"
         else "Train with a judge that passes it"
         if verdict is not None
         else f"Run `biasaware preflight --judge {name} --out DIR` with the same judge settings and pass its "
