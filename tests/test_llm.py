@@ -325,9 +325,9 @@ def test_spec_errors():
         LLMSpec()
     with pytest.raises(BiasAwareError, match="unknown setting\\(s\\) modle"):
         LLMSpec.from_dict({"modle": "x"})
-    for timeout in (0, 0.0):  # every call would fail as a refused connection after its retries
+    for timeout in (0, 0.0, -1):  # every call would fail as a refused connection after its retries
         with pytest.raises(
-            BiasAwareError, match="llm.timeout: the seconds one call may take, above 0; got 0"
+            BiasAwareError, match=f"llm.timeout: the seconds one call may take, above 0; got {timeout}"
         ):
             LLMSpec.from_dict({"model": "x", "timeout": timeout})
 
