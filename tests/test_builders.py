@@ -396,6 +396,13 @@ def test_helpsteer3_local_file(tmp_path):
         "rows left out: 1 domain not general, 1 more than one turn, 1 tie"
         in manifest_report(manifest, "bench", tmp_path / "out")[0][0]
     )
+    # an LLM verifier's verdicts not in the judge format are counted on the console, not in the manifest only
+    said = manifest_report({**manifest, "verifier_invalid_verdicts": 3}, "bench", tmp_path / "out")[0]
+    assert any(
+        line.startswith("verifier: none (3 verdicts not in the judge format: their items dropped);")
+        for line in said
+    )
+    assert not any("judge format" in line for line in manifest_report(manifest, "bench", tmp_path / "out")[0])
     path.write_text(json.dumps(hs3_row(overall_preference=0)) + "\n")
     with pytest.raises(
         BiasAwareError, match=r"no usable preference pairs \(1 tie \(overall_preference 0\) left"

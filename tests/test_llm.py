@@ -634,6 +634,9 @@ def test_an_endpoint_that_goes_away_stops_the_run_instead_of_waiting_out_every_r
         gone.complete_many([ask(i) for i in range(200)])
     assert gone.stats.cache_hits == 3 and gone.stats.failures < 20  # stopped after about 4, not 197
     assert "APIConnectionError" in gone.stats.last_error
+    with FakeChatServer(fault_rate=1.0, faults=("500",), max_faults=99) as erring:  # a status is an answer
+        sent_500 = LLMClient(spec(erring, tmp_path, max_retries=0))
+        assert sent_500.complete_many([ask(900)]) == [None] and sent_500._answered
     gone = LLMClient(s)  # a client the address never answered (a wrong port?): stopped at its first failure
     with pytest.raises(BiasAwareError, match="failed to connect after all retries, and it has answered none"):
         gone.complete_many([ask(i) for i in range(500, 700)])

@@ -723,9 +723,9 @@ class LLMClient:
         self._stop = threading.Event()  # set when a run stops (Ctrl-C, an error): no worker tries again
         self._unreachable = 0  # requests in a row that could not reach the endpoint after all retries
         self._gone_how, self._gone_limit = "failed to connect", UNREACHABLE  # how the last failed; the stop
-        self._answered = (
-            False  # whether the endpoint answered this client once: one that never did stops at once
-        )
+        # whether a server at the address answered once (any status or body); if none did, the first request
+        # that failed to connect stops the run
+        self._answered = False
         # told after every count, in the worker thread (a build and an eval run save them); what it raises
         # while saving is logged, so a reply that arrived is still cached and used
         self.on_count: Callable[[], None] | None = None
@@ -776,6 +776,7 @@ class LLMClient:
             replies = self.backend.generate(batch)
         except (MalformedReply, json.JSONDecodeError, openai.APIResponseValidationError):
             self._count(malformed=1)  # a body that is no reply (HTML, not JSON, no choices): counted as one
+            self._answered = True  # by a server at the address
             raise
         self._unreachable = 0  # the endpoint answered
         self._answered = True
@@ -821,6 +822,7 @@ class LLMClient:
                 with attempt:
                     return self._attempt(batch, check)
         except openai.APIStatusError as exc:
+            self._answered = True  # a server is at the address: it sent a status
             if (refusal := _too_long(exc)) is not None and len(batch) == 1:
                 return [refusal]
             if not _retryable(exc):
