@@ -67,6 +67,7 @@ from biasaware.io import check_out_folder, is_secret, json_sha256, read_json, re
 from biasaware.judging.judges import JudgeSpec, load_judge
 from biasaware.judging.models import (
     BUILTIN_MODELS,
+    VOCABULARY_FILES,
     chat_ids,
     damaged_files,
     hub_base,
@@ -85,24 +86,16 @@ DATASETS = {"helpsteer3": "nvidia/HelpSteer3", "gram": "NiuTrans/GRAM-fine-tunin
 # what a release publishes of a checkpoint folder: the files transformers and peft read to load the model and its
 # tokenizer, and biasaware's training card; anything else there (a log, a `.env`, a run's `biasaware_run.json` with
 # its local settings, an optimizer's state, a user's notes) is left out and named, never copied unread
+# (the weight files are those the weights' hash covers: models.weight_files)
 MODEL_FILES = (
     "config.json",
     "generation_config.json",
-    "*.safetensors",
-    "*.safetensors.index.json",
-    "pytorch_model*.bin",
     "adapter_config.json",
-    "tokenizer.json",
+    *VOCABULARY_FILES,  # tokenizer.json, vocab.*, sentencepiece's *.model, *.tiktoken
     "tokenizer_config.json",
     "special_tokens_map.json",
     "added_tokens.json",
-    "vocab.json",
-    "vocab.txt",
     "merges.txt",
-    "*.bin.index.json",  # sharded pytorch_model-*.bin
-    "adapter_model.*",
-    "*.model",  # sentencepiece: tokenizer.model, spiece.model, sentencepiece.bpe.model
-    "*.tiktoken",
     "chat_template.jinja",
     "chat_template.json",
     "biasaware_card.json",
@@ -175,9 +168,8 @@ def check_report(checkpoint: Path, summary: dict[str, Any], kind: str) -> dict[s
             "judge); evaluate the checkpoint again with `biasaware eval bias`"
         )
     mine = model_identity(str(checkpoint), kind)
-    if (
-        mine["weights_sha256"] is None and checkpoint.is_dir()
-    ):  # a save that did not finish: not another model
+    # a save that did not finish, not another model
+    if mine["weights_sha256"] is None and checkpoint.is_dir():
         raise BiasAwareError(
             f"{checkpoint} holds no weight files (model*.safetensors, pytorch_model*.bin, adapter_model.*): a save "
             "that did not finish, or not a model's folder; release the folder the report evaluated"
@@ -816,10 +808,10 @@ EVALUATION_FILES = ("summary.json", "judgments.jsonl", "real.json")
 
 
 def model_items(checkpoint: Path) -> tuple[list[Path], list[Path], list[Path]]:
-    """What a release copies of a checkpoint folder (its files named by :data:`MODEL_FILES`), the folders it
-    leaves out that hold an evaluation (a report kept beside the weights: its local paths and unchecked files are
-    not published; the checked figures are written to ``bias_report/``), and everything else it leaves out
-    (hidden files, logs, other folders, the run's own records) but what a release writes itself."""
+    """What a release copies of a checkpoint folder (its weight files and those named by :data:`MODEL_FILES`), the
+    folders it leaves out that hold an evaluation (a report kept beside the weights: its local paths and unchecked
+    files are not published; the checked figures are written to ``bias_report/``), and everything else it leaves
+    out (hidden files, logs, other folders, the run's own records) but what a release writes itself."""
     kept, evaluations, other = [], [], []
     weights = set(weight_files(checkpoint))  # every file the weights' hash covers, whatever its name
     for item in sorted(checkpoint.iterdir()):
@@ -1332,9 +1324,6 @@ def write_release(
     import yaml
 
     _copy_model(checkpoint, staging)
-    left = sorted({f.name for f in weight_files(checkpoint)} - {f.name for f in weight_files(staging)})
-    if left:  # a weight file the copy left out: the release would not load as the checked model
-        raise BiasAwareError(f"the release left out weight file(s) {', '.join(left)} of {checkpoint}")
     # the per-instance judgments (checked: re-scored, a sample re-judged) and what is written from them here, not
     # copied: a report.md or plot edited after the run would otherwise be published beside the checked numbers
     shown = staging / "bias_report"

@@ -200,10 +200,7 @@ def source_files(sources: dict[str, Path]) -> dict[str, list[Path]]:
 def closest_source(said: str) -> str | None:
     """The source a mistyped name most likely meant: a source's folder name (``alpaca_eval``, ``offsetbias``) is
     the likeliest slip, then a typo (``autoj`` for ``auto-j``)."""
-    folders = {folder.lower(): name for name, names in FOLDER_NAMES.items() for folder in names}
-    said = said.lower()
-    squeezed = {re.sub(r"[-_]", "", name): name for name in FOLDER_NAMES}
-    return folders.get(said) or squeezed.get(re.sub(r"[-_]", "", said)) or closest(said, FOLDER_NAMES)
+    return slip_of(said) or closest(said.lower(), FOLDER_NAMES)
 
 
 def slip_of(said: str) -> str | None:
@@ -213,13 +210,9 @@ def slip_of(said: str) -> str | None:
     def squeeze(text: str) -> str:
         return re.sub(r"[-_ .]", "", text.lower())
 
+    spelt = squeeze(said)
     return next(
-        (
-            name
-            for name, names in FOLDER_NAMES.items()
-            if squeeze(said) in {squeeze(n) for n in (name, *names)}
-        ),
-        None,
+        (name for name, names in FOLDER_NAMES.items() if spelt in {squeeze(n) for n in (name, *names)}), None
     )
 
 

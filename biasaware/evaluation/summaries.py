@@ -542,12 +542,11 @@ def verdicts_agree(folder: Path, judgments: list[Judgment], spec: dict[str, Any]
             said = parse(j.raw)
             rule = f"its reply reads {said} by the {template} template's parser"
         elif scored and (j.verdict != "invalid" or (always and not j.meta.get("overlong"))):
-            said = "invalid" if not always else "a score for each answer"
-            rule = (
-                "no scores, which its judge records for every view it judges (one over the context: "
-                "meta.overlong)"
+            said = None  # no verdict stands without its scores
+            rule = "no scores, " + (
+                "which its judge records for every view it judges (one over the context: meta.overlong)"
                 if always
-                else "no scores, which makes it invalid"
+                else "which makes it invalid"
             )
         else:
             continue

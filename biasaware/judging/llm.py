@@ -112,13 +112,8 @@ def public_url(url: str | None) -> str | None:
         + (f":{port}" if port else "")
     )
     # every value hidden, and a part without one (`?sk-123`, sent as `?sk-123=`: the key itself) whole
-    query = "&".join(
-        urlencode([(unquote_plus(kv.split("=", 1)[0]), "***")], safe="*")
-        if kv.split("=", 1)[1:] != [""] and "=" in kv
-        else "***"
-        for kv in parts.query.split("&")
-        if kv
-    )
+    pairs = [kv.partition("=") for kv in parts.query.split("&") if kv]
+    query = "&".join(urlencode([(unquote_plus(k), "***")], safe="*") if v else "***" for k, _, v in pairs)
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
@@ -857,9 +852,7 @@ class LLMClient:
         :data:`FAILING` got a server error (5xx: a proxy before a stopped server), after all their retries, the
         rest would each wait out their retries too. An endpoint this client never reached (a wrong address) stops it
         at its first request that failed to connect."""
-        never = (
-            not self._answered and self._gone_limit == UNREACHABLE
-        )  # no connection, ever: a wrong address?
+        never = not self._answered and self._gone_limit == UNREACHABLE  # no connection ever: a wrong address?
         if self._unreachable >= (1 if never else max(self._gone_limit, self.backend.parallel)):
             hint = ", and it has answered none (is the address right?)" if never else ""
             raise BiasAwareError(

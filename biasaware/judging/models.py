@@ -366,9 +366,8 @@ class ModelFolders:
         if adapter is None:
             return cls(path, path, path, None, name_or_path)
         base = resolve_model_path(str(adapter["base_model_name_or_path"]), kind)
-        tokenizer = (
-            path if has_vocabulary(path) else base
-        )  # an adapter saved without its tokenizer: the base's
+        # an adapter saved without a vocabulary reads its base's tokenizer
+        tokenizer = path if has_vocabulary(path) else base
         return cls(path, base, tokenizer, adapter, name_or_path)
 
     def __str__(self) -> str:
